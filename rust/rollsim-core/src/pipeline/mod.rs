@@ -1,0 +1,4 @@
+//! The pipelines, one module each. Each `run` returns the simulated end time of the run.
+
+pub mod batch;
+pub mod fully_async;

@@ -1,0 +1,1 @@
+//! Weight-sync and routing-replay estimator (issue 5). Placeholder module; see `rollsim.sync`.

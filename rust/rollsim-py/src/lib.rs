@@ -1,0 +1,261 @@
+//! Thin PyO3 bindings of `rollsim-core`: converts scenario dicts, releases the GIL while the engine
+//! runs, hands result columns to numpy without copying, and turns every engine error (and any
+//! panic) into a Python exception.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use numpy::{PyArray1, PyReadonlyArray1};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+mod sync;
+
+use rollsim_core::{Error, Lengths, Pipeline, RngKind, RunOptions, RunResult, Scenario, Summary};
+
+create_exception!(
+    _rollsim,
+    ScenarioError,
+    PyValueError,
+    "A scenario field is outside its allowed range; the message starts with the field's name."
+);
+
+fn to_py_err(e: Error) -> PyErr {
+    match e {
+        Error::Interrupted => PyKeyboardInterrupt::new_err("rollsim run interrupted"),
+        other => ScenarioError::new_err(other.to_string()),
+    }
+}
+
+fn panic_err(p: Box<dyn std::any::Any + Send>) -> PyErr {
+    let msg = p
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    PyRuntimeError::new_err(format!("internal error in the rollsim engine (please report): {msg}"))
+}
+
+fn item<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &'static str) -> PyResult<T> {
+    let v = d
+        .get_item(key)?
+        .ok_or_else(|| ScenarioError::new_err(format!("{key}: missing")))?;
+    v.extract::<T>().map_err(|e| {
+        let e: PyErr = e.into();
+        ScenarioError::new_err(format!("{key}: {e}"))
+    })
+}
+
+fn scenario_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Scenario> {
+    let lengths: Bound<'_, PyDict> = item(d, "lengths")?;
+    let lengths = match item::<String>(&lengths, "kind")?.as_str() {
+        "lognormal" => Lengths::LogNormal {
+            mu: item(&lengths, "mu")?,
+            sigma: item(&lengths, "sigma")?,
+            max_tokens: item(&lengths, "max_tokens")?,
+        },
+        "empirical" => {
+            let values: PyReadonlyArray1<'_, f64> = item(&lengths, "values")?;
+            let weights: Option<PyReadonlyArray1<'_, f64>> = item(&lengths, "weights")?;
+            Lengths::empirical(values.as_array().to_vec(), weights.map(|w| w.as_array().to_vec())).map_err(to_py_err)?
+        }
+        other => return Err(ScenarioError::new_err(format!("lengths.kind: unknown kind {other:?}"))),
+    };
+    let pipeline: Bound<'_, PyDict> = item(d, "pipeline")?;
+    let pipeline = match item::<String>(&pipeline, "kind")?.as_str() {
+        "off_policy" => Pipeline::OffPolicy { k: item(&pipeline, "k")? },
+        "fully_async" => Pipeline::FullyAsync { max_staleness: item(&pipeline, "max_staleness")? },
+        other => return Err(ScenarioError::new_err(format!("pipeline.kind: unknown kind {other:?}"))),
+    };
+    let rng = match item::<String>(d, "rng")?.as_str() {
+        "python" => RngKind::Python,
+        "fast" => RngKind::Fast,
+        other => return Err(ScenarioError::new_err(format!("rng: must be 'python' or 'fast', got {other:?}"))),
+    };
+    Ok(Scenario {
+        rollout_slots: item(d, "rollout_slots")?,
+        decode_tokens_per_s: item(d, "decode_tokens_per_s")?,
+        batch_size: item(d, "batch_size")?,
+        train_step_s: item(d, "train_step_s")?,
+        horizon_s: item(d, "horizon_s")?,
+        lengths,
+        pipeline,
+        seed: item(d, "seed")?,
+        rng,
+    })
+}
+
+fn summary_dict<'py>(py: Python<'py>, s: &Summary) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("steps", s.steps)?;
+    d.set_item("steps_started", s.steps_started)?;
+    d.set_item("end_s", s.end_s)?;
+    d.set_item("rollout_utilization", s.rollout_utilization)?;
+    d.set_item("slot_busy_s", s.slot_busy_s)?;
+    d.set_item("slot_idle_s", s.slot_idle_s)?;
+    d.set_item("trainer_busy_s", s.trainer_busy_s)?;
+    d.set_item("trainer_idle_s", s.trainer_idle_s)?;
+    d.set_item("samples_started", s.samples_started)?;
+    d.set_item("samples_finished", s.samples_finished)?;
+    d.set_item("samples_trained", s.samples_trained)?;
+    d.set_item("samples_dropped", s.samples_dropped)?;
+    d.set_item("samples_ready", s.samples_ready)?;
+    d.set_item("samples_in_flight", s.samples_in_flight)?;
+    d.set_item("drop_fraction", s.drop_fraction)?;
+    d.set_item("staleness_mean", s.staleness_mean)?;
+    d.set_item("staleness_max", s.staleness_max)?;
+    d.set_item("staleness_mean_short", s.staleness_mean_short)?;
+    d.set_item("staleness_mean_long", s.staleness_mean_long)?;
+    d.set_item("samples_trained_short", s.samples_trained_short)?;
+    d.set_item("samples_trained_long", s.samples_trained_long)?;
+    d.set_item("tokens_generated", s.tokens_generated)?;
+    d.set_item("tokens_trained", s.tokens_trained)?;
+    d.set_item("tokens_wasted", s.tokens_wasted)?;
+    d.set_item("tokens_pending", s.tokens_pending)?;
+    d.set_item("events", s.events)?;
+    d.set_item("ready_queue_growth_per_step", s.ready_queue_growth_per_step)?;
+    d.set_item("generation_outruns_training", s.generation_outruns_training)?;
+    d.set_item("throughput_ratio", s.throughput_ratio)?;
+    Ok(d)
+}
+
+fn result_dict<'py>(py: Python<'py>, r: RunResult) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item("summary", summary_dict(py, &r.summary)?)?;
+    match r.samples {
+        None => out.set_item("samples", py.None())?,
+        Some(c) => {
+            let d = PyDict::new(py);
+            d.set_item("length_tokens", PyArray1::from_vec(py, c.length_tokens))?;
+            d.set_item("start_s", PyArray1::from_vec(py, c.start_s))?;
+            d.set_item("finish_s", PyArray1::from_vec(py, c.finish_s))?;
+            d.set_item("version_start", PyArray1::from_vec(py, c.version_start))?;
+            d.set_item("trained_step", PyArray1::from_vec(py, c.trained_step))?;
+            d.set_item("dropped", PyArray1::from_vec(py, c.dropped))?;
+            d.set_item("slot", PyArray1::from_vec(py, c.slot))?;
+            out.set_item("samples", d)?;
+        }
+    }
+    let s = r.steps;
+    let d = PyDict::new(py);
+    d.set_item("start_s", PyArray1::from_vec(py, s.start_s))?;
+    d.set_item("end_s", PyArray1::from_vec(py, s.end_s))?;
+    d.set_item("staleness_mean", PyArray1::from_vec(py, s.staleness_mean))?;
+    d.set_item("staleness_max", PyArray1::from_vec(py, s.staleness_max))?;
+    d.set_item("wait_s", PyArray1::from_vec(py, s.wait_s))?;
+    d.set_item("samples", PyArray1::from_vec(py, s.samples))?;
+    d.set_item("ready_after", PyArray1::from_vec(py, s.ready_after))?;
+    d.set_item("tokens", PyArray1::from_vec(py, s.tokens))?;
+    out.set_item("steps", d)?;
+    Ok(out)
+}
+
+/// Runs one scenario (a dict built by `rollsim.Scenario.to_dict()`), with the GIL released.
+/// Returns `{"summary": dict, "samples": dict of numpy arrays | None, "steps": dict of numpy arrays}`.
+/// Raises ScenarioError (a ValueError) on bad input, KeyboardInterrupt on Ctrl-C.
+#[pyfunction]
+#[pyo3(signature = (scenario, record_samples=true, max_samples=50_000_000))]
+fn simulate<'py>(py: Python<'py>, scenario: &Bound<'py, PyDict>, record_samples: bool, max_samples: u64) -> PyResult<Bound<'py, PyDict>> {
+    let sc = scenario_from_dict(scenario)?;
+    let opts = RunOptions { record_samples, max_samples, ..RunOptions::default() };
+    let res = py.detach(|| {
+        catch_unwind(AssertUnwindSafe(|| {
+            rollsim_core::run(&sc, &opts, &mut || Python::attach(|py| py.check_signals().is_err()))
+        }))
+    });
+    let res = res.map_err(panic_err)?.map_err(to_py_err)?;
+    result_dict(py, res)
+}
+
+/// Runs many scenarios in summary mode across `threads` threads (0 = all cores), with the GIL
+/// released. Returns a list with, per scenario, a summary dict or the exception it raised.
+/// `progress(done, total)` is called about ten times a second. Ctrl-C stops the remaining runs and
+/// raises KeyboardInterrupt.
+#[pyfunction]
+#[pyo3(signature = (scenarios, threads=0, max_samples=50_000_000, progress=None))]
+fn simulate_many<'py>(
+    py: Python<'py>,
+    scenarios: &Bound<'py, PyList>,
+    threads: usize,
+    max_samples: u64,
+    progress: Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let scs: Vec<Scenario> = scenarios
+        .iter()
+        .map(|d| scenario_from_dict(d.cast::<PyDict>()?))
+        .collect::<PyResult<_>>()?;
+    let total = scs.len();
+    let cancel = AtomicBool::new(false);
+    let done = AtomicU64::new(0);
+    let finished = AtomicBool::new(false);
+    let progress = progress.map(|p| p.unbind());
+    let mut interrupted = false;
+    let results = py.detach(|| {
+        std::thread::scope(|scope| {
+            let worker = scope.spawn(|| {
+                let r = catch_unwind(AssertUnwindSafe(|| rollsim_core::sweep::run_many(&scs, threads, max_samples, &cancel, &done)));
+                finished.store(true, Ordering::Release);
+                r
+            });
+            while !finished.load(Ordering::Acquire) {
+                std::thread::sleep(Duration::from_millis(100));
+                Python::attach(|py| {
+                    if py.check_signals().is_err() {
+                        cancel.store(true, Ordering::Relaxed);
+                        interrupted = true;
+                    }
+                    if let Some(p) = &progress {
+                        let _ = p.call1(py, (done.load(Ordering::Relaxed), total));
+                    }
+                });
+            }
+            worker.join().unwrap_or_else(|p| Err(p))
+        })
+    });
+    let results = results.map_err(panic_err)?;
+    if interrupted {
+        return Err(PyKeyboardInterrupt::new_err("rollsim sweep interrupted"));
+    }
+    if let Some(p) = &progress {
+        p.call1(py, (done.load(Ordering::Relaxed), total))?;
+    }
+    let out = PyList::empty(py);
+    for r in results {
+        match r {
+            Ok(s) => out.append(summary_dict(py, &s)?)?,
+            Err(e) => out.append(to_py_err(e).into_value(py))?,
+        }
+    }
+    Ok(out)
+}
+
+/// `random.Random(seed)`'s first `n` values of `random()`, from rollsim's CPython-compatible
+/// generator (for tests).
+#[pyfunction]
+fn py_random_stream<'py>(py: Python<'py>, seed: u64, n: usize) -> Bound<'py, PyArray1<f64>> {
+    let mut r = rollsim_core::rng::PyRandom::new(seed);
+    PyArray1::from_vec(py, (0..n).map(|_| r.random()).collect())
+}
+
+/// `random.Random(seed).lognormvariate(mu, sigma)` `n` times, from rollsim's generator (for tests).
+#[pyfunction]
+fn py_lognormal_stream<'py>(py: Python<'py>, seed: u64, mu: f64, sigma: f64, n: usize) -> Bound<'py, PyArray1<f64>> {
+    use rollsim_core::rng::Source;
+    let mut r = rollsim_core::rng::PyRandom::new(seed);
+    PyArray1::from_vec(py, (0..n).map(|_| r.lognormal(mu, sigma)).collect())
+}
+
+#[pymodule]
+fn _rollsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_many, m)?)?;
+    m.add_function(wrap_pyfunction!(py_random_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(py_lognormal_stream, m)?)?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    sync::register(m)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
