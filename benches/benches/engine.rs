@@ -5,14 +5,39 @@ use rollsim_core::{run_simple, Pipeline, RunOptions, Scenario};
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("engine");
     for (name, pipeline, record) in [
-        ("fully_async_summary", Pipeline::FullyAsync { max_staleness: None }, false),
-        ("fully_async_samples", Pipeline::FullyAsync { max_staleness: None }, true),
-        ("fully_async_cap2_summary", Pipeline::FullyAsync { max_staleness: Some(2) }, false),
+        (
+            "fully_async_summary",
+            Pipeline::FullyAsync {
+                max_staleness: None,
+            },
+            false,
+        ),
+        (
+            "fully_async_samples",
+            Pipeline::FullyAsync {
+                max_staleness: None,
+            },
+            true,
+        ),
+        (
+            "fully_async_cap2_summary",
+            Pipeline::FullyAsync {
+                max_staleness: Some(2),
+            },
+            false,
+        ),
         ("synchronous_summary", Pipeline::OffPolicy { k: 0 }, false),
     ] {
         // 100 simulated hours: about 900k events, long enough to amortize setup.
-        let sc = Scenario { pipeline, horizon_s: 360_000.0, ..Scenario::default() };
-        let opts = RunOptions { record_samples: record, ..RunOptions::default() };
+        let sc = Scenario {
+            pipeline,
+            horizon_s: 360_000.0,
+            ..Scenario::default()
+        };
+        let opts = RunOptions {
+            record_samples: record,
+            ..RunOptions::default()
+        };
         let events = run_simple(&sc, &opts).unwrap().summary.events;
         g.throughput(Throughput::Elements(events));
         g.bench_function(name, |b| b.iter(|| run_simple(&sc, &opts).unwrap()));

@@ -1,7 +1,7 @@
 //! Entry points: validate a scenario, pick the generator and the pipeline once, run the event loop.
 
 use crate::error::{Error, Result};
-use crate::lengths::{Draw, EmpiricalDraw, LogNormalDraw, Lengths};
+use crate::lengths::{Draw, EmpiricalDraw, Lengths, LogNormalDraw};
 use crate::pipeline;
 use crate::record::{Recorder, RunResult};
 use crate::rng::{FastRng, PyRandom, Source};
@@ -20,16 +20,27 @@ pub struct RunOptions {
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { record_samples: true, max_samples: 50_000_000, check_every: 1 << 16 }
+        RunOptions {
+            record_samples: true,
+            max_samples: 50_000_000,
+            check_every: 1 << 16,
+        }
     }
 }
 
 /// Runs `sc` to the end. `interrupt` is called every `opts.check_every` events; returning `true`
 /// stops the run with [`Error::Interrupted`].
-pub fn run(sc: &Scenario, opts: &RunOptions, interrupt: &mut dyn FnMut() -> bool) -> Result<RunResult> {
+pub fn run(
+    sc: &Scenario,
+    opts: &RunOptions,
+    interrupt: &mut dyn FnMut() -> bool,
+) -> Result<RunResult> {
     sc.validate()?;
     if opts.max_samples == 0 || opts.max_samples > u32::MAX as u64 {
-        return Err(Error::field("max_samples", format!("must be in [1, {}], got {}", u32::MAX, opts.max_samples)));
+        return Err(Error::field(
+            "max_samples",
+            format!("must be in [1, {}], got {}", u32::MAX, opts.max_samples),
+        ));
     }
     match sc.rng {
         RngKind::Python => with_lengths(sc, PyRandom::new(sc.seed), opts, interrupt),
@@ -42,30 +53,74 @@ pub fn run_simple(sc: &Scenario, opts: &RunOptions) -> Result<RunResult> {
     run(sc, opts, &mut || false)
 }
 
-fn with_lengths<S: Source>(sc: &Scenario, src: S, opts: &RunOptions, interrupt: &mut dyn FnMut() -> bool) -> Result<RunResult> {
+fn with_lengths<S: Source>(
+    sc: &Scenario,
+    src: S,
+    opts: &RunOptions,
+    interrupt: &mut dyn FnMut() -> bool,
+) -> Result<RunResult> {
     match &sc.lengths {
-        Lengths::LogNormal { mu, sigma, max_tokens } => {
-            with_pipeline(sc, LogNormalDraw { src, mu: *mu, sigma: *sigma, max_tokens: *max_tokens }, opts, interrupt)
-        }
-        Lengths::Empirical { values, cum_weights } => with_pipeline(
+        Lengths::LogNormal {
+            mu,
+            sigma,
+            max_tokens,
+        } => with_pipeline(
             sc,
-            EmpiricalDraw { src, values: values.clone(), cum_weights: cum_weights.clone() },
+            LogNormalDraw {
+                src,
+                mu: *mu,
+                sigma: *sigma,
+                max_tokens: *max_tokens,
+            },
+            opts,
+            interrupt,
+        ),
+        Lengths::Empirical {
+            values,
+            cum_weights,
+        } => with_pipeline(
+            sc,
+            EmpiricalDraw {
+                src,
+                values: values.clone(),
+                cum_weights: cum_weights.clone(),
+            },
             opts,
             interrupt,
         ),
     }
 }
 
-fn with_pipeline<D: Draw>(sc: &Scenario, draw: D, opts: &RunOptions, interrupt: &mut dyn FnMut() -> bool) -> Result<RunResult> {
+fn with_pipeline<D: Draw>(
+    sc: &Scenario,
+    draw: D,
+    opts: &RunOptions,
+    interrupt: &mut dyn FnMut() -> bool,
+) -> Result<RunResult> {
     let mut rec = Recorder::new(opts.record_samples);
-    let mut ctl = Control { interrupt, max_samples: opts.max_samples, check_every: opts.check_every.max(1), next_check: 0 };
-    let (end_s, outrun) = match sc.pipeline {
-        Pipeline::OffPolicy { k } => (pipeline::batch::run(sc, k, draw, &mut rec, &mut ctl)?, false),
-        Pipeline::FullyAsync { max_staleness } => {
-            (pipeline::fully_async::run(sc, max_staleness, draw, &mut rec, &mut ctl)?, max_staleness.is_none())
-        }
+    let mut ctl = Control {
+        interrupt,
+        max_samples: opts.max_samples,
+        check_every: opts.check_every.max(1),
+        next_check: 0,
     };
-    let mut res = rec.finish_run(end_s, sc.rollout_slots, sc.train_step_s, outrun, sc.batch_size);
+    let (end_s, outrun) = match sc.pipeline {
+        Pipeline::OffPolicy { k } => (
+            pipeline::batch::run(sc, k, draw, &mut rec, &mut ctl)?,
+            false,
+        ),
+        Pipeline::FullyAsync { max_staleness } => (
+            pipeline::fully_async::run(sc, max_staleness, draw, &mut rec, &mut ctl)?,
+            max_staleness.is_none(),
+        ),
+    };
+    let mut res = rec.finish_run(
+        end_s,
+        sc.rollout_slots,
+        sc.train_step_s,
+        outrun,
+        sc.batch_size,
+    );
     res.summary.throughput_ratio = sc.throughput_ratio();
     Ok(res)
 }
@@ -83,7 +138,9 @@ impl Control<'_> {
     #[inline]
     pub fn admit(&self, id: u64) -> Result<u32> {
         if id >= self.max_samples {
-            return Err(Error::TooManySamples { limit: self.max_samples });
+            return Err(Error::TooManySamples {
+                limit: self.max_samples,
+            });
         }
         Ok(id as u32)
     }

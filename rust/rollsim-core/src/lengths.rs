@@ -9,23 +9,40 @@ use std::sync::Arc;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Lengths {
     /// `min(exp(N(mu, sigma^2)), max_tokens)`.
-    LogNormal { mu: f64, sigma: f64, max_tokens: f64 },
+    LogNormal {
+        mu: f64,
+        sigma: f64,
+        max_tokens: f64,
+    },
     /// Draws with replacement from `values`, optionally weighted by counts.
     ///
     /// In `rng = "python"` mode a draw equals CPython's `rng.choices(values, weights)[0]`:
     /// `values[floor(random() * n)]` without weights, bisection of `random() * total` in the running
     /// sums of the weights otherwise.
-    Empirical { values: Arc<[f64]>, cum_weights: Option<Arc<[f64]>> },
+    Empirical {
+        values: Arc<[f64]>,
+        cum_weights: Option<Arc<[f64]>>,
+    },
 }
 
 impl Lengths {
     /// Builds an empirical distribution; `weights` are counts (histogram) and may be absent.
     pub fn empirical(values: Vec<f64>, weights: Option<Vec<f64>>) -> Result<Self> {
         if values.is_empty() {
-            return Err(Error::field("lengths.values", "must hold at least one length"));
+            return Err(Error::field(
+                "lengths.values",
+                "must hold at least one length",
+            ));
         }
-        if let Some((i, v)) = values.iter().enumerate().find(|(_, v)| !(v.is_finite() && **v > 0.0)) {
-            return Err(Error::field("lengths.values", format!("must be finite and > 0 tokens; item {i} is {v}")));
+        if let Some((i, v)) = values
+            .iter()
+            .enumerate()
+            .find(|(_, v)| !(v.is_finite() && **v > 0.0))
+        {
+            return Err(Error::field(
+                "lengths.values",
+                format!("must be finite and > 0 tokens; item {i} is {v}"),
+            ));
         }
         let cum_weights = match weights {
             None => None,
@@ -33,49 +50,91 @@ impl Lengths {
                 if w.len() != values.len() {
                     return Err(Error::field(
                         "lengths.weights",
-                        format!("must have one weight per value ({} values, {} weights)", values.len(), w.len()),
+                        format!(
+                            "must have one weight per value ({} values, {} weights)",
+                            values.len(),
+                            w.len()
+                        ),
                     ));
                 }
-                if let Some((i, x)) = w.iter().enumerate().find(|(_, x)| !(x.is_finite() && **x >= 0.0)) {
-                    return Err(Error::field("lengths.weights", format!("must be finite and >= 0; item {i} is {x}")));
+                if let Some((i, x)) = w
+                    .iter()
+                    .enumerate()
+                    .find(|(_, x)| !(x.is_finite() && **x >= 0.0))
+                {
+                    return Err(Error::field(
+                        "lengths.weights",
+                        format!("must be finite and >= 0; item {i} is {x}"),
+                    ));
                 }
                 let mut acc = 0.0;
-                let cum: Vec<f64> = w.iter().map(|x| { acc += x; acc }).collect();
+                let cum: Vec<f64> = w
+                    .iter()
+                    .map(|x| {
+                        acc += x;
+                        acc
+                    })
+                    .collect();
                 if acc <= 0.0 {
                     return Err(Error::field("lengths.weights", "must not all be zero"));
                 }
                 Some(cum.into())
             }
         };
-        Ok(Lengths::Empirical { values: values.into(), cum_weights })
+        Ok(Lengths::Empirical {
+            values: values.into(),
+            cum_weights,
+        })
     }
 
     /// Checks the parameters; errors name the field.
     pub fn validate(&self) -> Result<()> {
         match self {
-            Lengths::LogNormal { mu, sigma, max_tokens } => {
+            Lengths::LogNormal {
+                mu,
+                sigma,
+                max_tokens,
+            } => {
                 if !mu.is_finite() {
-                    return Err(Error::field("lengths.mu", format!("must be finite, got {mu}")));
+                    return Err(Error::field(
+                        "lengths.mu",
+                        format!("must be finite, got {mu}"),
+                    ));
                 }
                 if !(sigma.is_finite() && *sigma >= 0.0) {
-                    return Err(Error::field("lengths.sigma", format!("must be finite and >= 0, got {sigma}")));
+                    return Err(Error::field(
+                        "lengths.sigma",
+                        format!("must be finite and >= 0, got {sigma}"),
+                    ));
                 }
                 if !(max_tokens.is_finite() && *max_tokens >= 1.0) {
-                    return Err(Error::field("lengths.max_tokens", format!("must be finite and >= 1, got {max_tokens}")));
+                    return Err(Error::field(
+                        "lengths.max_tokens",
+                        format!("must be finite and >= 1, got {max_tokens}"),
+                    ));
                 }
                 Ok(())
             }
-            Lengths::Empirical { values, cum_weights } => {
-                Lengths::empirical(values.to_vec(), cum_weights.as_ref().map(|c| uncumulate(c))).map(|_| ())
-            }
+            Lengths::Empirical {
+                values,
+                cum_weights,
+            } => Lengths::empirical(values.to_vec(), cum_weights.as_ref().map(|c| uncumulate(c)))
+                .map(|_| ()),
         }
     }
 
     /// Mean length in tokens (exact for `Empirical`, from the truncated lognormal's closed form otherwise).
     pub fn mean_tokens(&self) -> f64 {
         match self {
-            Lengths::LogNormal { mu, sigma, max_tokens } => truncated_lognormal_mean(*mu, *sigma, *max_tokens),
-            Lengths::Empirical { values, cum_weights } => match cum_weights {
+            Lengths::LogNormal {
+                mu,
+                sigma,
+                max_tokens,
+            } => truncated_lognormal_mean(*mu, *sigma, *max_tokens),
+            Lengths::Empirical {
+                values,
+                cum_weights,
+            } => match cum_weights {
                 None => values.iter().sum::<f64>() / values.len() as f64,
                 Some(c) => {
                     let w = uncumulate(c);
@@ -88,7 +147,13 @@ impl Lengths {
 
 fn uncumulate(c: &[f64]) -> Vec<f64> {
     let mut prev = 0.0;
-    c.iter().map(|x| { let d = x - prev; prev = *x; d }).collect()
+    c.iter()
+        .map(|x| {
+            let d = x - prev;
+            prev = *x;
+            d
+        })
+        .collect()
 }
 
 /// E[min(X, m)] for X ~ LogNormal(mu, sigma).
@@ -110,15 +175,22 @@ fn normal_cdf(x: f64) -> f64 {
 fn erfc(x: f64) -> f64 {
     let z = x.abs();
     let t = 1.0 / (1.0 + 0.5 * z);
-    let r = t * (-z * z - 1.265_512_23
-        + t * (1.000_023_68
-            + t * (0.374_091_96
-                + t * (0.096_784_18
-                    + t * (-0.186_288_06
-                        + t * (0.278_868_07
-                            + t * (-1.135_203_98 + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
-        .exp();
-    if x >= 0.0 { r } else { 2.0 - r }
+    let r = t
+        * (-z * z - 1.265_512_23
+            + t * (1.000_023_68
+                + t * (0.374_091_96
+                    + t * (0.096_784_18
+                        + t * (-0.186_288_06
+                            + t * (0.278_868_07
+                                + t * (-1.135_203_98
+                                    + t * (1.488_515_87
+                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
+            .exp();
+    if x >= 0.0 {
+        r
+    } else {
+        2.0 - r
+    }
 }
 
 /// A length sampler bound to a generator; the engine is generic over it so the hot loop is
@@ -177,7 +249,10 @@ mod tests {
         assert!(m < 3294.5 && m > 3100.0, "{m}");
         let mut src = crate::rng::FastRng::new(1);
         let n = 400_000;
-        let mc: f64 = (0..n).map(|_| src.lognormal(7.6, 1.0).min(16384.0)).sum::<f64>() / n as f64;
+        let mc: f64 = (0..n)
+            .map(|_| src.lognormal(7.6, 1.0).min(16384.0))
+            .sum::<f64>()
+            / n as f64;
         assert!((mc - m).abs() / m < 0.01, "mc {mc} closed form {m}");
     }
 

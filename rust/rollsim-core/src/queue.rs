@@ -15,7 +15,11 @@ impl Event {
     #[inline]
     pub fn new(time: f64, seq: u32, slot: u32) -> Self {
         debug_assert!(time >= 0.0 && time.is_finite());
-        Event { time_bits: time.to_bits(), seq, slot }
+        Event {
+            time_bits: time.to_bits(),
+            seq,
+            slot,
+        }
     }
     #[inline]
     pub fn time(&self) -> f64 {
@@ -32,7 +36,9 @@ pub struct EventQueue {
 
 impl EventQueue {
     pub fn with_capacity(n: usize) -> Self {
-        EventQueue { heap: Vec::with_capacity(n) }
+        EventQueue {
+            heap: Vec::with_capacity(n),
+        }
     }
     #[inline]
     pub fn len(&self) -> usize {
@@ -95,7 +101,11 @@ impl EventQueue {
                 break;
             }
             let r = l + 1;
-            let c = if r < n && self.heap[r] < self.heap[l] { r } else { l };
+            let c = if r < n && self.heap[r] < self.heap[l] {
+                r
+            } else {
+                l
+            };
             if self.heap[c] >= x {
                 break;
             }
@@ -118,7 +128,20 @@ mod tests {
             q.push(Event::new(*t, i as u32, 0));
         }
         q.replace_top(Event::new(4.0, 99, 0)); // replaces (0.0, 4)
-        let out: Vec<(f64, u32)> = std::iter::from_fn(|| q.pop()).map(|e| (e.time(), e.seq)).collect();
-        assert_eq!(out, vec![(1.0, 1), (1.0, 3), (2.5, 6), (3.0, 2), (3.0, 5), (4.0, 99), (5.0, 0)]);
+        let out: Vec<(f64, u32)> = std::iter::from_fn(|| q.pop())
+            .map(|e| (e.time(), e.seq))
+            .collect();
+        assert_eq!(
+            out,
+            vec![
+                (1.0, 1),
+                (1.0, 3),
+                (2.5, 6),
+                (3.0, 2),
+                (3.0, 5),
+                (4.0, 99),
+                (5.0, 0)
+            ]
+        );
     }
 }

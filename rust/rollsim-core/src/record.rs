@@ -161,12 +161,26 @@ impl Recorder {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub fn step(&mut self, start_s: f64, end_s: f64, wait_s: f64, staleness_sum: u64, staleness_max: u32, samples: u32, ready_after: u32, tokens: f64) {
+    pub fn step(
+        &mut self,
+        start_s: f64,
+        end_s: f64,
+        wait_s: f64,
+        staleness_sum: u64,
+        staleness_max: u32,
+        samples: u32,
+        ready_after: u32,
+        tokens: f64,
+    ) {
         self.s.steps_started += 1;
         let st = &mut self.steps;
         st.start_s.push(start_s);
         st.end_s.push(end_s);
-        st.staleness_mean.push(if samples > 0 { staleness_sum as f64 / samples as f64 } else { 0.0 });
+        st.staleness_mean.push(if samples > 0 {
+            staleness_sum as f64 / samples as f64
+        } else {
+            0.0
+        });
         st.staleness_max.push(staleness_max);
         st.wait_s.push(wait_s);
         st.samples.push(samples);
@@ -175,20 +189,46 @@ impl Recorder {
     }
 
     /// Fills the derived totals once the run has ended at `end_s`.
-    pub fn finish_run(mut self, end_s: f64, slots: u32, train_step_s: f64, detect_outrun: bool, batch: u32) -> RunResult {
+    pub fn finish_run(
+        mut self,
+        end_s: f64,
+        slots: u32,
+        train_step_s: f64,
+        detect_outrun: bool,
+        batch: u32,
+    ) -> RunResult {
         let s = &mut self.s;
         s.end_s = end_s;
         s.steps = self.steps.end_s.iter().filter(|e| **e <= end_s).count() as u64;
         let capacity = slots as f64 * end_s;
-        s.rollout_utilization = if capacity > 0.0 { (s.slot_busy_s / capacity).clamp(0.0, 1.0) } else { 0.0 };
+        s.rollout_utilization = if capacity > 0.0 {
+            (s.slot_busy_s / capacity).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
         s.slot_idle_s = (capacity - s.slot_busy_s).max(0.0);
-        s.trainer_busy_s = self.steps.start_s.iter().map(|t0| (end_s.min(t0 + train_step_s) - t0).max(0.0)).sum();
+        s.trainer_busy_s = self
+            .steps
+            .start_s
+            .iter()
+            .map(|t0| (end_s.min(t0 + train_step_s) - t0).max(0.0))
+            .sum();
         s.trainer_idle_s = (end_s - s.trainer_busy_s).max(0.0);
         s.samples_in_flight = s.samples_started - s.samples_finished;
         s.samples_ready = s.samples_finished - s.samples_trained - s.samples_dropped;
         let consumed = s.samples_trained + s.samples_dropped;
-        s.drop_fraction = if consumed > 0 { s.samples_dropped as f64 / consumed as f64 } else { 0.0 };
-        let mean = |sum: u64, n: u64| if n > 0 { sum as f64 / n as f64 } else { f64::NAN };
+        s.drop_fraction = if consumed > 0 {
+            s.samples_dropped as f64 / consumed as f64
+        } else {
+            0.0
+        };
+        let mean = |sum: u64, n: u64| {
+            if n > 0 {
+                sum as f64 / n as f64
+            } else {
+                f64::NAN
+            }
+        };
         s.staleness_mean = mean(self.staleness_sum, s.samples_trained);
         s.staleness_mean_short = mean(self.short_sum, s.samples_trained_short);
         s.staleness_mean_long = mean(self.long_sum, s.samples_trained_long);
@@ -198,7 +238,11 @@ impl Recorder {
             && self.steps.ready_after.len() >= 6
             && s.ready_queue_growth_per_step > 0.01 * batch as f64
             && *self.steps.ready_after.last().unwrap() as f64 >= batch as f64;
-        RunResult { summary: self.s, samples: self.samples, steps: self.steps }
+        RunResult {
+            summary: self.s,
+            samples: self.samples,
+            steps: self.steps,
+        }
     }
 }
 

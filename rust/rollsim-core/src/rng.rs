@@ -36,7 +36,11 @@ impl PyRandom {
         let lo = seed as u32;
         let hi = (seed >> 32) as u32;
         let key: &[u32] = if hi != 0 { &[lo, hi] } else { &[lo] };
-        let mut r = PyRandom { mt: [0; N], index: N, nv_magic: 4.0 * (-0.5f64).exp() / 2.0f64.sqrt() };
+        let mut r = PyRandom {
+            mt: [0; N],
+            index: N,
+            nv_magic: 4.0 * (-0.5f64).exp() / 2.0f64.sqrt(),
+        };
         r.init_by_array(key);
         r
     }
@@ -45,7 +49,9 @@ impl PyRandom {
         self.mt[0] = s;
         for i in 1..N {
             let prev = self.mt[i - 1];
-            self.mt[i] = 1_812_433_253u32.wrapping_mul(prev ^ (prev >> 30)).wrapping_add(i as u32);
+            self.mt[i] = 1_812_433_253u32
+                .wrapping_mul(prev ^ (prev >> 30))
+                .wrapping_add(i as u32);
         }
         self.index = N;
     }
@@ -73,7 +79,8 @@ impl PyRandom {
         k = N - 1;
         while k > 0 {
             let prev = self.mt[i - 1];
-            self.mt[i] = (self.mt[i] ^ (prev ^ (prev >> 30)).wrapping_mul(1_566_083_941)).wrapping_sub(i as u32);
+            self.mt[i] = (self.mt[i] ^ (prev ^ (prev >> 30)).wrapping_mul(1_566_083_941))
+                .wrapping_sub(i as u32);
             i += 1;
             if i >= N {
                 self.mt[0] = self.mt[N - 1];
@@ -188,8 +195,14 @@ mod tests {
 
     #[test]
     fn fast_is_deterministic() {
-        let a: Vec<f64> = { let mut r = FastRng::new(7); (0..5).map(|_| r.uniform()).collect() };
-        let b: Vec<f64> = { let mut r = FastRng::new(7); (0..5).map(|_| r.uniform()).collect() };
+        let a: Vec<f64> = {
+            let mut r = FastRng::new(7);
+            (0..5).map(|_| r.uniform()).collect()
+        };
+        let b: Vec<f64> = {
+            let mut r = FastRng::new(7);
+            (0..5).map(|_| r.uniform()).collect()
+        };
         assert_eq!(a, b);
     }
 }

@@ -60,8 +60,14 @@ impl Default for Scenario {
             batch_size: 512,
             train_step_s: 60.0,
             horizon_s: 7200.0,
-            lengths: Lengths::LogNormal { mu: 7.6, sigma: 1.0, max_tokens: 16384.0 },
-            pipeline: Pipeline::FullyAsync { max_staleness: None },
+            lengths: Lengths::LogNormal {
+                mu: 7.6,
+                sigma: 1.0,
+                max_tokens: 16384.0,
+            },
+            pipeline: Pipeline::FullyAsync {
+                max_staleness: None,
+            },
             seed: 0,
             rng: RngKind::Fast,
         }
@@ -72,7 +78,10 @@ impl Scenario {
     /// Checks every field; the error names the first bad one and its allowed range.
     pub fn validate(&self) -> Result<()> {
         if self.rollout_slots == 0 || self.rollout_slots > MAX_COUNT {
-            return Err(Error::field("rollout_slots", format!("must be in [1, {MAX_COUNT}], got {}", self.rollout_slots)));
+            return Err(Error::field(
+                "rollout_slots",
+                format!("must be in [1, {MAX_COUNT}], got {}", self.rollout_slots),
+            ));
         }
         if !(self.decode_tokens_per_s.is_finite() && self.decode_tokens_per_s > 0.0) {
             return Err(Error::field(
@@ -81,17 +90,29 @@ impl Scenario {
             ));
         }
         if self.batch_size == 0 || self.batch_size > MAX_COUNT {
-            return Err(Error::field("batch_size", format!("must be in [1, {MAX_COUNT}], got {}", self.batch_size)));
+            return Err(Error::field(
+                "batch_size",
+                format!("must be in [1, {MAX_COUNT}], got {}", self.batch_size),
+            ));
         }
         if !(self.train_step_s.is_finite() && self.train_step_s >= 0.0) {
-            return Err(Error::field("train_step_s", format!("must be finite and >= 0, got {}", self.train_step_s)));
+            return Err(Error::field(
+                "train_step_s",
+                format!("must be finite and >= 0, got {}", self.train_step_s),
+            ));
         }
         if !(self.horizon_s.is_finite() && self.horizon_s > 0.0) {
-            return Err(Error::field("horizon_s", format!("must be finite and > 0, got {}", self.horizon_s)));
+            return Err(Error::field(
+                "horizon_s",
+                format!("must be finite and > 0, got {}", self.horizon_s),
+            ));
         }
         if let Pipeline::OffPolicy { k } = self.pipeline {
             if k > MAX_K {
-                return Err(Error::field("pipeline.k", format!("must be in [0, {MAX_K}], got {k}")));
+                return Err(Error::field(
+                    "pipeline.k",
+                    format!("must be in [0, {MAX_K}], got {k}"),
+                ));
             }
         }
         self.lengths.validate()
@@ -101,7 +122,8 @@ impl Scenario {
     /// `(rollout_slots * decode_tokens_per_s / mean_tokens) / (batch_size / train_step_s)`.
     /// Above 1, a fully asynchronous pipeline without a cap generates faster than it trains.
     pub fn throughput_ratio(&self) -> f64 {
-        let rollout = self.rollout_slots as f64 * self.decode_tokens_per_s / self.lengths.mean_tokens();
+        let rollout =
+            self.rollout_slots as f64 * self.decode_tokens_per_s / self.lengths.mean_tokens();
         rollout * self.train_step_s / self.batch_size as f64
     }
 }

@@ -36,7 +36,9 @@ fn panic_err(p: Box<dyn std::any::Any + Send>) -> PyErr {
         .map(|s| s.to_string())
         .or_else(|| p.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".into());
-    PyRuntimeError::new_err(format!("internal error in the rollsim engine (please report): {msg}"))
+    PyRuntimeError::new_err(format!(
+        "internal error in the rollsim engine (please report): {msg}"
+    ))
 }
 
 fn item<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &'static str) -> PyResult<T> {
@@ -60,20 +62,40 @@ fn scenario_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Scenario> {
         "empirical" => {
             let values: PyReadonlyArray1<'_, f64> = item(&lengths, "values")?;
             let weights: Option<PyReadonlyArray1<'_, f64>> = item(&lengths, "weights")?;
-            Lengths::empirical(values.as_array().to_vec(), weights.map(|w| w.as_array().to_vec())).map_err(to_py_err)?
+            Lengths::empirical(
+                values.as_array().to_vec(),
+                weights.map(|w| w.as_array().to_vec()),
+            )
+            .map_err(to_py_err)?
         }
-        other => return Err(ScenarioError::new_err(format!("lengths.kind: unknown kind {other:?}"))),
+        other => {
+            return Err(ScenarioError::new_err(format!(
+                "lengths.kind: unknown kind {other:?}"
+            )))
+        }
     };
     let pipeline: Bound<'_, PyDict> = item(d, "pipeline")?;
     let pipeline = match item::<String>(&pipeline, "kind")?.as_str() {
-        "off_policy" => Pipeline::OffPolicy { k: item(&pipeline, "k")? },
-        "fully_async" => Pipeline::FullyAsync { max_staleness: item(&pipeline, "max_staleness")? },
-        other => return Err(ScenarioError::new_err(format!("pipeline.kind: unknown kind {other:?}"))),
+        "off_policy" => Pipeline::OffPolicy {
+            k: item(&pipeline, "k")?,
+        },
+        "fully_async" => Pipeline::FullyAsync {
+            max_staleness: item(&pipeline, "max_staleness")?,
+        },
+        other => {
+            return Err(ScenarioError::new_err(format!(
+                "pipeline.kind: unknown kind {other:?}"
+            )))
+        }
     };
     let rng = match item::<String>(d, "rng")?.as_str() {
         "python" => RngKind::Python,
         "fast" => RngKind::Fast,
-        other => return Err(ScenarioError::new_err(format!("rng: must be 'python' or 'fast', got {other:?}"))),
+        other => {
+            return Err(ScenarioError::new_err(format!(
+                "rng: must be 'python' or 'fast', got {other:?}"
+            )))
+        }
     };
     Ok(Scenario {
         rollout_slots: item(d, "rollout_slots")?,
@@ -158,12 +180,23 @@ fn result_dict<'py>(py: Python<'py>, r: RunResult) -> PyResult<Bound<'py, PyDict
 /// Raises ScenarioError (a ValueError) on bad input, KeyboardInterrupt on Ctrl-C.
 #[pyfunction]
 #[pyo3(signature = (scenario, record_samples=true, max_samples=50_000_000))]
-fn simulate<'py>(py: Python<'py>, scenario: &Bound<'py, PyDict>, record_samples: bool, max_samples: u64) -> PyResult<Bound<'py, PyDict>> {
+fn simulate<'py>(
+    py: Python<'py>,
+    scenario: &Bound<'py, PyDict>,
+    record_samples: bool,
+    max_samples: u64,
+) -> PyResult<Bound<'py, PyDict>> {
     let sc = scenario_from_dict(scenario)?;
-    let opts = RunOptions { record_samples, max_samples, ..RunOptions::default() };
+    let opts = RunOptions {
+        record_samples,
+        max_samples,
+        ..RunOptions::default()
+    };
     let res = py.detach(|| {
         catch_unwind(AssertUnwindSafe(|| {
-            rollsim_core::run(&sc, &opts, &mut || Python::attach(|py| py.check_signals().is_err()))
+            rollsim_core::run(&sc, &opts, &mut || {
+                Python::attach(|py| py.check_signals().is_err())
+            })
         }))
     });
     let res = res.map_err(panic_err)?.map_err(to_py_err)?;
@@ -196,7 +229,9 @@ fn simulate_many<'py>(
     let results = py.detach(|| {
         std::thread::scope(|scope| {
             let worker = scope.spawn(|| {
-                let r = catch_unwind(AssertUnwindSafe(|| rollsim_core::sweep::run_many(&scs, threads, max_samples, &cancel, &done)));
+                let r = catch_unwind(AssertUnwindSafe(|| {
+                    rollsim_core::sweep::run_many(&scs, threads, max_samples, &cancel, &done)
+                }));
                 finished.store(true, Ordering::Release);
                 r
             });
@@ -242,7 +277,13 @@ fn py_random_stream<'py>(py: Python<'py>, seed: u64, n: usize) -> Bound<'py, PyA
 
 /// `random.Random(seed).lognormvariate(mu, sigma)` `n` times, from rollsim's generator (for tests).
 #[pyfunction]
-fn py_lognormal_stream<'py>(py: Python<'py>, seed: u64, mu: f64, sigma: f64, n: usize) -> Bound<'py, PyArray1<f64>> {
+fn py_lognormal_stream<'py>(
+    py: Python<'py>,
+    seed: u64,
+    mu: f64,
+    sigma: f64,
+    n: usize,
+) -> Bound<'py, PyArray1<f64>> {
     use rollsim_core::rng::Source;
     let mut r = rollsim_core::rng::PyRandom::new(seed);
     PyArray1::from_vec(py, (0..n).map(|_| r.lognormal(mu, sigma)).collect())

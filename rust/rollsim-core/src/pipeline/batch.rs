@@ -23,7 +23,13 @@ struct InFlight {
     start: f64,
 }
 
-pub(crate) fn run<D: Draw>(sc: &Scenario, k: u32, mut draw: D, rec: &mut Recorder, ctl: &mut Control) -> Result<f64> {
+pub(crate) fn run<D: Draw>(
+    sc: &Scenario,
+    k: u32,
+    mut draw: D,
+    rec: &mut Recorder,
+    ctl: &mut Control,
+) -> Result<f64> {
     let slots = sc.rollout_slots as usize;
     let batch = sc.batch_size as usize;
     let k = k as usize;
@@ -52,7 +58,11 @@ pub(crate) fn run<D: Draw>(sc: &Scenario, k: u32, mut draw: D, rec: &mut Recorde
             next_id += 1;
             let n = draw.draw();
             rec.start(n, g, version, slot as u32);
-            in_flight.push(InFlight { id, length: n, start: g });
+            in_flight.push(InFlight {
+                id,
+                length: n,
+                start: g,
+            });
             queue.push(Event::new(g + n / speed, id, slot as u32));
         }
         let mut remaining = batch - first;
@@ -70,7 +80,11 @@ pub(crate) fn run<D: Draw>(sc: &Scenario, k: u32, mut draw: D, rec: &mut Recorde
                 next_id += 1;
                 let n = draw.draw();
                 rec.start(n, t, version, slot as u32);
-                in_flight[slot] = InFlight { id, length: n, start: t };
+                in_flight[slot] = InFlight {
+                    id,
+                    length: n,
+                    start: t,
+                };
                 queue.replace_top(Event::new(t + n / speed, id, slot as u32));
             } else {
                 queue.pop();
@@ -88,9 +102,20 @@ pub(crate) fn run<D: Draw>(sc: &Scenario, k: u32, mut draw: D, rec: &mut Recorde
             tokens += length;
         }
         let te = ts + sc.train_step_s;
-        rec.step(ts, te, ts - prev_end, st_sum, st_max, batch as u32, 0, tokens);
+        rec.step(
+            ts,
+            te,
+            ts - prev_end,
+            st_sum,
+            st_max,
+            batch as u32,
+            0,
+            tokens,
+        );
         train_end.push(te);
         gen_end_prev = gen_end;
     }
-    Ok(*train_end.last().expect("the first batch always starts at t = 0 < horizon_s"))
+    Ok(*train_end
+        .last()
+        .expect("the first batch always starts at t = 0 < horizon_s"))
 }

@@ -28,7 +28,13 @@ struct Sample {
     start: f64,
 }
 
-pub(crate) fn run<D: Draw>(sc: &Scenario, cap: Option<u32>, mut draw: D, rec: &mut Recorder, ctl: &mut Control) -> Result<f64> {
+pub(crate) fn run<D: Draw>(
+    sc: &Scenario,
+    cap: Option<u32>,
+    mut draw: D,
+    rec: &mut Recorder,
+    ctl: &mut Control,
+) -> Result<f64> {
     let slots = sc.rollout_slots as usize;
     let batch = sc.batch_size as usize;
     let speed = sc.decode_tokens_per_s;
@@ -47,7 +53,12 @@ pub(crate) fn run<D: Draw>(sc: &Scenario, cap: Option<u32>, mut draw: D, rec: &m
         next_id += 1;
         let n = draw.draw();
         rec.start(n, 0.0, 0, slot as u32);
-        in_flight.push(Sample { id, version: 0, length: n, start: 0.0 });
+        in_flight.push(Sample {
+            id,
+            version: 0,
+            length: n,
+            start: 0.0,
+        });
         queue.push(Event::new(n / speed, id, slot as u32));
     }
 
@@ -83,7 +94,12 @@ pub(crate) fn run<D: Draw>(sc: &Scenario, cap: Option<u32>, mut draw: D, rec: &m
                 next_id += 1;
                 let n = draw.draw();
                 rec.start(n, t, version, slot as u32);
-                in_flight[slot] = Sample { id, version, length: n, start: t };
+                in_flight[slot] = Sample {
+                    id,
+                    version,
+                    length: n,
+                    start: t,
+                };
                 queue.replace_top(Event::new(t + n / speed, id, slot as u32));
                 ctl.tick(rec.s.events)?;
             }
@@ -96,7 +112,16 @@ pub(crate) fn run<D: Draw>(sc: &Scenario, cap: Option<u32>, mut draw: D, rec: &m
                 st_max = st_max.max(st);
                 tokens += s.length;
             }
-            rec.step(t, t + sc.train_step_s, t - last_train_end, st_sum, st_max, batch as u32, ready.len() as u32, tokens);
+            rec.step(
+                t,
+                t + sc.train_step_s,
+                t - last_train_end,
+                st_sum,
+                st_max,
+                batch as u32,
+                ready.len() as u32,
+                tokens,
+            );
             next_train = Some(t + sc.train_step_s);
         }
     }

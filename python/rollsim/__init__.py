@@ -1,0 +1,34 @@
+"""rollsim: a fast simulator of RL post-training pipelines for LLMs.
+
+>>> import rollsim
+>>> res = rollsim.simulate(rollsim.Scenario(rng="python"))   # the chapter's fully asynchronous run
+>>> res.summary["steps"]
+34
+"""
+
+from rollsim import datasets
+from rollsim._rollsim import __version__
+from rollsim.errors import GenerationOutrunsTrainingWarning, ScenarioError
+from rollsim.lengths import Empirical, LogNormal
+from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
+from rollsim.scenario import Scenario
+from rollsim.simulate import LONG_TOKENS, SHORT_TOKENS, Result, compare, simulate
+
+__all__ = [
+    "Scenario",
+    "LogNormal",
+    "Empirical",
+    "Synchronous",
+    "OneStepAsync",
+    "OffPolicy",
+    "FullyAsync",
+    "simulate",
+    "compare",
+    "Result",
+    "ScenarioError",
+    "GenerationOutrunsTrainingWarning",
+    "SHORT_TOKENS",
+    "LONG_TOKENS",
+    "datasets",
+    "__version__",
+]

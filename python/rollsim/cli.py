@@ -1,0 +1,190 @@
+"""The ``rollsim`` command line.
+
+``rollsim compare``  the chapter's comparison (synchronous, one-step, fully async, fully async with a
+                     cap) on the default scenario or any variant of it; ``--out DIR`` writes parquet.
+``rollsim run``      one pipeline; prints the summary; ``--out DIR`` writes the frames.
+``rollsim sync``     the weight-sync estimator (when installed with the package).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from typing import Any, Sequence
+
+import polars as pl
+
+from rollsim import datasets
+from rollsim.errors import ScenarioError
+from rollsim.lengths import Empirical, LogNormal
+from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
+from rollsim.scenario import Scenario
+from rollsim.simulate import compare, simulate
+
+_DEFAULT = Scenario()
+
+
+def _add_scenario_args(p: argparse.ArgumentParser, default_rng: str) -> None:
+    g = p.add_argument_group("scenario (defaults: the chapter's)")
+    g.add_argument("--rollout-slots", type=int, default=_DEFAULT.rollout_slots, help="concurrent sequences (%(default)s)")
+    g.add_argument("--decode-tokens-per-s", type=float, default=_DEFAULT.decode_tokens_per_s,
+                   help="decode speed per sequence, tokens/s (%(default)s)")
+    g.add_argument("--batch-size", type=int, default=_DEFAULT.batch_size, help="samples per step (%(default)s)")
+    g.add_argument("--train-step-s", type=float, default=_DEFAULT.train_step_s, help="seconds per training step (%(default)s)")
+    g.add_argument("--weight-sync-s", type=float, default=0.0, help="seconds per weight update (%(default)s)")
+    g.add_argument("--horizon-s", type=float, default=_DEFAULT.horizon_s, help="simulated seconds (%(default)s)")
+    g.add_argument("--seed", type=int, default=0, help="random seed (%(default)s)")
+    g.add_argument("--rng", choices=("python", "fast"), default=default_rng,
+                   help="'python' reproduces CPython's random.Random and the chapter's numbers (%(default)s)")
+    g = p.add_argument_group("answer lengths")
+    g.add_argument("--lengths", default="lognormal",
+                   help="'lognormal' (with --mu/--sigma/--max-tokens), a built-in data set "
+                        f"({', '.join(datasets.NAMES)}), or a CSV/parquet file (%(default)s)")
+    g.add_argument("--mu", type=float, default=7.6, help="lognormal mu, natural log of tokens (%(default)s)")
+    g.add_argument("--sigma", type=float, default=1.0, help="lognormal sigma (%(default)s)")
+    g.add_argument("--max-tokens", type=float, default=None,
+                   help="generation limit, tokens (lognormal default 16384; data sets: unclipped)")
+    g.add_argument("--lengths-column", default=None, help="column of lengths in the file")
+    g.add_argument("--count-column", default=None, help="column of counts in the file (a histogram)")
+
+
+def _lengths(a: argparse.Namespace) -> LogNormal | Empirical:
+    if a.lengths == "lognormal":
+        return LogNormal(a.mu, a.sigma, 16384.0 if a.max_tokens is None else a.max_tokens)
+    if a.lengths in datasets.NAMES:
+        return datasets.by_name(a.lengths, a.max_tokens)
+    return Empirical.from_file(a.lengths, a.lengths_column, a.count_column, max_tokens=a.max_tokens)
+
+
+def _scenario(a: argparse.Namespace, pipeline: Any = None) -> Scenario:
+    return Scenario(
+        rollout_slots=a.rollout_slots,
+        decode_tokens_per_s=a.decode_tokens_per_s,
+        batch_size=a.batch_size,
+        train_step_s=a.train_step_s,
+        weight_sync_s=a.weight_sync_s,
+        horizon_s=a.horizon_s,
+        lengths=_lengths(a),
+        pipeline=pipeline if pipeline is not None else FullyAsync(),
+        seed=a.seed,
+        rng=a.rng,
+    )
+
+
+def _fmt(x: Any, kind: str) -> str:
+    if isinstance(x, float) and math.isnan(x):
+        return "-"
+    if kind == "pct":
+        return f"{x:.0%}"
+    if kind == "f1":
+        return f"{x:.1f}"
+    return str(x)
+
+
+def format_compare(df: pl.DataFrame) -> str:
+    """The comparison frame as the chapter prints it (percentages, one decimal)."""
+    cols = [("pipeline", "pipeline", "s"), ("steps", "steps", "s"), ("rollout_utilization", "utilization", "pct"),
+            ("staleness_mean", "stale mean", "f1"), ("staleness_max", "stale max", "s"),
+            ("drop_fraction", "dropped", "pct"), ("staleness_mean_short", "short <1K", "f1"),
+            ("staleness_mean_long", "long >8K", "f1")]
+    rows = [[h for _, h, _ in cols]] + [[_fmt(r[c], k) for c, _, k in cols] for r in df.iter_rows(named=True)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(cols))]
+    lines = ["  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _pipelines(cap: int) -> list[tuple[str, Any]]:
+    return [("synchronous", Synchronous()), ("one-step async", OneStepAsync()), ("fully async", FullyAsync()),
+            (f"fully async, cap {cap}", FullyAsync(max_staleness=cap))]
+
+
+def _write_run(out: str, tag: str, sc: Scenario) -> None:
+    res = simulate(sc)
+    res.samples.write_parquet(os.path.join(out, f"samples_{tag}.parquet"))
+    res.steps.write_parquet(os.path.join(out, f"steps_{tag}.parquet"))
+
+
+def _cmd_compare(a: argparse.Namespace) -> int:
+    base = _scenario(a)
+    pipelines = _pipelines(a.max_staleness)
+    df = compare(base, pipelines)
+    if a.format == "csv":
+        print(df.write_csv(), end="")
+    elif a.format == "json":
+        print(df.write_json())
+    else:
+        label = getattr(base.lengths, "name", None) or (
+            f"lognormal(mu={base.lengths.mu:g}, sigma={base.lengths.sigma:g}), max {base.lengths.max_tokens:g} tokens"
+            if isinstance(base.lengths, LogNormal) else "empirical")
+        print(f"rollsim compare: {base.rollout_slots} slots x {base.decode_tokens_per_s:g} tokens/s, batch "
+              f"{base.batch_size}, {base.train_step_s:g} s/step, {base.horizon_s / 3600:g} h, lengths {label}, "
+              f"rng={base.rng}, seed={base.seed}")
+        print(format_compare(df))
+    if a.out:
+        os.makedirs(a.out, exist_ok=True)
+        df.write_parquet(os.path.join(a.out, "compare.parquet"))
+        for name, p in pipelines:
+            _write_run(a.out, name.replace(" ", "_").replace(",", "").replace("-", "_"), base.replace(pipeline=p))
+        print(f"wrote {a.out}/compare.parquet and samples_*/steps_* parquet files", file=sys.stderr)
+    return 0
+
+
+def _cmd_run(a: argparse.Namespace) -> int:
+    pipeline = {"sync": Synchronous(), "one-step": OneStepAsync(), "fully-async": FullyAsync(a.max_staleness)}.get(a.pipeline)
+    if a.pipeline == "k-step":
+        pipeline = OffPolicy(a.k)
+    sc = _scenario(a, pipeline)
+    res = simulate(sc, record="samples" if a.out else "summary")
+    print(json.dumps(res.summary, indent=2))
+    if a.out:
+        os.makedirs(a.out, exist_ok=True)
+        res.samples.write_parquet(os.path.join(a.out, "samples.parquet"))
+        res.steps.write_parquet(os.path.join(a.out, "steps.parquet"))
+        with open(os.path.join(a.out, "summary.json"), "w") as f:
+            json.dump(res.summary, f, indent=2)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="rollsim", description="Simulate RL post-training pipelines for LLMs.")
+    sub = p.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("compare", help="the chapter's comparison of four pipelines")
+    _add_scenario_args(c, default_rng="python")
+    c.add_argument("--max-staleness", type=int, default=2, help="cap of the last row (%(default)s)")
+    c.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    c.add_argument("--out", default=None, help="directory for parquet frames")
+    c.set_defaults(func=_cmd_compare)
+    r = sub.add_parser("run", help="one pipeline; prints the summary as JSON")
+    _add_scenario_args(r, default_rng="fast")
+    r.add_argument("--pipeline", choices=("sync", "one-step", "k-step", "fully-async"), default="fully-async")
+    r.add_argument("--k", type=int, default=1, help="k for --pipeline k-step")
+    r.add_argument("--max-staleness", type=int, default=None, help="drop-at-consumption cap (fully-async)")
+    r.add_argument("--out", default=None, help="directory for samples/steps parquet and summary.json")
+    r.set_defaults(func=_cmd_run)
+    try:
+        from rollsim.sync import cli as sync_cli
+    except ImportError:
+        pass
+    else:
+        sync_cli.add_parser(sub)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (ScenarioError, ValueError, FileNotFoundError) as e:
+        print(f"rollsim: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("rollsim: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,17 @@
+"""Exceptions and warnings raised by rollsim."""
+
+from __future__ import annotations
+
+from rollsim._rollsim import ScenarioError
+
+__all__ = ["ScenarioError", "GenerationOutrunsTrainingWarning", "invalid"]
+
+
+class GenerationOutrunsTrainingWarning(RuntimeWarning):
+    """The ready queue grows step after step: rollout generates faster than the trainer consumes,
+    so staleness grows without bound (see ``summary["ready_queue_growth_per_step"]``)."""
+
+
+def invalid(field: str, message: str) -> ScenarioError:
+    """A :class:`ScenarioError` (a ``ValueError``) whose message starts with ``field``."""
+    return ScenarioError(f"{field}: {message}")

@@ -1,0 +1,236 @@
+"""Answer-length distributions, in tokens.
+
+Lengths are float64 tokens: ``LogNormal`` draws are continuous, as in the chapter's model
+(``min(random.lognormvariate(mu, sigma), max_tokens)``); ``Empirical`` draws values from data.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from rollsim.errors import invalid
+
+__all__ = ["LogNormal", "Empirical", "Lengths"]
+
+
+def _real(field_name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise invalid(field_name, f"must be a number, got {type(value).__name__} {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class LogNormal:
+    """Lengths ``min(exp(N(mu, sigma**2)), max_tokens)`` tokens.
+
+    Parameters
+    ----------
+    mu, sigma : float
+        Mean and standard deviation of the log-length (natural log of tokens); the median length is
+        ``exp(mu)``. ``sigma >= 0``.
+    max_tokens : float
+        Truncation (the generation limit), tokens, ``>= 1``.
+
+    Raises
+    ------
+    ScenarioError (ValueError)
+        Non-finite ``mu``, ``sigma < 0`` or NaN, ``max_tokens < 1``.
+
+    The default is the chapter's distribution (median about 2000 tokens, truncated at 16K).
+    """
+
+    mu: float = 7.6
+    sigma: float = 1.0
+    max_tokens: float = 16384.0
+
+    def __post_init__(self) -> None:
+        mu = _real("lengths.mu", self.mu)
+        sigma = _real("lengths.sigma", self.sigma)
+        max_tokens = _real("lengths.max_tokens", self.max_tokens)
+        if not math.isfinite(mu):
+            raise invalid("lengths.mu", f"must be finite, got {mu}")
+        if not (math.isfinite(sigma) and sigma >= 0):
+            raise invalid("lengths.sigma", f"must be finite and >= 0, got {sigma}")
+        if not (math.isfinite(max_tokens) and max_tokens >= 1):
+            raise invalid("lengths.max_tokens", f"must be finite and >= 1, got {max_tokens}")
+        object.__setattr__(self, "mu", mu)
+        object.__setattr__(self, "sigma", sigma)
+        object.__setattr__(self, "max_tokens", max_tokens)
+
+    def mean_tokens(self) -> float:
+        """Mean of the truncated distribution, tokens (closed form)."""
+        from statistics import NormalDist
+
+        if self.sigma == 0:
+            return min(math.exp(self.mu), self.max_tokens)
+        z = (math.log(self.max_tokens) - self.mu) / self.sigma
+        nd = NormalDist()
+        return math.exp(self.mu + self.sigma**2 / 2) * nd.cdf(z - self.sigma) + self.max_tokens * (1 - nd.cdf(z))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "lognormal", "mu": self.mu, "sigma": self.sigma, "max_tokens": self.max_tokens}
+
+
+@dataclass(frozen=True, eq=False)
+class Empirical:
+    """Lengths drawn with replacement from data (e.g. measured answer lengths), in tokens.
+
+    Parameters
+    ----------
+    values : array-like of float, shape (n,)
+        Lengths in tokens, each finite and > 0.
+    weights : array-like of float, shape (n,), optional
+        Counts per value (a histogram); finite, >= 0, not all zero.
+    max_tokens : float, optional
+        If given, values above it are clipped to it (your generation limit); nothing is clipped
+        otherwise.
+    name : str, optional
+        A label for reports.
+
+    In ``rng="python"`` mode a draw equals CPython's ``random.Random(seed).choices(values, weights)[0]``.
+    The arrays are stored read-only. Use :meth:`from_file` for CSV / parquet.
+
+    Raises
+    ------
+    ScenarioError (ValueError)
+        Empty values, non-positive or non-finite values, bad weights, or a length mismatch.
+    """
+
+    values: np.ndarray
+    weights: np.ndarray | None = None
+    max_tokens: float | None = None
+    name: str | None = None
+    _hash: int = field(default=0, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        try:
+            v = np.array(self.values, dtype=np.float64, copy=True)
+        except (TypeError, ValueError) as e:
+            raise invalid("lengths.values", f"must be numbers: {e}") from None
+        if v.ndim != 1:
+            raise invalid("lengths.values", f"must be one-dimensional, got shape {v.shape}")
+        if v.size == 0:
+            raise invalid("lengths.values", "must hold at least one length")
+        bad = ~(np.isfinite(v) & (v > 0))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise invalid("lengths.values", f"must be finite and > 0 tokens; item {i} is {v[i]}")
+        if self.max_tokens is not None:
+            m = _real("lengths.max_tokens", self.max_tokens)
+            if not (math.isfinite(m) and m >= 1):
+                raise invalid("lengths.max_tokens", f"must be finite and >= 1, got {m}")
+            object.__setattr__(self, "max_tokens", m)
+            v = np.minimum(v, m)
+        w = None
+        if self.weights is not None:
+            try:
+                w = np.array(self.weights, dtype=np.float64, copy=True)
+            except (TypeError, ValueError) as e:
+                raise invalid("lengths.weights", f"must be numbers: {e}") from None
+            if w.shape != v.shape:
+                raise invalid("lengths.weights", f"must have one weight per value ({v.size} values, {w.size} weights)")
+            bad = ~(np.isfinite(w) & (w >= 0))
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise invalid("lengths.weights", f"must be finite and >= 0; item {i} is {w[i]}")
+            if not (w > 0).any():
+                raise invalid("lengths.weights", "must not all be zero")
+            w.setflags(write=False)
+        v.setflags(write=False)
+        object.__setattr__(self, "values", v)
+        object.__setattr__(self, "weights", w)
+        h = hash((v.tobytes(), None if w is None else w.tobytes(), self.max_tokens, self.name))
+        object.__setattr__(self, "_hash", h)
+
+    @classmethod
+    def from_file(
+        cls,
+        path: str | os.PathLike[str],
+        column: str | None = None,
+        count_column: str | None = None,
+        max_tokens: float | None = None,
+        name: str | None = None,
+    ) -> "Empirical":
+        """Reads lengths from a CSV or parquet file (by extension; ``.csv.gz`` works too).
+
+        Parameters
+        ----------
+        path : path to a ``.csv``, ``.csv.gz`` or ``.parquet`` file.
+        column : the column of lengths in tokens; may be omitted when the file has one column.
+        count_column : optional column of counts (the file is a histogram).
+
+        Raises
+        ------
+        FileNotFoundError
+            The file does not exist.
+        ScenarioError (ValueError)
+            Unreadable file, unknown column, non-numeric or invalid values.
+        """
+        import polars as pl
+
+        p = os.fspath(path)
+        if not os.path.exists(p):
+            raise FileNotFoundError(f"lengths file not found: {p}")
+        try:
+            if p.endswith(".parquet"):
+                df = pl.read_parquet(p)
+            else:
+                df = pl.read_csv(p, infer_schema_length=10000)
+        except Exception as e:  # polars raises several exception types for corrupt files
+            raise invalid("lengths.path", f"cannot read {p!r} as {'parquet' if p.endswith('.parquet') else 'CSV'}: {e}") from None
+        if column is None:
+            if len(df.columns) != 1:
+                raise invalid("lengths.column", f"the file has columns {df.columns}; say which one holds the lengths")
+            column = df.columns[0]
+        for key, col in (("lengths.column", column), ("lengths.count_column", count_column)):
+            if col is not None and col not in df.columns:
+                raise invalid(key, f"no column {col!r} in {p!r} (columns: {df.columns})")
+        try:
+            values = df[column].cast(pl.Float64, strict=True)
+            counts = None if count_column is None else df[count_column].cast(pl.Float64, strict=True)
+        except Exception as e:
+            raise invalid("lengths.column", f"must be numeric: {e}") from None
+        if values.null_count() or (counts is not None and counts.null_count()):
+            raise invalid("lengths.column", f"{p!r} has empty cells in the lengths or counts")
+        return cls(values.to_numpy(), None if counts is None else counts.to_numpy(), max_tokens=max_tokens,
+                   name=name or os.path.basename(p))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Empirical):
+            return NotImplemented
+        return (
+            self.max_tokens == other.max_tokens
+            and self.name == other.name
+            and np.array_equal(self.values, other.values)
+            and ((self.weights is None and other.weights is None)
+                 or (self.weights is not None and other.weights is not None
+                     and np.array_equal(self.weights, other.weights)))
+        )
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        n = self.values.size if self.weights is None else int(self.weights.sum())
+        label = f"name={self.name!r}, " if self.name else ""
+        return f"Empirical({label}{self.values.size} values, {n} samples, mean {self.mean_tokens():.0f} tokens)"
+
+    def __reduce__(self):
+        return (Empirical, (self.values, self.weights, self.max_tokens, self.name))
+
+    def mean_tokens(self) -> float:
+        """Mean length, tokens."""
+        if self.weights is None:
+            return float(self.values.mean())
+        return float((self.values * self.weights).sum() / self.weights.sum())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "empirical", "values": self.values, "weights": self.weights}
+
+
+Lengths = LogNormal | Empirical

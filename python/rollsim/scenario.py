@@ -1,0 +1,162 @@
+"""The scenario: rollout pool, trainer, answer lengths, pipeline, seed."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from rollsim.errors import invalid
+from rollsim.lengths import Empirical, LogNormal
+from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
+
+__all__ = ["Scenario", "MAX_COUNT"]
+
+#: Largest accepted ``rollout_slots`` and ``batch_size``.
+MAX_COUNT = 1 << 24
+
+_PIPELINES = (Synchronous, OneStepAsync, OffPolicy, FullyAsync)
+
+
+def _count(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise invalid(name, f"must be an integer in [1, {MAX_COUNT}], got {type(value).__name__} {value!r}")
+    if not 1 <= int(value) <= MAX_COUNT:
+        raise invalid(name, f"must be in [1, {MAX_COUNT}], got {value}")
+    return int(value)
+
+
+def _seconds(name: str, value: Any, *, allow_zero: bool) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise invalid(name, f"must be a number of seconds, got {type(value).__name__} {value!r}")
+    v = float(value)
+    ok = math.isfinite(v) and (v >= 0 if allow_zero else v > 0)
+    if not ok:
+        raise invalid(name, f"must be finite and {'>= 0' if allow_zero else '> 0'}, got {v}")
+    return v
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One simulated RL post-training run.
+
+    ``Scenario()`` is the chapter's scenario (fully asynchronous, no cap): 256 slots decoding
+    30 tokens/s each, 512 samples per step, 60 s per training step, 2 simulated hours, lengths
+    ``min(lognormal(7.6, 1.0), 16384)`` tokens. Immutable, comparable, hashable, picklable; use
+    :meth:`replace` to derive variants (sweeps).
+
+    Parameters
+    ----------
+    rollout_slots : int
+        Concurrent sequences in the rollout pool, in [1, 2**24].
+    decode_tokens_per_s : float
+        Decode speed of one sequence, tokens per second, > 0.
+    batch_size : int
+        Samples per training step, in [1, 2**24].
+    train_step_s : float
+        Seconds per training step, >= 0 (the trainer's compute).
+    weight_sync_s : float
+        Seconds per weight update after each step, >= 0; the new policy version is available
+        ``train_step_s + weight_sync_s`` after the step starts. Take it from
+        ``rollsim.sync.estimate(...).total_s``.
+    horizon_s : float
+        Simulated time, seconds, > 0 (see README "Horizon" for what counts at the end).
+    lengths : LogNormal | Empirical
+        Answer lengths in tokens.
+    pipeline : Synchronous | OneStepAsync | OffPolicy | FullyAsync
+    seed : int
+        In [0, 2**64 - 1]. Same scenario and seed: identical results on any machine and thread count
+        (bit-identical for the same OS and libm; see README "Determinism").
+    rng : "fast" | "python"
+        ``"fast"``: Xoshiro256++ and a ziggurat normal. ``"python"``: CPython's
+        ``random.Random(seed)`` bit for bit, drawing in the chapter's order (reproduces its table).
+
+    Raises
+    ------
+    ScenarioError (ValueError)
+        Any field of the wrong type or out of range; the message starts with the field's name.
+    """
+
+    rollout_slots: int = 256
+    decode_tokens_per_s: float = 30.0
+    batch_size: int = 512
+    train_step_s: float = 60.0
+    horizon_s: float = 7200.0
+    lengths: LogNormal | Empirical = field(default_factory=LogNormal)
+    pipeline: Synchronous | OneStepAsync | OffPolicy | FullyAsync = field(default_factory=FullyAsync)
+    seed: int = 0
+    rng: Literal["fast", "python"] = "fast"
+    weight_sync_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "rollout_slots", _count("rollout_slots", self.rollout_slots))
+        set_(self, "batch_size", _count("batch_size", self.batch_size))
+        speed = _seconds("decode_tokens_per_s", self.decode_tokens_per_s, allow_zero=False)
+        set_(self, "decode_tokens_per_s", speed)
+        set_(self, "train_step_s", _seconds("train_step_s", self.train_step_s, allow_zero=True))
+        set_(self, "weight_sync_s", _seconds("weight_sync_s", self.weight_sync_s, allow_zero=True))
+        set_(self, "horizon_s", _seconds("horizon_s", self.horizon_s, allow_zero=False))
+        if not isinstance(self.lengths, (LogNormal, Empirical)):
+            raise invalid("lengths", f"must be LogNormal(...) or Empirical(...), got {type(self.lengths).__name__}")
+        if not isinstance(self.pipeline, _PIPELINES):
+            raise invalid(
+                "pipeline",
+                f"must be Synchronous(), OneStepAsync(), OffPolicy(k) or FullyAsync(...), got {self.pipeline!r}",
+            )
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or not 0 <= int(self.seed) < 2**64:
+            raise invalid("seed", f"must be an integer in [0, 2**64 - 1], got {self.seed!r}")
+        set_(self, "seed", int(self.seed))
+        if self.rng not in ("fast", "python"):
+            raise invalid("rng", f"must be 'fast' or 'python', got {self.rng!r}")
+
+    def replace(self, **changes: Any) -> "Scenario":
+        """A copy with some fields changed. Dotted names reach into parts:
+        ``sc.replace(seed=3, **{"pipeline.max_staleness": 2, "lengths.sigma": 1.2})``.
+
+        Raises ScenarioError for unknown fields or invalid values."""
+        top: dict[str, Any] = {}
+        nested: dict[str, dict[str, Any]] = {}
+        names = {f.name for f in dataclasses.fields(self)}
+        for key, value in changes.items():
+            head, _, rest = key.partition(".")
+            if head not in names:
+                raise invalid(key, f"unknown scenario field (fields: {sorted(names)})")
+            if rest:
+                nested.setdefault(head, {})[rest] = value
+            else:
+                top[head] = value
+        for head, sub in nested.items():
+            part = top.get(head, getattr(self, head))
+            if not dataclasses.is_dataclass(part):
+                raise invalid(head, f"has no sub-fields to set ({sorted(sub)})")
+            part_names = {f.name for f in dataclasses.fields(part) if not f.name.startswith("_")}
+            for k in sub:
+                if k not in part_names:
+                    raise invalid(f"{head}.{k}", f"unknown field of {type(part).__name__} (fields: {sorted(part_names)})")
+            top[head] = dataclasses.replace(part, **sub)
+        return dataclasses.replace(self, **top)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The flat form the engine takes (numpy arrays for empirical lengths)."""
+        return {
+            "rollout_slots": self.rollout_slots,
+            "decode_tokens_per_s": self.decode_tokens_per_s,
+            "batch_size": self.batch_size,
+            "train_step_s": self.train_step_s + self.weight_sync_s,
+            "horizon_s": self.horizon_s,
+            "lengths": self.lengths.to_dict(),
+            "pipeline": self.pipeline.to_dict(),
+            "seed": self.seed,
+            "rng": self.rng,
+        }
+
+    def throughput_ratio(self) -> float:
+        """Rollout throughput over training throughput, samples per second:
+        ``(rollout_slots * decode_tokens_per_s / mean_tokens) * (train_step_s + weight_sync_s) / batch_size``.
+        Above 1, generation outruns training in a fully asynchronous pipeline without a cap."""
+        rollout = self.rollout_slots * self.decode_tokens_per_s / self.lengths.mean_tokens()
+        return rollout * (self.train_step_s + self.weight_sync_s) / self.batch_size

@@ -1,0 +1,234 @@
+"""Run scenarios: ``simulate`` (one run, with frames) and ``compare`` (the chapter's table)."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any, Iterable, Literal, Sequence
+
+import numpy as np
+import polars as pl
+
+from rollsim import _rollsim
+from rollsim.errors import GenerationOutrunsTrainingWarning, invalid
+from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
+from rollsim.scenario import Scenario
+
+__all__ = ["Result", "simulate", "compare", "SHORT_TOKENS", "LONG_TOKENS", "DEFAULT_MAX_SAMPLES"]
+
+#: Answers shorter than this are "short" in ``summary["staleness_mean_short"]`` (the chapter's < 1K).
+SHORT_TOKENS = 1000
+#: Answers longer than this are "long" in ``summary["staleness_mean_long"]`` (the chapter's > 8K).
+LONG_TOKENS = 8000
+#: Default limit on samples started in one run (a memory guard: about 45 bytes per recorded sample).
+DEFAULT_MAX_SAMPLES = 50_000_000
+
+_STATUS = pl.Enum(["trained", "dropped", "ready", "in_flight"])
+
+
+@dataclass(frozen=True)
+class Result:
+    """The outcome of one run.
+
+    Attributes
+    ----------
+    scenario : Scenario
+    summary : dict[str, float | int | bool]
+        ``steps`` (completed training steps), ``steps_started``, ``end_s`` (simulated seconds
+        covered), ``rollout_utilization`` (slot-busy seconds / (slots x end_s), busy time clipped to
+        the end), ``slot_busy_s``, ``slot_idle_s``, ``trainer_busy_s``, ``trainer_idle_s``,
+        ``samples_started`` = ``samples_trained + samples_dropped + samples_ready +
+        samples_in_flight``, ``samples_finished``, ``drop_fraction`` (dropped / (trained + dropped)),
+        ``staleness_mean`` / ``staleness_max`` (over trained samples), ``staleness_mean_short``
+        (< 1000 tokens) / ``staleness_mean_long`` (> 8000 tokens) (NaN when no such sample),
+        ``tokens_generated`` = ``tokens_trained + tokens_wasted + tokens_pending`` (wasted: dropped;
+        pending: waiting in the ready queue or decoded so far by samples in flight), ``events``,
+        ``ready_queue_growth_per_step``, ``generation_outruns_training``, ``throughput_ratio``.
+    samples : polars.DataFrame
+        One row per sample started (``record="samples"`` only): ``sample_id`` u32,
+        ``length_tokens`` f64, ``start_s`` f64, ``finish_s`` f64 (null while in flight at the end),
+        ``version_start`` u32, ``trained_step`` i64 (null if not trained), ``staleness`` i64
+        (``trained_step - version_start``, null if not trained), ``dropped`` bool, ``slot`` u32,
+        ``status`` enum (trained / dropped / ready / in_flight).
+    steps : polars.DataFrame
+        One row per training step started: ``step`` u32 (= the policy version it trains), ``start_s``,
+        ``end_s``, ``staleness_mean`` f64, ``staleness_max`` u32, ``wait_s`` (trainer idle before the
+        step), ``samples`` u32, ``tokens`` f64, ``ready_after`` u32 (samples left in the ready queue),
+        ``completed`` bool (ended by ``summary["end_s"]``).
+    """
+
+    scenario: Scenario
+    summary: dict[str, Any]
+    steps: pl.DataFrame
+    _samples: pl.DataFrame | None
+
+    @property
+    def samples(self) -> pl.DataFrame:
+        if self._samples is None:
+            raise invalid("record", "per-sample rows were not recorded; run simulate(..., record='samples')")
+        return self._samples
+
+    def staleness_by_length(self, edges: Sequence[float] = (1000, 2000, 4000, 8000, 16000)) -> pl.DataFrame:
+        """Staleness and drop rate per answer-length bin.
+
+        Returns a frame with ``bin`` (str, e.g. ``"[1000, 2000)"``), ``samples`` (finished and
+        consumed: trained or dropped), ``trained``, ``dropped``, ``drop_rate``, ``staleness_mean``,
+        ``staleness_max``, sorted by length."""
+        e = [float(x) for x in edges]
+        if sorted(e) != e or len(set(e)) != len(e):
+            raise invalid("edges", f"must be strictly increasing, got {list(edges)}")
+        labels = [f"[0, {e[0]:g})"] + [f"[{a:g}, {b:g})" for a, b in zip(e, e[1:])] + [f"[{e[-1]:g}, inf)"]
+        df = self.samples.filter(pl.col("status").is_in(["trained", "dropped"]))
+        return (
+            df.with_columns(pl.col("length_tokens").cut(e, labels=labels, left_closed=True).alias("bin"))
+            .group_by("bin")
+            .agg(
+                pl.len().alias("samples"),
+                (pl.col("status") == "trained").sum().alias("trained"),
+                pl.col("dropped").sum().alias("dropped"),
+                pl.col("staleness").mean().alias("staleness_mean"),
+                pl.col("staleness").max().alias("staleness_max"),
+            )
+            .with_columns((pl.col("dropped") / pl.col("samples")).alias("drop_rate"))
+            .sort("bin")
+            .with_columns(pl.col("bin").cast(pl.String))
+            .select("bin", "samples", "trained", "dropped", "drop_rate", "staleness_mean", "staleness_max")
+        )
+
+
+def _samples_frame(cols: dict[str, np.ndarray]) -> pl.DataFrame:
+    n = cols["length_tokens"].shape[0]
+    df = pl.DataFrame(
+        {
+            "sample_id": np.arange(n, dtype=np.uint32),
+            "length_tokens": cols["length_tokens"],
+            "start_s": cols["start_s"],
+            "finish_s": cols["finish_s"],
+            "version_start": cols["version_start"],
+            "trained_step": cols["trained_step"],
+            "dropped": cols["dropped"],
+            "slot": cols["slot"],
+        }
+    )
+    trained = pl.col("trained_step") >= 0
+    return df.with_columns(
+        pl.col("finish_s").fill_nan(None),
+        pl.when(trained).then(pl.col("trained_step")).alias("trained_step"),
+        pl.when(trained).then(pl.col("trained_step") - pl.col("version_start").cast(pl.Int64)).alias("staleness"),
+        pl.when(trained).then(pl.lit("trained"))
+        .when(pl.col("dropped")).then(pl.lit("dropped"))
+        .when(pl.col("finish_s").is_nan()).then(pl.lit("in_flight"))
+        .otherwise(pl.lit("ready"))
+        .cast(_STATUS)
+        .alias("status"),
+    ).select("sample_id", "length_tokens", "start_s", "finish_s", "version_start", "trained_step",
+             "staleness", "dropped", "slot", "status")
+
+
+def _steps_frame(cols: dict[str, np.ndarray], end_s: float) -> pl.DataFrame:
+    n = cols["start_s"].shape[0]
+    return pl.DataFrame(
+        {
+            "step": np.arange(n, dtype=np.uint32),
+            "start_s": cols["start_s"],
+            "end_s": cols["end_s"],
+            "staleness_mean": cols["staleness_mean"],
+            "staleness_max": cols["staleness_max"],
+            "wait_s": cols["wait_s"],
+            "samples": cols["samples"],
+            "tokens": cols["tokens"],
+            "ready_after": cols["ready_after"],
+            "completed": cols["end_s"] <= end_s,
+        }
+    )
+
+
+def _warn_outrun(sc: Scenario, summary: dict[str, Any]) -> None:
+    if summary["generation_outruns_training"]:
+        warnings.warn(
+            GenerationOutrunsTrainingWarning(
+                f"generation outruns training: the ready queue grows by "
+                f"{summary['ready_queue_growth_per_step']:.0f} samples per step (rollout/training throughput "
+                f"ratio {summary['throughput_ratio']:.2f}); staleness grows without bound. Add a staleness cap, "
+                f"fewer rollout_slots, or a larger batch_size."
+            ),
+            stacklevel=3,
+        )
+
+
+def simulate(
+    scenario: Scenario | None = None,
+    *,
+    record: Literal["samples", "summary"] = "samples",
+    max_samples: int = DEFAULT_MAX_SAMPLES,
+) -> Result:
+    """Runs one scenario.
+
+    Parameters
+    ----------
+    scenario : Scenario, optional
+        Defaults to ``Scenario()`` (the chapter's fully asynchronous scenario).
+    record : "samples" | "summary"
+        ``"summary"`` skips the per-sample rows (faster, constant memory; for sweeps).
+    max_samples : int
+        Refuse runs that would start more samples than this (memory guard), in [1, 2**32 - 1].
+
+    Returns
+    -------
+    Result
+        ``summary`` dict, ``steps`` frame and (``record="samples"``) ``samples`` frame.
+
+    Raises
+    ------
+    ScenarioError (ValueError)
+        Invalid scenario or options, or more than ``max_samples`` samples.
+    KeyboardInterrupt
+        Ctrl-C during the run (the run releases the GIL and checks for signals).
+
+    Warns
+    -----
+    GenerationOutrunsTrainingWarning
+        Fully asynchronous without a cap, and the ready queue grows step after step.
+    """
+    sc = Scenario() if scenario is None else scenario
+    if not isinstance(sc, Scenario):
+        raise invalid("scenario", f"must be a rollsim.Scenario, got {type(sc).__name__}")
+    if record not in ("samples", "summary"):
+        raise invalid("record", f"must be 'samples' or 'summary', got {record!r}")
+    if isinstance(max_samples, bool) or not isinstance(max_samples, int) or not 1 <= max_samples <= 2**32 - 1:
+        raise invalid("max_samples", f"must be an integer in [1, 2**32 - 1], got {max_samples!r}")
+    out = _rollsim.simulate(sc.to_dict(), record == "samples", max_samples)
+    summary = out["summary"]
+    _warn_outrun(sc, summary)
+    samples = None if out["samples"] is None else _samples_frame(out["samples"])
+    return Result(sc, summary, _steps_frame(out["steps"], summary["end_s"]), samples)
+
+
+#: The four rows of the chapter's comparison.
+CHAPTER_PIPELINES = (
+    ("synchronous", Synchronous()),
+    ("one-step async", OneStepAsync()),
+    ("fully async", FullyAsync()),
+    ("fully async, cap 2", FullyAsync(max_staleness=2)),
+)
+
+
+def compare(
+    scenario: Scenario | None = None,
+    pipelines: Iterable[tuple[str, Any]] = CHAPTER_PIPELINES,
+) -> pl.DataFrame:
+    """Runs ``scenario`` under each pipeline: the chapter's comparison table.
+
+    Returns a frame, one row per pipeline: ``pipeline`` (str), ``steps``, ``rollout_utilization``,
+    ``staleness_mean``, ``staleness_max``, ``drop_fraction``, ``staleness_mean_short`` (< 1K tokens),
+    ``staleness_mean_long`` (> 8K tokens), ``samples_trained``, ``samples_dropped``,
+    ``tokens_wasted``, ``end_s``."""
+    sc = Scenario() if scenario is None else scenario
+    rows = []
+    for name, pipeline in pipelines:
+        s = simulate(sc.replace(pipeline=pipeline), record="summary").summary
+        rows.append({"pipeline": name} | {k: s[k] for k in (
+            "steps", "rollout_utilization", "staleness_mean", "staleness_max", "drop_fraction",
+            "staleness_mean_short", "staleness_mean_long", "samples_trained", "samples_dropped",
+            "tokens_wasted", "end_s")})
+    return pl.DataFrame(rows)
