@@ -67,7 +67,7 @@ def test_utilization_in_unit_interval_and_times_ordered(sc):
     res = run(sc)
     s = res.summary
     assert 0.0 <= s["rollout_utilization"] <= 1.0
-    assert s["slot_busy_s"] <= sc.rollout_slots * s["end_s"] * (1 + 1e-12)
+    assert s["slot_busy_s"] <= sc.rollout_slots * s["end_s"] * (1 + 1e-9)  # float summation of many durations
     df = res.samples
     fin = df.filter(pl.col("finish_s").is_not_null())
     assert (fin["finish_s"] >= fin["start_s"]).all()
