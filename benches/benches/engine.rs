@@ -7,23 +7,17 @@ fn bench(c: &mut Criterion) {
     for (name, pipeline, record) in [
         (
             "fully_async_summary",
-            Pipeline::FullyAsync {
-                max_staleness: None,
-            },
+            Pipeline::FullyAsync { max_staleness: None },
             false,
         ),
         (
             "fully_async_samples",
-            Pipeline::FullyAsync {
-                max_staleness: None,
-            },
+            Pipeline::FullyAsync { max_staleness: None },
             true,
         ),
         (
             "fully_async_cap2_summary",
-            Pipeline::FullyAsync {
-                max_staleness: Some(2),
-            },
+            Pipeline::FullyAsync { max_staleness: Some(2) },
             false,
         ),
         ("synchronous_summary", Pipeline::OffPolicy { k: 0 }, false),

@@ -30,11 +30,7 @@ impl Default for RunOptions {
 
 /// Runs `sc` to the end. `interrupt` is called every `opts.check_every` events; returning `true`
 /// stops the run with [`Error::Interrupted`].
-pub fn run(
-    sc: &Scenario,
-    opts: &RunOptions,
-    interrupt: &mut dyn FnMut() -> bool,
-) -> Result<RunResult> {
+pub fn run(sc: &Scenario, opts: &RunOptions, interrupt: &mut dyn FnMut() -> bool) -> Result<RunResult> {
     sc.validate()?;
     if opts.max_samples == 0 || opts.max_samples > u32::MAX as u64 {
         return Err(Error::field(
@@ -60,11 +56,7 @@ fn with_lengths<S: Source>(
     interrupt: &mut dyn FnMut() -> bool,
 ) -> Result<RunResult> {
     match &sc.lengths {
-        Lengths::LogNormal {
-            mu,
-            sigma,
-            max_tokens,
-        } => with_pipeline(
+        Lengths::LogNormal { mu, sigma, max_tokens } => with_pipeline(
             sc,
             LogNormalDraw {
                 src,
@@ -75,10 +67,7 @@ fn with_lengths<S: Source>(
             opts,
             interrupt,
         ),
-        Lengths::Empirical {
-            values,
-            cum_weights,
-        } => with_pipeline(
+        Lengths::Empirical { values, cum_weights } => with_pipeline(
             sc,
             EmpiricalDraw {
                 src,
@@ -105,22 +94,13 @@ fn with_pipeline<D: Draw>(
         next_check: 0,
     };
     let (end_s, outrun) = match sc.pipeline {
-        Pipeline::OffPolicy { k } => (
-            pipeline::batch::run(sc, k, draw, &mut rec, &mut ctl)?,
-            false,
-        ),
+        Pipeline::OffPolicy { k } => (pipeline::batch::run(sc, k, draw, &mut rec, &mut ctl)?, false),
         Pipeline::FullyAsync { max_staleness } => (
             pipeline::fully_async::run(sc, max_staleness, draw, &mut rec, &mut ctl)?,
             max_staleness.is_none(),
         ),
     };
-    let mut res = rec.finish_run(
-        end_s,
-        sc.rollout_slots,
-        sc.train_step_s,
-        outrun,
-        sc.batch_size,
-    );
+    let mut res = rec.finish_run(end_s, sc.rollout_slots, sc.train_step_s, outrun, sc.batch_size);
     res.summary.throughput_ratio = sc.throughput_ratio();
     Ok(res)
 }

@@ -7,10 +7,7 @@ use std::fmt;
 pub enum Error {
     /// A scenario field is outside its allowed range. `field` is the scenario's field name as the
     /// Python API spells it (e.g. `"rollout_slots"`, `"lengths.sigma"`).
-    InvalidField {
-        field: &'static str,
-        message: String,
-    },
+    InvalidField { field: &'static str, message: String },
     /// The run would exceed `max_samples` started samples (a guard against runaway memory use).
     TooManySamples { limit: u64 },
     /// The caller's interrupt check asked the run to stop (e.g. Ctrl-C in Python).

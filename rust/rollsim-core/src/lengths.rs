@@ -9,11 +9,7 @@ use std::sync::Arc;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Lengths {
     /// `min(exp(N(mu, sigma^2)), max_tokens)`.
-    LogNormal {
-        mu: f64,
-        sigma: f64,
-        max_tokens: f64,
-    },
+    LogNormal { mu: f64, sigma: f64, max_tokens: f64 },
     /// Draws with replacement from `values`, optionally weighted by counts.
     ///
     /// In `rng = "python"` mode a draw equals CPython's `rng.choices(values, weights)[0]`:
@@ -29,16 +25,9 @@ impl Lengths {
     /// Builds an empirical distribution; `weights` are counts (histogram) and may be absent.
     pub fn empirical(values: Vec<f64>, weights: Option<Vec<f64>>) -> Result<Self> {
         if values.is_empty() {
-            return Err(Error::field(
-                "lengths.values",
-                "must hold at least one length",
-            ));
+            return Err(Error::field("lengths.values", "must hold at least one length"));
         }
-        if let Some((i, v)) = values
-            .iter()
-            .enumerate()
-            .find(|(_, v)| !(v.is_finite() && **v > 0.0))
-        {
+        if let Some((i, v)) = values.iter().enumerate().find(|(_, v)| !(v.is_finite() && **v > 0.0)) {
             return Err(Error::field(
                 "lengths.values",
                 format!("must be finite and > 0 tokens; item {i} is {v}"),
@@ -57,11 +46,7 @@ impl Lengths {
                         ),
                     ));
                 }
-                if let Some((i, x)) = w
-                    .iter()
-                    .enumerate()
-                    .find(|(_, x)| !(x.is_finite() && **x >= 0.0))
-                {
+                if let Some((i, x)) = w.iter().enumerate().find(|(_, x)| !(x.is_finite() && **x >= 0.0)) {
                     return Err(Error::field(
                         "lengths.weights",
                         format!("must be finite and >= 0; item {i} is {x}"),
@@ -90,16 +75,9 @@ impl Lengths {
     /// Checks the parameters; errors name the field.
     pub fn validate(&self) -> Result<()> {
         match self {
-            Lengths::LogNormal {
-                mu,
-                sigma,
-                max_tokens,
-            } => {
+            Lengths::LogNormal { mu, sigma, max_tokens } => {
                 if !mu.is_finite() {
-                    return Err(Error::field(
-                        "lengths.mu",
-                        format!("must be finite, got {mu}"),
-                    ));
+                    return Err(Error::field("lengths.mu", format!("must be finite, got {mu}")));
                 }
                 if !(sigma.is_finite() && *sigma >= 0.0) {
                     return Err(Error::field(
@@ -115,26 +93,17 @@ impl Lengths {
                 }
                 Ok(())
             }
-            Lengths::Empirical {
-                values,
-                cum_weights,
-            } => Lengths::empirical(values.to_vec(), cum_weights.as_ref().map(|c| uncumulate(c)))
-                .map(|_| ()),
+            Lengths::Empirical { values, cum_weights } => {
+                Lengths::empirical(values.to_vec(), cum_weights.as_ref().map(|c| uncumulate(c))).map(|_| ())
+            }
         }
     }
 
     /// Mean length in tokens (exact for `Empirical`, from the truncated lognormal's closed form otherwise).
     pub fn mean_tokens(&self) -> f64 {
         match self {
-            Lengths::LogNormal {
-                mu,
-                sigma,
-                max_tokens,
-            } => truncated_lognormal_mean(*mu, *sigma, *max_tokens),
-            Lengths::Empirical {
-                values,
-                cum_weights,
-            } => match cum_weights {
+            Lengths::LogNormal { mu, sigma, max_tokens } => truncated_lognormal_mean(*mu, *sigma, *max_tokens),
+            Lengths::Empirical { values, cum_weights } => match cum_weights {
                 None => values.iter().sum::<f64>() / values.len() as f64,
                 Some(c) => {
                     let w = uncumulate(c);
@@ -183,8 +152,7 @@ fn erfc(x: f64) -> f64 {
                         + t * (-0.186_288_06
                             + t * (0.278_868_07
                                 + t * (-1.135_203_98
-                                    + t * (1.488_515_87
-                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
+                                    + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
             .exp();
     if x >= 0.0 {
         r
@@ -249,10 +217,7 @@ mod tests {
         assert!(m < 3294.5 && m > 3100.0, "{m}");
         let mut src = crate::rng::FastRng::new(1);
         let n = 400_000;
-        let mc: f64 = (0..n)
-            .map(|_| src.lognormal(7.6, 1.0).min(16384.0))
-            .sum::<f64>()
-            / n as f64;
+        let mc: f64 = (0..n).map(|_| src.lognormal(7.6, 1.0).min(16384.0)).sum::<f64>() / n as f64;
         assert!((mc - m).abs() / m < 0.01, "mc {mc} closed form {m}");
     }
 

@@ -65,9 +65,7 @@ impl Default for Scenario {
                 sigma: 1.0,
                 max_tokens: 16384.0,
             },
-            pipeline: Pipeline::FullyAsync {
-                max_staleness: None,
-            },
+            pipeline: Pipeline::FullyAsync { max_staleness: None },
             seed: 0,
             rng: RngKind::Fast,
         }
@@ -109,10 +107,7 @@ impl Scenario {
         }
         if let Pipeline::OffPolicy { k } = self.pipeline {
             if k > MAX_K {
-                return Err(Error::field(
-                    "pipeline.k",
-                    format!("must be in [0, {MAX_K}], got {k}"),
-                ));
+                return Err(Error::field("pipeline.k", format!("must be in [0, {MAX_K}], got {k}")));
             }
         }
         self.lengths.validate()
@@ -122,8 +117,7 @@ impl Scenario {
     /// `(rollout_slots * decode_tokens_per_s / mean_tokens) / (batch_size / train_step_s)`.
     /// Above 1, a fully asynchronous pipeline without a cap generates faster than it trains.
     pub fn throughput_ratio(&self) -> f64 {
-        let rollout =
-            self.rollout_slots as f64 * self.decode_tokens_per_s / self.lengths.mean_tokens();
+        let rollout = self.rollout_slots as f64 * self.decode_tokens_per_s / self.lengths.mean_tokens();
         rollout * self.train_step_s / self.batch_size as f64
     }
 }

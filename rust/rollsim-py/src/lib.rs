@@ -36,9 +36,7 @@ fn panic_err(p: Box<dyn std::any::Any + Send>) -> PyErr {
         .map(|s| s.to_string())
         .or_else(|| p.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".into());
-    PyRuntimeError::new_err(format!(
-        "internal error in the rollsim engine (please report): {msg}"
-    ))
+    PyRuntimeError::new_err(format!("internal error in the rollsim engine (please report): {msg}"))
 }
 
 fn item<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &'static str) -> PyResult<T> {
@@ -62,17 +60,9 @@ fn scenario_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Scenario> {
         "empirical" => {
             let values: PyReadonlyArray1<'_, f64> = item(&lengths, "values")?;
             let weights: Option<PyReadonlyArray1<'_, f64>> = item(&lengths, "weights")?;
-            Lengths::empirical(
-                values.as_array().to_vec(),
-                weights.map(|w| w.as_array().to_vec()),
-            )
-            .map_err(to_py_err)?
+            Lengths::empirical(values.as_array().to_vec(), weights.map(|w| w.as_array().to_vec())).map_err(to_py_err)?
         }
-        other => {
-            return Err(ScenarioError::new_err(format!(
-                "lengths.kind: unknown kind {other:?}"
-            )))
-        }
+        other => return Err(ScenarioError::new_err(format!("lengths.kind: unknown kind {other:?}"))),
     };
     let pipeline: Bound<'_, PyDict> = item(d, "pipeline")?;
     let pipeline = match item::<String>(&pipeline, "kind")?.as_str() {
@@ -82,11 +72,7 @@ fn scenario_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Scenario> {
         "fully_async" => Pipeline::FullyAsync {
             max_staleness: item(&pipeline, "max_staleness")?,
         },
-        other => {
-            return Err(ScenarioError::new_err(format!(
-                "pipeline.kind: unknown kind {other:?}"
-            )))
-        }
+        other => return Err(ScenarioError::new_err(format!("pipeline.kind: unknown kind {other:?}"))),
     };
     let rng = match item::<String>(d, "rng")?.as_str() {
         "python" => RngKind::Python,
@@ -194,9 +180,7 @@ fn simulate<'py>(
     };
     let res = py.detach(|| {
         catch_unwind(AssertUnwindSafe(|| {
-            rollsim_core::run(&sc, &opts, &mut || {
-                Python::attach(|py| py.check_signals().is_err())
-            })
+            rollsim_core::run(&sc, &opts, &mut || Python::attach(|py| py.check_signals().is_err()))
         }))
     });
     let res = res.map_err(panic_err)?.map_err(to_py_err)?;
@@ -247,7 +231,7 @@ fn simulate_many<'py>(
                     }
                 });
             }
-            worker.join().unwrap_or_else(|p| Err(p))
+            worker.join().unwrap_or_else(Err)
         })
     });
     let results = results.map_err(panic_err)?;
@@ -277,13 +261,7 @@ fn py_random_stream<'py>(py: Python<'py>, seed: u64, n: usize) -> Bound<'py, PyA
 
 /// `random.Random(seed).lognormvariate(mu, sigma)` `n` times, from rollsim's generator (for tests).
 #[pyfunction]
-fn py_lognormal_stream<'py>(
-    py: Python<'py>,
-    seed: u64,
-    mu: f64,
-    sigma: f64,
-    n: usize,
-) -> Bound<'py, PyArray1<f64>> {
+fn py_lognormal_stream<'py>(py: Python<'py>, seed: u64, mu: f64, sigma: f64, n: usize) -> Bound<'py, PyArray1<f64>> {
     use rollsim_core::rng::Source;
     let mut r = rollsim_core::rng::PyRandom::new(seed);
     PyArray1::from_vec(py, (0..n).map(|_| r.lognormal(mu, sigma)).collect())

@@ -13,7 +13,7 @@
 use crate::engine::Control;
 use crate::error::Result;
 use crate::lengths::Draw;
-use crate::queue::{Event, EventQueue};
+use crate::queue::SlotQueue;
 use crate::record::Recorder;
 use crate::scenario::Scenario;
 
@@ -23,18 +23,12 @@ struct InFlight {
     start: f64,
 }
 
-pub(crate) fn run<D: Draw>(
-    sc: &Scenario,
-    k: u32,
-    mut draw: D,
-    rec: &mut Recorder,
-    ctl: &mut Control,
-) -> Result<f64> {
+pub(crate) fn run<D: Draw>(sc: &Scenario, k: u32, mut draw: D, rec: &mut Recorder, ctl: &mut Control) -> Result<f64> {
     let slots = sc.rollout_slots as usize;
     let batch = sc.batch_size as usize;
     let k = k as usize;
     let speed = sc.decode_tokens_per_s;
-    let mut queue = EventQueue::with_capacity(slots);
+    let mut queue = SlotQueue::new(slots);
     let mut in_flight: Vec<InFlight> = Vec::with_capacity(slots);
     let mut train_end: Vec<f64> = Vec::new();
     let mut batch_ids: Vec<(u32, f64, u32)> = Vec::with_capacity(batch); // (id, length, version)
@@ -63,12 +57,17 @@ pub(crate) fn run<D: Draw>(
                 length: n,
                 start: g,
             });
-            queue.push(Event::new(g + n / speed, id, slot as u32));
         }
+        queue.start_all(
+            in_flight
+                .iter()
+                .enumerate()
+                .map(|(s, f)| (s as u32, g + f.length / speed, f.id)),
+        );
         let mut remaining = batch - first;
         let mut t = g;
-        while let Some(&ev) = queue.peek() {
-            t = ev.time();
+        while let Some(ev) = queue.peek() {
+            t = ev.time;
             let slot = ev.slot as usize;
             let f = &in_flight[slot];
             rec.finish(f.id, f.length, f.start, t);
@@ -85,9 +84,9 @@ pub(crate) fn run<D: Draw>(
                     length: n,
                     start: t,
                 };
-                queue.replace_top(Event::new(t + n / speed, id, slot as u32));
+                queue.replace_top(t + n / speed, id);
             } else {
-                queue.pop();
+                queue.idle_top();
             }
         }
         let gen_end = t;
@@ -102,16 +101,7 @@ pub(crate) fn run<D: Draw>(
             tokens += length;
         }
         let te = ts + sc.train_step_s;
-        rec.step(
-            ts,
-            te,
-            ts - prev_end,
-            st_sum,
-            st_max,
-            batch as u32,
-            0,
-            tokens,
-        );
+        rec.step(ts, te, ts - prev_end, st_sum, st_max, batch as u32, 0, tokens);
         train_end.push(te);
         gen_end_prev = gen_end;
     }

@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use crate::engine::Control;
 use crate::error::Result;
 use crate::lengths::Draw;
-use crate::queue::{Event, EventQueue};
+use crate::queue::SlotQueue;
 use crate::record::Recorder;
 use crate::scenario::Scenario;
 
@@ -39,7 +39,7 @@ pub(crate) fn run<D: Draw>(
     let batch = sc.batch_size as usize;
     let speed = sc.decode_tokens_per_s;
     let horizon = sc.horizon_s;
-    let mut queue = EventQueue::with_capacity(slots);
+    let mut queue = SlotQueue::new(slots);
     let mut in_flight: Vec<Sample> = Vec::with_capacity(slots);
     let mut ready: VecDeque<Sample> = VecDeque::new();
     let mut next_id: u64 = 0;
@@ -59,13 +59,18 @@ pub(crate) fn run<D: Draw>(
             length: n,
             start: 0.0,
         });
-        queue.push(Event::new(n / speed, id, slot as u32));
     }
+    queue.start_all(
+        in_flight
+            .iter()
+            .enumerate()
+            .map(|(s, x)| (s as u32, x.length / speed, x.id)),
+    );
 
     while t < horizon {
-        let ev = *queue.peek().expect("every slot always holds a sample");
+        let ev = queue.peek().expect("every slot always holds a sample");
         match next_train {
-            Some(nt) if nt <= ev.time() => {
+            Some(nt) if nt <= ev.time => {
                 // The trainer's step ends first: bump the version.
                 t = nt;
                 version += 1;
@@ -82,7 +87,7 @@ pub(crate) fn run<D: Draw>(
                 }
             }
             _ => {
-                t = ev.time();
+                t = ev.time;
                 let slot = ev.slot as usize;
                 let done = in_flight[slot];
                 rec.finish(done.id, done.length, done.start, t);
@@ -100,7 +105,7 @@ pub(crate) fn run<D: Draw>(
                     length: n,
                     start: t,
                 };
-                queue.replace_top(Event::new(t + n / speed, id, slot as u32));
+                queue.replace_top(t + n / speed, id);
                 ctl.tick(rec.s.events)?;
             }
         }
