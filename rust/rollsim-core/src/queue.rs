@@ -1,14 +1,17 @@
 //! The event queue of the rollout slots: a tournament (loser) tree over the slots, keyed by
 //! (finish time, insertion sequence).
 //!
-//! Every pending slot event is "slot s finishes its sample at time t", and the engine's hot
-//! operation is: take the earliest one, and give that same slot its next finish time. A loser tree
-//! does exactly that with one comparison per level and no child selection (about 8 comparisons for
-//! 256 slots), where a binary heap's sift-down needs two per level. Idle slots hold `IDLE`.
+//! Every pending slot event is "slot s finishes its current work at time t", and the engine's hot
+//! operation is: take the earliest one and give that same slot its next finish time. A loser tree
+//! replays exactly that slot's path with one branch-free comparison per level (8 levels for 256
+//! slots): the comparison outcomes are random, so conditional moves beat the branches of a binary
+//! heap's sift-down (25 M against 18 M events/s on the chapter's scenario; a winner tree measured
+//! 16 M). Changes to other slots (idle slots starting, pauses, aborts) are rare, once per weight
+//! update at most: they mark the tree stale and the next `peek` rebuilds it in O(slots).
 //!
 //! Times are non-negative finite `f64`, whose IEEE-754 bit patterns order like the numbers, so
-//! (time, seq) packs into one `u128` and compares as an integer. Equal times are served in insertion
-//! order (seq is the sample id, which grows with every start): runs are deterministic.
+//! (time, seq) packs into one `u128` and compares as an integer. Equal times are served in
+//! insertion order (seq is the sample id, which grows with every start): runs are deterministic.
 
 /// Key of an idle slot: later than any event.
 const IDLE: u128 = u128::MAX;
@@ -35,33 +38,34 @@ pub struct SlotQueue {
     /// `tree[0]` is the winner (earliest slot); `tree[1..size]` hold the loser of each match.
     tree: Vec<u32>,
     size: usize,
+    /// A slot other than the winner changed: rebuild before the next `peek`.
+    stale: bool,
 }
 
 impl SlotQueue {
     /// `n` slots, all idle.
     pub fn new(n: usize) -> Self {
         let size = n.max(1).next_power_of_two();
-        let mut q = SlotQueue {
+        SlotQueue {
             keys: vec![IDLE; size],
             tree: vec![0; size],
             size,
-        };
-        q.rebuild();
-        q
+            stale: true,
+        }
     }
 
     /// Marks every slot idle.
     pub fn clear(&mut self) {
         self.keys.fill(IDLE);
-        self.rebuild();
+        self.stale = true;
     }
 
     fn rebuild(&mut self) {
         // Winners of each subtree, bottom-up; losers stored at internal nodes.
         let size = self.size;
         let mut win = vec![0u32; 2 * size];
-        for i in 0..size {
-            win[size + i] = i as u32;
+        for (i, w) in win[size..].iter_mut().enumerate() {
+            *w = i as u32;
         }
         for node in (1..size).rev() {
             let (a, b) = (win[2 * node], win[2 * node + 1]);
@@ -74,11 +78,15 @@ impl SlotQueue {
             self.tree[node] = l;
         }
         self.tree[0] = if size > 1 { win[1] } else { 0 };
+        self.stale = false;
     }
 
     /// The earliest pending event, or `None` when every slot is idle.
     #[inline]
-    pub fn peek(&self) -> Option<Event> {
+    pub fn peek(&mut self) -> Option<Event> {
+        if self.stale {
+            self.rebuild();
+        }
         let slot = self.tree[0];
         let k = self.keys[slot as usize];
         (k != IDLE).then(|| Event {
@@ -108,39 +116,34 @@ impl SlotQueue {
         self.tree[0] = w;
     }
 
-    /// Gives the winning slot (the one `peek` returned) its next finish time.
     #[inline]
-    pub fn replace_top(&mut self, time: f64, seq: u32) {
-        let slot = self.tree[0];
-        self.keys[slot as usize] = key(time, seq);
-        self.replay(slot);
-    }
-
-    /// Makes the winning slot idle.
-    #[inline]
-    pub fn idle_top(&mut self) {
-        let slot = self.tree[0];
-        self.keys[slot as usize] = IDLE;
-        self.replay(slot);
-    }
-
-    /// Starts events `(slot, time, seq)` on idle slots and rebuilds the tree (O(slots)); used when
-    /// a batch or the run starts.
-    pub fn start_all(&mut self, events: impl IntoIterator<Item = (u32, f64, u32)>) {
-        for (slot, time, seq) in events {
-            debug_assert_eq!(self.keys[slot as usize], IDLE);
-            self.keys[slot as usize] = key(time, seq);
+    fn set_key(&mut self, slot: u32, k: u128) {
+        self.keys[slot as usize] = k;
+        if !self.stale && slot == self.tree[0] {
+            self.replay(slot);
+        } else {
+            self.stale = true;
         }
-        self.rebuild();
     }
 
-    /// Pending events (slot, time, seq) in slot order.
-    pub fn pending(&self) -> impl Iterator<Item = (u32, f64, u32)> + '_ {
-        self.keys
-            .iter()
-            .enumerate()
-            .filter(|(_, k)| **k != IDLE)
-            .map(|(s, k)| (s as u32, f64::from_bits((*k >> 32) as u64), *k as u32))
+    /// Sets the next event of `slot` (busy or idle) to `time`, with sequence number `seq`.
+    /// O(log slots) for the slot `peek` returned, else the next `peek` rebuilds (O(slots)).
+    #[inline]
+    pub fn set(&mut self, slot: u32, time: f64, seq: u32) {
+        self.set_key(slot, key(time, seq));
+    }
+
+    /// Makes `slot` idle.
+    #[inline]
+    pub fn set_idle(&mut self, slot: u32) {
+        self.set_key(slot, IDLE);
+    }
+
+    /// The pending event of `slot`, if busy: (time, seq).
+    #[inline]
+    pub fn get(&self, slot: u32) -> Option<(f64, u32)> {
+        let k = self.keys[slot as usize];
+        (k != IDLE).then(|| (f64::from_bits((k >> 32) as u64), k as u32))
     }
 }
 
@@ -152,14 +155,16 @@ mod tests {
     #[test]
     fn serves_time_then_sequence_order() {
         let mut q = SlotQueue::new(5);
-        q.start_all([(0, 5.0, 0), (1, 1.0, 1), (2, 3.0, 2), (3, 1.0, 3), (4, 0.0, 4)]);
+        for (slot, t, seq) in [(0, 5.0, 0), (1, 1.0, 1), (2, 3.0, 2), (3, 1.0, 3), (4, 0.0, 4)] {
+            q.set(slot, t, seq);
+        }
         let e = q.peek().unwrap();
         assert_eq!((e.time, e.seq, e.slot), (0.0, 4, 4));
-        q.replace_top(3.0, 9); // slot 4 now at (3.0, 9)
+        q.set(4, 3.0, 9); // slot 4 now at (3.0, 9)
         let mut out = vec![];
         while let Some(e) = q.peek() {
             out.push((e.time, e.seq, e.slot));
-            q.idle_top();
+            q.set_idle(e.slot);
         }
         assert_eq!(
             out,
@@ -177,11 +182,9 @@ mod tests {
             let mut keys: Vec<Option<(f64, u32)>> = (0..n)
                 .map(|s| Some(((rng.uniform() * 10.0).floor(), s as u32)))
                 .collect();
-            q.start_all(
-                keys.iter()
-                    .enumerate()
-                    .map(|(s, k)| (s as u32, k.unwrap().0, k.unwrap().1)),
-            );
+            for (s, k) in keys.iter().enumerate() {
+                q.set(s as u32, k.unwrap().0, k.unwrap().1);
+            }
             for seq in n as u32..20_000 {
                 let best = keys
                     .iter()
@@ -191,12 +194,19 @@ mod tests {
                 let e = q.peek();
                 assert_eq!(e.map(|e| (e.time.to_bits(), e.seq, e.slot)), best);
                 let Some(e) = e else { break };
-                if rng.uniform() < 0.02 {
-                    q.idle_top();
+                let u = rng.uniform();
+                if u < 0.02 {
+                    q.set_idle(e.slot);
                     keys[e.slot as usize] = None;
+                } else if u < 0.1 {
+                    // any slot, busy or idle, gets a new time (possibly earlier)
+                    let s = (rng.uniform() * n as f64) as usize;
+                    let t = (rng.uniform() * 50.0).floor();
+                    q.set(s as u32, t, seq);
+                    keys[s] = Some((t, seq));
                 } else {
                     let t = e.time + (rng.uniform() * 5.0).floor();
-                    q.replace_top(t, seq);
+                    q.set(e.slot, t, seq);
                     keys[e.slot as usize] = Some((t, seq));
                 }
             }

@@ -58,12 +58,9 @@ pub(crate) fn run<D: Draw>(sc: &Scenario, k: u32, mut draw: D, rec: &mut Recorde
                 start: g,
             });
         }
-        queue.start_all(
-            in_flight
-                .iter()
-                .enumerate()
-                .map(|(s, f)| (s as u32, g + f.length / speed, f.id)),
-        );
+        for (s, f) in in_flight.iter().enumerate() {
+            queue.set(s as u32, g + f.length / speed, f.id);
+        }
         let mut remaining = batch - first;
         let mut t = g;
         while let Some(ev) = queue.peek() {
@@ -84,9 +81,9 @@ pub(crate) fn run<D: Draw>(sc: &Scenario, k: u32, mut draw: D, rec: &mut Recorde
                     length: n,
                     start: t,
                 };
-                queue.replace_top(t + n / speed, id);
+                queue.set(slot as u32, t + n / speed, id);
             } else {
-                queue.idle_top();
+                queue.set_idle(slot as u32);
             }
         }
         let gen_end = t;

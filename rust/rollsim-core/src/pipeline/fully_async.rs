@@ -60,12 +60,9 @@ pub(crate) fn run<D: Draw>(
             start: 0.0,
         });
     }
-    queue.start_all(
-        in_flight
-            .iter()
-            .enumerate()
-            .map(|(s, x)| (s as u32, x.length / speed, x.id)),
-    );
+    for (s, x) in in_flight.iter().enumerate() {
+        queue.set(s as u32, x.length / speed, x.id);
+    }
 
     while t < horizon {
         let ev = queue.peek().expect("every slot always holds a sample");
@@ -105,7 +102,7 @@ pub(crate) fn run<D: Draw>(
                     length: n,
                     start: t,
                 };
-                queue.replace_top(t + n / speed, id);
+                queue.set(slot as u32, t + n / speed, id);
                 ctl.tick(rec.s.events)?;
             }
         }
