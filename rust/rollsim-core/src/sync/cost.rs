@@ -24,7 +24,9 @@
 //! engine's per-tensor and per-bucket software cost). With `overlap_stages` the buckets are
 //! pipelined (`sum / C + (C - 1) / C * max`), else the stages run one after another.
 
-use super::plan::{build_plan, PlanOptions};
+use std::collections::HashMap;
+
+use super::plan::{build_plan, LinkLoads, PlanOptions};
 use super::{finite_nonneg, finite_pos, InferLayout, Model, TrainLayout};
 use crate::error::{Error, Result};
 
@@ -210,8 +212,39 @@ fn max_msgs(loads: &super::plan::LinkLoads) -> u64 {
         .unwrap_or(0)
 }
 
+/// Plans already built, keyed by (instances, colocated, gpus per node, bucket size): a sweep over
+/// bandwidths, efficiency or overheads reuses them (the plan does not depend on those).
+#[derive(Debug, Default)]
+pub struct PlanCache {
+    plans: HashMap<(u32, bool, u32, u64), LinkLoads>,
+}
+
+impl PlanCache {
+    fn get(&mut self, model: &Model, train: &TrainLayout, infer: &InferLayout, po: &PlanOptions) -> Result<&LinkLoads> {
+        let key = (infer.instances, po.colocated, po.gpus_per_node, po.bucket_bytes.to_bits());
+        if !self.plans.contains_key(&key) {
+            let p = build_plan(model, train, infer, po)?;
+            self.plans.insert(key, p.loads);
+        }
+        Ok(&self.plans[&key])
+    }
+}
+
 /// Estimates one weight update. Errors name the offending field.
 pub fn estimate(model: &Model, train: &TrainLayout, infer: &InferLayout, hw: &Hardware, sw: &Software, topo: Topology) -> Result<Estimate> {
+    estimate_cached(model, train, infer, hw, sw, topo, &mut PlanCache::default())
+}
+
+/// [`estimate`] reusing plans from `cache` (same model and training layout for every call).
+pub fn estimate_cached(
+    model: &Model,
+    train: &TrainLayout,
+    infer: &InferLayout,
+    hw: &Hardware,
+    sw: &Software,
+    topo: Topology,
+    cache: &mut PlanCache,
+) -> Result<Estimate> {
     model.validate()?;
     train.validate()?;
     infer.validate()?;
@@ -260,18 +293,18 @@ pub fn estimate(model: &Model, train: &TrainLayout, infer: &InferLayout, hw: &Ha
         }
         Topology::Parallel => {
             let (inf, po) = plan_opts(infer.instances);
-            let p = build_plan(model, train, &inf, &po)?;
-            let (t, b, _) = busiest(&p.loads, nic, nvl);
+            let loads = cache.get(model, train, &inf, &po)?;
+            let (t, b, _) = busiest(loads, nic, nvl);
             e.transfer_s = t;
-            e.latency_s = max_msgs(&p.loads) as f64 * alpha;
+            e.latency_s = max_msgs(loads) as f64 * alpha;
             e.busiest_link_bytes = b;
         }
         Topology::Relay { fanout } => {
             let (inf, po) = plan_opts(1);
-            let p = build_plan(model, train, &inf, &po)?;
-            let (t1, b1, _) = busiest(&p.loads, nic, nvl);
+            let loads = cache.get(model, train, &inf, &po)?;
+            let (t1, b1, _) = busiest(loads, nic, nvl);
             let depth = relay_depth(infer.instances as u64, fanout as u64) as f64;
-            let per_rank = p.loads.needed_bytes.iter().cloned().fold(0.0, f64::max);
+            let per_rank = loads.needed_bytes.iter().cloned().fold(0.0, f64::max);
             let t_relay = if depth > 0.0 { fanout.min(infer.instances.saturating_sub(1).max(1)) as f64 * per_rank / nic } else { 0.0 };
             let tau = t1.max(t_relay);
             let hops = 1.0 + depth;

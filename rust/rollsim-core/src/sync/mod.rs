@@ -16,7 +16,7 @@
 pub mod cost;
 pub mod plan;
 
-pub use cost::{estimate, relay_time, Estimate, Hardware, Software, Topology};
+pub use cost::{estimate, estimate_cached, relay_time, Estimate, Hardware, PlanCache, Software, Topology};
 pub use plan::{build_plan, LinkLoads, Plan, PlanOptions, Transfers};
 
 use crate::error::{Error, Result};
