@@ -151,7 +151,7 @@ HARDWARE: dict[str, Hardware] = {
     "h100": Hardware(),
     "h200": Hardware(),
     "h800": Hardware(nvlink_bytes_per_s=200e9),
-    "h20": Hardware(nvlink_bytes_per_s=450e9),
+    "h20": Hardware(nvlink_bytes_per_s=450e9, nic_bytes_per_s=25e9),
     "chapter": Hardware(latency_s=50e-6),
 }
 
