@@ -17,7 +17,8 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PlanOptions {
     /// GPUs per node (>= 1). Training ranks occupy GPUs `0..train_world`; inference ranks occupy the
-    /// next GPUs, or, if `colocated`, the same GPUs (inference rank `r` on GPU `r % train_world`).
+    /// GPUs from the next node boundary on, or, if `colocated`, the training GPUs (inference rank
+    /// `r` on GPU `r % train_world`).
     pub gpus_per_node: u32,
     pub colocated: bool,
     /// Messages per (source, destination) pair are `ceil(bytes / bucket_bytes)` (packed buckets).
@@ -122,7 +123,9 @@ pub fn build_plan(model: &Model, train: &TrainLayout, infer: &InferLayout, opts:
     let mut tr = if opts.record_transfers { Some(Transfers::default()) } else { None };
     let mut n_transfers = 0u64;
     let mut total = 0.0f64;
-    let dst_gpu = |d: u64| if opts.colocated { d % tw } else { tw + d };
+    // disaggregated: the inference pool starts on the first node after the training pool's nodes
+    let infer_base = tw.div_ceil(gpn) * gpn;
+    let dst_gpu = |d: u64| if opts.colocated { d % tw } else { infer_base + d };
     let link_of = |s: u64, d: u64| -> u8 {
         let (gs, gd) = (s, dst_gpu(d));
         if gs == gd {
