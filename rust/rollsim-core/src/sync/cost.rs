@@ -222,9 +222,8 @@ pub struct PlanCache {
 impl PlanCache {
     fn get(&mut self, model: &Model, train: &TrainLayout, infer: &InferLayout, po: &PlanOptions) -> Result<&LinkLoads> {
         let key = (infer.instances, po.colocated, po.gpus_per_node, po.bucket_bytes.to_bits());
-        if !self.plans.contains_key(&key) {
-            let p = build_plan(model, train, infer, po)?;
-            self.plans.insert(key, p.loads);
+        if let std::collections::hash_map::Entry::Vacant(v) = self.plans.entry(key) {
+            v.insert(build_plan(model, train, infer, po)?.loads);
         }
         Ok(&self.plans[&key])
     }
