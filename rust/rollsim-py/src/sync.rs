@@ -147,7 +147,7 @@ fn sync_estimate_many<'py>(py: Python<'py>, config: &Bound<'py, PyDict>, overrid
         let name: String = k.extract()?;
         let arr: PyReadonlyArray1<'_, f64> = v
             .extract()
-            .map_err(|e| ScenarioError::new_err(format!("{name}: expected a 1-D float64 array ({})", PyErr::from(e))))?;
+            .map_err(|e| ScenarioError::new_err(format!("{name}: expected a 1-D float64 array ({})", e)))?;
         let vals = arr.as_array().to_vec();
         if let Some(n0) = n {
             if vals.len() != n0 {
