@@ -1,1 +1,176 @@
-//! Weight-sync and routing-replay estimator (issue 5). Placeholder module; see `rollsim.sync`.
+//! Weight-sync estimator (issue 5): how long it takes to move a new policy's weights from the
+//! training GPUs to every inference GPU, and which term (wire, per-message latency, per-tensor
+//! software overhead, quantization, host-to-device copies) dominates.
+//!
+//! * [`plan`]: the re-sharding plan between a training layout (TP x PP x DP, EP, optional FSDP) and
+//!   an inference layout (instances x TP, EP): one transfer per (source rank, destination rank,
+//!   tensor, slice), and the load of every link.
+//! * [`cost`]: the alpha-beta cost models of the topologies (co-located hand-off, naive
+//!   gather-and-send, parallel per-rank sends along the plan, chunked pipelined relay, NCCL
+//!   broadcast) and the staged per-bucket pipeline (H2D, quantize, transfer, load).
+//!
+//! Formulas: `shared/notes/weight_sync.md` (alpha-beta model; chunked pipeline
+//! `T = (C + h - 1)(alpha + m / beta)`, optimum `T* = (sqrt(S / beta) + sqrt((h - 1) alpha))^2`).
+//! Units: bytes, seconds, bytes per second. Pure Rust; `rollsim-py` binds it.
+
+pub mod cost;
+pub mod plan;
+
+pub use cost::{estimate, estimate_cached, relay_time, Estimate, Hardware, PlanCache, Software, Topology};
+pub use plan::{build_plan, LinkLoads, Plan, PlanOptions, Transfers};
+
+use crate::error::{Error, Result};
+
+/// A group of identical tensors (e.g. "every expert's down projection").
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorGroup {
+    /// Number of tensors in the group (>= 1).
+    pub count: u64,
+    /// Elements per tensor (>= 1).
+    pub elems: u64,
+    /// Number of experts the group's tensors belong to (0 = dense, not an expert tensor). The
+    /// tensors are ordered layer-major: with `per_layer = max(1, count / layers)`, tensor `i` is in
+    /// layer `min(i / per_layer, layers - 1)` and belongs to expert
+    /// `(i % per_layer) * n_experts / per_layer`.
+    pub n_experts: u32,
+    /// Number of layers the group spans (>= 1); decides the pipeline stage of each tensor.
+    pub layers: u32,
+    /// `true` for tensors that no layout shards (norms, biases, router): every rank holds and
+    /// needs the whole tensor.
+    pub replicated: bool,
+}
+
+/// A model as tensor groups, with the bytes per element on each side.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Model {
+    pub groups: Vec<TensorGroup>,
+    /// Bytes per element in the inference format (what is moved): 2 for BF16, `1 + 4 / b^2` for
+    /// FP8 with `b x b` blocks and an FP32 scale per block.
+    pub infer_bytes_per_elem: f64,
+    /// Bytes per element in the training format (what is quantized when the formats differ).
+    pub train_bytes_per_elem: f64,
+    /// Slices are cut on multiples of this many elements (block-quantized formats need whole
+    /// blocks before quantizing: `b * b` for `b x b` blocks). >= 1.
+    pub align_elems: u64,
+}
+
+impl Model {
+    pub fn validate(&self) -> Result<()> {
+        if self.groups.is_empty() {
+            return Err(Error::field("model.groups", "at least one tensor group is needed"));
+        }
+        for (i, g) in self.groups.iter().enumerate() {
+            if g.count == 0 {
+                return Err(Error::field("model.groups.count", format!("group {i}: must be >= 1")));
+            }
+            if g.elems == 0 {
+                return Err(Error::field("model.groups.elems", format!("group {i}: must be >= 1")));
+            }
+            if g.layers == 0 {
+                return Err(Error::field("model.groups.layers", format!("group {i}: must be >= 1")));
+            }
+        }
+        finite_pos("model.infer_bytes_per_elem", self.infer_bytes_per_elem)?;
+        finite_pos("model.train_bytes_per_elem", self.train_bytes_per_elem)?;
+        if self.align_elems == 0 {
+            return Err(Error::field("model.align_elems", "must be >= 1"));
+        }
+        Ok(())
+    }
+
+    /// Total number of tensors.
+    pub fn n_tensors(&self) -> u64 {
+        self.groups.iter().map(|g| g.count).sum()
+    }
+
+    /// Total elements (parameters).
+    pub fn n_elems(&self) -> f64 {
+        self.groups.iter().map(|g| g.count as f64 * g.elems as f64).sum()
+    }
+
+    /// Bytes of one full copy in the inference format.
+    pub fn infer_bytes(&self) -> f64 {
+        self.n_elems() * self.infer_bytes_per_elem
+    }
+}
+
+/// Training-side parallel layout (Megatron convention): `tp * pp * dp` ranks; experts are split
+/// over `ep` ranks carved out of each stage's `dp * tp` ranks (expert tensor parallelism 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrainLayout {
+    pub tp: u32,
+    pub pp: u32,
+    pub dp: u32,
+    pub ep: u32,
+    /// FSDP / ZeRO-3: the `dp` replicas each hold `1 / dp` of their slice instead of a full copy.
+    pub fsdp: bool,
+}
+
+impl TrainLayout {
+    pub fn world(&self) -> u64 {
+        self.tp as u64 * self.pp as u64 * self.dp as u64
+    }
+    pub fn validate(&self) -> Result<()> {
+        for (name, v) in [("train.tp", self.tp), ("train.pp", self.pp), ("train.dp", self.dp), ("train.ep", self.ep)] {
+            if v == 0 || v > 65_536 {
+                return Err(Error::field(name, format!("must be in 1..=65536, got {v}")));
+            }
+        }
+        let stage = self.tp as u64 * self.dp as u64;
+        if stage % self.ep as u64 != 0 {
+            return Err(Error::field(
+                "train.ep",
+                format!("must divide tp * dp = {stage} (experts are spread over a stage's ranks), got {}", self.ep),
+            ));
+        }
+        if self.world() > 1 << 20 {
+            return Err(Error::field("train", "tp * pp * dp must be <= 1048576"));
+        }
+        Ok(())
+    }
+}
+
+/// Inference-side layout: `instances` engines of `tp` GPUs each; experts split over `ep` groups of
+/// `tp / ep` GPUs (each expert tensor-sharded inside its group).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InferLayout {
+    pub instances: u32,
+    pub tp: u32,
+    pub ep: u32,
+}
+
+impl InferLayout {
+    pub fn world(&self) -> u64 {
+        self.instances as u64 * self.tp as u64
+    }
+    pub fn validate(&self) -> Result<()> {
+        for (name, v) in [("infer.instances", self.instances), ("infer.tp", self.tp), ("infer.ep", self.ep)] {
+            if v == 0 || v > 65_536 {
+                return Err(Error::field(name, format!("must be in 1..=65536, got {v}")));
+            }
+        }
+        if self.tp % self.ep != 0 {
+            return Err(Error::field("infer.ep", format!("must divide infer.tp = {}, got {}", self.tp, self.ep)));
+        }
+        if self.world() > 1 << 20 {
+            return Err(Error::field("infer", "instances * tp must be <= 1048576"));
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn finite_pos(field: &'static str, v: f64) -> Result<()> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::field(field, format!("must be a finite number > 0, got {v}")))
+    }
+}
+
+pub(crate) fn finite_nonneg(field: &'static str, v: f64) -> Result<()> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(())
+    } else {
+        Err(Error::field(field, format!("must be a finite number >= 0, got {v}")))
+    }
+}

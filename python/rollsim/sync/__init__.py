@@ -1,0 +1,62 @@
+"""Weight-sync and routing-replay estimator (``rollsim sync``).
+
+How long does each weight update stall the pipeline on a given cluster, which term dominates
+(wire, per-message latency, per-tensor software overhead, quantization, H2D), and which design
+fixes it. Formulas and published timings: ``docs/weight_sync.md``.
+
+>>> from rollsim.sync import chapter_cluster, estimate
+>>> round(estimate(chapter_cluster("parallel", instances=1)).total_s, 1)
+2.5
+"""
+
+from .model import (
+    BF16,
+    FP8_BLOCK128,
+    TOPOLOGIES,
+    Cluster,
+    Hardware,
+    InferLayout,
+    ModelSpec,
+    Precision,
+    SoftwareStack,
+    TensorGroup,
+    TrainLayout,
+)
+from .estimate import SWEEPABLE, TERMS, Estimate, Plan, estimate, estimate_many, plan
+from .replay import Replay, id_bytes, routing_replay
+from .presets import HARDWARE, MODELS, SOFTWARE, model, transformer
+from .chapter import chapter_cluster, chapter_table
+from .config import load_cluster, cluster_from_dict
+
+__all__ = [
+    "BF16",
+    "FP8_BLOCK128",
+    "TOPOLOGIES",
+    "Cluster",
+    "Hardware",
+    "InferLayout",
+    "ModelSpec",
+    "Precision",
+    "SoftwareStack",
+    "TensorGroup",
+    "TrainLayout",
+    "SWEEPABLE",
+    "TERMS",
+    "Estimate",
+    "Plan",
+    "estimate",
+    "estimate_many",
+    "plan",
+    "Replay",
+    "id_bytes",
+    "routing_replay",
+    "HARDWARE",
+    "MODELS",
+    "SOFTWARE",
+    "model",
+    "transformer",
+    "chapter_cluster",
+    "chapter_table",
+    "load_cluster",
+    "cluster_from_dict",
+]

@@ -1,0 +1,111 @@
+"""``rollsim sync``: the chapter's weight-sync table, or an estimate for a cluster file.
+
+The main CLI calls :func:`add_parser` on its subparsers and dispatches ``args.func(args)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+__all__ = ["add_parser", "run", "main"]
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Registers the ``sync`` subcommand on an argparse subparsers object."""
+    p = subparsers.add_parser(
+        "sync",
+        help="weight-sync time and routing-replay volume",
+        description="Without a file: the chapter's weight-sync table and routing-replay numbers. "
+        "With a cluster TOML file: the estimate, its breakdown, and every topology compared.",
+    )
+    p.add_argument("cluster", nargs="?", help="cluster TOML file (see python/rollsim/sync/examples/cluster.toml)")
+    p.add_argument("--validation", action="store_true", help="print predicted vs published timings")
+    p.set_defaults(func=run)
+    return p
+
+
+def _chapter() -> None:
+    from .chapter import chapter_table
+    from .presets import MODELS
+    from .replay import routing_replay
+
+    t = chapter_table()
+    print("Weight sync, 1e12 bytes per instance, 50 GB/s NIC, 450 GB/s NVLink, 8 GPUs per instance")
+    print(f"{'design':<12}{'1 inst':>10}{'8 inst':>10}{'64 inst':>10}   chapter")
+    for design in ("colocated", "naive", "parallel", "relay"):
+        r = t.filter(t["design"] == design)
+        vals = "".join(f"{x:>9.2f}s" for x in r["total_s"])
+        ch = " / ".join(f"{x:g}" for x in r["chapter_s"])
+        print(f"{design:<12}{vals}   {ch}")
+    print("(relay: chunked pipeline (C + h - 1)(alpha + tau / C) at the best C, alpha = 50 us)")
+    print()
+    print("Routing replay (ids per token = layers x top-k x id width)")
+    for name, m in (("DeepSeek-V3", MODELS["deepseek-v3"]), ("Qwen3-30B-A3B", MODELS["qwen3-30b-a3b"]), ("Kimi-K2", MODELS["kimi-k2"])):
+        a, b = routing_replay(m), routing_replay(m, width="min")
+        print(f"  {name:<14} {m.layers} layers x top-{m.top_k}: {a.bytes_per_token:>5} B/token int32, "
+              f"{b.bytes_per_token:>4} B/token {b.id_bytes}-byte ids; 16K answer {b.bytes_per_answer / 1e6:.1f} MB")
+
+
+def _cluster(path: str) -> None:
+    from .config import load_cluster
+    from .estimate import estimate
+    from .model import TOPOLOGIES
+
+    c = load_cluster(path)
+    e = estimate(c)
+    m = c.model
+    print(f"{m.name}: {m.n_params / 1e9:.1f}B params, {m.n_tensors} tensors, {e.model_bytes / 1e9:.1f} GB per copy "
+          f"({m.train_precision.name} -> {m.infer_precision.name})")
+    print(f"train tp{c.train.tp} pp{c.train.pp} dp{c.train.dp} ep{c.train.ep}{' fsdp' if c.train.fsdp else ''} "
+          f"({c.train.gpus} GPUs) -> {c.infer.instances} x tp{c.infer.tp} ep{c.infer.ep} ({c.infer.gpus} GPUs); "
+          f"software {c.software.name!r}")
+    print(f"topology {c.topology}: {e.total_s:.3f} s per update (pause {e.pause_s:.3f} s); dominant: {e.dominant_term}")
+    for k, v in e.breakdown.items():
+        share = v / e.total_s * 100 if e.total_s else 0.0
+        print(f"  {k:<16}{v:>10.4f} s {share:>6.1f} %")
+    print("all topologies with this cluster:")
+    for t in TOPOLOGIES:
+        try:
+            x = estimate(c.replace(topology=t))
+            print(f"  {t:<10}{x.total_s:>10.3f} s  ({x.dominant_term})")
+        except ValueError as err:
+            print(f"  {t:<10} n/a ({err})")
+
+
+def _validation() -> None:
+    from .calibration import validation_table
+
+    t = validation_table()
+    print(f"{'stack':<18}{'role':<9}{'measured':>9}{'predicted':>10}{'resid':>8}  setting")
+    for r in t.iter_rows(named=True):
+        print(f"{r['stack']:<18}{r['role']:<9}{r['measured_s']:>8.2f}s{r['predicted_s']:>9.2f}s{r['residual'] * 100:>7.1f}%  {r['setting']}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Runs the subcommand; returns the exit code (2 on a bad cluster file, with the message on
+    stderr)."""
+    try:
+        if getattr(args, "validation", False):
+            _validation()
+        elif getattr(args, "cluster", None):
+            _cluster(args.cluster)
+        else:
+            _chapter()
+    except (ValueError, OSError) as e:
+        print(f"rollsim sync: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Stand-alone entry point (``python -m rollsim.sync.cli``)."""
+    ap = argparse.ArgumentParser(prog="rollsim")
+    sub = ap.add_subparsers(dest="command", required=True)
+    add_parser(sub)
+    args = ap.parse_args(["sync", *(argv if argv is not None else sys.argv[1:])])
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,137 @@
+"""Cluster files (TOML).
+
+::
+
+    topology = "relay"          # colocated | naive | parallel | relay | broadcast
+    fanout = 1                  # relay: 1 = chain, 2 = binary tree
+
+    [model]
+    preset = "deepseek-v3"      # or: params = 7e9, tensors = 300
+    train_precision = "bf16"    # bf16 | fp16 | fp32 | fp8 | fp8:BLOCK
+    infer_precision = "fp8:128"
+
+    [train]                     # tp, pp, dp, ep, fsdp
+    [infer]                     # instances, tp, ep
+    [hardware]                  # preset = "h100" and/or gpus_per_node, nvlink_bytes_per_s, ...
+    [software]                  # preset = "ideal" | a calibrated stack, and/or efficiency, ...
+
+Unknown keys raise ``ValueError`` naming the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from pathlib import Path
+
+from .model import Cluster, Hardware, InferLayout, ModelSpec, Precision, SoftwareStack, TrainLayout
+from .presets import HARDWARE, MODELS, SOFTWARE
+
+__all__ = ["load_cluster", "cluster_from_dict"]
+
+
+def _fields(cls) -> dict:
+    return {f.name: f for f in dataclasses.fields(cls)}
+
+
+def _build(cls, section: str, d: dict, base=None, skip=("name", "source")):
+    if not isinstance(d, dict):
+        raise ValueError(f"{section}: must be a table, got {type(d).__name__}")
+    fs = _fields(cls)
+    kw = {}
+    for k, v in d.items():
+        if k == "preset":
+            continue
+        if k not in fs or k in skip:
+            allowed = ", ".join(n for n in fs if n not in skip)
+            raise ValueError(f"{section}.{k}: unknown key; allowed: preset, {allowed}")
+        want = fs[k].type
+        if want in ("bool",) and not isinstance(v, bool):
+            raise ValueError(f"{section}.{k}: must be true or false, got {v!r}")
+        if want in ("int",) and (not isinstance(v, int) or isinstance(v, bool)):
+            raise ValueError(f"{section}.{k}: must be an integer, got {v!r}")
+        if want in ("float",) and (not isinstance(v, (int, float)) or isinstance(v, bool)):
+            raise ValueError(f"{section}.{k}: must be a number, got {v!r}")
+        kw[k] = float(v) if want == "float" else v
+    return dataclasses.replace(base, **kw) if base is not None else cls(**kw)
+
+
+def _preset(table: dict, presets: dict, section: str):
+    name = table.get("preset")
+    if name is None:
+        return None
+    from . import calibration  # calibrated stacks register themselves
+
+    allp = dict(presets)
+    if section == "software":
+        allp.update(calibration.STACKS)
+    if not isinstance(name, str) or name.lower() not in allp:
+        raise ValueError(f"{section}.preset: unknown preset {name!r}; known: {', '.join(sorted(allp))}")
+    return allp[name.lower()]
+
+
+def cluster_from_dict(d: dict) -> Cluster:
+    """A :class:`Cluster` from a parsed TOML document (see the module docstring).
+
+    Raises
+    ------
+    ValueError
+        Unknown keys or presets, wrong types (the message names ``section.key``).
+    """
+    allowed = {"topology", "fanout", "model", "train", "infer", "hardware", "software"}
+    for k in d:
+        if k not in allowed:
+            raise ValueError(f"{k}: unknown key; allowed: {', '.join(sorted(allowed))}")
+    m = d.get("model")
+    if not isinstance(m, dict):
+        raise ValueError("model: a [model] table is required (preset = ..., or params = ...)")
+    mkeys = {"preset", "params", "tensors", "layers", "train_precision", "infer_precision"}
+    for k in m:
+        if k not in mkeys:
+            raise ValueError(f"model.{k}: unknown key; allowed: {', '.join(sorted(mkeys))}")
+    if "preset" in m:
+        if "params" in m or "tensors" in m:
+            raise ValueError("model.params: give either a preset or params/tensors, not both")
+        name = m["preset"]
+        if not isinstance(name, str) or name.lower() not in MODELS:
+            raise ValueError(f"model.preset: unknown preset {name!r}; known: {', '.join(sorted(MODELS))}")
+        model: ModelSpec = MODELS[name.lower()]
+    elif "params" in m:
+        p, t = m["params"], m.get("tensors", 1000)
+        if not isinstance(p, (int, float)) or isinstance(p, bool) or not p >= 1:
+            raise ValueError(f"model.params: must be a number >= 1, got {p!r}")
+        if not isinstance(t, int) or isinstance(t, bool) or t < 1:
+            raise ValueError(f"model.tensors: must be an integer >= 1, got {t!r}")
+        model = ModelSpec.dense("custom", float(p), n_tensors=t, layers=int(m.get("layers", 1)))
+    else:
+        raise ValueError("model: give preset = \"name\" or params = N")
+    try:
+        model = model.with_precision(m.get("train_precision"), m.get("infer_precision"))
+    except ValueError as e:
+        raise ValueError(f"model.{str(e)}") from None
+    train = _build(TrainLayout, "train", d.get("train", {}))
+    infer = _build(InferLayout, "infer", d.get("infer", {}))
+    hw_t = d.get("hardware", {})
+    hw = _build(Hardware, "hardware", hw_t, base=_preset(hw_t, HARDWARE, "hardware") if isinstance(hw_t, dict) else None)
+    sw_t = d.get("software", {})
+    sw = _build(SoftwareStack, "software", sw_t, base=_preset(sw_t, SOFTWARE, "software") if isinstance(sw_t, dict) else None)
+    topo = d.get("topology", "relay")
+    fanout = d.get("fanout", 1)
+    if not isinstance(fanout, int) or isinstance(fanout, bool):
+        raise ValueError(f"fanout: must be an integer, got {fanout!r}")
+    from .model import TOPOLOGIES
+
+    if topo not in TOPOLOGIES:
+        raise ValueError(f"topology: must be one of {', '.join(TOPOLOGIES)}, got {topo!r}")
+    return Cluster(model=model, train=train, infer=infer, hardware=hw, software=sw, topology=topo, fanout=fanout)
+
+
+def load_cluster(path: str | Path) -> Cluster:
+    """Reads a cluster TOML file. Raises ``ValueError`` (bad content, naming the key) or
+    ``OSError`` (unreadable file)."""
+    with open(path, "rb") as f:
+        try:
+            d = tomllib.load(f)
+        except tomllib.TOMLDecodeError as e:
+            raise ValueError(f"{path}: not valid TOML ({e})") from None
+    return cluster_from_dict(d)

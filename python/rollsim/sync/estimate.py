@@ -1,0 +1,258 @@
+"""Weight-sync estimates, sweeps and re-sharding plans (the hot parts run in Rust)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from rollsim import _rollsim
+
+from .model import Cluster
+
+__all__ = ["Estimate", "Plan", "TERMS", "estimate", "estimate_many", "plan"]
+
+#: Breakdown terms, in order. ``overlap_s`` (<= 0) is the time saved by pipelining the stages.
+TERMS = ("transfer_s", "latency_s", "software_s", "quantization_s", "h2d_s", "pause_resume_s", "overlap_s")
+
+
+def _call(f, *args, **kw):
+    try:
+        return f(*args, **kw)
+    except ValueError:
+        raise
+    except (TypeError, OverflowError) as e:  # a wrong type slipped past the dataclasses
+        raise ValueError(str(e)) from None
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One weight update's duration and its breakdown.
+
+    Attributes
+    ----------
+    total_s : float
+        Seconds from "start sync" to "new weights loaded" (sum of the breakdown).
+    pause_s : float
+        Seconds the inference pool is paused: the whole sync in every modelled topology (weights
+        are written in place), so equal to ``total_s``. Use it as the scenario's pause time.
+    breakdown : dict[str, float]
+        Seconds per term (:data:`TERMS`): transfer (bytes over the busiest link / achieved
+        bandwidth), latency (per-message alpha), software (per-tensor + per-bucket + per-update),
+        quantization, h2d, pause_resume, overlap (<= 0, saved by pipelining).
+    dominant_term : str
+        The largest positive term, e.g. ``"software_s"``.
+    busiest_link_bytes, model_bytes, n_buckets, chunks, hops : float
+        Bytes on the busiest link, bytes of one model copy, buckets, relay chunks and hops.
+    cluster : Cluster
+        The input.
+    """
+
+    total_s: float
+    breakdown: dict
+    busiest_link_bytes: float
+    model_bytes: float
+    n_buckets: float
+    chunks: float
+    hops: float
+    cluster: Cluster
+
+    @property
+    def pause_s(self) -> float:
+        return self.total_s
+
+    @property
+    def dominant_term(self) -> str:
+        pos = {k: v for k, v in self.breakdown.items() if k != "overlap_s"}
+        return max(pos, key=pos.get)
+
+    def frame(self) -> pl.DataFrame:
+        """The breakdown as a frame: columns ``term`` (str), ``seconds`` (f64), ``share`` (f64,
+        fraction of ``total_s``)."""
+        t = list(self.breakdown)
+        s = [self.breakdown[k] for k in t]
+        return pl.DataFrame({"term": t, "seconds": s, "share": [x / self.total_s if self.total_s else 0.0 for x in s]})
+
+    def __float__(self) -> float:
+        return self.total_s
+
+    def __repr__(self) -> str:
+        return f"Estimate(total_s={self.total_s:.4g}, dominant_term={self.dominant_term!r})"
+
+
+def estimate(cluster: Cluster) -> Estimate:
+    """Estimates one weight update for ``cluster``.
+
+    Formulas (``shared/notes/weight_sync.md``; :mod:`rollsim_core::sync::cost`): alpha-beta
+    messages ``alpha + m / (efficiency * bandwidth)``; naive ``n * S / beta`` plus pipelined
+    gather/scatter; parallel = busiest link of the re-sharding plan; relay = chunked pipeline
+    ``(C + h - 1)(alpha + tau / C)`` at the best ``C``; broadcast ``S / beta_bottleneck``;
+    software ``n_tensors * per_tensor_s + n_buckets * per_bucket_s + per_update_s``.
+
+    Parameters
+    ----------
+    cluster : Cluster
+
+    Returns
+    -------
+    Estimate
+
+    Raises
+    ------
+    ValueError
+        A field is out of range (the message starts with the field's name), e.g.
+        ``efficiency: must be in (0, 1]``.
+    """
+    d = _call(_rollsim.sync_estimate, cluster.to_dict())
+    return Estimate(
+        total_s=float(d["total_s"]),
+        breakdown={k: float(d[k]) for k in TERMS},
+        busiest_link_bytes=float(d["busiest_link_bytes"]),
+        model_bytes=float(d["model_bytes"]),
+        n_buckets=float(d["n_buckets"]),
+        chunks=float(d["chunks"]),
+        hops=float(d["hops"]),
+        cluster=cluster,
+    )
+
+
+SWEEPABLE = (
+    "instances",
+    "nic_bytes_per_s",
+    "nvlink_bytes_per_s",
+    "pcie_bytes_per_s",
+    "latency_s",
+    "efficiency",
+    "per_tensor_s",
+    "per_bucket_s",
+    "per_update_s",
+    "bucket_bytes",
+    "quant_bytes_per_s",
+    "pause_resume_s",
+)
+
+
+def estimate_many(cluster: Cluster, **arrays) -> pl.DataFrame:
+    """Vectorized :func:`estimate`: sweep fields over arrays (numpy broadcasting).
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The base configuration.
+    **arrays : array_like
+        Any of :data:`SWEEPABLE` (``instances``, ``nic_bytes_per_s``, ``nvlink_bytes_per_s``,
+        ``pcie_bytes_per_s``, ``latency_s``, ``efficiency``, ``per_tensor_s``, ``per_bucket_s``,
+        ``per_update_s``, ``bucket_bytes``, ``quant_bytes_per_s``, ``pause_resume_s``), broadcast
+        together to one shape and flattened.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per point: the swept columns, then ``total_s`` and every term of :data:`TERMS`
+        (f64 seconds) and ``busiest_link_bytes``.
+
+    Raises
+    ------
+    ValueError
+        Unknown field, arrays that do not broadcast, or a value out of range (named).
+    """
+    for k in arrays:
+        if k not in SWEEPABLE:
+            raise ValueError(f"{k}: cannot be swept; allowed: {', '.join(SWEEPABLE)}")
+    try:
+        cols = np.broadcast_arrays(*[np.asarray(v, dtype=np.float64) for v in arrays.values()]) if arrays else []
+    except ValueError as e:
+        raise ValueError(f"{', '.join(arrays)}: arrays do not broadcast together ({e})") from None
+    flat = {k: np.ascontiguousarray(c.ravel()) for k, c in zip(arrays, cols)}
+    out = _call(_rollsim.sync_estimate_many, cluster.to_dict(), flat)
+    data = {k: v for k, v in flat.items()}
+    data.update({k: out[k] for k in ("total_s", *TERMS, "busiest_link_bytes")})
+    return pl.DataFrame(data)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A re-sharding plan.
+
+    Attributes
+    ----------
+    transfers : polars.DataFrame or None
+        One row per transfer: ``src_rank`` (u32, training rank), ``dst_rank`` (u32, inference rank
+        ``instance * tp + local``), ``group`` (str, tensor group name), ``tensor`` (u64, index in
+        the group), ``offset_elems``, ``len_elems`` (u64, the slice), ``bytes`` (f64), ``link``
+        (str: ``"local"``, ``"nvlink"`` or ``"nic"``).
+    links : polars.DataFrame
+        One row per link direction that carries data: ``side`` (``"train"``/``"infer"``), ``rank``,
+        ``kind`` (``"nic"``/``"nvlink"``), ``bytes``, ``messages``.
+    needed_bytes : numpy.ndarray
+        Bytes each inference rank needs (f64, length ``instances * tp``).
+    total_bytes, local_bytes : float
+    n_transfers : int
+    """
+
+    transfers: pl.DataFrame | None
+    links: pl.DataFrame
+    needed_bytes: np.ndarray
+    total_bytes: float
+    local_bytes: float
+    n_transfers: int
+
+    def busiest_link(self, cluster: Cluster) -> dict:
+        """The link with the longest transfer time for ``cluster``'s bandwidths and efficiency:
+        ``{"side", "rank", "kind", "bytes", "messages", "seconds"}``."""
+        h, s = cluster.hardware, cluster.software
+        bw = pl.when(pl.col("kind") == "nic").then(h.nic_bytes_per_s).otherwise(h.nvlink_bytes_per_s) * s.efficiency
+        f = self.links.with_columns(seconds=pl.col("bytes") / bw).sort("seconds", descending=True)
+        return f.row(0, named=True) if f.height else {}
+
+
+def plan(cluster: Cluster, *, record_transfers: bool = True, max_transfers: int = 5_000_000) -> Plan:
+    """The re-sharding plan from ``cluster.train`` to ``cluster.infer`` (all instances).
+
+    Method: intersect each inference rank's slice of each tensor with the slices of one training
+    copy, the copy whose ranks are least loaded so far (``shared/notes/weight_sync.md``,
+    "Re-sharding plan"); slices are cut on whole FP8 blocks.
+
+    Raises
+    ------
+    ValueError
+        Bad layout (named field), or ``max_transfers`` exceeded.
+    """
+    d = _call(_rollsim.sync_plan, cluster.to_dict(), record_transfers, int(max_transfers))
+    names = [g.name for g in cluster.model.groups]
+    if cluster.model.infer_precision.name == "fp8":
+        names += [g.name + ".scale" for g in cluster.model.groups if g.quantized]
+    tr = None
+    if d["transfers"] is not None:
+        t = d["transfers"]
+        tr = pl.DataFrame(
+            {
+                "src_rank": t["src_rank"],
+                "dst_rank": t["dst_rank"],
+                "group": pl.Series(t["group"]).replace_strict(dict(enumerate(names)), return_dtype=pl.Utf8),
+                "tensor": t["tensor"],
+                "offset_elems": t["offset_elems"],
+                "len_elems": t["len_elems"],
+                "bytes": t["bytes"],
+                "link": pl.Series(t["link"]).replace_strict({0: "local", 1: "nvlink", 2: "nic"}, return_dtype=pl.Utf8),
+            }
+        )
+    L = d["links"]
+    parts = []
+    for side, suffix in (("train", "out"), ("infer", "in")):
+        for kind in ("nic", "nvlink"):
+            b = L[f"{kind}_{suffix}_bytes"]
+            parts.append(
+                pl.DataFrame(
+                    {
+                        "side": side,
+                        "rank": np.arange(len(b), dtype=np.uint32),
+                        "kind": kind,
+                        "bytes": b,
+                        "messages": L[f"{kind}_{suffix}_msgs"],
+                    }
+                )
+            )
+    links = pl.concat(parts).filter(pl.col("bytes") > 0)
+    return Plan(tr, links, L["needed_bytes"], float(d["total_bytes"]), float(d["local_bytes"]), int(d["n_transfers"]))

@@ -1,0 +1,330 @@
+"""Model, layout, hardware and software descriptions for the weight-sync estimator.
+
+All classes are frozen dataclasses; units are in the field names (``_bytes_per_s``, ``_s``,
+``_bytes``). Validation happens once, in the Rust core, and every error is a ``ValueError`` whose
+message starts with the field's name.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+__all__ = [
+    "Precision",
+    "TensorGroup",
+    "ModelSpec",
+    "TrainLayout",
+    "InferLayout",
+    "Hardware",
+    "SoftwareStack",
+    "Cluster",
+    "BF16",
+    "FP8_BLOCK128",
+    "TOPOLOGIES",
+]
+
+TOPOLOGIES = ("colocated", "naive", "parallel", "relay", "broadcast")
+
+
+@dataclass(frozen=True)
+class Precision:
+    """A weight format.
+
+    Parameters
+    ----------
+    name : str
+        ``"bf16"``, ``"fp16"``, ``"fp32"`` or ``"fp8"``.
+    block : int
+        For ``"fp8"``: the side ``b`` of the ``b x b`` quantization blocks (one FP32 scale per
+        block, DeepSeek-V3's format uses 128), or 0 for one scale per tensor (1 byte per element);
+        0 for unquantized formats.
+    """
+
+    name: str = "bf16"
+    block: int = 0
+
+    def __post_init__(self) -> None:
+        if self.name not in ("bf16", "fp16", "fp32", "fp8"):
+            raise ValueError(f"precision: must be one of 'bf16', 'fp16', 'fp32', 'fp8', got {self.name!r}")
+        if self.name == "fp8":
+            if not (isinstance(self.block, int) and 0 <= self.block <= 4096):
+                raise ValueError(f"precision.block: must be an int in 0..=4096 for fp8, got {self.block!r}")
+        elif self.block != 0:
+            raise ValueError(f"precision.block: only fp8 takes a block size, got {self.block!r} for {self.name}")
+
+    @property
+    def bytes_per_elem(self) -> float:
+        """Bytes per element, including the per-block FP32 scale for FP8 (``1 + 4 / b**2``)."""
+        return {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0}.get(self.name, 1.0 + 4.0 / self.block**2 if self.block else 1.0)
+
+    @property
+    def align_elems(self) -> int:
+        """Slices must hold whole blocks: ``b * b`` elements for FP8, else 1."""
+        return self.block * self.block if self.name == "fp8" and self.block else 1
+
+    @classmethod
+    def parse(cls, s: str) -> "Precision":
+        """``"bf16"``, ``"fp8"`` (128 x 128 blocks) or ``"fp8:64"``; ValueError otherwise."""
+        if not isinstance(s, str):
+            raise ValueError(f"precision: expected a string like 'bf16' or 'fp8:128', got {s!r}")
+        name, _, blk = s.lower().partition(":")
+        if name == "fp8":
+            try:
+                return cls("fp8", int(blk) if blk else 128)
+            except ValueError as e:
+                raise ValueError(f"precision: bad block size in {s!r}: {e}") from None
+        if blk:
+            raise ValueError(f"precision: only fp8 takes a block size, got {s!r}")
+        return cls(name)
+
+
+BF16 = Precision("bf16")
+FP8_BLOCK128 = Precision("fp8", 128)
+
+
+@dataclass(frozen=True)
+class TensorGroup:
+    """``count`` identical tensors of ``elems`` elements.
+
+    Parameters
+    ----------
+    name : str
+        Label (e.g. ``"experts.down_proj"``).
+    count : int
+        Number of tensors (>= 1).
+    elems : int
+        Elements per tensor (>= 1).
+    n_experts : int
+        0 for dense tensors; else the number of experts the tensors are spread over (layer-major
+        order: within a layer, consecutive tensors belong to consecutive experts).
+    layers : int
+        Number of layers the group spans (decides each tensor's pipeline stage).
+    replicated : bool
+        Tensors that no layout shards (norms, router): every rank needs them whole.
+    quantized : bool
+        Linear weights that FP8 formats quantize; in an FP8 model each adds a scale tensor to the
+        tensor count.
+    """
+
+    name: str
+    count: int
+    elems: int
+    n_experts: int = 0
+    layers: int = 1
+    replicated: bool = False
+    quantized: bool = True
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model as tensor groups, with its training and inference precisions.
+
+    ``n_params`` and ``n_tensors`` are derived. FP8 scale tensors (one per quantized tensor) are
+    counted as tensors (they cost per-tensor overhead); their bytes are in
+    ``Precision.bytes_per_elem``.
+    """
+
+    name: str
+    groups: tuple[TensorGroup, ...]
+    train_precision: Precision = BF16
+    infer_precision: Precision = BF16
+    #: num_hidden_layers (the layer axis of the engines' routed-experts array) and MoE routing
+    #: (for routing replay); 0 for dense models.
+    layers: int = 0
+    moe_layers: int = 0
+    top_k: int = 0
+    n_experts: int = 0
+    source: str = ""
+
+    @property
+    def n_params(self) -> int:
+        """Number of parameters (elements)."""
+        return sum(g.count * g.elems for g in self.groups)
+
+    @property
+    def n_tensors(self) -> int:
+        """Number of tensors in the inference checkpoint (including FP8 scale tensors)."""
+        n = sum(g.count for g in self.groups)
+        if self.infer_precision.name == "fp8":
+            n += sum(g.count for g in self.groups if g.quantized)
+        return n
+
+    @property
+    def infer_bytes(self) -> float:
+        """Bytes of one full copy in the inference format."""
+        return self.n_params * self.infer_precision.bytes_per_elem
+
+    def with_precision(self, train: Precision | str | None = None, infer: Precision | str | None = None) -> "ModelSpec":
+        """A copy with other precisions (strings as in :meth:`Precision.parse`)."""
+        t = Precision.parse(train) if isinstance(train, str) else train
+        i = Precision.parse(infer) if isinstance(infer, str) else infer
+        return replace(self, train_precision=t or self.train_precision, infer_precision=i or self.infer_precision)
+
+    def to_dict(self) -> dict:
+        groups = [
+            dict(count=g.count, elems=g.elems, n_experts=g.n_experts, layers=g.layers, replicated=g.replicated)
+            for g in self.groups
+        ]
+        if self.infer_precision.name == "fp8":
+            # scale tensors: counted for the per-tensor cost, negligible bytes (already in bytes_per_elem)
+            groups += [
+                dict(count=g.count, elems=1, n_experts=g.n_experts, layers=g.layers, replicated=False)
+                for g in self.groups
+                if g.quantized
+            ]
+        return dict(
+            groups=groups,
+            infer_bytes_per_elem=self.infer_precision.bytes_per_elem,
+            train_bytes_per_elem=self.train_precision.bytes_per_elem,
+            align_elems=self.infer_precision.align_elems,
+        )
+
+    @classmethod
+    def dense(cls, name: str, n_params: float, n_tensors: int = 1000, layers: int = 1, **kw) -> "ModelSpec":
+        """A model known only by its size: ``n_tensors`` equal dense tensors holding ``n_params``."""
+        if not (n_params >= 1 and n_tensors >= 1):
+            raise ValueError(f"n_params and n_tensors: must be >= 1, got {n_params}, {n_tensors}")
+        elems = max(1, round(n_params / n_tensors))
+        return cls(name, (TensorGroup("weights", int(n_tensors), int(elems), layers=max(1, layers)),), **kw)
+
+
+@dataclass(frozen=True)
+class TrainLayout:
+    """Training-side parallelism (Megatron convention: ``tp * pp * dp`` GPUs; experts over ``ep``
+    ranks carved out of each stage's ``tp * dp`` ranks; ``fsdp``: DP replicas shard instead of
+    copying)."""
+
+    tp: int = 1
+    pp: int = 1
+    dp: int = 1
+    ep: int = 1
+    fsdp: bool = False
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp * self.dp
+
+
+@dataclass(frozen=True)
+class InferLayout:
+    """Inference side: ``instances`` engines of ``tp`` GPUs; experts over ``ep`` groups of
+    ``tp / ep`` GPUs (``ep == tp``: vLLM/SGLang expert parallelism)."""
+
+    instances: int = 1
+    tp: int = 8
+    ep: int = 1
+
+    @property
+    def gpus(self) -> int:
+        return self.instances * self.tp
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """Links, per GPU and per direction.
+
+    Defaults: H100/H200 class (NVLink 4: 450 GB/s per direction; one 400 Gb/s NIC per GPU:
+    50 GB/s; PCIe Gen5 x16 about 50 GB/s; NCCL inter-node alpha about 50 us per call), from
+    ``shared/notes/weight_sync.md``.
+    """
+
+    gpus_per_node: int = 8
+    nvlink_bytes_per_s: float = 450e9
+    nic_bytes_per_s: float = 50e9
+    pcie_bytes_per_s: float = 50e9
+    latency_s: float = 50e-6
+    colocated: bool = False
+
+
+@dataclass(frozen=True)
+class SoftwareStack:
+    """Achieved efficiency and overheads of a weight-sync implementation.
+
+    Parameters
+    ----------
+    name : str
+    efficiency : float
+        Achieved fraction of link bandwidth, in (0, 1].
+    per_tensor_s, per_bucket_s, per_update_s : float
+        Seconds per tensor loaded by the engine, per bucket (update call / IPC round trip), and per
+        update (RPCs, barriers).
+    bucket_bytes : float
+        Bucket (and relay chunk buffer) size in bytes.
+    quant_bytes_per_s : float
+        Quantization throughput per GPU (input bytes per second).
+    pause_resume_s : float
+        Pausing and resuming generation, clearing caches.
+    overlap_stages : bool
+        Pipeline the per-bucket stages (H2D, quantize, transfer, load).
+    source_on_host : bool
+        Weights start in host memory (adds an H2D stage over PCIe).
+    """
+
+    name: str = "ideal"
+    efficiency: float = 1.0
+    per_tensor_s: float = 0.0
+    per_bucket_s: float = 0.0
+    per_update_s: float = 0.0
+    bucket_bytes: float = 1e9
+    quant_bytes_per_s: float = 1e12
+    pause_resume_s: float = 0.0
+    overlap_stages: bool = True
+    source_on_host: bool = False
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Everything an estimate needs: model, both layouts, hardware, software, topology.
+
+    ``topology`` is one of ``"colocated"``, ``"naive"``, ``"parallel"``, ``"relay"``,
+    ``"broadcast"``; ``fanout`` is the relay's fanout (1 = chain, 2 = binary tree).
+    """
+
+    model: ModelSpec
+    train: TrainLayout = field(default_factory=TrainLayout)
+    infer: InferLayout = field(default_factory=InferLayout)
+    hardware: Hardware = field(default_factory=Hardware)
+    software: SoftwareStack = field(default_factory=SoftwareStack)
+    topology: str = "relay"
+    fanout: int = 1
+
+    def replace(self, **kw) -> "Cluster":
+        """A copy with some fields changed (``dataclasses.replace``)."""
+        return replace(self, **kw)
+
+    def to_dict(self) -> dict:
+        if self.topology not in TOPOLOGIES:
+            raise ValueError(f"topology: must be one of {', '.join(TOPOLOGIES)}, got {self.topology!r}")
+        h, s = self.hardware, self.software
+        return dict(
+            model=self.model.to_dict(),
+            train=dict(tp=self.train.tp, pp=self.train.pp, dp=self.train.dp, ep=self.train.ep, fsdp=bool(self.train.fsdp)),
+            infer=dict(instances=self.infer.instances, tp=self.infer.tp, ep=self.infer.ep),
+            hardware=dict(
+                gpus_per_node=h.gpus_per_node,
+                nvlink_bytes_per_s=float(h.nvlink_bytes_per_s),
+                nic_bytes_per_s=float(h.nic_bytes_per_s),
+                pcie_bytes_per_s=float(h.pcie_bytes_per_s),
+                latency_s=float(h.latency_s),
+                colocated=bool(h.colocated),
+            ),
+            software=dict(
+                efficiency=float(s.efficiency),
+                per_tensor_s=float(s.per_tensor_s),
+                per_bucket_s=float(s.per_bucket_s),
+                per_update_s=float(s.per_update_s),
+                bucket_bytes=float(s.bucket_bytes),
+                quant_bytes_per_s=float(s.quant_bytes_per_s),
+                pause_resume_s=float(s.pause_resume_s),
+                overlap_stages=bool(s.overlap_stages),
+                source_on_host=bool(s.source_on_host),
+            ),
+            topology=self.topology,
+            fanout=self.fanout,
+        )
+
+
+def _ceil_log2(n: int) -> int:
+    return max(0, math.ceil(math.log2(n))) if n > 1 else 0

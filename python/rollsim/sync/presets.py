@@ -1,0 +1,162 @@
+"""Public model configurations, hardware and calibrated software stacks.
+
+Model shapes come from each model's published Hugging Face ``config.json`` (fields named in
+:func:`transformer`); the parameter counts they give are checked against the published totals in
+the tests (DeepSeek-V3 671B + 14B MTP, Kimi-K2 1.03T, Qwen3-235B-A22B 235B, Qwen3-30B-A3B 30.5B,
+GLM-4.5-Air 106B + MTP, Qwen3-4B 4.0B).
+"""
+
+from __future__ import annotations
+
+from .model import Hardware, ModelSpec, Precision, SoftwareStack, TensorGroup
+
+__all__ = ["transformer", "MODELS", "model", "HARDWARE", "SOFTWARE"]
+
+
+def transformer(
+    name: str,
+    *,
+    hidden: int,
+    layers: int,
+    vocab: int,
+    heads: int,
+    kv_heads: int = 0,
+    head_dim: int = 128,
+    mla: dict | None = None,
+    dense_layers: int = 0,
+    ffn: int = 0,
+    moe_ffn: int = 0,
+    n_experts: int = 0,
+    shared_experts: int = 0,
+    top_k: int = 0,
+    tie_embeddings: bool = False,
+    qk_norm: bool = False,
+    attn_bias: bool = False,
+    router_bias: bool = False,
+    mtp_layers: int = 0,
+    source: str = "",
+) -> ModelSpec:
+    """Tensor groups of a (MoE) decoder-only transformer in the Hugging Face checkpoint layout.
+
+    Parameters follow ``config.json``: ``hidden`` (hidden_size), ``layers`` (num_hidden_layers),
+    ``vocab`` (vocab_size), ``heads``/``kv_heads``/``head_dim`` (GQA attention) or ``mla`` (dict with
+    q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim: DeepSeek MLA),
+    ``dense_layers`` (first_k_dense_replace; all layers dense if ``n_experts == 0``), ``ffn``
+    (intermediate_size), ``moe_ffn`` (moe_intermediate_size), ``n_experts`` (n_routed_experts),
+    ``shared_experts``, ``top_k`` (num_experts_per_tok), ``mtp_layers`` (num_nextn_predict_layers,
+    stored in the checkpoint as extra MoE layers).
+    """
+    total_layers = layers + mtp_layers
+    moe = n_experts > 0
+    n_dense = dense_layers if moe else layers
+    n_moe = total_layers - n_dense if moe else 0
+    L = total_layers
+    g: list[TensorGroup] = []
+    if mla:
+        q, kv = mla["q_lora_rank"], mla["kv_lora_rank"]
+        nope, rope, v = mla["qk_nope_head_dim"], mla["qk_rope_head_dim"], mla["v_head_dim"]
+        g += [
+            TensorGroup("attn.q_a_proj", L, hidden * q, layers=L),
+            TensorGroup("attn.q_b_proj", L, q * heads * (nope + rope), layers=L),
+            TensorGroup("attn.kv_a_proj_with_mqa", L, hidden * (kv + rope), layers=L),
+            TensorGroup("attn.kv_b_proj", L, kv * heads * (nope + v), layers=L),
+            TensorGroup("attn.o_proj", L, heads * v * hidden, layers=L),
+            TensorGroup("attn.lora_norms", 2 * L, (q + kv) // 2, layers=L, replicated=True, quantized=False),
+        ]
+    else:
+        kvh = kv_heads or heads
+        g += [
+            TensorGroup("attn.q_proj", L, hidden * heads * head_dim, layers=L),
+            TensorGroup("attn.k_proj", L, hidden * kvh * head_dim, layers=L),
+            TensorGroup("attn.v_proj", L, hidden * kvh * head_dim, layers=L),
+            TensorGroup("attn.o_proj", L, heads * head_dim * hidden, layers=L),
+        ]
+        if qk_norm:
+            g.append(TensorGroup("attn.qk_norm", 2 * L, head_dim, layers=L, replicated=True, quantized=False))
+        if attn_bias:
+            g.append(TensorGroup("attn.qkv_bias", 3 * L, (heads + 2 * kvh) * head_dim // 3, layers=L, replicated=True, quantized=False))
+    g.append(TensorGroup("layernorms", 2 * L, hidden, layers=L, replicated=True, quantized=False))
+    if n_dense:
+        g.append(TensorGroup("mlp.dense_proj", 3 * n_dense, hidden * ffn, layers=n_dense))
+    if n_moe:
+        g.append(TensorGroup("mlp.router", n_moe, n_experts * hidden, layers=n_moe, replicated=True, quantized=False))
+        if router_bias:
+            g.append(TensorGroup("mlp.router_bias", n_moe, n_experts, layers=n_moe, replicated=True, quantized=False))
+        if shared_experts:
+            g.append(TensorGroup("mlp.shared_experts", 3 * n_moe, hidden * moe_ffn * shared_experts, layers=n_moe))
+        g.append(TensorGroup("mlp.experts", 3 * n_experts * n_moe, hidden * moe_ffn, n_experts=n_experts, layers=n_moe))
+    g.append(TensorGroup("embed_tokens", 1, vocab * hidden, quantized=False))
+    if not tie_embeddings:
+        g.append(TensorGroup("lm_head", 1, vocab * hidden, quantized=False))
+    g.append(TensorGroup("final_norm", 1, hidden, replicated=True, quantized=False))
+    return ModelSpec(name, tuple(g), layers=layers, moe_layers=n_moe - mtp_layers if n_moe else 0, top_k=top_k, n_experts=n_experts, source=source)
+
+
+_DSV3_MLA = dict(q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
+
+MODELS: dict[str, ModelSpec] = {
+    # deepseek-ai/DeepSeek-V3 config.json (V3.1 has the same shapes)
+    "deepseek-v3": transformer(
+        "DeepSeek-V3", hidden=7168, layers=61, vocab=129280, heads=128, mla=_DSV3_MLA, dense_layers=3, ffn=18432,
+        moe_ffn=2048, n_experts=256, shared_experts=1, top_k=8, router_bias=True, mtp_layers=1,
+        source="huggingface.co/deepseek-ai/DeepSeek-V3 config.json",
+    ).with_precision("bf16", "fp8:128"),
+    # moonshotai/Kimi-K2-Instruct config.json (DeepSeek-V3 architecture, 384 experts, 64 heads)
+    "kimi-k2": transformer(
+        "Kimi-K2", hidden=7168, layers=61, vocab=163840, heads=64, mla=_DSV3_MLA, dense_layers=1, ffn=18432,
+        moe_ffn=2048, n_experts=384, shared_experts=1, top_k=8, router_bias=True,
+        source="huggingface.co/moonshotai/Kimi-K2-Instruct config.json",
+    ).with_precision("bf16", "fp8:128"),
+    # Qwen/Qwen3-235B-A22B config.json
+    "qwen3-235b-a22b": transformer(
+        "Qwen3-235B-A22B", hidden=4096, layers=94, vocab=151936, heads=64, kv_heads=4, moe_ffn=1536, n_experts=128,
+        top_k=8, qk_norm=True, source="huggingface.co/Qwen/Qwen3-235B-A22B config.json",
+    ),
+    # Qwen/Qwen3-30B-A3B config.json
+    "qwen3-30b-a3b": transformer(
+        "Qwen3-30B-A3B", hidden=2048, layers=48, vocab=151936, heads=32, kv_heads=4, moe_ffn=768, n_experts=128,
+        top_k=8, qk_norm=True, source="huggingface.co/Qwen/Qwen3-30B-A3B config.json",
+    ),
+    # zai-org/GLM-4.5-Air config.json
+    "glm-4.5-air": transformer(
+        "GLM-4.5-Air", hidden=4096, layers=46, vocab=151552, heads=96, kv_heads=8, dense_layers=1, ffn=10944,
+        moe_ffn=1408, n_experts=128, shared_experts=1, top_k=8, attn_bias=True, router_bias=True, mtp_layers=1,
+        source="huggingface.co/zai-org/GLM-4.5-Air config.json",
+    ),
+    # Qwen/Qwen3-4B config.json
+    "qwen3-4b": transformer(
+        "Qwen3-4B", hidden=2560, layers=36, vocab=151936, heads=32, kv_heads=8, ffn=9728, qk_norm=True,
+        tie_embeddings=True, source="huggingface.co/Qwen/Qwen3-4B config.json",
+    ),
+}
+#: The chapter's example (spec/chapter.txt): 1e12 parameters in FP8 (1 byte each, per-tensor
+#: scales), 8,000 equal tensors.
+MODELS["chapter-1t"] = ModelSpec.dense(
+    "chapter 1T (FP8)", 1e12, n_tensors=8000, infer_precision=Precision("fp8", 0), train_precision=Precision("fp8", 0),
+    source="spec/chapter.txt: W = 1e12 bytes per instance",
+)
+
+
+def model(name: str) -> ModelSpec:
+    """A preset by name (case-insensitive); ValueError lists the names."""
+    key = name.lower()
+    if key not in MODELS:
+        raise ValueError(f"model: unknown preset {name!r}; known: {', '.join(sorted(MODELS))}")
+    return MODELS[key]
+
+
+#: Hardware presets. H800: NVLink 400 GB/s bidirectional (200 GB/s per direction); H20: NVLink 4
+#: (450 GB/s per direction); one 400 Gb/s NIC per GPU (50 GB/s) unless stated.
+HARDWARE: dict[str, Hardware] = {
+    "h100": Hardware(),
+    "h200": Hardware(),
+    "h800": Hardware(nvlink_bytes_per_s=200e9),
+    "h20": Hardware(nvlink_bytes_per_s=450e9, nic_bytes_per_s=25e9),
+    "chapter": Hardware(latency_s=50e-6),
+}
+
+#: Software stacks. ``ideal`` is the chapter's assumption; the calibrated stacks live in
+#: :mod:`rollsim.sync.calibration` (fitted on published timings).
+SOFTWARE: dict[str, SoftwareStack] = {
+    "ideal": SoftwareStack(),
+}
