@@ -686,7 +686,7 @@ def step_breakdown(
     """
     runs = _runs(results)
     df = step_breakdown_frame(results, weight_sync_s=weight_sync_s)
-    fig, ax = _figure(ax, (8, 1.4 + 0.9 * df.height))
+    fig, ax = _figure(ax, (8, max(3.2, 1.6 + 0.9 * df.height)))
     y = np.arange(df.height, dtype=float)
     h = 0.38
     labels = [r.label or f"run {i}" for i, r in enumerate(runs)]
