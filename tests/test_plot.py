@@ -15,7 +15,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.image import AxesImage  # noqa: E402
 
 import rollsim  # noqa: E402
-from rollsim import FullyAsync, Scenario, plot, simulate  # noqa: E402
+from rollsim import Scenario, plot, simulate  # noqa: E402
 from rollsim.simulate import CHAPTER_PIPELINES  # noqa: E402
 
 CHAPTER = Scenario(rng="python")

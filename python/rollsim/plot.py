@@ -289,7 +289,10 @@ def staleness_by_length(
     colors = _colors(n)
     for i, (run, t) in enumerate(zip(runs, tables)):
         y = t["staleness_mean"].fill_null(np.nan).to_numpy()
-        ax.bar(x - 0.4 + width * (i + 0.5), y, width, color=colors[i], label=run.label or "mean staleness")
+        label = run.label or "mean staleness"
+        if np.isfinite(y).any() and np.nanmax(y) == 0:
+            label += " (staleness 0)"        # its bars have no height
+        ax.bar(x - 0.4 + width * (i + 0.5), y, width, color=colors[i], label=label)
     ax.set_xticks(x, _length_labels(e))
     ax.set_xlabel("answer length (tokens)")
     ax.set_ylabel("mean staleness (policy versions), bars")
@@ -303,7 +306,8 @@ def staleness_by_length(
         rate = t["drop_rate"].fill_null(np.nan).to_numpy()
         if np.nansum(rate) > 0:
             dropped_any = True
-            tw.plot(x, rate, color=colors[i], marker="o", linestyle="--", linewidth=1.8,
+            c = "#d62728" if n == 1 else _darker(colors[i])    # visible over the run's own bars
+            tw.plot(x, rate, color=c, marker="o", markeredgecolor="white", linestyle="--", linewidth=1.8,
                     label=f"{run.label} drop rate" if run.label else "drop rate")
     tw.set_ylim(0, max(0.05, float(np.nanmax([np.nanmax(t["drop_rate"].fill_null(np.nan).to_numpy(), initial=0)
                                               for t in tables])) * 1.15))
@@ -318,6 +322,12 @@ def staleness_by_length(
         ax.legend(handles + h2, labels + l2, loc="upper left", fontsize=8, frameon=False)
     ax.set_title(title if title is not None else "Staleness and drops by answer length")
     return _finish(fig, path)
+
+
+def _darker(color: Any, f: float = 0.6) -> tuple[float, float, float]:
+    from matplotlib.colors import to_rgb
+
+    return tuple(f * v for v in to_rgb(color))  # type: ignore[return-value]
 
 
 def _legend_below(ax: Axes, ncol: int) -> None:
@@ -689,7 +699,7 @@ def step_breakdown(
     fig, ax = _figure(ax, (8, max(3.2, 1.6 + 0.9 * df.height)))
     y = np.arange(df.height, dtype=float)
     h = 0.38
-    labels = [r.label or f"run {i}" for i, r in enumerate(runs)]
+    labels = [""] if len(runs) == 1 and not runs[0].label else [r.label or f"run {i}" for i, r in enumerate(runs)]
     wait, train = df["wait_s"].to_numpy(), df["train_s"].to_numpy()
     sync_known = df["sync_s"].null_count() < df.height
     sync_shown = sync_known and float(df["sync_s"].fill_null(0.0).max()) > 0

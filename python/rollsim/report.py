@@ -279,8 +279,7 @@ def _report_runs(doc: _Doc, runs: dict[str, Result], max_slots: int) -> None:
 
     doc.h(2, "Slot timeline")
     items = list(labelled.items())
-    _mpl_figure = _grid(len(items))
-    fig, axes = _mpl_figure
+    fig, axes = _grid(len(items))
     for ax, (name, r) in zip(axes, items):
         plot.slot_timeline(r, ax=ax, max_slots=max_slots, title=name if len(items) > 1 else None)
     doc.figure(fig, f"Rollout slots over time (at most {max_slots} slots shown), colored by the policy version "
