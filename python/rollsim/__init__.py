@@ -6,7 +6,7 @@
 34
 """
 
-from rollsim import datasets
+from rollsim import datasets, plot, report, sync
 from rollsim._rollsim import __version__
 from rollsim.errors import GenerationOutrunsTrainingWarning, ScenarioError
 from rollsim.lengths import Empirical, LogNormal
@@ -30,5 +30,8 @@ __all__ = [
     "SHORT_TOKENS",
     "LONG_TOKENS",
     "datasets",
+    "plot",
+    "report",
+    "sync",
     "__version__",
 ]

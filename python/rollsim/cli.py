@@ -3,7 +3,8 @@
 ``rollsim compare``  the chapter's comparison (synchronous, one-step, fully async, fully async with a
                      cap) on the default scenario or any variant of it; ``--out DIR`` writes parquet.
 ``rollsim run``      one pipeline; prints the summary; ``--out DIR`` writes the frames.
-``rollsim sync``     the weight-sync estimator (when installed with the package).
+``rollsim sync``     the weight-sync estimator: the chapter's table, or a cluster TOML file.
+``rollsim report``   a Markdown / HTML report of a result directory; ``rollsim plot`` one figure.
 """
 
 from __future__ import annotations
@@ -108,6 +109,11 @@ def _write_run(out: str, tag: str, sc: Scenario) -> None:
     res.steps.write_parquet(os.path.join(out, f"steps_{tag}.parquet"))
 
 
+def _write_scenario(out: str, sc: Scenario) -> None:
+    with open(os.path.join(out, "scenario.json"), "w") as f:
+        json.dump(sc.describe(), f, indent=2)
+
+
 def _cmd_compare(a: argparse.Namespace) -> int:
     base = _scenario(a)
     pipelines = _pipelines(a.max_staleness)
@@ -127,6 +133,7 @@ def _cmd_compare(a: argparse.Namespace) -> int:
     if a.out:
         os.makedirs(a.out, exist_ok=True)
         df.write_parquet(os.path.join(a.out, "compare.parquet"))
+        _write_scenario(a.out, base)
         for name, p in pipelines:
             _write_run(a.out, name.replace(" ", "_").replace(",", "").replace("-", "_"), base.replace(pipeline=p))
         print(f"wrote {a.out}/compare.parquet and samples_*/steps_* parquet files", file=sys.stderr)
@@ -146,6 +153,7 @@ def _cmd_run(a: argparse.Namespace) -> int:
         res.steps.write_parquet(os.path.join(a.out, "steps.parquet"))
         with open(os.path.join(a.out, "summary.json"), "w") as f:
             json.dump(res.summary, f, indent=2)
+        _write_scenario(a.out, sc)
     return 0
 
 
@@ -165,12 +173,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--max-staleness", type=int, default=None, help="drop-at-consumption cap (fully-async)")
     r.add_argument("--out", default=None, help="directory for samples/steps parquet and summary.json")
     r.set_defaults(func=_cmd_run)
-    try:
-        from rollsim.sync import cli as sync_cli
-    except ImportError:
-        pass
-    else:
-        sync_cli.add_parser(sub)
+    from rollsim import report as report_cli
+    from rollsim.sync import cli as sync_cli
+
+    sync_cli.add_parser(sub)
+    report_cli.add_parser(sub)
     return p
 
 

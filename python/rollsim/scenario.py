@@ -154,6 +154,16 @@ class Scenario:
             "rng": self.rng,
         }
 
+    def describe(self) -> dict[str, Any]:
+        """A JSON-friendly description (empirical lengths summarized by name, size and mean)."""
+        d = self.to_dict()
+        d["train_step_s"] = self.train_step_s
+        d["weight_sync_s"] = self.weight_sync_s
+        if isinstance(self.lengths, Empirical):
+            d["lengths"] = {"kind": "empirical", "name": self.lengths.name, "values": int(self.lengths.values.size),
+                            "mean_tokens": self.lengths.mean_tokens()}
+        return d
+
     def throughput_ratio(self) -> float:
         """Rollout throughput over training throughput, samples per second:
         ``(rollout_slots * decode_tokens_per_s / mean_tokens) * (train_step_s + weight_sync_s) / batch_size``.

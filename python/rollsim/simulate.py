@@ -79,9 +79,11 @@ class Result:
             raise invalid("edges", f"must be strictly increasing, got {list(edges)}")
         labels = [f"[0, {e[0]:g})"] + [f"[{a:g}, {b:g})" for a, b in zip(e, e[1:])] + [f"[{e[-1]:g}, inf)"]
         df = self.samples.filter(pl.col("status").is_in(["trained", "dropped"]))
+        # bin index by left-closed intervals [e_i, e_{i+1}); version-independent (no pl.cut)
+        idx = np.searchsorted(np.asarray(e), df["length_tokens"].to_numpy(), side="right")
         return (
-            df.with_columns(pl.col("length_tokens").cut(e, labels=labels, left_closed=True).alias("bin"))
-            .group_by("bin")
+            df.with_columns(pl.Series("bin_index", idx, dtype=pl.UInt32))
+            .group_by("bin_index")
             .agg(
                 pl.len().alias("samples"),
                 (pl.col("status") == "trained").sum().alias("trained"),
@@ -90,8 +92,8 @@ class Result:
                 pl.col("staleness").max().alias("staleness_max"),
             )
             .with_columns((pl.col("dropped") / pl.col("samples")).alias("drop_rate"))
-            .sort("bin")
-            .with_columns(pl.col("bin").cast(pl.String))
+            .sort("bin_index")
+            .with_columns(pl.col("bin_index").map_elements(lambda i: labels[i], return_dtype=pl.String).alias("bin"))
             .select("bin", "samples", "trained", "dropped", "drop_rate", "staleness_mean", "staleness_max")
         )
 
