@@ -16,12 +16,16 @@ from rollsim import (Empirical, FullyAsync, GenerationOutrunsTrainingWarning, Lo
 def test_samples_frame_schema():
     res = simulate(Scenario(horizon_s=600.0))
     assert res.samples.schema == pl.Schema({
-        "sample_id": pl.UInt32, "length_tokens": pl.Float64, "start_s": pl.Float64, "finish_s": pl.Float64,
-        "version_start": pl.UInt32, "trained_step": pl.Int64, "staleness": pl.Int64, "dropped": pl.Boolean,
-        "slot": pl.UInt32, "status": pl.Enum(["trained", "dropped", "ready", "in_flight"]),
+        "sample_id": pl.UInt32, "group_id": pl.UInt32, "length_tokens": pl.Float64, "start_s": pl.Float64,
+        "finish_s": pl.Float64, "version_start": pl.UInt32, "version_end": pl.UInt32, "version_finish": pl.UInt32,
+        "n_versions": pl.UInt32, "trained_step": pl.Int64, "staleness": pl.Int64, "staleness_at_finish": pl.Int64,
+        "dropped": pl.Boolean, "aborted": pl.Boolean, "slot": pl.UInt32,
+        "status": pl.Enum(["trained", "dropped", "ready", "in_flight"]),
     })
     assert res.steps.columns == ["step", "start_s", "end_s", "staleness_mean", "staleness_max", "wait_s",
-                                 "samples", "tokens", "ready_after", "completed"]
+                                 "samples", "tokens", "ready_after", "tokens_wasted", "tokens_recomputed",
+                                 "slot_idle_s", "completed"]
+    assert res.segments.columns == ["sample_id", "version", "first_token", "last_token"]
     # in flight at the end: null finish, null staleness
     inflight = res.samples.filter(pl.col("status") == "in_flight")
     assert inflight.height == 256 and inflight["finish_s"].null_count() == 256

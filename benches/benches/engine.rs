@@ -5,22 +5,10 @@ use rollsim_core::{run_simple, Pipeline, RunOptions, Scenario};
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("engine");
     for (name, pipeline, record) in [
-        (
-            "fully_async_summary",
-            Pipeline::FullyAsync { max_staleness: None },
-            false,
-        ),
-        (
-            "fully_async_samples",
-            Pipeline::FullyAsync { max_staleness: None },
-            true,
-        ),
-        (
-            "fully_async_cap2_summary",
-            Pipeline::FullyAsync { max_staleness: Some(2) },
-            false,
-        ),
-        ("synchronous_summary", Pipeline::OffPolicy { k: 0 }, false),
+        ("fully_async_summary", Pipeline::fully_async(None), false),
+        ("fully_async_samples", Pipeline::fully_async(None), true),
+        ("fully_async_cap2_summary", Pipeline::fully_async(Some(2)), false),
+        ("synchronous_summary", Pipeline::off_policy(0), false),
     ] {
         // 100 simulated hours: about 900k events, long enough to amortize setup.
         let sc = Scenario {

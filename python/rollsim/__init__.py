@@ -8,9 +8,9 @@
 
 from rollsim import datasets, plot, report, sync
 from rollsim._rollsim import __version__
-from rollsim.errors import GenerationOutrunsTrainingWarning, ScenarioError
+from rollsim.errors import GenerationOutrunsTrainingWarning, RunStalledWarning, ScenarioError
 from rollsim.lengths import Empirical, LogNormal
-from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
+from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
 from rollsim.simulate import LONG_TOKENS, SHORT_TOKENS, Result, compare, simulate
 
@@ -22,6 +22,8 @@ __all__ = [
     "OneStepAsync",
     "OffPolicy",
     "FullyAsync",
+    "LengthBalanced",
+    "RunStalledWarning",
     "simulate",
     "compare",
     "Result",

@@ -35,11 +35,17 @@ class LogNormal:
         ``exp(mu)``. ``sigma >= 0``.
     max_tokens : float
         Truncation (the generation limit), tokens, ``>= 1``.
+    group_correlation : float
+        In [0, 1). With groups (``Scenario.group_size > 1``), the answers of one prompt share a
+        difficulty: ``log length = mu + sigma * (sqrt(rho) * z_prompt + sqrt(1 - rho) * z_answer)``.
+        Every answer keeps the same marginal distribution; two answers of one prompt have
+        log-length correlation ``rho``. 0: independent answers (draws nothing extra).
 
     Raises
     ------
     ScenarioError (ValueError)
-        Non-finite ``mu``, ``sigma < 0`` or NaN, ``max_tokens < 1``.
+        Non-finite ``mu``, ``sigma < 0`` or NaN, ``max_tokens < 1``, ``group_correlation``
+        outside [0, 1).
 
     The default is the chapter's distribution (median about 2000 tokens, truncated at 16K).
     """
@@ -47,8 +53,13 @@ class LogNormal:
     mu: float = 7.6
     sigma: float = 1.0
     max_tokens: float = 16384.0
+    group_correlation: float = 0.0
 
     def __post_init__(self) -> None:
+        rho = _real("lengths.group_correlation", self.group_correlation)
+        if not 0 <= rho < 1:
+            raise invalid("lengths.group_correlation", f"must be in [0, 1), got {rho}")
+        object.__setattr__(self, "group_correlation", rho)
         mu = _real("lengths.mu", self.mu)
         sigma = _real("lengths.sigma", self.sigma)
         max_tokens = _real("lengths.max_tokens", self.max_tokens)
@@ -73,7 +84,20 @@ class LogNormal:
         return math.exp(self.mu + self.sigma**2 / 2) * nd.cdf(z - self.sigma) + self.max_tokens * (1 - nd.cdf(z))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": "lognormal", "mu": self.mu, "sigma": self.sigma, "max_tokens": self.max_tokens}
+        return {"kind": "lognormal", "mu": self.mu, "sigma": self.sigma, "max_tokens": self.max_tokens,
+                "group_correlation": self.group_correlation}
+
+    def cdf(self, tokens: float) -> float:
+        """P(length <= tokens) of the truncated distribution."""
+        from statistics import NormalDist
+
+        if tokens >= self.max_tokens:
+            return 1.0
+        if tokens <= 0:
+            return 0.0
+        if self.sigma == 0:
+            return float(math.exp(self.mu) <= tokens)
+        return NormalDist(self.mu, self.sigma).cdf(math.log(tokens))
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,6 +115,10 @@ class Empirical:
         otherwise.
     name : str, optional
         A label for reports.
+    groups : array-like, shape (n,), optional
+        A prompt key per value (grouped data: several answers per prompt). Then a GRPO group draws
+        one prompt uniformly and its answers uniformly among that prompt's values, keeping real
+        within-prompt correlation; ``weights`` must be None.
 
     In ``rng="python"`` mode a draw equals CPython's ``random.Random(seed).choices(values, weights)[0]``.
     The arrays are stored read-only. Use :meth:`from_file` for CSV / parquet.
@@ -105,6 +133,7 @@ class Empirical:
     weights: np.ndarray | None = None
     max_tokens: float | None = None
     name: str | None = None
+    groups: np.ndarray | None = None
     _hash: int = field(default=0, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -141,10 +170,22 @@ class Empirical:
             if not (w > 0).any():
                 raise invalid("lengths.weights", "must not all be zero")
             w.setflags(write=False)
+        if self.groups is not None:
+            if w is not None:
+                raise invalid("lengths.groups", "grouped data cannot also have weights")
+            keys = np.asarray(self.groups)
+            if keys.shape != v.shape:
+                raise invalid("lengths.groups", f"must have one key per value ({v.size} values, {keys.size} keys)")
+            order = np.argsort(keys, kind="stable")
+            v = v[order]
+            keys = keys[order]
+            keys.setflags(write=False)
+            object.__setattr__(self, "groups", keys)
         v.setflags(write=False)
         object.__setattr__(self, "values", v)
         object.__setattr__(self, "weights", w)
-        h = hash((v.tobytes(), None if w is None else w.tobytes(), self.max_tokens, self.name))
+        g = None if self.groups is None else np.asarray(self.groups).tobytes()
+        h = hash((v.tobytes(), None if w is None else w.tobytes(), self.max_tokens, self.name, g))
         object.__setattr__(self, "_hash", h)
 
     @classmethod
@@ -155,6 +196,7 @@ class Empirical:
         count_column: str | None = None,
         max_tokens: float | None = None,
         name: str | None = None,
+        group_column: str | None = None,
     ) -> "Empirical":
         """Reads lengths from a CSV or parquet file (by extension; ``.csv.gz`` works too).
 
@@ -163,6 +205,7 @@ class Empirical:
         path : path to a ``.csv``, ``.csv.gz`` or ``.parquet`` file.
         column : the column of lengths in tokens; may be omitted when the file has one column.
         count_column : optional column of counts (the file is a histogram).
+        group_column : optional column of prompt keys (grouped data, see ``groups``).
 
         Raises
         ------
@@ -187,7 +230,8 @@ class Empirical:
             if len(df.columns) != 1:
                 raise invalid("lengths.column", f"the file has columns {df.columns}; say which one holds the lengths")
             column = df.columns[0]
-        for key, col in (("lengths.column", column), ("lengths.count_column", count_column)):
+        for key, col in (("lengths.column", column), ("lengths.count_column", count_column),
+                         ("lengths.group_column", group_column)):
             if col is not None and col not in df.columns:
                 raise invalid(key, f"no column {col!r} in {p!r} (columns: {df.columns})")
         try:
@@ -197,8 +241,9 @@ class Empirical:
             raise invalid("lengths.column", f"must be numeric: {e}") from None
         if values.null_count() or (counts is not None and counts.null_count()):
             raise invalid("lengths.column", f"{p!r} has empty cells in the lengths or counts")
+        groups = None if group_column is None else df[group_column].to_numpy()
         return cls(values.to_numpy(), None if counts is None else counts.to_numpy(), max_tokens=max_tokens,
-                   name=name or os.path.basename(p))
+                   name=name or os.path.basename(p), groups=groups)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Empirical):
@@ -207,9 +252,8 @@ class Empirical:
             self.max_tokens == other.max_tokens
             and self.name == other.name
             and np.array_equal(self.values, other.values)
-            and ((self.weights is None and other.weights is None)
-                 or (self.weights is not None and other.weights is not None
-                     and np.array_equal(self.weights, other.weights)))
+            and _same(self.weights, other.weights)
+            and _same(self.groups, other.groups)
         )
 
     def __hash__(self) -> int:
@@ -221,16 +265,39 @@ class Empirical:
         return f"Empirical({label}{self.values.size} values, {n} samples, mean {self.mean_tokens():.0f} tokens)"
 
     def __reduce__(self):
-        return (Empirical, (self.values, self.weights, self.max_tokens, self.name))
+        return (Empirical, (self.values, self.weights, self.max_tokens, self.name, self.groups))
+
+    def group_offsets(self) -> np.ndarray | None:
+        """Start index of each prompt's values (and the end), for grouped data; else None."""
+        if self.groups is None:
+            return None
+        starts = np.flatnonzero(np.r_[True, self.groups[1:] != self.groups[:-1]])
+        return np.r_[starts, self.values.size].astype(np.int64)
+
+    def cdf(self, tokens: float) -> float:
+        """P(length <= tokens) of one draw (grouped data: a uniform prompt, then a uniform answer)."""
+        if self.groups is not None:
+            off = self.group_offsets()
+            return float(np.mean([np.mean(self.values[a:b] <= tokens) for a, b in zip(off[:-1], off[1:])]))
+        w = np.ones_like(self.values) if self.weights is None else self.weights
+        return float(w[self.values <= tokens].sum() / w.sum())
 
     def mean_tokens(self) -> float:
         """Mean length, tokens."""
+        if self.groups is not None:
+            off = self.group_offsets()
+            return float(np.mean([self.values[a:b].mean() for a, b in zip(off[:-1], off[1:])]))
         if self.weights is None:
             return float(self.values.mean())
         return float((self.values * self.weights).sum() / self.weights.sum())
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": "empirical", "values": self.values, "weights": self.weights}
+        return {"kind": "empirical", "values": self.values, "weights": self.weights,
+                "group_offsets": self.group_offsets()}
+
+
+def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    return (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
 
 
 Lengths = LogNormal | Empirical

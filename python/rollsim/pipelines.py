@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from rollsim.errors import invalid
 
-__all__ = ["Synchronous", "OneStepAsync", "OffPolicy", "FullyAsync", "Pipeline"]
+__all__ = ["Synchronous", "OneStepAsync", "OffPolicy", "FullyAsync", "LengthBalanced", "Pipeline"]
 
 
 def _count(field: str, value: Any, lo: int, hi: int) -> int:
@@ -20,67 +20,192 @@ def _count(field: str, value: Any, lo: int, hi: int) -> int:
     return int(value)
 
 
-@dataclass(frozen=True)
-class Synchronous:
-    """Generate a whole batch with the current weights, train it, update, repeat.
-    Every sample has staleness 0 (AReaL eta=0, every system's baseline)."""
+def _over_sampling(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise invalid("pipeline.over_sampling", f"must be None, a fraction >= 0 or math.inf, got {value!r}")
+    v = float(value)
+    if not v >= 0:
+        raise invalid("pipeline.over_sampling", f"must be >= 0 (or math.inf), got {v}")
+    return v
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": "off_policy", "k": 0}
 
-
-@dataclass(frozen=True)
-class OneStepAsync:
-    """Batch i+1 is generated, with the weights from before training batch i, while batch i trains
-    (verl ``one_step_off_policy``, slime ``train_async.py``). Staleness is 1 for every batch after
-    the first, which has 0."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": "off_policy", "k": 1}
+def _flag(field: str, value: Any) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise invalid(field, f"must be True or False, got {value!r}")
+    return bool(value)
 
 
 @dataclass(frozen=True)
 class OffPolicy:
-    """k-step off-policy: generation may run up to ``k`` batches ahead of training (ROLL
-    ``async_generation_ratio=k``); each batch uses the newest weights available when its generation
-    starts, so staleness is at most ``k``. ``OffPolicy(0)`` is :class:`Synchronous`, ``OffPolicy(1)``
-    is :class:`OneStepAsync`.
+    """k-step off-policy batch pipeline: generation may run up to ``k`` batches ahead of training
+    (ROLL ``async_generation_ratio=k``); each batch uses the newest weights available when its
+    generation starts, so staleness is at most ``k`` (without partial rollout). ``OffPolicy(0)`` is
+    :class:`Synchronous`, ``OffPolicy(1)`` is :class:`OneStepAsync`.
 
-    Raises ScenarioError if ``k`` is not an integer in [0, 1_000_000].
+    Parameters
+    ----------
+    k : int
+        In [0, 1_000_000].
+    over_sampling : float or None
+        Submit ``ceil(groups * (1 + over_sampling))`` groups per batch and stop the rest once
+        ``batch_size`` answers (whole groups) have finished (verl ``over_sample_rate``, slime
+        ``--over-sampling-batch-size``). ``math.inf`` keeps every slot busy until the batch is full.
+        ``None``: exactly one batch of prompts; the batch waits for its longest answer.
+    keep_partial : bool
+        Stopped answers are kept and resumed first in the next batch with the new weights, after a
+        prefill of prompt + partial answer (slime ``--partial-rollout``, Kimi k1.5, APRIL); their
+        staleness counts from the version that started them. Otherwise they are aborted (tokens
+        wasted).
+
+    Raises ScenarioError for a bad ``k``, ``over_sampling`` or ``keep_partial``.
     """
 
     k: int = 1
+    over_sampling: float | None = None
+    keep_partial: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "k", _count("pipeline.k", self.k, 0, 1_000_000))
+        object.__setattr__(self, "over_sampling", _over_sampling(self.over_sampling))
+        object.__setattr__(self, "keep_partial", _flag("pipeline.keep_partial", self.keep_partial))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": "off_policy", "k": self.k}
+        return {"kind": "off_policy", "k": self.k, "over_sampling": self.over_sampling,
+                "keep_partial": self.keep_partial}
+
+
+@dataclass(frozen=True)
+class Synchronous(OffPolicy):
+    """Generate a whole batch with the current weights, train it, update, repeat. Every sample has
+    staleness 0 (AReaL eta=0, every system's baseline). Accepts ``over_sampling`` and
+    ``keep_partial`` like :class:`OffPolicy` (slime's partial rollout is ``Synchronous(math.inf,
+    keep_partial=True)``)."""
+
+    over_sampling: float | None = None
+    keep_partial: bool = False
+    k: int = field(default=0, init=False, repr=False)
+
+
+@dataclass(frozen=True)
+class OneStepAsync(OffPolicy):
+    """Batch i+1 is generated, with the weights from before training batch i, while batch i trains
+    (verl ``one_step_off_policy``, slime ``train_async.py``). Staleness is 1 for every batch after
+    the first, which has 0. Accepts ``over_sampling`` and ``keep_partial`` like :class:`OffPolicy`."""
+
+    over_sampling: float | None = None
+    keep_partial: bool = False
+    k: int = field(default=1, init=False, repr=False)
+
+
+@dataclass(frozen=True)
+class LengthBalanced:
+    """Length-balanced batches: each length bucket contributes its share of every batch, instead
+    of first finished, first trained; the trainer waits until every bucket has its quota.
+
+    Parameters
+    ----------
+    edges : sequence of float
+        Bucket boundaries in tokens, strictly increasing (a group is bucketed by its longest answer).
+    quotas : sequence of int, optional
+        Groups per batch from each bucket (``len(edges) + 1`` of them, summing to
+        ``batch_size / group_size``). ``None``: the expected shares of the scenario's length
+        distribution, rounded by largest remainder.
+    """
+
+    edges: tuple[float, ...] = (1000.0, 8000.0)
+    quotas: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        try:
+            e = tuple(float(x) for x in self.edges)
+        except (TypeError, ValueError):
+            raise invalid("pipeline.batch_order.edges", f"must be numbers, got {self.edges!r}") from None
+        if not e or any(not np.isfinite(x) or x <= 0 for x in e) or any(b <= a for a, b in zip(e, e[1:])):
+            raise invalid("pipeline.batch_order.edges", f"must be finite, > 0 and strictly increasing, got {e}")
+        object.__setattr__(self, "edges", e)
+        if self.quotas is not None:
+            q = tuple(_count("pipeline.batch_order.quotas", x, 0, 2**24) for x in self.quotas)
+            if len(q) != len(e) + 1:
+                raise invalid("pipeline.batch_order.quotas", f"needs {len(e) + 1} quotas (one per bucket), got {len(q)}")
+            object.__setattr__(self, "quotas", q)
+
+
+_ON_UPDATE = ("continue", "abort_drop", "abort_resubmit", "wait", "keep_recompute", "keep_stale")
 
 
 @dataclass(frozen=True)
 class FullyAsync:
-    """Streaming: a freed slot immediately starts a new sample with the newest weights; the trainer
-    trains whenever ``batch_size`` finished samples are ready (first finished, first trained).
+    """Streaming: a freed slot immediately starts new work with the newest weights; the trainer
+    trains whenever ``batch_size`` finished samples (whole groups) are ready.
 
     Parameters
     ----------
     max_staleness : int or None
-        Drop-at-consumption cap: a finished sample whose staleness (current policy version minus the
-        version that generated it) exceeds it is dropped, as in the chapter (PRIME-RL
-        ``max_off_policy_steps``, NeMo-RL ``max_trajectory_age_steps``). ``None``: no cap.
+        Staleness cap checked when a finished group would be consumed: a group whose oldest answer's
+        staleness (current policy version minus the version that started it) exceeds the cap is
+        dropped, as in the chapter (PRIME-RL ``max_off_policy_steps``, NeMo-RL
+        ``max_trajectory_age_steps``). ``None``: no cap.
+    on_stale : "drop" | "requeue"
+        What the cap does: drop (wasted tokens), or drop and regenerate the same prompt first
+        (tinker-style re-queue; with correlated lengths the prompt keeps its difficulty).
+    admission_eta : int or None
+        AReaL's admission control (``max_head_offpolicyness``): a new group starts only while
+        ``accepted + running + group_size <= (eta + version + 1) * batch_size`` samples. Nothing is
+        dropped; slots may idle (source: ../shared/notes/semantics.md, AReaL's staleness manager).
+    max_lag_samples : int or None
+        PipelineRL-style bound on samples started and neither trained nor dropped; new groups wait.
+    max_ready_groups : int or None
+        Bounded ready queue: on overflow the oldest finished groups are dropped (not length-biased).
+    batch_order : "fifo" | "oldest_first" | LengthBalanced
+        First finished first trained (the chapter); oldest policy version first (AReaL); or
+        length-balanced buckets.
+    on_update : str
+        What in-flight requests do when the weights change: ``"continue"`` (keep their start
+        version, the chapter), ``"abort_drop"`` (aborted, groups dropped), ``"abort_resubmit"``
+        (resubmitted as prompt + partial answer: one prefill, AReaL), ``"wait"`` (drain: no new
+        request starts until the in-flight ones finish, then the update), ``"keep_recompute"``
+        (frozen, KV recomputed: one prefill of the context), ``"keep_stale"`` (resumed at once on
+        the old KV: no cost, tokens mix versions, PipelineRL). In this model ``abort_resubmit`` and
+        ``keep_recompute`` cost the same: one prefill of prompt + partial answer on the same slot.
 
-    Raises ScenarioError if ``max_staleness`` is not None or an integer in [0, 2**32 - 1].
+    Raises ScenarioError for any out-of-range option.
     """
 
     max_staleness: int | None = None
+    on_stale: str = "drop"
+    admission_eta: int | None = None
+    max_lag_samples: int | None = None
+    max_ready_groups: int | None = None
+    batch_order: str | LengthBalanced = "fifo"
+    on_update: str = "continue"
 
     def __post_init__(self) -> None:
+        set_ = object.__setattr__
         if self.max_staleness is not None:
-            object.__setattr__(self, "max_staleness", _count("pipeline.max_staleness", self.max_staleness, 0, 2**32 - 1))
+            set_(self, "max_staleness", _count("pipeline.max_staleness", self.max_staleness, 0, 2**32 - 1))
+        if self.admission_eta is not None:
+            set_(self, "admission_eta", _count("pipeline.admission_eta", self.admission_eta, 0, 2**32 - 1))
+        if self.max_lag_samples is not None:
+            set_(self, "max_lag_samples", _count("pipeline.max_lag_samples", self.max_lag_samples, 1, 2**63 - 1))
+        if self.max_ready_groups is not None:
+            set_(self, "max_ready_groups", _count("pipeline.max_ready_groups", self.max_ready_groups, 1, 2**32 - 1))
+        if self.on_stale not in ("drop", "requeue"):
+            raise invalid("pipeline.on_stale", f"must be 'drop' or 'requeue', got {self.on_stale!r}")
+        if self.on_update not in _ON_UPDATE:
+            raise invalid("pipeline.on_update", f"must be one of {', '.join(_ON_UPDATE)}; got {self.on_update!r}")
+        if not (isinstance(self.batch_order, LengthBalanced) or self.batch_order in ("fifo", "oldest_first")):
+            raise invalid("pipeline.batch_order",
+                          f"must be 'fifo', 'oldest_first' or LengthBalanced(...), got {self.batch_order!r}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": "fully_async", "max_staleness": self.max_staleness}
+        order: Any = self.batch_order
+        if isinstance(order, LengthBalanced):
+            order = {"edges": list(order.edges), "quotas": None if order.quotas is None else list(order.quotas)}
+        return {"kind": "fully_async", "max_staleness": self.max_staleness, "on_stale": self.on_stale,
+                "admission_eta": self.admission_eta, "max_lag_samples": self.max_lag_samples,
+                "max_ready_groups": self.max_ready_groups, "batch_order": order, "on_update": self.on_update}
 
 
 Pipeline = Synchronous | OneStepAsync | OffPolicy | FullyAsync

@@ -5,13 +5,13 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Sequence
 
 import numpy as np
 
 from rollsim.errors import invalid
 from rollsim.lengths import Empirical, LogNormal
-from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
+from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
 
 __all__ = ["Scenario", "MAX_COUNT"]
 
@@ -62,6 +62,19 @@ class Scenario:
         Seconds per weight update after each step, >= 0; the new policy version is available
         ``train_step_s + weight_sync_s`` after the step starts. Take it from
         ``rollsim.sync.estimate(...).total_s``.
+    group_size : int
+        Answers per prompt (GRPO group, ``rollout.n``). Batches are made of whole groups:
+        ``batch_size`` counts samples and must be a multiple of ``group_size``.
+    prompt_tokens : float
+        Prompt length, tokens, >= 0 (prefilled before the first answer token).
+    prefill_tokens_per_s : float
+        Prefill throughput of one slot, tokens/s, > 0; ``math.inf`` (default) makes prefill free.
+    prefix_sharing : bool
+        The answers of a group share the prompt's KV (prefix cache): only the first pays the
+        prompt prefill (until the cache is cleared).
+    clear_cache_on_update : bool
+        The prefix cache is cleared on every weight update: answers started after an update pay the
+        prompt prefill again (counted in ``tokens_recomputed``).
     horizon_s : float
         Simulated time, seconds, > 0 (see README "Horizon" for what counts at the end).
     lengths : LogNormal | Empirical
@@ -90,6 +103,11 @@ class Scenario:
     seed: int = 0
     rng: Literal["fast", "python"] = "fast"
     weight_sync_s: float = 0.0
+    group_size: int = 1
+    prompt_tokens: float = 0.0
+    prefill_tokens_per_s: float = math.inf
+    prefix_sharing: bool = True
+    clear_cache_on_update: bool = True
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -112,6 +130,23 @@ class Scenario:
         set_(self, "seed", int(self.seed))
         if self.rng not in ("fast", "python"):
             raise invalid("rng", f"must be 'fast' or 'python', got {self.rng!r}")
+        g = _count("group_size", self.group_size)
+        if self.batch_size % g:
+            raise invalid("group_size", f"must divide batch_size ({self.batch_size}), got {g}")
+        set_(self, "group_size", g)
+        set_(self, "prompt_tokens", _seconds("prompt_tokens", self.prompt_tokens, allow_zero=True))
+        rate = self.prefill_tokens_per_s
+        if isinstance(rate, bool) or not isinstance(rate, (int, float, np.integer, np.floating)) or not float(rate) > 0:
+            raise invalid("prefill_tokens_per_s", f"must be > 0 tokens/s (math.inf: free prefill), got {rate!r}")
+        set_(self, "prefill_tokens_per_s", float(rate))
+        for name in ("prefix_sharing", "clear_cache_on_update"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise invalid(name, f"must be True or False, got {getattr(self, name)!r}")
+        if isinstance(self.pipeline, FullyAsync) and isinstance(self.pipeline.batch_order, LengthBalanced):
+            q = self.pipeline.batch_order.quotas
+            if q is not None and sum(q) != self.batch_size // g:
+                raise invalid("pipeline.batch_order.quotas",
+                              f"must sum to the groups per batch ({self.batch_size // g}), got {sum(q)}")
 
     def replace(self, **changes: Any) -> "Scenario":
         """A copy with some fields changed. Dotted names reach into parts:
@@ -140,8 +175,27 @@ class Scenario:
             top[head] = dataclasses.replace(part, **sub)
         return dataclasses.replace(self, **top)
 
+    def length_quotas(self, edges: Sequence[float]) -> list[int]:
+        """Groups per batch from each length bucket (split at ``edges``, by a group's longest answer)
+        in proportion to the expected shares of the length distribution, rounded by largest
+        remainder so they sum to ``batch_size / group_size``. Groups' longest answers are taken as
+        independent draws (exact for ``group_correlation = 0`` and ungrouped data)."""
+        n = self.group_size
+        cdf = [self.lengths.cdf(e) ** n for e in edges]
+        shares = np.diff(np.r_[0.0, cdf, 1.0])
+        need = self.batch_size // n
+        raw = shares * need
+        q = np.floor(raw).astype(int)
+        for i in np.argsort(-(raw - q), kind="stable")[: need - int(q.sum())]:
+            q[i] += 1
+        return [int(x) for x in q]
+
     def to_dict(self) -> dict[str, Any]:
         """The flat form the engine takes (numpy arrays for empirical lengths)."""
+        pipeline = self.pipeline.to_dict()
+        order = pipeline.get("batch_order")
+        if isinstance(order, dict) and order["quotas"] is None:
+            order["quotas"] = self.length_quotas(order["edges"])
         return {
             "rollout_slots": self.rollout_slots,
             "decode_tokens_per_s": self.decode_tokens_per_s,
@@ -149,9 +203,14 @@ class Scenario:
             "train_step_s": self.train_step_s + self.weight_sync_s,
             "horizon_s": self.horizon_s,
             "lengths": self.lengths.to_dict(),
-            "pipeline": self.pipeline.to_dict(),
+            "pipeline": pipeline,
             "seed": self.seed,
             "rng": self.rng,
+            "group_size": self.group_size,
+            "prompt_tokens": self.prompt_tokens,
+            "prefill_tokens_per_s": self.prefill_tokens_per_s,
+            "prefix_sharing": bool(self.prefix_sharing),
+            "clear_cache_on_update": bool(self.clear_cache_on_update),
         }
 
     def describe(self) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 
 from rollsim import _rollsim
-from rollsim.errors import GenerationOutrunsTrainingWarning, invalid
+from rollsim.errors import GenerationOutrunsTrainingWarning, RunStalledWarning, invalid
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
 
@@ -24,6 +24,7 @@ LONG_TOKENS = 8000
 DEFAULT_MAX_SAMPLES = 50_000_000
 
 _STATUS = pl.Enum(["trained", "dropped", "ready", "in_flight"])
+_NONE = 2**32 - 1  # "no value" in the engine's u32 columns
 
 
 @dataclass(frozen=True)
@@ -61,12 +62,24 @@ class Result:
     summary: dict[str, Any]
     steps: pl.DataFrame
     _samples: pl.DataFrame | None
+    _segments: pl.DataFrame | None = None
 
     @property
     def samples(self) -> pl.DataFrame:
         if self._samples is None:
             raise invalid("record", "per-sample rows were not recorded; run simulate(..., record='samples')")
         return self._samples
+
+    @property
+    def segments(self) -> pl.DataFrame:
+        """One row per token span of one policy version within one answer: ``sample_id`` u32,
+        ``version`` u32, ``first_token`` f64, ``last_token`` f64 (exclusive; token positions are
+        continuous since lognormal lengths are). Spans of an answer tile ``[0, tokens decoded)``;
+        an answer whose weights changed mid-generation (``keep_*``, ``abort_resubmit``, partial
+        rollout) has several."""
+        if self._segments is None:
+            raise invalid("record", "segments were not recorded; run simulate(..., record='samples')")
+        return self._segments
 
     def staleness_by_length(self, edges: Sequence[float] = (1000, 2000, 4000, 8000, 16000)) -> pl.DataFrame:
         """Staleness and drop rate per answer-length bin.
@@ -107,8 +120,13 @@ def _samples_frame(cols: dict[str, np.ndarray]) -> pl.DataFrame:
             "start_s": cols["start_s"],
             "finish_s": cols["finish_s"],
             "version_start": cols["version_start"],
+            "version_end": cols["version_end"],
+            "version_finish": cols["version_finish"],
+            "n_versions": cols["n_versions"],
+            "group_id": cols["group_id"],
             "trained_step": cols["trained_step"],
             "dropped": cols["dropped"],
+            "aborted": cols["aborted"],
             "slot": cols["slot"],
         }
     )
@@ -117,14 +135,17 @@ def _samples_frame(cols: dict[str, np.ndarray]) -> pl.DataFrame:
         pl.col("finish_s").fill_nan(None),
         pl.when(trained).then(pl.col("trained_step")).alias("trained_step"),
         pl.when(trained).then(pl.col("trained_step") - pl.col("version_start").cast(pl.Int64)).alias("staleness"),
+        pl.when(trained).then(pl.col("trained_step") - pl.col("version_finish").cast(pl.Int64)).alias("staleness_at_finish"),
+        pl.when(pl.col("version_finish") != _NONE).then(pl.col("version_finish")).alias("version_finish"),
         pl.when(trained).then(pl.lit("trained"))
         .when(pl.col("dropped")).then(pl.lit("dropped"))
         .when(pl.col("finish_s").is_nan()).then(pl.lit("in_flight"))
         .otherwise(pl.lit("ready"))
         .cast(_STATUS)
         .alias("status"),
-    ).select("sample_id", "length_tokens", "start_s", "finish_s", "version_start", "trained_step",
-             "staleness", "dropped", "slot", "status")
+    ).select("sample_id", "group_id", "length_tokens", "start_s", "finish_s", "version_start", "version_end",
+             "version_finish", "n_versions", "trained_step", "staleness", "staleness_at_finish", "dropped", "aborted",
+             "slot", "status")
 
 
 def _steps_frame(cols: dict[str, np.ndarray], end_s: float) -> pl.DataFrame:
@@ -140,9 +161,16 @@ def _steps_frame(cols: dict[str, np.ndarray], end_s: float) -> pl.DataFrame:
             "samples": cols["samples"],
             "tokens": cols["tokens"],
             "ready_after": cols["ready_after"],
+            "tokens_wasted": cols["tokens_wasted"],
+            "tokens_recomputed": cols["tokens_recomputed"],
+            "slot_idle_s": cols["slot_idle_s"],
             "completed": cols["end_s"] <= end_s,
         }
     )
+
+
+def _segments_frame(cols: dict[str, np.ndarray]) -> pl.DataFrame:
+    return pl.DataFrame({k: cols[k] for k in ("sample_id", "version", "first_token", "last_token")})
 
 
 def _warn_outrun(sc: Scenario, summary: dict[str, Any]) -> None:
@@ -163,6 +191,7 @@ def simulate(
     *,
     record: Literal["samples", "summary"] = "samples",
     max_samples: int = DEFAULT_MAX_SAMPLES,
+    _general_engine: bool = False,
 ) -> Result:
     """Runs one scenario.
 
@@ -199,11 +228,23 @@ def simulate(
         raise invalid("record", f"must be 'samples' or 'summary', got {record!r}")
     if isinstance(max_samples, bool) or not isinstance(max_samples, int) or not 1 <= max_samples <= 2**32 - 1:
         raise invalid("max_samples", f"must be an integer in [1, 2**32 - 1], got {max_samples!r}")
-    out = _rollsim.simulate(sc.to_dict(), record == "samples", max_samples)
+    # _general_engine: run the general streaming engine even where the fully-async fast path
+    # applies (tests cross-check the two)
+    out = _rollsim.simulate(sc.to_dict(), record == "samples", max_samples, bool(_general_engine))
     summary = out["summary"]
     _warn_outrun(sc, summary)
+    if summary["stalled"]:
+        warnings.warn(
+            RunStalledWarning(
+                f"the run stalled at t = {summary['end_s']:.1f} s before horizon_s = {sc.horizon_s:g} s: no slot can "
+                f"start work and the trainer cannot form a batch (e.g. admission control or a length-balanced quota "
+                f"that cannot fill)"
+            ),
+            stacklevel=2,
+        )
     samples = None if out["samples"] is None else _samples_frame(out["samples"])
-    return Result(sc, summary, _steps_frame(out["steps"], summary["end_s"]), samples)
+    segments = None if out["segments"] is None else _segments_frame(out["segments"])
+    return Result(sc, summary, _steps_frame(out["steps"], summary["end_s"]), samples, segments)
 
 
 #: The four rows of the chapter's comparison.

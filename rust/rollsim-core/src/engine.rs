@@ -16,6 +16,9 @@ pub struct RunOptions {
     pub max_samples: u64,
     /// Call the interrupt check every this many events.
     pub check_every: u64,
+    /// Run the general streaming engine even where the specialized fully-asynchronous fast path
+    /// applies (for cross-checking the two).
+    pub general_engine: bool,
 }
 
 impl Default for RunOptions {
@@ -24,6 +27,7 @@ impl Default for RunOptions {
             record_samples: true,
             max_samples: 50_000_000,
             check_every: 1 << 16,
+            general_engine: false,
         }
     }
 }
@@ -56,23 +60,28 @@ fn with_lengths<S: Source>(
     interrupt: &mut dyn FnMut() -> bool,
 ) -> Result<RunResult> {
     match &sc.lengths {
-        Lengths::LogNormal { mu, sigma, max_tokens } => with_pipeline(
+        Lengths::LogNormal {
+            mu,
+            sigma,
+            max_tokens,
+            group_correlation,
+        } => with_pipeline(
             sc,
-            LogNormalDraw {
-                src,
-                mu: *mu,
-                sigma: *sigma,
-                max_tokens: *max_tokens,
-            },
+            LogNormalDraw::new(src, *mu, *sigma, *max_tokens, *group_correlation),
             opts,
             interrupt,
         ),
-        Lengths::Empirical { values, cum_weights } => with_pipeline(
+        Lengths::Empirical {
+            values,
+            cum_weights,
+            group_offsets,
+        } => with_pipeline(
             sc,
             EmpiricalDraw {
                 src,
                 values: values.clone(),
                 cum_weights: cum_weights.clone(),
+                group_offsets: group_offsets.clone(),
             },
             opts,
             interrupt,
@@ -93,12 +102,20 @@ fn with_pipeline<D: Draw>(
         check_every: opts.check_every.max(1),
         next_check: 0,
     };
-    let (end_s, outrun) = match sc.pipeline {
-        Pipeline::OffPolicy { k } => (pipeline::batch::run(sc, k, draw, &mut rec, &mut ctl)?, false),
-        Pipeline::FullyAsync { max_staleness } => (
-            pipeline::fully_async::run(sc, max_staleness, draw, &mut rec, &mut ctl)?,
-            max_staleness.is_none(),
-        ),
+    let (end_s, outrun) = match &sc.pipeline {
+        Pipeline::OffPolicy { k, partial } => (pipeline::batch::run(sc, *k, partial, draw, &mut rec, &mut ctl)?, false),
+        Pipeline::FullyAsync(opt) => {
+            let unbounded = opt.max_staleness.is_none()
+                && opt.admission_eta.is_none()
+                && opt.max_lag_samples.is_none()
+                && opt.max_ready_groups.is_none();
+            let end = if pipeline::fully_async::applies(sc, opt) && !opts.general_engine {
+                pipeline::fully_async::run(sc, opt.max_staleness, draw, &mut rec, &mut ctl)?
+            } else {
+                pipeline::streaming::run(sc, opt, draw, &mut rec, &mut ctl)?
+            };
+            (end, unbounded)
+        }
     };
     let mut res = rec.finish_run(end_s, sc.rollout_slots, sc.train_step_s, outrun, sc.batch_size);
     res.summary.throughput_ratio = sc.throughput_ratio();

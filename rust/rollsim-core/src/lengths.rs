@@ -8,16 +8,29 @@ use std::sync::Arc;
 /// as in the chapter's model.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Lengths {
-    /// `min(exp(N(mu, sigma^2)), max_tokens)`.
-    LogNormal { mu: f64, sigma: f64, max_tokens: f64 },
+    /// `min(exp(N(mu, sigma^2)), max_tokens)`. With `group_correlation = rho > 0`, the answers of
+    /// one prompt share a difficulty: `log length = mu + sigma (sqrt(rho) z_prompt + sqrt(1 - rho)
+    /// z_answer)`, so each answer keeps the same marginal distribution and two answers of one prompt
+    /// have log-length correlation rho.
+    LogNormal {
+        mu: f64,
+        sigma: f64,
+        max_tokens: f64,
+        group_correlation: f64,
+    },
     /// Draws with replacement from `values`, optionally weighted by counts.
     ///
     /// In `rng = "python"` mode a draw equals CPython's `rng.choices(values, weights)[0]`:
     /// `values[floor(random() * n)]` without weights, bisection of `random() * total` in the running
     /// sums of the weights otherwise.
+    ///
+    /// With `group_offsets` (grouped data, e.g. several answers per prompt), a group draws one
+    /// prompt uniformly and then its answers uniformly from that prompt's values
+    /// `values[offsets[p]..offsets[p + 1]]` (weights are not used then).
     Empirical {
         values: Arc<[f64]>,
         cum_weights: Option<Arc<[f64]>>,
+        group_offsets: Option<Arc<[usize]>>,
     },
 }
 
@@ -69,13 +82,50 @@ impl Lengths {
         Ok(Lengths::Empirical {
             values: values.into(),
             cum_weights,
+            group_offsets: None,
+        })
+    }
+
+    /// Grouped empirical data: `values` sorted by group, `offsets` (length groups + 1, from 0 to
+    /// `values.len()`, strictly increasing) delimit the groups.
+    pub fn grouped(values: Vec<f64>, offsets: Vec<usize>) -> Result<Self> {
+        let Lengths::Empirical { values, .. } = Lengths::empirical(values, None)? else {
+            unreachable!()
+        };
+        if offsets.len() < 2 || offsets[0] != 0 || *offsets.last().unwrap() != values.len() {
+            return Err(Error::field(
+                "lengths.groups",
+                "offsets must run from 0 to the number of values",
+            ));
+        }
+        if offsets.windows(2).any(|w| w[1] <= w[0]) {
+            return Err(Error::field(
+                "lengths.groups",
+                "every group must hold at least one value",
+            ));
+        }
+        Ok(Lengths::Empirical {
+            values,
+            cum_weights: None,
+            group_offsets: Some(offsets.into()),
         })
     }
 
     /// Checks the parameters; errors name the field.
     pub fn validate(&self) -> Result<()> {
         match self {
-            Lengths::LogNormal { mu, sigma, max_tokens } => {
+            Lengths::LogNormal {
+                mu,
+                sigma,
+                max_tokens,
+                group_correlation,
+            } => {
+                if !(group_correlation.is_finite() && (0.0..1.0).contains(group_correlation)) {
+                    return Err(Error::field(
+                        "lengths.group_correlation",
+                        format!("must be in [0, 1), got {group_correlation}"),
+                    ));
+                }
                 if !mu.is_finite() {
                     return Err(Error::field("lengths.mu", format!("must be finite, got {mu}")));
                 }
@@ -93,17 +143,39 @@ impl Lengths {
                 }
                 Ok(())
             }
-            Lengths::Empirical { values, cum_weights } => {
-                Lengths::empirical(values.to_vec(), cum_weights.as_ref().map(|c| uncumulate(c))).map(|_| ())
-            }
+            Lengths::Empirical {
+                values,
+                cum_weights,
+                group_offsets: None,
+            } => Lengths::empirical(values.to_vec(), cum_weights.as_ref().map(|c| uncumulate(c))).map(|_| ()),
+            Lengths::Empirical {
+                values,
+                group_offsets: Some(o),
+                ..
+            } => Lengths::grouped(values.to_vec(), o.to_vec()).map(|_| ()),
         }
     }
 
     /// Mean length in tokens (exact for `Empirical`, from the truncated lognormal's closed form otherwise).
     pub fn mean_tokens(&self) -> f64 {
         match self {
-            Lengths::LogNormal { mu, sigma, max_tokens } => truncated_lognormal_mean(*mu, *sigma, *max_tokens),
-            Lengths::Empirical { values, cum_weights } => match cum_weights {
+            Lengths::LogNormal {
+                mu, sigma, max_tokens, ..
+            } => truncated_lognormal_mean(*mu, *sigma, *max_tokens),
+            Lengths::Empirical {
+                values,
+                cum_weights,
+                group_offsets,
+            } => match cum_weights {
+                None if group_offsets.is_some() => {
+                    // a uniformly drawn group, then a uniformly drawn value within it
+                    let o = group_offsets.as_ref().unwrap();
+                    let g = o.len() - 1;
+                    o.windows(2)
+                        .map(|w| values[w[0]..w[1]].iter().sum::<f64>() / (w[1] - w[0]) as f64)
+                        .sum::<f64>()
+                        / g as f64
+                }
                 None => values.iter().sum::<f64>() / values.len() as f64,
                 Some(c) => {
                     let w = uncumulate(c);
@@ -164,7 +236,11 @@ fn erfc(x: f64) -> f64 {
 /// A length sampler bound to a generator; the engine is generic over it so the hot loop is
 /// monomorphized (no dynamic dispatch).
 pub trait Draw {
-    fn draw(&mut self) -> f64;
+    /// Draws a prompt for a new group (its difficulty, or its index in grouped data). Draws nothing
+    /// when answers are independent, so the chapter's stream is one lognormal draw per answer.
+    fn prompt(&mut self) -> f64;
+    /// Draws one answer's length, in tokens, for `prompt`.
+    fn answer(&mut self, prompt: f64) -> f64;
 }
 
 pub struct LogNormalDraw<S> {
@@ -172,12 +248,42 @@ pub struct LogNormalDraw<S> {
     pub mu: f64,
     pub sigma: f64,
     pub max_tokens: f64,
+    /// sigma * sqrt(rho), sigma * sqrt(1 - rho)
+    pub sigma_prompt: f64,
+    pub sigma_answer: f64,
+}
+
+impl<S: Source> LogNormalDraw<S> {
+    pub fn new(src: S, mu: f64, sigma: f64, max_tokens: f64, rho: f64) -> Self {
+        LogNormalDraw {
+            src,
+            mu,
+            sigma,
+            max_tokens,
+            sigma_prompt: sigma * rho.sqrt(),
+            sigma_answer: sigma * (1.0 - rho).sqrt(),
+        }
+    }
 }
 
 impl<S: Source> Draw for LogNormalDraw<S> {
     #[inline]
-    fn draw(&mut self) -> f64 {
-        self.src.lognormal(self.mu, self.sigma).min(self.max_tokens)
+    fn prompt(&mut self) -> f64 {
+        if self.sigma_prompt > 0.0 {
+            self.src.normal()
+        } else {
+            0.0
+        }
+    }
+    #[inline]
+    fn answer(&mut self, prompt: f64) -> f64 {
+        if self.sigma_prompt > 0.0 {
+            self.src
+                .lognormal(self.mu + self.sigma_prompt * prompt, self.sigma_answer)
+                .min(self.max_tokens)
+        } else {
+            self.src.lognormal(self.mu, self.sigma).min(self.max_tokens)
+        }
     }
 }
 
@@ -185,11 +291,29 @@ pub struct EmpiricalDraw<S> {
     pub src: S,
     pub values: Arc<[f64]>,
     pub cum_weights: Option<Arc<[f64]>>,
+    pub group_offsets: Option<Arc<[usize]>>,
 }
 
 impl<S: Source> Draw for EmpiricalDraw<S> {
     #[inline]
-    fn draw(&mut self) -> f64 {
+    fn prompt(&mut self) -> f64 {
+        match &self.group_offsets {
+            None => 0.0,
+            Some(o) => {
+                let g = o.len() - 1;
+                ((self.src.uniform() * g as f64) as usize).min(g - 1) as f64
+            }
+        }
+    }
+
+    #[inline]
+    fn answer(&mut self, prompt: f64) -> f64 {
+        if let Some(o) = &self.group_offsets {
+            let p = prompt as usize;
+            let (lo, n) = (o[p], o[p + 1] - o[p]);
+            let i = ((self.src.uniform() * n as f64) as usize).min(n - 1);
+            return self.values[lo + i];
+        }
         let n = self.values.len();
         match &self.cum_weights {
             None => {

@@ -1,23 +1,45 @@
-//! Column-wise recording of a run: per-sample and per-step columns (a `Vec` per column, handed to
-//! Python as numpy arrays without copying) and the run's summary.
+//! Column-wise recording of a run: per-sample, per-segment and per-step columns (a `Vec` per
+//! column, handed to Python as numpy arrays without copying) and the run's summary.
 
 /// Answers shorter than this many tokens are "short" in the summary (the chapter's < 1K).
 pub const SHORT_TOKENS: f64 = 1000.0;
 /// Answers longer than this many tokens are "long" in the summary (the chapter's > 8K).
 pub const LONG_TOKENS: f64 = 8000.0;
+/// Marks "no value" in u32 columns (becomes null in Python).
+pub const NONE_U32: u32 = u32::MAX;
 
 /// One row per sample started, in start order (`sample_id` = row index).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SampleColumns {
     pub length_tokens: Vec<f64>,
+    pub group_id: Vec<u32>,
     pub start_s: Vec<f64>,
-    /// `NaN` while still in flight at the end of the run.
+    /// `NaN` while still in flight at the end of the run (for aborted samples: the abort time).
     pub finish_s: Vec<f64>,
     pub version_start: Vec<u32>,
+    /// Version that produced the last token so far.
+    pub version_end: Vec<u32>,
+    /// Rollout's policy version when the sample finished (`NONE_U32` if it did not).
+    pub version_finish: Vec<u32>,
+    /// Number of token spans (segments) with distinct versions.
+    pub n_versions: Vec<u32>,
     /// Training step that consumed the sample; -1 if none.
     pub trained_step: Vec<i64>,
     pub dropped: Vec<bool>,
+    /// Aborted in flight (a weight update in `abort_drop` mode, or the end of an over-sampled batch).
+    pub aborted: Vec<bool>,
     pub slot: Vec<u32>,
+}
+
+/// One row per token span of one policy version within one answer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SegmentColumns {
+    pub sample_id: Vec<u32>,
+    pub version: Vec<u32>,
+    /// First token of the span (tokens are continuous positions: lognormal lengths are real).
+    pub first_token: Vec<f64>,
+    /// End of the span (exclusive).
+    pub last_token: Vec<f64>,
 }
 
 /// One row per training step started.
@@ -30,9 +52,15 @@ pub struct StepColumns {
     /// Trainer idle time before the step, seconds.
     pub wait_s: Vec<f64>,
     pub samples: Vec<u32>,
-    /// Finished samples still waiting in the ready queue after the batch was taken.
+    /// Finished groups still waiting in the ready queue after the batch was taken, in samples.
     pub ready_after: Vec<u32>,
     pub tokens: Vec<f64>,
+    /// Since the previous step started: tokens generated and thrown away (dropped or aborted).
+    pub tokens_wasted: Vec<f64>,
+    /// Since the previous step started: tokens prefilled again after a weight update.
+    pub tokens_recomputed: Vec<f64>,
+    /// Since the previous step started: slot-seconds with no work.
+    pub slot_idle_s: Vec<f64>,
 }
 
 /// Totals of one run. Means are over trained samples; see the README for every definition.
@@ -52,13 +80,22 @@ pub struct Summary {
     pub samples_started: u64,
     pub samples_finished: u64,
     pub samples_trained: u64,
+    /// Not trained and discarded: stale, aborted, or pushed out of a bounded queue.
     pub samples_dropped: u64,
+    /// Of the dropped: aborted in flight.
+    pub samples_aborted: u64,
+    /// Groups sent back for regeneration (`requeue` staleness control).
+    pub groups_requeued: u64,
     /// Finished, not trained, not dropped at the end.
     pub samples_ready: u64,
     pub samples_in_flight: u64,
     pub drop_fraction: f64,
     pub staleness_mean: f64,
     pub staleness_max: u64,
+    /// Staleness measured against the rollout's version when the sample finished.
+    pub staleness_at_finish_mean: f64,
+    /// Per trained group: the staleness of its oldest member.
+    pub staleness_group_mean: f64,
     pub staleness_mean_short: f64,
     pub staleness_mean_long: f64,
     pub samples_trained_short: u64,
@@ -67,85 +104,167 @@ pub struct Summary {
     pub tokens_trained: f64,
     pub tokens_wasted: f64,
     pub tokens_pending: f64,
+    /// Prefill tokens, all of them (prompts and recomputation).
+    pub tokens_prefilled: f64,
+    /// Prefill tokens caused by weight updates (recomputed KV, resubmitted partials, prefix cache
+    /// cleared).
+    pub tokens_recomputed: f64,
     pub events: u64,
     /// Least-squares slope of the ready queue after each step, over the second half of the steps
     /// (samples per step). Positive and large: generation outruns training.
     pub ready_queue_growth_per_step: f64,
     pub generation_outruns_training: bool,
+    /// Nothing could happen any more before the horizon (no slot event, no trainer event): e.g.
+    /// admission control waits for a batch that cannot fill. The run ends at the stall.
+    pub stalled: bool,
     pub throughput_ratio: f64,
 }
 
-/// Everything a run produced. `samples` is `None` in summary mode.
+/// Everything a run produced. `samples` and `segments` are `None` in summary mode.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunResult {
     pub summary: Summary,
     pub samples: Option<SampleColumns>,
+    pub segments: Option<SegmentColumns>,
     pub steps: StepColumns,
 }
 
 /// The accumulator the pipelines write into.
 pub(crate) struct Recorder {
     pub samples: Option<SampleColumns>,
+    pub segments: Option<SegmentColumns>,
     pub steps: StepColumns,
     pub s: Summary,
     staleness_sum: u64,
+    finish_staleness_sum: i64,
+    group_staleness_sum: u64,
+    groups_trained: u64,
     short_sum: u64,
     long_sum: u64,
+    /// Counters at the previous step start, for the per-step columns.
+    mark_wasted: f64,
+    mark_recomputed: f64,
+    mark_idle: f64,
 }
 
 impl Recorder {
     pub fn new(record_samples: bool) -> Self {
         Recorder {
             samples: record_samples.then(SampleColumns::default),
+            segments: record_samples.then(SegmentColumns::default),
             steps: StepColumns::default(),
             s: Summary::default(),
             staleness_sum: 0,
+            finish_staleness_sum: 0,
+            group_staleness_sum: 0,
+            groups_trained: 0,
             short_sum: 0,
             long_sum: 0,
+            mark_wasted: 0.0,
+            mark_recomputed: 0.0,
+            mark_idle: 0.0,
         }
     }
 
     #[inline]
-    pub fn start(&mut self, length: f64, start_s: f64, version: u32, slot: u32) {
+    pub fn start(&mut self, length: f64, start_s: f64, version: u32, slot: u32, group: u32) {
         self.s.samples_started += 1;
         if let Some(c) = &mut self.samples {
             c.length_tokens.push(length);
+            c.group_id.push(group);
             c.start_s.push(start_s);
             c.finish_s.push(f64::NAN);
             c.version_start.push(version);
+            c.version_end.push(version);
+            c.version_finish.push(NONE_U32);
+            c.n_versions.push(1);
             c.trained_step.push(-1);
             c.dropped.push(false);
+            c.aborted.push(false);
             c.slot.push(slot);
         }
     }
 
+    /// A token span of one version ended (at a weight update, an abort, or the finish).
     #[inline]
-    pub fn finish(&mut self, id: u32, length: f64, start_s: f64, finish_s: f64) {
-        self.s.samples_finished += 1;
-        self.s.events += 1;
-        self.s.slot_busy_s += finish_s - start_s;
-        self.s.tokens_generated += length;
-        if let Some(c) = &mut self.samples {
-            c.finish_s[id as usize] = finish_s;
+    pub fn segment(&mut self, id: u32, version: u32, first: f64, last: f64) {
+        if let Some(c) = &mut self.segments {
+            c.sample_id.push(id);
+            c.version.push(version);
+            c.first_token.push(first);
+            c.last_token.push(last);
         }
     }
 
+    /// Sample `id` finished decoding at `finish_s`; `decoded` tokens were decoded in its last run.
     #[inline]
-    pub fn drop_sample(&mut self, id: u32, length: f64) {
+    pub fn finish(
+        &mut self,
+        id: u32,
+        decoded: f64,
+        finish_s: f64,
+        version_end: u32,
+        version_finish: u32,
+        n_versions: u32,
+    ) {
+        self.s.samples_finished += 1;
+        self.s.events += 1;
+        self.s.tokens_generated += decoded;
+        if let Some(c) = &mut self.samples {
+            let i = id as usize;
+            c.finish_s[i] = finish_s;
+            c.version_end[i] = version_end;
+            c.version_finish[i] = version_finish;
+            c.n_versions[i] = n_versions;
+        }
+    }
+
+    /// Tokens decoded by a request that stopped without finishing (update split or abort).
+    #[inline]
+    pub fn decoded(&mut self, tokens: f64) {
+        self.s.tokens_generated += tokens;
+    }
+
+    #[inline]
+    pub fn prefill(&mut self, tokens: f64, recomputed: bool) {
+        self.s.tokens_prefilled += tokens;
+        if recomputed {
+            self.s.tokens_recomputed += tokens;
+        }
+    }
+
+    /// A finished sample is discarded: `wasted` tokens were generated for nothing.
+    #[inline]
+    pub fn drop_sample(&mut self, id: u32, wasted: f64) {
         self.s.samples_dropped += 1;
-        self.s.tokens_wasted += length;
+        self.s.tokens_wasted += wasted;
         if let Some(c) = &mut self.samples {
             c.dropped[id as usize] = true;
         }
     }
 
+    /// An in-flight sample is aborted at `t` with `wasted` tokens decoded so far.
+    #[inline]
+    pub fn abort_sample(&mut self, id: u32, wasted: f64, t: f64, version_end: u32, n_versions: u32) {
+        self.s.samples_aborted += 1;
+        self.drop_sample(id, wasted);
+        if let Some(c) = &mut self.samples {
+            let i = id as usize;
+            c.aborted[i] = true;
+            c.finish_s[i] = t;
+            c.version_end[i] = version_end;
+            c.n_versions[i] = n_versions;
+        }
+    }
+
     /// Records that step `step` (trained at policy version `step`) consumed a sample.
     #[inline]
-    pub fn train_sample(&mut self, id: u32, length: f64, version: u32, step: u32) -> u32 {
+    pub fn train_sample(&mut self, id: u32, length: f64, version: u32, version_finish: u32, step: u32) -> u32 {
         let st = step - version;
         self.s.samples_trained += 1;
         self.s.tokens_trained += length;
         self.staleness_sum += st as u64;
+        self.finish_staleness_sum += step as i64 - version_finish as i64;
         self.s.staleness_max = self.s.staleness_max.max(st as u64);
         if length < SHORT_TOKENS {
             self.s.samples_trained_short += 1;
@@ -160,6 +279,14 @@ impl Recorder {
         st
     }
 
+    /// A trained group whose oldest member has staleness `st`.
+    #[inline]
+    pub fn train_group(&mut self, st: u32) {
+        self.groups_trained += 1;
+        self.group_staleness_sum += st as u64;
+    }
+
+    /// A step starts; `slot_idle_s` is the idle slot-time integrated up to now.
     #[allow(clippy::too_many_arguments)]
     pub fn step(
         &mut self,
@@ -171,6 +298,7 @@ impl Recorder {
         samples: u32,
         ready_after: u32,
         tokens: f64,
+        slot_idle_s: f64,
     ) {
         self.s.steps_started += 1;
         let st = &mut self.steps;
@@ -186,9 +314,16 @@ impl Recorder {
         st.samples.push(samples);
         st.ready_after.push(ready_after);
         st.tokens.push(tokens);
+        st.tokens_wasted.push(self.s.tokens_wasted - self.mark_wasted);
+        st.tokens_recomputed
+            .push(self.s.tokens_recomputed - self.mark_recomputed);
+        st.slot_idle_s.push(slot_idle_s - self.mark_idle);
+        self.mark_wasted = self.s.tokens_wasted;
+        self.mark_recomputed = self.s.tokens_recomputed;
+        self.mark_idle = slot_idle_s;
     }
 
-    /// Fills the derived totals once the run has ended at `end_s`.
+    /// Fills the derived totals once the run has ended at `end_s`. `slot_busy_s` must be final.
     pub fn finish_run(
         mut self,
         end_s: f64,
@@ -214,24 +349,20 @@ impl Recorder {
             .map(|t0| (end_s.min(t0 + train_step_s) - t0).max(0.0))
             .sum();
         s.trainer_idle_s = (end_s - s.trainer_busy_s).max(0.0);
-        s.samples_in_flight = s.samples_started - s.samples_finished;
-        s.samples_ready = s.samples_finished - s.samples_trained - s.samples_dropped;
+        s.samples_in_flight = s.samples_started - s.samples_finished - s.samples_aborted;
+        s.samples_ready = s.samples_finished - s.samples_trained - (s.samples_dropped - s.samples_aborted);
         let consumed = s.samples_trained + s.samples_dropped;
         s.drop_fraction = if consumed > 0 {
             s.samples_dropped as f64 / consumed as f64
         } else {
             0.0
         };
-        let mean = |sum: u64, n: u64| {
-            if n > 0 {
-                sum as f64 / n as f64
-            } else {
-                f64::NAN
-            }
-        };
-        s.staleness_mean = mean(self.staleness_sum, s.samples_trained);
-        s.staleness_mean_short = mean(self.short_sum, s.samples_trained_short);
-        s.staleness_mean_long = mean(self.long_sum, s.samples_trained_long);
+        let mean = |sum: f64, n: u64| if n > 0 { sum / n as f64 } else { f64::NAN };
+        s.staleness_mean = mean(self.staleness_sum as f64, s.samples_trained);
+        s.staleness_at_finish_mean = mean(self.finish_staleness_sum as f64, s.samples_trained);
+        s.staleness_group_mean = mean(self.group_staleness_sum as f64, self.groups_trained);
+        s.staleness_mean_short = mean(self.short_sum as f64, s.samples_trained_short);
+        s.staleness_mean_long = mean(self.long_sum as f64, s.samples_trained_long);
         s.events += s.steps;
         s.ready_queue_growth_per_step = growth(&self.steps.ready_after);
         s.generation_outruns_training = detect_outrun
@@ -241,6 +372,7 @@ impl Recorder {
         RunResult {
             summary: self.s,
             samples: self.samples,
+            segments: self.segments,
             steps: self.steps,
         }
     }

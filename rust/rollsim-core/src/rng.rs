@@ -17,6 +17,8 @@ pub trait Source {
     fn uniform(&mut self) -> f64;
     /// exp(N(mu, sigma^2)).
     fn lognormal(&mut self, mu: f64, sigma: f64) -> f64;
+    /// N(0, 1).
+    fn normal(&mut self) -> f64;
 }
 
 const N: usize = 624;
@@ -147,6 +149,10 @@ impl Source for PyRandom {
     fn lognormal(&mut self, mu: f64, sigma: f64) -> f64 {
         self.normalvariate(mu, sigma).exp()
     }
+    #[inline]
+    fn normal(&mut self) -> f64 {
+        self.normalvariate(0.0, 1.0)
+    }
 }
 
 /// Xoshiro256++ with a ziggurat normal (`rand_distr::StandardNormal`).
@@ -167,8 +173,11 @@ impl Source for FastRng {
     }
     #[inline]
     fn lognormal(&mut self, mu: f64, sigma: f64) -> f64 {
-        let z: f64 = self.0.sample(rand_distr::StandardNormal);
-        (mu + sigma * z).exp()
+        (mu + sigma * self.normal()).exp()
+    }
+    #[inline]
+    fn normal(&mut self) -> f64 {
+        self.0.sample(rand_distr::StandardNormal)
     }
 }
 

@@ -4,17 +4,135 @@ use crate::error::{Error, Result};
 use crate::lengths::Lengths;
 
 /// How generation and training are interleaved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Pipeline {
     /// Batch pipelines. `k = 0` is synchronous (generate a batch, train it, repeat); `k = 1` is
     /// one-step off-policy (batch i+1 is generated while batch i trains, with the weights from
     /// before training batch i); `k > 1` lets generation run up to `k` batches ahead of training.
     /// A batch always uses the newest policy version available when its generation starts.
-    OffPolicy { k: u32 },
-    /// Streaming: a freed slot immediately starts a new sample with the newest version; the trainer
-    /// takes the first `batch_size` finished samples whenever it is idle. With `max_staleness`,
-    /// finished samples whose staleness exceeds it are dropped (the chapter's rule).
-    FullyAsync { max_staleness: Option<u32> },
+    OffPolicy { k: u32, partial: PartialRollout },
+    /// Streaming: a freed slot immediately starts new work with the newest version; the trainer
+    /// takes `batch_size` finished samples (whole groups) whenever it is idle.
+    FullyAsync(Streaming),
+}
+
+impl Pipeline {
+    /// The chapter's fully asynchronous pipeline with an optional drop-at-consumption cap.
+    pub fn fully_async(max_staleness: Option<u32>) -> Self {
+        Pipeline::FullyAsync(Streaming {
+            max_staleness,
+            ..Streaming::default()
+        })
+    }
+    /// A batch pipeline without over-sampling.
+    pub fn off_policy(k: u32) -> Self {
+        Pipeline::OffPolicy {
+            k,
+            partial: PartialRollout::default(),
+        }
+    }
+}
+
+/// Over-sampling and partial rollout in batch pipelines (verl `over_sample_rate`, slime
+/// `--over-sampling-batch-size` and `--partial-rollout`, APRIL, Kimi k1.5).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PartialRollout {
+    /// Extra prompts submitted per batch, as a fraction of the batch (`None`: no over-sampling,
+    /// exactly `batch_size` answers; `Some(f64::INFINITY)`: keep every slot busy until the batch
+    /// is full). When `batch_size` answers have finished, the rest is stopped.
+    pub over_sampling: Option<f64>,
+    /// Stopped answers are kept and resumed in the next batch with the new weights (re-prefill of
+    /// prompt + partial answer); otherwise they are aborted and their tokens wasted.
+    pub keep_partial: bool,
+}
+
+/// What a staleness cap does with a sample that is too stale when it would be consumed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnStale {
+    /// Drop it (the chapter, PRIME-RL, NeMo-RL eviction).
+    #[default]
+    Drop,
+    /// Drop it and regenerate the same prompt first (tinker-style re-queue).
+    Requeue,
+}
+
+/// Which ready groups a training batch takes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum BatchOrder {
+    /// First finished, first trained (the chapter).
+    #[default]
+    Fifo,
+    /// Oldest policy version first (AReaL), then finish order.
+    OldestFirst,
+    /// Each length bucket contributes its quota: buckets split at `edges` (tokens, by the group's
+    /// longest answer), `quotas[b]` groups from bucket `b` per batch (summing to the batch); the
+    /// trainer waits until every bucket has its quota.
+    LengthBalanced { edges: Vec<f64>, quotas: Vec<u32> },
+}
+
+/// What happens to in-flight requests when the rollout's weights change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnUpdate {
+    /// They keep generating with their start version (the chapter).
+    #[default]
+    Continue,
+    /// They are aborted and their groups dropped (vLLM `pause_generation(mode="abort")`).
+    AbortDrop,
+    /// They are aborted and resubmitted as prompt + partial answer (AReaL): one prefill of the
+    /// context so far, then decoding goes on with the new version.
+    AbortResubmit,
+    /// New requests wait until every in-flight one has finished; then the weights change
+    /// (vLLM `mode="wait"`): the pool drains.
+    Wait,
+    /// Frozen and resumed with the new weights, KV recomputed (vLLM `mode="keep",
+    /// clear_cache=True`, SGLang `retract`): one prefill of the context so far.
+    KeepRecompute,
+    /// Resumed at once with the new weights on the old KV (vLLM `keep, clear_cache=False`, SGLang
+    /// `in_place`, PipelineRL): no cost, tokens mix versions.
+    KeepStale,
+}
+
+/// Options of the streaming (fully asynchronous) pipeline.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Streaming {
+    /// Staleness cap checked when a group would be consumed (`None`: no cap).
+    pub max_staleness: Option<u32>,
+    pub on_stale: OnStale,
+    /// AReaL's admission control with `eta = max_head_offpolicyness`: start a new group only
+    /// while `accepted + in progress + group_size <= (eta + version + 1) * batch_size` (samples).
+    pub admission_eta: Option<u32>,
+    /// PipelineRL-style bound: start a new group only while the samples started and neither trained
+    /// nor dropped, plus the group, stay within `max_lag_samples`.
+    pub max_lag_samples: Option<u64>,
+    /// Bounded ready queue: on overflow the oldest finished groups are dropped.
+    pub max_ready_groups: Option<u32>,
+    pub batch_order: BatchOrder,
+    pub on_update: OnUpdate,
+}
+
+/// Prompts and prefill.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Prefill {
+    /// Prompt length, tokens (>= 0).
+    pub prompt_tokens: f64,
+    /// Prefill throughput of one slot, tokens per second (`INFINITY`: prefill is free).
+    pub prefill_tokens_per_s: f64,
+    /// The answers of one group share the prompt's KV (prefix cache): only the first pays.
+    pub prefix_sharing: bool,
+    /// The prefix cache is cleared on every weight update (groups started before the update pay
+    /// the prompt prefill again for answers started after it).
+    pub clear_cache_on_update: bool,
+}
+
+impl Default for Prefill {
+    fn default() -> Self {
+        Prefill {
+            prompt_tokens: 0.0,
+            prefill_tokens_per_s: f64::INFINITY,
+            prefix_sharing: true,
+            clear_cache_on_update: true,
+        }
+    }
 }
 
 /// Which random number generator draws the lengths.
@@ -41,6 +159,9 @@ pub struct Scenario {
     pub horizon_s: f64,
     pub lengths: Lengths,
     pub pipeline: Pipeline,
+    /// Answers per prompt (GRPO group). `batch_size` counts samples and must be a multiple.
+    pub group_size: u32,
+    pub prefill: Prefill,
     pub seed: u64,
     pub rng: RngKind,
 }
@@ -64,8 +185,11 @@ impl Default for Scenario {
                 mu: 7.6,
                 sigma: 1.0,
                 max_tokens: 16384.0,
+                group_correlation: 0.0,
             },
-            pipeline: Pipeline::FullyAsync { max_staleness: None },
+            pipeline: Pipeline::fully_async(None),
+            group_size: 1,
+            prefill: Prefill::default(),
             seed: 0,
             rng: RngKind::Fast,
         }
@@ -105,9 +229,78 @@ impl Scenario {
                 format!("must be finite and > 0, got {}", self.horizon_s),
             ));
         }
-        if let Pipeline::OffPolicy { k } = self.pipeline {
-            if k > MAX_K {
-                return Err(Error::field("pipeline.k", format!("must be in [0, {MAX_K}], got {k}")));
+        if self.group_size == 0 || self.group_size > self.batch_size || self.batch_size % self.group_size != 0 {
+            return Err(Error::field(
+                "group_size",
+                format!(
+                    "must be >= 1 and divide batch_size ({}), got {}",
+                    self.batch_size, self.group_size
+                ),
+            ));
+        }
+        let p = &self.prefill;
+        if !(p.prompt_tokens.is_finite() && p.prompt_tokens >= 0.0) {
+            return Err(Error::field(
+                "prompt_tokens",
+                format!("must be finite and >= 0, got {}", p.prompt_tokens),
+            ));
+        }
+        if p.prefill_tokens_per_s.is_nan() || p.prefill_tokens_per_s <= 0.0 {
+            return Err(Error::field(
+                "prefill_tokens_per_s",
+                format!(
+                    "must be > 0 (or infinite: free prefill), got {}",
+                    p.prefill_tokens_per_s
+                ),
+            ));
+        }
+        match &self.pipeline {
+            Pipeline::OffPolicy { k, partial } => {
+                if *k > MAX_K {
+                    return Err(Error::field("pipeline.k", format!("must be in [0, {MAX_K}], got {k}")));
+                }
+                if let Some(o) = partial.over_sampling {
+                    if o.is_nan() || o < 0.0 {
+                        return Err(Error::field(
+                            "pipeline.over_sampling",
+                            format!("must be >= 0 (or infinite), got {o}"),
+                        ));
+                    }
+                }
+            }
+            Pipeline::FullyAsync(o) => {
+                if o.max_ready_groups == Some(0) {
+                    return Err(Error::field("pipeline.max_ready_groups", "must be >= 1"));
+                }
+                if let Some(m) = o.max_lag_samples {
+                    if m < self.group_size as u64 {
+                        return Err(Error::field(
+                            "pipeline.max_lag_samples",
+                            format!("must be >= group_size ({}), got {m}", self.group_size),
+                        ));
+                    }
+                }
+                if let BatchOrder::LengthBalanced { edges, quotas } = &o.batch_order {
+                    if quotas.len() != edges.len() + 1 {
+                        return Err(Error::field(
+                            "pipeline.batch_order",
+                            "needs one quota per bucket (edges + 1)",
+                        ));
+                    }
+                    if edges.windows(2).any(|w| w[1] <= w[0]) || edges.iter().any(|e| !e.is_finite()) {
+                        return Err(Error::field(
+                            "pipeline.batch_order",
+                            "edges must be finite and increasing",
+                        ));
+                    }
+                    let groups = self.batch_size / self.group_size;
+                    if quotas.iter().map(|q| *q as u64).sum::<u64>() != groups as u64 {
+                        return Err(Error::field(
+                            "pipeline.batch_order",
+                            format!("quotas must sum to the groups per batch ({groups})"),
+                        ));
+                    }
+                }
             }
         }
         self.lengths.validate()

@@ -14,6 +14,7 @@ use pyo3::types::{PyDict, PyList};
 
 mod sync;
 
+use rollsim_core::scenario::{BatchOrder, OnStale, OnUpdate, PartialRollout, Prefill, Streaming};
 use rollsim_core::{Error, Lengths, Pipeline, RngKind, RunOptions, RunResult, Scenario, Summary};
 
 create_exception!(
@@ -49,31 +50,110 @@ fn item<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &'static st
     })
 }
 
-fn scenario_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Scenario> {
-    let lengths: Bound<'_, PyDict> = item(d, "lengths")?;
-    let lengths = match item::<String>(&lengths, "kind")?.as_str() {
+/// An optional key: its default when missing or None.
+fn opt_item<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &'static str, default: T) -> PyResult<T> {
+    match d.get_item(key)? {
+        Some(v) if !v.is_none() => v.extract::<T>().map_err(|e| {
+            let e: PyErr = e.into();
+            ScenarioError::new_err(format!("{key}: {e}"))
+        }),
+        _ => Ok(default),
+    }
+}
+
+fn lengths_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Lengths> {
+    Ok(match item::<String>(d, "kind")?.as_str() {
         "lognormal" => Lengths::LogNormal {
-            mu: item(&lengths, "mu")?,
-            sigma: item(&lengths, "sigma")?,
-            max_tokens: item(&lengths, "max_tokens")?,
+            mu: item(d, "mu")?,
+            sigma: item(d, "sigma")?,
+            max_tokens: item(d, "max_tokens")?,
+            group_correlation: opt_item(d, "group_correlation", 0.0)?,
         },
         "empirical" => {
-            let values: PyReadonlyArray1<'_, f64> = item(&lengths, "values")?;
-            let weights: Option<PyReadonlyArray1<'_, f64>> = item(&lengths, "weights")?;
-            Lengths::empirical(values.as_array().to_vec(), weights.map(|w| w.as_array().to_vec())).map_err(to_py_err)?
+            let values: PyReadonlyArray1<'_, f64> = item(d, "values")?;
+            let values = values.as_array().to_vec();
+            let offsets: Option<PyReadonlyArray1<'_, i64>> = opt_item(d, "group_offsets", None)?;
+            if let Some(o) = offsets {
+                let o: Vec<usize> = o.as_array().iter().map(|x| (*x).max(0) as usize).collect();
+                Lengths::grouped(values, o).map_err(to_py_err)?
+            } else {
+                let weights: Option<PyReadonlyArray1<'_, f64>> = item(d, "weights")?;
+                Lengths::empirical(values, weights.map(|w| w.as_array().to_vec())).map_err(to_py_err)?
+            }
         }
         other => return Err(ScenarioError::new_err(format!("lengths.kind: unknown kind {other:?}"))),
-    };
-    let pipeline: Bound<'_, PyDict> = item(d, "pipeline")?;
-    let pipeline = match item::<String>(&pipeline, "kind")?.as_str() {
+    })
+}
+
+fn pipeline_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Pipeline> {
+    Ok(match item::<String>(d, "kind")?.as_str() {
         "off_policy" => Pipeline::OffPolicy {
-            k: item(&pipeline, "k")?,
+            k: item(d, "k")?,
+            partial: PartialRollout {
+                over_sampling: opt_item(d, "over_sampling", None)?,
+                keep_partial: opt_item(d, "keep_partial", false)?,
+            },
         },
-        "fully_async" => Pipeline::FullyAsync {
-            max_staleness: item(&pipeline, "max_staleness")?,
-        },
+        "fully_async" => {
+            let on_stale = match opt_item::<String>(d, "on_stale", "drop".into())?.as_str() {
+                "drop" => OnStale::Drop,
+                "requeue" => OnStale::Requeue,
+                other => {
+                    return Err(ScenarioError::new_err(format!(
+                        "pipeline.on_stale: must be 'drop' or 'requeue', got {other:?}"
+                    )))
+                }
+            };
+            let on_update = match opt_item::<String>(d, "on_update", "continue".into())?.as_str() {
+                "continue" => OnUpdate::Continue,
+                "abort_drop" => OnUpdate::AbortDrop,
+                "abort_resubmit" => OnUpdate::AbortResubmit,
+                "wait" => OnUpdate::Wait,
+                "keep_recompute" => OnUpdate::KeepRecompute,
+                "keep_stale" => OnUpdate::KeepStale,
+                other => {
+                    return Err(ScenarioError::new_err(format!(
+                        "pipeline.on_update: unknown mode {other:?}"
+                    )))
+                }
+            };
+            let batch_order = match d.get_item("batch_order")? {
+                None => BatchOrder::Fifo,
+                Some(v) if v.is_none() => BatchOrder::Fifo,
+                Some(v) => match v.extract::<String>() {
+                    Ok(s) if s == "fifo" => BatchOrder::Fifo,
+                    Ok(s) if s == "oldest_first" => BatchOrder::OldestFirst,
+                    Ok(s) => {
+                        return Err(ScenarioError::new_err(format!(
+                            "pipeline.batch_order: unknown order {s:?}"
+                        )))
+                    }
+                    Err(_) => {
+                        let b = v.cast::<PyDict>()?;
+                        BatchOrder::LengthBalanced {
+                            edges: item(b, "edges")?,
+                            quotas: item(b, "quotas")?,
+                        }
+                    }
+                },
+            };
+            Pipeline::FullyAsync(Streaming {
+                max_staleness: opt_item(d, "max_staleness", None)?,
+                on_stale,
+                admission_eta: opt_item(d, "admission_eta", None)?,
+                max_lag_samples: opt_item(d, "max_lag_samples", None)?,
+                max_ready_groups: opt_item(d, "max_ready_groups", None)?,
+                batch_order,
+                on_update,
+            })
+        }
         other => return Err(ScenarioError::new_err(format!("pipeline.kind: unknown kind {other:?}"))),
-    };
+    })
+}
+
+fn scenario_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Scenario> {
+    let lengths = lengths_from_dict(&item::<Bound<'_, PyDict>>(d, "lengths")?)?;
+    let pipeline = pipeline_from_dict(&item::<Bound<'_, PyDict>>(d, "pipeline")?)?;
     let rng = match item::<String>(d, "rng")?.as_str() {
         "python" => RngKind::Python,
         "fast" => RngKind::Fast,
@@ -91,6 +171,13 @@ fn scenario_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Scenario> {
         horizon_s: item(d, "horizon_s")?,
         lengths,
         pipeline,
+        group_size: opt_item(d, "group_size", 1)?,
+        prefill: Prefill {
+            prompt_tokens: opt_item(d, "prompt_tokens", 0.0)?,
+            prefill_tokens_per_s: opt_item(d, "prefill_tokens_per_s", f64::INFINITY)?,
+            prefix_sharing: opt_item(d, "prefix_sharing", true)?,
+            clear_cache_on_update: opt_item(d, "clear_cache_on_update", true)?,
+        },
         seed: item(d, "seed")?,
         rng,
     })
@@ -110,6 +197,13 @@ fn summary_dict<'py>(py: Python<'py>, s: &Summary) -> PyResult<Bound<'py, PyDict
     d.set_item("samples_finished", s.samples_finished)?;
     d.set_item("samples_trained", s.samples_trained)?;
     d.set_item("samples_dropped", s.samples_dropped)?;
+    d.set_item("samples_aborted", s.samples_aborted)?;
+    d.set_item("groups_requeued", s.groups_requeued)?;
+    d.set_item("staleness_at_finish_mean", s.staleness_at_finish_mean)?;
+    d.set_item("staleness_group_mean", s.staleness_group_mean)?;
+    d.set_item("tokens_prefilled", s.tokens_prefilled)?;
+    d.set_item("tokens_recomputed", s.tokens_recomputed)?;
+    d.set_item("stalled", s.stalled)?;
     d.set_item("samples_ready", s.samples_ready)?;
     d.set_item("samples_in_flight", s.samples_in_flight)?;
     d.set_item("drop_fraction", s.drop_fraction)?;
@@ -138,6 +232,11 @@ fn result_dict<'py>(py: Python<'py>, r: RunResult) -> PyResult<Bound<'py, PyDict
         Some(c) => {
             let d = PyDict::new(py);
             d.set_item("length_tokens", PyArray1::from_vec(py, c.length_tokens))?;
+            d.set_item("group_id", PyArray1::from_vec(py, c.group_id))?;
+            d.set_item("version_end", PyArray1::from_vec(py, c.version_end))?;
+            d.set_item("version_finish", PyArray1::from_vec(py, c.version_finish))?;
+            d.set_item("n_versions", PyArray1::from_vec(py, c.n_versions))?;
+            d.set_item("aborted", PyArray1::from_vec(py, c.aborted))?;
             d.set_item("start_s", PyArray1::from_vec(py, c.start_s))?;
             d.set_item("finish_s", PyArray1::from_vec(py, c.finish_s))?;
             d.set_item("version_start", PyArray1::from_vec(py, c.version_start))?;
@@ -147,8 +246,22 @@ fn result_dict<'py>(py: Python<'py>, r: RunResult) -> PyResult<Bound<'py, PyDict
             out.set_item("samples", d)?;
         }
     }
+    match r.segments {
+        None => out.set_item("segments", py.None())?,
+        Some(c) => {
+            let d = PyDict::new(py);
+            d.set_item("sample_id", PyArray1::from_vec(py, c.sample_id))?;
+            d.set_item("version", PyArray1::from_vec(py, c.version))?;
+            d.set_item("first_token", PyArray1::from_vec(py, c.first_token))?;
+            d.set_item("last_token", PyArray1::from_vec(py, c.last_token))?;
+            out.set_item("segments", d)?;
+        }
+    }
     let s = r.steps;
     let d = PyDict::new(py);
+    d.set_item("tokens_wasted", PyArray1::from_vec(py, s.tokens_wasted))?;
+    d.set_item("tokens_recomputed", PyArray1::from_vec(py, s.tokens_recomputed))?;
+    d.set_item("slot_idle_s", PyArray1::from_vec(py, s.slot_idle_s))?;
     d.set_item("start_s", PyArray1::from_vec(py, s.start_s))?;
     d.set_item("end_s", PyArray1::from_vec(py, s.end_s))?;
     d.set_item("staleness_mean", PyArray1::from_vec(py, s.staleness_mean))?;
@@ -165,17 +278,19 @@ fn result_dict<'py>(py: Python<'py>, r: RunResult) -> PyResult<Bound<'py, PyDict
 /// Returns `{"summary": dict, "samples": dict of numpy arrays | None, "steps": dict of numpy arrays}`.
 /// Raises ScenarioError (a ValueError) on bad input, KeyboardInterrupt on Ctrl-C.
 #[pyfunction]
-#[pyo3(signature = (scenario, record_samples=true, max_samples=50_000_000))]
+#[pyo3(signature = (scenario, record_samples=true, max_samples=50_000_000, general_engine=false))]
 fn simulate<'py>(
     py: Python<'py>,
     scenario: &Bound<'py, PyDict>,
     record_samples: bool,
     max_samples: u64,
+    general_engine: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sc = scenario_from_dict(scenario)?;
     let opts = RunOptions {
         record_samples,
         max_samples,
+        general_engine,
         ..RunOptions::default()
     };
     let res = py.detach(|| {

@@ -12,8 +12,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use rollsim_core::sync::{
-    build_plan, estimate_cached, Estimate, Hardware, InferLayout, Model, PlanCache, PlanOptions, Software, TensorGroup, Topology,
-    TrainLayout,
+    build_plan, estimate_cached, Estimate, Hardware, InferLayout, Model, PlanCache, PlanOptions, Software, TensorGroup,
+    Topology, TrainLayout,
 };
 
 use crate::{panic_err, to_py_err, ScenarioError};
@@ -42,7 +42,9 @@ fn parse(cfg: &Bound<'_, PyDict>) -> PyResult<Config> {
     let groups: Bound<'_, PyList> = get(&m, "model.", "groups")?;
     let mut gs = Vec::with_capacity(groups.len());
     for g in groups.iter() {
-        let g = g.cast::<PyDict>().map_err(|_| ScenarioError::new_err("model.groups: each group must be a dict"))?;
+        let g = g
+            .cast::<PyDict>()
+            .map_err(|_| ScenarioError::new_err("model.groups: each group must be a dict"))?;
         gs.push(TensorGroup {
             count: get(g, "model.groups.", "count")?,
             elems: get(g, "model.groups.", "elems")?,
@@ -66,7 +68,11 @@ fn parse(cfg: &Bound<'_, PyDict>) -> PyResult<Config> {
         fsdp: get(&t, "train.", "fsdp")?,
     };
     let i: Bound<'_, PyDict> = get(cfg, "", "infer")?;
-    let infer = InferLayout { instances: get(&i, "infer.", "instances")?, tp: get(&i, "infer.", "tp")?, ep: get(&i, "infer.", "ep")? };
+    let infer = InferLayout {
+        instances: get(&i, "infer.", "instances")?,
+        tp: get(&i, "infer.", "tp")?,
+        ep: get(&i, "infer.", "ep")?,
+    };
     let h: Bound<'_, PyDict> = get(cfg, "", "hardware")?;
     let hw = Hardware {
         gpus_per_node: get(&h, "", "gpus_per_node")?,
@@ -92,7 +98,9 @@ fn parse(cfg: &Bound<'_, PyDict>) -> PyResult<Config> {
         "colocated" => Topology::Colocated,
         "naive" => Topology::Naive,
         "parallel" => Topology::Parallel,
-        "relay" => Topology::Relay { fanout: get(cfg, "", "fanout")? },
+        "relay" => Topology::Relay {
+            fanout: get(cfg, "", "fanout")?,
+        },
         "broadcast" => Topology::Broadcast,
         other => {
             return Err(ScenarioError::new_err(format!(
@@ -100,7 +108,14 @@ fn parse(cfg: &Bound<'_, PyDict>) -> PyResult<Config> {
             )))
         }
     };
-    Ok(Config { model, train, infer, hw, sw, topo })
+    Ok(Config {
+        model,
+        train,
+        infer,
+        hw,
+        sw,
+        topo,
+    })
 }
 
 fn estimate_dict<'py>(py: Python<'py>, e: &Estimate) -> PyResult<Bound<'py, PyDict>> {
@@ -127,7 +142,17 @@ fn estimate_dict<'py>(py: Python<'py>, e: &Estimate) -> PyResult<Bound<'py, PyDi
 fn sync_estimate<'py>(py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
     let c = parse(config)?;
     let r = py.detach(|| {
-        catch_unwind(AssertUnwindSafe(|| estimate_cached(&c.model, &c.train, &c.infer, &c.hw, &c.sw, c.topo, &mut PlanCache::default())))
+        catch_unwind(AssertUnwindSafe(|| {
+            estimate_cached(
+                &c.model,
+                &c.train,
+                &c.infer,
+                &c.hw,
+                &c.sw,
+                c.topo,
+                &mut PlanCache::default(),
+            )
+        }))
     });
     let e = r.map_err(panic_err)?.map_err(to_py_err)?;
     estimate_dict(py, &e)
@@ -139,7 +164,11 @@ fn sync_estimate<'py>(py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<
 /// pause_resume_s). Returns a dict of float64 arrays of length `n`, one per breakdown term.
 /// Plans are reused between rows that share instances and bucket size.
 #[pyfunction]
-fn sync_estimate_many<'py>(py: Python<'py>, config: &Bound<'py, PyDict>, overrides: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
+fn sync_estimate_many<'py>(
+    py: Python<'py>,
+    config: &Bound<'py, PyDict>,
+    overrides: &Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyDict>> {
     let base = parse(config)?;
     let mut cols: Vec<(String, Vec<f64>)> = Vec::new();
     let mut n: Option<usize> = None;
@@ -151,7 +180,10 @@ fn sync_estimate_many<'py>(py: Python<'py>, config: &Bound<'py, PyDict>, overrid
         let vals = arr.as_array().to_vec();
         if let Some(n0) = n {
             if vals.len() != n0 {
-                return Err(ScenarioError::new_err(format!("{name}: length {} differs from the other arrays' length {n0}", vals.len())));
+                return Err(ScenarioError::new_err(format!(
+                    "{name}: length {} differs from the other arrays' length {n0}",
+                    vals.len()
+                )));
             }
         }
         n = Some(vals.len());
@@ -170,10 +202,15 @@ fn sync_estimate_many<'py>(py: Python<'py>, config: &Bound<'py, PyDict>, overrid
             "pause_resume_s",
         ];
         if !OK.contains(&name.as_str()) {
-            return Err(ScenarioError::new_err(format!("{name}: cannot be swept; allowed: {}", OK.join(", "))));
+            return Err(ScenarioError::new_err(format!(
+                "{name}: cannot be swept; allowed: {}",
+                OK.join(", ")
+            )));
         }
         if name == "instances" && vals.iter().any(|x| !(x.fract() == 0.0 && *x >= 1.0 && *x <= 65_536.0)) {
-            return Err(ScenarioError::new_err("instances: every value must be a whole number in 1..=65536"));
+            return Err(ScenarioError::new_err(
+                "instances: every value must be a whole number in 1..=65536",
+            ));
         }
         cols.push((name, vals));
     }
@@ -201,7 +238,15 @@ fn sync_estimate_many<'py>(py: Python<'py>, config: &Bound<'py, PyDict>, overrid
                         _ => sw.pause_resume_s = x,
                     }
                 }
-                out.push(estimate_cached(&base.model, &base.train, &infer, &hw, &sw, base.topo, &mut cache)?);
+                out.push(estimate_cached(
+                    &base.model,
+                    &base.train,
+                    &infer,
+                    &hw,
+                    &sw,
+                    base.topo,
+                    &mut cache,
+                )?);
             }
             Ok(out)
         }))
@@ -217,7 +262,10 @@ fn sync_estimate_many<'py>(py: Python<'py>, config: &Bound<'py, PyDict>, overrid
     d.set_item("h2d_s", PyArray1::from_vec(py, col(|e| e.h2d_s)))?;
     d.set_item("pause_resume_s", PyArray1::from_vec(py, col(|e| e.pause_resume_s)))?;
     d.set_item("overlap_s", PyArray1::from_vec(py, col(|e| e.overlap_s)))?;
-    d.set_item("busiest_link_bytes", PyArray1::from_vec(py, col(|e| e.busiest_link_bytes)))?;
+    d.set_item(
+        "busiest_link_bytes",
+        PyArray1::from_vec(py, col(|e| e.busiest_link_bytes)),
+    )?;
     Ok(d)
 }
 
@@ -227,7 +275,12 @@ fn sync_estimate_many<'py>(py: Python<'py>, config: &Bound<'py, PyDict>, overrid
 /// `max_transfers` when the list would be longer).
 #[pyfunction]
 #[pyo3(signature = (config, record_transfers=true, max_transfers=5_000_000))]
-fn sync_plan<'py>(py: Python<'py>, config: &Bound<'py, PyDict>, record_transfers: bool, max_transfers: u64) -> PyResult<Bound<'py, PyDict>> {
+fn sync_plan<'py>(
+    py: Python<'py>,
+    config: &Bound<'py, PyDict>,
+    record_transfers: bool,
+    max_transfers: u64,
+) -> PyResult<Bound<'py, PyDict>> {
     let c = parse(config)?;
     let po = PlanOptions {
         gpus_per_node: c.hw.gpus_per_node,

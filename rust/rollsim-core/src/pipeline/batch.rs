@@ -1,39 +1,47 @@
-//! Batch pipelines: synchronous (`k = 0`) and k-step off-policy (`k >= 1`).
+//! Batch pipelines: synchronous (`k = 0`) and k-step off-policy (`k >= 1`), with optional
+//! over-sampling and partial rollout.
 //!
 //! Batch `i` starts generating at `max(end of batch i-1's generation, end of training step i-k-1)`,
-//! with the newest policy version available then. Inside a batch, the first `rollout_slots` samples
-//! start at once and every later one starts on the slot that frees first (continuous batching);
-//! the batch is generated when its last sample finishes. Training step `i` starts when batch `i` is
-//! generated and step `i-1` has ended, and lasts `train_step_s`.
+//! with the newest policy version available then. Its requests start on the slots in order, each
+//! later one on the slot that frees first (continuous batching). The batch is generated when
+//! `batch_size / group_size` groups have all their answers; without over-sampling that is every
+//! group submitted, so the batch waits for its longest answer. With over-sampling more groups are
+//! submitted, and when enough have finished the rest is stopped: aborted (tokens wasted), or kept
+//! and resumed first in the next batch with the new weights (`keep_partial`: slime
+//! `--partial-rollout`). Training step `i` starts when batch `i` is generated and step `i-1` has
+//! ended, and lasts `train_step_s`.
 //!
 //! Horizon: only batches whose generation starts before `horizon_s` run, each to the end of its
 //! training step; the run ends when the last one does (the chapter's `while t < HOURS * 3600` over
 //! whole steps).
 
+use super::pool::Pool;
 use crate::engine::Control;
 use crate::error::Result;
 use crate::lengths::Draw;
-use crate::queue::SlotQueue;
 use crate::record::Recorder;
-use crate::scenario::Scenario;
+use crate::scenario::{OnUpdate, PartialRollout, Scenario};
 
-struct InFlight {
-    id: u32,
-    length: f64,
-    start: f64,
-}
-
-pub(crate) fn run<D: Draw>(sc: &Scenario, k: u32, mut draw: D, rec: &mut Recorder, ctl: &mut Control) -> Result<f64> {
-    let slots = sc.rollout_slots as usize;
-    let batch = sc.batch_size as usize;
+pub(crate) fn run<'a, D: Draw>(
+    sc: &'a Scenario,
+    k: u32,
+    partial: &PartialRollout,
+    draw: D,
+    rec: &'a mut Recorder,
+    ctl: &'a mut Control<'a>,
+) -> Result<f64> {
     let k = k as usize;
-    let speed = sc.decode_tokens_per_s;
-    let mut queue = SlotQueue::new(slots);
-    let mut in_flight: Vec<InFlight> = Vec::with_capacity(slots);
+    let need = (sc.batch_size / sc.group_size) as u64;
+    let submit = match partial.over_sampling {
+        None => need,
+        Some(o) if o.is_infinite() => u64::MAX,
+        Some(o) => need + (need as f64 * o).ceil() as u64,
+    };
+    let mut pool = Pool::new(sc, draw, rec, ctl);
     let mut train_end: Vec<f64> = Vec::new();
-    let mut batch_ids: Vec<(u32, f64, u32)> = Vec::with_capacity(batch); // (id, length, version)
+    let mut done_groups: Vec<u32> = Vec::with_capacity(need as usize);
     let mut gen_end_prev = 0.0f64;
-    let mut next_id: u64 = 0;
+    let mut carried_groups = 0u64;
 
     for i in 0.. {
         let gate = if i > k { train_end[i - k - 1] } else { 0.0 };
@@ -41,68 +49,72 @@ pub(crate) fn run<D: Draw>(sc: &Scenario, k: u32, mut draw: D, rec: &mut Recorde
         if g >= sc.horizon_s {
             break;
         }
+        pool.advance(g);
         // Newest version available at g: steps ended at or before g (trainer events come first).
         let version = train_end.partition_point(|te| *te <= g) as u32;
-        batch_ids.clear();
-        queue.clear();
-        in_flight.clear();
-        let first = slots.min(batch);
-        for slot in 0..first {
-            let id = ctl.admit(next_id)?;
-            next_id += 1;
-            let n = draw.draw();
-            rec.start(n, g, version, slot as u32);
-            in_flight.push(InFlight {
-                id,
-                length: n,
-                start: g,
-            });
-        }
-        for (s, f) in in_flight.iter().enumerate() {
-            queue.set(s as u32, g + f.length / speed, f.id);
-        }
-        let mut remaining = batch - first;
-        let mut t = g;
-        while let Some(ev) = queue.peek() {
-            t = ev.time;
-            let slot = ev.slot as usize;
-            let f = &in_flight[slot];
-            rec.finish(f.id, f.length, f.start, t);
-            batch_ids.push((f.id, f.length, version));
-            ctl.tick(rec.s.events)?;
-            if remaining > 0 {
-                remaining -= 1;
-                let id = ctl.admit(next_id)?;
-                next_id += 1;
-                let n = draw.draw();
-                rec.start(n, t, version, slot as u32);
-                in_flight[slot] = InFlight {
-                    id,
-                    length: n,
-                    start: t,
-                };
-                queue.set(slot as u32, t + n / speed, id);
+        pool.update(version, OnUpdate::Continue);
+        pool.admit_budget = submit.saturating_sub(carried_groups);
+        done_groups.clear();
+        pool.fill_idle()?;
+        while (done_groups.len() as u64) < need {
+            let Some(ev) = pool.queue.peek() else {
+                pool.rec.s.stalled = true;
+                break;
+            };
+            pool.advance(ev.time);
+            if let Some(grp) = pool.finish(ev.slot) {
+                done_groups.push(grp);
+            }
+            pool.ctl.tick(pool.rec.s.events)?;
+            if (done_groups.len() as u64) < need {
+                pool.refill(ev.slot)?;
             } else {
-                queue.set_idle(slot as u32);
+                pool.queue.set_idle(ev.slot);
+                pool.idle.push(ev.slot);
             }
         }
-        let gen_end = t;
+        let gen_end = pool.t;
+        // Whatever is unfinished is stopped: kept for the next batch, or aborted.
+        carried_groups = 0;
+        if pool.busy > 0 || !pool.pending.is_empty() {
+            pool.stop_all(partial.keep_partial);
+            if partial.keep_partial {
+                let mut seen: Vec<u32> = pool.pending.iter().map(|r| r.group).collect();
+                seen.sort_unstable();
+                seen.dedup();
+                carried_groups = seen.len() as u64;
+            }
+        }
         let prev_end = if i > 0 { train_end[i - 1] } else { 0.0 };
         let ts = gen_end.max(prev_end);
         let step = i as u32;
-        let (mut st_sum, mut st_max, mut tokens) = (0u64, 0u32, 0.0);
-        for &(id, length, v) in &batch_ids {
-            let st = rec.train_sample(id, length, v, step);
-            st_sum += st as u64;
-            st_max = st_max.max(st);
-            tokens += length;
+        let (mut st_sum, mut st_max, mut tokens, mut samples) = (0u64, 0u32, 0.0, 0u32);
+        for &grp in &done_groups {
+            let gr = &pool.groups[grp as usize];
+            pool.rec.train_group(step.saturating_sub(gr.min_version));
+            for m in &gr.members {
+                let st = pool
+                    .rec
+                    .train_sample(m.id, m.length, m.version_start, m.version_finish, step);
+                st_sum += st as u64;
+                st_max = st_max.max(st);
+                tokens += m.length;
+                samples += 1;
+            }
+            pool.free_group(grp);
         }
         let te = ts + sc.train_step_s;
-        rec.step(ts, te, ts - prev_end, st_sum, st_max, batch as u32, 0, tokens);
+        let idle = sc.rollout_slots as f64 * gen_end - pool.busy_s;
+        pool.rec
+            .step(ts, te, ts - prev_end, st_sum, st_max, samples, 0, tokens, idle);
         train_end.push(te);
         gen_end_prev = gen_end;
     }
-    Ok(*train_end
+    let end = *train_end
         .last()
-        .expect("the first batch always starts at t = 0 < horizon_s"))
+        .expect("the first batch always starts at t = 0 < horizon_s");
+    pool.advance(end);
+    let pending = pool.close();
+    pool.rec.s.tokens_pending += pending;
+    Ok(end)
 }

@@ -2,3 +2,5 @@
 
 pub mod batch;
 pub mod fully_async;
+pub mod pool;
+pub mod streaming;

@@ -92,7 +92,9 @@ pub enum Topology {
     Naive,
     Parallel,
     /// `fanout` 1 is a chain.
-    Relay { fanout: u32 },
+    Relay {
+        fanout: u32,
+    },
     Broadcast,
 }
 
@@ -122,7 +124,10 @@ pub struct Estimate {
 impl Hardware {
     pub fn validate(&self) -> Result<()> {
         if self.gpus_per_node == 0 || self.gpus_per_node > 1024 {
-            return Err(Error::field("gpus_per_node", format!("must be in 1..=1024, got {}", self.gpus_per_node)));
+            return Err(Error::field(
+                "gpus_per_node",
+                format!("must be in 1..=1024, got {}", self.gpus_per_node),
+            ));
         }
         finite_pos("nvlink_bytes_per_s", self.nvlink_bytes_per_s)?;
         finite_pos("nic_bytes_per_s", self.nic_bytes_per_s)?;
@@ -134,7 +139,10 @@ impl Hardware {
 impl Software {
     pub fn validate(&self) -> Result<()> {
         if !(self.efficiency.is_finite() && self.efficiency > 0.0 && self.efficiency <= 1.0) {
-            return Err(Error::field("efficiency", format!("must be in (0, 1], got {}", self.efficiency)));
+            return Err(Error::field(
+                "efficiency",
+                format!("must be in (0, 1], got {}", self.efficiency),
+            ));
         }
         finite_nonneg("per_tensor_s", self.per_tensor_s)?;
         finite_nonneg("per_bucket_s", self.per_bucket_s)?;
@@ -154,7 +162,11 @@ pub fn relay_time(tau: f64, hops: f64, alpha: f64, min_chunks: f64) -> (f64, f64
     if tau <= 0.0 {
         return (hops * alpha, 1.0);
     }
-    let c_star = if alpha > 0.0 { ((hops - 1.0) * tau / alpha).sqrt() } else { f64::INFINITY };
+    let c_star = if alpha > 0.0 {
+        ((hops - 1.0) * tau / alpha).sqrt()
+    } else {
+        f64::INFINITY
+    };
     if !c_star.is_finite() {
         // no per-chunk cost: infinitely fine chunks; the limit is tau
         return (tau, f64::INFINITY);
@@ -204,12 +216,17 @@ fn busiest(loads: &super::plan::LinkLoads, nic: f64, nvl: f64) -> (f64, f64, u64
 }
 
 fn max_msgs(loads: &super::plan::LinkLoads) -> u64 {
-    [&loads.nic_out_msgs, &loads.nic_in_msgs, &loads.nvlink_out_msgs, &loads.nvlink_in_msgs]
-        .iter()
-        .flat_map(|v| v.iter())
-        .copied()
-        .max()
-        .unwrap_or(0)
+    [
+        &loads.nic_out_msgs,
+        &loads.nic_in_msgs,
+        &loads.nvlink_out_msgs,
+        &loads.nvlink_in_msgs,
+    ]
+    .iter()
+    .flat_map(|v| v.iter())
+    .copied()
+    .max()
+    .unwrap_or(0)
 }
 
 /// Plans already built, keyed by (instances, colocated, gpus per node, bucket size): a sweep over
@@ -221,7 +238,12 @@ pub struct PlanCache {
 
 impl PlanCache {
     fn get(&mut self, model: &Model, train: &TrainLayout, infer: &InferLayout, po: &PlanOptions) -> Result<&LinkLoads> {
-        let key = (infer.instances, po.colocated, po.gpus_per_node, po.bucket_bytes.to_bits());
+        let key = (
+            infer.instances,
+            po.colocated,
+            po.gpus_per_node,
+            po.bucket_bytes.to_bits(),
+        );
         if let std::collections::hash_map::Entry::Vacant(v) = self.plans.entry(key) {
             v.insert(build_plan(model, train, infer, po)?.loads);
         }
@@ -230,7 +252,14 @@ impl PlanCache {
 }
 
 /// Estimates one weight update. Errors name the offending field.
-pub fn estimate(model: &Model, train: &TrainLayout, infer: &InferLayout, hw: &Hardware, sw: &Software, topo: Topology) -> Result<Estimate> {
+pub fn estimate(
+    model: &Model,
+    train: &TrainLayout,
+    infer: &InferLayout,
+    hw: &Hardware,
+    sw: &Software,
+    topo: Topology,
+) -> Result<Estimate> {
     estimate_cached(model, train, infer, hw, sw, topo, &mut PlanCache::default())
 }
 
@@ -266,11 +295,21 @@ pub fn estimate_cached(
     let plan_opts = |instances: u32| -> (InferLayout, PlanOptions) {
         (
             InferLayout { instances, ..*infer },
-            PlanOptions { gpus_per_node: hw.gpus_per_node, colocated: hw.colocated, bucket_bytes: sw.bucket_bytes, record_transfers: false, max_transfers: 0 },
+            PlanOptions {
+                gpus_per_node: hw.gpus_per_node,
+                colocated: hw.colocated,
+                bucket_bytes: sw.bucket_bytes,
+                record_transfers: false,
+                max_transfers: 0,
+            },
         )
     };
 
-    let mut e = Estimate { model_bytes: s, n_buckets: nb, ..Estimate::default() };
+    let mut e = Estimate {
+        model_bytes: s,
+        n_buckets: nb,
+        ..Estimate::default()
+    };
     // senders: GPUs that hold (and quantize / copy to device) the source weights
     let mut senders = tw;
     match topo {
@@ -304,7 +343,11 @@ pub fn estimate_cached(
             let (t1, b1, _) = busiest(loads, nic, nvl);
             let depth = relay_depth(infer.instances as u64, fanout as u64) as f64;
             let per_rank = loads.needed_bytes.iter().cloned().fold(0.0, f64::max);
-            let t_relay = if depth > 0.0 { fanout.min(infer.instances.saturating_sub(1).max(1)) as f64 * per_rank / nic } else { 0.0 };
+            let t_relay = if depth > 0.0 {
+                fanout.min(infer.instances.saturating_sub(1).max(1)) as f64 * per_rank / nic
+            } else {
+                0.0
+            };
             let tau = t1.max(t_relay);
             let hops = 1.0 + depth;
             let min_chunks = (b1.max(per_rank) / sw.bucket_bytes).ceil();
@@ -320,7 +363,11 @@ pub fn estimate_cached(
         Topology::Broadcast => {
             let p_all = infer.world();
             let nodes = (p_all as f64 / hw.gpus_per_node as f64).ceil();
-            let bw = if nodes <= 1.0 { nvl } else { nvl.min(hw.gpus_per_node as f64 * nic) };
+            let bw = if nodes <= 1.0 {
+                nvl
+            } else {
+                nvl.min(hw.gpus_per_node as f64 * nic)
+            };
             e.transfer_s = s / bw;
             e.latency_s = nb * alpha * (p_all as f64).log2().ceil().max(1.0);
             e.busiest_link_bytes = s;
@@ -334,7 +381,11 @@ pub fn estimate_cached(
     } else {
         0.0
     };
-    e.h2d_s = if sw.source_on_host { s_train / senders / hw.pcie_bytes_per_s } else { 0.0 };
+    e.h2d_s = if sw.source_on_host {
+        s_train / senders / hw.pcie_bytes_per_s
+    } else {
+        0.0
+    };
     let load_s = model.n_tensors() as f64 * sw.per_tensor_s + nb * sw.per_bucket_s;
     e.software_s = load_s + sw.per_update_s;
     e.pause_resume_s = sw.pause_resume_s;
@@ -357,21 +408,51 @@ mod tests {
     /// The chapter's model: 1e12 parameters in FP8 (1 byte each), sent as many equal tensors.
     fn chapter_model() -> Model {
         Model {
-            groups: vec![TensorGroup { count: 8000, elems: 125_000_000, n_experts: 0, layers: 1, replicated: false }],
+            groups: vec![TensorGroup {
+                count: 8000,
+                elems: 125_000_000,
+                n_experts: 0,
+                layers: 1,
+                replicated: false,
+            }],
             infer_bytes_per_elem: 1.0,
             train_bytes_per_elem: 1.0,
             align_elems: 1,
         }
     }
     fn chapter_hw() -> Hardware {
-        Hardware { gpus_per_node: 8, nvlink_bytes_per_s: 450e9, nic_bytes_per_s: 50e9, pcie_bytes_per_s: 50e9, latency_s: 50e-6, colocated: false }
+        Hardware {
+            gpus_per_node: 8,
+            nvlink_bytes_per_s: 450e9,
+            nic_bytes_per_s: 50e9,
+            pcie_bytes_per_s: 50e9,
+            latency_s: 50e-6,
+            colocated: false,
+        }
     }
 
     fn run(topo: Topology, instances: u32) -> Estimate {
         let m = chapter_model();
-        let train = TrainLayout { tp: 8, pp: 1, dp: 1, ep: 1, fsdp: false };
-        let infer = InferLayout { instances, tp: 8, ep: 1 };
-        let hw = Hardware { latency_s: if matches!(topo, Topology::Relay { .. }) { 50e-6 } else { 0.0 }, ..chapter_hw() };
+        let train = TrainLayout {
+            tp: 8,
+            pp: 1,
+            dp: 1,
+            ep: 1,
+            fsdp: false,
+        };
+        let infer = InferLayout {
+            instances,
+            tp: 8,
+            ep: 1,
+        };
+        let hw = Hardware {
+            latency_s: if matches!(topo, Topology::Relay { .. }) {
+                50e-6
+            } else {
+                0.0
+            },
+            ..chapter_hw()
+        };
         estimate(&m, &train, &infer, &hw, &Software::default(), topo).unwrap()
     }
 
@@ -414,21 +495,92 @@ mod tests {
 
     #[test]
     fn breakdown_sums_to_total() {
-        let m = Model { train_bytes_per_elem: 2.0, ..chapter_model() };
-        let sw = Software { per_tensor_s: 1e-4, per_bucket_s: 0.02, per_update_s: 0.5, pause_resume_s: 0.3, source_on_host: true, ..Software::default() };
-        let e = estimate(&m, &TrainLayout { tp: 8, pp: 1, dp: 2, ep: 1, fsdp: false }, &InferLayout { instances: 4, tp: 8, ep: 1 }, &chapter_hw(), &sw, Topology::Parallel).unwrap();
-        let sum = e.transfer_s + e.latency_s + e.software_s + e.quantization_s + e.h2d_s + e.pause_resume_s + e.overlap_s;
+        let m = Model {
+            train_bytes_per_elem: 2.0,
+            ..chapter_model()
+        };
+        let sw = Software {
+            per_tensor_s: 1e-4,
+            per_bucket_s: 0.02,
+            per_update_s: 0.5,
+            pause_resume_s: 0.3,
+            source_on_host: true,
+            ..Software::default()
+        };
+        let e = estimate(
+            &m,
+            &TrainLayout {
+                tp: 8,
+                pp: 1,
+                dp: 2,
+                ep: 1,
+                fsdp: false,
+            },
+            &InferLayout {
+                instances: 4,
+                tp: 8,
+                ep: 1,
+            },
+            &chapter_hw(),
+            &sw,
+            Topology::Parallel,
+        )
+        .unwrap();
+        let sum =
+            e.transfer_s + e.latency_s + e.software_s + e.quantization_s + e.h2d_s + e.pause_resume_s + e.overlap_s;
         assert!((sum - e.total_s).abs() < 1e-9);
         assert!(e.overlap_s <= 0.0 && e.quantization_s > 0.0 && e.h2d_s > 0.0);
     }
 
     #[test]
     fn bad_values_are_refused() {
-        let sw = Software { efficiency: 1.5, ..Software::default() };
-        let e = estimate(&chapter_model(), &TrainLayout { tp: 8, pp: 1, dp: 1, ep: 1, fsdp: false }, &InferLayout { instances: 1, tp: 8, ep: 1 }, &chapter_hw(), &sw, Topology::Parallel).unwrap_err();
+        let sw = Software {
+            efficiency: 1.5,
+            ..Software::default()
+        };
+        let e = estimate(
+            &chapter_model(),
+            &TrainLayout {
+                tp: 8,
+                pp: 1,
+                dp: 1,
+                ep: 1,
+                fsdp: false,
+            },
+            &InferLayout {
+                instances: 1,
+                tp: 8,
+                ep: 1,
+            },
+            &chapter_hw(),
+            &sw,
+            Topology::Parallel,
+        )
+        .unwrap_err();
         assert!(e.to_string().starts_with("efficiency"));
-        let hw = Hardware { nic_bytes_per_s: f64::NAN, ..chapter_hw() };
-        let e = estimate(&chapter_model(), &TrainLayout { tp: 8, pp: 1, dp: 1, ep: 1, fsdp: false }, &InferLayout { instances: 1, tp: 8, ep: 1 }, &hw, &Software::default(), Topology::Parallel).unwrap_err();
+        let hw = Hardware {
+            nic_bytes_per_s: f64::NAN,
+            ..chapter_hw()
+        };
+        let e = estimate(
+            &chapter_model(),
+            &TrainLayout {
+                tp: 8,
+                pp: 1,
+                dp: 1,
+                ep: 1,
+                fsdp: false,
+            },
+            &InferLayout {
+                instances: 1,
+                tp: 8,
+                ep: 1,
+            },
+            &hw,
+            &Software::default(),
+            Topology::Parallel,
+        )
+        .unwrap_err();
         assert!(e.to_string().starts_with("nic_bytes_per_s"));
     }
 }

@@ -31,7 +31,13 @@ pub struct PlanOptions {
 
 impl Default for PlanOptions {
     fn default() -> Self {
-        PlanOptions { gpus_per_node: 8, colocated: false, bucket_bytes: 1e9, record_transfers: false, max_transfers: 5_000_000 }
+        PlanOptions {
+            gpus_per_node: 8,
+            colocated: false,
+            bucket_bytes: 1e9,
+            record_transfers: false,
+            max_transfers: 5_000_000,
+        }
     }
 }
 
@@ -120,7 +126,11 @@ pub fn build_plan(model: &Model, train: &TrainLayout, infer: &InferLayout, opts:
         needed_bytes: vec![0.0; iw as usize],
     };
     let mut pair: HashMap<(u32, u32), f64> = HashMap::new();
-    let mut tr = if opts.record_transfers { Some(Transfers::default()) } else { None };
+    let mut tr = if opts.record_transfers {
+        Some(Transfers::default())
+    } else {
+        None
+    };
     let mut n_transfers = 0u64;
     let mut total = 0.0f64;
     // disaggregated: the inference pool starts on the first node after the training pool's nodes
@@ -149,7 +159,11 @@ pub fn build_plan(model: &Model, train: &TrainLayout, infer: &InferLayout, opts:
         for i in 0..g.count {
             let layer = (i / per_layer).min(g.layers as u64 - 1);
             let stage = layer * pp / g.layers as u64;
-            let expert = if g.n_experts > 0 { Some((i % per_layer) * g.n_experts as u64 / per_layer) } else { None };
+            let expert = if g.n_experts > 0 {
+                Some((i % per_layer) * g.n_experts as u64 / per_layer)
+            } else {
+                None
+            };
             let rank = |d: u64, t: u64| -> u32 { ((stage * dp + d) * tp + t) as u32 };
             // --- source copies
             copies.clear();
@@ -157,12 +171,24 @@ pub fn build_plan(model: &Model, train: &TrainLayout, infer: &InferLayout, opts:
                 (_, true) => {
                     if train.fsdp {
                         for t in 0..tp {
-                            copies.push((0..dp).map(|d| Part { rank: rank(d, t), lo: cut(units, d, dp), hi: cut(units, d + 1, dp) }).collect());
+                            copies.push(
+                                (0..dp)
+                                    .map(|d| Part {
+                                        rank: rank(d, t),
+                                        lo: cut(units, d, dp),
+                                        hi: cut(units, d + 1, dp),
+                                    })
+                                    .collect(),
+                            );
                         }
                     } else {
                         for d in 0..dp {
                             for t in 0..tp {
-                                copies.push(vec![Part { rank: rank(d, t), lo: 0, hi: units }]);
+                                copies.push(vec![Part {
+                                    rank: rank(d, t),
+                                    lo: 0,
+                                    hi: units,
+                                }]);
                             }
                         }
                     }
@@ -173,28 +199,54 @@ pub fn build_plan(model: &Model, train: &TrainLayout, infer: &InferLayout, opts:
                         for t in 0..tp {
                             let (a, b) = (cut(units, t, tp), cut(units, t + 1, tp));
                             for d in 0..dp {
-                                c.push(Part { rank: rank(d, t), lo: a + cut(b - a, d, dp), hi: a + cut(b - a, d + 1, dp) });
+                                c.push(Part {
+                                    rank: rank(d, t),
+                                    lo: a + cut(b - a, d, dp),
+                                    hi: a + cut(b - a, d + 1, dp),
+                                });
                             }
                         }
                         copies.push(c);
                     } else {
                         for d in 0..dp {
-                            copies.push((0..tp).map(|t| Part { rank: rank(d, t), lo: cut(units, t, tp), hi: cut(units, t + 1, tp) }).collect());
+                            copies.push(
+                                (0..tp)
+                                    .map(|t| Part {
+                                        rank: rank(d, t),
+                                        lo: cut(units, t, tp),
+                                        hi: cut(units, t + 1, tp),
+                                    })
+                                    .collect(),
+                            );
                         }
                     }
                 }
                 (Some(e), false) => {
                     let k = e * ep / g.n_experts as u64; // EP rank holding this expert
-                    let holders: Vec<u32> =
-                        (0..tp * dp).filter(|l| l % ep == k).map(|l| rank(l / tp, l % tp)).collect();
+                    let holders: Vec<u32> = (0..tp * dp)
+                        .filter(|l| l % ep == k)
+                        .map(|l| rank(l / tp, l % tp))
+                        .collect();
                     if train.fsdp {
                         let n = holders.len() as u64;
                         copies.push(
-                            holders.iter().enumerate().map(|(j, &r)| Part { rank: r, lo: cut(units, j as u64, n), hi: cut(units, j as u64 + 1, n) }).collect(),
+                            holders
+                                .iter()
+                                .enumerate()
+                                .map(|(j, &r)| Part {
+                                    rank: r,
+                                    lo: cut(units, j as u64, n),
+                                    hi: cut(units, j as u64 + 1, n),
+                                })
+                                .collect(),
                         );
                     } else {
                         for &r in &holders {
-                            copies.push(vec![Part { rank: r, lo: 0, hi: units }]);
+                            copies.push(vec![Part {
+                                rank: r,
+                                lo: 0,
+                                hi: units,
+                            }]);
                         }
                     }
                 }
@@ -301,7 +353,12 @@ pub fn build_plan(model: &Model, train: &TrainLayout, infer: &InferLayout, opts:
             loads.nic_in_msgs[d as usize] += msgs;
         }
     }
-    Ok(Plan { loads, transfers: tr, n_transfers, total_bytes: total })
+    Ok(Plan {
+        loads,
+        transfers: tr,
+        n_transfers,
+        total_bytes: total,
+    })
 }
 
 #[cfg(test)]
@@ -312,9 +369,27 @@ mod tests {
     fn moe() -> Model {
         Model {
             groups: vec![
-                TensorGroup { count: 4 * 3, elems: 1000, n_experts: 0, layers: 4, replicated: false },
-                TensorGroup { count: 4 * 2, elems: 10, n_experts: 0, layers: 4, replicated: true },
-                TensorGroup { count: 4 * 16 * 3, elems: 777, n_experts: 16, layers: 4, replicated: false },
+                TensorGroup {
+                    count: 4 * 3,
+                    elems: 1000,
+                    n_experts: 0,
+                    layers: 4,
+                    replicated: false,
+                },
+                TensorGroup {
+                    count: 4 * 2,
+                    elems: 10,
+                    n_experts: 0,
+                    layers: 4,
+                    replicated: true,
+                },
+                TensorGroup {
+                    count: 4 * 16 * 3,
+                    elems: 777,
+                    n_experts: 16,
+                    layers: 4,
+                    replicated: false,
+                },
             ],
             infer_bytes_per_elem: 2.0,
             train_bytes_per_elem: 2.0,
@@ -324,12 +399,19 @@ mod tests {
 
     /// Every destination gets exactly the bytes it needs, each element once.
     fn check_exact(model: &Model, train: TrainLayout, infer: InferLayout) {
-        let opts = PlanOptions { record_transfers: true, gpus_per_node: 8, ..PlanOptions::default() };
+        let opts = PlanOptions {
+            record_transfers: true,
+            gpus_per_node: 8,
+            ..PlanOptions::default()
+        };
         let plan = build_plan(model, &train, &infer, &opts).unwrap();
         let t = plan.transfers.unwrap();
         let mut cover: HashMap<(u32, u32, u64), Vec<(u64, u64)>> = HashMap::new();
         for k in 0..t.src_rank.len() {
-            cover.entry((t.dst_rank[k], t.group[k], t.tensor[k])).or_default().push((t.offset_elems[k], t.len_elems[k]));
+            cover
+                .entry((t.dst_rank[k], t.group[k], t.tensor[k]))
+                .or_default()
+                .push((t.offset_elems[k], t.len_elems[k]));
         }
         for v in cover.values_mut() {
             v.sort();
@@ -341,18 +423,77 @@ mod tests {
         let need: f64 = plan.loads.needed_bytes.iter().sum();
         assert!((got - need).abs() < 1e-6);
         // a full copy of the model per instance
-        let per_inst: f64 = model.groups.iter().map(|g| g.count as f64 * g.elems as f64 * 2.0 * if g.replicated { infer.tp as f64 } else { 1.0 }).sum();
-        assert!((need - per_inst * infer.instances as f64).abs() < 1e-6, "{need} vs {per_inst}");
+        let per_inst: f64 = model
+            .groups
+            .iter()
+            .map(|g| g.count as f64 * g.elems as f64 * 2.0 * if g.replicated { infer.tp as f64 } else { 1.0 })
+            .sum();
+        assert!(
+            (need - per_inst * infer.instances as f64).abs() < 1e-6,
+            "{need} vs {per_inst}"
+        );
     }
 
     #[test]
     fn exact_cover_various_layouts() {
         let m = moe();
         for (train, infer) in [
-            (TrainLayout { tp: 2, pp: 2, dp: 2, ep: 4, fsdp: false }, InferLayout { instances: 3, tp: 4, ep: 1 }),
-            (TrainLayout { tp: 1, pp: 1, dp: 8, ep: 8, fsdp: true }, InferLayout { instances: 2, tp: 8, ep: 8 }),
-            (TrainLayout { tp: 4, pp: 1, dp: 3, ep: 2, fsdp: false }, InferLayout { instances: 1, tp: 6, ep: 3 }),
-            (TrainLayout { tp: 1, pp: 4, dp: 1, ep: 1, fsdp: false }, InferLayout { instances: 2, tp: 1, ep: 1 }),
+            (
+                TrainLayout {
+                    tp: 2,
+                    pp: 2,
+                    dp: 2,
+                    ep: 4,
+                    fsdp: false,
+                },
+                InferLayout {
+                    instances: 3,
+                    tp: 4,
+                    ep: 1,
+                },
+            ),
+            (
+                TrainLayout {
+                    tp: 1,
+                    pp: 1,
+                    dp: 8,
+                    ep: 8,
+                    fsdp: true,
+                },
+                InferLayout {
+                    instances: 2,
+                    tp: 8,
+                    ep: 8,
+                },
+            ),
+            (
+                TrainLayout {
+                    tp: 4,
+                    pp: 1,
+                    dp: 3,
+                    ep: 2,
+                    fsdp: false,
+                },
+                InferLayout {
+                    instances: 1,
+                    tp: 6,
+                    ep: 3,
+                },
+            ),
+            (
+                TrainLayout {
+                    tp: 1,
+                    pp: 4,
+                    dp: 1,
+                    ep: 1,
+                    fsdp: false,
+                },
+                InferLayout {
+                    instances: 2,
+                    tp: 1,
+                    ep: 1,
+                },
+            ),
         ] {
             check_exact(&m, train, infer);
         }
@@ -362,8 +503,27 @@ mod tests {
     fn alignment_is_respected() {
         let mut m = moe();
         m.align_elems = 64;
-        let opts = PlanOptions { record_transfers: true, ..PlanOptions::default() };
-        let p = build_plan(&m, &TrainLayout { tp: 3, pp: 1, dp: 1, ep: 1, fsdp: false }, &InferLayout { instances: 1, tp: 4, ep: 1 }, &opts).unwrap();
+        let opts = PlanOptions {
+            record_transfers: true,
+            ..PlanOptions::default()
+        };
+        let p = build_plan(
+            &m,
+            &TrainLayout {
+                tp: 3,
+                pp: 1,
+                dp: 1,
+                ep: 1,
+                fsdp: false,
+            },
+            &InferLayout {
+                instances: 1,
+                tp: 4,
+                ep: 1,
+            },
+            &opts,
+        )
+        .unwrap();
         let t = p.transfers.unwrap();
         assert!(t.offset_elems.iter().all(|o| o % 64 == 0));
     }
@@ -371,9 +531,25 @@ mod tests {
     #[test]
     fn more_replicas_spread_load() {
         let m = moe();
-        let infer = InferLayout { instances: 8, tp: 8, ep: 1 };
+        let infer = InferLayout {
+            instances: 8,
+            tp: 8,
+            ep: 1,
+        };
         let max_out = |dp| {
-            let p = build_plan(&m, &TrainLayout { tp: 8, pp: 1, dp, ep: 1, fsdp: false }, &infer, &PlanOptions::default()).unwrap();
+            let p = build_plan(
+                &m,
+                &TrainLayout {
+                    tp: 8,
+                    pp: 1,
+                    dp,
+                    ep: 1,
+                    fsdp: false,
+                },
+                &infer,
+                &PlanOptions::default(),
+            )
+            .unwrap();
             p.loads.nic_out_bytes.iter().cloned().fold(0.0, f64::max)
         };
         assert!(max_out(2) < max_out(1));
@@ -383,9 +559,41 @@ mod tests {
     #[test]
     fn errors_name_fields() {
         let m = moe();
-        let e = build_plan(&m, &TrainLayout { tp: 2, pp: 1, dp: 1, ep: 3, fsdp: false }, &InferLayout { instances: 1, tp: 2, ep: 1 }, &PlanOptions::default()).unwrap_err();
+        let e = build_plan(
+            &m,
+            &TrainLayout {
+                tp: 2,
+                pp: 1,
+                dp: 1,
+                ep: 3,
+                fsdp: false,
+            },
+            &InferLayout {
+                instances: 1,
+                tp: 2,
+                ep: 1,
+            },
+            &PlanOptions::default(),
+        )
+        .unwrap_err();
         assert!(e.to_string().starts_with("train.ep"));
-        let e = build_plan(&m, &TrainLayout { tp: 1, pp: 1, dp: 1, ep: 1, fsdp: false }, &InferLayout { instances: 1, tp: 4, ep: 3 }, &PlanOptions::default()).unwrap_err();
+        let e = build_plan(
+            &m,
+            &TrainLayout {
+                tp: 1,
+                pp: 1,
+                dp: 1,
+                ep: 1,
+                fsdp: false,
+            },
+            &InferLayout {
+                instances: 1,
+                tp: 4,
+                ep: 3,
+            },
+            &PlanOptions::default(),
+        )
+        .unwrap_err();
         assert!(e.to_string().starts_with("infer.ep"));
     }
 }

@@ -1,0 +1,507 @@
+//! The rollout pool shared by every pipeline: slots, the requests waiting for them, groups of
+//! answers, prefill and the prefix cache, token spans per policy version, and what a weight update
+//! does to in-flight requests. The pipelines (`batch`, `streaming`) drive it: they decide when
+//! groups may start, when the weights change and which finished groups are trained.
+
+use std::collections::VecDeque;
+
+use crate::engine::Control;
+use crate::error::Result;
+use crate::lengths::Draw;
+use crate::queue::SlotQueue;
+use crate::record::{Recorder, NONE_U32};
+use crate::scenario::{OnUpdate, Scenario};
+
+/// One answer being generated (on a slot) or waiting for a slot.
+#[derive(Clone, Copy)]
+pub(crate) struct Req {
+    /// Sample id once started (`NONE_U32` before).
+    pub id: u32,
+    /// Index of its group in the slab.
+    pub group: u32,
+    pub length: f64,
+    /// Tokens decoded before `decode_start`.
+    pub done: f64,
+    /// When decoding (re)starts, after any prefill.
+    pub decode_start: f64,
+    pub version_start: u32,
+    /// The current token span: its version and first token.
+    pub seg_version: u32,
+    pub seg_first: f64,
+    /// Spans recorded so far.
+    pub n_versions: u32,
+}
+
+impl Req {
+    /// A request that has not started.
+    #[inline]
+    fn fresh(group: u32, length: f64) -> Self {
+        Req {
+            id: NONE_U32,
+            group,
+            length,
+            done: 0.0,
+            decode_start: 0.0,
+            version_start: 0,
+            seg_version: 0,
+            seg_first: 0.0,
+            n_versions: 0,
+        }
+    }
+
+    /// Tokens decoded by time `t`.
+    #[inline]
+    pub fn progress(&self, t: f64, speed: f64) -> f64 {
+        (self.done + (t - self.decode_start).max(0.0) * speed).min(self.length)
+    }
+}
+
+pub(crate) struct Member {
+    pub id: u32,
+    pub length: f64,
+    pub version_start: u32,
+    pub version_finish: u32,
+}
+
+pub(crate) struct Group {
+    pub id: u32,
+    pub size: u32,
+    /// Answers not finished yet (waiting or on a slot).
+    pub remaining: u32,
+    pub members: Vec<Member>,
+    pub prompt: f64,
+    pub min_version: u32,
+    pub max_len: f64,
+    /// Rollout version whose KV holds the prompt (`NONE_U32`: not cached).
+    pub cache_version: u32,
+    /// Completion order.
+    pub seq: u64,
+    pub cancelled: bool,
+}
+
+pub(crate) struct Pool<'a, D: Draw> {
+    pub sc: &'a Scenario,
+    pub draw: D,
+    pub rec: &'a mut Recorder,
+    pub ctl: &'a mut Control<'a>,
+    pub speed: f64,
+    pub queue: SlotQueue,
+    pub slots: Vec<Option<Req>>,
+    /// Idle slots, refilled from the top.
+    pub idle: Vec<u32>,
+    pub busy: u32,
+    pub pending: VecDeque<Req>,
+    pub groups: Vec<Group>,
+    free_groups: Vec<u32>,
+    answers: Vec<f64>,
+    next_id: u64,
+    next_group_id: u32,
+    pub completed_groups: u64,
+    /// The policy version the rollout generates with.
+    pub rollout_version: u32,
+    /// New groups that may still start (set by the pipeline).
+    pub admit_budget: u64,
+    /// No request may start (draining before a weight update).
+    pub paused: bool,
+    pub t: f64,
+    t_busy: f64,
+    pub busy_s: f64,
+    /// Samples of admitted groups neither completed nor dropped.
+    pub in_progress: u64,
+    pub admitted: u64,
+}
+
+impl<'a, D: Draw> Pool<'a, D> {
+    pub fn new(sc: &'a Scenario, draw: D, rec: &'a mut Recorder, ctl: &'a mut Control<'a>) -> Self {
+        let slots = sc.rollout_slots as usize;
+        Pool {
+            sc,
+            draw,
+            rec,
+            ctl,
+            speed: sc.decode_tokens_per_s,
+            queue: SlotQueue::new(slots),
+            slots: vec![None; slots],
+            idle: (0..slots as u32).rev().collect(),
+            busy: 0,
+            pending: VecDeque::new(),
+            groups: Vec::new(),
+            free_groups: Vec::new(),
+            answers: Vec::with_capacity(sc.group_size as usize),
+            next_id: 0,
+            next_group_id: 0,
+            completed_groups: 0,
+            rollout_version: 0,
+            admit_budget: u64::MAX,
+            paused: false,
+            t: 0.0,
+            t_busy: 0.0,
+            busy_s: 0.0,
+            in_progress: 0,
+            admitted: 0,
+        }
+    }
+
+    /// Moves the clock to `t`, integrating busy slot-time.
+    #[inline]
+    pub fn advance(&mut self, t: f64) {
+        self.busy_s += self.busy as f64 * (t - self.t_busy);
+        self.t_busy = t;
+        self.t = t;
+    }
+
+    fn new_group(&mut self, prompt: f64) -> u32 {
+        let g = Group {
+            id: self.next_group_id,
+            size: self.sc.group_size,
+            remaining: self.sc.group_size,
+            members: Vec::new(),
+            prompt,
+            min_version: u32::MAX,
+            max_len: 0.0,
+            cache_version: NONE_U32,
+            seq: 0,
+            cancelled: false,
+        };
+        self.next_group_id = self.next_group_id.wrapping_add(1);
+        match self.free_groups.pop() {
+            Some(i) => {
+                let slot = &mut self.groups[i as usize];
+                let members = std::mem::take(&mut slot.members);
+                *slot = Group { members, ..g };
+                i
+            }
+            None => {
+                self.groups.push(Group {
+                    members: Vec::with_capacity(self.sc.group_size as usize),
+                    ..g
+                });
+                (self.groups.len() - 1) as u32
+            }
+        }
+    }
+
+    pub fn free_group(&mut self, g: u32) {
+        self.groups[g as usize].members.clear();
+        self.free_groups.push(g);
+    }
+
+    /// Draws a group's answers and queues them: at the back, or at the front (in order) for a
+    /// regenerated prompt.
+    pub fn queue_group(&mut self, prompt: Option<f64>) {
+        let front = prompt.is_some();
+        let prompt = prompt.unwrap_or_else(|| self.draw.prompt());
+        let g = self.new_group(prompt);
+        self.answers.clear();
+        for _ in 0..self.sc.group_size {
+            let n = self.draw.answer(prompt);
+            self.answers.push(n);
+        }
+        let n = self.sc.group_size as u64;
+        self.admitted += n;
+        self.in_progress += n;
+        let reqs = self.answers.iter().map(|&length| Req::fresh(g, length));
+        if front {
+            let reqs: Vec<Req> = reqs.collect();
+            for r in reqs.into_iter().rev() {
+                self.pending.push_front(r);
+            }
+        } else {
+            self.pending.extend(reqs);
+        }
+    }
+
+    /// Next request for a free slot: a waiting one, else a newly admitted group's first answer.
+    #[inline]
+    fn next_request(&mut self) -> Option<Req> {
+        loop {
+            match self.pending.pop_front() {
+                Some(r) if self.groups[r.group as usize].cancelled => {
+                    // a request of a dropped group that never started (or was stopped)
+                    let g = &mut self.groups[r.group as usize];
+                    g.remaining -= 1;
+                    if g.remaining == 0 {
+                        self.free_group(r.group);
+                    }
+                }
+                Some(r) => return Some(r),
+                None => {
+                    if self.admit_budget == 0 {
+                        return None;
+                    }
+                    self.admit_budget -= 1;
+                    if self.sc.group_size == 1 {
+                        // the common case: one answer per prompt, straight to the slot
+                        let prompt = self.draw.prompt();
+                        let g = self.new_group(prompt);
+                        let length = self.draw.answer(prompt);
+                        self.admitted += 1;
+                        self.in_progress += 1;
+                        return Some(Req::fresh(g, length));
+                    }
+                    self.queue_group(None);
+                }
+            }
+        }
+    }
+
+    /// Starts the next request on `slot`; false if there is none (the slot stays as it was).
+    #[inline]
+    pub fn fill_slot(&mut self, slot: u32) -> Result<bool> {
+        if self.paused {
+            return Ok(false);
+        }
+        let Some(mut r) = self.next_request() else {
+            return Ok(false);
+        };
+        let t = self.t;
+        let p = &self.sc.prefill;
+        let mut prefill = 0.0;
+        if r.id == NONE_U32 {
+            let id = self.ctl.admit(self.next_id)?;
+            self.next_id += 1;
+            r.id = id;
+            r.version_start = self.rollout_version;
+            r.seg_version = self.rollout_version;
+            let g = &mut self.groups[r.group as usize];
+            self.rec.start(r.length, t, self.rollout_version, slot, g.id);
+            if p.prompt_tokens > 0.0 {
+                let cached = p.prefix_sharing
+                    && g.cache_version != NONE_U32
+                    && (g.cache_version == self.rollout_version || !p.clear_cache_on_update);
+                if !cached {
+                    prefill = p.prompt_tokens;
+                    self.rec.prefill(prefill, g.cache_version != NONE_U32);
+                    g.cache_version = self.rollout_version;
+                }
+            }
+        } else {
+            // a partial answer resumes (resubmitted, or carried to the next batch): prefill of
+            // prompt + partial answer, and a new token span if the weights changed meanwhile
+            if r.seg_version != self.rollout_version {
+                r.seg_version = self.rollout_version;
+                r.seg_first = r.done;
+            }
+            prefill = p.prompt_tokens + r.done;
+            self.rec.prefill(prefill, true);
+        }
+        r.decode_start = if prefill > 0.0 {
+            t + prefill / p.prefill_tokens_per_s
+        } else {
+            t
+        };
+        let finish = r.decode_start + (r.length - r.done) / self.speed;
+        self.queue.set(slot, finish, r.id);
+        self.slots[slot as usize] = Some(r);
+        self.busy += 1;
+        Ok(true)
+    }
+
+    /// Fills idle slots while requests can start.
+    pub fn fill_idle(&mut self) -> Result<()> {
+        while let Some(&s) = self.idle.last() {
+            if !self.fill_slot(s)? {
+                break;
+            }
+            self.idle.pop();
+        }
+        Ok(())
+    }
+
+    /// The request on `slot` finished at `self.t`. Returns its group if that group is now complete
+    /// (and not cancelled). Does not refill the slot.
+    #[inline]
+    pub fn finish(&mut self, slot: u32) -> Option<u32> {
+        let r = self.slots[slot as usize]
+            .take()
+            .expect("a slot event comes from a busy slot");
+        self.busy -= 1;
+        let t = self.t;
+        self.rec.segment(r.id, r.seg_version, r.seg_first, r.length);
+        self.rec.finish(
+            r.id,
+            r.length - r.done,
+            t,
+            r.seg_version,
+            self.rollout_version,
+            r.n_versions + 1,
+        );
+        let g = &mut self.groups[r.group as usize];
+        g.remaining -= 1;
+        g.members.push(Member {
+            id: r.id,
+            length: r.length,
+            version_start: r.version_start,
+            version_finish: self.rollout_version,
+        });
+        g.min_version = g.min_version.min(r.version_start);
+        g.max_len = g.max_len.max(r.length);
+        if g.remaining > 0 {
+            return None;
+        }
+        if g.cancelled {
+            self.free_group(r.group);
+            return None;
+        }
+        g.seq = self.completed_groups;
+        self.completed_groups += 1;
+        self.in_progress -= g.size as u64;
+        Some(r.group)
+    }
+
+    /// Refills `slot` after a finish, or marks it idle.
+    #[inline]
+    pub fn refill(&mut self, slot: u32) -> Result<()> {
+        if !self.fill_slot(slot)? {
+            self.queue.set_idle(slot);
+            self.idle.push(slot);
+        }
+        self.fill_idle()
+    }
+
+    /// Drops every finished member of group `g` and frees it.
+    pub fn discard(&mut self, g: u32) {
+        for m in &self.groups[g as usize].members {
+            self.rec.drop_sample(m.id, m.length);
+        }
+        self.free_group(g);
+    }
+
+    /// Group `g` is dropped while some of its answers are unfinished: its finished members are
+    /// dropped now, its waiting requests when they come up, its running ones by the caller.
+    fn cancel_group(&mut self, g: u32) {
+        let grp = &mut self.groups[g as usize];
+        if grp.cancelled {
+            return;
+        }
+        grp.cancelled = true;
+        self.in_progress -= grp.size as u64;
+        for m in &grp.members {
+            self.rec.drop_sample(m.id, m.length);
+        }
+    }
+
+    /// Takes the request off `slot` at `self.t`: records its span and the tokens decoded so far.
+    fn take_off(&mut self, slot: usize) -> Option<Req> {
+        let mut r = self.slots[slot].take()?;
+        let progress = r.progress(self.t, self.speed);
+        self.rec.decoded(progress - r.done);
+        if progress > r.seg_first {
+            self.rec.segment(r.id, r.seg_version, r.seg_first, progress);
+            r.n_versions += 1;
+        }
+        r.done = progress;
+        r.seg_first = progress;
+        self.busy -= 1;
+        self.queue.set_idle(slot as u32);
+        Some(r)
+    }
+
+    /// Aborts the request on `slot`: its tokens are wasted and its group is dropped.
+    fn abort(&mut self, slot: usize) {
+        let Some(r) = self.take_off(slot) else { return };
+        self.rec.abort_sample(r.id, r.done, self.t, r.seg_version, r.n_versions);
+        self.idle.push(slot as u32);
+        self.cancel_group(r.group);
+        let g = &mut self.groups[r.group as usize];
+        g.remaining -= 1;
+        if g.remaining == 0 {
+            self.free_group(r.group);
+        }
+    }
+
+    /// The rollout loads `version`; in-flight requests are handled per `mode`.
+    pub fn update(&mut self, version: u32, mode: OnUpdate) {
+        if self.rollout_version == version {
+            return;
+        }
+        self.rollout_version = version;
+        if matches!(mode, OnUpdate::Continue | OnUpdate::Wait) {
+            return;
+        }
+        let t = self.t;
+        let p = self.sc.prefill;
+        for slot in 0..self.slots.len() {
+            if self.slots[slot].is_none() {
+                continue;
+            }
+            if mode == OnUpdate::AbortDrop {
+                self.abort(slot);
+                continue;
+            }
+            let mut r = self.take_off(slot).expect("busy slot");
+            r.seg_version = version;
+            r.decode_start = t;
+            if mode != OnUpdate::KeepStale {
+                // KeepRecompute and AbortResubmit: one prefill of prompt + answer so far
+                let ctx = p.prompt_tokens + r.done;
+                self.rec.prefill(ctx, true);
+                r.decode_start = t + ctx / p.prefill_tokens_per_s;
+            }
+            self.queue
+                .set(slot as u32, r.decode_start + (r.length - r.done) / self.speed, r.id);
+            self.slots[slot] = Some(r);
+            self.busy += 1;
+        }
+        // slots freed by aborts are refilled by the caller (fill_idle)
+    }
+
+    /// Stops every request (end of an over-sampled batch): kept ones wait, with their progress,
+    /// at the front of the queue for the next batch; otherwise they are aborted and their groups
+    /// dropped (and so are the groups of requests that never started).
+    pub fn stop_all(&mut self, keep: bool) {
+        let mut kept = Vec::new();
+        for slot in 0..self.slots.len() {
+            if self.slots[slot].is_none() {
+                continue;
+            }
+            if keep {
+                let r = self.take_off(slot).expect("busy slot");
+                self.idle.push(slot as u32);
+                kept.push(r);
+            } else {
+                self.abort(slot);
+            }
+        }
+        if !keep {
+            let waiting: Vec<u32> = self.pending.iter().map(|r| r.group).collect();
+            for g in waiting {
+                self.cancel_group(g);
+            }
+        }
+        for r in kept.into_iter().rev() {
+            self.pending.push_front(r);
+        }
+        // the idle stack back in slot order, so the next batch fills slots 0, 1, 2, ...
+        self.idle.sort_unstable_by(|a, b| b.cmp(a));
+    }
+
+    /// Tokens decoded by requests in flight, and by partial answers waiting to resume, plus the
+    /// finished answers of groups that are not trained yet; records the in-flight decode.
+    pub fn close(&mut self) -> f64 {
+        let t = self.t;
+        self.advance(t);
+        let mut pending = 0.0;
+        for r in self.slots.iter().flatten() {
+            let progress = r.progress(t, self.speed);
+            self.rec.decoded(progress - r.done);
+            pending += progress;
+        }
+        for r in &self.pending {
+            if !self.groups[r.group as usize].cancelled {
+                pending += r.done;
+            }
+        }
+        let mut live = vec![true; self.groups.len()];
+        for g in &self.free_groups {
+            live[*g as usize] = false;
+        }
+        for (i, g) in self.groups.iter().enumerate() {
+            if live[i] && !g.cancelled {
+                pending += g.members.iter().map(|m| m.length).sum::<f64>();
+            }
+        }
+        self.rec.s.slot_busy_s = self.busy_s;
+        pending
+    }
+}

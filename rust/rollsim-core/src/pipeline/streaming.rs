@@ -1,0 +1,285 @@
+//! The streaming (fully asynchronous) pipeline: the chapter's `fully_async` and the rules of real
+//! systems (groups, staleness control, admission control, batch order, weight-update modes).
+//!
+//! With the defaults (groups of one, no prefill cost, a drop-at-consumption cap or none, first
+//! finished first trained, in-flight requests continue) it is the chapter's model exactly: all
+//! slots start a sample at t = 0 with version 0; a slot that frees starts a new sample at once with
+//! the newest version; finished samples join the ready queue in finish order; whenever the trainer
+//! is idle and `batch_size` samples are ready it takes them and trains for `train_step_s`; the end
+//! of the step bumps the version. A ready sample staler than the cap is dropped (checked after every
+//! event).
+//!
+//! Horizon: events are processed while the clock is before `horizon_s`; the event that reaches or
+//! crosses it is the last one processed, and its time is the end of the run. At equal times the
+//! trainer's event comes before slot events, and slot events come in start order.
+
+use std::collections::VecDeque;
+
+use super::pool::Pool;
+use crate::engine::Control;
+use crate::error::Result;
+use crate::lengths::Draw;
+use crate::record::Recorder;
+use crate::scenario::{BatchOrder, OnStale, OnUpdate, Scenario, Streaming};
+
+struct Engine<'a, D: Draw> {
+    pool: Pool<'a, D>,
+    opt: &'a Streaming,
+    /// Ready groups per length bucket, in completion order.
+    ready: Vec<VecDeque<u32>>,
+    ready_groups: u32,
+    edges: Vec<f64>,
+    /// The trainer's version (steps completed); the rollout's is `pool.rollout_version`.
+    version: u32,
+    draining: bool,
+    next_train: Option<f64>,
+    last_train_end: f64,
+    /// Samples accepted into the ready queue, and trained (cumulative).
+    accepted: u64,
+    trained: u64,
+}
+
+pub(crate) fn run<'a, D: Draw>(
+    sc: &'a Scenario,
+    opt: &'a Streaming,
+    draw: D,
+    rec: &'a mut Recorder,
+    ctl: &'a mut Control<'a>,
+) -> Result<f64> {
+    let (edges, buckets) = match &opt.batch_order {
+        BatchOrder::LengthBalanced { edges, quotas } => (edges.clone(), quotas.len()),
+        _ => (Vec::new(), 1),
+    };
+    let mut e = Engine {
+        pool: Pool::new(sc, draw, rec, ctl),
+        opt,
+        ready: vec![VecDeque::new(); buckets],
+        ready_groups: 0,
+        edges,
+        version: 0,
+        draining: false,
+        next_train: None,
+        last_train_end: 0.0,
+        accepted: 0,
+        trained: 0,
+    };
+    e.set_budget();
+    e.pool.fill_idle()?;
+    e.main_loop()?;
+    let pending = e.pool.close();
+    e.pool.rec.s.tokens_pending += pending;
+    Ok(e.pool.t)
+}
+
+impl<'a, D: Draw> Engine<'a, D> {
+    fn main_loop(&mut self) -> Result<()> {
+        let horizon = self.pool.sc.horizon_s;
+        while self.pool.t < horizon {
+            let ev = self.pool.queue.peek();
+            let trainer_first = match (self.next_train, ev) {
+                (Some(nt), Some(ev)) => nt <= ev.time,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => {
+                    self.pool.rec.s.stalled = true;
+                    break;
+                }
+            };
+            if trainer_first {
+                let nt = self.next_train.take().expect("trainer event");
+                self.pool.advance(nt);
+                self.step_ended()?;
+            } else {
+                let ev = ev.expect("slot event");
+                self.pool.advance(ev.time);
+                self.slot_finished(ev.slot)?;
+                self.pool.ctl.tick(self.pool.rec.s.events)?;
+            }
+            self.try_batch()?;
+        }
+        Ok(())
+    }
+
+    /// How many new groups admission control lets start now.
+    #[inline]
+    fn set_budget(&mut self) {
+        let sc = self.pool.sc;
+        let n = sc.group_size as u64;
+        let mut budget = u64::MAX;
+        if let Some(eta) = self.opt.admission_eta {
+            // AReaL: (eta + version + 1) * batch - (accepted + running), in samples
+            let cap = (eta as u64 + self.version as u64 + 1) * sc.batch_size as u64;
+            budget = budget.min(cap.saturating_sub(self.accepted + self.pool.in_progress) / n);
+        }
+        if let Some(max_lag) = self.opt.max_lag_samples {
+            let alive = self.pool.admitted - self.trained - self.pool.rec.s.samples_dropped;
+            budget = budget.min(max_lag.saturating_sub(alive) / n);
+        }
+        self.pool.admit_budget = budget;
+    }
+
+    fn slot_finished(&mut self, slot: u32) -> Result<()> {
+        if let Some(g) = self.pool.finish(slot) {
+            self.group_completed(g);
+        }
+        if self.draining && self.pool.busy == 0 {
+            self.apply_update();
+        }
+        if self.opt.admission_eta.is_some() || self.opt.max_lag_samples.is_some() {
+            self.set_budget();
+        }
+        self.pool.refill(slot)
+    }
+
+    fn group_completed(&mut self, g: u32) {
+        let grp = &self.pool.groups[g as usize];
+        self.accepted += grp.size as u64;
+        if let Some(cap) = self.opt.max_staleness {
+            if self.version - grp.min_version > cap {
+                self.stale(g);
+                return;
+            }
+        }
+        let b = self.edges.partition_point(|e| *e <= grp.max_len);
+        self.ready[b].push_back(g);
+        self.ready_groups += 1;
+        if let Some(max) = self.opt.max_ready_groups {
+            while self.ready_groups > max {
+                // the oldest finished group, whatever its bucket
+                let b = (0..self.ready.len())
+                    .filter(|b| !self.ready[*b].is_empty())
+                    .min_by_key(|b| self.pool.groups[self.ready[*b][0] as usize].seq)
+                    .expect("ready groups exist");
+                let old = self.ready[b].pop_front().expect("non-empty bucket");
+                self.ready_groups -= 1;
+                self.pool.discard(old);
+            }
+        }
+    }
+
+    /// A finished group is too stale: drop it, and regenerate its prompt first if asked.
+    fn stale(&mut self, g: u32) {
+        let prompt = self.pool.groups[g as usize].prompt;
+        self.pool.discard(g);
+        if self.opt.on_stale == OnStale::Requeue {
+            self.pool.rec.s.groups_requeued += 1;
+            self.pool.queue_group(Some(prompt));
+        }
+    }
+
+    fn step_ended(&mut self) -> Result<()> {
+        self.version += 1;
+        self.last_train_end = self.pool.t;
+        if self.opt.on_update == OnUpdate::Wait {
+            self.draining = true;
+            self.pool.paused = true;
+            if self.pool.busy == 0 {
+                self.apply_update();
+            }
+        } else {
+            self.apply_update();
+        }
+        if let Some(cap) = self.opt.max_staleness {
+            let version = self.version;
+            for b in 0..self.ready.len() {
+                let mut kept = VecDeque::with_capacity(self.ready[b].len());
+                while let Some(g) = self.ready[b].pop_front() {
+                    if version - self.pool.groups[g as usize].min_version > cap {
+                        self.ready_groups -= 1;
+                        self.stale(g);
+                    } else {
+                        kept.push_back(g);
+                    }
+                }
+                self.ready[b] = kept;
+            }
+        }
+        self.set_budget();
+        self.pool.fill_idle()
+    }
+
+    fn apply_update(&mut self) {
+        self.draining = false;
+        self.pool.paused = false;
+        self.pool.update(self.version, self.opt.on_update);
+    }
+
+    fn try_batch(&mut self) -> Result<()> {
+        if self.next_train.is_some() {
+            return Ok(());
+        }
+        let sc = self.pool.sc;
+        let need = (sc.batch_size / sc.group_size) as usize;
+        let groups = &self.pool.groups;
+        let taken: Vec<u32> = match &self.opt.batch_order {
+            BatchOrder::Fifo => {
+                if self.ready[0].len() < need {
+                    return Ok(());
+                }
+                self.ready[0].drain(..need).collect()
+            }
+            BatchOrder::OldestFirst => {
+                if self.ready[0].len() < need {
+                    return Ok(());
+                }
+                let mut all: Vec<u32> = self.ready[0].drain(..).collect();
+                all.sort_by_key(|g| (groups[*g as usize].min_version, groups[*g as usize].seq));
+                let mut rest = all.split_off(need);
+                rest.sort_by_key(|g| groups[*g as usize].seq);
+                self.ready[0] = rest.into();
+                all
+            }
+            BatchOrder::LengthBalanced { quotas, .. } => {
+                if quotas.iter().zip(&self.ready).any(|(q, r)| r.len() < *q as usize) {
+                    return Ok(());
+                }
+                let mut v = Vec::with_capacity(need);
+                for (b, q) in quotas.iter().enumerate() {
+                    v.extend(self.ready[b].drain(..*q as usize));
+                }
+                v
+            }
+        };
+        self.ready_groups -= taken.len() as u32;
+        let step = self.version;
+        let (mut st_sum, mut st_max, mut tokens, mut samples) = (0u64, 0u32, 0.0, 0u32);
+        for g in taken {
+            let grp = &self.pool.groups[g as usize];
+            self.pool.rec.train_group(step - grp.min_version);
+            for m in &grp.members {
+                let st = self
+                    .pool
+                    .rec
+                    .train_sample(m.id, m.length, m.version_start, m.version_finish, step);
+                st_sum += st as u64;
+                st_max = st_max.max(st);
+                tokens += m.length;
+                samples += 1;
+            }
+            self.pool.free_group(g);
+        }
+        self.trained += samples as u64;
+        let t = self.pool.t;
+        let ready_after = self.ready_groups * sc.group_size;
+        let idle = sc.rollout_slots as f64 * t - self.pool.busy_s;
+        let wait = t - self.last_train_end;
+        self.pool.rec.step(
+            t,
+            t + sc.train_step_s,
+            wait,
+            st_sum,
+            st_max,
+            samples,
+            ready_after,
+            tokens,
+            idle,
+        );
+        self.next_train = Some(t + sc.train_step_s);
+        if self.opt.max_lag_samples.is_some() {
+            // trained samples free lag budget
+            self.set_budget();
+            self.pool.fill_idle()?;
+        }
+        Ok(())
+    }
+}
