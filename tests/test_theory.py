@@ -5,7 +5,8 @@ rho away from 1) the simulation agrees with them to about 1 %; where they don't,
 the disagreement and say why (docs/theory.md has the table).
 
 Tolerances. Simulated means are averaged over many seeds with ``rng="fast"`` and long horizons; the
-standard errors are printed in docs/theory.md and are below 0.005 versions / 1 s, so a 2 % relative
+standard errors are printed in docs/theory.md and, in the agreement tests, are below 0.005 versions
+and 1 s, so a 2 % relative
 tolerance is about 10 standard errors wide: it leaves room for the formulas' own approximations
 (fluid limits) but fails on any real modelling difference (those are 5-100 %).
 """
