@@ -179,7 +179,8 @@ def make_plan(base: Scenario | None, grid: Any, seeds: Any) -> Plan:
         if all(isinstance(x, Scenario) for x in items):
             scenarios = items
             flat = [_flatten(sc) for sc in scenarios]
-            varied = [k for k in flat[0] if len({repr(f.get(k)) for f in flat}) > 1]
+            names = list(dict.fromkeys(k for f in flat for k in f))
+            varied = [k for k in names if len({repr(f.get(k)) for f in flat}) > 1]
             columns = {k: [f.get(k) for f in flat] for k in varied}
             if seed_list is None:  # each scenario with its own seed
                 seed_list_per = [sc.seed for sc in scenarios]
