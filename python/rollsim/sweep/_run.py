@@ -141,9 +141,11 @@ def _run_local(
             t0 = time.perf_counter()
             res = _rollsim.simulate_many(dicts, threads, max_samples, cb)
             sizer.observe(len(idx), time.perf_counter() - t0)
+            del dicts
             if pending is not None:
                 pending.result()
             pending = writer.submit(sink, idx, res)
+            del res  # the writer holds the only reference: freed once written
             pos += len(idx)
             chunks += 1
             if hook_error:
@@ -233,10 +235,9 @@ def sweep_with_info(
 
     if store is not None:
         cols = ["run_key", *_METRICS, "error"]
-        results = store.read(cols)
+        results = store.read(cols, plan.run_keys)
         if results.height == 0:
             results = results_frame([], [])
-        results = results.filter(pl.col("run_key").is_in(plan.run_keys))
     else:
         results = pl.concat(in_memory, how="diagonal_relaxed") if in_memory else results_frame([], [])
     frame = plan.runs.join(results, on="run_key", how="left", maintain_order="left")

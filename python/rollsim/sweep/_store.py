@@ -120,24 +120,22 @@ class Store:
             raise
         return final
 
-    def read(self, columns: list[str] | None = None) -> pl.DataFrame:
+    def read(self, columns: list[str] | None = None, keys: list[str] | None = None) -> pl.DataFrame:
         """All finished runs (one row per ``run_key``; the first written wins), columns as asked (a
-        column missing from a part is null there)."""
-        frames: list[pl.DataFrame] = []
+        column missing from a part is null there), only ``keys`` if given."""
+        frames: list[pl.LazyFrame] = []
         for p in self.parts():
-            if columns is None:
-                frames.append(pl.read_parquet(p))
-            else:
+            lf = pl.scan_parquet(p)
+            if columns is not None:
                 have = pl.read_parquet_schema(p)
-                frames.append(
-                    pl.read_parquet(p, columns=[c for c in columns if c in have]).with_columns(
-                        [pl.lit(None).alias(c) for c in columns if c not in have]
-                    ).select(columns)
-                )
+                lf = lf.select([pl.col(c) if c in have else pl.lit(None).alias(c) for c in columns])
+            frames.append(lf)
         if not frames:
             return pl.DataFrame()
-        df = pl.concat(frames, how="diagonal_relaxed")
-        return df.unique(subset="run_key", keep="first", maintain_order=True)
+        lf = pl.concat(frames, how="diagonal_relaxed")
+        if keys is not None:
+            lf = lf.filter(pl.col("run_key").is_in(pl.Series(keys, dtype=pl.String)))
+        return lf.unique(subset="run_key", keep="first", maintain_order=True).collect()
 
 
 def read_sweep(out: str | os.PathLike[str]) -> pl.DataFrame:
