@@ -410,3 +410,14 @@ def test_aggregate_skips_nan_and_single_seeds():
         aggregate(frame, ci=95)
     with pytest.raises(ScenarioError, match="^metrics"):
         aggregate(frame, ["nope"])
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import rollsim.sweep._run
+    import rollsim.sweep.space
+
+    for mod in (rollsim.sweep._run, rollsim.sweep.space):
+        res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
+        assert res.attempted > 0 and res.failed == 0, mod.__name__

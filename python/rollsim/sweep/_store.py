@@ -134,7 +134,7 @@ class Store:
             return pl.DataFrame()
         lf = pl.concat(frames, how="diagonal_relaxed")
         if keys is not None:
-            lf = lf.filter(pl.col("run_key").is_in(pl.Series(keys, dtype=pl.String)))
+            lf = lf.filter(pl.col("run_key").is_in(pl.Series(keys, dtype=pl.String).implode()))
         return lf.unique(subset="run_key", keep="first", maintain_order=True).collect()
 
 
