@@ -344,9 +344,9 @@ def sweep(
 
     Examples
     --------
-    >>> import rollsim
-    >>> df = rollsim.sweep(rollsim.Scenario(horizon_s=600.0),
-    ...                    {"pipeline.max_staleness": [0, 2]}, seeds=2, progress=False)
+    >>> from rollsim import Scenario
+    >>> from rollsim.sweep import sweep
+    >>> df = sweep(Scenario(horizon_s=600.0), {"pipeline.max_staleness": [0, 2]}, seeds=2, progress=False)
     >>> df.select("pipeline.max_staleness", "seed", "steps").rows()
     [(0, 0, 1), (0, 1, 1), (2, 0, 2), (2, 1, 2)]
     """
