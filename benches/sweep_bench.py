@@ -1,0 +1,145 @@
+"""Sweep benchmark: 10,000 runs of the chapter scenario (x seeds) in summary mode.
+
+    python benches/sweep_bench.py [--runs 10000] [--repeat 3] [--no-ray]
+
+Reports (markdown on stdout):
+- wall time of ``rollsim.sweep`` on 1 and 2 threads, in memory and streamed to parquet, and the
+  speed-up from the second core; the bare engine call (``_rollsim.simulate_many`` on all runs at
+  once) for comparison;
+- peak memory (resident set, ``resource.getrusage``, above the level after imports and a warm-up
+  sweep; and the Python heap peak, ``tracemalloc``) for 2,000 and 10,000 runs, streamed vs in
+  memory, each in a fresh process;
+- the Ray backend (local Ray, 2 CPUs) against the local backend, Ray start-up excluded.
+Times are the best and median of ``--repeat`` runs; the load average is printed, since the machine
+may be shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import rollsim
+from rollsim import _rollsim
+from rollsim.sweep import sweep
+
+CHAPTER = rollsim.Scenario()  # 256 slots, 512 samples/step, 60 s steps, 2 h, lognormal lengths, fast RNG
+
+
+def load() -> str:
+    return "/".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def timed(fn, repeat: int) -> tuple[float, float, float]:
+    """Best and median wall time, and the CPU time / wall time of the best run (cores kept busy)."""
+    ts = []
+    for _ in range(repeat):
+        t, c = time.perf_counter(), cpu()
+        fn()
+        ts.append((time.perf_counter() - t, cpu() - c))
+    best = min(ts)
+    return best[0], statistics.median(t for t, _ in ts), best[1] / best[0]
+
+
+MEM_CHILD = """
+import json, os, resource, sys, tempfile, tracemalloc
+import rollsim
+from rollsim.sweep import sweep
+n, stream = int(sys.argv[1]), sys.argv[2] == "1"
+with tempfile.TemporaryDirectory() as d:
+    sweep(rollsim.Scenario(), seeds=range(10**6, 10**6 + 200), progress=False, out=os.path.join(d, "warm"))
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    tracemalloc.start()
+    df = sweep(rollsim.Scenario(), seeds=range(n), progress=False, threads=2, out=os.path.join(d, "o") if stream else None)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"rss_mib": (rss - base) / 1024, "heap_mib": peak / 2**20, "rows": df.height,
+                      "frame_mib": df.estimated_size() / 2**20}))
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=10_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-ray", action="store_true")
+    a = ap.parse_args()
+    n = a.runs
+    print(f"# rollsim sweep benchmark: {n} runs of the chapter scenario, summary mode")
+    print(f"cpus: {os.cpu_count()}, load average at start: {load()}, rollsim {rollsim.__version__}\n")
+    sweep(CHAPTER, seeds=range(10**6, 10**6 + 300), progress=False)  # warm-up
+
+    print("| what | threads | best s | median s | runs/s (best) | cores busy (CPU s / wall s) |")
+    print("|---|---|---|---|---|---|")
+    res: dict[str, float] = {}
+    dicts = [CHAPTER.replace(seed=s).to_dict() for s in range(n)]
+    for th in (1, 2):
+        best, med, busy = timed(lambda: _rollsim.simulate_many(dicts, th), a.repeat)
+        res[f"raw{th}"] = best
+        print(f"| engine only: one simulate_many call | {th} | {best:.2f} | {med:.2f} | {n / best:.0f} | {busy:.2f} |",
+              flush=True)
+    del dicts
+    for th in (1, 2):
+        best, med, busy = timed(lambda: sweep(CHAPTER, seeds=range(n), threads=th, progress=False), a.repeat)
+        res[f"mem{th}"] = best
+        print(f"| rollsim.sweep, in memory | {th} | {best:.2f} | {med:.2f} | {n / best:.0f} | {busy:.2f} |", flush=True)
+    with tempfile.TemporaryDirectory() as d:
+        counter = iter(range(1000))
+
+        def streamed() -> None:
+            sweep(CHAPTER, seeds=range(n), threads=2, progress=False, out=os.path.join(d, str(next(counter))))
+
+        best, med, busy = timed(streamed, a.repeat)
+        res["stream2"] = best
+        print(f"| rollsim.sweep, streamed to parquet | 2 | {best:.2f} | {med:.2f} | {n / best:.0f} | {busy:.2f} |",
+              flush=True)
+        t = time.perf_counter()
+        sweep(CHAPTER, seeds=range(n), threads=2, progress=False, out=os.path.join(d, "0"))
+        print(f"| rollsim.sweep, resumed (all {n} done) | 2 | {time.perf_counter() - t:.2f} | | | |")
+    print(f"\nspeed-up from the second core: sweep {res['mem1'] / res['mem2']:.2f}x, "
+          f"engine only {res['raw1'] / res['raw2']:.2f}x; load average now {load()}\n")
+
+    print("| runs | streamed | peak RSS above baseline, MiB | Python heap peak, MiB | returned frame, MiB |")
+    print("|---|---|---|---|---|")
+    for m in (2000, n, 3 * n):
+        for stream in (False, True):
+            out = subprocess.run([sys.executable, "-c", MEM_CHILD, str(m), "1" if stream else "0"],
+                                 capture_output=True, text=True, check=True).stdout
+            r = json.loads(out.strip().splitlines()[-1])
+            print(f"| {m} | {'yes' if stream else 'no'} | {r['rss_mib']:.1f} | {r['heap_mib']:.1f} | "
+                  f"{r['frame_mib']:.1f} |", flush=True)
+
+    if a.no_ray:
+        return
+    try:
+        import ray
+    except ImportError:
+        print("\nRay not installed: Ray backend not measured")
+        return
+    t = time.perf_counter()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    startup = time.perf_counter() - t
+    sweep(CHAPTER, seeds=range(10**6, 10**6 + 200), progress=False, backend="ray")  # start workers
+    best, med, _ = timed(lambda: sweep(CHAPTER, seeds=range(n), progress=False, backend="ray"), a.repeat)
+    ray.shutdown()
+    print(f"\n| backend | best s | median s | overhead vs local (2 threads) |\n|---|---|---|---|")
+    print(f"| local, 2 threads | {res['mem2']:.2f} | | |")
+    print(f"| ray, local cluster of 2 CPUs | {best:.2f} | {med:.2f} | {100 * (best / res['mem2'] - 1):+.0f}% |")
+    print(f"\nRay start-up (ray.init, not included above): {startup:.1f} s; load average now {load()}")
+
+
+if __name__ == "__main__":
+    main()

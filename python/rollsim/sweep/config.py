@@ -1,0 +1,233 @@
+"""Sweep files: a TOML description of a sweep (base scenario, grid or sampled points, seeds).
+
+Example (``python/rollsim/examples/sweep.toml`` has a complete one)::
+
+    seeds = 8                      # or [0, 5, 7], or { start = 100, count = 8 }
+    metrics = ["steps", "staleness_mean"]   # optional; all summary metrics by default
+    chunk_size = 2000              # optional
+    max_samples = 50000000         # optional
+
+    [base]                         # any Scenario field; omitted fields keep the chapter's values
+    train_step_s = 60.0
+    rng = "fast"
+    lengths = { kind = "lognormal", mu = 7.6, sigma = 1.0, max_tokens = 16384 }
+    # lengths = { dataset = "deepseek-r1", max_tokens = 16384 }
+    # lengths = { file = "lengths.csv", column = "tokens", count_column = "n" }   # path relative to this file
+    pipeline = { kind = "fully_async", max_staleness = 2 }
+    # pipeline kinds: "synchronous", "one_step", "off_policy" (k = ...), "fully_async" (max_staleness = ...)
+
+    [grid]                         # Cartesian product; dotted names in quotes
+    "pipeline.max_staleness" = [0, 1, 2, 4]
+    train_step_s = [30.0, 60.0, 120.0]
+    # pipeline = [{ kind = "synchronous" }, { kind = "fully_async", max_staleness = 2 }]
+
+    # or, instead of [grid], points sampled from ranges:
+    # [sample]
+    # method = "latin_hypercube"   # or "random"
+    # n = 100
+    # seed = 0
+    # [sample.space]
+    # train_step_s = { uniform = [30.0, 600.0] }     # also log_uniform, int_uniform = [lo, hi]
+    # "pipeline.max_staleness" = { choice = [0, 1, 2, 4] }
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rollsim import datasets
+from rollsim.errors import invalid
+from rollsim.lengths import Empirical, LogNormal
+from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
+from rollsim.scenario import Scenario
+from rollsim.sweep.space import Choice, IntUniform, LogUniform, Uniform, latin_hypercube, random_points
+
+__all__ = ["SweepSpec", "load", "parse"]
+
+_TOP = {"base", "grid", "sample", "seeds", "metrics", "chunk_size", "max_samples"}
+_SCENARIO_FIELDS = [f.name for f in dataclasses.fields(Scenario) if f.name not in ("seed",)] + ["seed"]
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """A parsed sweep file: arguments for :func:`rollsim.sweep` (``None``: the function's default)."""
+
+    base: Scenario
+    grid: dict[str, list[Any]] | list[dict[str, Any]] | None
+    seeds: list[int] | None
+    metrics: list[str] | None
+    chunk_size: int | None
+    max_samples: int | None
+
+
+def _table(where: str, value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise invalid(where, f"must be a table, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _only(where: str, table: dict[str, Any], allowed: set[str]) -> None:
+    for k in table:
+        if k not in allowed:
+            raise invalid(f"{where}.{k}" if where else k, f"unknown key (allowed: {sorted(allowed)})")
+
+
+def _lengths(where: str, value: Any, root: Path) -> LogNormal | Empirical:
+    t = _table(where, value)
+    if "dataset" in t:
+        _only(where, t, {"dataset", "max_tokens"})
+        if t["dataset"] not in datasets.NAMES:
+            raise invalid(f"{where}.dataset", f"unknown data set {t['dataset']!r} (built in: {list(datasets.NAMES)})")
+        return datasets.by_name(t["dataset"], t.get("max_tokens"))
+    if "file" in t:
+        _only(where, t, {"file", "column", "count_column", "max_tokens", "name"})
+        path = Path(t["file"])
+        if not path.is_absolute():
+            path = root / path
+        return Empirical.from_file(path, t.get("column"), t.get("count_column"), max_tokens=t.get("max_tokens"),
+                                   name=t.get("name"))
+    kind = t.get("kind", "lognormal")
+    if kind == "lognormal":
+        _only(where, t, {"kind", "mu", "sigma", "max_tokens"})
+        return LogNormal(**{k: v for k, v in t.items() if k != "kind"})
+    if kind == "empirical":
+        _only(where, t, {"kind", "values", "weights", "max_tokens", "name"})
+        if "values" not in t:
+            raise invalid(f"{where}.values", "an empirical distribution needs values = [...]")
+        return Empirical(**{k: v for k, v in t.items() if k != "kind"})
+    raise invalid(f"{where}.kind", f"must be 'lognormal' or 'empirical' (or give dataset = ... / file = ...), got {kind!r}")
+
+
+def _pipeline(where: str, value: Any) -> Any:
+    if isinstance(value, str):
+        value = {"kind": value}
+    t = _table(where, value)
+    kind = t.get("kind")
+    if kind == "synchronous":
+        _only(where, t, {"kind"})
+        return Synchronous()
+    if kind == "one_step":
+        _only(where, t, {"kind"})
+        return OneStepAsync()
+    if kind == "off_policy":
+        _only(where, t, {"kind", "k"})
+        return OffPolicy(t.get("k", 1))
+    if kind == "fully_async":
+        _only(where, t, {"kind", "max_staleness"})
+        return FullyAsync(t.get("max_staleness"))
+    raise invalid(f"{where}.kind", f"must be 'synchronous', 'one_step', 'off_policy' or 'fully_async', got {kind!r}")
+
+
+def _part(field: str, where: str, value: Any, root: Path) -> Any:
+    if field == "lengths":
+        return _lengths(where, value, root)
+    if field == "pipeline":
+        return _pipeline(where, value)
+    return value
+
+
+def _seeds(value: Any) -> list[int] | None:
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        _only("seeds", value, {"start", "count"})
+        start, count = value.get("start", 0), value.get("count")
+        for k, v in (("seeds.start", start), ("seeds.count", count)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < (1 if k == "seeds.count" else 0):
+                raise invalid(k, f"must be an integer {'>= 1' if k == 'seeds.count' else '>= 0'}, got {v!r}")
+        return list(range(start, start + count))
+    if isinstance(value, bool) or not isinstance(value, (int, list)):
+        raise invalid("seeds", f"must be a count, a list of seeds or {{start, count}}, got {value!r}")
+    return list(range(value)) if isinstance(value, int) else value
+
+
+def _dimension(where: str, value: Any) -> Any:
+    if isinstance(value, list):
+        return Choice(value)
+    t = _table(where, value)
+    if len(t) != 1:
+        raise invalid(where, f"give exactly one of uniform, log_uniform, int_uniform, choice; got {sorted(t)}")
+    (kind, arg), = t.items()
+    kinds = {"uniform": Uniform, "log_uniform": LogUniform, "int_uniform": IntUniform}
+    if kind == "choice":
+        if not isinstance(arg, list):
+            raise invalid(f"{where}.choice", f"must be a list of values, got {arg!r}")
+        return Choice(arg)
+    if kind not in kinds:
+        raise invalid(f"{where}.{kind}", "unknown key (allowed: ['choice', 'int_uniform', 'log_uniform', 'uniform'])")
+    if not isinstance(arg, list) or len(arg) != 2:
+        raise invalid(f"{where}.{kind}", f"must be [lo, hi], got {arg!r}")
+    return kinds[kind](*arg)
+
+
+def parse(doc: dict[str, Any], root: str | os.PathLike[str] = ".") -> SweepSpec:
+    """Builds a :class:`SweepSpec` from a parsed TOML document; relative file paths are taken from
+    ``root``. Raises ScenarioError (ValueError) naming the first unknown key or invalid value."""
+    rootp = Path(root)
+    _only("", doc, _TOP)
+    base_t = _table("base", doc.get("base", {}))
+    _only("base", base_t, set(_SCENARIO_FIELDS))
+    base_kw = {k: _part(k, f"base.{k}", v, rootp) for k, v in base_t.items()}
+    base = Scenario(**base_kw)
+
+    grid: dict[str, list[Any]] | list[dict[str, Any]] | None = None
+    if "grid" in doc and "sample" in doc:
+        raise invalid("sample", "give either [grid] or [sample], not both")
+    if "grid" in doc:
+        g = _table("grid", doc["grid"])
+        grid = {}
+        for key, values in g.items():
+            head = key.partition(".")[0]
+            if head not in _SCENARIO_FIELDS:
+                raise invalid(f"grid.{key}", f"unknown scenario field (fields: {sorted(_SCENARIO_FIELDS)})")
+            if not isinstance(values, list):
+                raise invalid(f"grid.{key}", f"must be a list of values, got {values!r}")
+            grid[key] = [_part(key, f"grid.{key}[{i}]", v, rootp) for i, v in enumerate(values)]
+    elif "sample" in doc:
+        s = _table("sample", doc["sample"])
+        _only("sample", s, {"method", "n", "seed", "space"})
+        method = s.get("method", "latin_hypercube")
+        if method not in ("latin_hypercube", "random"):
+            raise invalid("sample.method", f"must be 'latin_hypercube' or 'random', got {method!r}")
+        if "n" not in s:
+            raise invalid("sample.n", "missing: how many points to sample")
+        space_t = _table("sample.space", s.get("space"))
+        for key in space_t:
+            if key.partition(".")[0] not in _SCENARIO_FIELDS:
+                raise invalid(f"sample.space.{key}", f"unknown scenario field (fields: {sorted(_SCENARIO_FIELDS)})")
+        space = {k: _dimension(f"sample.space.{k}", v) for k, v in space_t.items()}
+        fn = latin_hypercube if method == "latin_hypercube" else random_points
+        grid = fn(space, s["n"], s.get("seed", 0))
+
+    metrics = doc.get("metrics")
+    if metrics is not None and (not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics)):
+        raise invalid("metrics", f"must be a list of metric names, got {metrics!r}")
+    for k in ("chunk_size", "max_samples"):
+        v = doc.get(k)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise invalid(k, f"must be an integer >= 1, got {v!r}")
+    return SweepSpec(base, grid, _seeds(doc.get("seeds")), metrics, doc.get("chunk_size"), doc.get("max_samples"))
+
+
+def load(path: str | os.PathLike[str]) -> SweepSpec:
+    """Reads a sweep TOML file (see the module doc for the format).
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    ScenarioError (ValueError)
+        Invalid TOML, an unknown key (the message names it, e.g. ``base.foo``) or an invalid value.
+    """
+    p = Path(path)
+    with open(p, "rb") as f:
+        try:
+            doc = tomllib.load(f)
+        except tomllib.TOMLDecodeError as e:
+            raise invalid("sweep file", f"{str(p)!r} is not valid TOML: {e}") from None
+    return parse(doc, p.parent)

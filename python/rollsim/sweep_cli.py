@@ -1,0 +1,72 @@
+"""``rollsim sweep FILE.toml --out DIR``: runs a sweep described in TOML (see ``rollsim.sweep.config``).
+
+Wire into the main CLI with ``rollsim.sweep_cli.add_parser(subparsers)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import polars as pl
+
+__all__ = ["add_parser", "run"]
+
+#: Metrics shown in the printed table (means and 95% intervals over seeds).
+SHOWN = ("steps", "rollout_utilization", "staleness_mean", "drop_fraction")
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Registers the ``sweep`` subcommand on an argparse ``add_subparsers()`` object."""
+    p = subparsers.add_parser(
+        "sweep",
+        help="run a parameter sweep described in a TOML file (parallel, streamed to parquet, resumable)",
+        description="Runs every scenario of the sweep file with every seed in summary mode and writes the "
+                    "results as a parquet dataset in --out; re-running with the same --out skips finished runs.",
+    )
+    p.add_argument("config", help="sweep file (TOML): [base] scenario, [grid] or [sample], seeds")
+    p.add_argument("--out", required=True, help="directory of the parquet dataset (created; resumed if it exists)")
+    p.add_argument("--backend", choices=("local", "ray"), default="local", help="where runs execute (%(default)s)")
+    p.add_argument("--threads", type=int, default=0, help="local worker threads, 0 = all cores (%(default)s)")
+    p.add_argument("--chunk-size", type=int, default=None, help="runs per chunk / parquet file / Ray task")
+    p.add_argument("--ray-address", default=None, help="Ray cluster address (default: running one, else local)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--format", choices=("table", "csv", "none"), default="table",
+                   help="print means and 95%% intervals over seeds per scenario (%(default)s)")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Runs the sweep; returns 0, or 1 if some runs failed (their ``error`` column says why)."""
+    from rollsim.sweep import aggregate, config, sweep_with_info
+
+    spec = config.load(args.config)
+    kwargs: dict[str, Any] = {}
+    if spec.max_samples is not None:
+        kwargs["max_samples"] = spec.max_samples
+    frame, info = sweep_with_info(
+        spec.base, spec.grid, seeds=spec.seeds, metrics=spec.metrics, out=args.out, backend=args.backend,
+        threads=args.threads, chunk_size=args.chunk_size if args.chunk_size is not None else spec.chunk_size,
+        progress=not args.no_progress, on_error="record", ray_address=args.ray_address, **kwargs,
+    )
+    print(f"rollsim sweep: {info.runs} runs ({info.ran} run now in {info.chunks} chunks, {info.resumed} already "
+          f"in {args.out}), {info.seconds:.1f} s; dataset: {args.out}", file=sys.stderr)
+    if info.failed:
+        print(f"rollsim sweep: {info.failed} runs failed; see the 'error' column", file=sys.stderr)
+    if args.format != "none":
+        shown = [m for m in SHOWN if m in frame.columns] or [
+            c for c in frame.columns if c not in ("seed", "error", "scenario_key", "run_key")][-1:]
+        agg = aggregate(frame, shown).drop("scenario_key")
+        if args.format == "csv":
+            print(agg.write_csv(), end="")
+        else:
+            keep = [c for c in agg.columns if c in frame.columns] + ["seeds"]
+            table = agg.select(*keep, *[e for m in shown for e in (
+                pl.col(f"{m}_mean").alias(m),
+                ((pl.col(f"{m}_ci_high") - pl.col(f"{m}_ci_low")) / 2).alias(f"{m} ±95%"))])
+            with pl.Config(tbl_rows=100, tbl_cols=-1, tbl_width_chars=250, fmt_str_lengths=40,
+                           float_precision=4, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
+                print(table)
+    return 1 if info.failed else 0

@@ -1,0 +1,422 @@
+"""rollsim.sweep: expansion, keys, determinism across threads and chunking, resume, errors, stats."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+import rollsim
+from rollsim import Empirical, FullyAsync, Scenario, ScenarioError, Synchronous
+from rollsim.sweep import (SUMMARY_SCHEMA, Choice, IntUniform, LogUniform, Uniform, aggregate, latin_hypercube,
+                           random_points, read_sweep, run_key, scenario_key, sweep, sweep_with_info, t_quantile)
+from rollsim.sweep._keys import KEY_VERSION, canonical
+from rollsim.sweep._store import MANIFEST, Store
+from strategies import scenarios
+
+# Small, fast scenarios (a tenth of the chapter's horizon): ~0.1 ms per run.
+SMALL = Scenario(horizon_s=720.0)
+GRID = {"pipeline.max_staleness": [None, 0, 2], "train_step_s": [30.0, 60.0]}
+
+
+def summary_row(sc: Scenario) -> dict:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rollsim.GenerationOutrunsTrainingWarning)
+        return rollsim.simulate(sc, record="summary").summary
+
+
+# ---------------------------------------------------------------- expansion and columns
+
+def test_grid_expands_to_product_with_seeds_and_columns():
+    df = sweep(SMALL, GRID, seeds=[5, 9], progress=False)
+    assert df.height == 3 * 2 * 2
+    assert df.columns[:3] == ["pipeline.max_staleness", "train_step_s", "seed"]
+    assert df.columns[-3:] == ["error", "scenario_key", "run_key"]
+    assert df.schema["pipeline.max_staleness"] == pl.Int64
+    assert df.schema["train_step_s"] == pl.Float64
+    assert df.schema["seed"] == pl.UInt64
+    for m, dt in SUMMARY_SCHEMA.items():
+        assert df.schema[m] == dt, m
+    # last grid field varies fastest, then seeds innermost
+    assert df.select("pipeline.max_staleness", "train_step_s", "seed").rows()[:5] == [
+        (None, 30.0, 5), (None, 30.0, 9), (None, 60.0, 5), (None, 60.0, 9), (0, 30.0, 5)]
+    assert df["error"].null_count() == df.height
+    assert df["scenario_key"].n_unique() == 6 and df["run_key"].n_unique() == 12
+
+
+def test_rows_equal_single_simulate_calls():
+    df = sweep(SMALL, GRID, seeds=[5, 9], progress=False)
+    for row in df.iter_rows(named=True):
+        sc = SMALL.replace(**{"pipeline.max_staleness": row["pipeline.max_staleness"],
+                              "train_step_s": row["train_step_s"], "seed": row["seed"]})
+        expected = summary_row(sc)
+        for m, v in expected.items():
+            got = row[m]
+            assert got == v or (isinstance(v, float) and math.isnan(v) and math.isnan(got)), (m, got, v)
+        assert row["run_key"] == run_key(sc.to_dict())
+        assert row["scenario_key"] == scenario_key(sc.to_dict())
+
+
+def test_chapter_values_in_a_sweep():
+    # the chapter's fully asynchronous run (python RNG) has 34 steps; with a cap of 2 it drops samples
+    df = sweep(Scenario(rng="python"), {"pipeline.max_staleness": [None, 2]}, progress=False,
+               metrics=["steps", "drop_fraction", "staleness_max"])
+    assert df.columns == ["pipeline.max_staleness", "seed", "steps", "drop_fraction", "staleness_max",
+                          "error", "scenario_key", "run_key"]
+    assert df["steps"].to_list()[0] == 34
+    assert df["drop_fraction"][0] == 0.0 and df["drop_fraction"][1] > 0.0
+    assert df["staleness_max"][1] <= 2
+
+
+def test_whole_parts_as_values_and_list_of_scenarios():
+    df = sweep(SMALL, {"pipeline": [Synchronous(), FullyAsync(2)]}, seeds=2, progress=False)
+    assert df.schema["pipeline"] == pl.String
+    assert df["pipeline"].unique(maintain_order=True).to_list() == ["Synchronous()", "FullyAsync(max_staleness=2)"]
+    scs = [SMALL.replace(seed=3), SMALL.replace(batch_size=256, seed=4),
+           SMALL.replace(lengths=Empirical([100.0, 5000.0], name="two"), seed=5)]
+    df2 = sweep(grid=scs, progress=False)
+    assert df2.columns[:6] == ["batch_size", "lengths", "lengths.mu", "lengths.sigma", "lengths.max_tokens", "seed"]
+    assert df2["lengths.mu"].to_list() == [7.6, 7.6, None]
+    assert df2["seed"].to_list() == [3, 4, 5]  # each scenario's own seed
+    assert df2["lengths"].to_list() == ["LogNormal", "LogNormal", "two"]
+    assert df2["steps"].to_list() == [summary_row(sc)["steps"] for sc in scs]
+    df3 = sweep(grid=scs, seeds=[0, 1], progress=False)
+    assert df3["seed"].to_list() == [0, 1] * 3
+
+
+def test_points_and_duplicates():
+    pts = [{"train_step_s": 30.0}, {"train_step_s": 30}, {"batch_size": 256}]
+    df = sweep(SMALL, pts, seeds=1, progress=False)
+    assert df.columns[:2] == ["train_step_s", "batch_size"]
+    assert df["train_step_s"].to_list() == [30.0, 30.0, 60.0]   # normalised values of each scenario
+    assert df["batch_size"].to_list() == [512, 512, 256]
+    # 30 and 30.0 make the same scenario: one run, two identical rows
+    assert df["run_key"][0] == df["run_key"][1]
+    assert df.row(0) == df.row(1)
+
+
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"grid": {"nope": [1]}}, "nope"),
+        ({"grid": {"pipeline.nope": [1]}}, "pipeline.nope"),
+        ({"grid": {"batch_size": [0]}}, "batch_size"),
+        ({"grid": {"batch_size": 5}}, "grid.batch_size"),
+        ({"grid": {"batch_size": []}}, "grid.batch_size"),
+        ({"grid": {"seed": [1, 2]}}, "grid.seed"),
+        ({"grid": [{"rng": "slow"}]}, "grid[0]"),
+        ({"grid": "x"}, "grid"),
+        ({"seeds": 0}, "seeds"),
+        ({"seeds": [-1]}, "seeds"),
+        ({"seeds": []}, "seeds"),
+        ({"metrics": ["steps", "speed"]}, "metrics"),
+        ({"backend": "dask"}, "backend"),
+        ({"threads": -1}, "threads"),
+        ({"chunk_size": 0}, "chunk_size"),
+        ({"on_error": "ignore"}, "on_error"),
+        ({"max_samples": 0}, "max_samples"),
+    ],
+)
+def test_bad_input_names_the_field(kwargs, field):
+    with pytest.raises(ScenarioError) as e:
+        sweep(SMALL, **{"progress": False, **kwargs})
+    assert str(e.value).startswith(field), str(e.value)
+    assert isinstance(e.value, ValueError)
+
+
+def test_engine_errors_raise_or_are_recorded(tmp_path):
+    with pytest.raises(ScenarioError, match=r"4 of 4 runs failed.*max_samples"):
+        sweep(SMALL, {"train_step_s": [30.0, 60.0]}, seeds=2, max_samples=10, progress=False, out=tmp_path)
+    df = sweep(SMALL, {"train_step_s": [30.0, 60.0]}, seeds=2, max_samples=10, progress=False,
+               on_error="record", out=tmp_path)
+    assert df["error"].null_count() == 0
+    assert df["error"][0].startswith("ScenarioError: ") and "max_samples" in df["error"][0]
+    assert df["steps"].null_count() == 4
+
+
+# ---------------------------------------------------------------- keys
+
+# run_key of Scenario() with seed 0; changes only if the key encoding (KEY_VERSION) changes.
+GOLDEN_RUN_KEY = "85c8c1d00ecf6ac9ec22b2bfe40759b1"
+GOLDEN_SCENARIO_KEY = "1feb46ba379240b8b321b162e23dc2d8"
+GOLDEN_EMPIRICAL_KEY = "9e27b86253adbd79b16b37e3367f6bc2"
+
+
+def test_golden_keys():
+    d = Scenario().to_dict()
+    assert run_key(d) == GOLDEN_RUN_KEY
+    assert scenario_key(d) == GOLDEN_SCENARIO_KEY
+    # spelled out: SHA-256 over the canonical text of the engine dict without its seed
+    text = ('{"batch_size":i512,"decode_tokens_per_s":f0x1.e000000000000p+4,"horizon_s":f0x1.c200000000000p+12,'
+            '"lengths":{"kind":s"lognormal","max_tokens":f0x1.0000000000000p+14,"mu":f0x1.e666666666666p+2,'
+            '"sigma":f0x1.0000000000000p+0},"pipeline":{"kind":s"fully_async","max_staleness":n},"rng":s"fast",'
+            '"rollout_slots":i256,"train_step_s":f0x1.e000000000000p+5}')
+    assert canonical({k: v for k, v in d.items() if k != "seed"}) == text
+    assert hashlib.sha256(KEY_VERSION + b"\0run\0" + text.encode() + b"\0seed=0").hexdigest()[:32] == GOLDEN_RUN_KEY
+    sc = Scenario(lengths=Empirical([100.0, 2000.0, 9000.0], [1.0, 2.0, 3.0]), pipeline=FullyAsync(2), seed=7)
+    assert run_key(sc.to_dict()) == GOLDEN_EMPIRICAL_KEY
+    assert sweep(sc, progress=False)["run_key"][0] == GOLDEN_EMPIRICAL_KEY
+
+
+def test_keys_stable_across_processes():
+    code = ("import rollsim; from rollsim.sweep import run_key; "
+            "print(run_key(rollsim.Scenario().to_dict()), run_key(rollsim.Scenario(seed=2**64-1).to_dict()))")
+    outs = set()
+    for hashseed in ("0", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": hashseed}
+        outs.add(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                                check=True).stdout.strip())
+    assert len(outs) == 1
+    assert outs.pop().split()[0] == GOLDEN_RUN_KEY
+
+
+def test_keys_distinguish_what_changes_results():
+    base = Scenario()
+    keys = {run_key(s.to_dict()) for s in [
+        base, base.replace(seed=1), base.replace(train_step_s=math.nextafter(60.0, 61.0)),
+        base.replace(rng="python"), base.replace(**{"pipeline.max_staleness": 0}),
+        base.replace(lengths=Empirical([1.0, 2.0])), base.replace(lengths=Empirical([1.0, 2.0], [1.0, 2.0])),
+    ]}
+    assert len(keys) == 7
+    # weight_sync_s folds into the engine's step time: same engine input, same key
+    assert run_key(base.replace(train_step_s=50.0, weight_sync_s=10.0).to_dict()) == run_key(base.to_dict())
+
+
+@given(sc=scenarios(), seed=st.integers(0, 2**64 - 1))
+def test_key_is_a_function_of_the_engine_dict(sc, seed):
+    a = sc.replace(seed=seed)
+    b = Scenario(**{f: getattr(a, f) for f in ("rollout_slots", "decode_tokens_per_s", "batch_size", "train_step_s",
+                                                "horizon_s", "lengths", "pipeline", "seed", "rng", "weight_sync_s")})
+    assert run_key(a.to_dict()) == run_key(b.to_dict())
+    assert run_key(a.to_dict()) == run_key(a.replace(seed=0).to_dict(), seed)
+    assert len(run_key(a.to_dict())) == 32
+
+
+# ---------------------------------------------------------------- determinism
+
+def test_same_rows_whatever_threads_chunking_or_streaming(tmp_path):
+    grid = {"pipeline.max_staleness": [None, 1], "lengths.sigma": [0.8, 1.2]}
+    ref = sweep(SMALL, grid, seeds=range(25), threads=1, chunk_size=1000, progress=False)
+    for threads, chunk, out in [(2, None, None), (2, 7, None), (1, 3, tmp_path / "a"), (0, 33, tmp_path / "b")]:
+        df = sweep(SMALL, grid, seeds=range(25), threads=threads, chunk_size=chunk, progress=False, out=out)
+        assert_frame_equal(df, ref, check_exact=True)
+        if out is not None:
+            back = read_sweep(out).sort("run_key")
+            assert_frame_equal(back.select(ref.columns), ref.sort("run_key"), check_exact=True)
+    assert len(list((tmp_path / "a").glob("part-*.parquet"))) == math.ceil(100 / 3)
+
+
+@settings(max_examples=12)
+@given(sc=scenarios(), seeds=st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=6, unique=True),
+       chunk=st.integers(1, 8), threads=st.sampled_from([1, 2]))
+def test_property_rows_match_simulate(sc, seeds, chunk, threads):
+    df = sweep(sc, seeds=seeds, chunk_size=chunk, threads=threads, progress=False, on_error="record")
+    assert df["seed"].to_list() == seeds
+    for row, s in zip(df.iter_rows(named=True), seeds):
+        try:
+            expected = summary_row(sc.replace(seed=s))
+        except ScenarioError as e:
+            assert row["error"] == f"ScenarioError: {e}"
+            continue
+        assert row["error"] is None
+        for m, v in expected.items():
+            assert row[m] == v or (isinstance(v, float) and math.isnan(v) and math.isnan(row[m])), m
+
+
+# ---------------------------------------------------------------- streaming and resume
+
+class Crash(Exception):
+    pass
+
+
+def test_resume_after_a_crash_loses_nothing_and_duplicates_nothing(tmp_path):
+    grid = {"train_step_s": [30.0, 60.0, 90.0]}
+    full = sweep(SMALL, grid, seeds=range(100), progress=False, chunk_size=1000)
+
+    def crash_after(n):
+        def hook(done, total):
+            assert total == 300
+            if done >= n:
+                raise Crash(f"simulated crash at {done}")
+        return hook
+
+    with pytest.raises(Crash):
+        sweep(SMALL, grid, seeds=range(100), out=tmp_path, chunk_size=40, threads=1, progress=crash_after(100))
+    parts = sorted(tmp_path.glob("part-*.parquet"))
+    assert 3 <= len(parts) < 8   # the chunk in progress when the hook raised is written, nothing later
+    partial = read_sweep(tmp_path)
+    assert partial.height == 40 * len(parts)
+    assert partial["run_key"].n_unique() == partial.height
+    # every finished row is already right
+    assert_frame_equal(partial.sort("run_key"), full.filter(pl.col("run_key").is_in(partial["run_key"].to_list()))
+                       .sort("run_key"), check_exact=True)
+
+    seen = []
+    df, info = sweep_with_info(SMALL, grid, seeds=range(100), out=tmp_path, chunk_size=40,
+                               progress=lambda d, t: seen.append(d))
+    assert info.resumed == partial.height and info.ran == 300 - partial.height
+    assert seen[0] >= partial.height and seen[-1] == 300
+    assert_frame_equal(df, full, check_exact=True)
+    back = read_sweep(tmp_path)
+    assert back.height == 300 and back["run_key"].n_unique() == 300
+
+    # a third run does nothing, writes nothing and gives the same frame
+    n_parts = len(list(tmp_path.glob("part-*.parquet")))
+    df3, info3 = sweep_with_info(SMALL, grid, seeds=range(100), out=tmp_path, progress=False)
+    assert (info3.ran, info3.resumed, info3.chunks) == (0, 300, 0)
+    assert_frame_equal(df3, full, check_exact=True)
+    assert len(list(tmp_path.glob("part-*.parquet"))) == n_parts
+
+
+def test_extending_a_sweep_runs_only_new_runs(tmp_path):
+    _, a = sweep_with_info(SMALL, {"train_step_s": [30.0]}, seeds=range(10), out=tmp_path, progress=False)
+    df, b = sweep_with_info(SMALL, {"train_step_s": [30.0, 60.0]}, seeds=range(12), out=tmp_path, progress=False)
+    assert (a.ran, b.resumed, b.ran) == (10, 10, 14)
+    assert df.height == 24
+    assert_frame_equal(df, sweep(SMALL, {"train_step_s": [30.0, 60.0]}, seeds=range(12), progress=False),
+                       check_exact=True)
+    # a sweep over other fields in the same directory: parts with other columns are combined
+    sweep(SMALL, {"batch_size": [256]}, seeds=2, out=tmp_path, progress=False)
+    back = read_sweep(tmp_path)
+    assert back.height == 26 and {"train_step_s", "batch_size"} <= set(back.columns)
+
+
+def test_half_written_files_are_ignored_and_cleaned(tmp_path):
+    sweep(SMALL, seeds=3, out=tmp_path, progress=False)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    import socket
+    junk = tmp_path / f".part-deadbeef.parquet.{socket.gethostname()}.{dead}.tmp"
+    junk.write_bytes(b"PAR1 half a file")
+    assert read_sweep(tmp_path).height == 3
+    Store(tmp_path)  # the next sweep on this directory removes temp files of dead processes
+    assert not junk.exists()
+
+
+def test_out_must_be_a_sweep_directory(tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(ScenarioError, match="^out"):
+        sweep(SMALL, out=f, progress=False)
+    with pytest.raises(ScenarioError, match="^out"):
+        read_sweep(tmp_path)
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / MANIFEST).write_text('{"format": 99}')
+    with pytest.raises(ScenarioError, match="format 99"):
+        sweep(SMALL, out=tmp_path / "d", progress=False)
+
+
+def test_plain_progress_line(monkeypatch, capsys):
+    import builtins
+    real_import = builtins.__import__
+
+    def no_rich(name, *a, **k):
+        if name.startswith("rich"):
+            raise ImportError(name)
+        return real_import(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", no_rich)
+    sweep(SMALL, seeds=5, progress=True)
+    err = capsys.readouterr().err
+    assert "sweep: 5/5 runs (100%)" in err and "ETA" in err
+
+
+# ---------------------------------------------------------------- sampling
+
+@given(n=st.integers(1, 60), seed=st.integers(0, 2**32))
+def test_latin_hypercube_fills_every_stratum(n, seed):
+    pts = latin_hypercube({"train_step_s": (30, 600), "lengths.sigma": LogUniform(0.5, 2.0),
+                           "batch_size": IntUniform(1, n), "pipeline.max_staleness": Choice([0, 1, 2, 4])}, n, seed)
+    assert len(pts) == n
+    x = np.array([p["train_step_s"] for p in pts])
+    assert sorted(np.floor((x - 30) / 570 * n).astype(int)) == list(range(n))
+    y = np.log([p["lengths.sigma"] for p in pts])
+    assert sorted(np.floor((y - math.log(0.5)) / math.log(4.0) * n).astype(int)) == list(range(n))
+    assert sorted(p["batch_size"] for p in pts) == list(range(1, n + 1))
+    counts = np.bincount([[0, 1, 2, 4].index(p["pipeline.max_staleness"]) for p in pts], minlength=4)
+    # each category spans n/4 strata: all strata inside it, plus at most the two it shares
+    assert all(n // 4 - 1 <= c <= -(-n // 4) + 1 for c in counts), counts
+    assert pts == latin_hypercube({"train_step_s": (30, 600), "lengths.sigma": LogUniform(0.5, 2.0),
+                                   "batch_size": IntUniform(1, n), "pipeline.max_staleness": [0, 1, 2, 4]}, n, seed)
+
+
+def test_random_points_and_their_sweep():
+    pts = random_points({"train_step_s": Uniform(30, 600), "pipeline.max_staleness": [0, 2]}, n=6, seed=1)
+    assert pts == random_points({"train_step_s": (30, 600), "pipeline.max_staleness": [0, 2]}, n=6, seed=1)
+    assert all(30 <= p["train_step_s"] < 600 and p["pipeline.max_staleness"] in (0, 2) for p in pts)
+    assert type(pts[0]["train_step_s"]) is float
+    df = sweep(SMALL, pts, seeds=2, progress=False, metrics=["steps"])
+    assert df.columns == ["train_step_s", "pipeline.max_staleness", "seed", "steps", "error", "scenario_key", "run_key"]
+    assert df["train_step_s"].to_list()[::2] == [p["train_step_s"] for p in pts]
+    with pytest.raises(ScenarioError, match="^train_step_s"):
+        random_points({"train_step_s": (600, 30)}, n=3)
+    with pytest.raises(ScenarioError, match="^lengths.sigma"):
+        latin_hypercube({"lengths.sigma": LogUniform(0, 1)}, n=3)
+    with pytest.raises(ScenarioError, match="^n"):
+        latin_hypercube({"train_step_s": (1, 2)}, n=0)
+
+
+# ---------------------------------------------------------------- statistics
+
+@pytest.mark.parametrize("p, df, expected", [
+    # two-sided 95% and 99% critical values from standard t tables
+    (0.975, 1, 12.7062047362), (0.975, 2, 4.3026527297), (0.975, 3, 3.1824463053), (0.975, 4, 2.7764451052),
+    (0.975, 9, 2.2621571628), (0.975, 29, 2.0452296421), (0.995, 5, 4.0321429836), (0.95, 10, 1.8124611228),
+    (0.975, 120, 1.9799304050), (0.975, 5000, 1.9604386),
+])
+def test_t_quantile_table(p, df, expected):
+    assert t_quantile(p, df) == pytest.approx(expected, abs=2e-7)
+    assert t_quantile(1 - p, df) == -t_quantile(p, df)
+
+
+def test_t_quantile_series_meets_expansion_at_1000():
+    from rollsim.sweep.stats import _cornish_fisher
+    assert t_quantile(0.975, 1000) == pytest.approx(_cornish_fisher(0.975, 1000), abs=1e-10)
+
+
+def test_aggregate_mean_and_interval():
+    df = sweep(SMALL, {"pipeline.max_staleness": [None, 1]}, seeds=range(6), progress=False)
+    agg = aggregate(df, ["staleness_mean", "steps", "generation_outruns_training"], ci=0.9)
+    assert agg.columns[:3] == ["pipeline.max_staleness", "scenario_key", "seeds"]
+    assert agg.height == 2 and agg["seeds"].to_list() == [6, 6]
+    for i, cap in enumerate([None, 1]):
+        x = df.filter(pl.col("pipeline.max_staleness").eq_missing(cap))["staleness_mean"].to_numpy()
+        mean, sd = x.mean(), x.std(ddof=1)
+        half = 2.0150483733 * sd / math.sqrt(6)   # t_{0.95, 5}
+        assert agg["staleness_mean_mean"][i] == pytest.approx(mean, rel=1e-12)
+        assert agg["staleness_mean_std"][i] == pytest.approx(sd, rel=1e-12)
+        assert agg["staleness_mean_ci_low"][i] == pytest.approx(mean - half, rel=1e-9)
+        assert agg["staleness_mean_ci_high"][i] == pytest.approx(mean + half, rel=1e-9)
+    assert agg["generation_outruns_training_mean"].to_list() == [0.0, 0.0]
+
+
+def test_aggregate_skips_nan_and_single_seeds():
+    frame = pl.DataFrame({"x": [1, 1, 2], "seed": [0, 1, 0], "m": [1.0, float("nan"), 5.0]})
+    agg = aggregate(frame)
+    assert agg.columns == ["x", "seeds", "m_mean", "m_std", "m_ci_low", "m_ci_high"]
+    assert agg.rows() == [(1, 2, 1.0, None, None, None), (2, 1, 5.0, None, None, None)]
+    with pytest.raises(ScenarioError, match="^ci"):
+        aggregate(frame, ci=95)
+    with pytest.raises(ScenarioError, match="^metrics"):
+        aggregate(frame, ["nope"])
+
+
+def test_docstring_examples_run():
+    import doctest
+    import importlib
+
+    # by module name: once rollsim/__init__ exports the sweep function, rollsim.sweep is that function
+    for mod in (importlib.import_module("rollsim.sweep._run"), importlib.import_module("rollsim.sweep.space")):
+        res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
+        assert res.attempted > 0 and res.failed == 0, mod.__name__

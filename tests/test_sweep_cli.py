@@ -1,0 +1,146 @@
+"""Sweep TOML files and the ``rollsim sweep`` subcommand."""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+from importlib import resources
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from rollsim import Empirical, FullyAsync, LogNormal, OffPolicy, Scenario, ScenarioError, Synchronous, datasets
+from rollsim import sweep_cli
+from rollsim.sweep import config, read_sweep, sweep
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="rollsim")
+    sub = p.add_subparsers(dest="command", required=True)
+    sweep_cli.add_parser(sub)
+    return p
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    f = tmp_path / "sweep.toml"
+    f.write_text(textwrap.dedent(text))
+    return f
+
+
+def test_example_file_runs_and_resumes(tmp_path, capsys):
+    example = resources.files("rollsim") / "examples" / "sweep.toml"
+    with resources.as_file(example) as path:
+        spec = config.load(path)
+        out = tmp_path / "out"
+        args = parser().parse_args(["sweep", str(path), "--out", str(out), "--no-progress", "--threads", "2"])
+        assert args.func(args) == 0
+        cap = capsys.readouterr()
+        assert "96 runs (96 run now" in cap.err
+        assert "pipeline.max_staleness" in cap.out and "staleness_mean ±95%" in cap.out
+        assert args.func(args) == 0
+        assert "(0 run now in 0 chunks, 96 already in" in capsys.readouterr().err
+    assert spec.base == Scenario(lengths=LogNormal(7.6, 1.0, 16384.0), pipeline=FullyAsync(), rng="fast")
+    assert spec.grid == {"pipeline.max_staleness": [0, 1, 2, 4], "train_step_s": [30.0, 60.0, 120.0]}
+    assert spec.seeds == list(range(8))
+    df = read_sweep(out)
+    assert df.height == 96 and df["run_key"].n_unique() == 96
+    expected = sweep(spec.base, spec.grid, seeds=spec.seeds, progress=False)
+    got = df.sort("run_key").select(expected.columns)
+    assert got.equals(expected.sort("run_key"))
+
+
+def test_every_part_kind(tmp_path):
+    (tmp_path / "lens.csv").write_text("tokens,n\n100,5\n2000,3\n9000,1\n")
+    f = write(tmp_path, """
+        seeds = { start = 10, count = 3 }
+        chunk_size = 5
+        max_samples = 1000000
+        metrics = ["steps"]
+        [base]
+        batch_size = 128
+        weight_sync_s = 2.5
+        lengths = { file = "lens.csv", column = "tokens", count_column = "n" }
+        pipeline = "synchronous"
+        [grid]
+        pipeline = [{ kind = "off_policy", k = 2 }, { kind = "one_step" }, { kind = "fully_async", max_staleness = 1 }]
+        lengths = [{ dataset = "deepseek-r1", max_tokens = 16384 }, { kind = "lognormal", sigma = 1.2 },
+                   { kind = "empirical", values = [10.0, 20.0] }]
+        """)
+    spec = config.load(f)
+    assert spec.seeds == [10, 11, 12] and spec.chunk_size == 5 and spec.max_samples == 1_000_000
+    assert spec.metrics == ["steps"]
+    assert spec.base.batch_size == 128 and spec.base.weight_sync_s == 2.5
+    assert spec.base.pipeline == Synchronous()
+    assert spec.base.lengths == Empirical([100.0, 2000.0, 9000.0], [5.0, 3.0, 1.0], name="lens.csv")
+    assert spec.grid["pipeline"][0] == OffPolicy(2)
+    assert spec.grid["pipeline"][2] == FullyAsync(1)
+    assert spec.grid["lengths"][0] == datasets.deepseek_r1_serving(16384)
+    assert spec.grid["lengths"][1] == LogNormal(sigma=1.2)
+
+
+def test_sampled_points(tmp_path):
+    f = write(tmp_path, """
+        seeds = 2
+        [base]
+        horizon_s = 720.0
+        [sample]
+        method = "latin_hypercube"
+        n = 5
+        seed = 3
+        [sample.space]
+        train_step_s = { log_uniform = [30.0, 600.0] }
+        batch_size = { int_uniform = [128, 1024] }
+        "pipeline.max_staleness" = { choice = [0, 1, 2, 4] }
+        "lengths.sigma" = [0.8, 1.2]
+        """)
+    spec = config.load(f)
+    assert isinstance(spec.grid, list) and len(spec.grid) == 5
+    assert all(128 <= p["batch_size"] <= 1024 and 30 <= p["train_step_s"] < 600 for p in spec.grid)
+    args = parser().parse_args(["sweep", str(f), "--out", str(tmp_path / "o"), "--no-progress", "--format", "csv"])
+    assert args.func(args) == 0
+    assert read_sweep(tmp_path / "o").height == 10
+
+
+@pytest.mark.parametrize("text, key", [
+    ("speed = 1", "speed"),
+    ("[base]\nslots = 3", "base.slots"),
+    ("[base]\nlengths = { kind = 'lognormal', median = 3 }", "base.lengths.median"),
+    ("[base]\nlengths = { kind = 'gamma' }", "base.lengths.kind"),
+    ("[base]\nlengths = { dataset = 'gpt' }", "base.lengths.dataset"),
+    ("[base]\npipeline = { kind = 'fully_async', cap = 2 }", "base.pipeline.cap"),
+    ("[base]\npipeline = 'k_step'", "base.pipeline.kind"),
+    ("[base]\nbatch_size = 0", "batch_size"),
+    ("[grid]\nslots = [1]", "grid.slots"),
+    ("[grid]\nbatch_size = 4", "grid.batch_size"),
+    ("[grid]\npipeline = [{ kind = 'fully_async', cap = 1 }]", "grid.pipeline[0].cap"),
+    ("[sample]\nn = 3\nmethod = 'sobol'\n[sample.space]\nbatch_size = [1]", "sample.method"),
+    ("[sample]\nn = 3\nsteps = 2\n[sample.space]\nbatch_size = [1]", "sample.steps"),
+    ("[sample]\nn = 3\n[sample.space]\nbatch_size = { normal = [1, 2] }", "sample.space.batch_size.normal"),
+    ("[sample]\nn = 3\n[sample.space]\nslots = [1]", "sample.space.slots"),
+    ("seeds = { start = 0, count = 0 }", "seeds.count"),
+    ("seeds = { first = 0 }", "seeds.first"),
+    ("chunk_size = 0", "chunk_size"),
+    ("metrics = 'steps'", "metrics"),
+    ("[grid]\nbatch_size = [1]\n[sample]\nn = 1", "sample"),
+])
+def test_unknown_keys_and_bad_values_name_the_key(tmp_path, text, key):
+    f = write(tmp_path, text)
+    with pytest.raises(ValueError) as e:
+        config.load(f)
+    assert str(e.value).startswith(key), str(e.value)
+
+
+def test_bad_toml_and_missing_file(tmp_path):
+    with pytest.raises(ScenarioError, match="not valid TOML"):
+        config.load(write(tmp_path, "[base\n"))
+    with pytest.raises(FileNotFoundError):
+        config.load(tmp_path / "none.toml")
+
+
+def test_failed_runs_exit_1(tmp_path, capsys):
+    f = write(tmp_path, "max_samples = 10\nseeds = 2\n[base]\nhorizon_s = 720.0\n")
+    args = parser().parse_args(["sweep", str(f), "--out", str(tmp_path / "o"), "--no-progress", "--format", "none"])
+    assert args.func(args) == 1
+    assert "2 runs failed" in capsys.readouterr().err
+    assert read_sweep(tmp_path / "o")["error"].null_count() == 0
