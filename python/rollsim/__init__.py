@@ -13,6 +13,9 @@ from rollsim.lengths import Empirical, LogNormal
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
 from rollsim.simulate import LONG_TOKENS, SHORT_TOKENS, Result, compare, simulate
+from rollsim import theory
+from rollsim.sweep import aggregate, read_sweep, sweep  # rebinds rollsim.sweep to the function
+from rollsim.sweep import space as sweep_space
 
 __all__ = [
     "Scenario",
@@ -31,6 +34,11 @@ __all__ = [
     "GenerationOutrunsTrainingWarning",
     "SHORT_TOKENS",
     "LONG_TOKENS",
+    "sweep",
+    "aggregate",
+    "read_sweep",
+    "sweep_space",
+    "theory",
     "datasets",
     "plot",
     "report",

@@ -3,6 +3,7 @@
 ``rollsim compare``  the chapter's comparison (synchronous, one-step, fully async, fully async with a
                      cap) on the default scenario or any variant of it; ``--out DIR`` writes parquet.
 ``rollsim run``      one pipeline; prints the summary; ``--out DIR`` writes the frames.
+``rollsim sweep``    a parameter sweep from a TOML file, streamed to parquet, resumable, local or Ray.
 ``rollsim sync``     the weight-sync estimator: the chapter's table, or a cluster TOML file.
 ``rollsim report``   a Markdown / HTML report of a result directory; ``rollsim plot`` one figure.
 """
@@ -174,8 +175,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", default=None, help="directory for samples/steps parquet and summary.json")
     r.set_defaults(func=_cmd_run)
     from rollsim import report as report_cli
+    from rollsim import sweep_cli
     from rollsim.sync import cli as sync_cli
 
+    sweep_cli.add_parser(sub)
     sync_cli.add_parser(sub)
     report_cli.add_parser(sub)
     return p

@@ -20,6 +20,21 @@ def _count(field: str, value: Any, lo: int, hi: int) -> int:
     return int(value)
 
 
+def _compact_repr(obj: Any) -> str:
+    """``Name(field=value, ...)`` with only the fields that differ from their defaults."""
+    import dataclasses
+
+    parts = []
+    for f in dataclasses.fields(obj):
+        if not f.repr:
+            continue
+        v = getattr(obj, f.name)
+        if f.default is not dataclasses.MISSING and v == f.default:
+            continue
+        parts.append(f"{f.name}={v!r}")
+    return f"{type(obj).__name__}({', '.join(parts)})"
+
+
 def _over_sampling(value: Any) -> float | None:
     if value is None:
         return None
@@ -71,12 +86,14 @@ class OffPolicy:
         object.__setattr__(self, "over_sampling", _over_sampling(self.over_sampling))
         object.__setattr__(self, "keep_partial", _flag("pipeline.keep_partial", self.keep_partial))
 
+    __repr__ = _compact_repr
+
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "off_policy", "k": self.k, "over_sampling": self.over_sampling,
                 "keep_partial": self.keep_partial}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Synchronous(OffPolicy):
     """Generate a whole batch with the current weights, train it, update, repeat. Every sample has
     staleness 0 (AReaL eta=0, every system's baseline). Accepts ``over_sampling`` and
@@ -88,7 +105,7 @@ class Synchronous(OffPolicy):
     k: int = field(default=0, init=False, repr=False)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class OneStepAsync(OffPolicy):
     """Batch i+1 is generated, with the weights from before training batch i, while batch i trains
     (verl ``one_step_off_policy``, slime ``train_async.py``). Staleness is 1 for every batch after
@@ -198,6 +215,8 @@ class FullyAsync:
         if not (isinstance(self.batch_order, LengthBalanced) or self.batch_order in ("fifo", "oldest_first")):
             raise invalid("pipeline.batch_order",
                           f"must be 'fifo', 'oldest_first' or LengthBalanced(...), got {self.batch_order!r}")
+
+    __repr__ = _compact_repr
 
     def to_dict(self) -> dict[str, Any]:
         order: Any = self.batch_order

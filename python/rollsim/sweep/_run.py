@@ -28,13 +28,16 @@ SUMMARY_SCHEMA: dict[str, pl.DataType] = {
     "rollout_utilization": pl.Float64(), "slot_busy_s": pl.Float64(), "slot_idle_s": pl.Float64(),
     "trainer_busy_s": pl.Float64(), "trainer_idle_s": pl.Float64(),
     "samples_started": pl.Int64(), "samples_finished": pl.Int64(), "samples_trained": pl.Int64(),
-    "samples_dropped": pl.Int64(), "samples_ready": pl.Int64(), "samples_in_flight": pl.Int64(),
+    "samples_dropped": pl.Int64(), "samples_aborted": pl.Int64(), "groups_requeued": pl.Int64(),
+    "samples_ready": pl.Int64(), "samples_in_flight": pl.Int64(),
     "drop_fraction": pl.Float64(), "staleness_mean": pl.Float64(), "staleness_max": pl.Int64(),
+    "staleness_at_finish_mean": pl.Float64(), "staleness_group_mean": pl.Float64(),
     "staleness_mean_short": pl.Float64(), "staleness_mean_long": pl.Float64(),
     "samples_trained_short": pl.Int64(), "samples_trained_long": pl.Int64(),
     "tokens_generated": pl.Float64(), "tokens_trained": pl.Float64(), "tokens_wasted": pl.Float64(),
-    "tokens_pending": pl.Float64(), "events": pl.Int64(), "ready_queue_growth_per_step": pl.Float64(),
-    "generation_outruns_training": pl.Boolean(), "throughput_ratio": pl.Float64(),
+    "tokens_pending": pl.Float64(), "tokens_prefilled": pl.Float64(), "tokens_recomputed": pl.Float64(),
+    "events": pl.Int64(), "ready_queue_growth_per_step": pl.Float64(),
+    "generation_outruns_training": pl.Boolean(), "stalled": pl.Boolean(), "throughput_ratio": pl.Float64(),
 }
 _METRICS = list(SUMMARY_SCHEMA)
 
