@@ -152,7 +152,15 @@ fn pipeline_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Pipeline> {
 }
 
 fn scenario_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Scenario> {
-    let lengths = lengths_from_dict(&item::<Bound<'_, PyDict>>(d, "lengths")?)?;
+    scenario_from_dict_with(d, None)
+}
+
+/// Like `scenario_from_dict`, with the lengths already converted (shared between runs).
+fn scenario_from_dict_with(d: &Bound<'_, PyDict>, lengths: Option<Lengths>) -> PyResult<Scenario> {
+    let lengths = match lengths {
+        Some(l) => l,
+        None => lengths_from_dict(&item::<Bound<'_, PyDict>>(d, "lengths")?)?,
+    };
     let pipeline = pipeline_from_dict(&item::<Bound<'_, PyDict>>(d, "pipeline")?)?;
     let rng = match item::<String>(d, "rng")?.as_str() {
         "python" => RngKind::Python,
@@ -315,34 +323,72 @@ fn simulate_many<'py>(
     max_samples: u64,
     progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let scs: Vec<Scenario> = scenarios
-        .iter()
-        .map(|d| scenario_from_dict(d.cast::<PyDict>()?))
-        .collect::<PyResult<_>>()?;
+    // Empirical length arrays are converted once per distinct array object, not once per run
+    // (a sweep's scenarios usually share one data set): `Lengths` holds them behind an `Arc`.
+    let mut cache: Vec<((usize, usize, usize), Lengths)> = Vec::new();
+    let mut scs: Vec<Scenario> = Vec::with_capacity(scenarios.len());
+    for d in scenarios.iter() {
+        let d = d.cast::<PyDict>()?;
+        let lengths: Bound<'_, PyDict> = item(d, "lengths")?;
+        let key = match lengths.get_item("values")? {
+            Some(v) if !v.is_none() => {
+                // identities of the arrays: all alive (held by `scenarios`) for the whole call
+                let groups = lengths
+                    .get_item("group_offsets")?
+                    .map(|g| g.as_ptr() as usize)
+                    .unwrap_or(0);
+                let weights = lengths.get_item("weights")?.map(|w| w.as_ptr() as usize).unwrap_or(0);
+                Some((v.as_ptr() as usize, weights, groups))
+            }
+            _ => None,
+        };
+        let mut sc = match key.and_then(|k| cache.iter().find(|(c, _)| *c == k)) {
+            Some((_, l)) => {
+                let l = l.clone();
+                let mut sc = scenario_from_dict_with(d, Some(l))?;
+                sc.seed = item(d, "seed")?;
+                sc
+            }
+            None => scenario_from_dict(d)?,
+        };
+        if let Some(k) = key {
+            if !cache.iter().any(|(c, _)| *c == k) {
+                cache.push((k, sc.lengths.clone()));
+            }
+        }
+        sc.seed = item(d, "seed")?;
+        scs.push(sc);
+    }
     let total = scs.len();
     let cancel = AtomicBool::new(false);
     let done = AtomicU64::new(0);
-    let finished = AtomicBool::new(false);
     let progress = progress.map(|p| p.unbind());
     let mut interrupted = false;
+    let mut progress_err: Option<PyErr> = None;
     let results = py.detach(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let (scs, cancel_ref, done_ref) = (&scs, &cancel, &done);
         std::thread::scope(|scope| {
-            let worker = scope.spawn(|| {
+            let worker = scope.spawn(move || {
                 let r = catch_unwind(AssertUnwindSafe(|| {
-                    rollsim_core::sweep::run_many(&scs, threads, max_samples, &cancel, &done)
+                    rollsim_core::sweep::run_many(scs, threads, max_samples, cancel_ref, done_ref)
                 }));
-                finished.store(true, Ordering::Release);
+                let _ = tx.send(());
                 r
             });
-            while !finished.load(Ordering::Acquire) {
-                std::thread::sleep(Duration::from_millis(100));
+            // Wake up when the work is done, or every 100 ms for Ctrl-C and progress.
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(Duration::from_millis(100)) {
                 Python::attach(|py| {
                     if py.check_signals().is_err() {
                         cancel.store(true, Ordering::Relaxed);
                         interrupted = true;
                     }
                     if let Some(p) = &progress {
-                        let _ = p.call1(py, (done.load(Ordering::Relaxed), total));
+                        if let Err(e) = p.call1(py, (done.load(Ordering::Relaxed), total)) {
+                            // a failing progress callback stops the sweep; its error is raised
+                            cancel.store(true, Ordering::Relaxed);
+                            progress_err.get_or_insert(e);
+                        }
                     }
                 });
             }
@@ -352,6 +398,9 @@ fn simulate_many<'py>(
     let results = results.map_err(panic_err)?;
     if interrupted {
         return Err(PyKeyboardInterrupt::new_err("rollsim sweep interrupted"));
+    }
+    if let Some(e) = progress_err {
+        return Err(e);
     }
     if let Some(p) = &progress {
         p.call1(py, (done.load(Ordering::Relaxed), total))?;
