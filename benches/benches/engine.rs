@@ -11,15 +11,8 @@ fn bench(c: &mut Criterion) {
         ("synchronous_summary", Pipeline::off_policy(0), false),
     ] {
         // 100 simulated hours: about 900k events, long enough to amortize setup.
-        let sc = Scenario {
-            pipeline,
-            horizon_s: 360_000.0,
-            ..Scenario::default()
-        };
-        let opts = RunOptions {
-            record_samples: record,
-            ..RunOptions::default()
-        };
+        let sc = Scenario { pipeline, horizon_s: 360_000.0, ..Scenario::default() };
+        let opts = RunOptions { record_samples: record, ..RunOptions::default() };
         let events = run_simple(&sc, &opts).unwrap().summary.events;
         g.throughput(Throughput::Elements(events));
         g.bench_function(name, |b| b.iter(|| run_simple(&sc, &opts).unwrap()));

@@ -118,21 +118,27 @@ class OneStepAsync(OffPolicy):
 
 @dataclass(frozen=True)
 class LengthBalanced:
-    """Length-balanced batches: each length bucket contributes its share of every batch, instead
-    of first finished, first trained; the trainer waits until every bucket has its quota.
+    """Length-balanced batches: every batch takes at least a quota of groups from each length
+    bucket, instead of first finished, first trained; the trainer waits until every bucket has its
+    quota, then fills the rest of the batch with the oldest finished groups of any bucket.
 
     Parameters
     ----------
     edges : sequence of float
         Bucket boundaries in tokens, strictly increasing (a group is bucketed by its longest answer).
     quotas : sequence of int, optional
-        Groups per batch from each bucket (``len(edges) + 1`` of them, summing to
-        ``batch_size / group_size``). ``None``: the expected shares of the scenario's length
-        distribution, rounded by largest remainder.
+        Minimum groups per batch from each bucket (``len(edges) + 1`` of them, summing to at most
+        ``batch_size / group_size``). ``None``: ``share`` of each bucket's expected share of the
+        scenario's length distribution, rounded down.
+    share : float
+        In (0, 1], for default quotas. Below 1 the free part of every batch drains the buckets that
+        ran ahead; at exactly the expected shares each bucket is a critical queue whose backlog, and
+        staleness, grow without bound (a random walk).
     """
 
     edges: tuple[float, ...] = (1000.0, 8000.0)
     quotas: tuple[int, ...] | None = None
+    share: float = 0.9
 
     def __post_init__(self) -> None:
         try:
@@ -147,6 +153,9 @@ class LengthBalanced:
             if len(q) != len(e) + 1:
                 raise invalid("pipeline.batch_order.quotas", f"needs {len(e) + 1} quotas (one per bucket), got {len(q)}")
             object.__setattr__(self, "quotas", q)
+        if isinstance(self.share, bool) or not isinstance(self.share, (int, float)) or not 0 < float(self.share) <= 1:
+            raise invalid("pipeline.batch_order.share", f"must be in (0, 1], got {self.share!r}")
+        object.__setattr__(self, "share", float(self.share))
 
 
 _ON_UPDATE = ("continue", "abort_drop", "abort_resubmit", "wait", "keep_recompute", "keep_stale")
@@ -221,7 +230,8 @@ class FullyAsync:
     def to_dict(self) -> dict[str, Any]:
         order: Any = self.batch_order
         if isinstance(order, LengthBalanced):
-            order = {"edges": list(order.edges), "quotas": None if order.quotas is None else list(order.quotas)}
+            order = {"edges": list(order.edges), "quotas": None if order.quotas is None else list(order.quotas),
+                     "share": order.share}
         return {"kind": "fully_async", "max_staleness": self.max_staleness, "on_stale": self.on_stale,
                 "admission_eta": self.admission_eta, "max_lag_samples": self.max_lag_samples,
                 "max_ready_groups": self.max_ready_groups, "batch_order": order, "on_update": self.on_update}

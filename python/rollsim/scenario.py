@@ -144,9 +144,9 @@ class Scenario:
                 raise invalid(name, f"must be True or False, got {getattr(self, name)!r}")
         if isinstance(self.pipeline, FullyAsync) and isinstance(self.pipeline.batch_order, LengthBalanced):
             q = self.pipeline.batch_order.quotas
-            if q is not None and sum(q) != self.batch_size // g:
+            if q is not None and sum(q) > self.batch_size // g:
                 raise invalid("pipeline.batch_order.quotas",
-                              f"must sum to the groups per batch ({self.batch_size // g}), got {sum(q)}")
+                              f"must sum to at most the groups per batch ({self.batch_size // g}), got {sum(q)}")
 
     def replace(self, **changes: Any) -> "Scenario":
         """A copy with some fields changed. Dotted names reach into parts:
@@ -175,27 +175,25 @@ class Scenario:
             top[head] = dataclasses.replace(part, **sub)
         return dataclasses.replace(self, **top)
 
-    def length_quotas(self, edges: Sequence[float]) -> list[int]:
-        """Groups per batch from each length bucket (split at ``edges``, by a group's longest answer)
-        in proportion to the expected shares of the length distribution, rounded by largest
-        remainder so they sum to ``batch_size / group_size``. Groups' longest answers are taken as
-        independent draws (exact for ``group_correlation = 0`` and ungrouped data)."""
+    def length_quotas(self, edges: Sequence[float], share: float = 1.0) -> list[int]:
+        """Minimum groups per batch from each length bucket (split at ``edges``, by a group's
+        longest answer): ``share`` x the bucket's expected share of ``batch_size / group_size``
+        groups, rounded down. Groups' longest answers are taken as independent draws (exact for
+        ``group_correlation = 0`` and ungrouped data)."""
         n = self.group_size
         cdf = [self.lengths.cdf(e) ** n for e in edges]
         shares = np.diff(np.r_[0.0, cdf, 1.0])
         need = self.batch_size // n
-        raw = shares * need
-        q = np.floor(raw).astype(int)
-        for i in np.argsort(-(raw - q), kind="stable")[: need - int(q.sum())]:
-            q[i] += 1
-        return [int(x) for x in q]
+        return [int(x) for x in np.floor(shares * need * share + 1e-9)]
 
     def to_dict(self) -> dict[str, Any]:
         """The flat form the engine takes (numpy arrays for empirical lengths)."""
         pipeline = self.pipeline.to_dict()
         order = pipeline.get("batch_order")
-        if isinstance(order, dict) and order["quotas"] is None:
-            order["quotas"] = self.length_quotas(order["edges"])
+        if isinstance(order, dict):
+            if order["quotas"] is None:
+                order["quotas"] = self.length_quotas(order["edges"], order["share"])
+            del order["share"]
         return {
             "rollout_slots": self.rollout_slots,
             "decode_tokens_per_s": self.decode_tokens_per_s,

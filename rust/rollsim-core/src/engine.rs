@@ -23,12 +23,7 @@ pub struct RunOptions {
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions {
-            record_samples: true,
-            max_samples: 50_000_000,
-            check_every: 1 << 16,
-            general_engine: false,
-        }
+        RunOptions { record_samples: true, max_samples: 50_000_000, check_every: 1 << 16, general_engine: false }
     }
 }
 
@@ -37,10 +32,7 @@ impl Default for RunOptions {
 pub fn run(sc: &Scenario, opts: &RunOptions, interrupt: &mut dyn FnMut() -> bool) -> Result<RunResult> {
     sc.validate()?;
     if opts.max_samples == 0 || opts.max_samples > u32::MAX as u64 {
-        return Err(Error::field(
-            "max_samples",
-            format!("must be in [1, {}], got {}", u32::MAX, opts.max_samples),
-        ));
+        return Err(Error::field("max_samples", format!("must be in [1, {}], got {}", u32::MAX, opts.max_samples)));
     }
     match sc.rng {
         RngKind::Python => with_lengths(sc, PyRandom::new(sc.seed), opts, interrupt),
@@ -60,22 +52,10 @@ fn with_lengths<S: Source>(
     interrupt: &mut dyn FnMut() -> bool,
 ) -> Result<RunResult> {
     match &sc.lengths {
-        Lengths::LogNormal {
-            mu,
-            sigma,
-            max_tokens,
-            group_correlation,
-        } => with_pipeline(
-            sc,
-            LogNormalDraw::new(src, *mu, *sigma, *max_tokens, *group_correlation),
-            opts,
-            interrupt,
-        ),
-        Lengths::Empirical {
-            values,
-            cum_weights,
-            group_offsets,
-        } => with_pipeline(
+        Lengths::LogNormal { mu, sigma, max_tokens, group_correlation } => {
+            with_pipeline(sc, LogNormalDraw::new(src, *mu, *sigma, *max_tokens, *group_correlation), opts, interrupt)
+        }
+        Lengths::Empirical { values, cum_weights, group_offsets } => with_pipeline(
             sc,
             EmpiricalDraw {
                 src,
@@ -96,12 +76,8 @@ fn with_pipeline<D: Draw>(
     interrupt: &mut dyn FnMut() -> bool,
 ) -> Result<RunResult> {
     let mut rec = Recorder::new(opts.record_samples);
-    let mut ctl = Control {
-        interrupt,
-        max_samples: opts.max_samples,
-        check_every: opts.check_every.max(1),
-        next_check: 0,
-    };
+    let mut ctl =
+        Control { interrupt, max_samples: opts.max_samples, check_every: opts.check_every.max(1), next_check: 0 };
     let (end_s, outrun) = match &sc.pipeline {
         Pipeline::OffPolicy { k, partial } => (pipeline::batch::run(sc, *k, partial, draw, &mut rec, &mut ctl)?, false),
         Pipeline::FullyAsync(opt) => {
@@ -135,9 +111,7 @@ impl Control<'_> {
     #[inline]
     pub fn admit(&self, id: u64) -> Result<u32> {
         if id >= self.max_samples {
-            return Err(Error::TooManySamples {
-                limit: self.max_samples,
-            });
+            return Err(Error::TooManySamples { limit: self.max_samples });
         }
         Ok(id as u32)
     }

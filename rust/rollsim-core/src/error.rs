@@ -16,10 +16,7 @@ pub enum Error {
 
 impl Error {
     pub(crate) fn field(field: &'static str, message: impl Into<String>) -> Self {
-        Error::InvalidField {
-            field,
-            message: message.into(),
-        }
+        Error::InvalidField { field, message: message.into() }
     }
 }
 

@@ -12,12 +12,7 @@ pub enum Lengths {
     /// one prompt share a difficulty: `log length = mu + sigma (sqrt(rho) z_prompt + sqrt(1 - rho)
     /// z_answer)`, so each answer keeps the same marginal distribution and two answers of one prompt
     /// have log-length correlation rho.
-    LogNormal {
-        mu: f64,
-        sigma: f64,
-        max_tokens: f64,
-        group_correlation: f64,
-    },
+    LogNormal { mu: f64, sigma: f64, max_tokens: f64, group_correlation: f64 },
     /// Draws with replacement from `values`, optionally weighted by counts.
     ///
     /// In `rng = "python"` mode a draw equals CPython's `rng.choices(values, weights)[0]`:
@@ -27,11 +22,7 @@ pub enum Lengths {
     /// With `group_offsets` (grouped data, e.g. several answers per prompt), a group draws one
     /// prompt uniformly and then its answers uniformly from that prompt's values
     /// `values[offsets[p]..offsets[p + 1]]` (weights are not used then).
-    Empirical {
-        values: Arc<[f64]>,
-        cum_weights: Option<Arc<[f64]>>,
-        group_offsets: Option<Arc<[usize]>>,
-    },
+    Empirical { values: Arc<[f64]>, cum_weights: Option<Arc<[f64]>>, group_offsets: Option<Arc<[usize]>> },
 }
 
 impl Lengths {
@@ -41,10 +32,7 @@ impl Lengths {
             return Err(Error::field("lengths.values", "must hold at least one length"));
         }
         if let Some((i, v)) = values.iter().enumerate().find(|(_, v)| !(v.is_finite() && **v > 0.0)) {
-            return Err(Error::field(
-                "lengths.values",
-                format!("must be finite and > 0 tokens; item {i} is {v}"),
-            ));
+            return Err(Error::field("lengths.values", format!("must be finite and > 0 tokens; item {i} is {v}")));
         }
         let cum_weights = match weights {
             None => None,
@@ -52,18 +40,11 @@ impl Lengths {
                 if w.len() != values.len() {
                     return Err(Error::field(
                         "lengths.weights",
-                        format!(
-                            "must have one weight per value ({} values, {} weights)",
-                            values.len(),
-                            w.len()
-                        ),
+                        format!("must have one weight per value ({} values, {} weights)", values.len(), w.len()),
                     ));
                 }
                 if let Some((i, x)) = w.iter().enumerate().find(|(_, x)| !(x.is_finite() && **x >= 0.0)) {
-                    return Err(Error::field(
-                        "lengths.weights",
-                        format!("must be finite and >= 0; item {i} is {x}"),
-                    ));
+                    return Err(Error::field("lengths.weights", format!("must be finite and >= 0; item {i} is {x}")));
                 }
                 let mut acc = 0.0;
                 let cum: Vec<f64> = w
@@ -79,47 +60,26 @@ impl Lengths {
                 Some(cum.into())
             }
         };
-        Ok(Lengths::Empirical {
-            values: values.into(),
-            cum_weights,
-            group_offsets: None,
-        })
+        Ok(Lengths::Empirical { values: values.into(), cum_weights, group_offsets: None })
     }
 
     /// Grouped empirical data: `values` sorted by group, `offsets` (length groups + 1, from 0 to
     /// `values.len()`, strictly increasing) delimit the groups.
     pub fn grouped(values: Vec<f64>, offsets: Vec<usize>) -> Result<Self> {
-        let Lengths::Empirical { values, .. } = Lengths::empirical(values, None)? else {
-            unreachable!()
-        };
+        let Lengths::Empirical { values, .. } = Lengths::empirical(values, None)? else { unreachable!() };
         if offsets.len() < 2 || offsets[0] != 0 || *offsets.last().unwrap() != values.len() {
-            return Err(Error::field(
-                "lengths.groups",
-                "offsets must run from 0 to the number of values",
-            ));
+            return Err(Error::field("lengths.groups", "offsets must run from 0 to the number of values"));
         }
         if offsets.windows(2).any(|w| w[1] <= w[0]) {
-            return Err(Error::field(
-                "lengths.groups",
-                "every group must hold at least one value",
-            ));
+            return Err(Error::field("lengths.groups", "every group must hold at least one value"));
         }
-        Ok(Lengths::Empirical {
-            values,
-            cum_weights: None,
-            group_offsets: Some(offsets.into()),
-        })
+        Ok(Lengths::Empirical { values, cum_weights: None, group_offsets: Some(offsets.into()) })
     }
 
     /// Checks the parameters; errors name the field.
     pub fn validate(&self) -> Result<()> {
         match self {
-            Lengths::LogNormal {
-                mu,
-                sigma,
-                max_tokens,
-                group_correlation,
-            } => {
+            Lengths::LogNormal { mu, sigma, max_tokens, group_correlation } => {
                 if !(group_correlation.is_finite() && (0.0..1.0).contains(group_correlation)) {
                     return Err(Error::field(
                         "lengths.group_correlation",
@@ -130,10 +90,7 @@ impl Lengths {
                     return Err(Error::field("lengths.mu", format!("must be finite, got {mu}")));
                 }
                 if !(sigma.is_finite() && *sigma >= 0.0) {
-                    return Err(Error::field(
-                        "lengths.sigma",
-                        format!("must be finite and >= 0, got {sigma}"),
-                    ));
+                    return Err(Error::field("lengths.sigma", format!("must be finite and >= 0, got {sigma}")));
                 }
                 if !(max_tokens.is_finite() && *max_tokens >= 1.0) {
                     return Err(Error::field(
@@ -143,37 +100,25 @@ impl Lengths {
                 }
                 Ok(())
             }
-            Lengths::Empirical {
-                values,
-                cum_weights,
-                group_offsets: None,
-            } => Lengths::empirical(values.to_vec(), cum_weights.as_ref().map(|c| uncumulate(c))).map(|_| ()),
-            Lengths::Empirical {
-                values,
-                group_offsets: Some(o),
-                ..
-            } => Lengths::grouped(values.to_vec(), o.to_vec()).map(|_| ()),
+            Lengths::Empirical { values, cum_weights, group_offsets: None } => {
+                Lengths::empirical(values.to_vec(), cum_weights.as_ref().map(|c| uncumulate(c))).map(|_| ())
+            }
+            Lengths::Empirical { values, group_offsets: Some(o), .. } => {
+                Lengths::grouped(values.to_vec(), o.to_vec()).map(|_| ())
+            }
         }
     }
 
     /// Mean length in tokens (exact for `Empirical`, from the truncated lognormal's closed form otherwise).
     pub fn mean_tokens(&self) -> f64 {
         match self {
-            Lengths::LogNormal {
-                mu, sigma, max_tokens, ..
-            } => truncated_lognormal_mean(*mu, *sigma, *max_tokens),
-            Lengths::Empirical {
-                values,
-                cum_weights,
-                group_offsets,
-            } => match cum_weights {
+            Lengths::LogNormal { mu, sigma, max_tokens, .. } => truncated_lognormal_mean(*mu, *sigma, *max_tokens),
+            Lengths::Empirical { values, cum_weights, group_offsets } => match cum_weights {
                 None if group_offsets.is_some() => {
                     // a uniformly drawn group, then a uniformly drawn value within it
                     let o = group_offsets.as_ref().unwrap();
                     let g = o.len() - 1;
-                    o.windows(2)
-                        .map(|w| values[w[0]..w[1]].iter().sum::<f64>() / (w[1] - w[0]) as f64)
-                        .sum::<f64>()
+                    o.windows(2).map(|w| values[w[0]..w[1]].iter().sum::<f64>() / (w[1] - w[0]) as f64).sum::<f64>()
                         / g as f64
                 }
                 None => values.iter().sum::<f64>() / values.len() as f64,
@@ -278,9 +223,7 @@ impl<S: Source> Draw for LogNormalDraw<S> {
     #[inline]
     fn answer(&mut self, prompt: f64) -> f64 {
         if self.sigma_prompt > 0.0 {
-            self.src
-                .lognormal(self.mu + self.sigma_prompt * prompt, self.sigma_answer)
-                .min(self.max_tokens)
+            self.src.lognormal(self.mu + self.sigma_prompt * prompt, self.sigma_answer).min(self.max_tokens)
         } else {
             self.src.lognormal(self.mu, self.sigma).min(self.max_tokens)
         }

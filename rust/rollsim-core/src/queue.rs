@@ -46,12 +46,7 @@ impl SlotQueue {
     /// `n` slots, all idle.
     pub fn new(n: usize) -> Self {
         let size = n.max(1).next_power_of_two();
-        SlotQueue {
-            keys: vec![IDLE; size],
-            tree: vec![0; size],
-            size,
-            stale: true,
-        }
+        SlotQueue { keys: vec![IDLE; size], tree: vec![0; size], size, stale: true }
     }
 
     /// Marks every slot idle.
@@ -69,11 +64,7 @@ impl SlotQueue {
         }
         for node in (1..size).rev() {
             let (a, b) = (win[2 * node], win[2 * node + 1]);
-            let (w, l) = if self.keys[b as usize] < self.keys[a as usize] {
-                (b, a)
-            } else {
-                (a, b)
-            };
+            let (w, l) = if self.keys[b as usize] < self.keys[a as usize] { (b, a) } else { (a, b) };
             win[node] = w;
             self.tree[node] = l;
         }
@@ -89,11 +80,7 @@ impl SlotQueue {
         }
         let slot = self.tree[0];
         let k = self.keys[slot as usize];
-        (k != IDLE).then(|| Event {
-            time: f64::from_bits((k >> 32) as u64),
-            seq: k as u32,
-            slot,
-        })
+        (k != IDLE).then(|| Event { time: f64::from_bits((k >> 32) as u64), seq: k as u32, slot })
     }
 
     /// Replays the matches on the path of the winning leaf `slot` after its key changed (any new
@@ -166,10 +153,7 @@ mod tests {
             out.push((e.time, e.seq, e.slot));
             q.set_idle(e.slot);
         }
-        assert_eq!(
-            out,
-            vec![(1.0, 1, 1), (1.0, 3, 3), (3.0, 2, 2), (3.0, 9, 4), (5.0, 0, 0)]
-        );
+        assert_eq!(out, vec![(1.0, 1, 1), (1.0, 3, 3), (3.0, 2, 2), (3.0, 9, 4), (5.0, 0, 0)]);
         assert!(q.peek().is_none());
     }
 
@@ -179,18 +163,14 @@ mod tests {
         for n in [1usize, 2, 3, 7, 8, 100, 256] {
             let mut rng = FastRng::new(n as u64);
             let mut q = SlotQueue::new(n);
-            let mut keys: Vec<Option<(f64, u32)>> = (0..n)
-                .map(|s| Some(((rng.uniform() * 10.0).floor(), s as u32)))
-                .collect();
+            let mut keys: Vec<Option<(f64, u32)>> =
+                (0..n).map(|s| Some(((rng.uniform() * 10.0).floor(), s as u32))).collect();
             for (s, k) in keys.iter().enumerate() {
                 q.set(s as u32, k.unwrap().0, k.unwrap().1);
             }
             for seq in n as u32..20_000 {
-                let best = keys
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(s, k)| k.map(|(t, q)| (t.to_bits(), q, s as u32)))
-                    .min();
+                let best =
+                    keys.iter().enumerate().filter_map(|(s, k)| k.map(|(t, q)| (t.to_bits(), q, s as u32))).min();
                 let e = q.peek();
                 assert_eq!(e.map(|e| (e.time.to_bits(), e.seq, e.slot)), best);
                 let Some(e) = e else { break };

@@ -304,19 +304,14 @@ impl Recorder {
         let st = &mut self.steps;
         st.start_s.push(start_s);
         st.end_s.push(end_s);
-        st.staleness_mean.push(if samples > 0 {
-            staleness_sum as f64 / samples as f64
-        } else {
-            0.0
-        });
+        st.staleness_mean.push(if samples > 0 { staleness_sum as f64 / samples as f64 } else { 0.0 });
         st.staleness_max.push(staleness_max);
         st.wait_s.push(wait_s);
         st.samples.push(samples);
         st.ready_after.push(ready_after);
         st.tokens.push(tokens);
         st.tokens_wasted.push(self.s.tokens_wasted - self.mark_wasted);
-        st.tokens_recomputed
-            .push(self.s.tokens_recomputed - self.mark_recomputed);
+        st.tokens_recomputed.push(self.s.tokens_recomputed - self.mark_recomputed);
         st.slot_idle_s.push(slot_idle_s - self.mark_idle);
         self.mark_wasted = self.s.tokens_wasted;
         self.mark_recomputed = self.s.tokens_recomputed;
@@ -336,27 +331,14 @@ impl Recorder {
         s.end_s = end_s;
         s.steps = self.steps.end_s.iter().filter(|e| **e <= end_s).count() as u64;
         let capacity = slots as f64 * end_s;
-        s.rollout_utilization = if capacity > 0.0 {
-            (s.slot_busy_s / capacity).clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
+        s.rollout_utilization = if capacity > 0.0 { (s.slot_busy_s / capacity).clamp(0.0, 1.0) } else { 0.0 };
         s.slot_idle_s = (capacity - s.slot_busy_s).max(0.0);
-        s.trainer_busy_s = self
-            .steps
-            .start_s
-            .iter()
-            .map(|t0| (end_s.min(t0 + train_step_s) - t0).max(0.0))
-            .sum();
+        s.trainer_busy_s = self.steps.start_s.iter().map(|t0| (end_s.min(t0 + train_step_s) - t0).max(0.0)).sum();
         s.trainer_idle_s = (end_s - s.trainer_busy_s).max(0.0);
         s.samples_in_flight = s.samples_started - s.samples_finished - s.samples_aborted;
         s.samples_ready = s.samples_finished - s.samples_trained - (s.samples_dropped - s.samples_aborted);
         let consumed = s.samples_trained + s.samples_dropped;
-        s.drop_fraction = if consumed > 0 {
-            s.samples_dropped as f64 / consumed as f64
-        } else {
-            0.0
-        };
+        s.drop_fraction = if consumed > 0 { s.samples_dropped as f64 / consumed as f64 } else { 0.0 };
         let mean = |sum: f64, n: u64| if n > 0 { sum / n as f64 } else { f64::NAN };
         s.staleness_mean = mean(self.staleness_sum as f64, s.samples_trained);
         s.staleness_at_finish_mean = mean(self.finish_staleness_sum as f64, s.samples_trained);
@@ -369,12 +351,7 @@ impl Recorder {
             && self.steps.ready_after.len() >= 6
             && s.ready_queue_growth_per_step > 0.01 * batch as f64
             && *self.steps.ready_after.last().unwrap() as f64 >= batch as f64;
-        RunResult {
-            summary: self.s,
-            samples: self.samples,
-            segments: self.segments,
-            steps: self.steps,
-        }
+        RunResult { summary: self.s, samples: self.samples, segments: self.segments, steps: self.steps }
     }
 }
 

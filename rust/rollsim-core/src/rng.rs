@@ -38,11 +38,7 @@ impl PyRandom {
         let lo = seed as u32;
         let hi = (seed >> 32) as u32;
         let key: &[u32] = if hi != 0 { &[lo, hi] } else { &[lo] };
-        let mut r = PyRandom {
-            mt: [0; N],
-            index: N,
-            nv_magic: 4.0 * (-0.5f64).exp() / 2.0f64.sqrt(),
-        };
+        let mut r = PyRandom { mt: [0; N], index: N, nv_magic: 4.0 * (-0.5f64).exp() / 2.0f64.sqrt() };
         r.init_by_array(key);
         r
     }
@@ -51,9 +47,7 @@ impl PyRandom {
         self.mt[0] = s;
         for i in 1..N {
             let prev = self.mt[i - 1];
-            self.mt[i] = 1_812_433_253u32
-                .wrapping_mul(prev ^ (prev >> 30))
-                .wrapping_add(i as u32);
+            self.mt[i] = 1_812_433_253u32.wrapping_mul(prev ^ (prev >> 30)).wrapping_add(i as u32);
         }
         self.index = N;
     }

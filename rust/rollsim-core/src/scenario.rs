@@ -19,17 +19,11 @@ pub enum Pipeline {
 impl Pipeline {
     /// The chapter's fully asynchronous pipeline with an optional drop-at-consumption cap.
     pub fn fully_async(max_staleness: Option<u32>) -> Self {
-        Pipeline::FullyAsync(Streaming {
-            max_staleness,
-            ..Streaming::default()
-        })
+        Pipeline::FullyAsync(Streaming { max_staleness, ..Streaming::default() })
     }
     /// A batch pipeline without over-sampling.
     pub fn off_policy(k: u32) -> Self {
-        Pipeline::OffPolicy {
-            k,
-            partial: PartialRollout::default(),
-        }
+        Pipeline::OffPolicy { k, partial: PartialRollout::default() }
     }
 }
 
@@ -64,9 +58,10 @@ pub enum BatchOrder {
     Fifo,
     /// Oldest policy version first (AReaL), then finish order.
     OldestFirst,
-    /// Each length bucket contributes its quota: buckets split at `edges` (tokens, by the group's
-    /// longest answer), `quotas[b]` groups from bucket `b` per batch (summing to the batch); the
-    /// trainer waits until every bucket has its quota.
+    /// Each length bucket contributes at least its quota: buckets split at `edges` (tokens, by the
+    /// group's longest answer), `quotas[b]` groups from bucket `b` per batch (summing to at most the
+    /// batch); the trainer waits until every bucket has its quota, and fills the rest of the batch
+    /// with the oldest finished groups of any bucket.
     LengthBalanced { edges: Vec<f64>, quotas: Vec<u32> },
 }
 
@@ -181,12 +176,7 @@ impl Default for Scenario {
             batch_size: 512,
             train_step_s: 60.0,
             horizon_s: 7200.0,
-            lengths: Lengths::LogNormal {
-                mu: 7.6,
-                sigma: 1.0,
-                max_tokens: 16384.0,
-                group_correlation: 0.0,
-            },
+            lengths: Lengths::LogNormal { mu: 7.6, sigma: 1.0, max_tokens: 16384.0, group_correlation: 0.0 },
             pipeline: Pipeline::fully_async(None),
             group_size: 1,
             prefill: Prefill::default(),
@@ -212,46 +202,28 @@ impl Scenario {
             ));
         }
         if self.batch_size == 0 || self.batch_size > MAX_COUNT {
-            return Err(Error::field(
-                "batch_size",
-                format!("must be in [1, {MAX_COUNT}], got {}", self.batch_size),
-            ));
+            return Err(Error::field("batch_size", format!("must be in [1, {MAX_COUNT}], got {}", self.batch_size)));
         }
         if !(self.train_step_s.is_finite() && self.train_step_s >= 0.0) {
-            return Err(Error::field(
-                "train_step_s",
-                format!("must be finite and >= 0, got {}", self.train_step_s),
-            ));
+            return Err(Error::field("train_step_s", format!("must be finite and >= 0, got {}", self.train_step_s)));
         }
         if !(self.horizon_s.is_finite() && self.horizon_s > 0.0) {
-            return Err(Error::field(
-                "horizon_s",
-                format!("must be finite and > 0, got {}", self.horizon_s),
-            ));
+            return Err(Error::field("horizon_s", format!("must be finite and > 0, got {}", self.horizon_s)));
         }
         if self.group_size == 0 || self.group_size > self.batch_size || self.batch_size % self.group_size != 0 {
             return Err(Error::field(
                 "group_size",
-                format!(
-                    "must be >= 1 and divide batch_size ({}), got {}",
-                    self.batch_size, self.group_size
-                ),
+                format!("must be >= 1 and divide batch_size ({}), got {}", self.batch_size, self.group_size),
             ));
         }
         let p = &self.prefill;
         if !(p.prompt_tokens.is_finite() && p.prompt_tokens >= 0.0) {
-            return Err(Error::field(
-                "prompt_tokens",
-                format!("must be finite and >= 0, got {}", p.prompt_tokens),
-            ));
+            return Err(Error::field("prompt_tokens", format!("must be finite and >= 0, got {}", p.prompt_tokens)));
         }
         if p.prefill_tokens_per_s.is_nan() || p.prefill_tokens_per_s <= 0.0 {
             return Err(Error::field(
                 "prefill_tokens_per_s",
-                format!(
-                    "must be > 0 (or infinite: free prefill), got {}",
-                    p.prefill_tokens_per_s
-                ),
+                format!("must be > 0 (or infinite: free prefill), got {}", p.prefill_tokens_per_s),
             ));
         }
         match &self.pipeline {
@@ -282,22 +254,16 @@ impl Scenario {
                 }
                 if let BatchOrder::LengthBalanced { edges, quotas } = &o.batch_order {
                     if quotas.len() != edges.len() + 1 {
-                        return Err(Error::field(
-                            "pipeline.batch_order",
-                            "needs one quota per bucket (edges + 1)",
-                        ));
+                        return Err(Error::field("pipeline.batch_order", "needs one quota per bucket (edges + 1)"));
                     }
                     if edges.windows(2).any(|w| w[1] <= w[0]) || edges.iter().any(|e| !e.is_finite()) {
-                        return Err(Error::field(
-                            "pipeline.batch_order",
-                            "edges must be finite and increasing",
-                        ));
+                        return Err(Error::field("pipeline.batch_order", "edges must be finite and increasing"));
                     }
                     let groups = self.batch_size / self.group_size;
-                    if quotas.iter().map(|q| *q as u64).sum::<u64>() != groups as u64 {
+                    if quotas.iter().map(|q| *q as u64).sum::<u64>() > groups as u64 {
                         return Err(Error::field(
                             "pipeline.batch_order",
-                            format!("quotas must sum to the groups per batch ({groups})"),
+                            format!("quotas must sum to at most the groups per batch ({groups})"),
                         ));
                     }
                 }

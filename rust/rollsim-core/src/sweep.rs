@@ -20,11 +20,7 @@ pub fn run_many(
     cancel: &AtomicBool,
     done: &AtomicU64,
 ) -> Vec<Result<Summary>> {
-    let opts = RunOptions {
-        record_samples: false,
-        max_samples,
-        ..RunOptions::default()
-    };
+    let opts = RunOptions { record_samples: false, max_samples, ..RunOptions::default() };
     let work = || {
         scenarios
             .par_iter()

@@ -41,9 +41,7 @@ fn panic_err(p: Box<dyn std::any::Any + Send>) -> PyErr {
 }
 
 fn item<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &'static str) -> PyResult<T> {
-    let v = d
-        .get_item(key)?
-        .ok_or_else(|| ScenarioError::new_err(format!("{key}: missing")))?;
+    let v = d.get_item(key)?.ok_or_else(|| ScenarioError::new_err(format!("{key}: missing")))?;
     v.extract::<T>().map_err(|e| {
         let e: PyErr = e.into();
         ScenarioError::new_err(format!("{key}: {e}"))
@@ -111,11 +109,7 @@ fn pipeline_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Pipeline> {
                 "wait" => OnUpdate::Wait,
                 "keep_recompute" => OnUpdate::KeepRecompute,
                 "keep_stale" => OnUpdate::KeepStale,
-                other => {
-                    return Err(ScenarioError::new_err(format!(
-                        "pipeline.on_update: unknown mode {other:?}"
-                    )))
-                }
+                other => return Err(ScenarioError::new_err(format!("pipeline.on_update: unknown mode {other:?}"))),
             };
             let batch_order = match d.get_item("batch_order")? {
                 None => BatchOrder::Fifo,
@@ -123,17 +117,10 @@ fn pipeline_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Pipeline> {
                 Some(v) => match v.extract::<String>() {
                     Ok(s) if s == "fifo" => BatchOrder::Fifo,
                     Ok(s) if s == "oldest_first" => BatchOrder::OldestFirst,
-                    Ok(s) => {
-                        return Err(ScenarioError::new_err(format!(
-                            "pipeline.batch_order: unknown order {s:?}"
-                        )))
-                    }
+                    Ok(s) => return Err(ScenarioError::new_err(format!("pipeline.batch_order: unknown order {s:?}"))),
                     Err(_) => {
                         let b = v.cast::<PyDict>()?;
-                        BatchOrder::LengthBalanced {
-                            edges: item(b, "edges")?,
-                            quotas: item(b, "quotas")?,
-                        }
+                        BatchOrder::LengthBalanced { edges: item(b, "edges")?, quotas: item(b, "quotas")? }
                     }
                 },
             };
@@ -165,11 +152,7 @@ fn scenario_from_dict_with(d: &Bound<'_, PyDict>, lengths: Option<Lengths>) -> P
     let rng = match item::<String>(d, "rng")?.as_str() {
         "python" => RngKind::Python,
         "fast" => RngKind::Fast,
-        other => {
-            return Err(ScenarioError::new_err(format!(
-                "rng: must be 'python' or 'fast', got {other:?}"
-            )))
-        }
+        other => return Err(ScenarioError::new_err(format!("rng: must be 'python' or 'fast', got {other:?}"))),
     };
     Ok(Scenario {
         rollout_slots: item(d, "rollout_slots")?,
@@ -295,12 +278,7 @@ fn simulate<'py>(
     general_engine: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sc = scenario_from_dict(scenario)?;
-    let opts = RunOptions {
-        record_samples,
-        max_samples,
-        general_engine,
-        ..RunOptions::default()
-    };
+    let opts = RunOptions { record_samples, max_samples, general_engine, ..RunOptions::default() };
     let res = py.detach(|| {
         catch_unwind(AssertUnwindSafe(|| {
             rollsim_core::run(&sc, &opts, &mut || Python::attach(|py| py.check_signals().is_err()))
@@ -333,10 +311,7 @@ fn simulate_many<'py>(
         let key = match lengths.get_item("values")? {
             Some(v) if !v.is_none() => {
                 // identities of the arrays: all alive (held by `scenarios`) for the whole call
-                let groups = lengths
-                    .get_item("group_offsets")?
-                    .map(|g| g.as_ptr() as usize)
-                    .unwrap_or(0);
+                let groups = lengths.get_item("group_offsets")?.map(|g| g.as_ptr() as usize).unwrap_or(0);
                 let weights = lengths.get_item("weights")?.map(|w| w.as_ptr() as usize).unwrap_or(0);
                 Some((v.as_ptr() as usize, weights, groups))
             }

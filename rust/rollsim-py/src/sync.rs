@@ -19,9 +19,7 @@ use rollsim_core::sync::{
 use crate::{panic_err, to_py_err, ScenarioError};
 
 fn get<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, prefix: &str, key: &str) -> PyResult<T> {
-    let v = d
-        .get_item(key)?
-        .ok_or_else(|| ScenarioError::new_err(format!("{prefix}{key}: missing")))?;
+    let v = d.get_item(key)?.ok_or_else(|| ScenarioError::new_err(format!("{prefix}{key}: missing")))?;
     v.extract::<T>().map_err(|e| {
         let e: PyErr = e.into();
         ScenarioError::new_err(format!("{prefix}{key}: {e}"))
@@ -42,9 +40,7 @@ fn parse(cfg: &Bound<'_, PyDict>) -> PyResult<Config> {
     let groups: Bound<'_, PyList> = get(&m, "model.", "groups")?;
     let mut gs = Vec::with_capacity(groups.len());
     for g in groups.iter() {
-        let g = g
-            .cast::<PyDict>()
-            .map_err(|_| ScenarioError::new_err("model.groups: each group must be a dict"))?;
+        let g = g.cast::<PyDict>().map_err(|_| ScenarioError::new_err("model.groups: each group must be a dict"))?;
         gs.push(TensorGroup {
             count: get(g, "model.groups.", "count")?,
             elems: get(g, "model.groups.", "elems")?,
@@ -98,9 +94,7 @@ fn parse(cfg: &Bound<'_, PyDict>) -> PyResult<Config> {
         "colocated" => Topology::Colocated,
         "naive" => Topology::Naive,
         "parallel" => Topology::Parallel,
-        "relay" => Topology::Relay {
-            fanout: get(cfg, "", "fanout")?,
-        },
+        "relay" => Topology::Relay { fanout: get(cfg, "", "fanout")? },
         "broadcast" => Topology::Broadcast,
         other => {
             return Err(ScenarioError::new_err(format!(
@@ -108,14 +102,7 @@ fn parse(cfg: &Bound<'_, PyDict>) -> PyResult<Config> {
             )))
         }
     };
-    Ok(Config {
-        model,
-        train,
-        infer,
-        hw,
-        sw,
-        topo,
-    })
+    Ok(Config { model, train, infer, hw, sw, topo })
 }
 
 fn estimate_dict<'py>(py: Python<'py>, e: &Estimate) -> PyResult<Bound<'py, PyDict>> {
@@ -143,15 +130,7 @@ fn sync_estimate<'py>(py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<
     let c = parse(config)?;
     let r = py.detach(|| {
         catch_unwind(AssertUnwindSafe(|| {
-            estimate_cached(
-                &c.model,
-                &c.train,
-                &c.infer,
-                &c.hw,
-                &c.sw,
-                c.topo,
-                &mut PlanCache::default(),
-            )
+            estimate_cached(&c.model, &c.train, &c.infer, &c.hw, &c.sw, c.topo, &mut PlanCache::default())
         }))
     });
     let e = r.map_err(panic_err)?.map_err(to_py_err)?;
@@ -174,9 +153,8 @@ fn sync_estimate_many<'py>(
     let mut n: Option<usize> = None;
     for (k, v) in overrides.iter() {
         let name: String = k.extract()?;
-        let arr: PyReadonlyArray1<'_, f64> = v
-            .extract()
-            .map_err(|e| ScenarioError::new_err(format!("{name}: expected a 1-D float64 array ({})", e)))?;
+        let arr: PyReadonlyArray1<'_, f64> =
+            v.extract().map_err(|e| ScenarioError::new_err(format!("{name}: expected a 1-D float64 array ({})", e)))?;
         let vals = arr.as_array().to_vec();
         if let Some(n0) = n {
             if vals.len() != n0 {
@@ -202,15 +180,10 @@ fn sync_estimate_many<'py>(
             "pause_resume_s",
         ];
         if !OK.contains(&name.as_str()) {
-            return Err(ScenarioError::new_err(format!(
-                "{name}: cannot be swept; allowed: {}",
-                OK.join(", ")
-            )));
+            return Err(ScenarioError::new_err(format!("{name}: cannot be swept; allowed: {}", OK.join(", "))));
         }
         if name == "instances" && vals.iter().any(|x| !(x.fract() == 0.0 && *x >= 1.0 && *x <= 65_536.0)) {
-            return Err(ScenarioError::new_err(
-                "instances: every value must be a whole number in 1..=65536",
-            ));
+            return Err(ScenarioError::new_err("instances: every value must be a whole number in 1..=65536"));
         }
         cols.push((name, vals));
     }
@@ -238,15 +211,7 @@ fn sync_estimate_many<'py>(
                         _ => sw.pause_resume_s = x,
                     }
                 }
-                out.push(estimate_cached(
-                    &base.model,
-                    &base.train,
-                    &infer,
-                    &hw,
-                    &sw,
-                    base.topo,
-                    &mut cache,
-                )?);
+                out.push(estimate_cached(&base.model, &base.train, &infer, &hw, &sw, base.topo, &mut cache)?);
             }
             Ok(out)
         }))
@@ -262,10 +227,7 @@ fn sync_estimate_many<'py>(
     d.set_item("h2d_s", PyArray1::from_vec(py, col(|e| e.h2d_s)))?;
     d.set_item("pause_resume_s", PyArray1::from_vec(py, col(|e| e.pause_resume_s)))?;
     d.set_item("overlap_s", PyArray1::from_vec(py, col(|e| e.overlap_s)))?;
-    d.set_item(
-        "busiest_link_bytes",
-        PyArray1::from_vec(py, col(|e| e.busiest_link_bytes)),
-    )?;
+    d.set_item("busiest_link_bytes", PyArray1::from_vec(py, col(|e| e.busiest_link_bytes)))?;
     Ok(d)
 }
 

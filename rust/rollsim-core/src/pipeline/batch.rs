@@ -93,9 +93,7 @@ pub(crate) fn run<'a, D: Draw>(
             let gr = &pool.groups[grp as usize];
             pool.rec.train_group(step.saturating_sub(gr.min_version));
             for m in &gr.members {
-                let st = pool
-                    .rec
-                    .train_sample(m.id, m.length, m.version_start, m.version_finish, step);
+                let st = pool.rec.train_sample(m.id, m.length, m.version_start, m.version_finish, step);
                 st_sum += st as u64;
                 st_max = st_max.max(st);
                 tokens += m.length;
@@ -105,14 +103,11 @@ pub(crate) fn run<'a, D: Draw>(
         }
         let te = ts + sc.train_step_s;
         let idle = sc.rollout_slots as f64 * gen_end - pool.busy_s;
-        pool.rec
-            .step(ts, te, ts - prev_end, st_sum, st_max, samples, 0, tokens, idle);
+        pool.rec.step(ts, te, ts - prev_end, st_sum, st_max, samples, 0, tokens, idle);
         train_end.push(te);
         gen_end_prev = gen_end;
     }
-    let end = *train_end
-        .last()
-        .expect("the first batch always starts at t = 0 < horizon_s");
+    let end = *train_end.last().expect("the first batch always starts at t = 0 < horizon_s");
     pool.advance(end);
     let pending = pool.close();
     pool.rec.s.tokens_pending += pending;

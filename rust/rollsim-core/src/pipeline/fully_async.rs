@@ -86,12 +86,7 @@ pub(crate) fn run<D: Draw>(
         let prompt = draw.prompt();
         let n = draw.answer(prompt);
         rec.start(n, t, version, slot, id);
-        Ok(Sample {
-            id,
-            version,
-            length: n,
-            start: t,
-        })
+        Ok(Sample { id, version, length: n, start: t })
     }
     for slot in 0..slots {
         let s = start(&mut draw, rec, ctl, &mut next_id, 0.0, 0, slot as u32)?;
@@ -171,6 +166,9 @@ pub(crate) fn run<D: Draw>(
     for s in &in_flight {
         let decoded = ((t - s.start).max(0.0) * speed).min(s.length);
         rec.decoded(decoded);
+        if decoded > 0.0 {
+            rec.segment(s.id, s.version, 0.0, decoded);
+        }
         pending += decoded;
     }
     pending += ready.iter().map(|s| s.length).sum::<f64>();

@@ -28,8 +28,9 @@ pub(crate) struct Req {
     /// The current token span: its version and first token.
     pub seg_version: u32,
     pub seg_first: f64,
-    /// Spans recorded so far.
+    /// Spans recorded so far, and the version of the last one.
     pub n_versions: u32,
+    pub version_end: u32,
 }
 
 impl Req {
@@ -46,6 +47,7 @@ impl Req {
             seg_version: 0,
             seg_first: 0.0,
             n_versions: 0,
+            version_end: 0,
         }
     }
 
@@ -172,10 +174,7 @@ impl<'a, D: Draw> Pool<'a, D> {
                 i
             }
             None => {
-                self.groups.push(Group {
-                    members: Vec::with_capacity(self.sc.group_size as usize),
-                    ..g
-                });
+                self.groups.push(Group { members: Vec::with_capacity(self.sc.group_size as usize), ..g });
                 (self.groups.len() - 1) as u32
             }
         }
@@ -263,6 +262,7 @@ impl<'a, D: Draw> Pool<'a, D> {
             r.id = id;
             r.version_start = self.rollout_version;
             r.seg_version = self.rollout_version;
+            r.version_end = self.rollout_version;
             let g = &mut self.groups[r.group as usize];
             self.rec.start(r.length, t, self.rollout_version, slot, g.id);
             if p.prompt_tokens > 0.0 {
@@ -271,7 +271,8 @@ impl<'a, D: Draw> Pool<'a, D> {
                     && (g.cache_version == self.rollout_version || !p.clear_cache_on_update);
                 if !cached {
                     prefill = p.prompt_tokens;
-                    self.rec.prefill(prefill, g.cache_version != NONE_U32);
+                    // recomputed: the shared prefix was cached and a weight update cleared it
+                    self.rec.prefill(prefill, p.prefix_sharing && g.cache_version != NONE_U32);
                     g.cache_version = self.rollout_version;
                 }
             }
@@ -279,17 +280,13 @@ impl<'a, D: Draw> Pool<'a, D> {
             // a partial answer resumes (resubmitted, or carried to the next batch): prefill of
             // prompt + partial answer, and a new token span if the weights changed meanwhile
             if r.seg_version != self.rollout_version {
+                self.close_span(&mut r);
                 r.seg_version = self.rollout_version;
-                r.seg_first = r.done;
             }
             prefill = p.prompt_tokens + r.done;
             self.rec.prefill(prefill, true);
         }
-        r.decode_start = if prefill > 0.0 {
-            t + prefill / p.prefill_tokens_per_s
-        } else {
-            t
-        };
+        r.decode_start = if prefill > 0.0 { t + prefill / p.prefill_tokens_per_s } else { t };
         let finish = r.decode_start + (r.length - r.done) / self.speed;
         self.queue.set(slot, finish, r.id);
         self.slots[slot as usize] = Some(r);
@@ -312,20 +309,17 @@ impl<'a, D: Draw> Pool<'a, D> {
     /// (and not cancelled). Does not refill the slot.
     #[inline]
     pub fn finish(&mut self, slot: u32) -> Option<u32> {
-        let r = self.slots[slot as usize]
-            .take()
-            .expect("a slot event comes from a busy slot");
+        let r = self.slots[slot as usize].take().expect("a slot event comes from a busy slot");
         self.busy -= 1;
         let t = self.t;
-        self.rec.segment(r.id, r.seg_version, r.seg_first, r.length);
-        self.rec.finish(
-            r.id,
-            r.length - r.done,
-            t,
-            r.seg_version,
-            self.rollout_version,
-            r.n_versions + 1,
-        );
+        // the last span (empty when the answer was complete when it was stopped at a batch's end)
+        let (mut n_versions, mut version_end) = (r.n_versions, r.version_end);
+        if r.length > r.seg_first || n_versions == 0 {
+            self.rec.segment(r.id, r.seg_version, r.seg_first, r.length);
+            n_versions += 1;
+            version_end = r.seg_version;
+        }
+        self.rec.finish(r.id, r.length - r.done, t, version_end, self.rollout_version, n_versions);
         let g = &mut self.groups[r.group as usize];
         g.remaining -= 1;
         g.members.push(Member {
@@ -382,25 +376,35 @@ impl<'a, D: Draw> Pool<'a, D> {
     }
 
     /// Takes the request off `slot` at `self.t`: records its span and the tokens decoded so far.
-    fn take_off(&mut self, slot: usize) -> Option<Req> {
+    /// With `close_span`, the current token span ends here (the weights change); otherwise it
+    /// stays open and continues if the request resumes under the same version.
+    fn take_off(&mut self, slot: usize, close_span: bool) -> Option<Req> {
         let mut r = self.slots[slot].take()?;
         let progress = r.progress(self.t, self.speed);
         self.rec.decoded(progress - r.done);
-        if progress > r.seg_first {
-            self.rec.segment(r.id, r.seg_version, r.seg_first, progress);
-            r.n_versions += 1;
-        }
         r.done = progress;
-        r.seg_first = progress;
+        if close_span {
+            self.close_span(&mut r);
+        }
         self.busy -= 1;
         self.queue.set_idle(slot as u32);
         Some(r)
     }
 
+    /// Records the span of `r` from `seg_first` to the tokens decoded so far, if not empty.
+    fn close_span(&mut self, r: &mut Req) {
+        if r.done > r.seg_first {
+            self.rec.segment(r.id, r.seg_version, r.seg_first, r.done);
+            r.n_versions += 1;
+            r.version_end = r.seg_version;
+        }
+        r.seg_first = r.done;
+    }
+
     /// Aborts the request on `slot`: its tokens are wasted and its group is dropped.
     fn abort(&mut self, slot: usize) {
-        let Some(r) = self.take_off(slot) else { return };
-        self.rec.abort_sample(r.id, r.done, self.t, r.seg_version, r.n_versions);
+        let Some(r) = self.take_off(slot, true) else { return };
+        self.rec.abort_sample(r.id, r.done, self.t, r.version_end, r.n_versions);
         self.idle.push(slot as u32);
         self.cancel_group(r.group);
         let g = &mut self.groups[r.group as usize];
@@ -429,7 +433,7 @@ impl<'a, D: Draw> Pool<'a, D> {
                 self.abort(slot);
                 continue;
             }
-            let mut r = self.take_off(slot).expect("busy slot");
+            let mut r = self.take_off(slot, true).expect("busy slot");
             r.seg_version = version;
             r.decode_start = t;
             if mode != OnUpdate::KeepStale {
@@ -438,8 +442,7 @@ impl<'a, D: Draw> Pool<'a, D> {
                 self.rec.prefill(ctx, true);
                 r.decode_start = t + ctx / p.prefill_tokens_per_s;
             }
-            self.queue
-                .set(slot as u32, r.decode_start + (r.length - r.done) / self.speed, r.id);
+            self.queue.set(slot as u32, r.decode_start + (r.length - r.done) / self.speed, r.id);
             self.slots[slot] = Some(r);
             self.busy += 1;
         }
@@ -456,7 +459,7 @@ impl<'a, D: Draw> Pool<'a, D> {
                 continue;
             }
             if keep {
-                let r = self.take_off(slot).expect("busy slot");
+                let r = self.take_off(slot, false).expect("busy slot");
                 self.idle.push(slot as u32);
                 kept.push(r);
             } else {
@@ -482,13 +485,19 @@ impl<'a, D: Draw> Pool<'a, D> {
         let t = self.t;
         self.advance(t);
         let mut pending = 0.0;
-        for r in self.slots.iter().flatten() {
+        // open spans end with the run: every answer's spans tile the tokens it decoded
+        for slot in 0..self.slots.len() {
+            let Some(mut r) = self.slots[slot] else { continue };
             let progress = r.progress(t, self.speed);
             self.rec.decoded(progress - r.done);
+            r.done = progress;
+            self.close_span(&mut r);
             pending += progress;
         }
-        for r in &self.pending {
-            if !self.groups[r.group as usize].cancelled {
+        let waiting: Vec<Req> = self.pending.iter().copied().collect();
+        for mut r in waiting {
+            if !self.groups[r.group as usize].cancelled && r.id != NONE_U32 {
+                self.close_span(&mut r);
                 pending += r.done;
             }
         }

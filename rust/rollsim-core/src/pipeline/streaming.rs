@@ -230,12 +230,22 @@ impl<'a, D: Draw> Engine<'a, D> {
                 all
             }
             BatchOrder::LengthBalanced { quotas, .. } => {
-                if quotas.iter().zip(&self.ready).any(|(q, r)| r.len() < *q as usize) {
+                // each bucket's minimum first, then the oldest finished groups of any bucket
+                if (self.ready_groups as usize) < need
+                    || quotas.iter().zip(&self.ready).any(|(q, r)| r.len() < *q as usize)
+                {
                     return Ok(());
                 }
                 let mut v = Vec::with_capacity(need);
                 for (b, q) in quotas.iter().enumerate() {
                     v.extend(self.ready[b].drain(..*q as usize));
+                }
+                while v.len() < need {
+                    let b = (0..self.ready.len())
+                        .filter(|b| !self.ready[*b].is_empty())
+                        .min_by_key(|b| groups[self.ready[*b][0] as usize].seq)
+                        .expect("enough ready groups");
+                    v.push(self.ready[b].pop_front().expect("non-empty bucket"));
                 }
                 v
             }
@@ -247,10 +257,7 @@ impl<'a, D: Draw> Engine<'a, D> {
             let grp = &self.pool.groups[g as usize];
             self.pool.rec.train_group(step - grp.min_version);
             for m in &grp.members {
-                let st = self
-                    .pool
-                    .rec
-                    .train_sample(m.id, m.length, m.version_start, m.version_finish, step);
+                let st = self.pool.rec.train_sample(m.id, m.length, m.version_start, m.version_finish, step);
                 st_sum += st as u64;
                 st_max = st_max.max(st);
                 tokens += m.length;
@@ -263,17 +270,7 @@ impl<'a, D: Draw> Engine<'a, D> {
         let ready_after = self.ready_groups * sc.group_size;
         let idle = sc.rollout_slots as f64 * t - self.pool.busy_s;
         let wait = t - self.last_train_end;
-        self.pool.rec.step(
-            t,
-            t + sc.train_step_s,
-            wait,
-            st_sum,
-            st_max,
-            samples,
-            ready_after,
-            tokens,
-            idle,
-        );
+        self.pool.rec.step(t, t + sc.train_step_s, wait, st_sum, st_max, samples, ready_after, tokens, idle);
         self.next_train = Some(t + sc.train_step_s);
         if self.opt.max_lag_samples.is_some() {
             // trained samples free lag budget

@@ -124,10 +124,7 @@ pub struct Estimate {
 impl Hardware {
     pub fn validate(&self) -> Result<()> {
         if self.gpus_per_node == 0 || self.gpus_per_node > 1024 {
-            return Err(Error::field(
-                "gpus_per_node",
-                format!("must be in 1..=1024, got {}", self.gpus_per_node),
-            ));
+            return Err(Error::field("gpus_per_node", format!("must be in 1..=1024, got {}", self.gpus_per_node)));
         }
         finite_pos("nvlink_bytes_per_s", self.nvlink_bytes_per_s)?;
         finite_pos("nic_bytes_per_s", self.nic_bytes_per_s)?;
@@ -139,10 +136,7 @@ impl Hardware {
 impl Software {
     pub fn validate(&self) -> Result<()> {
         if !(self.efficiency.is_finite() && self.efficiency > 0.0 && self.efficiency <= 1.0) {
-            return Err(Error::field(
-                "efficiency",
-                format!("must be in (0, 1], got {}", self.efficiency),
-            ));
+            return Err(Error::field("efficiency", format!("must be in (0, 1], got {}", self.efficiency)));
         }
         finite_nonneg("per_tensor_s", self.per_tensor_s)?;
         finite_nonneg("per_bucket_s", self.per_bucket_s)?;
@@ -162,11 +156,7 @@ pub fn relay_time(tau: f64, hops: f64, alpha: f64, min_chunks: f64) -> (f64, f64
     if tau <= 0.0 {
         return (hops * alpha, 1.0);
     }
-    let c_star = if alpha > 0.0 {
-        ((hops - 1.0) * tau / alpha).sqrt()
-    } else {
-        f64::INFINITY
-    };
+    let c_star = if alpha > 0.0 { ((hops - 1.0) * tau / alpha).sqrt() } else { f64::INFINITY };
     if !c_star.is_finite() {
         // no per-chunk cost: infinitely fine chunks; the limit is tau
         return (tau, f64::INFINITY);
@@ -216,17 +206,12 @@ fn busiest(loads: &super::plan::LinkLoads, nic: f64, nvl: f64) -> (f64, f64, u64
 }
 
 fn max_msgs(loads: &super::plan::LinkLoads) -> u64 {
-    [
-        &loads.nic_out_msgs,
-        &loads.nic_in_msgs,
-        &loads.nvlink_out_msgs,
-        &loads.nvlink_in_msgs,
-    ]
-    .iter()
-    .flat_map(|v| v.iter())
-    .copied()
-    .max()
-    .unwrap_or(0)
+    [&loads.nic_out_msgs, &loads.nic_in_msgs, &loads.nvlink_out_msgs, &loads.nvlink_in_msgs]
+        .iter()
+        .flat_map(|v| v.iter())
+        .copied()
+        .max()
+        .unwrap_or(0)
 }
 
 /// Plans already built, keyed by (instances, colocated, gpus per node, bucket size): a sweep over
@@ -238,12 +223,7 @@ pub struct PlanCache {
 
 impl PlanCache {
     fn get(&mut self, model: &Model, train: &TrainLayout, infer: &InferLayout, po: &PlanOptions) -> Result<&LinkLoads> {
-        let key = (
-            infer.instances,
-            po.colocated,
-            po.gpus_per_node,
-            po.bucket_bytes.to_bits(),
-        );
+        let key = (infer.instances, po.colocated, po.gpus_per_node, po.bucket_bytes.to_bits());
         if let std::collections::hash_map::Entry::Vacant(v) = self.plans.entry(key) {
             v.insert(build_plan(model, train, infer, po)?.loads);
         }
@@ -305,11 +285,7 @@ pub fn estimate_cached(
         )
     };
 
-    let mut e = Estimate {
-        model_bytes: s,
-        n_buckets: nb,
-        ..Estimate::default()
-    };
+    let mut e = Estimate { model_bytes: s, n_buckets: nb, ..Estimate::default() };
     // senders: GPUs that hold (and quantize / copy to device) the source weights
     let mut senders = tw;
     match topo {
@@ -363,11 +339,7 @@ pub fn estimate_cached(
         Topology::Broadcast => {
             let p_all = infer.world();
             let nodes = (p_all as f64 / hw.gpus_per_node as f64).ceil();
-            let bw = if nodes <= 1.0 {
-                nvl
-            } else {
-                nvl.min(hw.gpus_per_node as f64 * nic)
-            };
+            let bw = if nodes <= 1.0 { nvl } else { nvl.min(hw.gpus_per_node as f64 * nic) };
             e.transfer_s = s / bw;
             e.latency_s = nb * alpha * (p_all as f64).log2().ceil().max(1.0);
             e.busiest_link_bytes = s;
@@ -381,11 +353,7 @@ pub fn estimate_cached(
     } else {
         0.0
     };
-    e.h2d_s = if sw.source_on_host {
-        s_train / senders / hw.pcie_bytes_per_s
-    } else {
-        0.0
-    };
+    e.h2d_s = if sw.source_on_host { s_train / senders / hw.pcie_bytes_per_s } else { 0.0 };
     let load_s = model.n_tensors() as f64 * sw.per_tensor_s + nb * sw.per_bucket_s;
     e.software_s = load_s + sw.per_update_s;
     e.pause_resume_s = sw.pause_resume_s;
@@ -408,13 +376,7 @@ mod tests {
     /// The chapter's model: 1e12 parameters in FP8 (1 byte each), sent as many equal tensors.
     fn chapter_model() -> Model {
         Model {
-            groups: vec![TensorGroup {
-                count: 8000,
-                elems: 125_000_000,
-                n_experts: 0,
-                layers: 1,
-                replicated: false,
-            }],
+            groups: vec![TensorGroup { count: 8000, elems: 125_000_000, n_experts: 0, layers: 1, replicated: false }],
             infer_bytes_per_elem: 1.0,
             train_bytes_per_elem: 1.0,
             align_elems: 1,
@@ -433,26 +395,10 @@ mod tests {
 
     fn run(topo: Topology, instances: u32) -> Estimate {
         let m = chapter_model();
-        let train = TrainLayout {
-            tp: 8,
-            pp: 1,
-            dp: 1,
-            ep: 1,
-            fsdp: false,
-        };
-        let infer = InferLayout {
-            instances,
-            tp: 8,
-            ep: 1,
-        };
-        let hw = Hardware {
-            latency_s: if matches!(topo, Topology::Relay { .. }) {
-                50e-6
-            } else {
-                0.0
-            },
-            ..chapter_hw()
-        };
+        let train = TrainLayout { tp: 8, pp: 1, dp: 1, ep: 1, fsdp: false };
+        let infer = InferLayout { instances, tp: 8, ep: 1 };
+        let hw =
+            Hardware { latency_s: if matches!(topo, Topology::Relay { .. }) { 50e-6 } else { 0.0 }, ..chapter_hw() };
         estimate(&m, &train, &infer, &hw, &Software::default(), topo).unwrap()
     }
 
@@ -495,10 +441,7 @@ mod tests {
 
     #[test]
     fn breakdown_sums_to_total() {
-        let m = Model {
-            train_bytes_per_elem: 2.0,
-            ..chapter_model()
-        };
+        let m = Model { train_bytes_per_elem: 2.0, ..chapter_model() };
         let sw = Software {
             per_tensor_s: 1e-4,
             per_bucket_s: 0.02,
@@ -509,18 +452,8 @@ mod tests {
         };
         let e = estimate(
             &m,
-            &TrainLayout {
-                tp: 8,
-                pp: 1,
-                dp: 2,
-                ep: 1,
-                fsdp: false,
-            },
-            &InferLayout {
-                instances: 4,
-                tp: 8,
-                ep: 1,
-            },
+            &TrainLayout { tp: 8, pp: 1, dp: 2, ep: 1, fsdp: false },
+            &InferLayout { instances: 4, tp: 8, ep: 1 },
             &chapter_hw(),
             &sw,
             Topology::Parallel,
@@ -534,48 +467,22 @@ mod tests {
 
     #[test]
     fn bad_values_are_refused() {
-        let sw = Software {
-            efficiency: 1.5,
-            ..Software::default()
-        };
+        let sw = Software { efficiency: 1.5, ..Software::default() };
         let e = estimate(
             &chapter_model(),
-            &TrainLayout {
-                tp: 8,
-                pp: 1,
-                dp: 1,
-                ep: 1,
-                fsdp: false,
-            },
-            &InferLayout {
-                instances: 1,
-                tp: 8,
-                ep: 1,
-            },
+            &TrainLayout { tp: 8, pp: 1, dp: 1, ep: 1, fsdp: false },
+            &InferLayout { instances: 1, tp: 8, ep: 1 },
             &chapter_hw(),
             &sw,
             Topology::Parallel,
         )
         .unwrap_err();
         assert!(e.to_string().starts_with("efficiency"));
-        let hw = Hardware {
-            nic_bytes_per_s: f64::NAN,
-            ..chapter_hw()
-        };
+        let hw = Hardware { nic_bytes_per_s: f64::NAN, ..chapter_hw() };
         let e = estimate(
             &chapter_model(),
-            &TrainLayout {
-                tp: 8,
-                pp: 1,
-                dp: 1,
-                ep: 1,
-                fsdp: false,
-            },
-            &InferLayout {
-                instances: 1,
-                tp: 8,
-                ep: 1,
-            },
+            &TrainLayout { tp: 8, pp: 1, dp: 1, ep: 1, fsdp: false },
+            &InferLayout { instances: 1, tp: 8, ep: 1 },
             &hw,
             &Software::default(),
             Topology::Parallel,

@@ -111,12 +111,7 @@ impl TrainLayout {
         self.tp as u64 * self.pp as u64 * self.dp as u64
     }
     pub fn validate(&self) -> Result<()> {
-        for (name, v) in [
-            ("train.tp", self.tp),
-            ("train.pp", self.pp),
-            ("train.dp", self.dp),
-            ("train.ep", self.ep),
-        ] {
+        for (name, v) in [("train.tp", self.tp), ("train.pp", self.pp), ("train.dp", self.dp), ("train.ep", self.ep)] {
             if v == 0 || v > 65_536 {
                 return Err(Error::field(name, format!("must be in 1..=65536, got {v}")));
             }
@@ -125,10 +120,7 @@ impl TrainLayout {
         if stage % self.ep as u64 != 0 {
             return Err(Error::field(
                 "train.ep",
-                format!(
-                    "must divide tp * dp = {stage} (experts are spread over a stage's ranks), got {}",
-                    self.ep
-                ),
+                format!("must divide tp * dp = {stage} (experts are spread over a stage's ranks), got {}", self.ep),
             ));
         }
         if self.world() > 1 << 20 {
@@ -152,20 +144,13 @@ impl InferLayout {
         self.instances as u64 * self.tp as u64
     }
     pub fn validate(&self) -> Result<()> {
-        for (name, v) in [
-            ("infer.instances", self.instances),
-            ("infer.tp", self.tp),
-            ("infer.ep", self.ep),
-        ] {
+        for (name, v) in [("infer.instances", self.instances), ("infer.tp", self.tp), ("infer.ep", self.ep)] {
             if v == 0 || v > 65_536 {
                 return Err(Error::field(name, format!("must be in 1..=65536, got {v}")));
             }
         }
         if self.tp % self.ep != 0 {
-            return Err(Error::field(
-                "infer.ep",
-                format!("must divide infer.tp = {}, got {}", self.tp, self.ep),
-            ));
+            return Err(Error::field("infer.ep", format!("must divide infer.tp = {}, got {}", self.tp, self.ep)));
         }
         if self.world() > 1 << 20 {
             return Err(Error::field("infer", "instances * tp must be <= 1048576"));

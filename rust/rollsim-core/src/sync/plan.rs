@@ -126,11 +126,7 @@ pub fn build_plan(model: &Model, train: &TrainLayout, infer: &InferLayout, opts:
         needed_bytes: vec![0.0; iw as usize],
     };
     let mut pair: HashMap<(u32, u32), f64> = HashMap::new();
-    let mut tr = if opts.record_transfers {
-        Some(Transfers::default())
-    } else {
-        None
-    };
+    let mut tr = if opts.record_transfers { Some(Transfers::default()) } else { None };
     let mut n_transfers = 0u64;
     let mut total = 0.0f64;
     // disaggregated: the inference pool starts on the first node after the training pool's nodes
@@ -159,11 +155,7 @@ pub fn build_plan(model: &Model, train: &TrainLayout, infer: &InferLayout, opts:
         for i in 0..g.count {
             let layer = (i / per_layer).min(g.layers as u64 - 1);
             let stage = layer * pp / g.layers as u64;
-            let expert = if g.n_experts > 0 {
-                Some((i % per_layer) * g.n_experts as u64 / per_layer)
-            } else {
-                None
-            };
+            let expert = if g.n_experts > 0 { Some((i % per_layer) * g.n_experts as u64 / per_layer) } else { None };
             let rank = |d: u64, t: u64| -> u32 { ((stage * dp + d) * tp + t) as u32 };
             // --- source copies
             copies.clear();
@@ -184,11 +176,7 @@ pub fn build_plan(model: &Model, train: &TrainLayout, infer: &InferLayout, opts:
                     } else {
                         for d in 0..dp {
                             for t in 0..tp {
-                                copies.push(vec![Part {
-                                    rank: rank(d, t),
-                                    lo: 0,
-                                    hi: units,
-                                }]);
+                                copies.push(vec![Part { rank: rank(d, t), lo: 0, hi: units }]);
                             }
                         }
                     }
@@ -223,10 +211,8 @@ pub fn build_plan(model: &Model, train: &TrainLayout, infer: &InferLayout, opts:
                 }
                 (Some(e), false) => {
                     let k = e * ep / g.n_experts as u64; // EP rank holding this expert
-                    let holders: Vec<u32> = (0..tp * dp)
-                        .filter(|l| l % ep == k)
-                        .map(|l| rank(l / tp, l % tp))
-                        .collect();
+                    let holders: Vec<u32> =
+                        (0..tp * dp).filter(|l| l % ep == k).map(|l| rank(l / tp, l % tp)).collect();
                     if train.fsdp {
                         let n = holders.len() as u64;
                         copies.push(
@@ -242,11 +228,7 @@ pub fn build_plan(model: &Model, train: &TrainLayout, infer: &InferLayout, opts:
                         );
                     } else {
                         for &r in &holders {
-                            copies.push(vec![Part {
-                                rank: r,
-                                lo: 0,
-                                hi: units,
-                            }]);
+                            copies.push(vec![Part { rank: r, lo: 0, hi: units }]);
                         }
                     }
                 }
@@ -353,12 +335,7 @@ pub fn build_plan(model: &Model, train: &TrainLayout, infer: &InferLayout, opts:
             loads.nic_in_msgs[d as usize] += msgs;
         }
     }
-    Ok(Plan {
-        loads,
-        transfers: tr,
-        n_transfers,
-        total_bytes: total,
-    })
+    Ok(Plan { loads, transfers: tr, n_transfers, total_bytes: total })
 }
 
 #[cfg(test)]
@@ -369,27 +346,9 @@ mod tests {
     fn moe() -> Model {
         Model {
             groups: vec![
-                TensorGroup {
-                    count: 4 * 3,
-                    elems: 1000,
-                    n_experts: 0,
-                    layers: 4,
-                    replicated: false,
-                },
-                TensorGroup {
-                    count: 4 * 2,
-                    elems: 10,
-                    n_experts: 0,
-                    layers: 4,
-                    replicated: true,
-                },
-                TensorGroup {
-                    count: 4 * 16 * 3,
-                    elems: 777,
-                    n_experts: 16,
-                    layers: 4,
-                    replicated: false,
-                },
+                TensorGroup { count: 4 * 3, elems: 1000, n_experts: 0, layers: 4, replicated: false },
+                TensorGroup { count: 4 * 2, elems: 10, n_experts: 0, layers: 4, replicated: true },
+                TensorGroup { count: 4 * 16 * 3, elems: 777, n_experts: 16, layers: 4, replicated: false },
             ],
             infer_bytes_per_elem: 2.0,
             train_bytes_per_elem: 2.0,
@@ -399,11 +358,7 @@ mod tests {
 
     /// Every destination gets exactly the bytes it needs, each element once.
     fn check_exact(model: &Model, train: TrainLayout, infer: InferLayout) {
-        let opts = PlanOptions {
-            record_transfers: true,
-            gpus_per_node: 8,
-            ..PlanOptions::default()
-        };
+        let opts = PlanOptions { record_transfers: true, gpus_per_node: 8, ..PlanOptions::default() };
         let plan = build_plan(model, &train, &infer, &opts).unwrap();
         let t = plan.transfers.unwrap();
         let mut cover: HashMap<(u32, u32, u64), Vec<(u64, u64)>> = HashMap::new();
@@ -428,72 +383,17 @@ mod tests {
             .iter()
             .map(|g| g.count as f64 * g.elems as f64 * 2.0 * if g.replicated { infer.tp as f64 } else { 1.0 })
             .sum();
-        assert!(
-            (need - per_inst * infer.instances as f64).abs() < 1e-6,
-            "{need} vs {per_inst}"
-        );
+        assert!((need - per_inst * infer.instances as f64).abs() < 1e-6, "{need} vs {per_inst}");
     }
 
     #[test]
     fn exact_cover_various_layouts() {
         let m = moe();
         for (train, infer) in [
-            (
-                TrainLayout {
-                    tp: 2,
-                    pp: 2,
-                    dp: 2,
-                    ep: 4,
-                    fsdp: false,
-                },
-                InferLayout {
-                    instances: 3,
-                    tp: 4,
-                    ep: 1,
-                },
-            ),
-            (
-                TrainLayout {
-                    tp: 1,
-                    pp: 1,
-                    dp: 8,
-                    ep: 8,
-                    fsdp: true,
-                },
-                InferLayout {
-                    instances: 2,
-                    tp: 8,
-                    ep: 8,
-                },
-            ),
-            (
-                TrainLayout {
-                    tp: 4,
-                    pp: 1,
-                    dp: 3,
-                    ep: 2,
-                    fsdp: false,
-                },
-                InferLayout {
-                    instances: 1,
-                    tp: 6,
-                    ep: 3,
-                },
-            ),
-            (
-                TrainLayout {
-                    tp: 1,
-                    pp: 4,
-                    dp: 1,
-                    ep: 1,
-                    fsdp: false,
-                },
-                InferLayout {
-                    instances: 2,
-                    tp: 1,
-                    ep: 1,
-                },
-            ),
+            (TrainLayout { tp: 2, pp: 2, dp: 2, ep: 4, fsdp: false }, InferLayout { instances: 3, tp: 4, ep: 1 }),
+            (TrainLayout { tp: 1, pp: 1, dp: 8, ep: 8, fsdp: true }, InferLayout { instances: 2, tp: 8, ep: 8 }),
+            (TrainLayout { tp: 4, pp: 1, dp: 3, ep: 2, fsdp: false }, InferLayout { instances: 1, tp: 6, ep: 3 }),
+            (TrainLayout { tp: 1, pp: 4, dp: 1, ep: 1, fsdp: false }, InferLayout { instances: 2, tp: 1, ep: 1 }),
         ] {
             check_exact(&m, train, infer);
         }
@@ -503,24 +403,11 @@ mod tests {
     fn alignment_is_respected() {
         let mut m = moe();
         m.align_elems = 64;
-        let opts = PlanOptions {
-            record_transfers: true,
-            ..PlanOptions::default()
-        };
+        let opts = PlanOptions { record_transfers: true, ..PlanOptions::default() };
         let p = build_plan(
             &m,
-            &TrainLayout {
-                tp: 3,
-                pp: 1,
-                dp: 1,
-                ep: 1,
-                fsdp: false,
-            },
-            &InferLayout {
-                instances: 1,
-                tp: 4,
-                ep: 1,
-            },
+            &TrainLayout { tp: 3, pp: 1, dp: 1, ep: 1, fsdp: false },
+            &InferLayout { instances: 1, tp: 4, ep: 1 },
             &opts,
         )
         .unwrap();
@@ -531,25 +418,11 @@ mod tests {
     #[test]
     fn more_replicas_spread_load() {
         let m = moe();
-        let infer = InferLayout {
-            instances: 8,
-            tp: 8,
-            ep: 1,
-        };
+        let infer = InferLayout { instances: 8, tp: 8, ep: 1 };
         let max_out = |dp| {
-            let p = build_plan(
-                &m,
-                &TrainLayout {
-                    tp: 8,
-                    pp: 1,
-                    dp,
-                    ep: 1,
-                    fsdp: false,
-                },
-                &infer,
-                &PlanOptions::default(),
-            )
-            .unwrap();
+            let p =
+                build_plan(&m, &TrainLayout { tp: 8, pp: 1, dp, ep: 1, fsdp: false }, &infer, &PlanOptions::default())
+                    .unwrap();
             p.loads.nic_out_bytes.iter().cloned().fold(0.0, f64::max)
         };
         assert!(max_out(2) < max_out(1));
@@ -561,36 +434,16 @@ mod tests {
         let m = moe();
         let e = build_plan(
             &m,
-            &TrainLayout {
-                tp: 2,
-                pp: 1,
-                dp: 1,
-                ep: 3,
-                fsdp: false,
-            },
-            &InferLayout {
-                instances: 1,
-                tp: 2,
-                ep: 1,
-            },
+            &TrainLayout { tp: 2, pp: 1, dp: 1, ep: 3, fsdp: false },
+            &InferLayout { instances: 1, tp: 2, ep: 1 },
             &PlanOptions::default(),
         )
         .unwrap_err();
         assert!(e.to_string().starts_with("train.ep"));
         let e = build_plan(
             &m,
-            &TrainLayout {
-                tp: 1,
-                pp: 1,
-                dp: 1,
-                ep: 1,
-                fsdp: false,
-            },
-            &InferLayout {
-                instances: 1,
-                tp: 4,
-                ep: 3,
-            },
+            &TrainLayout { tp: 1, pp: 1, dp: 1, ep: 1, fsdp: false },
+            &InferLayout { instances: 1, tp: 4, ep: 3 },
             &PlanOptions::default(),
         )
         .unwrap_err();
