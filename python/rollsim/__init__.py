@@ -13,7 +13,7 @@ from rollsim.lengths import Empirical, LogNormal
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
 from rollsim.simulate import LONG_TOKENS, SHORT_TOKENS, Result, compare, simulate
-from rollsim import theory
+from rollsim import presets, theory
 from rollsim.sweep import aggregate, read_sweep, sweep  # rebinds rollsim.sweep to the function
 from rollsim.sweep import space as sweep_space
 
@@ -39,6 +39,7 @@ __all__ = [
     "read_sweep",
     "sweep_space",
     "theory",
+    "presets",
     "datasets",
     "plot",
     "report",

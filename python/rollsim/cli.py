@@ -158,6 +158,30 @@ def _cmd_run(a: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_presets(a: argparse.Namespace) -> int:
+    from rollsim import presets
+
+    base = _scenario(a).replace(group_size=a.group_size, prompt_tokens=a.prompt_tokens,
+                                prefill_tokens_per_s=a.prefill_tokens_per_s)
+    df = presets.compare(base)
+    if a.format == "csv":
+        print(df.write_csv(), end="")
+        return 0
+    cols = [("system", "system", "s"), ("steps", "steps", "s"), ("rollout_utilization", "utilization", "pct"),
+            ("staleness_mean", "stale mean", "f1"), ("staleness_max", "stale max", "s"),
+            ("staleness_mean_long", "long >8K", "f1"), ("drop_fraction", "dropped", "pct"),
+            ("wasted_fraction", "tokens wasted", "pct"), ("tokens_recomputed", "recomputed tok", "s")]
+    rows = [[h for _, h, _ in cols]]
+    for r in df.iter_rows(named=True):
+        r = dict(r, tokens_recomputed=f"{r['tokens_recomputed']:.3g}")
+        rows.append([_fmt(r[c], k) for c, _, k in cols])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(cols))]
+    lines = ["  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    print("\n".join(lines))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rollsim", description="Simulate RL post-training pipelines for LLMs.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -174,6 +198,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--max-staleness", type=int, default=None, help="drop-at-consumption cap (fully-async)")
     r.add_argument("--out", default=None, help="directory for samples/steps parquet and summary.json")
     r.set_defaults(func=_cmd_run)
+    pr = sub.add_parser("presets", help="AReaL, verl, PipelineRL, slime, PRIME-RL side by side")
+    _add_scenario_args(pr, default_rng="fast")
+    pr.add_argument("--group-size", type=int, default=8, help="answers per prompt (%(default)s)")
+    pr.add_argument("--prompt-tokens", type=float, default=500.0, help="prompt length, tokens (%(default)s)")
+    pr.add_argument("--prefill-tokens-per-s", type=float, default=10000.0,
+                    help="prefill throughput per slot, tokens/s (%(default)s)")
+    pr.add_argument("--format", choices=("table", "csv"), default="table")
+    pr.set_defaults(func=_cmd_presets)
     from rollsim import report as report_cli
     from rollsim import sweep_cli
     from rollsim.sync import cli as sync_cli

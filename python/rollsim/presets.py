@@ -1,0 +1,150 @@
+"""Published systems' configurations mapped onto scenarios.
+
+Each function takes the knob the system exposes, and an optional base ``scenario`` (pool, trainer,
+lengths, groups, prompts; default ``Scenario()``), and returns a ``Scenario`` whose pipeline follows
+that system's rules as described in its public docs and code (summarized in
+../shared/notes/semantics.md). Where a system's behaviour had to be approximated, the docstring
+says how. Use :func:`compare` for a side-by-side table.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import polars as pl
+
+from rollsim.errors import invalid
+from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
+from rollsim.scenario import Scenario
+from rollsim.simulate import simulate
+
+__all__ = ["areal", "verl_fully_async", "pipeline_rl", "slime_partial_rollout", "prime_rl", "compare", "PRESETS"]
+
+
+def _base(scenario: Scenario | None) -> Scenario:
+    if scenario is None:
+        return Scenario()
+    if not isinstance(scenario, Scenario):
+        raise invalid("scenario", f"must be a rollsim.Scenario, got {type(scenario).__name__}")
+    return scenario
+
+
+def _nonneg_int(field: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise invalid(field, f"must be an integer >= 0, got {value!r}")
+    return value
+
+
+def areal(eta: int = 2, *, interruptible: bool = True, scenario: Scenario | None = None) -> Scenario:
+    """AReaL (Fu et al., arXiv 2505.24298): fully asynchronous with admission control.
+
+    * ``eta`` = ``max_head_offpolicyness``: a group starts only while
+      ``accepted + running + group_size <= (eta + version + 1) * batch_size`` (the staleness
+      manager's capacity rule); nothing is dropped.
+    * Batches take the oldest samples first.
+    * ``interruptible=True`` (the paper's interruptible generation): at each weight update the
+      in-flight requests are interrupted and resubmitted as prompt + partial answer under the new
+      weights (``on_update="abort_resubmit"``: one prefill of the context so far).
+    """
+    eta = _nonneg_int("eta", eta)
+    return _base(scenario).replace(pipeline=FullyAsync(
+        admission_eta=eta, batch_order="oldest_first", on_update="abort_resubmit" if interruptible else "continue"))
+
+
+def verl_fully_async(staleness_threshold: float = 0.5, partial_rollout: bool = True, *,
+                     scenario: Scenario | None = None) -> Scenario:
+    """verl ``fully_async_policy`` (verl docs, advance/fully_async.md).
+
+    * The rollouter may produce at most ``(1 + staleness_threshold) * batch`` samples per parameter
+      sync window; modelled as a bound on samples started and not yet trained:
+      ``max_lag_samples = ceil((1 + staleness_threshold) * batch_size)`` (our approximation of the
+      window accounting; ``staleness_threshold = 0`` is then on-policy streaming with one batch in
+      flight).
+    * ``partial_rollout=True``: at a sync, in-flight requests are paused and resumed with the new
+      weights (``keep_recompute``: one prefill of the context); ``False``: the sync waits for them to
+      finish (``wait``).
+    """
+    if isinstance(staleness_threshold, bool) or not isinstance(staleness_threshold, (int, float)) \
+            or not 0 <= staleness_threshold < 1e6:
+        raise invalid("staleness_threshold", f"must be a number >= 0, got {staleness_threshold!r}")
+    base = _base(scenario)
+    lag = max(base.group_size, math.ceil((1.0 + staleness_threshold) * base.batch_size))
+    return base.replace(pipeline=FullyAsync(
+        max_lag_samples=lag, on_update="keep_recompute" if partial_rollout else "wait"))
+
+
+def pipeline_rl(max_lag: int | None = None, *, scenario: Scenario | None = None) -> Scenario:
+    """PipelineRL (ServiceNow; Piché et al., arXiv 2509.19128): in-flight weight updates.
+
+    * After each optimizer step the new weights are loaded into the inference engines without
+      stopping generation: in-flight sequences continue on their old KV cache with the new weights
+      (``on_update="keep_stale"``; tokens of one answer mix versions).
+    * ``max_lag``: a bound, in samples, on generation running ahead of training (samples started and
+      not yet trained); default two batches.
+    """
+    base = _base(scenario)
+    lag = 2 * base.batch_size if max_lag is None else max_lag
+    if isinstance(lag, bool) or not isinstance(lag, int) or lag < base.group_size:
+        raise invalid("max_lag", f"must be an integer >= group_size ({base.group_size}), got {max_lag!r}")
+    return base.replace(pipeline=FullyAsync(max_lag_samples=lag, on_update="keep_stale"))
+
+
+def slime_partial_rollout(over_sampling: float = math.inf, *, one_step: bool = False,
+                          scenario: Scenario | None = None) -> Scenario:
+    """slime ``--partial-rollout`` (THUDM/slime; also Kimi k1.5): synchronous training whose rollout
+    keeps every slot busy with more prompts than the batch needs (``--over-sampling-batch-size``;
+    ``math.inf``: unlimited), stops when the batch is full, and puts the unfinished answers back in
+    the buffer; they continue first in the next step with the new weights (prefill of prompt +
+    partial answer). ``one_step=True`` uses ``train_async.py`` (generation one step ahead)."""
+    pipeline_cls = OneStepAsync if one_step else Synchronous
+    return _base(scenario).replace(pipeline=pipeline_cls(over_sampling=over_sampling, keep_partial=True))
+
+
+def prime_rl(async_level: int = 2, max_off_policy_steps: int | None = 8, *,
+             scenario: Scenario | None = None) -> Scenario:
+    """PRIME-RL (PrimeIntellect): inference may run up to ``async_level`` steps ahead of the trainer
+    (PRIME-RL docs, "Asynchronous Training"; default 2), modelled as at most
+    ``(async_level + 1) * batch_size`` samples started and not yet trained (the same accounting as
+    tinker's ``sampling_steps_ahead``); samples older than ``max_off_policy_steps`` are dropped at
+    consumption. In-flight requests keep the weights they started with (``continue``): an
+    assumption, PRIME-RL reloads weights between requests."""
+    async_level = _nonneg_int("async_level", async_level)
+    if max_off_policy_steps is not None:
+        max_off_policy_steps = _nonneg_int("max_off_policy_steps", max_off_policy_steps)
+    base = _base(scenario)
+    return base.replace(pipeline=FullyAsync(
+        max_lag_samples=(async_level + 1) * base.batch_size, max_staleness=max_off_policy_steps))
+
+
+#: name -> preset function with its default knobs, for :func:`compare` and ``rollsim presets``.
+PRESETS: dict[str, Callable[..., Scenario]] = {
+    "AReaL (eta=2)": areal,
+    "verl fully_async (0.5, partial)": verl_fully_async,
+    "PipelineRL (lag 2 batches)": pipeline_rl,
+    "slime partial rollout": slime_partial_rollout,
+    "PRIME-RL (async 2, max 8)": prime_rl,
+}
+
+_COLUMNS = ("steps", "rollout_utilization", "staleness_mean", "staleness_max", "staleness_mean_long",
+            "drop_fraction", "tokens_wasted", "tokens_recomputed", "tokens_generated", "end_s")
+
+
+def compare(scenario: Scenario | None = None, *, baselines: bool = True) -> pl.DataFrame:
+    """Runs every preset (and, with ``baselines``, synchronous and the chapter's fully async) on
+    ``scenario``. Returns one row per system: ``system`` and the summary columns ``steps``,
+    ``rollout_utilization``, ``staleness_mean``, ``staleness_max``, ``staleness_mean_long``,
+    ``drop_fraction``, ``tokens_wasted``, ``tokens_recomputed``, ``tokens_generated``, ``end_s``,
+    plus ``wasted_fraction`` (tokens wasted / generated)."""
+    base = _base(scenario)
+    runs: list[tuple[str, Scenario]] = []
+    if baselines:
+        runs += [("synchronous", base.replace(pipeline=Synchronous())),
+                 ("fully async (chapter)", base.replace(pipeline=FullyAsync()))]
+    runs += [(name, fn(scenario=base)) for name, fn in PRESETS.items()]
+    rows = []
+    for name, sc in runs:
+        s = simulate(sc, record="summary").summary
+        rows.append({"system": name} | {k: s[k] for k in _COLUMNS})
+    return pl.DataFrame(rows).with_columns(
+        (pl.col("tokens_wasted") / pl.col("tokens_generated")).alias("wasted_fraction"))
