@@ -136,6 +136,14 @@ def main() -> None:
     sc = rollsim.Scenario(horizon_s=H, pipeline=rollsim.FullyAsync(2))
     dt, res = best_of(lambda: rollsim.simulate(sc, record="summary"), a.repeat)
     rows.append(("rollsim cap=2 record=summary", res.summary["events"], dt))
+    # the general streaming engine on the same scenario (groups, policies, update modes available)
+    sc = rollsim.Scenario(horizon_s=H)
+    dt, res = best_of(lambda: rollsim.simulate(sc, record="summary", _general_engine=True), a.repeat)
+    rows.append(("rollsim general engine, record=summary", res.summary["events"], dt))
+    sc = rollsim.presets.areal(2, scenario=rollsim.Scenario(horizon_s=H, group_size=8, prompt_tokens=500.0,
+                                                             prefill_tokens_per_s=10000.0))
+    dt, res = best_of(lambda: rollsim.simulate(sc, record="summary"), a.repeat)
+    rows.append(("rollsim AReaL preset (groups of 8, prefill)", res.summary["events"], dt))
 
     dt, n = best_of(lambda: heapq_loop(h), 1)
     rows.append(("python heapq loop", n, dt))
