@@ -1,5 +1,6 @@
 //! Criterion benchmark of the engine on the chapter's scenario (see README "Performance").
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use rollsim_core::scenario::{BatchOrder, OnUpdate, Prefill, Streaming};
 use rollsim_core::{run_simple, Pipeline, RunOptions, Scenario};
 
 fn bench(c: &mut Criterion) {
@@ -17,6 +18,25 @@ fn bench(c: &mut Criterion) {
         g.throughput(Throughput::Elements(events));
         g.bench_function(name, |b| b.iter(|| run_simple(&sc, &opts).unwrap()));
     }
+    // The general streaming engine on the chapter's scenario, and a real system's configuration.
+    let sc = Scenario { horizon_s: 360_000.0, ..Scenario::default() };
+    let general = RunOptions { record_samples: false, general_engine: true, ..RunOptions::default() };
+    g.throughput(Throughput::Elements(run_simple(&sc, &general).unwrap().summary.events));
+    g.bench_function("streaming_general_summary", |b| b.iter(|| run_simple(&sc, &general).unwrap()));
+    let areal = Scenario {
+        group_size: 8,
+        prefill: Prefill { prompt_tokens: 500.0, prefill_tokens_per_s: 10_000.0, ..Prefill::default() },
+        pipeline: Pipeline::FullyAsync(Streaming {
+            admission_eta: Some(2),
+            batch_order: BatchOrder::OldestFirst,
+            on_update: OnUpdate::AbortResubmit,
+            ..Streaming::default()
+        }),
+        ..sc.clone()
+    };
+    let opts = RunOptions { record_samples: false, ..RunOptions::default() };
+    g.throughput(Throughput::Elements(run_simple(&areal, &opts).unwrap().summary.events));
+    g.bench_function("areal_groups_summary", |b| b.iter(|| run_simple(&areal, &opts).unwrap()));
     g.finish();
 }
 
