@@ -13,7 +13,7 @@ from rollsim.lengths import Empirical, LogNormal
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
 from rollsim.simulate import LONG_TOKENS, SHORT_TOKENS, Result, compare, simulate
-from rollsim import presets, theory
+from rollsim import presets, resources, theory
 from rollsim.sweep import aggregate, read_sweep, sweep  # rebinds rollsim.sweep to the function
 from rollsim.sweep import space as sweep_space
 
@@ -40,6 +40,7 @@ __all__ = [
     "sweep_space",
     "theory",
     "presets",
+    "resources",
     "datasets",
     "plot",
     "report",

@@ -182,6 +182,28 @@ def _cmd_presets(a: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_split(a: argparse.Namespace) -> int:
+    from rollsim import resources
+
+    pipeline = {"sync": Synchronous(), "one-step": OneStepAsync(), "fully-async": FullyAsync(a.max_staleness)}[a.pipeline]
+    res = resources.gpu_split(_scenario(a, pipeline), a.gpus, gpus_per_instance=a.gpus_per_instance,
+                              slots_per_instance=a.slots_per_instance, gpu_s_per_token=a.gpu_s_per_token,
+                              train_fixed_s=a.train_fixed_s)
+    t = res.table
+    if a.format == "csv":
+        print(t.write_csv(), end="")
+        return 0
+    header = f"{'rollout':>7} {'train':>5} {'slots':>6} {'step s':>8} {'trainer idle':>12} {'rollout util':>12} " \
+             f"{'tokens/s':>9} {'tok/s/GPU':>9} {'stale':>5}"
+    print(header)
+    for r in t.iter_rows(named=True):
+        mark = "  <- best" if r["rollout_gpus"] == res.best["rollout_gpus"] else ""
+        print(f"{r['rollout_gpus']:>7} {r['train_gpus']:>5} {r['rollout_slots']:>6} {r['step_time_s']:>8.1f} "
+              f"{r['trainer_idle_fraction']:>12.0%} {r['rollout_utilization']:>12.0%} {r['tokens_trained_per_s']:>9.0f} "
+              f"{r['tokens_per_s_per_gpu']:>9.1f} {r['staleness_mean']:>5.2f}{mark}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rollsim", description="Simulate RL post-training pipelines for LLMs.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -206,6 +228,18 @@ def build_parser() -> argparse.ArgumentParser:
                     help="prefill throughput per slot, tokens/s (%(default)s)")
     pr.add_argument("--format", choices=("table", "csv"), default="table")
     pr.set_defaults(func=_cmd_presets)
+    sp = sub.add_parser("split", help="search the rollout / training split of a GPU budget")
+    _add_scenario_args(sp, default_rng="fast")
+    sp.add_argument("--gpus", type=int, required=True, help="GPU budget")
+    sp.add_argument("--gpus-per-instance", type=int, default=1, help="GPUs per inference instance (%(default)s)")
+    sp.add_argument("--slots-per-instance", type=int, default=64, help="sequences per instance (%(default)s)")
+    sp.add_argument("--gpu-s-per-token", type=float, required=True,
+                    help="GPU-seconds of training per token of the batch")
+    sp.add_argument("--train-fixed-s", type=float, default=0.0, help="fixed seconds per step (%(default)s)")
+    sp.add_argument("--pipeline", choices=("sync", "one-step", "fully-async"), default="fully-async")
+    sp.add_argument("--max-staleness", type=int, default=None)
+    sp.add_argument("--format", choices=("table", "csv"), default="table")
+    sp.set_defaults(func=_cmd_split)
     from rollsim import report as report_cli
     from rollsim import sweep_cli
     from rollsim.sync import cli as sync_cli

@@ -57,7 +57,12 @@ class Scenario:
     batch_size : int
         Samples per training step, in [1, 2**24].
     train_step_s : float
-        Seconds per training step, >= 0 (the trainer's compute).
+        Fixed seconds per training step, >= 0 (the trainer's compute).
+    train_s_per_token : float
+        Seconds per token of the batch, >= 0, added to every step: the part of training that scales
+        with the tokens trained (forward, backward, optimizer; include a log-prob recompute phase
+        here). A step over a batch of ``n`` tokens lasts ``train_step_s + train_s_per_token * n``
+        (``+ weight_sync_s``).
     weight_sync_s : float
         Seconds per weight update after each step, >= 0; the new policy version is available
         ``train_step_s + weight_sync_s`` after the step starts. Take it from
@@ -103,6 +108,7 @@ class Scenario:
     seed: int = 0
     rng: Literal["fast", "python"] = "fast"
     weight_sync_s: float = 0.0
+    train_s_per_token: float = 0.0
     group_size: int = 1
     prompt_tokens: float = 0.0
     prefill_tokens_per_s: float = math.inf
@@ -117,6 +123,7 @@ class Scenario:
         set_(self, "decode_tokens_per_s", speed)
         set_(self, "train_step_s", _seconds("train_step_s", self.train_step_s, allow_zero=True))
         set_(self, "weight_sync_s", _seconds("weight_sync_s", self.weight_sync_s, allow_zero=True))
+        set_(self, "train_s_per_token", _seconds("train_s_per_token", self.train_s_per_token, allow_zero=True))
         set_(self, "horizon_s", _seconds("horizon_s", self.horizon_s, allow_zero=False))
         if not isinstance(self.lengths, (LogNormal, Empirical)):
             raise invalid("lengths", f"must be LogNormal(...) or Empirical(...), got {type(self.lengths).__name__}")
@@ -199,6 +206,7 @@ class Scenario:
             "decode_tokens_per_s": self.decode_tokens_per_s,
             "batch_size": self.batch_size,
             "train_step_s": self.train_step_s + self.weight_sync_s,
+            "train_s_per_token": self.train_s_per_token,
             "horizon_s": self.horizon_s,
             "lengths": self.lengths.to_dict(),
             "pipeline": pipeline,
@@ -223,7 +231,10 @@ class Scenario:
 
     def throughput_ratio(self) -> float:
         """Rollout throughput over training throughput, samples per second:
-        ``(rollout_slots * decode_tokens_per_s / mean_tokens) * (train_step_s + weight_sync_s) / batch_size``.
+        ``(rollout_slots * decode_tokens_per_s / mean_tokens) * step_s / batch_size`` with
+        ``step_s = train_step_s + weight_sync_s + train_s_per_token * batch_size * mean_tokens``.
         Above 1, generation outruns training in a fully asynchronous pipeline without a cap."""
-        rollout = self.rollout_slots * self.decode_tokens_per_s / self.lengths.mean_tokens()
-        return rollout * (self.train_step_s + self.weight_sync_s) / self.batch_size
+        mean = self.lengths.mean_tokens()
+        rollout = self.rollout_slots * self.decode_tokens_per_s / mean
+        step_s = self.train_step_s + self.weight_sync_s + self.train_s_per_token * self.batch_size * mean
+        return rollout * step_s / self.batch_size

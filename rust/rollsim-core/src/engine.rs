@@ -93,7 +93,7 @@ fn with_pipeline<D: Draw>(
             (end, unbounded)
         }
     };
-    let mut res = rec.finish_run(end_s, sc.rollout_slots, sc.train_step_s, outrun, sc.batch_size);
+    let mut res = rec.finish_run(end_s, sc.rollout_slots, outrun, sc.batch_size);
     res.summary.throughput_ratio = sc.throughput_ratio();
     Ok(res)
 }

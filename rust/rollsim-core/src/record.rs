@@ -319,21 +319,15 @@ impl Recorder {
     }
 
     /// Fills the derived totals once the run has ended at `end_s`. `slot_busy_s` must be final.
-    pub fn finish_run(
-        mut self,
-        end_s: f64,
-        slots: u32,
-        train_step_s: f64,
-        detect_outrun: bool,
-        batch: u32,
-    ) -> RunResult {
+    pub fn finish_run(mut self, end_s: f64, slots: u32, detect_outrun: bool, batch: u32) -> RunResult {
         let s = &mut self.s;
         s.end_s = end_s;
         s.steps = self.steps.end_s.iter().filter(|e| **e <= end_s).count() as u64;
         let capacity = slots as f64 * end_s;
         s.rollout_utilization = if capacity > 0.0 { (s.slot_busy_s / capacity).clamp(0.0, 1.0) } else { 0.0 };
         s.slot_idle_s = (capacity - s.slot_busy_s).max(0.0);
-        s.trainer_busy_s = self.steps.start_s.iter().map(|t0| (end_s.min(t0 + train_step_s) - t0).max(0.0)).sum();
+        s.trainer_busy_s =
+            self.steps.start_s.iter().zip(&self.steps.end_s).map(|(t0, t1)| (end_s.min(*t1) - t0).max(0.0)).sum();
         s.trainer_idle_s = (end_s - s.trainer_busy_s).max(0.0);
         s.samples_in_flight = s.samples_started - s.samples_finished - s.samples_aborted;
         s.samples_ready = s.samples_finished - s.samples_trained - (s.samples_dropped - s.samples_aborted);

@@ -148,8 +148,11 @@ pub struct Scenario {
     pub decode_tokens_per_s: f64,
     /// Samples per training step.
     pub batch_size: u32,
-    /// Seconds per training step (including the weight sync).
+    /// Fixed seconds per training step (including the weight sync and any pause).
     pub train_step_s: f64,
+    /// Seconds per token of the batch, added to each step (forward/backward/optimizer scale with
+    /// the tokens trained; include an optional log-prob recompute phase here).
+    pub train_s_per_token: f64,
     /// Simulated time, seconds.
     pub horizon_s: f64,
     pub lengths: Lengths,
@@ -175,6 +178,7 @@ impl Default for Scenario {
             decode_tokens_per_s: 30.0,
             batch_size: 512,
             train_step_s: 60.0,
+            train_s_per_token: 0.0,
             horizon_s: 7200.0,
             lengths: Lengths::LogNormal { mu: 7.6, sigma: 1.0, max_tokens: 16384.0, group_correlation: 0.0 },
             pipeline: Pipeline::fully_async(None),
@@ -187,6 +191,12 @@ impl Default for Scenario {
 }
 
 impl Scenario {
+    /// Duration of a training step over a batch of `tokens` tokens, seconds.
+    #[inline]
+    pub fn step_s(&self, tokens: f64) -> f64 {
+        self.train_step_s + self.train_s_per_token * tokens
+    }
+
     /// Checks every field; the error names the first bad one and its allowed range.
     pub fn validate(&self) -> Result<()> {
         if self.rollout_slots == 0 || self.rollout_slots > MAX_COUNT {
@@ -203,6 +213,12 @@ impl Scenario {
         }
         if self.batch_size == 0 || self.batch_size > MAX_COUNT {
             return Err(Error::field("batch_size", format!("must be in [1, {MAX_COUNT}], got {}", self.batch_size)));
+        }
+        if !(self.train_s_per_token.is_finite() && self.train_s_per_token >= 0.0) {
+            return Err(Error::field(
+                "train_s_per_token",
+                format!("must be finite and >= 0, got {}", self.train_s_per_token),
+            ));
         }
         if !(self.train_step_s.is_finite() && self.train_step_s >= 0.0) {
             return Err(Error::field("train_step_s", format!("must be finite and >= 0, got {}", self.train_step_s)));
@@ -273,10 +289,12 @@ impl Scenario {
     }
 
     /// Rollout throughput over training throughput, in samples per second, from the mean length:
-    /// `(rollout_slots * decode_tokens_per_s / mean_tokens) / (batch_size / train_step_s)`.
+    /// `(rollout_slots * decode_tokens_per_s / mean_tokens) / (batch_size / step_s)` with
+    /// `step_s = train_step_s + train_s_per_token * batch_size * mean_tokens`.
     /// Above 1, a fully asynchronous pipeline without a cap generates faster than it trains.
     pub fn throughput_ratio(&self) -> f64 {
         let rollout = self.rollout_slots as f64 * self.decode_tokens_per_s / self.lengths.mean_tokens();
-        rollout * self.train_step_s / self.batch_size as f64
+        let step_s = self.train_step_s + self.train_s_per_token * self.batch_size as f64 * self.lengths.mean_tokens();
+        rollout * step_s / self.batch_size as f64
     }
 }

@@ -159,6 +159,7 @@ fn scenario_from_dict_with(d: &Bound<'_, PyDict>, lengths: Option<Lengths>) -> P
         decode_tokens_per_s: item(d, "decode_tokens_per_s")?,
         batch_size: item(d, "batch_size")?,
         train_step_s: item(d, "train_step_s")?,
+        train_s_per_token: opt_item(d, "train_s_per_token", 0.0)?,
         horizon_s: item(d, "horizon_s")?,
         lengths,
         pipeline,

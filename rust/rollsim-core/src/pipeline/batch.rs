@@ -101,7 +101,7 @@ pub(crate) fn run<'a, D: Draw>(
             }
             pool.free_group(grp);
         }
-        let te = ts + sc.train_step_s;
+        let te = ts + sc.step_s(tokens);
         let idle = sc.rollout_slots as f64 * gen_end - pool.busy_s;
         pool.rec.step(ts, te, ts - prev_end, st_sum, st_max, samples, 0, tokens, idle);
         train_end.push(te);

@@ -148,7 +148,7 @@ pub(crate) fn run<D: Draw>(
             let idle = slots as f64 * t - busy_s;
             rec.step(
                 t,
-                t + sc.train_step_s,
+                t + sc.step_s(tokens),
                 t - last_train_end,
                 st_sum,
                 st_max,
@@ -157,7 +157,7 @@ pub(crate) fn run<D: Draw>(
                 tokens,
                 idle,
             );
-            next_train = Some(t + sc.train_step_s);
+            next_train = Some(t + sc.step_s(tokens));
         }
     }
 

@@ -270,8 +270,9 @@ impl<'a, D: Draw> Engine<'a, D> {
         let ready_after = self.ready_groups * sc.group_size;
         let idle = sc.rollout_slots as f64 * t - self.pool.busy_s;
         let wait = t - self.last_train_end;
-        self.pool.rec.step(t, t + sc.train_step_s, wait, st_sum, st_max, samples, ready_after, tokens, idle);
-        self.next_train = Some(t + sc.train_step_s);
+        let end = t + sc.step_s(tokens);
+        self.pool.rec.step(t, end, wait, st_sum, st_max, samples, ready_after, tokens, idle);
+        self.next_train = Some(end);
         if self.opt.max_lag_samples.is_some() {
             // trained samples free lag budget
             self.set_budget();

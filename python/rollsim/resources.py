@@ -1,0 +1,175 @@
+"""Resources: where rollout and training run, and how a GPU budget is best split between them.
+
+* :func:`colocated`: rollout and training take turns on the same GPUs; every step pays the switch
+  (offload of the rollout engine's weights and KV cache, onload back). Semantics:
+  ../shared/notes/semantics.md ("Placement": e.g. 11.2 s sleep + 3.8 s wake for a 0.6B model on
+  one L20).
+* :func:`disaggregated`: a rollout pool and a trainer on separate GPUs, sized from per-GPU
+  throughputs.
+* :func:`gpu_split`: sweeps the rollout / training split of a GPU budget and reports step time,
+  trainer idle, rollout idle and throughput per split, best split first in ``summary``.
+* :func:`run_metrics`: the numbers users read on their dashboards (step time, generation time,
+  trainer wait for data, effective throughput, tokens per second per GPU).
+
+The model is deliberately simple: decode speed per sequence is fixed (``decode_tokens_per_s``), a
+rollout instance of ``gpus_per_instance`` GPUs holds ``slots_per_instance`` concurrent sequences,
+and training time is ``fixed + gpu_s_per_token * tokens / train_gpus`` (data-parallel scaling).
+Batch-dependent decode speed, KV-cache capacity and preemption are not modelled yet.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import polars as pl
+
+from rollsim.errors import invalid
+from rollsim.pipelines import FullyAsync, OffPolicy, Synchronous
+from rollsim.scenario import Scenario
+from rollsim.simulate import Result, simulate
+
+__all__ = ["colocated", "disaggregated", "gpu_split", "run_metrics", "SplitResult"]
+
+
+def _nonneg(field: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise invalid(field, f"must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+def _positive_int(field: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise invalid(field, f"must be an integer >= 1, got {value!r}")
+    return value
+
+
+def colocated(scenario: Scenario, offload_s: float, onload_s: float) -> Scenario:
+    """The synchronous pipeline on shared GPUs: after generating a batch the rollout engine is
+    offloaded (``offload_s``), the trainer trains, and the engine is loaded back (``onload_s``)
+    before the next batch. Each switch adds to the step: the returned scenario's ``weight_sync_s``
+    grows by ``offload_s + onload_s``.
+
+    Raises ScenarioError if the pipeline is not synchronous (one-step and fully asynchronous
+    pipelines need rollout and training on separate GPUs) or a time is negative."""
+    if not isinstance(scenario, Scenario):
+        raise invalid("scenario", f"must be a rollsim.Scenario, got {type(scenario).__name__}")
+    p = scenario.pipeline
+    if not isinstance(p, OffPolicy) or p.k != 0:
+        raise invalid("pipeline", f"colocated placement runs rollout and training in turns: it needs Synchronous(), "
+                                  f"got {p!r}")
+    switch = _nonneg("offload_s", offload_s) + _nonneg("onload_s", onload_s)
+    return scenario.replace(weight_sync_s=scenario.weight_sync_s + switch)
+
+
+def disaggregated(scenario: Scenario, *, rollout_gpus: int, train_gpus: int, gpus_per_instance: int,
+                  slots_per_instance: int, gpu_s_per_token: float, train_fixed_s: float = 0.0) -> Scenario:
+    """A scenario whose pool and trainer come from a GPU split.
+
+    Parameters
+    ----------
+    rollout_gpus, train_gpus : int
+        GPUs of the rollout pool (a multiple of ``gpus_per_instance``) and of the trainer (>= 1).
+    gpus_per_instance : int
+        GPUs per inference instance (its tensor-parallel size).
+    slots_per_instance : int
+        Concurrent sequences per instance (the engine's max batch).
+    gpu_s_per_token : float
+        GPU-seconds of training per token of the batch (forward, backward, optimizer, log-prob
+        recompute); divided over ``train_gpus`` (data-parallel scaling).
+    train_fixed_s : float
+        Fixed seconds per step that do not scale (weight sync, optimizer latency), >= 0.
+
+    Returns the scenario with ``rollout_slots``, ``train_step_s`` and ``train_s_per_token`` set.
+    """
+    gi = _positive_int("gpus_per_instance", gpus_per_instance)
+    r = _positive_int("rollout_gpus", rollout_gpus)
+    t = _positive_int("train_gpus", train_gpus)
+    if r % gi:
+        raise invalid("rollout_gpus", f"must be a multiple of gpus_per_instance ({gi}), got {r}")
+    slots = (r // gi) * _positive_int("slots_per_instance", slots_per_instance)
+    return scenario.replace(rollout_slots=slots, train_step_s=_nonneg("train_fixed_s", train_fixed_s),
+                            train_s_per_token=_nonneg("gpu_s_per_token", gpu_s_per_token) / t)
+
+
+def run_metrics(res: Result, gpus: int | None = None) -> dict[str, float]:
+    """Dashboard numbers of a run.
+
+    Returns ``step_time_s`` (mean time between the starts of consecutive steps),
+    ``generation_s`` (mean time from a step's first sample start to its last finish; needs
+    per-sample rows), ``trainer_wait_s`` (mean trainer idle before a step: verl's ``wait_prev_gen``),
+    ``train_s`` (mean step duration), ``tokens_trained_per_s`` (AReaL's effective throughput:
+    tokens trained / simulated seconds), and with ``gpus`` ``tokens_per_s_per_gpu``."""
+    steps = res.steps.filter(pl.col("completed"))
+    out: dict[str, float] = {
+        "step_time_s": float(steps["start_s"].diff().drop_nulls().mean() or math.nan) if steps.height > 1 else math.nan,
+        "trainer_wait_s": float(steps["wait_s"].mean()) if steps.height else math.nan,
+        "train_s": float((steps["end_s"] - steps["start_s"]).mean()) if steps.height else math.nan,
+        "tokens_trained_per_s": res.summary["tokens_trained"] / res.summary["end_s"],
+    }
+    if res._samples is not None:
+        g = (res.samples.filter(pl.col("trained_step").is_not_null()).group_by("trained_step")
+             .agg((pl.col("finish_s").max() - pl.col("start_s").min()).alias("gen")))
+        out["generation_s"] = float(g["gen"].mean()) if g.height else math.nan
+    if gpus is not None:
+        out["tokens_per_s_per_gpu"] = out["tokens_trained_per_s"] / _positive_int("gpus", gpus)
+    return out
+
+
+@dataclass(frozen=True)
+class SplitResult:
+    """The GPU-split search: ``table`` has one row per split (``rollout_gpus``, ``train_gpus``,
+    ``rollout_slots``, ``step_time_s``, ``trainer_wait_s``, ``trainer_idle_fraction``,
+    ``rollout_utilization``, ``tokens_trained_per_s``, ``tokens_per_s_per_gpu``,
+    ``staleness_mean``, ``drop_fraction``); ``best`` is the row with the highest
+    ``tokens_trained_per_s``."""
+
+    table: pl.DataFrame
+    best: dict[str, Any]
+
+
+def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, slots_per_instance: int,
+              gpu_s_per_token: float, train_fixed_s: float = 0.0,
+              rollout_gpus: Sequence[int] | None = None) -> SplitResult:
+    """Sweeps the rollout / training split of ``total_gpus`` for ``scenario``'s pipeline and lengths.
+
+    Each candidate gives ``rollout_gpus`` (multiples of ``gpus_per_instance``, default all from one
+    instance to ``total_gpus - 1``) to the rollout pool and the rest to the trainer (see
+    :func:`disaggregated` for the model), and is simulated with the scenario's seed; the best split
+    maximizes tokens trained per second (effective throughput). Colocated setups are not part of
+    the search (use :func:`colocated`).
+
+    Raises ScenarioError for a budget that cannot hold one instance and one training GPU."""
+    total = _positive_int("total_gpus", total_gpus)
+    gi = _positive_int("gpus_per_instance", gpus_per_instance)
+    if rollout_gpus is None:
+        rollout_gpus = list(range(gi, total, gi))
+    candidates = [int(r) for r in rollout_gpus if 0 < int(r) < total and int(r) % gi == 0]
+    if not candidates:
+        raise invalid("total_gpus", f"{total} GPUs cannot hold one rollout instance ({gi} GPUs) and one training GPU")
+    rows = []
+    for r in candidates:
+        sc = disaggregated(scenario, rollout_gpus=r, train_gpus=total - r, gpus_per_instance=gi,
+                           slots_per_instance=slots_per_instance, gpu_s_per_token=gpu_s_per_token,
+                           train_fixed_s=train_fixed_s)
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # splits with too many rollout GPUs outrun training: reported
+            res = simulate(sc)
+        m = run_metrics(res, gpus=total)
+        s = res.summary
+        rows.append({
+            "rollout_gpus": r, "train_gpus": total - r, "rollout_slots": sc.rollout_slots,
+            "step_time_s": m["step_time_s"], "trainer_wait_s": m["trainer_wait_s"],
+            "trainer_idle_fraction": s["trainer_idle_s"] / s["end_s"],
+            "rollout_utilization": s["rollout_utilization"],
+            "tokens_trained_per_s": m["tokens_trained_per_s"], "tokens_per_s_per_gpu": m["tokens_per_s_per_gpu"],
+            "staleness_mean": s["staleness_mean"], "drop_fraction": s["drop_fraction"],
+            "generation_outruns_training": s["generation_outruns_training"],
+        })
+    table = pl.DataFrame(rows)
+    best = table.sort("tokens_trained_per_s", descending=True).row(0, named=True)
+    return SplitResult(table, best)

@@ -1,0 +1,82 @@
+"""Issue 4 (partial): training time that scales with tokens, colocated placement, GPU split search,
+dashboard metrics."""
+
+import math
+
+import polars as pl
+import pytest
+
+from rollsim import FullyAsync, OneStepAsync, Scenario, ScenarioError, Synchronous, resources, simulate
+from rollsim.cli import main
+
+
+def test_training_time_scales_with_batch_tokens():
+    """Each step lasts train_step_s + train_s_per_token * tokens in the batch, in every pipeline."""
+    for pipeline in (Synchronous(), OneStepAsync(), FullyAsync(), FullyAsync(on_update="keep_stale")):
+        sc = Scenario(pipeline=pipeline, train_step_s=10.0, train_s_per_token=1e-4, horizon_s=3600.0)
+        st = simulate(sc).steps
+        assert (st["end_s"] - st["start_s"]).to_list() == pytest.approx((10.0 + 1e-4 * st["tokens"]).to_list())
+    # the general engine and the fast path agree with a per-token cost too
+    sc = Scenario(train_step_s=10.0, train_s_per_token=2e-4, horizon_s=3600.0, rng="python")
+    assert simulate(sc).steps.equals(simulate(sc, _general_engine=True).steps)
+    # throughput ratio counts it: 256 * 30 / mean * (10 + 2e-4 * 512 * mean) / 512
+    mean = sc.lengths.mean_tokens()
+    assert sc.throughput_ratio() == pytest.approx(256 * 30 / mean * (10 + 2e-4 * 512 * mean) / 512)
+
+
+def test_colocated_pays_the_switch_every_step():
+    sc = Scenario(pipeline=Synchronous(), rng="python")
+    co = resources.colocated(sc, offload_s=11.2, onload_s=3.8)  # 0.6B on one L20 (semantics.md)
+    a, b = simulate(sc).steps, simulate(co).steps
+    assert (b["end_s"] - b["start_s"]).to_list() == pytest.approx([75.0] * b.height)
+    assert b["end_s"].max() > a["end_s"].max()
+    with pytest.raises(ScenarioError, match="^pipeline:"):
+        resources.colocated(Scenario(), 1.0, 1.0)
+    with pytest.raises(ScenarioError, match="^offload_s:"):
+        resources.colocated(sc, -1.0, 1.0)
+
+
+def test_disaggregated_maps_gpus_to_slots_and_step_time():
+    sc = resources.disaggregated(Scenario(), rollout_gpus=8, train_gpus=8, gpus_per_instance=2,
+                                 slots_per_instance=64, gpu_s_per_token=0.016, train_fixed_s=5.0)
+    assert (sc.rollout_slots, sc.train_step_s, sc.train_s_per_token) == (256, 5.0, 0.002)
+    with pytest.raises(ScenarioError, match="^rollout_gpus:"):
+        resources.disaggregated(Scenario(), rollout_gpus=3, train_gpus=8, gpus_per_instance=2,
+                                slots_per_instance=64, gpu_s_per_token=0.01)
+
+
+def test_gpu_split_search_finds_the_balance():
+    """Too few rollout GPUs starve the trainer, too many starve training: the best split is
+    interior, and its throughput beats both ends."""
+    sc = Scenario(horizon_s=3 * 3600.0, pipeline=FullyAsync(max_staleness=2))
+    res = resources.gpu_split(sc, 32, gpus_per_instance=1, slots_per_instance=16, gpu_s_per_token=0.004,
+                              train_fixed_s=5.0)
+    t = res.table
+    assert t.height == 31 and t["rollout_gpus"].to_list() == list(range(1, 32))
+    tput = t["tokens_trained_per_s"].to_list()
+    best = res.best["rollout_gpus"]
+    assert 1 < best < 31 and max(tput) == res.best["tokens_trained_per_s"]
+    assert tput[0] < max(tput) and tput[-1] < max(tput)
+    first, last = t.row(0, named=True), t.row(-1, named=True)
+    assert first["trainer_idle_fraction"] > 0.5  # one rollout GPU cannot feed 31 training GPUs
+    assert last["trainer_idle_fraction"] < 0.05  # 31 rollout GPUs outrun one training GPU
+    assert (t["tokens_per_s_per_gpu"] * 32 - t["tokens_trained_per_s"]).abs().max() < 1e-6
+
+
+def test_run_metrics():
+    res = simulate(Scenario(rng="python", pipeline=Synchronous()))
+    m = resources.run_metrics(res, gpus=16)
+    st = res.steps
+    assert m["step_time_s"] == pytest.approx(st["start_s"].diff().drop_nulls().mean())
+    assert m["train_s"] == pytest.approx(60.0)
+    assert m["tokens_trained_per_s"] == pytest.approx(res.summary["tokens_trained"] / res.summary["end_s"])
+    assert m["tokens_per_s_per_gpu"] == pytest.approx(m["tokens_trained_per_s"] / 16)
+    # synchronous: generation time + training = step time (the trainer waits for every batch)
+    assert m["generation_s"] + m["train_s"] == pytest.approx(m["step_time_s"], rel=0.01)
+
+
+def test_split_cli(capsys):
+    assert main(["split", "--gpus", "8", "--gpu-s-per-token", "0.004", "--horizon-s", "1800",
+                 "--slots-per-instance", "32"]) == 0
+    out = capsys.readouterr().out
+    assert "<- best" in out and len(out.splitlines()) == 8
