@@ -149,9 +149,9 @@ def test_engine_errors_raise_or_are_recorded(tmp_path):
 # ---------------------------------------------------------------- keys
 
 # run_key of Scenario() with seed 0; changes only if the key encoding (KEY_VERSION) changes.
-GOLDEN_RUN_KEY = "39e06f00a75a66dfa328791745020df7"
-GOLDEN_SCENARIO_KEY = "3c3cf4ef999a46d56204399dee6241ab"
-GOLDEN_EMPIRICAL_KEY = "6b42421895f34e7f6f9ab291f3fdb29e"
+GOLDEN_RUN_KEY = "85c8c1d00ecf6ac9ec22b2bfe40759b1"
+GOLDEN_SCENARIO_KEY = "1feb46ba379240b8b321b162e23dc2d8"
+GOLDEN_EMPIRICAL_KEY = "9e27b86253adbd79b16b37e3367f6bc2"
 
 
 def test_golden_keys():
@@ -159,13 +159,10 @@ def test_golden_keys():
     assert run_key(d) == GOLDEN_RUN_KEY
     assert scenario_key(d) == GOLDEN_SCENARIO_KEY
     # spelled out: SHA-256 over the canonical text of the engine dict without its seed
-    text = ('{"batch_size":i512,"clear_cache_on_update":b1,"decode_tokens_per_s":f0x1.e000000000000p+4,'
-            '"group_size":i1,"horizon_s":f0x1.c200000000000p+12,"lengths":{"group_correlation":f0x0.0p+0,'
-            '"kind":s"lognormal","max_tokens":f0x1.0000000000000p+14,"mu":f0x1.e666666666666p+2,'
-            '"sigma":f0x1.0000000000000p+0},"pipeline":{"admission_eta":n,"batch_order":s"fifo",'
-            '"kind":s"fully_async","max_lag_samples":n,"max_ready_groups":n,"max_staleness":n,"on_stale":s"drop",'
-            '"on_update":s"continue"},"prefill_tokens_per_s":finf,"prefix_sharing":b1,"prompt_tokens":f0x0.0p+0,'
-            '"rng":s"fast","rollout_slots":i256,"train_step_s":f0x1.e000000000000p+5}')
+    text = ('{"batch_size":i512,"decode_tokens_per_s":f0x1.e000000000000p+4,"horizon_s":f0x1.c200000000000p+12,'
+            '"lengths":{"kind":s"lognormal","max_tokens":f0x1.0000000000000p+14,"mu":f0x1.e666666666666p+2,'
+            '"sigma":f0x1.0000000000000p+0},"pipeline":{"kind":s"fully_async","max_staleness":n},"rng":s"fast",'
+            '"rollout_slots":i256,"train_step_s":f0x1.e000000000000p+5}')
     assert canonical({k: v for k, v in d.items() if k != "seed"}) == text
     assert hashlib.sha256(KEY_VERSION + b"\0run\0" + text.encode() + b"\0seed=0").hexdigest()[:32] == GOLDEN_RUN_KEY
     sc = Scenario(lengths=Empirical([100.0, 2000.0, 9000.0], [1.0, 2.0, 3.0]), pipeline=FullyAsync(2), seed=7)

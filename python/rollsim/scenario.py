@@ -39,6 +39,31 @@ def _seconds(name: str, value: Any, *, allow_zero: bool) -> float:
     return v
 
 
+#: Options the engine takes with these defaults when absent. ``to_dict`` leaves them out at their
+#: defaults, so that the dict (and the sweep keys hashed from it) of a scenario that does not use an
+#: option stays the same as options are added.
+_ENGINE_DEFAULTS: dict[str, Any] = {
+    "train_s_per_token": 0.0, "group_size": 1, "prompt_tokens": 0.0, "prefill_tokens_per_s": math.inf,
+    "prefix_sharing": True, "clear_cache_on_update": True,
+}
+_PART_DEFAULTS: dict[str, dict[str, Any]] = {
+    "lengths": {"group_correlation": 0.0, "group_offsets": None},
+    "pipeline": {"over_sampling": None, "keep_partial": False, "on_stale": "drop", "admission_eta": None,
+                 "max_lag_samples": None, "max_ready_groups": None, "batch_order": "fifo", "on_update": "continue"},
+}
+
+
+def _drop_defaults(d: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in d.items() if not (k in _ENGINE_DEFAULTS and _same(v, _ENGINE_DEFAULTS[k]))}
+    for part, defaults in _PART_DEFAULTS.items():
+        out[part] = {k: v for k, v in d[part].items() if not (k in defaults and _same(v, defaults[k]))}
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a is b or (type(a) is type(b) and not isinstance(a, np.ndarray) and a == b)
+
+
 @dataclass(frozen=True)
 class Scenario:
     """One simulated RL post-training run.
@@ -201,7 +226,7 @@ class Scenario:
             if order["quotas"] is None:
                 order["quotas"] = self.length_quotas(order["edges"], order["share"])
             del order["share"]
-        return {
+        d = {
             "rollout_slots": self.rollout_slots,
             "decode_tokens_per_s": self.decode_tokens_per_s,
             "batch_size": self.batch_size,
@@ -218,6 +243,7 @@ class Scenario:
             "prefix_sharing": bool(self.prefix_sharing),
             "clear_cache_on_update": bool(self.clear_cache_on_update),
         }
+        return _drop_defaults(d)
 
     def describe(self) -> dict[str, Any]:
         """A JSON-friendly description (empirical lengths summarized by name, size and mean)."""
