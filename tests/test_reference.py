@@ -34,6 +34,7 @@ def scenario_for(case):
                     horizon_s=horizon, lengths=LogNormal(mu, sigma, mx), pipeline=pipeline, seed=seed, rng="python")
 
 
+@pytest.mark.filterwarnings("ignore::rollsim.GenerationOutrunsTrainingWarning")
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-cap{c[1]}-seed{c[2]}" for c in CASES])
 def test_engine_equals_reference(case):
     p, cap, seed, slots, speed, batch, train, horizon, mu, sigma, mx = case

@@ -41,12 +41,14 @@ def _add_scenario_args(p: argparse.ArgumentParser, default_rng: str) -> None:
     g.add_argument("--seed", type=int, default=0, help="random seed (%(default)s)")
     g.add_argument("--rng", choices=("python", "fast"), default=default_rng,
                    help="'python' reproduces CPython's random.Random and the chapter's numbers (%(default)s)")
+    g.add_argument("--max-samples", type=int, default=50_000_000,
+                   help="refuse runs that would start more samples than this (memory guard, %(default)s)")
     g = p.add_argument_group("answer lengths")
     g.add_argument("--lengths", default="lognormal",
                    help="'lognormal' (with --mu/--sigma/--max-tokens), a built-in data set "
                         f"({', '.join(datasets.NAMES)}), or a CSV/parquet file (%(default)s)")
-    g.add_argument("--mu", type=float, default=7.6, help="lognormal mu, natural log of tokens (%(default)s)")
-    g.add_argument("--sigma", type=float, default=1.0, help="lognormal sigma (%(default)s)")
+    g.add_argument("--mu", type=float, default=None, help="lognormal mu, natural log of tokens (7.6)")
+    g.add_argument("--sigma", type=float, default=None, help="lognormal sigma (1.0)")
     g.add_argument("--max-tokens", type=float, default=None,
                    help="generation limit, tokens (lognormal default 16384; data sets: unclipped)")
     g.add_argument("--lengths-column", default=None, help="column of lengths in the file")
@@ -55,9 +57,16 @@ def _add_scenario_args(p: argparse.ArgumentParser, default_rng: str) -> None:
 
 def _lengths(a: argparse.Namespace) -> LogNormal | Empirical:
     if a.lengths == "lognormal":
-        return LogNormal(a.mu, a.sigma, 16384.0 if a.max_tokens is None else a.max_tokens)
+        return LogNormal(7.6 if a.mu is None else a.mu, 1.0 if a.sigma is None else a.sigma,
+                         16384.0 if a.max_tokens is None else a.max_tokens)
+    for flag, value in (("--mu", a.mu), ("--sigma", a.sigma)):
+        if value is not None:
+            raise ScenarioError(f"lengths: {flag} applies to --lengths lognormal only, not {a.lengths!r}")
     if a.lengths in datasets.NAMES:
         return datasets.by_name(a.lengths, a.max_tokens)
+    if not os.path.exists(a.lengths):
+        raise ScenarioError(f"lengths: no file {a.lengths!r} (give 'lognormal', a built-in data set: "
+                            f"{', '.join(datasets.NAMES)}, or a CSV/parquet file)")
     return Empirical.from_file(a.lengths, a.lengths_column, a.count_column, max_tokens=a.max_tokens)
 
 
@@ -104,8 +113,8 @@ def _pipelines(cap: int) -> list[tuple[str, Any]]:
             (f"fully async, cap {cap}", FullyAsync(max_staleness=cap))]
 
 
-def _write_run(out: str, tag: str, sc: Scenario) -> None:
-    res = simulate(sc)
+def _write_run(out: str, tag: str, sc: Scenario, max_samples: int) -> None:
+    res = simulate(sc, max_samples=max_samples)
     res.samples.write_parquet(os.path.join(out, f"samples_{tag}.parquet"))
     res.steps.write_parquet(os.path.join(out, f"steps_{tag}.parquet"))
 
@@ -118,7 +127,7 @@ def _write_scenario(out: str, sc: Scenario) -> None:
 def _cmd_compare(a: argparse.Namespace) -> int:
     base = _scenario(a)
     pipelines = _pipelines(a.max_staleness)
-    df = compare(base, pipelines)
+    df = compare(base, pipelines, max_samples=a.max_samples)
     if a.format == "csv":
         print(df.write_csv(), end="")
     elif a.format == "json":
@@ -136,17 +145,23 @@ def _cmd_compare(a: argparse.Namespace) -> int:
         df.write_parquet(os.path.join(a.out, "compare.parquet"))
         _write_scenario(a.out, base)
         for name, p in pipelines:
-            _write_run(a.out, name.replace(" ", "_").replace(",", "").replace("-", "_"), base.replace(pipeline=p))
+            _write_run(a.out, name.replace(" ", "_").replace(",", "").replace("-", "_"), base.replace(pipeline=p),
+                       a.max_samples)
         print(f"wrote {a.out}/compare.parquet and samples_*/steps_* parquet files", file=sys.stderr)
     return 0
 
 
 def _cmd_run(a: argparse.Namespace) -> int:
+    if a.k is not None and a.pipeline != "k-step":
+        raise ScenarioError(f"pipeline.k: --k applies to --pipeline k-step only, not {a.pipeline}")
+    if a.max_staleness is not None and a.pipeline != "fully-async":
+        raise ScenarioError(f"pipeline.max_staleness: --max-staleness applies to --pipeline fully-async only, "
+                            f"not {a.pipeline}")
     pipeline = {"sync": Synchronous(), "one-step": OneStepAsync(), "fully-async": FullyAsync(a.max_staleness)}.get(a.pipeline)
     if a.pipeline == "k-step":
-        pipeline = OffPolicy(a.k)
+        pipeline = OffPolicy(1 if a.k is None else a.k)
     sc = _scenario(a, pipeline)
-    res = simulate(sc, record="samples" if a.out else "summary")
+    res = simulate(sc, record="samples" if a.out else "summary", max_samples=a.max_samples)
     print(json.dumps(res.summary, indent=2))
     if a.out:
         os.makedirs(a.out, exist_ok=True)
@@ -216,7 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="one pipeline; prints the summary as JSON")
     _add_scenario_args(r, default_rng="fast")
     r.add_argument("--pipeline", choices=("sync", "one-step", "k-step", "fully-async"), default="fully-async")
-    r.add_argument("--k", type=int, default=1, help="k for --pipeline k-step")
+    r.add_argument("--k", type=int, default=None, help="k for --pipeline k-step (1)")
     r.add_argument("--max-staleness", type=int, default=None, help="drop-at-consumption cap (fully-async)")
     r.add_argument("--out", default=None, help="directory for samples/steps parquet and summary.json")
     r.set_defaults(func=_cmd_run)

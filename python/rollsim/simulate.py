@@ -259,6 +259,8 @@ CHAPTER_PIPELINES = (
 def compare(
     scenario: Scenario | None = None,
     pipelines: Iterable[tuple[str, Any]] = CHAPTER_PIPELINES,
+    *,
+    max_samples: int = DEFAULT_MAX_SAMPLES,
 ) -> pl.DataFrame:
     """Runs ``scenario`` under each pipeline: the chapter's comparison table.
 
@@ -269,7 +271,7 @@ def compare(
     sc = Scenario() if scenario is None else scenario
     rows = []
     for name, pipeline in pipelines:
-        s = simulate(sc.replace(pipeline=pipeline), record="summary").summary
+        s = simulate(sc.replace(pipeline=pipeline), record="summary", max_samples=max_samples).summary
         rows.append({"pipeline": name} | {k: s[k] for k in (
             "steps", "rollout_utilization", "staleness_mean", "staleness_max", "drop_fraction",
             "staleness_mean_short", "staleness_mean_long", "samples_trained", "samples_dropped",
