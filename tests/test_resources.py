@@ -10,6 +10,7 @@ from rollsim import FullyAsync, OneStepAsync, Scenario, ScenarioError, Synchrono
 from rollsim.cli import main
 
 
+@pytest.mark.filterwarnings("ignore::rollsim.GenerationOutrunsTrainingWarning")
 def test_training_time_scales_with_batch_tokens():
     """Each step lasts train_step_s + train_s_per_token * tokens in the batch, in every pipeline."""
     for pipeline in (Synchronous(), OneStepAsync(), FullyAsync(), FullyAsync(on_update="keep_stale")):
