@@ -1,6 +1,6 @@
 """Calibration against published weight-sync timings (``shared/notes/weight_sync.md``).
 
-One software stack = one set of (``efficiency``, ``per_update_s``, or ``per_tensor_s``) fitted on
+One software stack = one set of (``efficiency``, ``per_update_s``, ``per_tensor_s``) fitted on
 some published rows of that stack, then used unchanged to predict its other rows. The model is
 linear in ``per_update_s``, ``per_tensor_s`` and ``1 / efficiency`` (with ``overlap_stages``
 off), so a fit is an exact or least-squares linear solve. :func:`validation_table` recomputes
@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from .estimate import estimate
-from .model import Cluster, InferLayout, SoftwareStack, TrainLayout
+from .model import Cluster, InferLayout, ModelSpec, SoftwareStack, TrainLayout
 from .presets import HARDWARE, MODELS
 
 __all__ = ["Measurement", "MEASUREMENTS", "STACKS", "FIT_PARAMS", "fit_stack", "validation_table"]
@@ -53,14 +53,22 @@ def _ckpt_engine(model: str, prec: str, gpus: int, instances: int, bucket_gib: f
     )
 
 
-def _nemo(model: str, train: TrainLayout, instances: int, tp: int) -> Cluster:
-    # NeMo-RL nccl_reshard_refit: shard-to-shard sends along the re-sharding plan, H100, BF16.
+#: NeMo-RL nccl_reshard_refit (design doc, "Design Overview"): the FFN projections (dense MLP and
+#: routed experts, not shared experts or MTP) go shard to shard along the plan ("bulk path", one
+#: xferdtensor per HF-named grouped expert entry, the sender stacking its local experts' views);
+#: everything else, FP8 ``_scale_inv`` siblings included, rides one packed broadcast afterwards and
+#: is loaded through vLLM's ``load_weights`` ("misc path").
+NEMO_PLAN_GROUPS = ("mlp.dense_proj", "mlp.experts")
+
+
+def _nemo(model: str, train: TrainLayout, instances: int, tp: int, prec: str = "bf16", hw: str = "h100") -> Cluster:
+    # precision matches end to end (BF16 <-> BF16, blockwise FP8 <-> FP8); inference EP = 1 (TP only)
     return Cluster(
-        model=MODELS[model].with_precision("bf16", "bf16"),
+        model=MODELS[model].with_precision(prec, prec),
         train=train,
         infer=InferLayout(instances=instances, tp=tp),
-        hardware=HARDWARE["h100"],
-        software=SoftwareStack(overlap_stages=False),
+        hardware=HARDWARE[hw],
+        software=SoftwareStack(overlap_stages=False, plan_groups=NEMO_PLAN_GROUPS, grouped_experts=True),
         topology="parallel",
     )
 
@@ -78,8 +86,10 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     Measurement("checkpoint-engine", "DeepSeek-V3.1 FP8, 256xH20, 16 x TP16, 8 GiB", _ckpt_engine("deepseek-v3", "fp8:128", 16, 16, 8.0, "h20"), 11.33, 11.33, 11.33, CKPT, False),
     Measurement("checkpoint-engine", "Kimi-K2 FP8, 256xH20, 16 x TP16, 8 GiB", _ckpt_engine("kimi-k2", "fp8:128", 16, 16, 8.0, "h20"), 16.04, 16.04, 16.04, CKPT, False),
     Measurement("nemo-rl-reshard", "Qwen3-4B BF16, DP8 -> TP8, H100", _nemo("qwen3-4b", TrainLayout(dp=8), 1, 8), 0.275, 0.21, 0.34, NEMO, True),
-    Measurement("nemo-rl-reshard", "DeepSeek-V3 BF16, PP16xEP16 -> TP32xDP8, H100", _nemo("deepseek-v3", TrainLayout(pp=16, dp=16, ep=16), 8, 32), 2.61, 2.39, 2.83, NEMO, True),
+    Measurement("nemo-rl-reshard", "DeepSeek-V3 BF16, PP16xEP16 -> TP32xDP8, H100", _nemo("deepseek-v3-no-mtp", TrainLayout(pp=16, dp=16, ep=16), 8, 32), 2.61, 2.39, 2.83, NEMO, True),
+    Measurement("nemo-rl-reshard", "Qwen3-30B-A3B FP8, EP8xDP2 -> TP2xDP8, H100", _nemo("qwen3-30b-a3b", TrainLayout(dp=16, ep=8), 8, 2, prec="fp8:128"), 3.45, 2.90, 4.00, NEMO, True),
     Measurement("nemo-rl-reshard", "Qwen3-30B-A3B BF16, EP8xPP2 -> TP8xDP2, H100", _nemo("qwen3-30b-a3b", TrainLayout(pp=2, dp=8, ep=8), 2, 8), 0.87, 0.74, 1.00, NEMO, False),
+    Measurement("nemo-rl-reshard", "DeepSeek-V3 BF16, PP16xEP16 -> TP32xDP8, GB200", _nemo("deepseek-v3-no-mtp", TrainLayout(pp=16, dp=16, ep=16), 8, 32, hw="gb200"), 2.26, 1.93, 2.59, NEMO, False),
     Measurement(
         "verl-ring", "Qwen3-30B-A3B BF16, FSDP2 -> 30 single-GPU receivers, ring, 4x8 H100, 400 Gb/s IB",
         Cluster(model=MODELS["qwen3-30b-a3b"], train=TrainLayout(dp=2, fsdp=True), infer=InferLayout(instances=30, tp=1),
@@ -95,7 +105,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
 #: Parameters fitted per stack (the others stay at their defaults).
 FIT_PARAMS: dict[str, tuple[str, ...]] = {
     "checkpoint-engine": ("efficiency", "per_update_s"),
-    "nemo-rl-reshard": ("efficiency", "per_update_s"),
+    "nemo-rl-reshard": ("efficiency", "per_update_s", "per_tensor_s"),
     "verl-ring": ("efficiency",),
     "sglang-per-tensor": ("per_tensor_s",),
 }
@@ -123,7 +133,7 @@ def fit_stack(stack: str) -> dict[str, float]:
         e = estimate(m.cluster)  # efficiency 1, no overheads
         b = e.breakdown
         rest = e.total_s - b["transfer_s"]
-        coef = {"efficiency": b["transfer_s"], "per_update_s": 1.0, "per_tensor_s": float(m.cluster.model.n_tensors)}
+        coef = {"efficiency": b["transfer_s"], "per_update_s": 1.0, "per_tensor_s": e.tensors_charged}
         A.append([coef[p] for p in params])
         y.append(m.measured_s - rest)
     x = np.linalg.lstsq(np.array(A, dtype=float), np.array(y), rcond=None)[0]
@@ -136,7 +146,8 @@ def fit_stack(stack: str) -> dict[str, float]:
 #: The fitted stacks, rounded (see ``tests/test_sync_calibration.py``, which refits them).
 STACKS: dict[str, SoftwareStack] = {
     "checkpoint-engine": SoftwareStack("checkpoint-engine", efficiency=0.346, per_update_s=0.305, overlap_stages=False, source=CKPT),
-    "nemo-rl-reshard": SoftwareStack("nemo-rl-reshard", efficiency=0.409, per_update_s=0.226, overlap_stages=False, source=NEMO),
+    "nemo-rl-reshard": SoftwareStack("nemo-rl-reshard", efficiency=0.435, per_update_s=0.180, per_tensor_s=1.21e-4, overlap_stages=False,
+                                     plan_groups=NEMO_PLAN_GROUPS, grouped_experts=True, source=NEMO),
     "verl-ring": SoftwareStack("verl-ring", efficiency=0.182, overlap_stages=False, source=VERL),
     "sglang-per-tensor": SoftwareStack("sglang-per-tensor", per_tensor_s=0.00313, overlap_stages=False, source=SGL),
 }
@@ -161,3 +172,48 @@ def validation_table() -> pl.DataFrame:
                          lo_s=m.lo_s, hi_s=m.hi_s, predicted_s=e.total_s, residual=e.total_s / m.measured_s - 1,
                          dominant_term=e.dominant_term, source=m.source))
     return pl.DataFrame(rows)
+
+
+#: Awesome-ML-SYS-Tutorial issue 169 (verl/slime + SGLang, colocated CUDA IPC): a 16B MoE updated
+#: tensor by tensor took about 200 s; Qwen3-30B-A3B with 512 MB buckets about 16 s.
+ISSUE_169 = "zhaochenyang20/Awesome-ML-SYS-Tutorial issue 169 (RL SGLang update weight in tensor slow for MoE)"
+
+#: The 16B MoE is not named; DeepSeek-V2-Lite and Moonlight-16B-A3B (the public 16B MoEs of that
+#: time) have the same tensor list: 27 layers x 7 attention/norm tensors, 1 dense MLP (3), 26 MoE
+#: layers x (router + 3 shared-expert + 64 x 3 expert tensors), embed, final norm, lm_head = 5,291.
+MOE_16B_TENSORS = 27 * 7 + 3 + 26 * (1 + 3 + 64 * 3) + 3
+
+
+def issue_169() -> dict:
+    """Solves the two issue-169 rows for one per-bucket and one per-tensor cost (two rows, two
+    unknowns: an exact solve, not a held-out prediction) with the model's own terms.
+
+    Rows: (a) 16B MoE tensor by tensor: every tensor is its own bucket (one IPC round trip), so
+    ``T = N16 * (per_bucket_s + per_tensor_s)`` plus the wire; (b) Qwen3-30B-A3B BF16, 512 MB
+    buckets: ``T = C * per_bucket_s + N30 * per_tensor_s`` plus the wire (``C`` = 115 buckets).
+    Both co-located on 8 GPUs (TP8, NVLink hand-off, transfer is tens of milliseconds).
+
+    Returns
+    -------
+    dict
+        ``per_bucket_s``, ``per_tensor_s`` (seconds), ``buckets_30b``, ``tensors_30b``,
+        ``tensors_16b``, ``measured`` (200, 16) and ``predicted`` (the two rows, reproduced).
+    """
+    def cl(model, bucket):
+        return Cluster(model=model, train=TrainLayout(tp=8), infer=InferLayout(instances=1, tp=8),
+                       hardware=dataclasses.replace(HARDWARE["h100"], colocated=True),
+                       software=SoftwareStack(bucket_bytes=bucket, overlap_stages=False), topology="colocated")
+
+    m16 = ModelSpec.dense("16B MoE (tensor list of DeepSeek-V2-Lite / Moonlight-16B-A3B)", 16e9, n_tensors=MOE_16B_TENSORS)
+    a = cl(m16, m16.infer_bytes / MOE_16B_TENSORS)   # one tensor per bucket
+    b = cl(MODELS["qwen3-30b-a3b"], 512 * 2**20)
+    rows = []
+    for c, meas in ((a, 200.0), (b, 16.0)):
+        e = estimate(c)
+        rows.append((e.n_buckets, e.tensors_charged, meas - e.total_s, c))
+    A = np.array([[r[0], r[1]] for r in rows])
+    y = np.array([r[2] for r in rows])
+    pb, pt = np.linalg.solve(A, y)
+    pred = [estimate(r[3].replace(software=dataclasses.replace(r[3].software, per_bucket_s=pb, per_tensor_s=pt))).total_s for r in rows]
+    return dict(per_bucket_s=float(pb), per_tensor_s=float(pt), buckets_30b=rows[1][0], tensors_30b=rows[1][1],
+                tensors_16b=rows[0][1], measured=(200.0, 16.0), predicted=tuple(pred))

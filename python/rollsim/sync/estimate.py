@@ -45,6 +45,8 @@ class Estimate:
         The largest positive term, e.g. ``"software_s"``.
     busiest_link_bytes, model_bytes, n_buckets, chunks, hops : float
         Bytes on the busiest link, bytes of one model copy, buckets, relay chunks and hops.
+    tensors_charged : float
+        Tensors charged ``per_tensor_s`` (see :class:`~rollsim.sync.model.SoftwareStack`).
     cluster : Cluster
         The input.
     """
@@ -57,6 +59,7 @@ class Estimate:
     chunks: float
     hops: float
     cluster: Cluster
+    tensors_charged: float = 0.0
 
     @property
     def pause_s(self) -> float:
@@ -114,6 +117,7 @@ def estimate(cluster: Cluster) -> Estimate:
         chunks=float(d["chunks"]),
         hops=float(d["hops"]),
         cluster=cluster,
+        tensors_charged=float(d["tensors_charged"]),
     )
 
 
@@ -186,7 +190,10 @@ class Plan:
         One row per link direction that carries data: ``side`` (``"train"``/``"infer"``), ``rank``,
         ``kind`` (``"nic"``/``"nvlink"``), ``bytes``, ``messages``.
     needed_bytes : numpy.ndarray
-        Bytes each inference rank needs (f64, length ``instances * tp``).
+        Bytes each inference rank needs along the plan (f64, length ``instances * tp``; groups
+        sent by broadcast, see ``SoftwareStack.plan_groups``, are not in the plan).
+    src_tensors, dst_tensors : numpy.ndarray
+        Tensors each training rank sends / each inference rank receives a slice of (u64).
     total_bytes, local_bytes : float
     n_transfers : int
     """
@@ -197,6 +204,8 @@ class Plan:
     total_bytes: float
     local_bytes: float
     n_transfers: int
+    src_tensors: np.ndarray | None = None
+    dst_tensors: np.ndarray | None = None
 
     def busiest_link(self, cluster: Cluster) -> dict:
         """The link with the longest transfer time for ``cluster``'s bandwidths and efficiency:
@@ -255,4 +264,5 @@ def plan(cluster: Cluster, *, record_transfers: bool = True, max_transfers: int 
                 )
             )
     links = pl.concat(parts).filter(pl.col("bytes") > 0)
-    return Plan(tr, links, L["needed_bytes"], float(d["total_bytes"]), float(d["local_bytes"]), int(d["n_transfers"]))
+    return Plan(tr, links, L["needed_bytes"], float(d["total_bytes"]), float(d["local_bytes"]), int(d["n_transfers"]),
+                L["src_tensors"], L["dst_tensors"])

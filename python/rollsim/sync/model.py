@@ -161,15 +161,20 @@ class ModelSpec:
         i = Precision.parse(infer) if isinstance(infer, str) else infer
         return replace(self, train_precision=t or self.train_precision, infer_precision=i or self.infer_precision)
 
-    def to_dict(self) -> dict:
+    def to_dict(self, plan_groups: tuple[str, ...] = ()) -> dict:
+        """The config dict for the Rust core. With ``plan_groups``, only the groups named there
+        travel along the re-sharding plan; the others (and every FP8 scale tensor) are marked
+        ``broadcast`` (sent whole to every inference rank)."""
+        split = bool(plan_groups)
         groups = [
-            dict(count=g.count, elems=g.elems, n_experts=g.n_experts, layers=g.layers, replicated=g.replicated)
+            dict(count=g.count, elems=g.elems, n_experts=g.n_experts, layers=g.layers, replicated=g.replicated,
+                 broadcast=split and g.name not in plan_groups)
             for g in self.groups
         ]
         if self.infer_precision.name == "fp8":
             # scale tensors: counted for the per-tensor cost, negligible bytes (already in bytes_per_elem)
             groups += [
-                dict(count=g.count, elems=1, n_experts=g.n_experts, layers=g.layers, replicated=False)
+                dict(count=g.count, elems=1, n_experts=g.n_experts, layers=g.layers, replicated=False, broadcast=split)
                 for g in self.groups
                 if g.quantized
             ]
@@ -259,6 +264,21 @@ class SoftwareStack:
         Pipeline the per-bucket stages (H2D, quantize, transfer, load).
     source_on_host : bool
         Weights start in host memory (adds an H2D stage over PCIe).
+    plan_groups : tuple of str
+        ``parallel`` topology only: names of the tensor groups that travel along the
+        re-sharding plan; every other group (and every FP8 scale tensor) is sent whole to every
+        inference GPU by one packed broadcast after the plan (NeMo-RL ``nccl_reshard_refit``:
+        ``("mlp.dense_proj", "mlp.experts")``, its "bulk" and "misc" paths). Empty: everything
+        along the plan. Other topologies ignore it.
+    grouped_experts : bool
+        The receiving engine takes each layer's experts as one tensor per projection (NeMo-RL's
+        grouped expert entries, vLLM's fused ``w13``/``w2``): in the per-rank tensor count an
+        inference rank handles one expert tensor per (layer, projection); senders still handle
+        their local experts one by one.
+
+    ``per_tensor_s`` is charged per tensor on the busiest rank: for ``parallel``, the largest
+    number of tensors one rank sends or receives along the plan, plus the broadcast tensors
+    (``Estimate.tensors_charged``); for the other topologies every tensor of the model.
     """
 
     name: str = "ideal"
@@ -271,7 +291,15 @@ class SoftwareStack:
     pause_resume_s: float = 0.0
     overlap_stages: bool = True
     source_on_host: bool = False
+    plan_groups: tuple[str, ...] = ()
+    grouped_experts: bool = False
     source: str = ""
+
+    def __post_init__(self) -> None:
+        pg = self.plan_groups
+        if isinstance(pg, str) or not all(isinstance(x, str) for x in pg):
+            raise ValueError(f"plan_groups: must be a list of tensor-group names, got {pg!r}")
+        object.__setattr__(self, "plan_groups", tuple(pg))
 
 
 @dataclass(frozen=True)
@@ -298,8 +326,10 @@ class Cluster:
         if self.topology not in TOPOLOGIES:
             raise ValueError(f"topology: must be one of {', '.join(TOPOLOGIES)}, got {self.topology!r}")
         h, s = self.hardware, self.software
+        # only `parallel` splits the tensors between the plan and a broadcast; the other topologies
+        # move every tensor the same way
         return dict(
-            model=self.model.to_dict(),
+            model=self.model.to_dict(s.plan_groups if self.topology == "parallel" else ()),
             train=dict(tp=self.train.tp, pp=self.train.pp, dp=self.train.dp, ep=self.train.ep, fsdp=bool(self.train.fsdp)),
             infer=dict(instances=self.infer.instances, tp=self.infer.tp, ep=self.infer.ep),
             hardware=dict(
@@ -320,6 +350,7 @@ class Cluster:
                 pause_resume_s=float(s.pause_resume_s),
                 overlap_stages=bool(s.overlap_stages),
                 source_on_host=bool(s.source_on_host),
+                grouped_experts=bool(s.grouped_experts),
             ),
             topology=self.topology,
             fanout=self.fanout,

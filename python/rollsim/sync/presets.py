@@ -101,6 +101,13 @@ MODELS: dict[str, ModelSpec] = {
         moe_ffn=2048, n_experts=256, shared_experts=1, top_k=8, router_bias=True, mtp_layers=1,
         source="huggingface.co/deepseek-ai/DeepSeek-V3 config.json",
     ).with_precision("bf16", "fp8:128"),
+    # the same without the MTP layer (num_nextn_predict_layers is a drafter: NeMo-RL keeps it out of
+    # the refit's bulk path, and its published bulk share, 97.6 %, matches the model without it)
+    "deepseek-v3-no-mtp": transformer(
+        "DeepSeek-V3 (no MTP)", hidden=7168, layers=61, vocab=129280, heads=128, mla=_DSV3_MLA, dense_layers=3,
+        ffn=18432, moe_ffn=2048, n_experts=256, shared_experts=1, top_k=8, router_bias=True,
+        source="huggingface.co/deepseek-ai/DeepSeek-V3 config.json, without the MTP layer",
+    ).with_precision("bf16", "fp8:128"),
     # moonshotai/Kimi-K2-Instruct config.json (DeepSeek-V3 architecture, 384 experts, 64 heads)
     "kimi-k2": transformer(
         "Kimi-K2", hidden=7168, layers=61, vocab=163840, heads=64, mla=_DSV3_MLA, dense_layers=1, ffn=18432,
@@ -153,6 +160,9 @@ HARDWARE: dict[str, Hardware] = {
     "h800": Hardware(nvlink_bytes_per_s=200e9),
     "h20": Hardware(nvlink_bytes_per_s=450e9, nic_bytes_per_s=25e9),
     "chapter": Hardware(latency_s=50e-6),
+    # GB200 NVL72 (assumed, not in the NeMo-RL source): 72 GPUs per NVLink domain, NVLink 5 at
+    # 900 GB/s per direction, one 400 Gb/s NIC (50 GB/s) per GPU between racks
+    "gb200": Hardware(gpus_per_node=72, nvlink_bytes_per_s=900e9, nic_bytes_per_s=50e9),
 }
 
 #: Software stacks. ``ideal`` is the chapter's assumption; the calibrated stacks live in

@@ -47,6 +47,13 @@ fn parse(cfg: &Bound<'_, PyDict>) -> PyResult<Config> {
             n_experts: get(g, "model.groups.", "n_experts")?,
             layers: get(g, "model.groups.", "layers")?,
             replicated: get(g, "model.groups.", "replicated")?,
+            broadcast: match g.get_item("broadcast")? {
+                None => false,
+                Some(v) => v.extract::<bool>().map_err(|e| {
+                    let e: PyErr = e.into();
+                    ScenarioError::new_err(format!("model.groups.broadcast: {e}"))
+                })?,
+            },
         });
     }
     let model = Model {
@@ -89,6 +96,7 @@ fn parse(cfg: &Bound<'_, PyDict>) -> PyResult<Config> {
         pause_resume_s: get(&s, "", "pause_resume_s")?,
         overlap_stages: get(&s, "", "overlap_stages")?,
         source_on_host: get(&s, "", "source_on_host")?,
+        grouped_experts: get(&s, "", "grouped_experts")?,
     };
     let topo = match get::<String>(cfg, "", "topology")?.as_str() {
         "colocated" => Topology::Colocated,
@@ -120,6 +128,7 @@ fn estimate_dict<'py>(py: Python<'py>, e: &Estimate) -> PyResult<Bound<'py, PyDi
     d.set_item("n_buckets", e.n_buckets)?;
     d.set_item("chunks", e.chunks)?;
     d.set_item("hops", e.hops)?;
+    d.set_item("tensors_charged", e.tensors_charged)?;
     Ok(d)
 }
 
@@ -250,6 +259,7 @@ fn sync_plan<'py>(
         bucket_bytes: c.sw.bucket_bytes,
         record_transfers,
         max_transfers,
+        grouped_experts: c.sw.grouped_experts,
     };
     let r = py.detach(|| catch_unwind(AssertUnwindSafe(|| build_plan(&c.model, &c.train, &c.infer, &po))));
     let p = r.map_err(panic_err)?.map_err(to_py_err)?;
@@ -280,6 +290,8 @@ fn sync_plan<'py>(
     d.set_item("nic_in_msgs", PyArray1::from_vec(py, l.nic_in_msgs))?;
     d.set_item("nvlink_in_msgs", PyArray1::from_vec(py, l.nvlink_in_msgs))?;
     d.set_item("needed_bytes", PyArray1::from_vec(py, l.needed_bytes))?;
+    d.set_item("src_tensors", PyArray1::from_vec(py, l.src_tensors))?;
+    d.set_item("dst_tensors", PyArray1::from_vec(py, l.dst_tensors))?;
     out.set_item("links", d)?;
     out.set_item("n_transfers", p.n_transfers)?;
     out.set_item("total_bytes", p.total_bytes)?;

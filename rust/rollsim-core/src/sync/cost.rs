@@ -67,6 +67,9 @@ pub struct Software {
     pub overlap_stages: bool,
     /// The weights start in host memory (add an H2D stage).
     pub source_on_host: bool,
+    /// The engine receives each layer's experts as one tensor per projection (see
+    /// [`PlanOptions::grouped_experts`]); only the per-rank tensor count of `parallel` uses it.
+    pub grouped_experts: bool,
 }
 
 impl Default for Software {
@@ -81,6 +84,7 @@ impl Default for Software {
             pause_resume_s: 0.0,
             overlap_stages: true,
             source_on_host: false,
+            grouped_experts: false,
         }
     }
 }
@@ -119,6 +123,10 @@ pub struct Estimate {
     /// Chunks and hops of the relay pipeline (0 for other topologies).
     pub chunks: f64,
     pub hops: f64,
+    /// Tensors charged `per_tensor_s`: for `parallel`, the busiest rank's count along the plan
+    /// (max over senders and receivers) plus the broadcast tensors every receiver loads; for the
+    /// other topologies every tensor of the model (each inference GPU loads all of them).
+    pub tensors_charged: f64,
 }
 
 impl Hardware {
@@ -214,16 +222,17 @@ fn max_msgs(loads: &super::plan::LinkLoads) -> u64 {
         .unwrap_or(0)
 }
 
-/// Plans already built, keyed by (instances, colocated, gpus per node, bucket size): a sweep over
-/// bandwidths, efficiency or overheads reuses them (the plan does not depend on those).
+/// Plans already built, keyed by (instances, colocated, gpus per node, bucket size, grouped
+/// experts): a sweep over bandwidths, efficiency or overheads reuses them (the plan does not
+/// depend on those).
 #[derive(Debug, Default)]
 pub struct PlanCache {
-    plans: HashMap<(u32, bool, u32, u64), LinkLoads>,
+    plans: HashMap<(u32, bool, u32, u64, bool), LinkLoads>,
 }
 
 impl PlanCache {
     fn get(&mut self, model: &Model, train: &TrainLayout, infer: &InferLayout, po: &PlanOptions) -> Result<&LinkLoads> {
-        let key = (infer.instances, po.colocated, po.gpus_per_node, po.bucket_bytes.to_bits());
+        let key = (infer.instances, po.colocated, po.gpus_per_node, po.bucket_bytes.to_bits(), po.grouped_experts);
         if let std::collections::hash_map::Entry::Vacant(v) = self.plans.entry(key) {
             v.insert(build_plan(model, train, infer, po)?.loads);
         }
@@ -263,6 +272,16 @@ pub fn estimate_cached(
             return Err(Error::field("fanout", format!("must be in 1..=1024, got {fanout}")));
         }
     }
+    // only `parallel` sends the broadcast groups apart; the other topologies move every tensor alike
+    let unsplit;
+    let model = if !matches!(topo, Topology::Parallel) && model.groups.iter().any(|g| g.broadcast) {
+        let mut m = model.clone();
+        m.groups.iter_mut().for_each(|g| g.broadcast = false);
+        unsplit = m;
+        &unsplit
+    } else {
+        model
+    };
     let s = model.infer_bytes();
     let s_train = model.n_elems() * model.train_bytes_per_elem;
     let n = infer.instances as f64;
@@ -281,11 +300,13 @@ pub fn estimate_cached(
                 bucket_bytes: sw.bucket_bytes,
                 record_transfers: false,
                 max_transfers: 0,
+                grouped_experts: sw.grouped_experts,
             },
         )
     };
 
-    let mut e = Estimate { model_bytes: s, n_buckets: nb, ..Estimate::default() };
+    let mut e =
+        Estimate { model_bytes: s, n_buckets: nb, tensors_charged: model.n_tensors() as f64, ..Estimate::default() };
     // senders: GPUs that hold (and quantize / copy to device) the source weights
     let mut senders = tw;
     match topo {
@@ -312,6 +333,22 @@ pub fn estimate_cached(
             e.transfer_s = t;
             e.latency_s = max_msgs(loads) as f64 * alpha;
             e.busiest_link_bytes = b;
+            // per-tensor work: the busiest rank along the plan, then every receiver loads the
+            // broadcast tensors
+            let along = loads.src_tensors.iter().chain(&loads.dst_tensors).copied().max().unwrap_or(0);
+            e.tensors_charged = (along + model.broadcast_tensors()) as f64;
+            // broadcast groups: one packed NCCL broadcast of their bytes to every inference GPU
+            // after the plan's transfers (same bottleneck as the `broadcast` topology; the root is
+            // a training GPU, so the group spans nodes unless co-located in one node)
+            let bb = model.broadcast_bytes();
+            if bb > 0.0 {
+                let p_all = infer.world() as f64;
+                let gpus = if hw.colocated { p_all.max(tw) } else { hw.gpus_per_node as f64 + p_all };
+                let nodes = (gpus / hw.gpus_per_node as f64).ceil();
+                let bw = if nodes <= 1.0 { nvl } else { nvl.min(hw.gpus_per_node as f64 * nic) };
+                e.transfer_s += bb / bw;
+                e.latency_s += (bb / sw.bucket_bytes).ceil() * alpha * (p_all + 1.0).log2().ceil();
+            }
         }
         Topology::Relay { fanout } => {
             let (inf, po) = plan_opts(1);
@@ -354,7 +391,7 @@ pub fn estimate_cached(
         0.0
     };
     e.h2d_s = if sw.source_on_host { s_train / senders / hw.pcie_bytes_per_s } else { 0.0 };
-    let load_s = model.n_tensors() as f64 * sw.per_tensor_s + nb * sw.per_bucket_s;
+    let load_s = e.tensors_charged * sw.per_tensor_s + nb * sw.per_bucket_s;
     e.software_s = load_s + sw.per_update_s;
     e.pause_resume_s = sw.pause_resume_s;
     if sw.overlap_stages && nb > 1.0 {
@@ -376,7 +413,14 @@ mod tests {
     /// The chapter's model: 1e12 parameters in FP8 (1 byte each), sent as many equal tensors.
     fn chapter_model() -> Model {
         Model {
-            groups: vec![TensorGroup { count: 8000, elems: 125_000_000, n_experts: 0, layers: 1, replicated: false }],
+            groups: vec![TensorGroup {
+                count: 8000,
+                elems: 125_000_000,
+                n_experts: 0,
+                layers: 1,
+                replicated: false,
+                broadcast: false,
+            }],
             infer_bytes_per_elem: 1.0,
             train_bytes_per_elem: 1.0,
             align_elems: 1,
@@ -463,6 +507,41 @@ mod tests {
             e.transfer_s + e.latency_s + e.software_s + e.quantization_s + e.h2d_s + e.pause_resume_s + e.overlap_s;
         assert!((sum - e.total_s).abs() < 1e-9);
         assert!(e.overlap_s <= 0.0 && e.quantization_s > 0.0 && e.h2d_s > 0.0);
+    }
+
+    #[test]
+    fn broadcast_groups_follow_the_plan() {
+        // half the bytes along the plan, half by one packed broadcast to every inference GPU
+        let g = |broadcast| TensorGroup {
+            count: 4000,
+            elems: 125_000_000,
+            n_experts: 0,
+            layers: 1,
+            replicated: false,
+            broadcast,
+        };
+        let m = Model { groups: vec![g(false), g(true)], ..chapter_model() };
+        let train = TrainLayout { tp: 8, pp: 1, dp: 1, ep: 1, fsdp: false };
+        let infer = InferLayout { instances: 1, tp: 8, ep: 1 };
+        let hw = Hardware { latency_s: 0.0, ..chapter_hw() };
+        let sw = Software { per_tensor_s: 1e-3, ..Software::default() };
+        let e = estimate(&m, &train, &infer, &hw, &sw, Topology::Parallel).unwrap();
+        // plan: 0.5e12 / 8 senders / 50e9 = 1.25 s; broadcast: 0.5e12 / min(450, 8 x 50) GB/s = 1.25 s
+        assert!((e.transfer_s - 2.5).abs() < 1e-9, "{}", e.transfer_s);
+        // per-tensor: 4000 along the plan on the busiest rank, then 4000 broadcast
+        assert_eq!(e.tensors_charged, 8000.0);
+        // other topologies ignore the split
+        let r = estimate(&m, &train, &infer, &hw, &sw, Topology::Relay { fanout: 1 }).unwrap();
+        let r0 = estimate(
+            &Model { groups: vec![g(false), g(false)], ..chapter_model() },
+            &train,
+            &infer,
+            &hw,
+            &sw,
+            Topology::Relay { fanout: 1 },
+        )
+        .unwrap();
+        assert_eq!(r, r0);
     }
 
     #[test]

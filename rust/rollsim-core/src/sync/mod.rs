@@ -38,6 +38,11 @@ pub struct TensorGroup {
     /// `true` for tensors that no layout shards (norms, biases, router): every rank holds and
     /// needs the whole tensor.
     pub replicated: bool,
+    /// `true` for tensors that do not travel along the re-sharding plan but are sent whole to
+    /// every inference rank by a packed broadcast after the plan's transfers (NeMo-RL
+    /// `nccl_reshard_refit` "misc path": everything except the FFN projections). Only the
+    /// `parallel` topology distinguishes them; the others move every tensor the same way.
+    pub broadcast: bool,
 }
 
 /// A model as tensor groups, with the bytes per element on each side.
@@ -91,6 +96,17 @@ impl Model {
     /// Bytes of one full copy in the inference format.
     pub fn infer_bytes(&self) -> f64 {
         self.n_elems() * self.infer_bytes_per_elem
+    }
+
+    /// Bytes (inference format) of one copy of the tensors sent by broadcast (`broadcast` groups).
+    pub fn broadcast_bytes(&self) -> f64 {
+        self.groups.iter().filter(|g| g.broadcast).map(|g| g.count as f64 * g.elems as f64).sum::<f64>()
+            * self.infer_bytes_per_elem
+    }
+
+    /// Number of tensors sent by broadcast (`broadcast` groups).
+    pub fn broadcast_tensors(&self) -> u64 {
+        self.groups.iter().filter(|g| g.broadcast).map(|g| g.count).sum()
     }
 }
 

@@ -27,6 +27,10 @@ pub struct PlanOptions {
     pub record_transfers: bool,
     /// Refuse to record more transfers than this (memory guard).
     pub max_transfers: u64,
+    /// The receiving engine takes each layer's experts as one tensor per projection (NeMo-RL's
+    /// `grouped_expert_proj` entries, vLLM's fused `w13`/`w2`): for the per-rank tensor counts,
+    /// an inference rank handles one tensor per (layer, projection) instead of one per expert.
+    pub grouped_experts: bool,
 }
 
 impl Default for PlanOptions {
@@ -37,6 +41,7 @@ impl Default for PlanOptions {
             bucket_bytes: 1e9,
             record_transfers: false,
             max_transfers: 5_000_000,
+            grouped_experts: false,
         }
     }
 }
@@ -71,6 +76,12 @@ pub struct LinkLoads {
     pub local_bytes: f64,
     /// Bytes each inference rank needs (sum of its slices).
     pub needed_bytes: Vec<f64>,
+    /// Tensors each training rank sends a slice of (each expert's tensor counts: the sender
+    /// handles its local experts one by one), indexed by training rank.
+    pub src_tensors: Vec<u64>,
+    /// Tensors each inference rank receives a slice of (expert tensors of one layer and projection
+    /// count once with `grouped_experts`), indexed by inference rank.
+    pub dst_tensors: Vec<u64>,
 }
 
 /// A plan: link loads, and the transfers if recorded.
@@ -124,7 +135,25 @@ pub fn build_plan(model: &Model, train: &TrainLayout, infer: &InferLayout, opts:
         nvlink_in_msgs: vec![0; iw as usize],
         local_bytes: 0.0,
         needed_bytes: vec![0.0; iw as usize],
+        src_tensors: vec![0; tw as usize],
+        dst_tensors: vec![0; iw as usize],
     };
+    // per-rank distinct-tensor counts: a stamp per rank (and per projection slot for grouped
+    // expert tensors) holding the key of the last tensor counted there
+    let slots = if opts.grouped_experts {
+        model
+            .groups
+            .iter()
+            .filter(|g| g.n_experts > 0)
+            .map(|g| ((g.count / g.layers as u64).max(1) / g.n_experts as u64).max(1))
+            .max()
+            .unwrap_or(1)
+    } else {
+        1
+    };
+    let mut src_stamp = vec![0u64; tw as usize];
+    let mut dst_stamp = vec![0u64; (iw * slots) as usize];
+    let mut gid = 0u64;
     let mut pair: HashMap<(u32, u32), f64> = HashMap::new();
     let mut tr = if opts.record_transfers { Some(Transfers::default()) } else { None };
     let mut n_transfers = 0u64;
@@ -145,6 +174,10 @@ pub fn build_plan(model: &Model, train: &TrainLayout, infer: &InferLayout, opts:
 
     let mut copies: Vec<Vec<Part>> = Vec::new();
     for (gi, g) in model.groups.iter().enumerate() {
+        if g.broadcast {
+            gid += g.count;
+            continue;
+        }
         let units = g.elems.div_ceil(align);
         let per_layer = (g.count / g.layers as u64).max(1);
         let bytes_of = |lo: u64, hi: u64| -> (u64, u64, f64) {
@@ -153,10 +186,19 @@ pub fn build_plan(model: &Model, train: &TrainLayout, infer: &InferLayout, opts:
             (a, b - a, (b - a) as f64 * bpe)
         };
         for i in 0..g.count {
+            gid += 1;
             let layer = (i / per_layer).min(g.layers as u64 - 1);
             let stage = layer * pp / g.layers as u64;
             let expert = if g.n_experts > 0 { Some((i % per_layer) * g.n_experts as u64 / per_layer) } else { None };
             let rank = |d: u64, t: u64| -> u32 { ((stage * dp + d) * tp + t) as u32 };
+            // key and slot of this tensor in the receivers' counts
+            let (dkey, dslot) = match expert {
+                Some(_) if opts.grouped_experts => {
+                    let k = (per_layer / g.n_experts as u64).max(1);
+                    ((((gi as u64) << 32 | layer) << 1) | 1, (i % per_layer) % k)
+                }
+                _ => (gid << 1, 0),
+            };
             // --- source copies
             copies.clear();
             match (expert, g.replicated) {
@@ -253,6 +295,11 @@ pub fn build_plan(model: &Model, train: &TrainLayout, infer: &InferLayout, opts:
                     }
                     let d = inst * itp + gr;
                     loads.needed_bytes[d as usize] += bytes_of(lo, hi).2;
+                    let st = &mut dst_stamp[(d * slots + dslot) as usize];
+                    if *st != dkey {
+                        *st = dkey;
+                        loads.dst_tensors[d as usize] += 1;
+                    }
                     // choose the copy whose intersecting ranks are least loaded
                     let mut best = 0usize;
                     if copies.len() > 1 {
@@ -286,6 +333,10 @@ pub fn build_plan(model: &Model, train: &TrainLayout, infer: &InferLayout, opts:
                             continue;
                         }
                         let s = p.rank as usize;
+                        if src_stamp[s] != gid {
+                            src_stamp[s] = gid;
+                            loads.src_tensors[s] += 1;
+                        }
                         let link = link_of(s as u64, d);
                         egress[s] += bytes;
                         total += bytes;
@@ -346,9 +397,16 @@ mod tests {
     fn moe() -> Model {
         Model {
             groups: vec![
-                TensorGroup { count: 4 * 3, elems: 1000, n_experts: 0, layers: 4, replicated: false },
-                TensorGroup { count: 4 * 2, elems: 10, n_experts: 0, layers: 4, replicated: true },
-                TensorGroup { count: 4 * 16 * 3, elems: 777, n_experts: 16, layers: 4, replicated: false },
+                TensorGroup { count: 4 * 3, elems: 1000, n_experts: 0, layers: 4, replicated: false, broadcast: false },
+                TensorGroup { count: 4 * 2, elems: 10, n_experts: 0, layers: 4, replicated: true, broadcast: false },
+                TensorGroup {
+                    count: 4 * 16 * 3,
+                    elems: 777,
+                    n_experts: 16,
+                    layers: 4,
+                    replicated: false,
+                    broadcast: false,
+                },
             ],
             infer_bytes_per_elem: 2.0,
             train_bytes_per_elem: 2.0,
@@ -427,6 +485,31 @@ mod tests {
         };
         assert!(max_out(2) < max_out(1));
         assert!(max_out(8) <= max_out(2));
+    }
+
+    #[test]
+    fn per_rank_tensor_counts() {
+        // 4 layers x 16 experts x 3 projections, EP4 training -> one TP2 instance
+        let m = moe();
+        let train = TrainLayout { tp: 1, pp: 1, dp: 4, ep: 4, fsdp: false };
+        let infer = InferLayout { instances: 1, tp: 2, ep: 1 };
+        let p = build_plan(&m, &train, &infer, &PlanOptions::default()).unwrap();
+        // each training rank holds 4 experts: 4 layers x 4 experts x 3 = 48 expert tensors, plus
+        // dense and replicated tensors it was picked for
+        assert!(p.loads.src_tensors.iter().all(|&n| n >= 48), "{:?}", p.loads.src_tensors);
+        // each inference rank needs a slice of every tensor: 12 + 8 + 192
+        assert!(p.loads.dst_tensors.iter().all(|&n| n == 212), "{:?}", p.loads.dst_tensors);
+        let g =
+            build_plan(&m, &train, &infer, &PlanOptions { grouped_experts: true, ..PlanOptions::default() }).unwrap();
+        // grouped: experts count once per (layer, projection): 12 + 8 + 4 x 3
+        assert!(g.loads.dst_tensors.iter().all(|&n| n == 32), "{:?}", g.loads.dst_tensors);
+        assert_eq!(g.loads.src_tensors, p.loads.src_tensors);
+        // broadcast groups leave the plan
+        let mut b = moe();
+        b.groups[0].broadcast = true;
+        let q = build_plan(&b, &train, &infer, &PlanOptions::default()).unwrap();
+        assert!(q.loads.dst_tensors.iter().all(|&n| n == 200));
+        assert!((q.total_bytes - (p.total_bytes - 12.0 * 1000.0 * 2.0)).abs() < 1e-6);
     }
 
     #[test]
