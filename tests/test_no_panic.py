@@ -95,11 +95,11 @@ def test_non_contiguous_arrays_are_read_correctly():
     assert not strided.flags["C_CONTIGUOUS"]
     a = _rollsim.simulate(empirical(strided), False)["summary"]
     b = _rollsim.simulate(empirical(np.ascontiguousarray(strided)), False)["summary"]
-    assert a == b
+    assert repr(a) == repr(b)   # (NaN-aware)
     w = np.arange(1.0, 201.0)[::2]
     a = _rollsim.simulate(empirical(np.ascontiguousarray(strided), w), False)["summary"]
     b = _rollsim.simulate(empirical(np.ascontiguousarray(strided), np.ascontiguousarray(w)), False)["summary"]
-    assert a == b and a["samples_started"] > 0
+    assert repr(a) == repr(b) and a["samples_started"] > 0
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
