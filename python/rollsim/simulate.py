@@ -336,7 +336,11 @@ def simulate(
     record : "samples" | "summary"
         ``"summary"`` skips the per-sample rows (faster, constant memory; for sweeps).
     max_samples : int
-        Refuse runs that would start more samples than this (memory guard), in [1, 2**32 - 1].
+        Refuse runs that would start more samples than this (memory guard), in [1, 2**32 - 1]. Checked
+        twice: before running, against :func:`estimate_size` (a runaway scenario is refused at once
+        with its estimated samples, events and memory; about 185 bytes per sample with
+        ``record="samples"``), and exactly by the engine while running. Raise it to run a large
+        scenario on purpose.
 
     Returns
     -------
@@ -346,7 +350,8 @@ def simulate(
     Raises
     ------
     ScenarioError (ValueError)
-        Invalid scenario or options, or more than ``max_samples`` samples.
+        Invalid scenario or options, or more than ``max_samples`` samples (estimated before the run,
+        or counted during it); the message starts with ``max_samples:`` and gives the estimate.
     KeyboardInterrupt
         Ctrl-C during the run (the run releases the GIL and checks for signals).
 

@@ -337,7 +337,10 @@ def sweep(
         ``f(done, total)`` is called instead (``done`` counts resumed runs); if it raises, the sweep
         stops after writing the chunk in progress and the exception propagates.
     max_samples : int
-        Per-run memory guard passed to the engine (samples started), in [1, 2**32 - 1].
+        Per-run memory guard (samples started), in [1, 2**32 - 1]. A scenario whose estimate
+        (:func:`rollsim.simulate.estimate_size`) exceeds it is refused before anything runs
+        (``on_error="raise"``), or returned as rows with the error, neither run nor written to ``out``
+        (``on_error="record"``); the engine also enforces it exactly during each run.
     on_error : "raise" | "record"
         A run the engine rejects (e.g. more than ``max_samples`` samples): ``"raise"`` raises after
         the sweep (finished runs are kept in ``out``); ``"record"`` returns it as a row with null
