@@ -1,5 +1,7 @@
 """Hypothesis strategies for valid scenarios, in one place (reused by every property test)."""
 
+import dataclasses
+
 from hypothesis import strategies as st
 
 from rollsim import Empirical, FullyAsync, LengthBalanced, LogNormal, OffPolicy, OneStepAsync, Scenario, Synchronous
@@ -65,6 +67,13 @@ def real_scenarios(draw, pipeline=None):
         OffPolicy, k=st.integers(0, 2),
         over_sampling=st.one_of(st.none(), st.floats(0.0, 2.0), st.just(float("inf"))),
         keep_partial=st.booleans())
+    pipe = draw(pipeline if pipeline is not None else st.one_of(streaming_pipelines(), batch_pipelines))
+    batch = group * groups_per_batch
+    if isinstance(pipe, FullyAsync):  # bounds under which no batch could ever form are refused
+        if pipe.max_lag_samples is not None and pipe.max_lag_samples < batch:
+            pipe = dataclasses.replace(pipe, max_lag_samples=batch)
+        if pipe.max_ready_groups is not None and pipe.max_ready_groups < groups_per_batch:
+            pipe = dataclasses.replace(pipe, max_ready_groups=groups_per_batch)
     return Scenario(
         rollout_slots=draw(st.integers(1, 48)),
         decode_tokens_per_s=draw(st.floats(10.0, 60.0)),
@@ -75,7 +84,7 @@ def real_scenarios(draw, pipeline=None):
             st.builds(LogNormal, mu=st.floats(5.0, 8.0), sigma=st.floats(0.0, 1.4),
                       max_tokens=st.sampled_from([2048.0, 16384.0]), group_correlation=st.floats(0.0, 0.9)),
             empiricals)),
-        pipeline=draw(pipeline if pipeline is not None else st.one_of(streaming_pipelines(), batch_pipelines)),
+        pipeline=pipe,
         group_size=group,
         prompt_tokens=draw(st.sampled_from([0.0, 200.0])),
         prefill_tokens_per_s=draw(st.sampled_from([float("inf"), 2000.0])),

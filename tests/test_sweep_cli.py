@@ -139,7 +139,8 @@ def test_bad_toml_and_missing_file(tmp_path):
 
 
 def test_failed_runs_exit_1(tmp_path, capsys):
-    f = write(tmp_path, "max_samples = 10\nseeds = 2\n[base]\nhorizon_s = 720.0\n")
+    # 2020 passes the up-front estimate (2017 samples); seeds 0 and 1 start more: rejected while running
+    f = write(tmp_path, "max_samples = 2020\nseeds = 2\n[base]\nhorizon_s = 720.0\n")
     args = parser().parse_args(["sweep", str(f), "--out", str(tmp_path / "o"), "--no-progress", "--format", "none"])
     assert args.func(args) == 1
     assert "2 runs failed" in capsys.readouterr().err

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rollsim._rollsim import ScenarioError
 
-__all__ = ["ScenarioError", "GenerationOutrunsTrainingWarning", "RunStalledWarning", "invalid"]
+__all__ = ["ScenarioError", "GenerationOutrunsTrainingWarning", "RunStalledWarning", "invalid", "strict_init"]
 
 
 class GenerationOutrunsTrainingWarning(RuntimeWarning):
@@ -20,3 +22,31 @@ class RunStalledWarning(RuntimeWarning):
 def invalid(field: str, message: str) -> ScenarioError:
     """A :class:`ScenarioError` (a ``ValueError``) whose message starts with ``field``."""
     return ScenarioError(f"{field}: {message}")
+
+
+def strict_init(cls: type, where: str, what: str) -> type:
+    """Makes ``cls(...)`` (a dataclass) raise :class:`ScenarioError` instead of ``TypeError`` for an
+    unknown keyword, too many positional arguments, a missing argument or a repeated one.
+    ``where`` prefixes the field names (``"lengths."``); ``what`` names the thing (``"LogNormal"``)."""
+    import dataclasses
+    import functools
+    import inspect
+
+    init = cls.__init__
+    sig = inspect.signature(init)
+    names = [f.name for f in dataclasses.fields(cls) if f.init and not f.name.startswith("_")]
+
+    @functools.wraps(init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        for k in kwargs:
+            if k not in sig.parameters or k == "self" or k.startswith("_"):
+                raise invalid(f"{where}{k}", f"unknown field of {what} (fields: {sorted(names)})")
+        try:
+            sig.bind(self, *args, **kwargs)
+        except TypeError as e:
+            field = where.rstrip(".") or what
+            raise invalid(field, str(e) if field == what else f"{what}(...): {e}") from None
+        init(self, *args, **kwargs)
+
+    cls.__init__ = __init__  # type: ignore[method-assign]
+    return cls

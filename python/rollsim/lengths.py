@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from rollsim.errors import invalid
+from rollsim.errors import invalid, strict_init
 
 __all__ = ["LogNormal", "Empirical", "Lengths"]
 
@@ -77,11 +77,19 @@ class LogNormal:
         """Mean of the truncated distribution, tokens (closed form)."""
         from statistics import NormalDist
 
+        top = self.max_tokens
         if self.sigma == 0:
-            return min(math.exp(self.mu), self.max_tokens)
-        z = (math.log(self.max_tokens) - self.mu) / self.sigma
+            return top if self.mu >= math.log(top) else math.exp(self.mu)
+        z = (math.log(top) - self.mu) / self.sigma
         nd = NormalDist()
-        return math.exp(self.mu + self.sigma**2 / 2) * nd.cdf(z - self.sigma) + self.max_tokens * (1 - nd.cdf(z))
+        c = nd.cdf(z - self.sigma)
+        try:
+            below = math.exp(self.mu + self.sigma**2 / 2) * c
+        except OverflowError:  # extreme mu or sigma: the same product in log space
+            below = 0.0 if c <= 0 else math.exp(min(self.mu + self.sigma**2 / 2 + math.log(c), 709.0))
+        if math.isnan(below):  # inf * 0
+            below = 0.0
+        return min(below + top * (1 - nd.cdf(z)), top)
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "lognormal", "mu": self.mu, "sigma": self.sigma, "max_tokens": self.max_tokens,
@@ -141,6 +149,8 @@ class Empirical:
             v = np.array(self.values, dtype=np.float64, copy=True)
         except (TypeError, ValueError) as e:
             raise invalid("lengths.values", f"must be numbers: {e}") from None
+        if np.asarray(self.values).dtype == np.bool_:
+            raise invalid("lengths.values", "must be numbers of tokens, got booleans")
         if v.ndim != 1:
             raise invalid("lengths.values", f"must be one-dimensional, got shape {v.shape}")
         if v.size == 0:
@@ -169,18 +179,32 @@ class Empirical:
                 raise invalid("lengths.weights", f"must be finite and >= 0; item {i} is {w[i]}")
             if not (w > 0).any():
                 raise invalid("lengths.weights", "must not all be zero")
+            with np.errstate(over="ignore"):
+                total = float(w.sum())
+            if not math.isfinite(total):
+                raise invalid("lengths.weights", f"must have a finite sum, got {total}")
             w.setflags(write=False)
         if self.groups is not None:
             if w is not None:
                 raise invalid("lengths.groups", "grouped data cannot also have weights")
-            keys = np.asarray(self.groups)
+            try:
+                keys = np.asarray(self.groups)
+            except ValueError as e:  # ragged nested sequences
+                raise invalid("lengths.groups", f"must be one key per value: {e}") from None
+            if keys.ndim != 1:
+                raise invalid("lengths.groups", f"must be one-dimensional, got shape {keys.shape}")
             if keys.shape != v.shape:
                 raise invalid("lengths.groups", f"must have one key per value ({v.size} values, {keys.size} keys)")
-            order = np.argsort(keys, kind="stable")
+            try:
+                order = np.argsort(keys, kind="stable")
+            except TypeError as e:
+                raise invalid("lengths.groups", f"keys must be comparable (all numbers or all strings): {e}") from None
             v = v[order]
             keys = keys[order]
             keys.setflags(write=False)
             object.__setattr__(self, "groups", keys)
+        if self.name is not None and not isinstance(self.name, str):
+            raise invalid("lengths.name", f"must be a string or None, got {type(self.name).__name__} {self.name!r}")
         v.setflags(write=False)
         object.__setattr__(self, "values", v)
         object.__setattr__(self, "weights", w)
@@ -216,7 +240,16 @@ class Empirical:
         """
         import polars as pl
 
-        p = os.fspath(path)
+        try:
+            p = os.fspath(path)
+        except TypeError:
+            raise invalid("lengths.path", f"must be a path (str or os.PathLike), got {type(path).__name__} {path!r}") from None
+        if not isinstance(p, str):
+            p = os.fsdecode(p)
+        for key, col in (("lengths.column", column), ("lengths.count_column", count_column),
+                         ("lengths.group_column", group_column)):
+            if col is not None and not isinstance(col, str):
+                raise invalid(key, f"must be a column name (str) or None, got {type(col).__name__} {col!r}")
         if not os.path.exists(p):
             raise FileNotFoundError(f"lengths file not found: {p}")
         try:
@@ -224,7 +257,7 @@ class Empirical:
                 df = pl.read_parquet(p)
             else:
                 df = pl.read_csv(p, infer_schema_length=10000)
-        except Exception as e:  # polars raises several exception types for corrupt files
+        except (Exception, pl.exceptions.PanicException) as e:  # polars raises several types (even a panic) for corrupt files
             raise invalid("lengths.path", f"cannot read {p!r} as {'parquet' if p.endswith('.parquet') else 'CSV'}: {e}") from None
         if column is None:
             if len(df.columns) != 1:
@@ -237,7 +270,7 @@ class Empirical:
         try:
             values = df[column].cast(pl.Float64, strict=True)
             counts = None if count_column is None else df[count_column].cast(pl.Float64, strict=True)
-        except Exception as e:
+        except (Exception, pl.exceptions.PanicException) as e:
             raise invalid("lengths.column", f"must be numeric: {e}") from None
         if values.null_count() or (counts is not None and counts.null_count()):
             raise invalid("lengths.column", f"{p!r} has empty cells in the lengths or counts")
@@ -299,5 +332,8 @@ class Empirical:
 def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
     return (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
 
+
+strict_init(LogNormal, "lengths.", "LogNormal")
+strict_init(Empirical, "lengths.", "Empirical")
 
 Lengths = LogNormal | Empirical

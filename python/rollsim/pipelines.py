@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from rollsim.errors import invalid
+from rollsim.errors import invalid, strict_init
 
 __all__ = ["Synchronous", "OneStepAsync", "OffPolicy", "FullyAsync", "LengthBalanced", "Pipeline"]
 
@@ -142,13 +142,18 @@ class LengthBalanced:
 
     def __post_init__(self) -> None:
         try:
+            if isinstance(self.edges, (str, bytes)) or any(isinstance(x, (str, bytes, bool)) for x in self.edges):
+                raise TypeError
             e = tuple(float(x) for x in self.edges)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise invalid("pipeline.batch_order.edges", f"must be numbers, got {self.edges!r}") from None
         if not e or any(not np.isfinite(x) or x <= 0 for x in e) or any(b <= a for a, b in zip(e, e[1:])):
             raise invalid("pipeline.batch_order.edges", f"must be finite, > 0 and strictly increasing, got {e}")
         object.__setattr__(self, "edges", e)
         if self.quotas is not None:
+            if isinstance(self.quotas, (str, bytes)) or not hasattr(self.quotas, "__iter__"):
+                raise invalid("pipeline.batch_order.quotas",
+                              f"must be a sequence of integers (one per bucket) or None, got {self.quotas!r}")
             q = tuple(_count("pipeline.batch_order.quotas", x, 0, 2**24) for x in self.quotas)
             if len(q) != len(e) + 1:
                 raise invalid("pipeline.batch_order.quotas", f"needs {len(e) + 1} quotas (one per bucket), got {len(q)}")
@@ -236,5 +241,9 @@ class FullyAsync:
                 "admission_eta": self.admission_eta, "max_lag_samples": self.max_lag_samples,
                 "max_ready_groups": self.max_ready_groups, "batch_order": order, "on_update": self.on_update}
 
+
+for _cls, _where in ((OffPolicy, "pipeline."), (Synchronous, "pipeline."), (OneStepAsync, "pipeline."),
+                     (FullyAsync, "pipeline."), (LengthBalanced, "pipeline.batch_order.")):
+    strict_init(_cls, _where, _cls.__name__)
 
 Pipeline = Synchronous | OneStepAsync | OffPolicy | FullyAsync

@@ -36,6 +36,12 @@ def _nonneg_int(field: str, value: Any) -> int:
     return value
 
 
+def _flag(field: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise invalid(field, f"must be True or False, got {value!r}")
+    return value
+
+
 def areal(eta: int = 2, *, interruptible: bool = True, scenario: Scenario | None = None) -> Scenario:
     """AReaL (Fu et al., arXiv 2505.24298): fully asynchronous with admission control.
 
@@ -48,6 +54,7 @@ def areal(eta: int = 2, *, interruptible: bool = True, scenario: Scenario | None
       weights (``on_update="abort_resubmit"``: one prefill of the context so far).
     """
     eta = _nonneg_int("eta", eta)
+    interruptible = _flag("interruptible", interruptible)
     return _base(scenario).replace(pipeline=FullyAsync(
         admission_eta=eta, batch_order="oldest_first", on_update="abort_resubmit" if interruptible else "continue"))
 
@@ -68,6 +75,7 @@ def verl_fully_async(staleness_threshold: float = 0.5, partial_rollout: bool = T
     if isinstance(staleness_threshold, bool) or not isinstance(staleness_threshold, (int, float)) \
             or not 0 <= staleness_threshold < 1e6:
         raise invalid("staleness_threshold", f"must be a number >= 0, got {staleness_threshold!r}")
+    partial_rollout = _flag("partial_rollout", partial_rollout)
     base = _base(scenario)
     lag = max(base.group_size, math.ceil((1.0 + staleness_threshold) * base.batch_size))
     return base.replace(pipeline=FullyAsync(
@@ -85,8 +93,8 @@ def pipeline_rl(max_lag: int | None = None, *, scenario: Scenario | None = None)
     """
     base = _base(scenario)
     lag = 2 * base.batch_size if max_lag is None else max_lag
-    if isinstance(lag, bool) or not isinstance(lag, int) or lag < base.group_size:
-        raise invalid("max_lag", f"must be an integer >= group_size ({base.group_size}), got {max_lag!r}")
+    if isinstance(lag, bool) or not isinstance(lag, int) or lag < base.batch_size:
+        raise invalid("max_lag", f"must be an integer >= batch_size ({base.batch_size}), got {max_lag!r}")
     return base.replace(pipeline=FullyAsync(max_lag_samples=lag, on_update="keep_stale"))
 
 
@@ -97,7 +105,7 @@ def slime_partial_rollout(over_sampling: float = math.inf, *, one_step: bool = F
     ``math.inf``: unlimited), stops when the batch is full, and puts the unfinished answers back in
     the buffer; they continue first in the next step with the new weights (prefill of prompt +
     partial answer). ``one_step=True`` uses ``train_async.py`` (generation one step ahead)."""
-    pipeline_cls = OneStepAsync if one_step else Synchronous
+    pipeline_cls = OneStepAsync if _flag("one_step", one_step) else Synchronous
     return _base(scenario).replace(pipeline=pipeline_cls(over_sampling=over_sampling, keep_partial=True))
 
 
@@ -137,6 +145,7 @@ def compare(scenario: Scenario | None = None, *, baselines: bool = True) -> pl.D
     ``drop_fraction``, ``tokens_wasted``, ``tokens_recomputed``, ``tokens_generated``, ``end_s``,
     plus ``wasted_fraction`` (tokens wasted / generated)."""
     base = _base(scenario)
+    baselines = _flag("baselines", baselines)
     runs: list[tuple[str, Scenario]] = []
     if baselines:
         runs += [("synchronous", base.replace(pipeline=Synchronous())),

@@ -9,7 +9,7 @@ from typing import Any, Literal, Sequence
 
 import numpy as np
 
-from rollsim.errors import invalid
+from rollsim.errors import invalid, strict_init
 from rollsim.lengths import Empirical, LogNormal
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
 
@@ -32,7 +32,10 @@ def _count(name: str, value: Any) -> int:
 def _seconds(name: str, value: Any, *, allow_zero: bool) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise invalid(name, f"must be a number of seconds, got {type(value).__name__} {value!r}")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an int too large for a float
+        v = math.inf
     ok = math.isfinite(v) and (v >= 0 if allow_zero else v > 0)
     if not ok:
         raise invalid(name, f"must be finite and {'>= 0' if allow_zero else '> 0'}, got {v}")
@@ -170,15 +173,41 @@ class Scenario:
         rate = self.prefill_tokens_per_s
         if isinstance(rate, bool) or not isinstance(rate, (int, float, np.integer, np.floating)) or not float(rate) > 0:
             raise invalid("prefill_tokens_per_s", f"must be > 0 tokens/s (math.inf: free prefill), got {rate!r}")
-        set_(self, "prefill_tokens_per_s", float(rate))
+        try:
+            set_(self, "prefill_tokens_per_s", float(rate))
+        except OverflowError:
+            set_(self, "prefill_tokens_per_s", math.inf)
         for name in ("prefix_sharing", "clear_cache_on_update"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise invalid(name, f"must be True or False, got {getattr(self, name)!r}")
-        if isinstance(self.pipeline, FullyAsync) and isinstance(self.pipeline.batch_order, LengthBalanced):
-            q = self.pipeline.batch_order.quotas
-            if q is not None and sum(q) > self.batch_size // g:
+        if isinstance(self.pipeline, FullyAsync):
+            self._check_deliverable(self.pipeline)
+
+    def _check_deliverable(self, p: FullyAsync) -> None:
+        """Refuses streaming options under which the trainer could never form a batch (the run
+        would only stall or drop everything)."""
+        b, g = self.batch_size, self.group_size
+        if p.max_lag_samples is not None and p.max_lag_samples < b:
+            raise invalid("pipeline.max_lag_samples",
+                          f"must be >= batch_size ({b}): with at most {p.max_lag_samples} samples started and not yet "
+                          f"trained, no batch can ever form; got {p.max_lag_samples}")
+        if p.max_ready_groups is not None and p.max_ready_groups * g < b:
+            raise invalid("pipeline.max_ready_groups",
+                          f"must be >= batch_size / group_size ({b // g}): a ready queue of {p.max_ready_groups} "
+                          f"groups never holds a batch; got {p.max_ready_groups}")
+        if isinstance(p.batch_order, LengthBalanced):
+            q = p.batch_order.quotas
+            if q is not None and sum(q) > b // g:
                 raise invalid("pipeline.batch_order.quotas",
-                              f"must sum to at most the groups per batch ({self.batch_size // g}), got {sum(q)}")
+                              f"must sum to at most the groups per batch ({b // g}), got {sum(q)}")
+            if q is not None:
+                edges = (0.0, *p.batch_order.edges, math.inf)
+                for i, quota in enumerate(q):
+                    lo, hi = edges[i], edges[i + 1]
+                    if quota > 0 and not _reachable(self.lengths, lo, hi):
+                        raise invalid("pipeline.batch_order.quotas",
+                                      f"bucket {i} ([{lo:g}, {hi:g}) tokens) can never fill: no answer length falls in "
+                                      f"it, but its quota is {quota}; give it quota 0")
 
     def replace(self, **changes: Any) -> "Scenario":
         """A copy with some fields changed. Dotted names reach into parts:
@@ -200,7 +229,7 @@ class Scenario:
             part = top.get(head, getattr(self, head))
             if not dataclasses.is_dataclass(part):
                 raise invalid(head, f"has no sub-fields to set ({sorted(sub)})")
-            part_names = {f.name for f in dataclasses.fields(part) if not f.name.startswith("_")}
+            part_names = {f.name for f in dataclasses.fields(part) if f.init and not f.name.startswith("_")}
             for k in sub:
                 if k not in part_names:
                     raise invalid(f"{head}.{k}", f"unknown field of {type(part).__name__} (fields: {sorted(part_names)})")
@@ -212,6 +241,8 @@ class Scenario:
         longest answer): ``share`` x the bucket's expected share of ``batch_size / group_size``
         groups, rounded down. Groups' longest answers are taken as independent draws (exact for
         ``group_correlation = 0`` and ungrouped data)."""
+        lb = LengthBalanced(edges, share=share)  # validates edges and share
+        edges, share = lb.edges, lb.share
         n = self.group_size
         cdf = [self.lengths.cdf(e) ** n for e in edges]
         shares = np.diff(np.r_[0.0, cdf, 1.0])
@@ -264,3 +295,19 @@ class Scenario:
         rollout = self.rollout_slots * self.decode_tokens_per_s / mean
         step_s = self.train_step_s + self.weight_sync_s + self.train_s_per_token * self.batch_size * mean
         return rollout * step_s / self.batch_size
+
+
+def _reachable(lengths: LogNormal | Empirical, lo: float, hi: float) -> bool:
+    """Whether an answer length in ``[lo, hi)`` tokens can be drawn (a group is bucketed by its
+    longest answer, and any drawable length can be a group's longest)."""
+    if isinstance(lengths, Empirical):
+        v = lengths.values if lengths.weights is None else lengths.values[lengths.weights > 0]
+        return bool(((v >= lo) & (v < hi)).any())
+    top = lengths.max_tokens
+    if lengths.sigma == 0:
+        x = min(math.exp(lengths.mu), top)
+        return lo <= x < hi
+    return lo <= top and hi > 0  # lengths fill (0, max_tokens], max_tokens itself with positive probability
+
+
+strict_init(Scenario, "", "Scenario")

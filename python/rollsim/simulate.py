@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from typing import Any, Iterable, Literal, Sequence
@@ -11,17 +12,145 @@ import polars as pl
 
 from rollsim import _rollsim
 from rollsim.errors import GenerationOutrunsTrainingWarning, RunStalledWarning, invalid
+from rollsim.lengths import LogNormal
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
 
-__all__ = ["Result", "simulate", "compare", "SHORT_TOKENS", "LONG_TOKENS", "DEFAULT_MAX_SAMPLES"]
+__all__ = ["Result", "simulate", "compare", "estimate_size", "SHORT_TOKENS", "LONG_TOKENS", "DEFAULT_MAX_SAMPLES"]
 
 #: Answers shorter than this are "short" in ``summary["staleness_mean_short"]`` (the chapter's < 1K).
 SHORT_TOKENS = 1000
 #: Answers longer than this are "long" in ``summary["staleness_mean_long"]`` (the chapter's > 8K).
 LONG_TOKENS = 8000
-#: Default limit on samples started in one run (a memory guard: about 45 bytes per recorded sample).
+#: Default limit on samples started in one run (a memory guard: with ``record="samples"`` each
+#: sample costs about :data:`BYTES_PER_SAMPLE` bytes, so about 9 GB at this limit).
 DEFAULT_MAX_SAMPLES = 50_000_000
+
+# Bytes per row of every recorded column: the engine's columns (handed to numpy), the polars frames
+# built from them (both alive when simulate returns), and the segments (at least one span per sample).
+_ENGINE_SAMPLE_COLUMNS = {"length_tokens": 8, "group_id": 4, "start_s": 8, "finish_s": 8, "version_start": 4,
+                          "version_end": 4, "version_finish": 4, "n_versions": 4, "trained_step": 8, "dropped": 1,
+                          "aborted": 1, "slot": 4}
+_FRAME_SAMPLE_COLUMNS = {"sample_id": 4, "group_id": 4, "length_tokens": 8, "start_s": 8, "finish_s": 8,
+                         "version_start": 4, "version_end": 4, "version_finish": 4, "n_versions": 4,
+                         "trained_step": 8, "staleness": 8, "staleness_at_finish": 8, "dropped": 1, "aborted": 1,
+                         "slot": 4, "status": 1}
+_SEGMENT_COLUMNS = {"sample_id": 4, "version": 4, "first_token": 8, "last_token": 8}
+_ENGINE_STEP_COLUMNS = {"start_s": 8, "end_s": 8, "staleness_mean": 8, "staleness_max": 4, "wait_s": 8,
+                        "samples": 4, "ready_after": 4, "tokens": 8, "tokens_wasted": 8, "tokens_recomputed": 8,
+                        "slot_idle_s": 8}
+_FRAME_STEP_COLUMNS = dict(_ENGINE_STEP_COLUMNS, step=4, completed=1)
+#: Bytes per recorded sample with ``record="samples"``: engine columns + frame + one segment (both).
+BYTES_PER_SAMPLE = (sum(_ENGINE_SAMPLE_COLUMNS.values()) + sum(_FRAME_SAMPLE_COLUMNS.values())
+                    + 2 * sum(_SEGMENT_COLUMNS.values()))
+#: Bytes per training step (engine columns + frame), recorded in both modes.
+BYTES_PER_STEP = sum(_ENGINE_STEP_COLUMNS.values()) + sum(_FRAME_STEP_COLUMNS.values())
+
+
+def check_max_samples(max_samples: Any) -> int:
+    """``max_samples`` as an int in [1, 2**32 - 1], else ScenarioError."""
+    if isinstance(max_samples, bool) or not isinstance(max_samples, (int, np.integer)) \
+            or not 1 <= int(max_samples) <= 2**32 - 1:
+        raise invalid("max_samples", f"must be an integer in [1, 2**32 - 1], got {max_samples!r}")
+    return int(max_samples)
+
+
+def estimate_size(scenario: Scenario, record: Literal["samples", "summary"] = "samples") -> dict[str, float]:
+    """An estimate, before running, of what a run of ``scenario`` creates: ``samples`` started,
+    ``steps``, ``events`` and ``bytes`` of recorded rows (``record="summary"``: steps only).
+
+    Samples: the rollout pool busy for the whole horizon, ``rollout_slots * (horizon_s /
+    seconds_per_answer + 1)`` with ``seconds_per_answer = mean_tokens / decode_tokens_per_s`` (+ the
+    prompt's prefill), capped for batch pipelines by the batches that can start (at least one batch's
+    generation, and ``train_step_s`` for synchronous, per batch) and for admission control / lag bounds
+    by the training steps; aborted answers (``abort_drop``, over-sampling) add a pool per update. Within
+    about 1 % for the chapter's scenario; an estimate, not a bound (the engine still enforces
+    ``max_samples`` exactly while running). Infinite when answers take no time (e.g. ``mu = -1e300``)."""
+    sc = scenario
+    mean_tokens = sc.lengths.mean_tokens()
+    per_answer = mean_tokens / sc.decode_tokens_per_s
+    if math.isfinite(sc.prefill_tokens_per_s) and sc.prompt_tokens > 0:
+        prefill = sc.prompt_tokens / sc.prefill_tokens_per_s
+        per_answer += prefill / sc.group_size if sc.prefix_sharing else prefill
+    slots, batch, horizon = sc.rollout_slots, sc.batch_size, sc.horizon_s
+    step_s = sc.train_step_s + sc.weight_sync_s
+    pool = slots * (horizon / per_answer + 1) if per_answer > 0 else math.inf
+    p = sc.pipeline
+    if isinstance(p, FullyAsync):
+        samples = pool
+        steps_max = min(pool / batch, horizon / step_s if step_s > 0 else math.inf) + 1
+        if p.admission_eta is not None:
+            samples = min(samples, (p.admission_eta + 1 + steps_max) * batch)
+        if p.max_lag_samples is not None and p.max_staleness is None and p.max_ready_groups is None:
+            samples = min(samples, p.max_lag_samples + steps_max * batch)
+        if p.on_update == "abort_drop":
+            samples += steps_max * slots
+    else:  # OffPolicy(k): a batch's generation takes its longest answer, or the pool's work if longer
+        # (with over-sampling, the batch ends when batch_size answers have finished)
+        gen = batch * per_answer / slots
+        if p.over_sampling is None:
+            gen = max(gen, _longest(sc.lengths, batch) / sc.decode_tokens_per_s)
+        cycle = gen + step_s if p.k == 0 else max(gen, step_s)
+        batches = (horizon / cycle if cycle > 0 else math.inf) + p.k + 1
+        if p.over_sampling is None:
+            samples = min(pool, batches * batch)
+        else:  # stopped answers are aborted (or resumed): up to a pool per batch on top
+            samples = min(pool + batches * slots, batches * batch * (1 + p.over_sampling))
+    steps = samples / batch + 1
+    per_sample = BYTES_PER_SAMPLE if record == "samples" else 0
+    return {"samples": samples, "steps": steps, "events": samples + steps,
+            "bytes": samples * per_sample + steps * BYTES_PER_STEP}
+
+
+def _longest(lengths: Any, n: int) -> float:
+    """About the longest of ``n`` draws, tokens: the ``1 - 1/(n + 1)`` quantile."""
+    q = 1.0 - 1.0 / (n + 1)
+    if isinstance(lengths, LogNormal):
+        if lengths.sigma == 0:
+            return lengths.mean_tokens()
+        from statistics import NormalDist
+
+        x = lengths.mu + lengths.sigma * NormalDist().inv_cdf(q)
+        return lengths.max_tokens if x >= math.log(lengths.max_tokens) else math.exp(x)
+    order = np.argsort(lengths.values)
+    v = lengths.values[order]
+    w = np.ones_like(v) if lengths.weights is None else lengths.weights[order]
+    c = np.cumsum(w)
+    return float(v[min(int(np.searchsorted(c, q * c[-1])), v.size - 1)])
+
+
+def _fmt_count(x: float) -> str:
+    return "an unbounded number of" if not math.isfinite(x) else f"about {x:.3g}"
+
+
+def _fmt_bytes(x: float) -> str:
+    if not math.isfinite(x):
+        return "unbounded memory"
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if x >= size:
+            return f"{x / size:.3g} {unit}"
+    return f"{x:.0f} B"
+
+
+def runaway_error(sc: Scenario, max_samples: int, record: str) -> str | None:
+    """The refusal message if ``sc`` is estimated to start more than ``max_samples`` samples, else None."""
+    est = estimate_size(sc, record)
+    if est["samples"] <= max_samples:
+        return None
+    memory = (f"{_fmt_bytes(est['bytes'])} of recorded rows" if record == "samples"
+              else "record='summary' keeps memory constant")
+    return (f"max_samples: this scenario would start {_fmt_count(est['samples'])} samples ({_fmt_count(est['events'])} "
+            f"events; {memory}) over horizon_s = {sc.horizon_s:g} s, more than max_samples = {max_samples}; "
+            f"shorten horizon_s, or raise max_samples (up to 2**32 - 1) if you mean it")
+
+
+def check_runaway(sc: Scenario, max_samples: int, record: str) -> None:
+    """Raises ScenarioError (naming ``max_samples``, with the estimate) for a runaway scenario."""
+    msg = runaway_error(sc, max_samples, record)
+    if msg is not None:
+        from rollsim.errors import ScenarioError
+
+        raise ScenarioError(msg)
 
 _STATUS = pl.Enum(["trained", "dropped", "ready", "in_flight"])
 _NONE = 2**32 - 1  # "no value" in the engine's u32 columns
@@ -87,9 +216,14 @@ class Result:
         Returns a frame with ``bin`` (str, e.g. ``"[1000, 2000)"``), ``samples`` (finished and
         consumed: trained or dropped), ``trained``, ``dropped``, ``drop_rate``, ``staleness_mean``,
         ``staleness_max``, sorted by length."""
-        e = [float(x) for x in edges]
-        if sorted(e) != e or len(set(e)) != len(e):
-            raise invalid("edges", f"must be strictly increasing, got {list(edges)}")
+        try:
+            if isinstance(edges, (str, bytes)) or any(isinstance(x, (str, bytes, bool)) for x in edges):
+                raise TypeError
+            e = [float(x) for x in edges]
+        except (TypeError, ValueError, OverflowError):
+            raise invalid("edges", f"must be a sequence of numbers of tokens, got {edges!r}") from None
+        if not e or not all(math.isfinite(x) for x in e) or any(b <= a for a, b in zip(e, e[1:])):
+            raise invalid("edges", f"must be finite, non-empty and strictly increasing, got {e}")
         labels = [f"[0, {e[0]:g})"] + [f"[{a:g}, {b:g})" for a, b in zip(e, e[1:])] + [f"[{e[-1]:g}, inf)"]
         df = self.samples.filter(pl.col("status").is_in(["trained", "dropped"]))
         # bin index by left-closed intervals [e_i, e_{i+1}); version-independent (no pl.cut)
@@ -202,7 +336,11 @@ def simulate(
     record : "samples" | "summary"
         ``"summary"`` skips the per-sample rows (faster, constant memory; for sweeps).
     max_samples : int
-        Refuse runs that would start more samples than this (memory guard), in [1, 2**32 - 1].
+        Refuse runs that would start more samples than this (memory guard), in [1, 2**32 - 1]. Checked
+        twice: before running, against :func:`estimate_size` (a runaway scenario is refused at once
+        with its estimated samples, events and memory; about 185 bytes per sample with
+        ``record="samples"``), and exactly by the engine while running. Raise it to run a large
+        scenario on purpose.
 
     Returns
     -------
@@ -212,7 +350,8 @@ def simulate(
     Raises
     ------
     ScenarioError (ValueError)
-        Invalid scenario or options, or more than ``max_samples`` samples.
+        Invalid scenario or options, or more than ``max_samples`` samples (estimated before the run,
+        or counted during it); the message starts with ``max_samples:`` and gives the estimate.
     KeyboardInterrupt
         Ctrl-C during the run (the run releases the GIL and checks for signals).
 
@@ -226,8 +365,10 @@ def simulate(
         raise invalid("scenario", f"must be a rollsim.Scenario, got {type(sc).__name__}")
     if record not in ("samples", "summary"):
         raise invalid("record", f"must be 'samples' or 'summary', got {record!r}")
-    if isinstance(max_samples, bool) or not isinstance(max_samples, int) or not 1 <= max_samples <= 2**32 - 1:
-        raise invalid("max_samples", f"must be an integer in [1, 2**32 - 1], got {max_samples!r}")
+    max_samples = check_max_samples(max_samples)
+    if not isinstance(_general_engine, bool):
+        raise invalid("_general_engine", f"must be True or False, got {_general_engine!r}")
+    check_runaway(sc, max_samples, record)
     # _general_engine: run the general streaming engine even where the fully-async fast path
     # applies (tests cross-check the two)
     out = _rollsim.simulate(sc.to_dict(), record == "samples", max_samples, bool(_general_engine))
@@ -269,6 +410,15 @@ def compare(
     ``staleness_mean_long`` (> 8K tokens), ``samples_trained``, ``samples_dropped``,
     ``tokens_wasted``, ``end_s``."""
     sc = Scenario() if scenario is None else scenario
+    if not isinstance(sc, Scenario):
+        raise invalid("scenario", f"must be a rollsim.Scenario, got {type(sc).__name__}")
+    try:
+        pipelines = list(pipelines)
+    except TypeError:
+        raise invalid("pipelines", f"must be an iterable of (name, pipeline) pairs, got {pipelines!r}") from None
+    for i, item in enumerate(pipelines):
+        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)):
+            raise invalid("pipelines", f"item {i} must be a (name, pipeline) pair with a str name, got {item!r}")
     rows = []
     for name, pipeline in pipelines:
         s = simulate(sc.replace(pipeline=pipeline), record="summary", max_samples=max_samples).summary

@@ -15,7 +15,7 @@ import polars as pl
 from rollsim import _rollsim
 from rollsim.errors import invalid
 from rollsim.scenario import Scenario
-from rollsim.simulate import DEFAULT_MAX_SAMPLES
+from rollsim.simulate import DEFAULT_MAX_SAMPLES, runaway_error
 from rollsim.sweep._plan import Plan, make_plan
 from rollsim.sweep._progress import Progress
 from rollsim.sweep._store import Store
@@ -223,7 +223,28 @@ def sweep_with_info(
         if bad.height:
             failed_now.append(f"run {bad['run_key'][0]}: {bad['error'][0]} ({bad.height} failed in this chunk)")
 
-    bar = Progress(unique_runs, resumed, progress)
+    # runaway scenarios are refused before anything runs (an estimate; the engine also enforces it)
+    refused: dict[int, str] = {}
+    skipped: list[int] = []
+    refused_frame: pl.DataFrame | None = None
+    for c in sorted({int(plan.combo[r]) for r in todo}):
+        msg = runaway_error(plan.scenarios[c], max_samples, "summary")
+        if msg is not None:
+            first = plan.runs.row(int(np.flatnonzero(plan.combo == c)[0]), named=True)
+            where = ", ".join(f"{k}={first[k]!r}" for k in plan.varied) or "the base scenario"
+            refused[c] = f"{msg} (sweep scenario {where})"
+    if refused and on_error == "raise":
+        from rollsim.errors import ScenarioError
+
+        raise ScenarioError(next(iter(refused.values())) + "; nothing was run (on_error='record' runs the others)")
+    if refused:
+        skipped = [r for r in todo if int(plan.combo[r]) in refused]
+        todo = [r for r in todo if int(plan.combo[r]) not in refused]
+        # in the returned frame only, not in `out`: a rerun with a higher max_samples runs them
+        refused_frame = results_frame([plan.run_keys[r] for r in skipped],
+                                      [f"ScenarioError: {refused[int(plan.combo[r])]}" for r in skipped])
+
+    bar = Progress(unique_runs, resumed + len(skipped), progress)
     chunks = 0
     try:
         if todo:
@@ -243,6 +264,8 @@ def sweep_with_info(
             results = results_frame([], [])
     else:
         results = pl.concat(in_memory, how="diagonal_relaxed") if in_memory else results_frame([], [])
+    if refused_frame is not None:
+        results = pl.concat([results, refused_frame], how="diagonal_relaxed")
     frame = plan.runs.join(results, on="run_key", how="left", maintain_order="left")
     keep = _METRICS if metrics is None else metrics
     missing = frame.filter(pl.col("error").is_null() & pl.col("steps").is_null()).height
@@ -314,7 +337,10 @@ def sweep(
         ``f(done, total)`` is called instead (``done`` counts resumed runs); if it raises, the sweep
         stops after writing the chunk in progress and the exception propagates.
     max_samples : int
-        Per-run memory guard passed to the engine (samples started), in [1, 2**32 - 1].
+        Per-run memory guard (samples started), in [1, 2**32 - 1]. A scenario whose estimate
+        (:func:`rollsim.simulate.estimate_size`) exceeds it is refused before anything runs
+        (``on_error="raise"``), or returned as rows with the error, neither run nor written to ``out``
+        (``on_error="record"``); the engine also enforces it exactly during each run.
     on_error : "raise" | "record"
         A run the engine rejects (e.g. more than ``max_samples`` samples): ``"raise"`` raises after
         the sweep (finished runs are kept in ``out``); ``"record"`` returns it as a row with null

@@ -86,6 +86,8 @@ def _lengths(where: str, value: Any, root: Path) -> LogNormal | Empirical:
         return datasets.by_name(t["dataset"], t.get("max_tokens"))
     if "file" in t:
         _only(where, t, {"file", "column", "count_column", "max_tokens", "name"})
+        if not isinstance(t["file"], str):
+            raise invalid(f"{where}.file", f"must be a path (string), got {t['file']!r}")
         path = Path(t["file"])
         if not path.is_absolute():
             path = root / path
@@ -143,6 +145,9 @@ def _seeds(value: Any) -> list[int] | None:
         return list(range(start, start + count))
     if isinstance(value, bool) or not isinstance(value, (int, list)):
         raise invalid("seeds", f"must be a count, a list of seeds or {{start, count}}, got {value!r}")
+    if isinstance(value, list) and not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**64
+                                           for s in value):
+        raise invalid("seeds", f"a list of seeds must hold integers in [0, 2**64 - 1], got {value!r}")
     return list(range(value)) if isinstance(value, int) else value
 
 
@@ -201,6 +206,9 @@ def parse(doc: dict[str, Any], root: str | os.PathLike[str] = ".") -> SweepSpec:
             if key.partition(".")[0] not in _SCENARIO_FIELDS:
                 raise invalid(f"sample.space.{key}", f"unknown scenario field (fields: {sorted(_SCENARIO_FIELDS)})")
         space = {k: _dimension(f"sample.space.{k}", v) for k, v in space_t.items()}
+        seed = s.get("seed", 0)
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+            raise invalid("sample.seed", f"must be an integer in [0, 2**64 - 1], got {seed!r}")
         fn = latin_hypercube if method == "latin_hypercube" else random_points
         grid = fn(space, s["n"], s.get("seed", 0))
 

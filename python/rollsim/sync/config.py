@@ -21,6 +21,7 @@ Unknown keys raise ``ValueError`` naming the key.
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
 from pathlib import Path
 
@@ -79,6 +80,8 @@ def cluster_from_dict(d: dict) -> Cluster:
         Unknown keys or presets, wrong types (the message names ``section.key``).
     """
     allowed = {"topology", "fanout", "model", "train", "infer", "hardware", "software"}
+    if not isinstance(d, dict):
+        raise ValueError(f"cluster: must be a table (dict) with a [model] table, got {type(d).__name__}")
     for k in d:
         if k not in allowed:
             raise ValueError(f"{k}: unknown key; allowed: {', '.join(sorted(allowed))}")
@@ -97,14 +100,19 @@ def cluster_from_dict(d: dict) -> Cluster:
             raise ValueError(f"model.preset: unknown preset {name!r}; known: {', '.join(sorted(MODELS))}")
         model: ModelSpec = MODELS[name.lower()]
     elif "params" in m:
-        p, t = m["params"], m.get("tensors", 1000)
-        if not isinstance(p, (int, float)) or isinstance(p, bool) or not p >= 1:
-            raise ValueError(f"model.params: must be a number >= 1, got {p!r}")
+        p, t, layers = m["params"], m.get("tensors", 1000), m.get("layers", 1)
+        if not isinstance(p, (int, float)) or isinstance(p, bool) or not 1 <= p < math.inf:
+            raise ValueError(f"model.params: must be a finite number >= 1, got {p!r}")
         if not isinstance(t, int) or isinstance(t, bool) or t < 1:
             raise ValueError(f"model.tensors: must be an integer >= 1, got {t!r}")
-        model = ModelSpec.dense("custom", float(p), n_tensors=t, layers=int(m.get("layers", 1)))
+        if not isinstance(layers, int) or isinstance(layers, bool) or layers < 1:
+            raise ValueError(f"model.layers: must be an integer >= 1, got {layers!r}")
+        model = ModelSpec.dense("custom", float(p), n_tensors=t, layers=layers)
     else:
         raise ValueError("model: give preset = \"name\" or params = N")
+    for key in ("train_precision", "infer_precision"):
+        if key in m and not isinstance(m[key], str):
+            raise ValueError(f"model.{key}: must be a string such as \"bf16\" or \"fp8:128\", got {m[key]!r}")
     try:
         model = model.with_precision(m.get("train_precision"), m.get("infer_precision"))
     except ValueError as e:

@@ -272,8 +272,8 @@ impl Scenario {
                     if quotas.len() != edges.len() + 1 {
                         return Err(Error::field("pipeline.batch_order", "needs one quota per bucket (edges + 1)"));
                     }
-                    if edges.windows(2).any(|w| w[1] <= w[0]) || edges.iter().any(|e| !e.is_finite()) {
-                        return Err(Error::field("pipeline.batch_order", "edges must be finite and increasing"));
+                    if edges.windows(2).any(|w| w[1] <= w[0]) || edges.iter().any(|e| !(e.is_finite() && *e > 0.0)) {
+                        return Err(Error::field("pipeline.batch_order", "edges must be finite, > 0 and increasing"));
                     }
                     let groups = self.batch_size / self.group_size;
                     if quotas.iter().map(|q| *q as u64).sum::<u64>() > groups as u64 {

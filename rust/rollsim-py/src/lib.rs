@@ -40,21 +40,42 @@ fn panic_err(p: Box<dyn std::any::Any + Send>) -> PyErr {
     PyRuntimeError::new_err(format!("internal error in the rollsim engine (please report): {msg}"))
 }
 
+/// Runs `f`, turning a panic into `RuntimeError` (nothing the bindings do may unwind into Python).
+fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| Err(panic_err(p)))
+}
+
+/// `key: <conversion error>` on one line.
+fn conversion_err(key: &str, e: PyErr) -> PyErr {
+    let msg = e.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
+    ScenarioError::new_err(format!("{key}: {msg}"))
+}
+
+/// Prefixes the field name of a ScenarioError raised while converting a part (`lengths.`, `pipeline.`).
+fn in_part<T>(py: Python<'_>, prefix: &str, r: PyResult<T>) -> PyResult<T> {
+    r.map_err(|e| {
+        if e.is_instance_of::<ScenarioError>(py) {
+            let msg = e.value(py).to_string();
+            if msg.starts_with(prefix) {
+                e
+            } else {
+                ScenarioError::new_err(format!("{prefix}{msg}"))
+            }
+        } else {
+            e
+        }
+    })
+}
+
 fn item<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &'static str) -> PyResult<T> {
     let v = d.get_item(key)?.ok_or_else(|| ScenarioError::new_err(format!("{key}: missing")))?;
-    v.extract::<T>().map_err(|e| {
-        let e: PyErr = e.into();
-        ScenarioError::new_err(format!("{key}: {e}"))
-    })
+    v.extract::<T>().map_err(|e| conversion_err(key, e.into()))
 }
 
 /// An optional key: its default when missing or None.
 fn opt_item<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &'static str, default: T) -> PyResult<T> {
     match d.get_item(key)? {
-        Some(v) if !v.is_none() => v.extract::<T>().map_err(|e| {
-            let e: PyErr = e.into();
-            ScenarioError::new_err(format!("{key}: {e}"))
-        }),
+        Some(v) if !v.is_none() => v.extract::<T>().map_err(|e| conversion_err(key, e.into())),
         _ => Ok(default),
     }
 }
@@ -72,7 +93,10 @@ fn lengths_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Lengths> {
             let values = values.as_array().to_vec();
             let offsets: Option<PyReadonlyArray1<'_, i64>> = opt_item(d, "group_offsets", None)?;
             if let Some(o) = offsets {
-                let o: Vec<usize> = o.as_array().iter().map(|x| (*x).max(0) as usize).collect();
+                if let Some(x) = o.as_array().iter().find(|x| **x < 0) {
+                    return Err(ScenarioError::new_err(format!("lengths.groups: offsets must be >= 0, got {x}")));
+                }
+                let o: Vec<usize> = o.as_array().iter().map(|x| *x as usize).collect();
                 Lengths::grouped(values, o).map_err(to_py_err)?
             } else {
                 let weights: Option<PyReadonlyArray1<'_, f64>> = item(d, "weights")?;
@@ -119,7 +143,11 @@ fn pipeline_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Pipeline> {
                     Ok(s) if s == "oldest_first" => BatchOrder::OldestFirst,
                     Ok(s) => return Err(ScenarioError::new_err(format!("pipeline.batch_order: unknown order {s:?}"))),
                     Err(_) => {
-                        let b = v.cast::<PyDict>()?;
+                        let b = v.cast::<PyDict>().map_err(|_| {
+                            ScenarioError::new_err(format!(
+                                "pipeline.batch_order: must be 'fifo', 'oldest_first' or a dict {{edges, quotas}}, got {v}"
+                            ))
+                        })?;
                         BatchOrder::LengthBalanced { edges: item(b, "edges")?, quotas: item(b, "quotas")? }
                     }
                 },
@@ -146,9 +174,9 @@ fn scenario_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Scenario> {
 fn scenario_from_dict_with(d: &Bound<'_, PyDict>, lengths: Option<Lengths>) -> PyResult<Scenario> {
     let lengths = match lengths {
         Some(l) => l,
-        None => lengths_from_dict(&item::<Bound<'_, PyDict>>(d, "lengths")?)?,
+        None => in_part(d.py(), "lengths.", lengths_from_dict(&item::<Bound<'_, PyDict>>(d, "lengths")?))?,
     };
-    let pipeline = pipeline_from_dict(&item::<Bound<'_, PyDict>>(d, "pipeline")?)?;
+    let pipeline = in_part(d.py(), "pipeline.", pipeline_from_dict(&item::<Bound<'_, PyDict>>(d, "pipeline")?))?;
     let rng = match item::<String>(d, "rng")?.as_str() {
         "python" => RngKind::Python,
         "fast" => RngKind::Fast,
@@ -278,6 +306,16 @@ fn simulate<'py>(
     max_samples: u64,
     general_engine: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
+    guard(|| simulate_inner(py, scenario, record_samples, max_samples, general_engine))
+}
+
+fn simulate_inner<'py>(
+    py: Python<'py>,
+    scenario: &Bound<'py, PyDict>,
+    record_samples: bool,
+    max_samples: u64,
+    general_engine: bool,
+) -> PyResult<Bound<'py, PyDict>> {
     let sc = scenario_from_dict(scenario)?;
     let opts = RunOptions { record_samples, max_samples, general_engine, ..RunOptions::default() };
     let res = py.detach(|| {
@@ -302,12 +340,33 @@ fn simulate_many<'py>(
     max_samples: u64,
     progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
+    guard(|| simulate_many_inner(py, scenarios, threads, max_samples, progress))
+}
+
+/// Largest `threads` accepted by `simulate_many` (as `rollsim.sweep`).
+const MAX_THREADS: usize = 4096;
+
+fn simulate_many_inner<'py>(
+    py: Python<'py>,
+    scenarios: &Bound<'py, PyList>,
+    threads: usize,
+    max_samples: u64,
+    progress: Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyList>> {
+    if threads > MAX_THREADS {
+        return Err(ScenarioError::new_err(format!("threads: must be in [0, {MAX_THREADS}], got {threads}")));
+    }
+    if let Some(p) = &progress {
+        if !p.is_callable() {
+            return Err(ScenarioError::new_err("progress: must be None or a callable f(done, total)"));
+        }
+    }
     // Empirical length arrays are converted once per distinct array object, not once per run
     // (a sweep's scenarios usually share one data set): `Lengths` holds them behind an `Arc`.
     let mut cache: Vec<((usize, usize, usize), Lengths)> = Vec::new();
     let mut scs: Vec<Scenario> = Vec::with_capacity(scenarios.len());
-    for d in scenarios.iter() {
-        let d = d.cast::<PyDict>()?;
+    for (i, d) in scenarios.iter().enumerate() {
+        let d = d.cast::<PyDict>().map_err(|_| ScenarioError::new_err(format!("scenarios[{i}]: must be a dict")))?;
         let lengths: Bound<'_, PyDict> = item(d, "lengths")?;
         let key = match lengths.get_item("values")? {
             Some(v) if !v.is_none() => {
@@ -394,17 +453,39 @@ fn simulate_many<'py>(
 /// `random.Random(seed)`'s first `n` values of `random()`, from rollsim's CPython-compatible
 /// generator (for tests).
 #[pyfunction]
-fn py_random_stream<'py>(py: Python<'py>, seed: u64, n: usize) -> Bound<'py, PyArray1<f64>> {
-    let mut r = rollsim_core::rng::PyRandom::new(seed);
-    PyArray1::from_vec(py, (0..n).map(|_| r.random()).collect())
+fn py_random_stream<'py>(py: Python<'py>, seed: u64, n: usize) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    check_stream_len(n)?;
+    guard(|| {
+        let mut r = rollsim_core::rng::PyRandom::new(seed);
+        Ok(PyArray1::from_vec(py, (0..n).map(|_| r.random()).collect()))
+    })
+}
+
+/// Largest `n` of the test streams (1 GiB of float64).
+const MAX_STREAM: usize = 1 << 27;
+
+fn check_stream_len(n: usize) -> PyResult<()> {
+    if n > MAX_STREAM {
+        return Err(ScenarioError::new_err(format!("n: must be in [0, {MAX_STREAM}], got {n}")));
+    }
+    Ok(())
 }
 
 /// `random.Random(seed).lognormvariate(mu, sigma)` `n` times, from rollsim's generator (for tests).
 #[pyfunction]
-fn py_lognormal_stream<'py>(py: Python<'py>, seed: u64, mu: f64, sigma: f64, n: usize) -> Bound<'py, PyArray1<f64>> {
+fn py_lognormal_stream<'py>(
+    py: Python<'py>,
+    seed: u64,
+    mu: f64,
+    sigma: f64,
+    n: usize,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
     use rollsim_core::rng::Source;
-    let mut r = rollsim_core::rng::PyRandom::new(seed);
-    PyArray1::from_vec(py, (0..n).map(|_| r.lognormal(mu, sigma)).collect())
+    check_stream_len(n)?;
+    guard(|| {
+        let mut r = rollsim_core::rng::PyRandom::new(seed);
+        Ok(PyArray1::from_vec(py, (0..n).map(|_| r.lognormal(mu, sigma)).collect()))
+    })
 }
 
 #[pymodule]
