@@ -9,19 +9,16 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
+from rollsim import _check
 from rollsim.errors import invalid, strict_init
 
 __all__ = ["LogNormal", "Empirical", "Lengths"]
 
 
-def _real(field_name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise invalid(field_name, f"must be a number, got {type(value).__name__} {value!r}")
-    return float(value)
 
 
 @dataclass(frozen=True)
@@ -56,13 +53,13 @@ class LogNormal:
     group_correlation: float = 0.0
 
     def __post_init__(self) -> None:
-        rho = _real("lengths.group_correlation", self.group_correlation)
+        rho = _check.real("lengths.group_correlation", self.group_correlation)
         if not 0 <= rho < 1:
             raise invalid("lengths.group_correlation", f"must be in [0, 1), got {rho}")
         object.__setattr__(self, "group_correlation", rho)
-        mu = _real("lengths.mu", self.mu)
-        sigma = _real("lengths.sigma", self.sigma)
-        max_tokens = _real("lengths.max_tokens", self.max_tokens)
+        mu = _check.real("lengths.mu", self.mu)
+        sigma = _check.real("lengths.sigma", self.sigma)
+        max_tokens = _check.real("lengths.max_tokens", self.max_tokens)
         if not math.isfinite(mu):
             raise invalid("lengths.mu", f"must be finite, got {mu}")
         if not (math.isfinite(sigma) and sigma >= 0):
@@ -160,7 +157,7 @@ class Empirical:
             i = int(np.argmax(bad))
             raise invalid("lengths.values", f"must be finite and > 0 tokens; item {i} is {v[i]}")
         if self.max_tokens is not None:
-            m = _real("lengths.max_tokens", self.max_tokens)
+            m = _check.real("lengths.max_tokens", self.max_tokens)
             if not (math.isfinite(m) and m >= 1):
                 raise invalid("lengths.max_tokens", f"must be finite and >= 1, got {m}")
             object.__setattr__(self, "max_tokens", m)

@@ -7,17 +7,12 @@ from typing import Any
 
 import numpy as np
 
+from rollsim import _check
 from rollsim.errors import invalid, strict_init
 
 __all__ = ["Synchronous", "OneStepAsync", "OffPolicy", "FullyAsync", "LengthBalanced", "Pipeline"]
 
 
-def _count(field: str, value: Any, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise invalid(field, f"must be an integer in [{lo}, {hi}], got {type(value).__name__} {value!r}")
-    if not lo <= int(value) <= hi:
-        raise invalid(field, f"must be in [{lo}, {hi}], got {value}")
-    return int(value)
 
 
 def _compact_repr(obj: Any) -> str:
@@ -46,10 +41,6 @@ def _over_sampling(value: Any) -> float | None:
     return v
 
 
-def _flag(field: str, value: Any) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise invalid(field, f"must be True or False, got {value!r}")
-    return bool(value)
 
 
 @dataclass(frozen=True)
@@ -82,9 +73,9 @@ class OffPolicy:
     keep_partial: bool = False
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "k", _count("pipeline.k", self.k, 0, 1_000_000))
+        object.__setattr__(self, "k", _check.integer("pipeline.k", self.k, 0, 1_000_000))
         object.__setattr__(self, "over_sampling", _over_sampling(self.over_sampling))
-        object.__setattr__(self, "keep_partial", _flag("pipeline.keep_partial", self.keep_partial))
+        object.__setattr__(self, "keep_partial", _check.flag("pipeline.keep_partial", self.keep_partial))
 
     __repr__ = _compact_repr
 
@@ -154,7 +145,7 @@ class LengthBalanced:
             if isinstance(self.quotas, (str, bytes)) or not hasattr(self.quotas, "__iter__"):
                 raise invalid("pipeline.batch_order.quotas",
                               f"must be a sequence of integers (one per bucket) or None, got {self.quotas!r}")
-            q = tuple(_count("pipeline.batch_order.quotas", x, 0, 2**24) for x in self.quotas)
+            q = tuple(_check.integer("pipeline.batch_order.quotas", x, 0, 2**24) for x in self.quotas)
             if len(q) != len(e) + 1:
                 raise invalid("pipeline.batch_order.quotas", f"needs {len(e) + 1} quotas (one per bucket), got {len(q)}")
             object.__setattr__(self, "quotas", q)
@@ -215,13 +206,13 @@ class FullyAsync:
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         if self.max_staleness is not None:
-            set_(self, "max_staleness", _count("pipeline.max_staleness", self.max_staleness, 0, 2**32 - 1))
+            set_(self, "max_staleness", _check.integer("pipeline.max_staleness", self.max_staleness, 0, 2**32 - 1))
         if self.admission_eta is not None:
-            set_(self, "admission_eta", _count("pipeline.admission_eta", self.admission_eta, 0, 2**32 - 1))
+            set_(self, "admission_eta", _check.integer("pipeline.admission_eta", self.admission_eta, 0, 2**32 - 1))
         if self.max_lag_samples is not None:
-            set_(self, "max_lag_samples", _count("pipeline.max_lag_samples", self.max_lag_samples, 1, 2**63 - 1))
+            set_(self, "max_lag_samples", _check.integer("pipeline.max_lag_samples", self.max_lag_samples, 1, 2**63 - 1))
         if self.max_ready_groups is not None:
-            set_(self, "max_ready_groups", _count("pipeline.max_ready_groups", self.max_ready_groups, 1, 2**32 - 1))
+            set_(self, "max_ready_groups", _check.integer("pipeline.max_ready_groups", self.max_ready_groups, 1, 2**32 - 1))
         if self.on_stale not in ("drop", "requeue"):
             raise invalid("pipeline.on_stale", f"must be 'drop' or 'requeue', got {self.on_stale!r}")
         if self.on_update not in _ON_UPDATE:

@@ -10,10 +10,11 @@ says how. Use :func:`compare` for a side-by-side table.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Callable
 
 import polars as pl
 
+from rollsim import _check
 from rollsim.errors import invalid
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
@@ -30,16 +31,8 @@ def _base(scenario: Scenario | None) -> Scenario:
     return scenario
 
 
-def _nonneg_int(field: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise invalid(field, f"must be an integer >= 0, got {value!r}")
-    return value
 
 
-def _flag(field: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise invalid(field, f"must be True or False, got {value!r}")
-    return value
 
 
 def areal(eta: int = 2, *, interruptible: bool = True, scenario: Scenario | None = None) -> Scenario:
@@ -53,8 +46,8 @@ def areal(eta: int = 2, *, interruptible: bool = True, scenario: Scenario | None
       in-flight requests are interrupted and resubmitted as prompt + partial answer under the new
       weights (``on_update="abort_resubmit"``: one prefill of the context so far).
     """
-    eta = _nonneg_int("eta", eta)
-    interruptible = _flag("interruptible", interruptible)
+    eta = _check.integer("eta", eta, 0)
+    interruptible = _check.flag("interruptible", interruptible)
     return _base(scenario).replace(pipeline=FullyAsync(
         admission_eta=eta, batch_order="oldest_first", on_update="abort_resubmit" if interruptible else "continue"))
 
@@ -75,7 +68,7 @@ def verl_fully_async(staleness_threshold: float = 0.5, partial_rollout: bool = T
     if isinstance(staleness_threshold, bool) or not isinstance(staleness_threshold, (int, float)) \
             or not 0 <= staleness_threshold < 1e6:
         raise invalid("staleness_threshold", f"must be a number >= 0, got {staleness_threshold!r}")
-    partial_rollout = _flag("partial_rollout", partial_rollout)
+    partial_rollout = _check.flag("partial_rollout", partial_rollout)
     base = _base(scenario)
     lag = max(base.group_size, math.ceil((1.0 + staleness_threshold) * base.batch_size))
     return base.replace(pipeline=FullyAsync(
@@ -105,7 +98,7 @@ def slime_partial_rollout(over_sampling: float = math.inf, *, one_step: bool = F
     ``math.inf``: unlimited), stops when the batch is full, and puts the unfinished answers back in
     the buffer; they continue first in the next step with the new weights (prefill of prompt +
     partial answer). ``one_step=True`` uses ``train_async.py`` (generation one step ahead)."""
-    pipeline_cls = OneStepAsync if _flag("one_step", one_step) else Synchronous
+    pipeline_cls = OneStepAsync if _check.flag("one_step", one_step) else Synchronous
     return _base(scenario).replace(pipeline=pipeline_cls(over_sampling=over_sampling, keep_partial=True))
 
 
@@ -117,9 +110,9 @@ def prime_rl(async_level: int = 2, max_off_policy_steps: int | None = 8, *,
     tinker's ``sampling_steps_ahead``); samples older than ``max_off_policy_steps`` are dropped at
     consumption. In-flight requests keep the weights they started with (``continue``): an
     assumption, PRIME-RL reloads weights between requests."""
-    async_level = _nonneg_int("async_level", async_level)
+    async_level = _check.integer("async_level", async_level, 0)
     if max_off_policy_steps is not None:
-        max_off_policy_steps = _nonneg_int("max_off_policy_steps", max_off_policy_steps)
+        max_off_policy_steps = _check.integer("max_off_policy_steps", max_off_policy_steps, 0)
     base = _base(scenario)
     return base.replace(pipeline=FullyAsync(
         max_lag_samples=(async_level + 1) * base.batch_size, max_staleness=max_off_policy_steps))
@@ -145,7 +138,7 @@ def compare(scenario: Scenario | None = None, *, baselines: bool = True) -> pl.D
     ``drop_fraction``, ``tokens_wasted``, ``tokens_recomputed``, ``tokens_generated``, ``end_s``,
     plus ``wasted_fraction`` (tokens wasted / generated)."""
     base = _base(scenario)
-    baselines = _flag("baselines", baselines)
+    baselines = _check.flag("baselines", baselines)
     runs: list[tuple[str, Scenario]] = []
     if baselines:
         runs += [("synchronous", base.replace(pipeline=Synchronous())),

@@ -23,27 +23,19 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-import numpy as np
 import polars as pl
 
+from rollsim import _check
 from rollsim.errors import invalid
-from rollsim.pipelines import FullyAsync, OffPolicy, Synchronous
+from rollsim.pipelines import OffPolicy
 from rollsim.scenario import Scenario
 from rollsim.simulate import Result, simulate
 
 __all__ = ["colocated", "disaggregated", "gpu_split", "run_metrics", "SplitResult"]
 
 
-def _nonneg(field: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise invalid(field, f"must be a finite number >= 0, got {value!r}")
-    return float(value)
 
 
-def _positive_int(field: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise invalid(field, f"must be an integer >= 1, got {value!r}")
-    return value
 
 
 def colocated(scenario: Scenario, offload_s: float, onload_s: float) -> Scenario:
@@ -60,7 +52,7 @@ def colocated(scenario: Scenario, offload_s: float, onload_s: float) -> Scenario
     if not isinstance(p, OffPolicy) or p.k != 0:
         raise invalid("pipeline", f"colocated placement runs rollout and training in turns: it needs Synchronous(), "
                                   f"got {p!r}")
-    switch = _nonneg("offload_s", offload_s) + _nonneg("onload_s", onload_s)
+    switch = _check.number("offload_s", offload_s, allow_zero=True) + _check.number("onload_s", onload_s, allow_zero=True)
     return scenario.replace(weight_sync_s=scenario.weight_sync_s + switch)
 
 
@@ -84,14 +76,14 @@ def disaggregated(scenario: Scenario, *, rollout_gpus: int, train_gpus: int, gpu
 
     Returns the scenario with ``rollout_slots``, ``train_step_s`` and ``train_s_per_token`` set.
     """
-    gi = _positive_int("gpus_per_instance", gpus_per_instance)
-    r = _positive_int("rollout_gpus", rollout_gpus)
-    t = _positive_int("train_gpus", train_gpus)
+    gi = _check.integer("gpus_per_instance", gpus_per_instance, 1)
+    r = _check.integer("rollout_gpus", rollout_gpus, 1)
+    t = _check.integer("train_gpus", train_gpus, 1)
     if r % gi:
         raise invalid("rollout_gpus", f"must be a multiple of gpus_per_instance ({gi}), got {r}")
-    slots = (r // gi) * _positive_int("slots_per_instance", slots_per_instance)
-    return scenario.replace(rollout_slots=slots, train_step_s=_nonneg("train_fixed_s", train_fixed_s),
-                            train_s_per_token=_nonneg("gpu_s_per_token", gpu_s_per_token) / t)
+    slots = (r // gi) * _check.integer("slots_per_instance", slots_per_instance, 1)
+    return scenario.replace(rollout_slots=slots, train_step_s=_check.number("train_fixed_s", train_fixed_s, allow_zero=True),
+                            train_s_per_token=_check.number("gpu_s_per_token", gpu_s_per_token, allow_zero=True) / t)
 
 
 def run_metrics(res: Result, gpus: int | None = None) -> dict[str, float]:
@@ -114,7 +106,7 @@ def run_metrics(res: Result, gpus: int | None = None) -> dict[str, float]:
              .agg((pl.col("finish_s").max() - pl.col("start_s").min()).alias("gen")))
         out["generation_s"] = float(g["gen"].mean()) if g.height else math.nan
     if gpus is not None:
-        out["tokens_per_s_per_gpu"] = out["tokens_trained_per_s"] / _positive_int("gpus", gpus)
+        out["tokens_per_s_per_gpu"] = out["tokens_trained_per_s"] / _check.integer("gpus", gpus, 1)
     return out
 
 
@@ -142,8 +134,8 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
     the search (use :func:`colocated`).
 
     Raises ScenarioError for a budget that cannot hold one instance and one training GPU."""
-    total = _positive_int("total_gpus", total_gpus)
-    gi = _positive_int("gpus_per_instance", gpus_per_instance)
+    total = _check.integer("total_gpus", total_gpus, 1)
+    gi = _check.integer("gpus_per_instance", gpus_per_instance, 1)
     if rollout_gpus is None:
         rollout_gpus = list(range(gi, total, gi))
     candidates = [int(r) for r in rollout_gpus if 0 < int(r) < total and int(r) % gi == 0]

@@ -9,6 +9,7 @@ from typing import Any, Literal, Sequence
 
 import numpy as np
 
+from rollsim import _check
 from rollsim.errors import invalid, strict_init
 from rollsim.lengths import Empirical, LogNormal
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
@@ -21,25 +22,12 @@ MAX_COUNT = 1 << 24
 _PIPELINES = (Synchronous, OneStepAsync, OffPolicy, FullyAsync)
 
 
-def _count(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise invalid(name, f"must be an integer in [1, {MAX_COUNT}], got {type(value).__name__} {value!r}")
-    if not 1 <= int(value) <= MAX_COUNT:
-        raise invalid(name, f"must be in [1, {MAX_COUNT}], got {value}")
-    return int(value)
+def _scenario_seconds(name: str, value: Any, *, allow_zero: bool) -> float:
+    return _check.number(name, value, allow_zero=allow_zero, what="a number of seconds")
 
 
-def _seconds(name: str, value: Any, *, allow_zero: bool) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise invalid(name, f"must be a number of seconds, got {type(value).__name__} {value!r}")
-    try:
-        v = float(value)
-    except OverflowError:  # an int too large for a float
-        v = math.inf
-    ok = math.isfinite(v) and (v >= 0 if allow_zero else v > 0)
-    if not ok:
-        raise invalid(name, f"must be finite and {'>= 0' if allow_zero else '> 0'}, got {v}")
-    return v
+
+
 
 
 #: Options the engine takes with these defaults when absent. ``to_dict`` leaves them out at their
@@ -145,14 +133,14 @@ class Scenario:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        set_(self, "rollout_slots", _count("rollout_slots", self.rollout_slots))
-        set_(self, "batch_size", _count("batch_size", self.batch_size))
-        speed = _seconds("decode_tokens_per_s", self.decode_tokens_per_s, allow_zero=False)
+        set_(self, "rollout_slots", _check.integer("rollout_slots", self.rollout_slots, 1, MAX_COUNT))
+        set_(self, "batch_size", _check.integer("batch_size", self.batch_size, 1, MAX_COUNT))
+        speed = _scenario_seconds("decode_tokens_per_s", self.decode_tokens_per_s, allow_zero=False)
         set_(self, "decode_tokens_per_s", speed)
-        set_(self, "train_step_s", _seconds("train_step_s", self.train_step_s, allow_zero=True))
-        set_(self, "weight_sync_s", _seconds("weight_sync_s", self.weight_sync_s, allow_zero=True))
-        set_(self, "train_s_per_token", _seconds("train_s_per_token", self.train_s_per_token, allow_zero=True))
-        set_(self, "horizon_s", _seconds("horizon_s", self.horizon_s, allow_zero=False))
+        set_(self, "train_step_s", _scenario_seconds("train_step_s", self.train_step_s, allow_zero=True))
+        set_(self, "weight_sync_s", _scenario_seconds("weight_sync_s", self.weight_sync_s, allow_zero=True))
+        set_(self, "train_s_per_token", _scenario_seconds("train_s_per_token", self.train_s_per_token, allow_zero=True))
+        set_(self, "horizon_s", _scenario_seconds("horizon_s", self.horizon_s, allow_zero=False))
         if not isinstance(self.lengths, (LogNormal, Empirical)):
             raise invalid("lengths", f"must be LogNormal(...) or Empirical(...), got {type(self.lengths).__name__}")
         if not isinstance(self.pipeline, _PIPELINES):
@@ -165,11 +153,11 @@ class Scenario:
         set_(self, "seed", int(self.seed))
         if self.rng not in ("fast", "python"):
             raise invalid("rng", f"must be 'fast' or 'python', got {self.rng!r}")
-        g = _count("group_size", self.group_size)
+        g = _check.integer("group_size", self.group_size, 1, MAX_COUNT)
         if self.batch_size % g:
             raise invalid("group_size", f"must divide batch_size ({self.batch_size}), got {g}")
         set_(self, "group_size", g)
-        set_(self, "prompt_tokens", _seconds("prompt_tokens", self.prompt_tokens, allow_zero=True))
+        set_(self, "prompt_tokens", _scenario_seconds("prompt_tokens", self.prompt_tokens, allow_zero=True))
         rate = self.prefill_tokens_per_s
         if isinstance(rate, bool) or not isinstance(rate, (int, float, np.integer, np.floating)) or not float(rate) > 0:
             raise invalid("prefill_tokens_per_s", f"must be > 0 tokens/s (math.inf: free prefill), got {rate!r}")

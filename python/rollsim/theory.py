@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from rollsim import _check
 from rollsim.errors import invalid
 from rollsim.lengths import Empirical, LogNormal
 from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
@@ -53,22 +54,8 @@ _erfc = np.vectorize(math.erfc, otypes=[np.float64])
 # argument checks
 
 
-def _positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise invalid(name, f"must be a number, got {type(value).__name__} {value!r}")
-    v = float(value)
-    ok = math.isfinite(v) and (v >= 0 if allow_zero else v > 0)
-    if not ok:
-        raise invalid(name, f"must be finite and {'>= 0' if allow_zero else '> 0'}, got {v}")
-    return v
 
 
-def _int(name: str, value: Any, lo: int = 1, hi: int = MAX_COUNT) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise invalid(name, f"must be an integer in [{lo}, {hi}], got {type(value).__name__} {value!r}")
-    if not lo <= int(value) <= hi:
-        raise invalid(name, f"must be in [{lo}, {hi}], got {value}")
-    return int(value)
 
 
 def _scenario(value: Any) -> Scenario:
@@ -166,7 +153,7 @@ def expected_max_tokens(lengths: LogNormal | Empirical, n: int) -> float:
         ``lengths`` of the wrong type, ``n`` not an integer in [1, 2**24].
     """
     d = _lengths(lengths)
-    n = _int("n", n)
+    n = _check.integer("n", n, 1, MAX_COUNT)
     if isinstance(d, Empirical):
         v, p = _empirical_table(d)
         cdf = np.minimum(np.cumsum(p), 1.0)
@@ -206,7 +193,7 @@ def m_tail(lengths: LogNormal | Empirical, group_size: int = 1) -> float:
         Bad ``lengths`` or ``group_size``.
     """
     d = _lengths(lengths)
-    g = _int("group_size", group_size)
+    g = _check.integer("group_size", group_size, 1, MAX_COUNT)
     if g == 1:
         return 1.0
     return expected_max_tokens(d, g) / d.mean_tokens()
@@ -279,13 +266,13 @@ def applied_compute_mean_staleness(
     ScenarioError (ValueError)
         Any argument non-finite or out of range (the message names it).
     """
-    c = _positive("concurrency", concurrency)
-    b = _positive("batch_size", batch_size)
-    r = _positive("rho", rho)
-    mt = _positive("m_tail", m_tail)
+    c = _check.number("concurrency", concurrency)
+    b = _check.number("batch_size", batch_size)
+    r = _check.number("rho", rho)
+    mt = _check.number("m_tail", m_tail)
     if mt < 1.0:
         raise invalid("m_tail", f"must be >= 1 (the longest of a group is at least the mean), got {mt}")
-    q = None if queue_batches is None else _positive("queue_batches", queue_batches, allow_zero=True)
+    q = None if queue_batches is None else _check.number("queue_batches", queue_batches, allow_zero=True)
     if r <= 1.0:
         return c * mt / b + r
     if q is None:
@@ -366,12 +353,12 @@ def unbounded_mean_staleness(concurrency: float, batch_size: float, rho: float, 
     ScenarioError (ValueError)
         Arguments out of range (``rho <= 1`` has a steady state: use the Applied Compute formula).
     """
-    c = _positive("concurrency", concurrency)
-    b = _positive("batch_size", batch_size)
-    r = _positive("rho", rho)
+    c = _check.number("concurrency", concurrency)
+    b = _check.number("batch_size", batch_size)
+    r = _check.number("rho", rho)
     if r <= 1.0:
         raise invalid("rho", f"must be > 1 (generation outruns training); got {r}")
-    k = _int("steps", steps)
+    k = _check.integer("steps", steps, 1, MAX_COUNT)
     return c / (r * b) + (r + 1.0) / (2.0 * r) + (k - 1) / 2.0 * (1.0 - 1.0 / r)
 
 
