@@ -10,8 +10,15 @@ __version__: str
 class ScenarioError(ValueError):
     """A scenario field is outside its allowed range; the message starts with the field's name."""
 
-def simulate(scenario: dict[str, Any], record_samples: bool = True, max_samples: int = 50_000_000) -> dict[str, Any]:
-    """Runs one scenario dict (``Scenario.to_dict()``); returns ``{"summary", "samples", "steps"}``."""
+def simulate(
+    scenario: dict[str, Any],
+    record_samples: bool = True,
+    max_samples: int = 50_000_000,
+    general_engine: bool = False,
+) -> dict[str, Any]:
+    """Runs one scenario dict (``Scenario.to_dict()``); returns ``{"summary", "samples", "segments",
+    "steps"}`` (``samples`` and ``segments`` are None without ``record_samples``). ``general_engine``
+    forces the general streaming engine where the fully-asynchronous fast path applies."""
 
 def simulate_many(
     scenarios: list[dict[str, Any]],
@@ -23,3 +30,12 @@ def simulate_many(
 
 def py_random_stream(seed: int, n: int) -> npt.NDArray[np.float64]: ...
 def py_lognormal_stream(seed: int, mu: float, sigma: float, n: int) -> npt.NDArray[np.float64]: ...
+
+def sync_estimate(config: dict[str, Any]) -> dict[str, Any]:
+    """One weight-update estimate from a ``rollsim.sync`` config dict: seconds and bytes per term."""
+
+def sync_estimate_many(config: dict[str, Any], overrides: dict[str, npt.NDArray[np.float64]]) -> dict[str, npt.NDArray[np.float64]]:
+    """Vectorized estimate: float64 arrays of one common length per overridden field; one array per term."""
+
+def sync_plan(config: dict[str, Any], record_transfers: bool = True, max_transfers: int = 5_000_000) -> dict[str, Any]:
+    """The re-sharding plan: ``{"transfers", "links", "n_transfers", "total_bytes", "local_bytes"}``."""
