@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import textwrap
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
@@ -913,7 +914,8 @@ def sweep_heatmap(
                 dark = (v - lo) / (hi - lo) < 0.55 if hi > lo else True
                 ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=8,
                         color="white" if dark else "black")
-    ax.set_title(title if title is not None else f"{metric} over {x} and {y}")
+    # long field names wrap instead of running past the figure's edge
+    ax.set_title(title if title is not None else textwrap.fill(f"{metric} over {x} and {y}", 48))
     return _finish(fig, path)
 
 
@@ -991,5 +993,5 @@ def sweep_lines(
     ax.grid(alpha=0.3)
     if hue is not None:
         ax.legend(fontsize=8, frameon=False)
-    ax.set_title(title if title is not None else f"{metric} over {x}")
+    ax.set_title(title if title is not None else textwrap.fill(f"{metric} over {x}", 48))
     return _finish(fig, path)
