@@ -49,10 +49,9 @@ fn parse(cfg: &Bound<'_, PyDict>) -> PyResult<Config> {
             replicated: get(g, "model.groups.", "replicated")?,
             broadcast: match g.get_item("broadcast")? {
                 None => false,
-                Some(v) => v.extract::<bool>().map_err(|e| {
-                    let e: PyErr = e.into();
-                    ScenarioError::new_err(format!("model.groups.broadcast: {e}"))
-                })?,
+                Some(v) => {
+                    v.extract::<bool>().map_err(|e| ScenarioError::new_err(format!("model.groups.broadcast: {e}")))?
+                }
             },
         });
     }
