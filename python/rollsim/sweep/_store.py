@@ -3,12 +3,18 @@
 Layout of ``out/``::
 
     _rollsim_sweep.json        format version and the rollsim version that wrote it
-    part-<uuid>.parquet        one finished chunk of runs (any number of files)
-    .part-<uuid>.<host>.<pid>.tmp   a chunk being written (renamed into place when complete)
+    part-<start>-<end>-<digest>.parquet   one finished chunk: runs start..end-1 of the plan that wrote
+                               it (12-digit, zero-padded), digest = 32 hex digits of a SHA-256 over
+                               those runs' keys in plan order; the file holds every distinct run of
+                               the range
+    part-<uuid>.parquet        a chunk written by rollsim before chunk names (read and searched the same)
+    .part-....<host>.<pid>.tmp a chunk being written (renamed into place when complete)
 
 A chunk is written to a temporary name, flushed to disk, then renamed with ``os.replace`` (atomic
 on POSIX and Windows), so readers never see a half-written file and a killed sweep leaves only
 complete parts (plus, at worst, a ``.tmp`` file that readers ignore and the next sweep removes).
+The name says which runs a file holds, so a resumed sweep knows what is done from the directory
+listing alone (see ``rollsim.sweep._run._Sweep``).
 """
 
 from __future__ import annotations
