@@ -1,14 +1,16 @@
 """Sweep benchmark: 10,000 runs of the chapter scenario (x seeds) in summary mode.
 
-    python benches/sweep_bench.py [--runs 10000] [--repeat 3] [--no-ray]
+    python benches/sweep_bench.py [--runs 10000] [--repeat 3] [--no-ray] [--no-time] [--no-memory]
+                                  [--memory-runs 2000,10000,30000,100000] [--memory-chunks auto,1000]
 
 Reports (markdown on stdout):
-- wall time of ``rollsim.sweep`` on 1 and 2 threads, in memory and streamed to parquet, and the
-  speed-up from the second core; the bare engine call (``_rollsim.simulate_many`` on all runs at
-  once) for comparison;
+- wall time of ``rollsim.sweep`` on 1 and 2 threads, in memory and streamed to parquet (returning
+  the frame, and with ``collect=False``), and the speed-up from the second core; the bare engine
+  call (``_rollsim.simulate_many`` on all runs at once) for comparison;
 - peak memory (resident set, ``resource.getrusage``, above the level after imports and a warm-up
-  sweep; and the Python heap peak, ``tracemalloc``) for 2,000 and 10,000 runs, streamed vs in
-  memory, each in a fresh process;
+  sweep; and the Python heap peak, ``tracemalloc``) for each ``--memory-runs`` count: in memory,
+  streamed returning the frame, and streamed with ``collect=False`` (default chunks, and fixed
+  ``--memory-chunks`` sizes), each in a fresh process;
 - the Ray backend (local Ray, 2 CPUs) against the local backend, Ray start-up excluded.
 Times are the best and median of ``--repeat`` runs; the load average is printed, since the machine
 may be shared.
@@ -56,19 +58,39 @@ def timed(fn, repeat: int) -> tuple[float, float, float]:
 MEM_CHILD = """
 import json, os, resource, sys, tempfile, tracemalloc
 import rollsim
-from rollsim.sweep import sweep
-n, stream = int(sys.argv[1]), sys.argv[2] == "1"
+from rollsim.sweep import sweep_with_info
+n, mode = int(sys.argv[1]), sys.argv[2]
+chunk = int(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[3] != "auto" else None
 with tempfile.TemporaryDirectory() as d:
-    sweep(rollsim.Scenario(), seeds=range(10**6, 10**6 + 200), progress=False, out=os.path.join(d, "warm"))
+    sweep_with_info(rollsim.Scenario(), seeds=range(10**6, 10**6 + 200), progress=False, out=os.path.join(d, "warm"),
+                    collect=False)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     tracemalloc.start()
-    df = sweep(rollsim.Scenario(), seeds=range(n), progress=False, threads=2, out=os.path.join(d, "o") if stream else None)
+    res, info = sweep_with_info(rollsim.Scenario(), seeds=range(n), progress=False, threads=2, chunk_size=chunk,
+                                out=None if mode == "memory" else os.path.join(d, "o"), collect=mode != "lazy")
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"rss_mib": (rss - base) / 1024, "heap_mib": peak / 2**20, "rows": df.height,
-                      "frame_mib": df.estimated_size() / 2**20}))
+    size = res.estimated_size() / 2**20 if mode != "lazy" else 0.0
+    print(json.dumps({"rss_mib": (rss - base) / 1024, "heap_mib": peak / 2**20, "runs": info.runs, "ran": info.ran,
+                      "frame_mib": size, "seconds": info.seconds}))
 """
+
+MODES = {"memory": "in memory (collect)", "stream": "streamed, collect=True", "lazy": "streamed, collect=False"}
+
+
+def memory_table(sizes: list[int], chunks: list[str], modes: list[str]) -> None:
+    print("| runs | mode | chunk_size | peak RSS above baseline, MiB | Python heap peak, MiB | returned frame, MiB | s |")
+    print("|---|---|---|---|---|---|---|")
+    for chunk in chunks:
+        for mode in modes if chunk == "auto" else ["lazy"]:
+            for m in sizes:
+                out = subprocess.run([sys.executable, "-c", MEM_CHILD, str(m), mode, chunk],
+                                     capture_output=True, text=True, check=True).stdout
+                r = json.loads(out.strip().splitlines()[-1])
+                assert r["runs"] == r["ran"] == m
+                print(f"| {m} | {MODES[mode]} | {chunk} | {r['rss_mib']:.1f} | {r['heap_mib']:.1f} | "
+                      f"{r['frame_mib']:.1f} | {r['seconds']:.1f} |", flush=True)
 
 
 def main() -> None:
@@ -76,24 +98,44 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=10_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-ray", action="store_true")
+    ap.add_argument("--no-time", action="store_true", help="skip the timings (memory and Ray only)")
+    ap.add_argument("--no-memory", action="store_true", help="skip the memory table")
+    ap.add_argument("--memory-runs", default="2000,10000,30000,100000",
+                    help="run counts of the memory table (comma-separated)")
+    ap.add_argument("--memory-chunks", default="auto,1000",
+                    help="chunk sizes of the memory table: 'auto' (default sizing: all three modes) and fixed "
+                         "sizes (collect=False only)")
+    ap.add_argument("--memory-modes", default="memory,stream,lazy",
+                    help="modes of the memory table with default chunks: memory (no out), stream (out, collect=True), "
+                         "lazy (out, collect=False)")
     a = ap.parse_args()
     n = a.runs
     print(f"# rollsim sweep benchmark: {n} runs of the chapter scenario, summary mode")
     print(f"cpus: {os.cpu_count()}, load average at start: {load()}, rollsim {rollsim.__version__}\n")
     sweep(CHAPTER, seeds=range(10**6, 10**6 + 300), progress=False)  # warm-up
 
+    res: dict[str, float] = {}
+    if not a.no_time:
+        res = timings(n, a.repeat)
+    if not a.no_memory:
+        memory_table([int(x) for x in a.memory_runs.split(",")], a.memory_chunks.split(","), a.memory_modes.split(","))
+    if not a.no_ray:
+        ray_bench(n, a.repeat, res.get("mem2"))
+
+
+def timings(n: int, repeat: int) -> dict[str, float]:
     print("| what | threads | best s | median s | runs/s (best) | cores busy (CPU s / wall s) |")
     print("|---|---|---|---|---|---|")
     res: dict[str, float] = {}
     dicts = [CHAPTER.replace(seed=s).to_dict() for s in range(n)]
     for th in (1, 2):
-        best, med, busy = timed(lambda: _rollsim.simulate_many(dicts, th), a.repeat)
+        best, med, busy = timed(lambda: _rollsim.simulate_many(dicts, th), repeat)
         res[f"raw{th}"] = best
         print(f"| engine only: one simulate_many call | {th} | {best:.2f} | {med:.2f} | {n / best:.0f} | {busy:.2f} |",
               flush=True)
     del dicts
     for th in (1, 2):
-        best, med, busy = timed(lambda: sweep(CHAPTER, seeds=range(n), threads=th, progress=False), a.repeat)
+        best, med, busy = timed(lambda: sweep(CHAPTER, seeds=range(n), threads=th, progress=False), repeat)
         res[f"mem{th}"] = best
         print(f"| rollsim.sweep, in memory | {th} | {best:.2f} | {med:.2f} | {n / best:.0f} | {busy:.2f} |", flush=True)
     with tempfile.TemporaryDirectory() as d:
@@ -102,28 +144,39 @@ def main() -> None:
         def streamed() -> None:
             sweep(CHAPTER, seeds=range(n), threads=2, progress=False, out=os.path.join(d, str(next(counter))))
 
-        best, med, busy = timed(streamed, a.repeat)
+        best, med, busy = timed(streamed, repeat)
         res["stream2"] = best
         print(f"| rollsim.sweep, streamed to parquet | 2 | {best:.2f} | {med:.2f} | {n / best:.0f} | {busy:.2f} |",
               flush=True)
+
+        def lazy(th: int) -> None:
+            sweep(CHAPTER, seeds=range(n), threads=th, progress=False, out=os.path.join(d, str(next(counter))),
+                  collect=False)
+
+        # 1 and 2 threads alternated, so that both see the same share of a shared machine
+        runs: dict[int, list[tuple[float, float]]] = {1: [], 2: []}
+        for _ in range(repeat):
+            for th in (1, 2):
+                t, c = time.perf_counter(), cpu()
+                lazy(th)
+                runs[th].append((time.perf_counter() - t, cpu() - c))
+        for th in (1, 2):
+            best = min(runs[th])
+            med = statistics.median(t for t, _ in runs[th])
+            res[f"lazy{th}"] = best[0]
+            print(f"| rollsim.sweep, streamed, collect=False (alternated) | {th} | {best[0]:.2f} | {med:.2f} | "
+                  f"{n / best[0]:.0f} | {best[1] / best[0]:.2f} |", flush=True)
         t = time.perf_counter()
         sweep(CHAPTER, seeds=range(n), threads=2, progress=False, out=os.path.join(d, "0"))
         print(f"| rollsim.sweep, resumed (all {n} done) | 2 | {time.perf_counter() - t:.2f} | | | |")
-    print(f"\nspeed-up from the second core: sweep {res['mem1'] / res['mem2']:.2f}x, "
-          f"engine only {res['raw1'] / res['raw2']:.2f}x; load average now {load()}\n")
+    print(f"\nspeed-up from the second core: sweep {res['mem1'] / res['mem2']:.2f}x, streamed with collect=False "
+          f"{res['lazy1'] / res['lazy2']:.2f}x, engine only {res['raw1'] / res['raw2']:.2f}x; "
+          f"load average now {load()}\n")
 
-    print("| runs | streamed | peak RSS above baseline, MiB | Python heap peak, MiB | returned frame, MiB |")
-    print("|---|---|---|---|---|")
-    for m in (2000, n, 3 * n):
-        for stream in (False, True):
-            out = subprocess.run([sys.executable, "-c", MEM_CHILD, str(m), "1" if stream else "0"],
-                                 capture_output=True, text=True, check=True).stdout
-            r = json.loads(out.strip().splitlines()[-1])
-            print(f"| {m} | {'yes' if stream else 'no'} | {r['rss_mib']:.1f} | {r['heap_mib']:.1f} | "
-                  f"{r['frame_mib']:.1f} |", flush=True)
+    return res
 
-    if a.no_ray:
-        return
+
+def ray_bench(n: int, repeat: int, local2: float | None) -> None:
     try:
         import ray
     except ImportError:
@@ -133,11 +186,14 @@ def main() -> None:
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     startup = time.perf_counter() - t
     sweep(CHAPTER, seeds=range(10**6, 10**6 + 200), progress=False, backend="ray")  # start workers
-    best, med, _ = timed(lambda: sweep(CHAPTER, seeds=range(n), progress=False, backend="ray"), a.repeat)
+    best, med, _ = timed(lambda: sweep(CHAPTER, seeds=range(n), progress=False, backend="ray"), repeat)
     ray.shutdown()
     print(f"\n| backend | best s | median s | overhead vs local (2 threads) |\n|---|---|---|---|")
-    print(f"| local, 2 threads | {res['mem2']:.2f} | | |")
-    print(f"| ray, local cluster of 2 CPUs | {best:.2f} | {med:.2f} | {100 * (best / res['mem2'] - 1):+.0f}% |")
+    if local2 is not None:
+        print(f"| local, 2 threads | {local2:.2f} | | |")
+        print(f"| ray, local cluster of 2 CPUs | {best:.2f} | {med:.2f} | {100 * (best / local2 - 1):+.0f}% |")
+    else:
+        print(f"| ray, local cluster of 2 CPUs | {best:.2f} | {med:.2f} | |")
     print(f"\nRay start-up (ray.init, not included above): {startup:.1f} s; load average now {load()}")
 
 

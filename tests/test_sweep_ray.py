@@ -46,3 +46,23 @@ def test_ray_resumes_a_local_sweep_and_ships_empirical_lengths(local_ray, tmp_pa
 def test_ray_records_engine_errors_like_local(local_ray):
     kw = dict(seeds=3, max_samples=10, on_error="record", progress=False)
     assert_frame_equal(sweep(SMALL, backend="ray", **kw), sweep(SMALL, **kw), check_exact=True)
+
+
+def test_ray_resumes_a_crashed_local_sweep_without_collecting(local_ray, tmp_path):
+    import polars as pl
+
+    class Crash(Exception):
+        pass
+
+    def hook(done, total):
+        if done >= 30:
+            raise Crash
+
+    with pytest.raises(Crash):
+        sweep(SMALL, GRID, seeds=range(20), out=tmp_path, chunk_size=7, threads=1, progress=hook)
+    before = sum(pl.read_parquet(p).height for p in tmp_path.glob("part-*.parquet"))
+    lf, info = sweep_with_info(SMALL, GRID, seeds=range(20), out=tmp_path, backend="ray", collect=False,
+                               progress=False)
+    assert (info.resumed, info.ran) == (before, 80 - before)
+    assert sum(pl.read_parquet(p).height for p in tmp_path.glob("part-*.parquet")) == 80  # nothing twice
+    assert_frame_equal(lf.collect(), sweep(SMALL, GRID, seeds=range(20), progress=False), check_exact=True)

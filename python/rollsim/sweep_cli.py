@@ -49,20 +49,22 @@ def run(args: argparse.Namespace) -> int:
     frame, info = sweep_with_info(
         spec.base, spec.grid, seeds=spec.seeds, metrics=spec.metrics, out=args.out, backend=args.backend,
         threads=args.threads, chunk_size=args.chunk_size if args.chunk_size is not None else spec.chunk_size,
-        progress=not args.no_progress, on_error="record", ray_address=args.ray_address, **kwargs,
+        progress=not args.no_progress, on_error="record", ray_address=args.ray_address, collect=False, **kwargs,
     )
     print(f"rollsim sweep: {info.runs} runs ({info.ran} run now in {info.chunks} chunks, {info.resumed} already "
           f"in {args.out}), {info.seconds:.1f} s; dataset: {args.out}", file=sys.stderr)
     if info.failed:
         print(f"rollsim sweep: {info.failed} runs failed; see the 'error' column", file=sys.stderr)
     if args.format != "none":
-        shown = [m for m in SHOWN if m in frame.columns] or [
-            c for c in frame.columns if c not in ("seed", "error", "scenario_key", "run_key")][-1:]
-        agg = aggregate(frame, shown).drop("scenario_key")
+        columns = frame.collect_schema().names()  # a LazyFrame over --out: never the frame of all runs
+        shown = [m for m in SHOWN if m in columns] or [
+            c for c in columns if c not in ("seed", "error", "scenario_key", "run_key")][-1:]
+        by = [c for c in columns[: columns.index("seed")]] + ["scenario_key"]
+        agg = aggregate(frame.select(*by, "seed", *shown), shown, by=by).drop("scenario_key")
         if args.format == "csv":
             print(agg.write_csv(), end="")
         else:
-            keep = [c for c in agg.columns if c in frame.columns] + ["seeds"]
+            keep = [c for c in agg.columns if c in columns] + ["seeds"]
             table = agg.select(*keep, *[e for m in shown for e in (
                 pl.col(f"{m}_mean").alias(m),
                 ((pl.col(f"{m}_ci_high") - pl.col(f"{m}_ci_low")) / 2).alias(f"{m} ±95%"))])

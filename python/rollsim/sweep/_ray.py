@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
-from rollsim.sweep._plan import Plan
 from rollsim.sweep._progress import Progress
 
 __all__ = ["run_ray", "chunk_task"]
@@ -15,20 +13,74 @@ __all__ = ["run_ray", "chunk_task"]
 INFLIGHT_PER_CPU = 2
 #: Default chunk size: about this many tasks per CPU over the whole sweep, within [64, 4096] runs.
 TASKS_PER_CPU = 3
+#: Placeholder for an array shipped once through the object store (a task argument).
+_ARRAY = "__rollsim_array__"
+#: Arrays kept in the object store for the whole sweep (the distinct empirical length arrays).
+_MAX_SHIPPED = 256
 
 
-def chunk_task(base_dicts: list[dict[str, Any]], items: list[tuple[int, int]], max_samples: int) -> list[Any]:
-    """Runs one chunk on a Ray worker: ``items`` are (scenario index into ``base_dicts``, seed).
+def _resolve(d: dict[str, Any], arrays: tuple[Any, ...]) -> dict[str, Any]:
+    lengths = d.get("lengths")
+    if not isinstance(lengths, dict) or not any(isinstance(v, tuple) and v[:1] == (_ARRAY,) for v in lengths.values()):
+        return d
+    d = dict(d)
+    d["lengths"] = {k: arrays[v[1]] if isinstance(v, tuple) and v[:1] == (_ARRAY,) else v for k, v in lengths.items()}
+    return d
+
+
+def chunk_task(base_dicts: list[dict[str, Any]], items: list[tuple[int, int]], max_samples: int,
+               *arrays: Any) -> list[Any]:
+    """Runs one chunk on a Ray worker: ``items`` are (scenario index into ``base_dicts``, seed);
+    ``arrays`` the empirical length arrays the dicts refer to by ``("__rollsim_array__", i)``.
     Returns per run the summary dict or the error as text (``"ScenarioError: ..."``)."""
     from rollsim import _rollsim
 
+    bases = [_resolve(d, arrays) for d in base_dicts]
     dicts = []
     for c, s in items:
-        d = dict(base_dicts[c])
+        d = dict(bases[c])
         d["seed"] = s
         dicts.append(d)
     out = _rollsim.simulate_many(dicts, 1, max_samples, None)
     return [r if isinstance(r, dict) else f"{type(r).__name__}: {r}" for r in out]
+
+
+class _Shipper:
+    """Puts each distinct read-only array (Empirical lengths) in the object store once; a task gets
+    the refs as arguments (resolved by Ray, zero-copy) and the dicts point at them by index."""
+
+    def __init__(self, ray: Any):
+        self.ray = ray
+        self.refs: dict[int, tuple[Any, Any]] = {}
+
+    def ship(self, dicts: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[Any]]:
+        args: list[Any] = []
+        index: dict[int, int] = {}
+        out = []
+        for d in dicts:
+            lengths = d.get("lengths")
+            arrays = {k: v for k, v in lengths.items() if hasattr(v, "nbytes")} if isinstance(lengths, dict) else {}
+            if not arrays:
+                out.append(d)
+                continue
+            new = dict(lengths)
+            for k, a in arrays.items():
+                j = index.get(id(a))
+                if j is None:
+                    hit = self.refs.get(id(a))
+                    if hit is not None and hit[0] is a:
+                        ref = hit[1]
+                    else:
+                        ref = self.ray.put(a)
+                        if not a.flags.writeable and len(self.refs) < _MAX_SHIPPED:  # cannot change: reuse
+                            self.refs[id(a)] = (a, ref)
+                    j = index[id(a)] = len(args)
+                    args.append(ref)
+                new[k] = (_ARRAY, j)
+            d = dict(d)
+            d["lengths"] = new
+            out.append(d)
+        return out, args
 
 
 def _import_ray() -> Any:
@@ -54,45 +106,54 @@ def _connect(ray: Any, address: str | None) -> bool:
         return True
 
 
-def run_ray(
-    plan: Plan,
-    todo: list[int],
-    max_samples: int,
-    chunk_size: int | None,
-    progress: Progress,
-    sink: Callable[[list[int], list[Any]], None],
-    address: str | None,
-) -> int:
+def run_ray(sw: Any, max_samples: int, chunk_size: int | None, progress: Progress, address: str | None) -> None:
+    """Runs the chunks of ``sw`` (a ``_Sweep``) as Ray tasks; the driver writes each finished chunk.
+    At most ``INFLIGHT_PER_CPU`` tasks per CPU are in flight, so the driver's memory is bounded by
+    the cluster's size, not the sweep's."""
+    from rollsim.sweep._run import _Claim
+
     ray = _import_ray()
     started = _connect(ray, address)
     try:
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        if chunk_size is None:
-            chunk_size = max(64, min(4096, math.ceil(len(todo) / (TASKS_PER_CPU * cpus))))
+        todo_runs = len(sw.plan) - sw.claimed_runs
+        size = chunk_size if chunk_size is not None else max(
+            64, min(4096, math.ceil(todo_runs / (TASKS_PER_CPU * cpus))))
         remote = ray.remote(num_cpus=1, max_retries=3)(chunk_task)
-        base_ref = ray.put(plan.dicts)
-        chunks = [todo[i : i + chunk_size] for i in range(0, len(todo), chunk_size)]
-        pending: dict[Any, list[int]] = {}
-        nxt = 0
+        shipper = _Shipper(ray)
+        items = sw.items(lambda: size)
+        pending: dict[Any, Any] = {}
         done = progress.done
+        exhausted = False
         try:
-            while nxt < len(chunks) or pending:
-                while nxt < len(chunks) and len(pending) < INFLIGHT_PER_CPU * cpus:
-                    idx = chunks[nxt]
-                    items = [(int(plan.combo[r]), int(plan.seed[r])) for r in idx]
-                    pending[remote.remote(base_ref, items, max_samples)] = idx
-                    nxt += 1
+            while True:
+                while not exhausted and len(pending) < INFLIGHT_PER_CPU * cpus:
+                    item = next(items, None)
+                    if item is None:
+                        exhausted = True
+                    elif isinstance(item, _Claim):
+                        sw.claim(item)
+                    elif not item.todo:  # every run already in another file
+                        sw.finish(item, None)
+                        done += len(item.block)
+                        progress.update(done)
+                    else:
+                        dicts, arrays = shipper.ship(item.block.dicts)
+                        ref = remote.remote(dicts, item.block.items(item.todo), max_samples, *arrays)
+                        pending[ref] = item
+                    item = None
+                if not pending:
+                    break
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 for ref in ready:
-                    idx = pending.pop(ref)
-                    sink(idx, ray.get(ref))
-                    done += len(idx)
+                    job = pending.pop(ref)
+                    sw.finish(job, ray.get(ref))
+                    done += len(job.block)
                     progress.update(done)
         except BaseException:
             for ref in pending:
                 ray.cancel(ref, force=True)
             raise
-        return len(chunks)
     finally:
         if started:
             ray.shutdown()

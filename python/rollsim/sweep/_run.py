@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -16,9 +18,9 @@ from rollsim import _rollsim
 from rollsim.errors import invalid
 from rollsim.scenario import Scenario
 from rollsim.simulate import DEFAULT_MAX_SAMPLES, runaway_error
-from rollsim.sweep._plan import Plan, make_plan
+from rollsim.sweep._plan import Block, Plan, chunk_digest, make_plan
 from rollsim.sweep._progress import Progress
-from rollsim.sweep._store import Store
+from rollsim.sweep._store import Store, chunk_name
 
 __all__ = ["sweep", "SUMMARY_SCHEMA", "SweepInfo"]
 
@@ -48,6 +50,8 @@ MAX_CHUNK = 4096
 #: Cap on the bytes of empirical length arrays that one chunk hands to the engine (each run's
 #: scenario is converted, and its arrays copied, separately).
 CHUNK_ARRAY_BYTES = 64 << 20
+#: Runs of the plan looked up at once in files that are not chunks of this plan (bounds memory).
+FOREIGN_WINDOW = 8192
 
 
 @dataclass(frozen=True)
@@ -98,7 +102,7 @@ class _ChunkSizer:
         return max(1, min(self.cap, int(self.rate * LOCAL_CHUNK_SECONDS)))
 
     def observe(self, n: int, seconds: float) -> None:
-        if seconds > 0:
+        if seconds > 0 and n > 0:
             self.rate = n / seconds
 
 
@@ -108,57 +112,250 @@ def _check_int(name: str, value: Any, lo: int, hi: int) -> int:
     return int(value)
 
 
+def _align(df: pl.DataFrame) -> pl.DataFrame:
+    """``run_key``, every metric of :data:`SUMMARY_SCHEMA` and ``error`` of a frame read from a file
+    (a column missing there, e.g. written by an older rollsim, is null)."""
+    cols = [pl.col("run_key").cast(pl.String)]
+    for m, dt in SUMMARY_SCHEMA.items():
+        cols.append(pl.col(m).cast(dt) if m in df.columns else pl.lit(None, dtype=dt).alias(m))
+    cols.append(pl.col("error").cast(pl.String) if "error" in df.columns else pl.lit(None, dtype=pl.String).alias("error"))
+    return df.select(cols)
+
+
+@dataclass
+class _Claim:
+    """Runs ``[start, end)`` already in the file ``path`` (a chunk file of this plan)."""
+
+    start: int
+    end: int
+    path: Path
+
+
+@dataclass
+class _Job:
+    """A chunk to finish: ``todo`` positions to compute; ``found`` results already in other files;
+    ``refused`` positions of runaway scenarios (``on_error="record"``) with their messages."""
+
+    block: Block
+    found: pl.DataFrame | None
+    todo: list[int]
+    refused: list[tuple[int, str]]
+
+
+class _Foreign:
+    """Looks up finished runs in files that are not chunk files of this plan (another chunking, a
+    changed grid, or an older rollsim), a window of plan runs at a time: memory O(window), not O(runs)."""
+
+    def __init__(self, paths: list[Path]):
+        self.paths = paths
+        self.lo = self.hi = 0
+        self.found: pl.DataFrame | None = None
+
+    def find(self, plan: Plan, block: Block, limit: int) -> pl.DataFrame | None:
+        if not (self.lo <= block.start and block.end <= self.hi):
+            self.lo, self.hi = block.start, min(limit, max(block.end, block.start + FOREIGN_WINDOW))
+            wanted = pl.Series("run_key", list(plan.iter_keys(self.lo, self.hi)), dtype=pl.String)
+            frames = []
+            for p in self.paths:
+                keys = pl.read_parquet(p, columns=["run_key"])["run_key"]
+                mask = keys.is_in(wanted.implode())
+                if mask.any():
+                    frames.append(_align(pl.read_parquet(p).filter(mask)))
+            self.found = (pl.concat(frames).unique(subset="run_key", keep="first", maintain_order=True)
+                          if frames else None)
+        if self.found is None:
+            return None
+        hit = self.found.filter(pl.col("run_key").is_in(pl.Series(block.keys, dtype=pl.String).implode()))
+        return hit if hit.height else None
+
+
+class _Sweep:
+    """The state of one sweep call: which runs are done, the chunks still to run, the results.
+
+    Resume without a set of finished keys: a chunk file is named after the plan range it covers and
+    a digest of that range's run keys (``part-<start>-<end>-<digest>.parquet``, see the store). A file
+    whose digest matches this plan's keys over its range holds every run of the range: the range is
+    skipped without reading it (a *claim*). Runs outside claims are cut into new chunks; files that
+    are not claims of this plan are searched for them, a window at a time (:class:`_Foreign`)."""
+
+    def __init__(self, plan: Plan, store: Store | None, collect: bool, refused: dict[int, str] | None = None):
+        self.plan, self.store, self.collect = plan, store, collect
+        self.refused = refused or {}
+        self.lock = threading.Lock()
+        self.rows: dict[int, pl.DataFrame] = {}
+        self.ran = self.resumed = self.chunks = self.failed = 0
+        self.first_failure: tuple[int, str] | None = None
+        claims: list[_Claim] = []
+        foreign: list[Path] = []
+        if store is not None:
+            chunk_files, foreign = store.chunk_files()
+            for a, b, digest, path in chunk_files:
+                if a < b <= len(plan) and plan.digest(a, b) == digest:
+                    claims.append(_Claim(a, b, path))
+                else:
+                    foreign.append(path)
+        claims.sort(key=lambda c: (c.start, -c.end))
+        self.segments: list[_Claim | tuple[int, int]] = []
+        pos = 0
+        for c in claims:
+            if c.start < pos:  # overlaps a claim already taken (e.g. two sweeps at once): search it
+                foreign.append(c.path)
+                continue
+            if c.start > pos:
+                self.segments.append((pos, c.start))
+            self.segments.append(c)
+            pos = c.end
+        if pos < len(plan):
+            self.segments.append((pos, len(plan)))
+        self.claimed_runs = sum(c.end - c.start for c in self.segments if isinstance(c, _Claim))
+        self.foreign = _Foreign(sorted(foreign)) if foreign else None
+
+    def items(self, next_size: Callable[[], int]) -> Iterator[_Claim | _Job]:
+        """Claims and jobs in plan order; a job's chunk size is asked for just before it is built."""
+        for seg in self.segments:
+            if isinstance(seg, _Claim):
+                yield seg
+                continue
+            pos, end = seg
+            while pos < end:
+                stop = min(end, pos + next_size())
+                block = self.plan.block(pos, stop)
+                found = self.foreign.find(self.plan, block, end) if self.foreign is not None else None
+                if found is None:
+                    todo = list(block.first)
+                else:
+                    have = set(found["run_key"].to_list())
+                    todo = [p for p in block.first if block.keys[p] not in have]
+                refused: list[tuple[int, str]] = []
+                if self.refused:
+                    msgs = [self.refused.get(self.plan.scenario_index(block.start + p)) for p in todo]
+                    refused = [(p, f"ScenarioError: {m}") for p, m in zip(todo, msgs) if m is not None]
+                    todo = [p for p, m in zip(todo, msgs) if m is None]
+                yield _Job(block, found, todo, refused)
+                del block, found, todo
+                pos = stop
+
+    def _failures(self, start: int, uniq: pl.DataFrame) -> int:
+        bad = uniq.filter(pl.col("error").is_not_null())
+        if bad.height and (self.first_failure is None or start < self.first_failure[0]):
+            row = bad.row(0, named=True)
+            where = ", ".join(f"{k}={row.get(k)!r}" for k in (*self.plan.varied, "seed"))
+            self.first_failure = (start, f"{where}: {row['error']}")
+        return bad.height
+
+    def claim(self, c: _Claim) -> None:
+        """A range already done: counted, and read only for the returned frame (or its errors)."""
+        if self.collect:
+            block = self.plan.block(c.start, c.end)
+            res = _align(pl.read_parquet(c.path))
+            rows = block.frame.join(res, on="run_key", how="left", maintain_order="left")
+            self._check(rows)
+            with self.lock:
+                self.resumed += res.height
+                self.rows[c.start] = rows
+            return
+        n, errors = pl.scan_parquet(c.path).select(pl.len(), pl.col("error").is_not_null().sum()).collect().row(0)
+        with self.lock:
+            self.resumed += n
+            if errors:
+                self.failed += self._failures(c.start, pl.read_parquet(c.path).filter(pl.col("error").is_not_null()))
+
+    @staticmethod
+    def _check(rows: pl.DataFrame) -> None:
+        missing = rows.filter(pl.col("error").is_null() & pl.col("steps").is_null()).height
+        if missing > 0:  # should not happen: every run was either resumed or run now
+            raise RuntimeError(f"sweep: {missing} runs have no result (please report)")
+
+    def finish(self, job: _Job, results: list[Any] | None) -> None:
+        """Writes a finished chunk (on the writer thread locally, on the driver for Ray)."""
+        block = job.block
+        parts = [] if job.found is None else [job.found]
+        if job.todo:
+            assert results is not None
+            parts.append(results_frame([block.keys[p] for p in job.todo], results))
+        if job.refused:
+            parts.append(results_frame([block.keys[p] for p, _ in job.refused], [m for _, m in job.refused]))
+        res = pl.concat(parts, how="diagonal_relaxed") if len(parts) > 1 else parts[0]
+        rows = block.frame.join(res, on="run_key", how="left", maintain_order="left")
+        self._check(rows)
+        uniq = rows[block.first] if len(block.first) < len(block) else rows
+        if job.todo and self.store is not None:
+            metric_cols = [c for c in res.columns if c != "run_key"]
+            part = uniq.select(*self.plan.varied, "seed", *metric_cols, "scenario_key", "run_key")
+            digest = block.digest()
+            if job.refused:
+                # refused runs are not stored, so that a rerun with a higher max_samples runs them:
+                # the file does not cover its range and is named so that resume searches it
+                skip = {block.keys[p] for p, _ in job.refused}
+                part = part.filter(~pl.col("run_key").is_in(list(skip)))
+                digest = chunk_digest(part["run_key"].to_list())
+            self.store.write(part, chunk_name(block.start, block.end, digest))
+        with self.lock:
+            self.ran += len(job.todo)
+            self.resumed += len(block.first) - len(job.todo)
+            self.chunks += 1 if job.todo else 0
+            self.failed += self._failures(block.start, uniq)
+            if self.collect:
+                self.rows[block.start] = rows
+
+    def frame(self) -> pl.DataFrame:
+        return pl.concat([self.rows[k] for k in sorted(self.rows)], how="diagonal_relaxed")
+
+
 def _run_local(
-    plan: Plan,
-    todo: list[int],
+    sw: _Sweep,
     threads: int,
     max_samples: int,
     chunk_size: int | None,
     progress: Progress,
-    sink: Callable[[list[int], list[Any]], None],
-) -> int:
-    """Runs ``todo`` in chunks with ``simulate_many``; hands each finished chunk to ``sink`` on a
-    writer thread (so writing overlaps the next chunk). Returns the number of chunks."""
-    array_bytes = max(
-        (sum(v.nbytes for v in (d["lengths"].get("values"), d["lengths"].get("weights")) if v is not None)
-         for d in plan.dicts), default=0)
-    sizer = _ChunkSizer(chunk_size, threads, array_bytes)
+) -> None:
+    """Runs the chunks with ``simulate_many``; a writer thread writes each finished chunk while the
+    next one runs. At most one chunk runs and one is being written at any time."""
+    sizer = _ChunkSizer(chunk_size, threads, sw.plan.array_bytes)
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rollsim-sweep-writer")
     pending: Future[None] | None = None
     hook_error: list[BaseException] = []
-    pos = chunks = 0
+    done = progress.done
     try:
-        while pos < len(todo):
-            idx = todo[pos : pos + sizer.next()]
-            dicts = [plan.engine_dict(r) for r in idx]
-            offset = progress.done
+        for item in sw.items(sizer.next):
+            if isinstance(item, _Claim):
+                sw.claim(item)
+                continue
+            block, todo = item.block, item.todo
+            n_todo = len(todo)
+            offset = done + len(block) - len(todo)
+            if offset > progress.done:
+                progress.update(offset)
+            res = None
+            if todo:
+                dicts = block.engine_dicts(todo)
 
-            def cb(done: int, total: int, offset: int = offset) -> None:
-                if hook_error:
-                    return
-                try:
-                    progress.update(offset + done)
-                except BaseException as e:  # re-raised after this chunk is safely written
-                    hook_error.append(e)
+                def cb(n: int, total: int, offset: int = offset) -> None:
+                    if hook_error:
+                        return
+                    try:
+                        progress.update(offset + n)
+                    except BaseException as e:  # re-raised after this chunk is safely written
+                        hook_error.append(e)
 
-            t0 = time.perf_counter()
-            res = _rollsim.simulate_many(dicts, threads, max_samples, cb)
-            sizer.observe(len(idx), time.perf_counter() - t0)
-            del dicts
+                t0 = time.perf_counter()
+                res = _rollsim.simulate_many(dicts, threads, max_samples, cb)
+                sizer.observe(len(todo), time.perf_counter() - t0)
+                del dicts
             if pending is not None:
                 pending.result()
-            pending = writer.submit(sink, idx, res)
-            del res  # the writer holds the only reference: freed once written
-            pos += len(idx)
-            chunks += 1
+            pending = writer.submit(sw.finish, item, res)
+            del res, item, block, todo  # the writer holds the only references: freed once written
             if hook_error:
                 pending.result()
                 raise hook_error[0]
+            done = offset + n_todo
+            if done > progress.done:
+                progress.update(done)
         if pending is not None:
             pending.result()
     finally:
         writer.shutdown(wait=True)  # an interrupted sweep still writes every finished chunk
-    return chunks
 
 
 def sweep_with_info(
@@ -175,7 +372,8 @@ def sweep_with_info(
     max_samples: int = DEFAULT_MAX_SAMPLES,
     on_error: Literal["raise", "record"] = "raise",
     ray_address: str | None = None,
-) -> tuple[pl.DataFrame, SweepInfo]:
+    collect: bool = True,
+) -> tuple[pl.DataFrame | pl.LazyFrame, SweepInfo]:
     """:func:`sweep`, also returning a :class:`SweepInfo` (used by the CLI)."""
     t_start = time.perf_counter()
     if metrics is not None:
@@ -195,92 +393,61 @@ def sweep_with_info(
         raise invalid("on_error", f"must be 'raise' or 'record', got {on_error!r}")
     if not (isinstance(progress, bool) or callable(progress)):
         raise invalid("progress", f"must be True, False or a callable f(done, total), got {progress!r}")
+    if not isinstance(collect, (bool, np.bool_)):
+        raise invalid("collect", f"must be True or False, got {collect!r}")
+    if not collect and out is None:
+        raise invalid("collect", "collect=False needs out=DIR (the results are only kept there)")
 
     plan = make_plan(base, grid, seeds)
     store = Store(out) if out is not None else None
-    done_keys = store.finished_keys() if store is not None else set()
-    todo: list[int] = []
-    seen: set[str] = set()
-    for r, k in enumerate(plan.run_keys):
-        if k in done_keys or k in seen:
-            continue
-        seen.add(k)
-        todo.append(r)
-    unique_runs = len(set(plan.run_keys))
-    resumed = unique_runs - len(todo)
-
-    in_memory: list[pl.DataFrame] = []
-    failed_now: list[str] = []
-
-    def sink(idx: list[int], results: list[Any]) -> None:
-        res = results_frame([plan.run_keys[r] for r in idx], results)
-        if store is not None:
-            part = plan.runs[idx].hstack(res.drop("run_key"))
-            store.write(part.select(*plan.varied, "seed", *res.columns[1:], "scenario_key", "run_key"))
-        else:
-            in_memory.append(res)
-        bad = res.filter(pl.col("error").is_not_null())
-        if bad.height:
-            failed_now.append(f"run {bad['run_key'][0]}: {bad['error'][0]} ({bad.height} failed in this chunk)")
-
     # runaway scenarios are refused before anything runs (an estimate; the engine also enforces it)
     refused: dict[int, str] = {}
-    skipped: list[int] = []
-    refused_frame: pl.DataFrame | None = None
-    for c in sorted({int(plan.combo[r]) for r in todo}):
-        msg = runaway_error(plan.scenarios[c], max_samples, "summary")
+    for c, sc in plan.source.scan():
+        msg = runaway_error(sc, max_samples, "summary")
         if msg is not None:
-            first = plan.runs.row(int(np.flatnonzero(plan.combo == c)[0]), named=True)
-            where = ", ".join(f"{k}={first[k]!r}" for k in plan.varied) or "the base scenario"
+            vals = dict(zip(plan.varied, plan.source.values(c, sc)))
+            where = ", ".join(f"{k}={v!r}" for k, v in vals.items()) or "the base scenario"
             refused[c] = f"{msg} (sweep scenario {where})"
     if refused and on_error == "raise":
         from rollsim.errors import ScenarioError
 
         raise ScenarioError(next(iter(refused.values())) + "; nothing was run (on_error='record' runs the others)")
-    if refused:
-        skipped = [r for r in todo if int(plan.combo[r]) in refused]
-        todo = [r for r in todo if int(plan.combo[r]) not in refused]
-        # in the returned frame only, not in `out`: a rerun with a higher max_samples runs them
-        refused_frame = results_frame([plan.run_keys[r] for r in skipped],
-                                      [f"ScenarioError: {refused[int(plan.combo[r])]}" for r in skipped])
-
-    bar = Progress(unique_runs, resumed + len(skipped), progress)
-    chunks = 0
+    sw = _Sweep(plan, store, bool(collect), refused)
+    bar = Progress(len(plan), sw.claimed_runs, progress)
     try:
-        if todo:
-            if backend == "local":
-                chunks = _run_local(plan, todo, threads, max_samples, chunk_size, bar, sink)
-            else:
-                from rollsim.sweep._ray import run_ray
+        if backend == "local":
+            _run_local(sw, threads, max_samples, chunk_size, bar)
+        else:
+            from rollsim.sweep._ray import run_ray
 
-                chunks = run_ray(plan, todo, max_samples, chunk_size, bar, sink, ray_address)
+            run_ray(sw, max_samples, chunk_size, bar, ray_address)
     finally:
         bar.close()
 
-    if store is not None:
-        cols = ["run_key", *_METRICS, "error"]
-        results = store.read(cols, plan.run_keys)
-        if results.height == 0:
-            results = results_frame([], [])
-    else:
-        results = pl.concat(in_memory, how="diagonal_relaxed") if in_memory else results_frame([], [])
-    if refused_frame is not None:
-        results = pl.concat([results, refused_frame], how="diagonal_relaxed")
-    frame = plan.runs.join(results, on="run_key", how="left", maintain_order="left")
     keep = _METRICS if metrics is None else metrics
-    missing = frame.filter(pl.col("error").is_null() & pl.col("steps").is_null()).height
-    if missing > 0:  # should not happen: every run was either resumed or run now
-        raise RuntimeError(f"sweep: {missing} runs have no result (please report)")
-    frame = frame.select(*plan.varied, "seed", *keep, "error", "scenario_key", "run_key")
-    failed = int(frame["error"].is_not_null().sum())
+    wanted = [*plan.varied, "seed", *keep, "error", "scenario_key", "run_key"]
+    result: pl.DataFrame | pl.LazyFrame
+    if collect:
+        frame = sw.frame().select(wanted)
+        failed = int(frame["error"].is_not_null().sum())
+        first = None
+        if failed:
+            row = frame.filter(pl.col("error").is_not_null()).row(0, named=True)
+            first = ", ".join(f"{k}={row[k]!r}" for k in (*plan.varied, "seed")) + f": {row['error']}"
+        result = frame
+    else:
+        assert store is not None
+        lf = store.scan()
+        have = set(lf.collect_schema().names())
+        result = lf.select([c for c in wanted if c in have])
+        failed = sw.failed
+        first = None if sw.first_failure is None else sw.first_failure[1]
     if failed and on_error == "raise":
-        first = frame.filter(pl.col("error").is_not_null()).row(0, named=True)
-        where = ", ".join(f"{k}={first[k]!r}" for k in (*plan.varied, "seed"))
-        raise invalid("sweep", f"{failed} of {len(plan)} runs failed; first: {where}: {first['error']}"
+        raise invalid("sweep", f"{failed} of {len(plan)} runs failed; first: {first}"
                                + (f" (results so far are in {os.fspath(out)!r})" if out is not None else "")
                                + "; pass on_error='record' to get them as rows with an error")
-    info = SweepInfo(len(plan), resumed, len(todo), chunks, failed, time.perf_counter() - t_start)
-    return frame, info
+    info = SweepInfo(len(plan), sw.resumed, sw.ran, sw.chunks, failed, time.perf_counter() - t_start)
+    return result, info
 
 
 def sweep(
@@ -297,7 +464,8 @@ def sweep(
     max_samples: int = DEFAULT_MAX_SAMPLES,
     on_error: Literal["raise", "record"] = "raise",
     ray_address: str | None = None,
-) -> pl.DataFrame:
+    collect: bool = True,
+) -> pl.DataFrame | pl.LazyFrame:
     """Runs every scenario of a grid with every seed, in summary mode, across cores or a Ray cluster.
 
     Parameters
@@ -331,7 +499,9 @@ def sweep(
         Local backend: worker threads, 0 = all cores; in [0, 4096]. Results do not depend on it.
     chunk_size : int, optional
         Runs per chunk (per parquet file, per Ray task), in [1, 10**7]. Default: local, chunks of
-        about 4 s of work (at most 4096 runs); Ray, about three tasks per CPU of the cluster.
+        about 4 s of work (at most 4096 runs); Ray, about three tasks per CPU of the cluster. At most
+        two chunks are in memory at once locally (one running, one being written); resuming works
+        whatever the chunk size or thread count of the interrupted call.
     progress : bool | callable
         True: a progress bar with ETA on stderr (rich if installed, else a plain line). A callable
         ``f(done, total)`` is called instead (``done`` counts resumed runs); if it raises, the sweep
@@ -347,11 +517,20 @@ def sweep(
         metrics and the message in ``error``.
     ray_address : str, optional
         Address of the Ray cluster for ``backend="ray"`` when Ray is not initialised yet.
+    collect : bool
+        True (default): build and return the frame of the whole sweep (memory grows with the number
+        of runs, about 0.25 KB each). False (needs ``out``): build nothing per run; return a
+        ``polars.LazyFrame`` over the dataset in ``out`` (:func:`rollsim.sweep.scan_sweep`), so peak
+        memory does not depend on the number of runs. The plan itself is always generated chunk by
+        chunk.
 
     Returns
     -------
-    polars.DataFrame
-        One row per (scenario, seed), in plan order (scenario by scenario, seeds in the order
+    polars.DataFrame | polars.LazyFrame
+        With ``collect=False``: ``scan_sweep(out)`` restricted to the columns below (every run in
+        ``out``, one row per ``run_key``: for a directory used by one sweep, exactly its runs; the
+        varied columns as stored by the sweep that ran each run). Otherwise a frame with
+        one row per (scenario, seed), in plan order (scenario by scenario, seeds in the order
         given), resumed runs included. Columns: the varied fields under their (dotted) names (the
         scenario's normalised value: Float64 for seconds and rates, Int64 for counts, String for
         whole parts such as ``"pipeline"``); ``seed`` (UInt64); the metrics (Int64 counts, Float64
@@ -382,7 +561,7 @@ def sweep(
     frame, _ = sweep_with_info(
         base, grid, seeds=seeds, metrics=metrics, out=out, backend=backend, threads=threads,
         chunk_size=chunk_size, progress=progress, max_samples=max_samples, on_error=on_error,
-        ray_address=ray_address,
+        ray_address=ray_address, collect=collect,
     )
     return frame
 

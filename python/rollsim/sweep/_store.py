@@ -3,32 +3,41 @@
 Layout of ``out/``::
 
     _rollsim_sweep.json        format version and the rollsim version that wrote it
-    part-<uuid>.parquet        one finished chunk of runs (any number of files)
-    .part-<uuid>.<host>.<pid>.tmp   a chunk being written (renamed into place when complete)
+    part-<start>-<end>-<digest>.parquet   one finished chunk: runs start..end-1 of the plan that wrote
+                               it (12-digit, zero-padded), digest = 32 hex digits of a SHA-256 over
+                               those runs' keys in plan order; the file holds every distinct run of
+                               the range
+    part-<uuid>.parquet        a chunk written by rollsim before chunk names (read and searched the same)
+    .part-....<host>.<pid>.tmp a chunk being written (renamed into place when complete)
 
 A chunk is written to a temporary name, flushed to disk, then renamed with ``os.replace`` (atomic
 on POSIX and Windows), so readers never see a half-written file and a killed sweep leaves only
 complete parts (plus, at worst, a ``.tmp`` file that readers ignore and the next sweep removes).
+The name says which runs a file holds, so a resumed sweep knows what is done from the directory
+listing alone (see ``rollsim.sweep._run._Sweep``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import uuid
 import warnings
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
 from rollsim.errors import invalid
 
-__all__ = ["Store", "read_sweep", "MANIFEST", "FORMAT"]
+__all__ = ["Store", "read_sweep", "scan_sweep", "chunk_name", "scan_parts", "MANIFEST", "FORMAT"]
 
 MANIFEST = "_rollsim_sweep.json"
 FORMAT = 1
 _PART_GLOB = "part-*.parquet"
+_CHUNK_NAME = re.compile(r"^part-(\d+)-(\d+)-([0-9a-f]{32})\.parquet$")
 
 
 def _version() -> str:
@@ -95,15 +104,22 @@ class Store:
     def parts(self) -> list[Path]:
         return sorted(self.path.glob(_PART_GLOB))
 
-    def finished_keys(self) -> set[str]:
-        keys: set[str] = set()
+    def chunk_files(self) -> tuple[list[tuple[int, int, str, Path]], list[Path]]:
+        """The parts named after a chunk of a plan, as ``(start, end, digest, path)``, and the others
+        (written by rollsim before chunk names, or renamed by hand)."""
+        chunks: list[tuple[int, int, str, Path]] = []
+        others: list[Path] = []
         for p in self.parts():
-            keys.update(pl.read_parquet(p, columns=["run_key"])["run_key"].to_list())
-        return keys
+            m = _CHUNK_NAME.match(p.name)
+            if m is None:
+                others.append(p)
+            else:
+                chunks.append((int(m.group(1)), int(m.group(2)), m.group(3), p))
+        return chunks, others
 
-    def write(self, frame: pl.DataFrame) -> Path:
-        """Writes one chunk atomically; returns its final path."""
-        name = f"part-{uuid.uuid4().hex}.parquet"
+    def write(self, frame: pl.DataFrame, name: str | None = None) -> Path:
+        """Writes one chunk atomically (as ``name``, else ``part-<uuid>.parquet``); returns its path."""
+        name = name or f"part-{uuid.uuid4().hex}.parquet"
         final = self.path / name
         tmp = self.path / f".{name}.{socket.gethostname()}.{os.getpid()}.tmp"
         try:
@@ -120,22 +136,35 @@ class Store:
             raise
         return final
 
-    def read(self, columns: list[str] | None = None, keys: list[str] | None = None) -> pl.DataFrame:
-        """All finished runs (one row per ``run_key``; the first written wins), columns as asked (a
-        column missing from a part is null there), only ``keys`` if given."""
-        frames: list[pl.LazyFrame] = []
-        for p in self.parts():
-            lf = pl.scan_parquet(p)
-            if columns is not None:
-                have = pl.read_parquet_schema(p)
-                lf = lf.select([pl.col(c) if c in have else pl.lit(None).alias(c) for c in columns])
-            frames.append(lf)
-        if not frames:
-            return pl.DataFrame()
-        lf = pl.concat(frames, how="diagonal_relaxed")
-        if keys is not None:
-            lf = lf.filter(pl.col("run_key").is_in(pl.Series(keys, dtype=pl.String).implode()))
-        return lf.unique(subset="run_key", keep="first", maintain_order=True).collect()
+    def scan(self) -> pl.LazyFrame:
+        """Every finished run, lazily: one row per ``run_key`` (the first file in name order wins); a
+        column missing from a part is null there."""
+        return scan_parts(self.parts())
+
+    def read(self) -> pl.DataFrame:
+        return self.scan().collect()
+
+
+def chunk_name(start: int, end: int, digest: str) -> str:
+    """File name of the chunk of runs ``[start, end)`` of a plan whose run keys have ``digest``."""
+    return f"part-{start:012d}-{end:012d}-{digest}.parquet"
+
+
+def scan_parts(parts: list[Path]) -> pl.LazyFrame:
+    """The parquet files ``parts`` as one lazy frame (files of one schema scanned together, others
+    combined column by name), deduplicated by ``run_key``."""
+    if not parts:
+        return pl.LazyFrame()
+    groups: list[tuple[Any, list[Path]]] = []
+    for p in parts:
+        schema = pl.read_parquet_schema(p)
+        if groups and groups[-1][0] == schema:
+            groups[-1][1].append(p)
+        else:
+            groups.append((schema, [p]))
+    frames = [pl.scan_parquet(ps) for _, ps in groups]
+    lf = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed")
+    return lf.unique(subset="run_key", keep="first", maintain_order=True)
 
 
 def read_sweep(out: str | os.PathLike[str]) -> pl.DataFrame:
@@ -162,6 +191,29 @@ def read_sweep(out: str | os.PathLike[str]) -> pl.DataFrame:
     p = Path(out)
     if not (p / MANIFEST).exists():
         raise invalid("out", f"{str(p)!r} is not a rollsim sweep directory (no {MANIFEST})")
-    store = Store.__new__(Store)
-    store.path = p
-    return store.read()
+    return scan_parts(sorted(p.glob(_PART_GLOB))).collect()
+
+
+def scan_sweep(out: str | os.PathLike[str]) -> pl.LazyFrame:
+    """:func:`read_sweep`, lazily: a ``polars.LazyFrame`` over the dataset (nothing is read until
+    it is collected; filter or aggregate first to keep memory small).
+
+    Parameters
+    ----------
+    out : path
+        The ``out`` directory given to :func:`rollsim.sweep`.
+
+    Returns
+    -------
+    polars.LazyFrame
+        What :func:`read_sweep` returns, unevaluated (the files present now).
+
+    Raises
+    ------
+    ScenarioError (ValueError)
+        ``out`` is not a directory written by ``rollsim.sweep``.
+    """
+    p = Path(out)
+    if not (p / MANIFEST).exists():
+        raise invalid("out", f"{str(p)!r} is not a rollsim sweep directory (no {MANIFEST})")
+    return scan_parts(sorted(p.glob(_PART_GLOB)))

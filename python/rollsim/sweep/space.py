@@ -20,7 +20,7 @@ values), which :func:`rollsim.sweep` takes as ``grid``. Sampling uses numpy's ``
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +28,8 @@ import numpy as np
 
 from rollsim.errors import invalid
 
-__all__ = ["Uniform", "LogUniform", "IntUniform", "Choice", "latin_hypercube", "random_points"]
+__all__ = ["Uniform", "LogUniform", "IntUniform", "Choice", "latin_hypercube", "random_points", "LatinHypercube",
+           "RandomPoints"]
 
 
 def _finite(name: str, v: Any) -> float:
@@ -139,6 +140,99 @@ def _points(dims: list[tuple[str, Dimension]], u: np.ndarray) -> list[dict[str, 
     return [{name: cols[name][i] for name, _ in dims} for i in range(u.shape[0])]
 
 
+#: Points made at once by the lazy samplers (the rest are made when asked for).
+_BLOCK = 1024
+
+
+class _Lazy(Sequence[dict[str, Any]]):
+    """A read-only sequence of ``n`` points made a block at a time (the last block is cached)."""
+
+    names: list[str]
+
+    def __init__(self, space: Mapping[str, Any], n: int, seed: int = 0):
+        self._dims = _dims(space)
+        self._n = _n(n)
+        self._seed = seed
+        self.names = [name for name, _ in self._dims]
+        self._cache: tuple[int, list[dict[str, Any]]] | None = None
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _unit(self, start: int, stop: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def points(self, start: int, stop: int) -> list[dict[str, Any]]:
+        """The points ``start..stop-1`` (same values as the eager function's list)."""
+        start, stop = max(0, start), min(self._n, stop)
+        if start >= stop:
+            return []
+        return _points(self._dims, self._unit(start, stop))
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._n))]
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+            raise TypeError(f"indices must be integers or slices, not {type(i).__name__}")
+        i = int(i) + (self._n if i < 0 else 0)
+        if not 0 <= i < self._n:
+            raise IndexError("point index out of range")
+        b = i - i % _BLOCK
+        if self._cache is None or self._cache[0] != b:
+            self._cache = (b, self.points(b, b + _BLOCK))
+        return self._cache[1][i - b]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for b in range(0, self._n, _BLOCK):
+            yield from self.points(b, b + _BLOCK)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _Lazy) or isinstance(other, list):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({dict(self._dims)!r}, n={self._n}, seed={self._seed!r})"
+
+
+class RandomPoints(_Lazy):
+    """:func:`random_points` as a lazy sequence: point ``i`` is made on demand (the PCG64 stream is
+    advanced to it), so memory does not grow with ``n``. ``list(RandomPoints(space, n, seed)) ==
+    random_points(space, n, seed)``; pass it as ``grid`` to :func:`rollsim.sweep` as it is.
+
+    Parameters, errors as :func:`random_points`.
+    """
+
+    def _unit(self, start: int, stop: int) -> np.ndarray:
+        d = len(self._dims)
+        bits = np.random.default_rng(self._seed).bit_generator
+        bits.advance(start * d)  # one 64-bit draw per float64, row-major, as rng.random((n, d))
+        return np.random.Generator(bits).random((stop - start, d))
+
+
+class LatinHypercube(_Lazy):
+    """:func:`latin_hypercube` as a lazy sequence: the unit-cube coordinates of the ``n`` points are
+    drawn up front (8 bytes per point and dimension: the strata permutations need all of them),
+    the dicts are made on demand. ``list(LatinHypercube(space, n, seed)) == latin_hypercube(space,
+    n, seed)``.
+
+    Parameters, errors as :func:`random_points`.
+    """
+
+    def __init__(self, space: Mapping[str, Any], n: int, seed: int = 0):
+        super().__init__(space, n, seed)
+        k = self._n
+        rng = np.random.default_rng(seed)
+        self._u = np.empty((k, len(self._dims)))
+        for j in range(len(self._dims)):
+            self._u[:, j] = (rng.permutation(k) + rng.random(k)) / k
+
+    def _unit(self, start: int, stop: int) -> np.ndarray:
+        return self._u[start:stop]
+
+
 def random_points(space: Mapping[str, Any], n: int, seed: int = 0) -> list[dict[str, Any]]:
     """``n`` points drawn independently and uniformly from ``space`` (see the module doc).
 
@@ -154,7 +248,8 @@ def random_points(space: Mapping[str, Any], n: int, seed: int = 0) -> list[dict[
     Returns
     -------
     list of dict
-        ``n`` dicts ``{field: value}``, for ``rollsim.sweep(base, grid=points)``.
+        ``n`` dicts ``{field: value}``, for ``rollsim.sweep(base, grid=points)``. For many points,
+        :class:`RandomPoints` gives the same points lazily.
 
     Raises
     ------
@@ -172,12 +267,7 @@ def latin_hypercube(space: Mapping[str, Any], n: int, seed: int = 0) -> list[dic
     (a random position inside it), strata paired across dimensions by independent random
     permutations. Covers each range evenly with far fewer points than a grid.
 
-    Parameters, returns and errors as :func:`random_points`.
+    Parameters, returns and errors as :func:`random_points` (:class:`LatinHypercube`: the same
+    points, made lazily).
     """
-    dims = _dims(space)
-    k = _n(n)
-    rng = np.random.default_rng(seed)
-    u = np.empty((k, len(dims)))
-    for j in range(len(dims)):
-        u[:, j] = (rng.permutation(k) + rng.random(k)) / k
-    return _points(dims, u)
+    return list(LatinHypercube(space, n, seed))

@@ -86,7 +86,7 @@ def t_quantile(p: float, df: int) -> float:
 
 
 def aggregate(
-    frame: pl.DataFrame,
+    frame: pl.DataFrame | pl.LazyFrame,
     metrics: Sequence[str] | None = None,
     ci: float = 0.95,
     by: Sequence[str] | None = None,
@@ -100,8 +100,10 @@ def aggregate(
 
     Parameters
     ----------
-    frame : polars.DataFrame
-        A frame from :func:`rollsim.sweep` (or :func:`rollsim.sweep.read_sweep`).
+    frame : polars.DataFrame | polars.LazyFrame
+        A frame from :func:`rollsim.sweep` (or :func:`rollsim.sweep.read_sweep`); or a lazy one
+        (``sweep(..., collect=False)``, :func:`rollsim.sweep.scan_sweep`), aggregated without
+        building the frame of all runs.
     metrics : list of str, optional
         Numeric or boolean columns to aggregate; by default every column that is not a grouping
         column, ``seed``, ``run_key``, ``scenario_key`` or ``error``.
@@ -123,11 +125,12 @@ def aggregate(
     ScenarioError (ValueError)
         ``ci`` outside (0, 1), or unknown / non-numeric columns in ``metrics`` or ``by``.
     """
-    if not isinstance(frame, pl.DataFrame):
-        raise invalid("frame", f"must be a polars.DataFrame, got {type(frame).__name__}")
+    if not isinstance(frame, (pl.DataFrame, pl.LazyFrame)):
+        raise invalid("frame", f"must be a polars.DataFrame or LazyFrame, got {type(frame).__name__}")
     if isinstance(ci, bool) or not isinstance(ci, (int, float)) or not 0.0 < float(ci) < 1.0:
         raise invalid("ci", f"must be a confidence level in (0, 1), got {ci!r}")
-    cols = frame.columns
+    schema = frame.collect_schema()
+    cols = schema.names()
     if by is None:
         pre = cols[: cols.index("seed")] if "seed" in cols else []
         by = [c for c in pre if c != "scenario_key"] + (["scenario_key"] if "scenario_key" in cols else [])
@@ -137,13 +140,13 @@ def aggregate(
             raise invalid("by", f"no column {c!r} (columns: {cols})")
     if metrics is None:
         metrics = [c for c in cols if c not in by and c not in _NOT_METRICS
-                   and (frame[c].dtype.is_numeric() or frame[c].dtype == pl.Boolean)]
+                   and (schema[c].is_numeric() or schema[c] == pl.Boolean)]
     metrics = list(metrics)
     for m in metrics:
         if m not in cols:
             raise invalid("metrics", f"no column {m!r} (columns: {cols})")
-        if not (frame[m].dtype.is_numeric() or frame[m].dtype == pl.Boolean):
-            raise invalid("metrics", f"column {m!r} is {frame[m].dtype}, not numeric")
+        if not (schema[m].is_numeric() or schema[m] == pl.Boolean):
+            raise invalid("metrics", f"column {m!r} is {schema[m]}, not numeric")
 
     def val(m: str) -> pl.Expr:
         e = pl.col(m).cast(pl.Float64)
@@ -157,6 +160,8 @@ def aggregate(
         g = frame.group_by(by, maintain_order=True).agg(aggs)
     else:
         g = frame.select(aggs)
+    if isinstance(g, pl.LazyFrame):
+        g = g.collect()
     p = 0.5 * (1.0 + float(ci))
     out = []
     for m in metrics:
