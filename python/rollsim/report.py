@@ -131,7 +131,10 @@ def load(result_dir: str | os.PathLike[str]) -> Loaded:
         raise invalid("result_dir", f"{p!r} holds no run (samples.parquet + steps.parquet), comparison "
                                     f"(compare.parquet) or sweep (*.parquet chunks)")
     frames = [_read(c, "sweep chunk") for c in chunks]
-    return Loaded("sweep", p, {}, pl.concat(frames, how="diagonal_relaxed"))
+    table = pl.concat(frames, how="diagonal_relaxed")
+    if "run_key" in table.columns:  # a run stored twice (a resumed sweep whose grid changed) counts once
+        table = table.unique(subset="run_key", keep="first", maintain_order=True)
+    return Loaded("sweep", p, {}, table)
 
 
 # --------------------------------------------------------------------------------------------------
