@@ -188,10 +188,7 @@ def read_sweep(out: str | os.PathLike[str]) -> pl.DataFrame:
     ScenarioError (ValueError)
         ``out`` is not a directory written by ``rollsim.sweep``.
     """
-    p = Path(out)
-    if not (p / MANIFEST).exists():
-        raise invalid("out", f"{str(p)!r} is not a rollsim sweep directory (no {MANIFEST})")
-    return scan_parts(sorted(p.glob(_PART_GLOB))).collect()
+    return scan_sweep(out).collect()
 
 
 def scan_sweep(out: str | os.PathLike[str]) -> pl.LazyFrame:
