@@ -83,9 +83,13 @@ def test_streamed_sweep_builds_one_chunk_at_a_time(tmp_path, stats):
 
 def test_default_chunks_are_bounded(tmp_path, stats, monkeypatch):
     monkeypatch.setattr(_run, "MAX_CHUNK", 40)
-    sweep(SMALL, seeds=range(300), out=tmp_path, collect=False, progress=False)
-    assert 0 < stats["max_block_runs"] <= 40
-    assert raw_rows(tmp_path) == 300
+    monkeypatch.setattr(_run, "STREAM_MAX_CHUNK", 30)
+    sweep(SMALL, seeds=range(300), out=tmp_path / "lazy", collect=False, progress=False)
+    assert 0 < stats["max_block_runs"] <= 30  # streaming without collecting: the smaller cap
+    assert raw_rows(tmp_path / "lazy") == 300
+    sweep(SMALL, seeds=range(300), out=tmp_path / "eager", progress=False)
+    assert 30 < stats["max_block_runs"] <= 40
+    assert raw_rows(tmp_path / "eager") == 300
 
 
 def test_lazy_samplers_equal_the_lists_and_sweep_the_same():

@@ -47,6 +47,9 @@ _METRICS = list(SUMMARY_SCHEMA)
 LOCAL_CHUNK_SECONDS = 4.0
 #: Cap on runs per chunk (bounds memory: about 3 KB of Python objects per run in flight).
 MAX_CHUNK = 4096
+#: Cap when streaming without collecting: keeps peak memory flat in the number of runs (the engine
+#: returns a dict per run; 4,096-run chunks let RSS creep up to about 50k runs, 1,024 do not).
+STREAM_MAX_CHUNK = 1024
 #: Cap on the bytes of empirical length arrays that one chunk hands to the engine (each run's
 #: scenario is converted, and its arrays copied, separately).
 CHUNK_ARRAY_BYTES = 64 << 20
@@ -86,11 +89,11 @@ def results_frame(keys: list[str], results: Sequence[Any]) -> pl.DataFrame:
 
 
 class _ChunkSizer:
-    def __init__(self, fixed: int | None, threads: int, array_bytes: int):
+    def __init__(self, fixed: int | None, threads: int, array_bytes: int, cap: int = MAX_CHUNK):
         self.fixed = fixed
         self.cores = threads if threads > 0 else (os.cpu_count() or 1)
         self.rate: float | None = None  # runs per second
-        self.cap = MAX_CHUNK
+        self.cap = cap
         if array_bytes > 0:
             self.cap = max(1, min(self.cap, CHUNK_ARRAY_BYTES // array_bytes))
 
@@ -311,7 +314,7 @@ def _run_local(
 ) -> None:
     """Runs the chunks with ``simulate_many``; a writer thread writes each finished chunk while the
     next one runs. At most one chunk runs and one is being written at any time."""
-    sizer = _ChunkSizer(chunk_size, threads, sw.plan.array_bytes)
+    sizer = _ChunkSizer(chunk_size, threads, sw.plan.array_bytes, MAX_CHUNK if sw.collect else STREAM_MAX_CHUNK)
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rollsim-sweep-writer")
     pending: Future[None] | None = None
     hook_error: list[BaseException] = []
