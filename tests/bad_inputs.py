@@ -12,9 +12,9 @@ it starts with ``re:`` (a regular expression matched against the whole message).
 
 from __future__ import annotations
 
-FIELDS = ("['batch_size', 'clear_cache_on_update', 'decode_tokens_per_s', 'group_size', 'horizon_s', 'lengths', "
-          "'pipeline', 'prefill_tokens_per_s', 'prefix_sharing', 'prompt_tokens', 'rng', 'rollout_slots', 'seed', "
-          "'train_s_per_token', 'train_step_s', 'weight_sync_s']")
+FIELDS = ("['batch_size', 'clear_cache_on_update', 'decode_slowdown_per_seq', 'decode_tokens_per_s', 'group_size', "
+          "'horizon_s', 'lengths', 'pipeline', 'prefill_tokens_per_s', 'prefix_sharing', 'prompt_tokens', 'rng', "
+          "'rollout_slots', 'seed', 'slots_per_instance', 'train_s_per_token', 'train_step_s', 'weight_sync_s']")
 RUNAWAY = ("max_samples: this scenario would start about 2.45e+09 samples (about 2.45e+09 events; 453 GB of recorded "
            "rows) over horizon_s = 1e+09 s, more than max_samples = 50000000; shorten horizon_s, or raise max_samples "
            "(up to 2**32 - 1) if you mean it")
@@ -22,7 +22,7 @@ RUNAWAY = ("max_samples: this scenario would start about 2.45e+09 samples (about
 ROWS: list[tuple[str, str, str, str]] = [
     # ---------------------------------------------------------------- Scenario fields
     ("scenario", "Scenario(foo=1)", "ScenarioError", f"foo: unknown field of Scenario (fields: {FIELDS})"),
-    ("scenario", "Scenario(*range(17))", "ScenarioError", "Scenario: too many positional arguments"),
+    ("scenario", "Scenario(*range(19))", "ScenarioError", "Scenario: too many positional arguments"),
     ("scenario", "Scenario(rollout_slots=np.float64(3))", "ScenarioError",
      "rollout_slots: must be an integer in [1, 16777216], got float64 np.float64(3.0)"),
     ("scenario", "Scenario(rollout_slots=np.int8(-3))", "ScenarioError", "rollout_slots: must be in [1, 16777216], got -3"),

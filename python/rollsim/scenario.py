@@ -35,7 +35,7 @@ def _scenario_seconds(name: str, value: Any, *, allow_zero: bool) -> float:
 #: option stays the same as options are added.
 _ENGINE_DEFAULTS: dict[str, Any] = {
     "train_s_per_token": 0.0, "group_size": 1, "prompt_tokens": 0.0, "prefill_tokens_per_s": math.inf,
-    "prefix_sharing": True, "clear_cache_on_update": True,
+    "prefix_sharing": True, "clear_cache_on_update": True, "slots_per_instance": 0, "decode_slowdown_per_seq": 0.0,
 }
 _PART_DEFAULTS: dict[str, dict[str, Any]] = {
     "lengths": {"group_correlation": 0.0, "group_offsets": None},
@@ -96,6 +96,14 @@ class Scenario:
     clear_cache_on_update : bool
         The prefix cache is cleared on every weight update: answers started after an update pay the
         prompt prefill again (counted in ``tokens_recomputed``).
+    slots_per_instance : int
+        Batched decoding: the pool is ``rollout_slots / slots_per_instance`` inference instances
+        (must divide ``rollout_slots``); 0 (default) keeps every slot independent (the chapter).
+    decode_slowdown_per_seq : float
+        With ``slots_per_instance``: a sequence on an instance running ``n`` sequences decodes at
+        ``decode_tokens_per_s / (1 + decode_slowdown_per_seq * (n - 1))`` tokens/s (a decode step
+        costs a base latency plus a per-sequence cost, so ``decode_slowdown_per_seq`` = per-sequence
+        cost / (base + per-sequence cost)); the last stragglers decode fast, alone. >= 0.
     horizon_s : float
         Simulated time, seconds, > 0 (see README "Horizon" for what counts at the end).
     lengths : LogNormal | Empirical
@@ -130,6 +138,8 @@ class Scenario:
     prefill_tokens_per_s: float = math.inf
     prefix_sharing: bool = True
     clear_cache_on_update: bool = True
+    slots_per_instance: int = 0
+    decode_slowdown_per_seq: float = 0.0
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -165,6 +175,12 @@ class Scenario:
             set_(self, "prefill_tokens_per_s", float(rate))
         except OverflowError:
             set_(self, "prefill_tokens_per_s", math.inf)
+        spi = _check.integer("slots_per_instance", self.slots_per_instance, 0, MAX_COUNT)
+        if spi and self.rollout_slots % spi:
+            raise invalid("slots_per_instance", f"must divide rollout_slots ({self.rollout_slots}), got {spi}")
+        set_(self, "slots_per_instance", spi)
+        set_(self, "decode_slowdown_per_seq",
+             _scenario_seconds("decode_slowdown_per_seq", self.decode_slowdown_per_seq, allow_zero=True))
         for name in ("prefix_sharing", "clear_cache_on_update"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise invalid(name, f"must be True or False, got {getattr(self, name)!r}")
@@ -261,6 +277,8 @@ class Scenario:
             "prefill_tokens_per_s": self.prefill_tokens_per_s,
             "prefix_sharing": bool(self.prefix_sharing),
             "clear_cache_on_update": bool(self.clear_cache_on_update),
+            "slots_per_instance": self.slots_per_instance,
+            "decode_slowdown_per_seq": self.decode_slowdown_per_seq,
         }
         return _drop_defaults(d)
 

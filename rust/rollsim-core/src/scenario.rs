@@ -105,6 +105,17 @@ pub struct Streaming {
     pub on_update: OnUpdate,
 }
 
+/// How decode speed depends on the batch: the pool is `rollout_slots / slots_per_instance`
+/// inference instances; a sequence on an instance running `n` sequences decodes at
+/// `decode_tokens_per_s / (1 + slowdown_per_seq * (n - 1))` tokens/s (a decode step costs a base
+/// latency plus a per-sequence cost: memory-bound decoding). `slots_per_instance = 0` (default):
+/// every slot decodes at `decode_tokens_per_s` whatever the others do (the chapter's model).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Decode {
+    pub slots_per_instance: u32,
+    pub slowdown_per_seq: f64,
+}
+
 /// Prompts and prefill.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Prefill {
@@ -159,6 +170,7 @@ pub struct Scenario {
     pub pipeline: Pipeline,
     /// Answers per prompt (GRPO group). `batch_size` counts samples and must be a multiple.
     pub group_size: u32,
+    pub decode: Decode,
     pub prefill: Prefill,
     pub seed: u64,
     pub rng: RngKind,
@@ -183,6 +195,7 @@ impl Default for Scenario {
             lengths: Lengths::LogNormal { mu: 7.6, sigma: 1.0, max_tokens: 16384.0, group_correlation: 0.0 },
             pipeline: Pipeline::fully_async(None),
             group_size: 1,
+            decode: Decode::default(),
             prefill: Prefill::default(),
             seed: 0,
             rng: RngKind::Fast,
@@ -191,6 +204,12 @@ impl Default for Scenario {
 }
 
 impl Scenario {
+    /// Whether decode speed depends on the number of sequences per instance.
+    #[inline]
+    pub fn decode_is_batched(&self) -> bool {
+        self.decode.slots_per_instance > 0 && self.decode.slowdown_per_seq > 0.0
+    }
+
     /// Duration of a training step over a batch of `tokens` tokens, seconds.
     #[inline]
     pub fn step_s(&self, tokens: f64) -> f64 {
@@ -230,6 +249,19 @@ impl Scenario {
             return Err(Error::field(
                 "group_size",
                 format!("must be >= 1 and divide batch_size ({}), got {}", self.batch_size, self.group_size),
+            ));
+        }
+        let d = &self.decode;
+        if d.slots_per_instance > 0 && self.rollout_slots % d.slots_per_instance != 0 {
+            return Err(Error::field(
+                "slots_per_instance",
+                format!("must divide rollout_slots ({}), got {}", self.rollout_slots, d.slots_per_instance),
+            ));
+        }
+        if !(d.slowdown_per_seq.is_finite() && d.slowdown_per_seq >= 0.0) {
+            return Err(Error::field(
+                "decode_slowdown_per_seq",
+                format!("must be finite and >= 0, got {}", d.slowdown_per_seq),
             ));
         }
         let p = &self.prefill;

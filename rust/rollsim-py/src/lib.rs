@@ -14,7 +14,7 @@ use pyo3::types::{PyDict, PyList};
 
 mod sync;
 
-use rollsim_core::scenario::{BatchOrder, OnStale, OnUpdate, PartialRollout, Prefill, Streaming};
+use rollsim_core::scenario::{BatchOrder, Decode, OnStale, OnUpdate, PartialRollout, Prefill, Streaming};
 use rollsim_core::{Error, Lengths, Pipeline, RngKind, RunOptions, RunResult, Scenario, Summary};
 
 create_exception!(
@@ -192,6 +192,10 @@ fn scenario_from_dict_with(d: &Bound<'_, PyDict>, lengths: Option<Lengths>) -> P
         lengths,
         pipeline,
         group_size: opt_item(d, "group_size", 1)?,
+        decode: Decode {
+            slots_per_instance: opt_item(d, "slots_per_instance", 0)?,
+            slowdown_per_seq: opt_item(d, "decode_slowdown_per_seq", 0.0)?,
+        },
         prefill: Prefill {
             prompt_tokens: opt_item(d, "prompt_tokens", 0.0)?,
             prefill_tokens_per_s: opt_item(d, "prefill_tokens_per_s", f64::INFINITY)?,

@@ -40,6 +40,7 @@ struct Ready {
 /// Whether this fast path implements `sc` exactly.
 pub(crate) fn applies(sc: &Scenario, opt: &Streaming) -> bool {
     sc.group_size == 1
+        && !sc.decode_is_batched()
         && sc.prefill.prompt_tokens == 0.0
         && opt.on_stale == OnStale::Drop
         && opt.admission_eta.is_none()

@@ -22,7 +22,8 @@ pub(crate) struct Req {
     pub length: f64,
     /// Tokens decoded before `decode_start`.
     pub done: f64,
-    /// When decoding (re)starts, after any prefill.
+    /// When decoding (re)starts, after any prefill: a time, or with batched decoding the value of
+    /// the instance's token clock (see `Instances`).
     pub decode_start: f64,
     pub version_start: u32,
     /// The current token span: its version and first token.
@@ -81,6 +82,37 @@ pub(crate) struct Group {
     pub cancelled: bool,
 }
 
+/// Batched decoding: per inference instance, a token clock counting the tokens each of its
+/// sequences has decoded since the start. All sequences of an instance decode at the same speed,
+/// which depends on how many it runs, so a request started at clock value `c0` with `k` tokens to
+/// go finishes when the clock reaches `c0 + k`; when the instance's batch changes, only its own
+/// finish times move. Prefill time is charged in clock tokens at the speed when it starts.
+struct Instances {
+    per: usize,
+    slowdown: f64,
+    speed: f64,
+    n: Vec<u32>,
+    clock: Vec<f64>,
+    clock_t: Vec<f64>,
+}
+
+impl Instances {
+    #[inline]
+    fn rate(&self, i: usize) -> f64 {
+        let n = self.n[i].max(1) as f64;
+        self.speed / (1.0 + self.slowdown * (n - 1.0))
+    }
+    #[inline]
+    fn clock_at(&self, i: usize, t: f64) -> f64 {
+        self.clock[i] + (t - self.clock_t[i]) * self.rate(i)
+    }
+    #[inline]
+    fn advance(&mut self, i: usize, t: f64) {
+        self.clock[i] = self.clock_at(i, t);
+        self.clock_t[i] = t;
+    }
+}
+
 pub(crate) struct Pool<'a, D: Draw> {
     pub sc: &'a Scenario,
     pub draw: D,
@@ -111,6 +143,7 @@ pub(crate) struct Pool<'a, D: Draw> {
     /// Samples of admitted groups neither completed nor dropped.
     pub in_progress: u64,
     pub admitted: u64,
+    inst: Option<Instances>,
 }
 
 impl<'a, D: Draw> Pool<'a, D> {
@@ -141,7 +174,71 @@ impl<'a, D: Draw> Pool<'a, D> {
             busy_s: 0.0,
             in_progress: 0,
             admitted: 0,
+            inst: sc.decode_is_batched().then(|| {
+                let per = sc.decode.slots_per_instance as usize;
+                let k = slots / per;
+                Instances {
+                    per,
+                    slowdown: sc.decode.slowdown_per_seq,
+                    speed: sc.decode_tokens_per_s,
+                    n: vec![0; k],
+                    clock: vec![0.0; k],
+                    clock_t: vec![0.0; k],
+                }
+            }),
         }
+    }
+
+    /// Tokens the request on `slot` has decoded by time `t`.
+    #[inline]
+    fn progress_of(&self, slot: usize, r: &Req, t: f64) -> f64 {
+        match &self.inst {
+            None => r.progress(t, self.speed),
+            Some(b) => {
+                let c = b.clock_at(slot / b.per, t);
+                r.done + (c - r.decode_start).clamp(0.0, r.length - r.done)
+            }
+        }
+    }
+
+    /// Batched decoding: the instance of `slot` gains (`+1`) or loses (`-1`) a sequence at
+    /// `self.t`; its clock is brought up to date first and every finish time on it is moved.
+    fn instance_changed(&mut self, slot: usize, delta: i32) {
+        let t = self.t;
+        let Some(b) = &mut self.inst else { return };
+        let i = slot / b.per;
+        b.advance(i, t);
+        b.n[i] = (b.n[i] as i32 + delta) as u32;
+        let (rate, clock, per) = (b.rate(i), b.clock[i], b.per);
+        for s in i * per..(i + 1) * per {
+            if let Some(r) = &self.slots[s] {
+                let target = r.decode_start + (r.length - r.done);
+                self.queue.set(s as u32, t + (target - clock).max(0.0) / rate, r.id);
+            }
+        }
+    }
+
+    /// Stores `r` on `slot` starting at `self.t` after `prefill_s` seconds of prefill, and sets its
+    /// finish event.
+    fn place(&mut self, slot: u32, mut r: Req, prefill_s: f64) {
+        let t = self.t;
+        if let Some(b) = &mut self.inst {
+            let i = slot as usize / b.per;
+            b.advance(i, t);
+            b.n[i] += 1;
+            // prefill charged in clock tokens at the speed with this request on board
+            r.decode_start = b.clock[i] + prefill_s * b.rate(i);
+            self.slots[slot as usize] = Some(r);
+            self.busy += 1;
+            b.n[i] -= 1; // instance_changed adds it back and moves every finish time
+            self.instance_changed(slot as usize, 1);
+            return;
+        }
+        r.decode_start = t + prefill_s;
+        let finish = r.decode_start + (r.length - r.done) / self.speed;
+        self.queue.set(slot, finish, r.id);
+        self.slots[slot as usize] = Some(r);
+        self.busy += 1;
     }
 
     /// Moves the clock to `t`, integrating busy slot-time.
@@ -286,11 +383,8 @@ impl<'a, D: Draw> Pool<'a, D> {
             prefill = p.prompt_tokens + r.done;
             self.rec.prefill(prefill, true);
         }
-        r.decode_start = if prefill > 0.0 { t + prefill / p.prefill_tokens_per_s } else { t };
-        let finish = r.decode_start + (r.length - r.done) / self.speed;
-        self.queue.set(slot, finish, r.id);
-        self.slots[slot as usize] = Some(r);
-        self.busy += 1;
+        let prefill_s = if prefill > 0.0 { prefill / p.prefill_tokens_per_s } else { 0.0 };
+        self.place(slot, r, prefill_s);
         Ok(true)
     }
 
@@ -312,6 +406,10 @@ impl<'a, D: Draw> Pool<'a, D> {
         let r = self.slots[slot as usize].take().expect("a slot event comes from a busy slot");
         self.busy -= 1;
         let t = self.t;
+        if self.inst.is_some() {
+            self.queue.set_idle(slot);
+            self.instance_changed(slot as usize, -1);
+        }
         // the last span (empty when the answer was complete when it was stopped at a batch's end)
         let (mut n_versions, mut version_end) = (r.n_versions, r.version_end);
         if r.length > r.seg_first || n_versions == 0 {
@@ -379,8 +477,8 @@ impl<'a, D: Draw> Pool<'a, D> {
     /// With `close_span`, the current token span ends here (the weights change); otherwise it
     /// stays open and continues if the request resumes under the same version.
     fn take_off(&mut self, slot: usize, close_span: bool) -> Option<Req> {
+        let progress = self.progress_of(slot, self.slots[slot].as_ref()?, self.t);
         let mut r = self.slots[slot].take()?;
-        let progress = r.progress(self.t, self.speed);
         self.rec.decoded(progress - r.done);
         r.done = progress;
         if close_span {
@@ -388,6 +486,7 @@ impl<'a, D: Draw> Pool<'a, D> {
         }
         self.busy -= 1;
         self.queue.set_idle(slot as u32);
+        self.instance_changed(slot, -1);
         Some(r)
     }
 
@@ -435,16 +534,15 @@ impl<'a, D: Draw> Pool<'a, D> {
             }
             let mut r = self.take_off(slot, true).expect("busy slot");
             r.seg_version = version;
-            r.decode_start = t;
+            let mut prefill_s = 0.0;
             if mode != OnUpdate::KeepStale {
                 // KeepRecompute and AbortResubmit: one prefill of prompt + answer so far
                 let ctx = p.prompt_tokens + r.done;
                 self.rec.prefill(ctx, true);
-                r.decode_start = t + ctx / p.prefill_tokens_per_s;
+                prefill_s = ctx / p.prefill_tokens_per_s;
             }
-            self.queue.set(slot as u32, r.decode_start + (r.length - r.done) / self.speed, r.id);
-            self.slots[slot] = Some(r);
-            self.busy += 1;
+            let _ = t;
+            self.place(slot as u32, r, prefill_s);
         }
         // slots freed by aborts are refilled by the caller (fill_idle)
     }
@@ -488,7 +586,7 @@ impl<'a, D: Draw> Pool<'a, D> {
         // open spans end with the run: every answer's spans tile the tokens it decoded
         for slot in 0..self.slots.len() {
             let Some(mut r) = self.slots[slot] else { continue };
-            let progress = r.progress(t, self.speed);
+            let progress = self.progress_of(slot, &r, t);
             self.rec.decoded(progress - r.done);
             r.done = progress;
             self.close_span(&mut r);
