@@ -388,13 +388,22 @@ impl<'a, D: Draw> Pool<'a, D> {
         Ok(true)
     }
 
-    /// Fills idle slots while requests can start.
+    /// Fills idle slots while requests can start. With batched decoding a request is routed to
+    /// the least loaded instance (ties: the lowest slot).
     pub fn fill_idle(&mut self) -> Result<()> {
-        while let Some(&s) = self.idle.last() {
-            if !self.fill_slot(s)? {
+        loop {
+            let pick = match &self.inst {
+                None => self.idle.len().checked_sub(1),
+                Some(b) => (0..self.idle.len()).min_by_key(|&k| {
+                    let s = self.idle[k] as usize;
+                    (b.n[s / b.per], s)
+                }),
+            };
+            let Some(k) = pick else { break };
+            if !self.fill_slot(self.idle[k])? {
                 break;
             }
-            self.idle.pop();
+            self.idle.swap_remove(k);
         }
         Ok(())
     }
@@ -444,6 +453,12 @@ impl<'a, D: Draw> Pool<'a, D> {
     /// Refills `slot` after a finish, or marks it idle.
     #[inline]
     pub fn refill(&mut self, slot: u32) -> Result<()> {
+        if self.inst.is_some() {
+            // batched decoding: the next request goes to the least loaded instance
+            self.queue.set_idle(slot);
+            self.idle.push(slot);
+            return self.fill_idle();
+        }
         if !self.fill_slot(slot)? {
             self.queue.set_idle(slot);
             self.idle.push(slot);
