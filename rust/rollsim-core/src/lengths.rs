@@ -28,24 +28,11 @@ pub enum Lengths {
 impl Lengths {
     /// Builds an empirical distribution; `weights` are counts (histogram) and may be absent.
     pub fn empirical(values: Vec<f64>, weights: Option<Vec<f64>>) -> Result<Self> {
-        if values.is_empty() {
-            return Err(Error::field("lengths.values", "must hold at least one length"));
-        }
-        if let Some((i, v)) = values.iter().enumerate().find(|(_, v)| !(v.is_finite() && **v > 0.0)) {
-            return Err(Error::field("lengths.values", format!("must be finite and > 0 tokens; item {i} is {v}")));
-        }
+        check_values(&values)?;
         let cum_weights = match weights {
             None => None,
             Some(w) => {
-                if w.len() != values.len() {
-                    return Err(Error::field(
-                        "lengths.weights",
-                        format!("must have one weight per value ({} values, {} weights)", values.len(), w.len()),
-                    ));
-                }
-                if let Some((i, x)) = w.iter().enumerate().find(|(_, x)| !(x.is_finite() && **x >= 0.0)) {
-                    return Err(Error::field("lengths.weights", format!("must be finite and >= 0; item {i} is {x}")));
-                }
+                check_weight_count(values.len(), w.len())?;
                 let mut acc = 0.0;
                 let cum: Vec<f64> = w
                     .iter()
@@ -54,9 +41,7 @@ impl Lengths {
                         acc
                     })
                     .collect();
-                if acc <= 0.0 {
-                    return Err(Error::field("lengths.weights", "must not all be zero"));
-                }
+                check_cum_weights(&cum)?;
                 Some(cum.into())
             }
         };
@@ -66,14 +51,9 @@ impl Lengths {
     /// Grouped empirical data: `values` sorted by group, `offsets` (length groups + 1, from 0 to
     /// `values.len()`, strictly increasing) delimit the groups.
     pub fn grouped(values: Vec<f64>, offsets: Vec<usize>) -> Result<Self> {
-        let Lengths::Empirical { values, .. } = Lengths::empirical(values, None)? else { unreachable!() };
-        if offsets.len() < 2 || offsets[0] != 0 || *offsets.last().unwrap() != values.len() {
-            return Err(Error::field("lengths.groups", "offsets must run from 0 to the number of values"));
-        }
-        if offsets.windows(2).any(|w| w[1] <= w[0]) {
-            return Err(Error::field("lengths.groups", "every group must hold at least one value"));
-        }
-        Ok(Lengths::Empirical { values, cum_weights: None, group_offsets: Some(offsets.into()) })
+        check_values(&values)?;
+        check_offsets(values.len(), &offsets)?;
+        Ok(Lengths::Empirical { values: values.into(), cum_weights: None, group_offsets: Some(offsets.into()) })
     }
 
     /// Checks the parameters; errors name the field.
@@ -100,11 +80,18 @@ impl Lengths {
                 }
                 Ok(())
             }
-            Lengths::Empirical { values, cum_weights, group_offsets: None } => {
-                Lengths::empirical(values.to_vec(), cum_weights.as_ref().map(|c| uncumulate(c))).map(|_| ())
-            }
-            Lengths::Empirical { values, group_offsets: Some(o), .. } => {
-                Lengths::grouped(values.to_vec(), o.to_vec()).map(|_| ())
+            // the same checks as the constructors, on the stored arrays (no copies: runs validate
+            // their scenario, and sweeps run many scenarios sharing one data set)
+            Lengths::Empirical { values, cum_weights, group_offsets } => {
+                check_values(values)?;
+                if let Some(c) = cum_weights {
+                    check_weight_count(values.len(), c.len())?;
+                    check_cum_weights(c)?;
+                }
+                if let Some(o) = group_offsets {
+                    check_offsets(values.len(), o)?;
+                }
+                Ok(())
             }
         }
     }
@@ -123,23 +110,59 @@ impl Lengths {
                 }
                 None => values.iter().sum::<f64>() / values.len() as f64,
                 Some(c) => {
-                    let w = uncumulate(c);
-                    values.iter().zip(&w).map(|(v, w)| v * w).sum::<f64>() / c[c.len() - 1]
+                    // weights are the steps of the running sums
+                    let prev = std::iter::once(0.0).chain(c.iter().copied());
+                    values.iter().zip(c.iter().zip(prev)).map(|(v, (c, p))| v * (c - p)).sum::<f64>() / c[c.len() - 1]
                 }
             },
         }
     }
 }
 
-fn uncumulate(c: &[f64]) -> Vec<f64> {
+fn check_values(values: &[f64]) -> Result<()> {
+    if values.is_empty() {
+        return Err(Error::field("lengths.values", "must hold at least one length"));
+    }
+    if let Some((i, v)) = values.iter().enumerate().find(|(_, v)| !(v.is_finite() && **v > 0.0)) {
+        return Err(Error::field("lengths.values", format!("must be finite and > 0 tokens; item {i} is {v}")));
+    }
+    Ok(())
+}
+
+fn check_weight_count(values: usize, weights: usize) -> Result<()> {
+    if weights != values {
+        return Err(Error::field(
+            "lengths.weights",
+            format!("must have one weight per value ({values} values, {weights} weights)"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks running sums of weights: each step (a weight) finite and >= 0, the total > 0.
+fn check_cum_weights(cum: &[f64]) -> Result<()> {
     let mut prev = 0.0;
-    c.iter()
-        .map(|x| {
-            let d = x - prev;
-            prev = *x;
-            d
-        })
-        .collect()
+    for (i, c) in cum.iter().enumerate() {
+        let w = c - prev;
+        if !(w.is_finite() && w >= 0.0) {
+            return Err(Error::field("lengths.weights", format!("must be finite and >= 0; item {i} is {w}")));
+        }
+        prev = *c;
+    }
+    if prev <= 0.0 {
+        return Err(Error::field("lengths.weights", "must not all be zero"));
+    }
+    Ok(())
+}
+
+fn check_offsets(values: usize, offsets: &[usize]) -> Result<()> {
+    if offsets.len() < 2 || offsets[0] != 0 || *offsets.last().unwrap() != values {
+        return Err(Error::field("lengths.groups", "offsets must run from 0 to the number of values"));
+    }
+    if offsets.windows(2).any(|w| w[1] <= w[0]) {
+        return Err(Error::field("lengths.groups", "every group must hold at least one value"));
+    }
+    Ok(())
 }
 
 /// E[min(X, m)] for X ~ LogNormal(mu, sigma).
