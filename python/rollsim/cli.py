@@ -95,17 +95,23 @@ def _fmt(x: Any, kind: str) -> str:
     return str(x)
 
 
+def _text_table(cols: list[tuple[str, str, str]], records: Any) -> str:
+    """Aligned columns (first left, others right) under a dashed rule; ``cols`` are
+    (key, header, format) with the formats of :func:`_fmt`."""
+    rows = [[h for _, h, _ in cols]] + [[_fmt(r[c], k) for c, _, k in cols] for r in records]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(cols))]
+    lines = ["  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
 def format_compare(df: pl.DataFrame) -> str:
     """The comparison frame as the chapter prints it (percentages, one decimal)."""
     cols = [("pipeline", "pipeline", "s"), ("steps", "steps", "s"), ("rollout_utilization", "utilization", "pct"),
             ("staleness_mean", "stale mean", "f1"), ("staleness_max", "stale max", "s"),
             ("drop_fraction", "dropped", "pct"), ("staleness_mean_short", "short <1K", "f1"),
             ("staleness_mean_long", "long >8K", "f1")]
-    rows = [[h for _, h, _ in cols]] + [[_fmt(r[c], k) for c, _, k in cols] for r in df.iter_rows(named=True)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(cols))]
-    lines = ["  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))) for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    return _text_table(cols, df.iter_rows(named=True))
 
 
 def _pipelines(cap: int) -> list[tuple[str, Any]]:
@@ -186,14 +192,8 @@ def _cmd_presets(a: argparse.Namespace) -> int:
             ("staleness_mean", "stale mean", "f1"), ("staleness_max", "stale max", "s"),
             ("staleness_mean_long", "long >8K", "f1"), ("drop_fraction", "dropped", "pct"),
             ("wasted_fraction", "tokens wasted", "pct"), ("tokens_recomputed", "recomputed tok", "s")]
-    rows = [[h for _, h, _ in cols]]
-    for r in df.iter_rows(named=True):
-        r = dict(r, tokens_recomputed=f"{r['tokens_recomputed']:.3g}")
-        rows.append([_fmt(r[c], k) for c, _, k in cols])
-    widths = [max(len(r[i]) for r in rows) for i in range(len(cols))]
-    lines = ["  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))) for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    print("\n".join(lines))
+    records = (dict(r, tokens_recomputed=f"{r['tokens_recomputed']:.3g}") for r in df.iter_rows(named=True))
+    print(_text_table(cols, records))
     return 0
 
 
