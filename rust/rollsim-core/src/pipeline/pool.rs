@@ -203,7 +203,15 @@ impl<'a, D: Draw> Pool<'a, D> {
 
     /// Batched decoding: the instance of `slot` gains (`+1`) or loses (`-1`) a sequence at
     /// `self.t`; its clock is brought up to date first and every finish time on it is moved.
+    #[inline]
     fn instance_changed(&mut self, slot: usize, delta: i32) {
+        if self.inst.is_some() {
+            self.rekey_instance(slot, delta);
+        }
+    }
+
+    #[cold]
+    fn rekey_instance(&mut self, slot: usize, delta: i32) {
         let t = self.t;
         let Some(b) = &mut self.inst else { return };
         let i = slot / b.per;
@@ -220,25 +228,32 @@ impl<'a, D: Draw> Pool<'a, D> {
 
     /// Stores `r` on `slot` starting at `self.t` after `prefill_s` seconds of prefill, and sets its
     /// finish event.
+    #[inline(always)]
     fn place(&mut self, slot: u32, mut r: Req, prefill_s: f64) {
-        let t = self.t;
-        if let Some(b) = &mut self.inst {
-            let i = slot as usize / b.per;
-            b.advance(i, t);
-            b.n[i] += 1;
-            // prefill charged in clock tokens at the speed with this request on board
-            r.decode_start = b.clock[i] + prefill_s * b.rate(i);
-            self.slots[slot as usize] = Some(r);
-            self.busy += 1;
-            b.n[i] -= 1; // instance_changed adds it back and moves every finish time
-            self.instance_changed(slot as usize, 1);
-            return;
+        if self.inst.is_some() {
+            return self.place_batched(slot, r, prefill_s);
         }
-        r.decode_start = t + prefill_s;
+        r.decode_start = self.t + prefill_s;
         let finish = r.decode_start + (r.length - r.done) / self.speed;
         self.queue.set(slot, finish, r.id);
         self.slots[slot as usize] = Some(r);
         self.busy += 1;
+    }
+
+    /// `place` with batched decoding: the request joins its instance, whose finish times all move.
+    #[cold]
+    fn place_batched(&mut self, slot: u32, mut r: Req, prefill_s: f64) {
+        let t = self.t;
+        let b = self.inst.as_mut().expect("batched decoding");
+        let i = slot as usize / b.per;
+        b.advance(i, t);
+        b.n[i] += 1;
+        // prefill charged in clock tokens at the speed with this request on board
+        r.decode_start = b.clock[i] + prefill_s * b.rate(i);
+        b.n[i] -= 1; // instance_changed adds it back and moves every finish time
+        self.slots[slot as usize] = Some(r);
+        self.busy += 1;
+        self.instance_changed(slot as usize, 1);
     }
 
     /// Moves the clock to `t`, integrating busy slot-time.
@@ -391,14 +406,26 @@ impl<'a, D: Draw> Pool<'a, D> {
     /// Fills idle slots while requests can start. With batched decoding a request is routed to
     /// the least loaded instance (ties: the lowest slot).
     pub fn fill_idle(&mut self) -> Result<()> {
+        if self.inst.is_some() {
+            return self.fill_idle_batched();
+        }
+        while let Some(&s) = self.idle.last() {
+            if !self.fill_slot(s)? {
+                break;
+            }
+            self.idle.pop();
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn fill_idle_batched(&mut self) -> Result<()> {
         loop {
-            let pick = match &self.inst {
-                None => self.idle.len().checked_sub(1),
-                Some(b) => (0..self.idle.len()).min_by_key(|&k| {
-                    let s = self.idle[k] as usize;
-                    (b.n[s / b.per], s)
-                }),
-            };
+            let b = self.inst.as_ref().expect("batched decoding");
+            let pick = (0..self.idle.len()).min_by_key(|&k| {
+                let s = self.idle[k] as usize;
+                (b.n[s / b.per], s)
+            });
             let Some(k) = pick else { break };
             if !self.fill_slot(self.idle[k])? {
                 break;
@@ -454,15 +481,21 @@ impl<'a, D: Draw> Pool<'a, D> {
     #[inline]
     pub fn refill(&mut self, slot: u32) -> Result<()> {
         if self.inst.is_some() {
-            // batched decoding: the next request goes to the least loaded instance
-            self.queue.set_idle(slot);
-            self.idle.push(slot);
-            return self.fill_idle();
+            return self.refill_batched(slot);
         }
         if !self.fill_slot(slot)? {
             self.queue.set_idle(slot);
             self.idle.push(slot);
         }
+        self.fill_idle()
+    }
+
+    /// Batched decoding: the next request goes to the least loaded instance, not necessarily to
+    /// the slot that freed.
+    #[cold]
+    fn refill_batched(&mut self, slot: u32) -> Result<()> {
+        self.queue.set_idle(slot);
+        self.idle.push(slot);
         self.fill_idle()
     }
 
