@@ -14,7 +14,7 @@ from __future__ import annotations
 
 FIELDS = ("['batch_size', 'clear_cache_on_update', 'decode_slowdown_per_seq', 'decode_tokens_per_s', 'group_size', "
           "'horizon_s', 'lengths', 'pipeline', 'prefill_tokens_per_s', 'prefix_sharing', 'prompt_tokens', 'rng', "
-          "'rollout_slots', 'seed', 'slots_per_instance', 'train_s_per_token', 'train_step_s', 'weight_sync_s']")
+          "'rollout_pause_s', 'rollout_slots', 'seed', 'slots_per_instance', 'train_s_per_token', 'train_step_s', 'weight_sync_s']")
 RUNAWAY = ("max_samples: this scenario would start about 2.45e+09 samples (about 2.45e+09 events; 453 GB of recorded "
            "rows) over horizon_s = 1e+09 s, more than max_samples = 50000000; shorten horizon_s, or raise max_samples "
            "(up to 2**32 - 1) if you mean it")
@@ -22,7 +22,7 @@ RUNAWAY = ("max_samples: this scenario would start about 2.45e+09 samples (about
 ROWS: list[tuple[str, str, str, str]] = [
     # ---------------------------------------------------------------- Scenario fields
     ("scenario", "Scenario(foo=1)", "ScenarioError", f"foo: unknown field of Scenario (fields: {FIELDS})"),
-    ("scenario", "Scenario(*range(19))", "ScenarioError", "Scenario: too many positional arguments"),
+    ("scenario", "Scenario(*range(20))", "ScenarioError", "Scenario: too many positional arguments"),
     ("scenario", "Scenario(rollout_slots=np.float64(3))", "ScenarioError",
      "rollout_slots: must be an integer in [1, 16777216], got float64 np.float64(3.0)"),
     ("scenario", "Scenario(rollout_slots=np.int8(-3))", "ScenarioError", "rollout_slots: must be in [1, 16777216], got -3"),
@@ -33,6 +33,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("scenario", "Scenario(decode_tokens_per_s=10**400)", "ScenarioError", "decode_tokens_per_s: must be finite and > 0, got inf"),
     ("scenario", "Scenario(train_step_s=math.inf)", "ScenarioError", "train_step_s: must be finite and >= 0, got inf"),
     ("scenario", "Scenario(weight_sync_s=math.nan)", "ScenarioError", "weight_sync_s: must be finite and >= 0, got nan"),
+    ("scenario", "Scenario(rollout_pause_s=-0.5)", "ScenarioError", "rollout_pause_s: must be finite and >= 0, got -0.5"),
     ("scenario", "Scenario(horizon_s=-1.0)", "ScenarioError", "horizon_s: must be finite and > 0, got -1.0"),
     ("scenario", "Scenario(horizon_s=None)", "ScenarioError", "horizon_s: must be a number of seconds, got NoneType None"),
     ("scenario", "Scenario(seed=1.0)", "ScenarioError", "seed: must be an integer in [0, 2**64 - 1], got 1.0"),

@@ -36,6 +36,7 @@ def _scenario_seconds(name: str, value: Any, *, allow_zero: bool) -> float:
 _ENGINE_DEFAULTS: dict[str, Any] = {
     "train_s_per_token": 0.0, "group_size": 1, "prompt_tokens": 0.0, "prefill_tokens_per_s": math.inf,
     "prefix_sharing": True, "clear_cache_on_update": True, "slots_per_instance": 0, "decode_slowdown_per_seq": 0.0,
+    "rollout_pause_s": 0.0,
 }
 _PART_DEFAULTS: dict[str, dict[str, Any]] = {
     "lengths": {"group_correlation": 0.0, "group_offsets": None},
@@ -83,6 +84,13 @@ class Scenario:
         Seconds per weight update after each step, >= 0; the new policy version is available
         ``train_step_s + weight_sync_s`` after the step starts. Take it from
         ``rollsim.sync.estimate(...).total_s``.
+    rollout_pause_s : float
+        Seconds the rollout pool stops at every weight update it loads, >= 0 (vLLM / SGLang
+        ``pause_generation``, load the weights, resume; verl's ``sleep()`` / ``resume()`` around a
+        parameter sync): requests in flight continue that much later, with the rest of any prefill,
+        and requests started during the pause begin at its end. Paused requests keep their slots
+        (they count as busy in ``rollout_utilization``). Applies in every ``on_update`` mode and
+        pipeline; in the synchronous pipeline it delays the next batch's generation.
     group_size : int
         Answers per prompt (GRPO group, ``rollout.n``). Batches are made of whole groups:
         ``batch_size`` counts samples and must be a multiple of ``group_size``.
@@ -140,6 +148,7 @@ class Scenario:
     clear_cache_on_update: bool = True
     slots_per_instance: int = 0
     decode_slowdown_per_seq: float = 0.0
+    rollout_pause_s: float = 0.0
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -149,6 +158,7 @@ class Scenario:
         set_(self, "decode_tokens_per_s", speed)
         set_(self, "train_step_s", _scenario_seconds("train_step_s", self.train_step_s, allow_zero=True))
         set_(self, "weight_sync_s", _scenario_seconds("weight_sync_s", self.weight_sync_s, allow_zero=True))
+        set_(self, "rollout_pause_s", _scenario_seconds("rollout_pause_s", self.rollout_pause_s, allow_zero=True))
         set_(self, "train_s_per_token", _scenario_seconds("train_s_per_token", self.train_s_per_token, allow_zero=True))
         set_(self, "horizon_s", _scenario_seconds("horizon_s", self.horizon_s, allow_zero=False))
         if not isinstance(self.lengths, (LogNormal, Empirical)):
@@ -279,6 +289,7 @@ class Scenario:
             "clear_cache_on_update": bool(self.clear_cache_on_update),
             "slots_per_instance": self.slots_per_instance,
             "decode_slowdown_per_seq": self.decode_slowdown_per_seq,
+            "rollout_pause_s": self.rollout_pause_s,
         }
         return _drop_defaults(d)
 

@@ -172,6 +172,10 @@ pub struct Scenario {
     pub group_size: u32,
     pub decode: Decode,
     pub prefill: Prefill,
+    /// Seconds the rollout pool stops at every weight update it loads (pause, load the weights,
+    /// resume): in-flight requests resume this much later, requests started meanwhile begin at the
+    /// end of the pause. 0: the update is instant for the rollout.
+    pub rollout_pause_s: f64,
     pub seed: u64,
     pub rng: RngKind,
 }
@@ -197,6 +201,7 @@ impl Default for Scenario {
             group_size: 1,
             decode: Decode::default(),
             prefill: Prefill::default(),
+            rollout_pause_s: 0.0,
             seed: 0,
             rng: RngKind::Fast,
         }
@@ -262,6 +267,12 @@ impl Scenario {
             return Err(Error::field(
                 "decode_slowdown_per_seq",
                 format!("must be finite and >= 0, got {}", d.slowdown_per_seq),
+            ));
+        }
+        if !(self.rollout_pause_s.is_finite() && self.rollout_pause_s >= 0.0) {
+            return Err(Error::field(
+                "rollout_pause_s",
+                format!("must be finite and >= 0, got {}", self.rollout_pause_s),
             ));
         }
         let p = &self.prefill;

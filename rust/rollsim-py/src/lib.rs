@@ -202,6 +202,7 @@ fn scenario_from_dict_with(d: &Bound<'_, PyDict>, lengths: Option<Lengths>) -> P
             prefix_sharing: opt_item(d, "prefix_sharing", true)?,
             clear_cache_on_update: opt_item(d, "clear_cache_on_update", true)?,
         },
+        rollout_pause_s: opt_item(d, "rollout_pause_s", 0.0)?,
         seed: item(d, "seed")?,
         rng,
     })

@@ -42,6 +42,7 @@ pub(crate) fn applies(sc: &Scenario, opt: &Streaming) -> bool {
     sc.group_size == 1
         && !sc.decode_is_batched()
         && sc.prefill.prompt_tokens == 0.0
+        && sc.rollout_pause_s == 0.0
         && opt.on_stale == OnStale::Drop
         && opt.admission_eta.is_none()
         && opt.max_lag_samples.is_none()

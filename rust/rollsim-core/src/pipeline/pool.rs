@@ -144,6 +144,8 @@ pub(crate) struct Pool<'a, D: Draw> {
     pub in_progress: u64,
     pub admitted: u64,
     inst: Option<Instances>,
+    /// End of the current rollout pause (`rollout_pause_s` after the last update).
+    resume_at: f64,
 }
 
 impl<'a, D: Draw> Pool<'a, D> {
@@ -174,6 +176,7 @@ impl<'a, D: Draw> Pool<'a, D> {
             busy_s: 0.0,
             in_progress: 0,
             admitted: 0,
+            resume_at: 0.0,
             inst: sc.decode_is_batched().then(|| {
                 let per = sc.decode.slots_per_instance as usize;
                 let k = slots / per;
@@ -398,7 +401,10 @@ impl<'a, D: Draw> Pool<'a, D> {
             prefill = p.prompt_tokens + r.done;
             self.rec.prefill(prefill, true);
         }
-        let prefill_s = if prefill > 0.0 { prefill / p.prefill_tokens_per_s } else { 0.0 };
+        let mut prefill_s = if prefill > 0.0 { prefill / p.prefill_tokens_per_s } else { 0.0 };
+        if self.resume_at > t {
+            prefill_s += self.resume_at - t; // started during a rollout pause
+        }
         self.place(slot, r, prefill_s);
         Ok(true)
     }
@@ -561,16 +567,24 @@ impl<'a, D: Draw> Pool<'a, D> {
         }
     }
 
-    /// The rollout loads `version`; in-flight requests are handled per `mode`.
+    /// The rollout loads `version`; in-flight requests are handled per `mode`. With
+    /// `rollout_pause_s`, the pool stops that long: requests in flight resume (and requests
+    /// started meanwhile begin) at the end of the pause.
     pub fn update(&mut self, version: u32, mode: OnUpdate) {
         if self.rollout_version == version {
             return;
         }
         self.rollout_version = version;
+        let pause = self.sc.rollout_pause_s;
+        if pause > 0.0 {
+            self.resume_at = self.t + pause;
+        }
         if matches!(mode, OnUpdate::Continue | OnUpdate::Wait) {
+            if pause > 0.0 {
+                self.pause_in_flight(pause);
+            }
             return;
         }
-        let t = self.t;
         let p = self.sc.prefill;
         for slot in 0..self.slots.len() {
             if self.slots[slot].is_none() {
@@ -582,17 +596,39 @@ impl<'a, D: Draw> Pool<'a, D> {
             }
             let mut r = self.take_off(slot, true).expect("busy slot");
             r.seg_version = version;
-            let mut prefill_s = 0.0;
+            let mut prefill_s = pause;
             if mode != OnUpdate::KeepStale {
                 // KeepRecompute and AbortResubmit: one prefill of prompt + answer so far
                 let ctx = p.prompt_tokens + r.done;
                 self.rec.prefill(ctx, true);
-                prefill_s = ctx / p.prefill_tokens_per_s;
+                prefill_s += ctx / p.prefill_tokens_per_s;
             }
-            let _ = t;
             self.place(slot as u32, r, prefill_s);
         }
         // slots freed by aborts are refilled by the caller (fill_idle)
+    }
+
+    /// Every request in flight stops for `pause` seconds and then continues where it was (the rest
+    /// of its prefill, then decoding); its token span stays open.
+    #[cold]
+    fn pause_in_flight(&mut self, pause: f64) {
+        for slot in 0..self.slots.len() {
+            let Some(r) = self.slots[slot] else { continue };
+            let prefill_left = self.prefill_left_s(slot, &r);
+            let r = self.take_off(slot, false).expect("busy slot");
+            self.place(slot as u32, r, prefill_left + pause);
+        }
+    }
+
+    /// Seconds of prefill the request on `slot` still has to do at `self.t`.
+    fn prefill_left_s(&self, slot: usize, r: &Req) -> f64 {
+        match &self.inst {
+            None => (r.decode_start - self.t).max(0.0),
+            Some(b) => {
+                let i = slot / b.per;
+                (r.decode_start - b.clock_at(i, self.t)).max(0.0) / b.rate(i)
+            }
+        }
     }
 
     /// Stops every request (end of an over-sampled batch): kept ones wait, with their progress,
