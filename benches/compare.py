@@ -144,6 +144,13 @@ def main() -> None:
                                                              prefill_tokens_per_s=10000.0))
     dt, res = best_of(lambda: rollsim.simulate(sc, record="summary"), a.repeat)
     rows.append(("rollsim AReaL preset (groups of 8, prefill)", res.summary["events"], dt))
+    # batched decoding: instances of 32 slots, 1 % slower per extra sequence on board
+    sc = rollsim.Scenario(horizon_s=H, slots_per_instance=32, decode_slowdown_per_seq=0.01)
+    dt, res = best_of(lambda: rollsim.simulate(sc, record="summary"), a.repeat)
+    rows.append(("rollsim batched decoding (32 per instance)", res.summary["events"], dt))
+    sc = sc.replace(slots_per_instance=256, decode_slowdown_per_seq=0.004)
+    dt, res = best_of(lambda: rollsim.simulate(sc, record="summary"), a.repeat)
+    rows.append(("rollsim batched decoding (256 per instance)", res.summary["events"], dt))
 
     dt, n = best_of(lambda: heapq_loop(h), 1)
     rows.append(("python heapq loop", n, dt))

@@ -1,6 +1,6 @@
 //! Criterion benchmark of the engine on the chapter's scenario (see README "Performance").
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use rollsim_core::scenario::{BatchOrder, OnUpdate, Prefill, Streaming};
+use rollsim_core::scenario::{BatchOrder, Decode, OnUpdate, Prefill, Streaming};
 use rollsim_core::{run_simple, Pipeline, RunOptions, Scenario};
 
 fn bench(c: &mut Criterion) {
@@ -37,6 +37,13 @@ fn bench(c: &mut Criterion) {
     let opts = RunOptions { record_samples: false, ..RunOptions::default() };
     g.throughput(Throughput::Elements(run_simple(&areal, &opts).unwrap().summary.events));
     g.bench_function("areal_groups_summary", |b| b.iter(|| run_simple(&areal, &opts).unwrap()));
+    // Batched decoding: instances of 32 slots, 1 % slower per extra sequence on board.
+    let batched = Scenario {
+        decode: Decode { slots_per_instance: 32, slowdown_per_seq: 0.01, ..Decode::default() },
+        ..sc.clone()
+    };
+    g.throughput(Throughput::Elements(run_simple(&batched, &opts).unwrap().summary.events));
+    g.bench_function("batched_p32_summary", |b| b.iter(|| run_simple(&batched, &opts).unwrap()));
     g.finish();
 }
 

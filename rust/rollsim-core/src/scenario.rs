@@ -215,6 +215,13 @@ impl Scenario {
         self.decode.slots_per_instance > 0 && self.decode.slowdown_per_seq > 0.0
     }
 
+    /// Decode speed of one sequence on an instance running `n` sequences, `[n - 1]` for
+    /// `n = 1..=slots_per_instance` (empty without instances).
+    pub fn speed_by_batch(&self) -> Vec<f64> {
+        let (v, s) = (self.decode_tokens_per_s, self.decode.slowdown_per_seq);
+        (1..=self.decode.slots_per_instance).map(|n| v / (1.0 + s * (n as f64 - 1.0))).collect()
+    }
+
     /// Duration of a training step over a batch of `tokens` tokens, seconds.
     #[inline]
     pub fn step_s(&self, tokens: f64) -> f64 {

@@ -57,7 +57,7 @@ pub(crate) fn run<'a, D: Draw>(
         done_groups.clear();
         pool.fill_idle()?;
         while (done_groups.len() as u64) < need {
-            let Some(ev) = pool.queue.peek() else {
+            let Some(ev) = pool.next_event() else {
                 pool.rec.s.stalled = true;
                 break;
             };
@@ -69,8 +69,7 @@ pub(crate) fn run<'a, D: Draw>(
             if (done_groups.len() as u64) < need {
                 pool.refill(ev.slot)?;
             } else {
-                pool.queue.set_idle(ev.slot);
-                pool.idle.push(ev.slot);
+                pool.park(ev.slot);
             }
         }
         let gen_end = pool.t;

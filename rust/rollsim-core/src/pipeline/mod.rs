@@ -2,5 +2,6 @@
 
 pub mod batch;
 pub mod fully_async;
+mod instances;
 pub mod pool;
 pub mod streaming;

@@ -5,10 +5,11 @@
 
 use std::collections::VecDeque;
 
+use super::instances::Instances;
 use crate::engine::Control;
 use crate::error::Result;
 use crate::lengths::Draw;
-use crate::queue::SlotQueue;
+use crate::queue::{Event, SlotQueue};
 use crate::record::{Recorder, NONE_U32};
 use crate::scenario::{OnUpdate, Scenario};
 
@@ -82,47 +83,17 @@ pub(crate) struct Group {
     pub cancelled: bool,
 }
 
-/// Batched decoding: per inference instance, a token clock counting the tokens each of its
-/// sequences has decoded since the start. All sequences of an instance decode at the same speed,
-/// which depends on how many it runs, so a request started at clock value `c0` with `k` tokens to
-/// go finishes when the clock reaches `c0 + k`; when the instance's batch changes, only its own
-/// finish times move. Prefill time is charged in clock tokens at the speed when it starts.
-struct Instances {
-    per: usize,
-    slowdown: f64,
-    speed: f64,
-    n: Vec<u32>,
-    clock: Vec<f64>,
-    clock_t: Vec<f64>,
-}
-
-impl Instances {
-    #[inline]
-    fn rate(&self, i: usize) -> f64 {
-        let n = self.n[i].max(1) as f64;
-        self.speed / (1.0 + self.slowdown * (n - 1.0))
-    }
-    #[inline]
-    fn clock_at(&self, i: usize, t: f64) -> f64 {
-        self.clock[i] + (t - self.clock_t[i]) * self.rate(i)
-    }
-    #[inline]
-    fn advance(&mut self, i: usize, t: f64) {
-        self.clock[i] = self.clock_at(i, t);
-        self.clock_t[i] = t;
-    }
-}
-
 pub(crate) struct Pool<'a, D: Draw> {
     pub sc: &'a Scenario,
     pub draw: D,
     pub rec: &'a mut Recorder,
     pub ctl: &'a mut Control<'a>,
     pub speed: f64,
-    pub queue: SlotQueue,
+    /// Finish events per slot (without batched decoding; see `next_event`).
+    queue: SlotQueue,
     pub slots: Vec<Option<Req>>,
-    /// Idle slots, refilled from the top.
-    pub idle: Vec<u32>,
+    /// Idle slots, refilled from the top (without batched decoding; see `park`).
+    idle: Vec<u32>,
     pub busy: u32,
     pub pending: VecDeque<Req>,
     pub groups: Vec<Group>,
@@ -159,7 +130,7 @@ impl<'a, D: Draw> Pool<'a, D> {
             speed: sc.decode_tokens_per_s,
             queue: SlotQueue::new(slots),
             slots: vec![None; slots],
-            idle: (0..slots as u32).rev().collect(),
+            idle: if sc.decode_is_batched() { Vec::new() } else { (0..slots as u32).rev().collect() },
             busy: 0,
             pending: VecDeque::new(),
             groups: Vec::new(),
@@ -177,18 +148,9 @@ impl<'a, D: Draw> Pool<'a, D> {
             in_progress: 0,
             admitted: 0,
             resume_at: 0.0,
-            inst: sc.decode_is_batched().then(|| {
-                let per = sc.decode.slots_per_instance as usize;
-                let k = slots / per;
-                Instances {
-                    per,
-                    slowdown: sc.decode.slowdown_per_seq,
-                    speed: sc.decode_tokens_per_s,
-                    n: vec![0; k],
-                    clock: vec![0.0; k],
-                    clock_t: vec![0.0; k],
-                }
-            }),
+            inst: sc
+                .decode_is_batched()
+                .then(|| Instances::new(slots, sc.decode.slots_per_instance as usize, sc.speed_by_batch())),
         }
     }
 
@@ -204,29 +166,36 @@ impl<'a, D: Draw> Pool<'a, D> {
         }
     }
 
-    /// Batched decoding: the instance of `slot` gains (`+1`) or loses (`-1`) a sequence at
-    /// `self.t`; its clock is brought up to date first and every finish time on it is moved.
+    /// The next finish event: its time, sample id and slot; `None` when no slot is busy.
     #[inline]
-    fn instance_changed(&mut self, slot: usize, delta: i32) {
-        if self.inst.is_some() {
-            self.rekey_instance(slot, delta);
+    pub fn next_event(&mut self) -> Option<Event> {
+        if let Some(b) = &mut self.inst {
+            return b.next_event().map(|(time, seq, slot)| Event { time, seq, slot });
+        }
+        self.queue.peek()
+    }
+
+    /// Marks `slot` (whose request has finished or been taken off) idle, to be refilled later.
+    #[inline]
+    pub fn park(&mut self, slot: u32) {
+        match &mut self.inst {
+            None => {
+                self.queue.set_idle(slot);
+                self.idle.push(slot);
+            }
+            Some(b) => b.push_idle(slot),
         }
     }
 
+    /// Batched decoding: the request on `slot` leaves its instance at `self.t`.
     #[cold]
-    fn rekey_instance(&mut self, slot: usize, delta: i32) {
+    fn leave_instance(&mut self, slot: usize) {
         let t = self.t;
         let Some(b) = &mut self.inst else { return };
         let i = slot / b.per;
         b.advance(i, t);
-        b.n[i] = (b.n[i] as i32 + delta) as u32;
-        let (rate, clock, per) = (b.rate(i), b.clock[i], b.per);
-        for s in i * per..(i + 1) * per {
-            if let Some(r) = &self.slots[s] {
-                let target = r.decode_start + (r.length - r.done);
-                self.queue.set(s as u32, t + (target - clock).max(0.0) / rate, r.id);
-            }
-        }
+        b.remove(slot as u32);
+        b.set_n(i, b.n[i] - 1);
     }
 
     /// Stores `r` on `slot` starting at `self.t` after `prefill_s` seconds of prefill, and sets its
@@ -243,20 +212,19 @@ impl<'a, D: Draw> Pool<'a, D> {
         self.busy += 1;
     }
 
-    /// `place` with batched decoding: the request joins its instance, whose finish times all move.
+    /// `place` with batched decoding: the request joins its instance (whose speed changes).
     #[cold]
     fn place_batched(&mut self, slot: u32, mut r: Req, prefill_s: f64) {
         let t = self.t;
         let b = self.inst.as_mut().expect("batched decoding");
         let i = slot as usize / b.per;
         b.advance(i, t);
-        b.n[i] += 1;
+        b.set_n(i, b.n[i] + 1);
         // prefill charged in clock tokens at the speed with this request on board
         r.decode_start = b.clock[i] + prefill_s * b.rate(i);
-        b.n[i] -= 1; // instance_changed adds it back and moves every finish time
+        b.push(slot, r.decode_start + (r.length - r.done), r.id);
         self.slots[slot as usize] = Some(r);
         self.busy += 1;
-        self.instance_changed(slot as usize, 1);
     }
 
     /// Moves the clock to `t`, integrating busy slot-time.
@@ -426,17 +394,11 @@ impl<'a, D: Draw> Pool<'a, D> {
 
     #[cold]
     fn fill_idle_batched(&mut self) -> Result<()> {
-        loop {
-            let b = self.inst.as_ref().expect("batched decoding");
-            let pick = (0..self.idle.len()).min_by_key(|&k| {
-                let s = self.idle[k] as usize;
-                (b.n[s / b.per], s)
-            });
-            let Some(k) = pick else { break };
-            if !self.fill_slot(self.idle[k])? {
+        while let Some(s) = self.inst.as_ref().expect("batched decoding").route() {
+            if !self.fill_slot(s)? {
                 break;
             }
-            self.idle.swap_remove(k);
+            self.inst.as_mut().expect("batched decoding").take_idle(s);
         }
         Ok(())
     }
@@ -449,8 +411,7 @@ impl<'a, D: Draw> Pool<'a, D> {
         self.busy -= 1;
         let t = self.t;
         if self.inst.is_some() {
-            self.queue.set_idle(slot);
-            self.instance_changed(slot as usize, -1);
+            self.leave_instance(slot as usize);
         }
         // the last span (empty when the answer was complete when it was stopped at a batch's end)
         let (mut n_versions, mut version_end) = (r.n_versions, r.version_end);
@@ -500,8 +461,7 @@ impl<'a, D: Draw> Pool<'a, D> {
     /// the slot that freed.
     #[cold]
     fn refill_batched(&mut self, slot: u32) -> Result<()> {
-        self.queue.set_idle(slot);
-        self.idle.push(slot);
+        self.park(slot);
         self.fill_idle()
     }
 
@@ -539,8 +499,11 @@ impl<'a, D: Draw> Pool<'a, D> {
             self.close_span(&mut r);
         }
         self.busy -= 1;
-        self.queue.set_idle(slot as u32);
-        self.instance_changed(slot, -1);
+        if self.inst.is_some() {
+            self.leave_instance(slot);
+        } else {
+            self.queue.set_idle(slot as u32);
+        }
         Some(r)
     }
 
@@ -558,7 +521,7 @@ impl<'a, D: Draw> Pool<'a, D> {
     fn abort(&mut self, slot: usize) {
         let Some(r) = self.take_off(slot, true) else { return };
         self.rec.abort_sample(r.id, r.done, self.t, r.version_end, r.n_versions);
-        self.idle.push(slot as u32);
+        self.park(slot as u32);
         self.cancel_group(r.group);
         let g = &mut self.groups[r.group as usize];
         g.remaining -= 1;
@@ -642,7 +605,7 @@ impl<'a, D: Draw> Pool<'a, D> {
             }
             if keep {
                 let r = self.take_off(slot, false).expect("busy slot");
-                self.idle.push(slot as u32);
+                self.park(slot as u32);
                 kept.push(r);
             } else {
                 self.abort(slot);
