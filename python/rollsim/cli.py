@@ -92,6 +92,8 @@ def _fmt(x: Any, kind: str) -> str:
         return f"{x:.0%}"
     if kind == "f1":
         return f"{x:.1f}"
+    if kind == "f2":
+        return f"{x:.2f}"
     return str(x)
 
 
@@ -219,6 +221,35 @@ def _cmd_split(a: argparse.Namespace) -> int:
     return 0
 
 
+def format_validation(df: pl.DataFrame) -> str:
+    """The validation frame as a table: case, metric, measured, predicted, error, verdict."""
+    records = []
+    for r in df.iter_rows(named=True):
+        verdict = "ok" if r["within_target"] else "miss"
+        if r["in_band"] is not None:
+            verdict += f", {'in' if r['in_band'] else 'out of'} band {r['band']}"
+        records.append(dict(r, verdict=verdict))
+    cols = [("name", "case", "s"), ("metric", "metric", "s"), ("measured", "measured", "f2"),
+            ("predicted", "predicted", "f2"), ("error", "error", "pct"), ("verdict", "within 15 % (band)", "s")]
+    return _text_table(cols, records)
+
+
+def _cmd_validate(a: argparse.Namespace) -> int:
+    from rollsim import validation
+
+    df = validation.validate(a.case or None)
+    if a.format == "csv":
+        print(df.write_csv(), end="")
+        return 0
+    print(format_validation(df))
+    if a.notes:
+        for r in df.iter_rows(named=True):
+            print(f"\n{r['name']} ({r['source']}):\n  assumed: {validation.cases_by_name()[r['case']].assumptions}")
+            if r["note"]:
+                print(f"  {r['note']}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rollsim", description="Simulate RL post-training pipelines for LLMs.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -255,6 +286,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--max-staleness", type=int, default=None)
     sp.add_argument("--format", choices=("table", "csv"), default="table")
     sp.set_defaults(func=_cmd_split)
+    va = sub.add_parser("validate", help="predicted against published speedups (verl, the chapter)")
+    va.add_argument("--case", action="append", help="run only this case (repeatable); names: rollsim.validation.CASE_NAMES")
+    va.add_argument("--notes", action="store_true", help="print each case's assumptions and, for misses, why")
+    va.add_argument("--format", choices=("table", "csv"), default="table")
+    va.set_defaults(func=_cmd_validate)
     from rollsim import report as report_cli
     from rollsim import sweep_cli
     from rollsim.sync import cli as sync_cli

@@ -11,10 +11,12 @@
 * :func:`run_metrics`: the numbers users read on their dashboards (step time, generation time,
   trainer wait for data, effective throughput, tokens per second per GPU).
 
-The model is deliberately simple: decode speed per sequence is fixed (``decode_tokens_per_s``), a
-rollout instance of ``gpus_per_instance`` GPUs holds ``slots_per_instance`` concurrent sequences,
-and training time is ``fixed + gpu_s_per_token * tokens / train_gpus`` (data-parallel scaling).
-Batch-dependent decode speed, KV-cache capacity and preemption are not modelled yet.
+* :func:`roofline_decode`: the batched-decoding curve of a model on a GPU (single-sequence
+  speed and per-sequence slowdown) from a roofline: weights and KV cache read from HBM, matrix
+  FLOPs per token. ``GPUS`` and ``MODELS`` hold the published specs it needs.
+
+A rollout instance of ``gpus_per_instance`` GPUs holds ``slots_per_instance`` concurrent sequences;
+training time is ``fixed + gpu_s_per_token * tokens / train_gpus`` (data-parallel scaling).
 """
 
 from __future__ import annotations
@@ -31,11 +33,94 @@ from rollsim.pipelines import OffPolicy
 from rollsim.scenario import Scenario
 from rollsim.simulate import Result, simulate
 
-__all__ = ["colocated", "disaggregated", "gpu_split", "run_metrics", "SplitResult"]
+__all__ = ["colocated", "disaggregated", "gpu_split", "run_metrics", "SplitResult", "Gpu", "Model", "GPUS", "MODELS",
+           "roofline_decode"]
 
 
+@dataclass(frozen=True)
+class Gpu:
+    """An accelerator: HBM bandwidth (bytes/s) and dense BF16 tensor throughput (FLOP/s)."""
+
+    name: str
+    hbm_bytes_per_s: float
+    bf16_flops: float
 
 
+#: Datasheet numbers (NVIDIA H100 / H800 SXM, H20, A100 SXM 80 GB product briefs): dense BF16, no
+#: sparsity. H800 is an H100 with reduced NVLink; H20 trades compute for bandwidth.
+GPUS: dict[str, Gpu] = {
+    "H100": Gpu("H100", 3.35e12, 989e12),
+    "H800": Gpu("H800", 3.35e12, 989e12),
+    "H20": Gpu("H20", 4.0e12, 148e12),
+    "A100": Gpu("A100", 2.039e12, 312e12),
+}
+
+
+@dataclass(frozen=True)
+class Model:
+    """A dense decoder: parameters, and KV-cache bytes per token
+    (``layers * kv_heads * head_dim * 2 (K and V) * 2 bytes``, BF16)."""
+
+    name: str
+    params: float
+    kv_bytes_per_token: float
+
+
+#: Qwen2.5 configs (Hugging Face ``config.json``): 7B has 28 layers, 4 KV heads of 128; 1.5B has 28
+#: layers, 2 KV heads of 128. DeepSeek-R1-Distill-Qwen models share them.
+MODELS: dict[str, Model] = {
+    "Qwen2.5-7B": Model("Qwen2.5-7B", 7.62e9, 28 * 4 * 128 * 2 * 2),
+    "Qwen2.5-1.5B": Model("Qwen2.5-1.5B", 1.54e9, 28 * 2 * 128 * 2 * 2),
+}
+
+
+def roofline_decode(model: Model | str, gpu: Gpu | str, *, context_tokens: float, tp: int = 1,
+                    bandwidth_efficiency: float = 0.7, compute_efficiency: float = 0.6) -> tuple[float, float]:
+    """Batched-decoding parameters of ``model`` on an instance of ``tp`` ``gpu``s.
+
+    One decode step of ``n`` sequences costs, roofline-style and additively (memory and compute do
+    not overlap: a conservative bound),
+    ``base + n * per_seq`` seconds with
+    ``base = 2 * params / (tp * hbm * bandwidth_efficiency)`` (the BF16 weights read once) and
+    ``per_seq = context_tokens * kv_bytes_per_token / (tp * hbm * bandwidth_efficiency)
+    + 2 * params / (tp * bf16_flops * compute_efficiency)`` (its KV cache read, its matrix FLOPs).
+    A sequence then decodes at ``1 / (base + n per_seq)`` tokens/s, which is the scenario's curve
+    ``decode_tokens_per_s / (1 + decode_slowdown_per_seq * (n - 1))`` with
+    ``decode_tokens_per_s = 1 / (base + per_seq)`` and ``decode_slowdown_per_seq = per_seq / (base + per_seq)``.
+
+    Parameters
+    ----------
+    model, gpu : Model | str, Gpu | str
+        Specs, or a key of ``MODELS`` / ``GPUS``.
+    context_tokens : float
+        Mean context (prompt + answer so far) of a decoding sequence, tokens, > 0.
+    tp : int
+        Tensor-parallel GPUs per instance, >= 1 (communication is not modelled).
+    bandwidth_efficiency, compute_efficiency : float
+        Achieved fractions of the datasheet bandwidth and FLOP/s, in (0, 1]; defaults are typical
+        of vLLM decoding (assumptions, not measurements).
+
+    Returns ``(decode_tokens_per_s, decode_slowdown_per_seq)``. Raises ScenarioError for an unknown
+    name or a value out of range."""
+    if isinstance(model, str):
+        if model not in MODELS:
+            raise invalid("model", f"must be a Model or one of {sorted(MODELS)}, got {model!r}")
+        model = MODELS[model]
+    if isinstance(gpu, str):
+        if gpu not in GPUS:
+            raise invalid("gpu", f"must be a Gpu or one of {sorted(GPUS)}, got {gpu!r}")
+        gpu = GPUS[gpu]
+    ctx = _check.number("context_tokens", context_tokens)
+    tp = _check.integer("tp", tp, 1)
+    effs = {}
+    for name, v in (("bandwidth_efficiency", bandwidth_efficiency), ("compute_efficiency", compute_efficiency)):
+        effs[name] = _check.number(name, v)
+        if effs[name] > 1:
+            raise invalid(name, f"must be in (0, 1], got {effs[name]}")
+    bw = tp * gpu.hbm_bytes_per_s * effs["bandwidth_efficiency"]
+    base = 2.0 * model.params / bw
+    per_seq = ctx * model.kv_bytes_per_token / bw + 2.0 * model.params / (tp * gpu.bf16_flops * effs["compute_efficiency"])
+    return 1.0 / (base + per_seq), per_seq / (base + per_seq)
 
 
 def colocated(scenario: Scenario, offload_s: float, onload_s: float) -> Scenario:
