@@ -12,9 +12,10 @@ it starts with ``re:`` (a regular expression matched against the whole message).
 
 from __future__ import annotations
 
-FIELDS = ("['batch_size', 'clear_cache_on_update', 'decode_slowdown_per_seq', 'decode_tokens_per_s', 'group_size', "
-          "'horizon_s', 'lengths', 'pipeline', 'prefill_tokens_per_s', 'prefix_sharing', 'prompt_tokens', 'rng', "
-          "'rollout_pause_s', 'rollout_slots', 'seed', 'slots_per_instance', 'train_s_per_token', 'train_step_s', 'weight_sync_s']")
+FIELDS = ("['batch_size', 'clear_cache_on_update', 'decode_slowdown_per_seq', 'decode_throughput_table', "
+          "'decode_tokens_per_s', 'group_size', 'horizon_s', 'lengths', 'pipeline', 'prefill_tokens_per_s', "
+          "'prefix_sharing', 'prompt_tokens', 'rng', 'rollout_pause_s', 'rollout_slots', 'seed', 'slots_per_instance', "
+          "'train_s_per_token', 'train_step_s', 'weight_sync_s']")
 RUNAWAY = ("max_samples: this scenario would start about 2.45e+09 samples (about 2.45e+09 events; 453 GB of recorded "
            "rows) over horizon_s = 1e+09 s, more than max_samples = 50000000; shorten horizon_s, or raise max_samples "
            "(up to 2**32 - 1) if you mean it")
@@ -22,7 +23,7 @@ RUNAWAY = ("max_samples: this scenario would start about 2.45e+09 samples (about
 ROWS: list[tuple[str, str, str, str]] = [
     # ---------------------------------------------------------------- Scenario fields
     ("scenario", "Scenario(foo=1)", "ScenarioError", f"foo: unknown field of Scenario (fields: {FIELDS})"),
-    ("scenario", "Scenario(*range(20))", "ScenarioError", "Scenario: too many positional arguments"),
+    ("scenario", "Scenario(*range(21))", "ScenarioError", "Scenario: too many positional arguments"),
     ("scenario", "Scenario(rollout_slots=np.float64(3))", "ScenarioError",
      "rollout_slots: must be an integer in [1, 16777216], got float64 np.float64(3.0)"),
     ("scenario", "Scenario(rollout_slots=np.int8(-3))", "ScenarioError", "rollout_slots: must be in [1, 16777216], got -3"),
@@ -48,6 +49,33 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("scenario", "Scenario(prefix_sharing=1)", "ScenarioError", "prefix_sharing: must be True or False, got 1"),
     ("scenario", "Scenario(clear_cache_on_update='yes')", "ScenarioError",
      "clear_cache_on_update: must be True or False, got 'yes'"),
+    ("scenario", "Scenario(decode_throughput_table=((1, 30.0), (8, 200.0)))", "ScenarioError",
+     "decode_throughput_table: needs slots_per_instance > 0 (the instances it describes), got slots_per_instance=0"),
+    ("scenario", "Scenario(slots_per_instance=8, decode_throughput_table='fast')", "ScenarioError",
+     "decode_throughput_table: must be a sequence of (running sequences, instance tokens/s) pairs, got str 'fast'"),
+    ("scenario", "Scenario(slots_per_instance=8, decode_throughput_table=[])", "ScenarioError",
+     "decode_throughput_table: must be a sequence of (running sequences, instance tokens/s) pairs, got an empty "
+     "sequence (None: no table)"),
+    ("scenario", "Scenario(slots_per_instance=8, decode_throughput_table=[(1, 30.0, 2)])", "ScenarioError",
+     "decode_throughput_table: must be a sequence of (running sequences, instance tokens/s) pairs; item 0 is (1, 30.0, 2)"),
+    ("scenario", "Scenario(slots_per_instance=8, decode_throughput_table=((1, 30.0), (2.5, 50.0), (8, 200.0)))",
+     "ScenarioError", "decode_throughput_table: batch sizes must be integers in [1, 16777216]; item 1 has 2.5"),
+    ("scenario", "Scenario(slots_per_instance=8, decode_throughput_table=((2, 30.0), (8, 200.0)))", "ScenarioError",
+     "decode_throughput_table: must start at batch size 1, got 2"),
+    ("scenario", "Scenario(slots_per_instance=8, decode_throughput_table=((1, 30.0), (8, 200.0), (4, 100.0)))",
+     "ScenarioError", "decode_throughput_table: batch sizes must be strictly increasing; item 2 has 4 after 8"),
+    ("scenario", "Scenario(slots_per_instance=8, decode_throughput_table=((1, 30.0), (4, 100.0)))", "ScenarioError",
+     "decode_throughput_table: must reach slots_per_instance (8): its last batch size is 4"),
+    ("scenario", "Scenario(slots_per_instance=8, decode_throughput_table=((1, 30.0), (8, math.inf)))", "ScenarioError",
+     "decode_throughput_table: throughputs must be finite and > 0 tokens/s; item 1 has inf"),
+    ("scenario", "Scenario(slots_per_instance=8, decode_throughput_table=((1, 30.0), (8, '200')))", "ScenarioError",
+     "decode_throughput_table: throughputs must be numbers of tokens/s; item 1 has '200'"),
+    ("scenario", "Scenario(slots_per_instance=8, decode_slowdown_per_seq=0.01, decode_throughput_table=((1, 30.0), (8, 200.0)))",
+     "ScenarioError", "decode_throughput_table: excludes decode_slowdown_per_seq > 0 (one speed model), got "
+     "decode_slowdown_per_seq=0.01"),
+    ("scenario", "Scenario(slots_per_instance=8, decode_throughput_table=((1, 60.0), (8, 200.0)))", "ScenarioError",
+     "decode_tokens_per_s: must equal decode_throughput_table's speed at one sequence (60.0 tokens/s) when the table "
+     "is set, got 30.0"),
     ("scenario", "Scenario(pipeline=OffPolicy)", "ScenarioError",
      "pipeline: must be Synchronous(), OneStepAsync(), OffPolicy(k) or FullyAsync(...), got <class 'rollsim.pipelines.OffPolicy'>"),
     # ---------------------------------------------------------------- LogNormal

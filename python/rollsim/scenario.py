@@ -26,6 +26,54 @@ def _scenario_seconds(name: str, value: Any, *, allow_zero: bool) -> float:
     return _check.number(name, value, allow_zero=allow_zero, what="a number of seconds")
 
 
+_TABLE = "decode_throughput_table"
+
+
+def _throughput_table(value: Any) -> tuple[tuple[int, float], ...] | None:
+    """``None`` or a tuple of ``(batch size, tokens/s)`` pairs: batch sizes integers in
+    [1, 2**24], strictly increasing from 1; throughputs finite and > 0."""
+    if value is None:
+        return None
+    what = "must be a sequence of (running sequences, instance tokens/s) pairs"
+    if isinstance(value, (str, bytes, dict)) or not isinstance(value, (Sequence, np.ndarray)):
+        raise invalid(_TABLE, f"{what}, got {type(value).__name__} {value!r}")
+    if isinstance(value, np.ndarray) and value.ndim != 2:
+        raise invalid(_TABLE, f"{what}, got an array of shape {value.shape}")
+    if len(value) == 0:
+        raise invalid(_TABLE, f"{what}, got an empty sequence (None: no table)")
+    out: list[tuple[int, float]] = []
+    for i, pair in enumerate(value):
+        if isinstance(pair, (str, bytes, dict)) or not isinstance(pair, (Sequence, np.ndarray)) or len(pair) != 2:
+            raise invalid(_TABLE, f"{what}; item {i} is {pair!r}")
+        n, tp = pair[0], pair[1]
+        if isinstance(n, (float, np.floating)) and not isinstance(n, bool) and float(n).is_integer():
+            n = int(n)  # numpy tables are float arrays
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= int(n) <= MAX_COUNT:
+            raise invalid(_TABLE, f"batch sizes must be integers in [1, {MAX_COUNT}]; item {i} has {n!r}")
+        if isinstance(tp, bool) or not isinstance(tp, (int, float, np.integer, np.floating)):
+            raise invalid(_TABLE, f"throughputs must be numbers of tokens/s; item {i} has {tp!r}")
+        tpf = _check.real(_TABLE, tp)
+        if not (math.isfinite(tpf) and tpf > 0):
+            raise invalid(_TABLE, f"throughputs must be finite and > 0 tokens/s; item {i} has {tpf}")
+        out.append((int(n), tpf))
+    if out[0][0] != 1:
+        raise invalid(_TABLE, f"must start at batch size 1, got {out[0][0]}")
+    for i in range(1, len(out)):
+        if out[i][0] <= out[i - 1][0]:
+            raise invalid(_TABLE, f"batch sizes must be strictly increasing; item {i} has {out[i][0]} after "
+                                  f"{out[i - 1][0]}")
+    return tuple(out)
+
+
+def _interpolate(table: Sequence[tuple[int, float]], n: int) -> float:
+    """Instance throughput (tokens/s) with ``n`` sequences on board, linear between the points
+    (the engine's formula, operation for operation)."""
+    for (n0, t0), (n1, t1) in zip(table, table[1:]):
+        if n0 <= n <= n1:
+            return t0 if n == n0 else t1 if n == n1 else t0 + (t1 - t0) * ((n - n0) / (n1 - n0))
+    return table[-1][1]
+
+
 
 
 
@@ -37,6 +85,7 @@ _ENGINE_DEFAULTS: dict[str, Any] = {
     "train_s_per_token": 0.0, "group_size": 1, "prompt_tokens": 0.0, "prefill_tokens_per_s": math.inf,
     "prefix_sharing": True, "clear_cache_on_update": True, "slots_per_instance": 0, "decode_slowdown_per_seq": 0.0,
     "rollout_pause_s": 0.0,
+    "decode_throughput_table": None,
 }
 _PART_DEFAULTS: dict[str, dict[str, Any]] = {
     "lengths": {"group_correlation": 0.0, "group_offsets": None},
@@ -112,6 +161,17 @@ class Scenario:
         ``decode_tokens_per_s / (1 + decode_slowdown_per_seq * (n - 1))`` tokens/s (a decode step
         costs a base latency plus a per-sequence cost, so ``decode_slowdown_per_seq`` = per-sequence
         cost / (base + per-sequence cost)); the last stragglers decode fast, alone. >= 0.
+    decode_throughput_table : sequence of (int, float) pairs, optional
+        With ``slots_per_instance``: measured decode throughput of one instance, as
+        ``(running sequences, tokens/s of the whole instance)`` points, e.g.
+        ``((1, 60.0), (8, 400.0), (64, 1600.0))``; linear in between. A sequence on an instance
+        running ``n`` sequences decodes at ``throughput(n) / n`` tokens/s
+        (:meth:`decode_speed`). Batch sizes: integers, strictly increasing, the first 1, the last
+        ``>= slots_per_instance`` (points beyond are unused); throughputs finite and > 0. Excludes
+        ``decode_slowdown_per_seq > 0``. ``decode_tokens_per_s`` must then equal the table's speed
+        at one sequence (``throughput(1)``): it is still the single-sequence speed that the
+        analytic helpers (:mod:`rollsim.theory`, the runaway estimate) use, and rollsim does not
+        silently override it. ``None`` (default): no table.
     horizon_s : float
         Simulated time, seconds, > 0 (see README "Horizon" for what counts at the end).
     lengths : LogNormal | Empirical
@@ -149,6 +209,7 @@ class Scenario:
     slots_per_instance: int = 0
     decode_slowdown_per_seq: float = 0.0
     rollout_pause_s: float = 0.0
+    decode_throughput_table: tuple[tuple[int, float], ...] | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -191,11 +252,41 @@ class Scenario:
         set_(self, "slots_per_instance", spi)
         set_(self, "decode_slowdown_per_seq",
              _scenario_seconds("decode_slowdown_per_seq", self.decode_slowdown_per_seq, allow_zero=True))
+        self._check_decode_table()
         for name in ("prefix_sharing", "clear_cache_on_update"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise invalid(name, f"must be True or False, got {getattr(self, name)!r}")
         if isinstance(self.pipeline, FullyAsync):
             self._check_deliverable(self.pipeline)
+
+    def _check_decode_table(self) -> None:
+        table = _throughput_table(self.decode_throughput_table)
+        object.__setattr__(self, _TABLE, table)
+        if table is None:
+            return
+        spi = self.slots_per_instance
+        if spi == 0:
+            raise invalid(_TABLE, "needs slots_per_instance > 0 (the instances it describes), got slots_per_instance=0")
+        if table[-1][0] < spi:
+            raise invalid(_TABLE, f"must reach slots_per_instance ({spi}): its last batch size is {table[-1][0]}")
+        if self.decode_slowdown_per_seq > 0:
+            raise invalid(_TABLE, f"excludes decode_slowdown_per_seq > 0 (one speed model), got "
+                                  f"decode_slowdown_per_seq={self.decode_slowdown_per_seq}")
+        if self.decode_tokens_per_s != table[0][1]:
+            raise invalid("decode_tokens_per_s",
+                          f"must equal decode_throughput_table's speed at one sequence ({table[0][1]} tokens/s) "
+                          f"when the table is set, got {self.decode_tokens_per_s}")
+
+    def decode_speed(self, n: int) -> float:
+        """Decode speed of one sequence, tokens/s, on an instance running ``n`` sequences
+        (``1 <= n <= slots_per_instance``): from ``decode_throughput_table`` (``throughput(n) / n``)
+        or ``decode_slowdown_per_seq``; without instances, ``decode_tokens_per_s`` for any ``n``."""
+        n = _check.integer("n", n, 1, max(self.slots_per_instance, 1))
+        if self.slots_per_instance == 0:
+            return self.decode_tokens_per_s
+        if self.decode_throughput_table is not None:
+            return _interpolate(self.decode_throughput_table, n) / n
+        return self.decode_tokens_per_s / (1.0 + self.decode_slowdown_per_seq * (n - 1.0))
 
     def _check_deliverable(self, p: FullyAsync) -> None:
         """Refuses streaming options under which the trainer could never form a batch (the run
@@ -290,6 +381,8 @@ class Scenario:
             "slots_per_instance": self.slots_per_instance,
             "decode_slowdown_per_seq": self.decode_slowdown_per_seq,
             "rollout_pause_s": self.rollout_pause_s,
+            "decode_throughput_table": None if self.decode_throughput_table is None
+            else [list(p) for p in self.decode_throughput_table],
         }
         return _drop_defaults(d)
 
@@ -305,11 +398,14 @@ class Scenario:
 
     def throughput_ratio(self) -> float:
         """Rollout throughput over training throughput, samples per second:
-        ``(rollout_slots * decode_tokens_per_s / mean_tokens) * step_s / batch_size`` with
-        ``step_s = train_step_s + weight_sync_s + train_s_per_token * batch_size * mean_tokens``.
-        Above 1, generation outruns training in a fully asynchronous pipeline without a cap."""
+        ``(rollout_slots * v / mean_tokens) * step_s / batch_size`` with
+        ``step_s = train_step_s + weight_sync_s + train_s_per_token * batch_size * mean_tokens`` and
+        ``v`` the decode speed of one sequence with every slot busy: ``decode_tokens_per_s``, or
+        with instances ``decode_speed(slots_per_instance)`` (full instances, the steady state of a
+        fully asynchronous pool). Above 1, generation outruns training in a fully asynchronous
+        pipeline without a cap."""
         mean = self.lengths.mean_tokens()
-        rollout = self.rollout_slots * self.decode_tokens_per_s / mean
+        rollout = self.rollout_slots * self.decode_speed(max(self.slots_per_instance, 1)) / mean
         step_s = self.train_step_s + self.weight_sync_s + self.train_s_per_token * self.batch_size * mean
         return rollout * step_s / self.batch_size
 

@@ -108,12 +108,39 @@ pub struct Streaming {
 /// How decode speed depends on the batch: the pool is `rollout_slots / slots_per_instance`
 /// inference instances; a sequence on an instance running `n` sequences decodes at
 /// `decode_tokens_per_s / (1 + slowdown_per_seq * (n - 1))` tokens/s (a decode step costs a base
-/// latency plus a per-sequence cost: memory-bound decoding). `slots_per_instance = 0` (default):
-/// every slot decodes at `decode_tokens_per_s` whatever the others do (the chapter's model).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+/// latency plus a per-sequence cost: memory-bound decoding), or at `throughput(n) / n` with a
+/// measured `throughput_table`. `slots_per_instance = 0` (default): every slot decodes at
+/// `decode_tokens_per_s` whatever the others do (the chapter's model).
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Decode {
     pub slots_per_instance: u32,
     pub slowdown_per_seq: f64,
+    /// `(running sequences, tokens/s of the whole instance)` points, linear in between; batch sizes
+    /// strictly increasing from 1 up to at least `slots_per_instance`; throughputs finite and > 0.
+    /// Excludes `slowdown_per_seq > 0`; `decode_tokens_per_s` must equal the throughput at 1.
+    /// Empty: no table.
+    pub throughput_table: Vec<(u32, f64)>,
+}
+
+impl Decode {
+    /// Instance throughput (tokens/s) with `n` sequences on board, from the table (linear between
+    /// its points; the last point's value beyond it).
+    fn table_throughput(&self, n: u32) -> f64 {
+        let t = &self.throughput_table;
+        for w in t.windows(2) {
+            let ((n0, t0), (n1, t1)) = (w[0], w[1]);
+            if n0 <= n && n <= n1 {
+                return if n == n0 {
+                    t0
+                } else if n == n1 {
+                    t1
+                } else {
+                    t0 + (t1 - t0) * ((n - n0) as f64 / (n1 - n0) as f64)
+                };
+            }
+        }
+        t.last().map_or(f64::NAN, |p| p.1)
+    }
 }
 
 /// Prompts and prefill.
@@ -212,14 +239,27 @@ impl Scenario {
     /// Whether decode speed depends on the number of sequences per instance.
     #[inline]
     pub fn decode_is_batched(&self) -> bool {
-        self.decode.slots_per_instance > 0 && self.decode.slowdown_per_seq > 0.0
+        let d = &self.decode;
+        d.slots_per_instance > 0 && (d.slowdown_per_seq > 0.0 || !d.throughput_table.is_empty())
     }
 
     /// Decode speed of one sequence on an instance running `n` sequences, `[n - 1]` for
     /// `n = 1..=slots_per_instance` (empty without instances).
     pub fn speed_by_batch(&self) -> Vec<f64> {
-        let (v, s) = (self.decode_tokens_per_s, self.decode.slowdown_per_seq);
-        (1..=self.decode.slots_per_instance).map(|n| v / (1.0 + s * (n as f64 - 1.0))).collect()
+        let d = &self.decode;
+        if !d.throughput_table.is_empty() {
+            return (1..=d.slots_per_instance).map(|n| d.table_throughput(n) / n as f64).collect();
+        }
+        let (v, s) = (self.decode_tokens_per_s, d.slowdown_per_seq);
+        (1..=d.slots_per_instance).map(|n| v / (1.0 + s * (n as f64 - 1.0))).collect()
+    }
+
+    /// Decode speed of one sequence with every slot busy (every instance full), tokens/s.
+    pub fn full_pool_speed(&self) -> f64 {
+        match self.speed_by_batch().last() {
+            Some(v) if self.decode_is_batched() => *v,
+            _ => self.decode_tokens_per_s,
+        }
     }
 
     /// Duration of a training step over a batch of `tokens` tokens, seconds.
@@ -282,6 +322,7 @@ impl Scenario {
                 format!("must be finite and >= 0, got {}", self.rollout_pause_s),
             ));
         }
+        self.validate_table()?;
         let p = &self.prefill;
         if !(p.prompt_tokens.is_finite() && p.prompt_tokens >= 0.0) {
             return Err(Error::field("prompt_tokens", format!("must be finite and >= 0, got {}", p.prompt_tokens)));
@@ -338,12 +379,75 @@ impl Scenario {
         self.lengths.validate()
     }
 
+    fn validate_table(&self) -> Result<()> {
+        const F: &str = "decode_throughput_table";
+        let d = &self.decode;
+        let t = &d.throughput_table;
+        if t.is_empty() {
+            return Ok(());
+        }
+        if d.slots_per_instance == 0 {
+            return Err(Error::field(
+                F,
+                "needs slots_per_instance > 0 (the instances it describes), got slots_per_instance=0",
+            ));
+        }
+        for (i, (n, tp)) in t.iter().enumerate() {
+            if *n == 0 || *n > MAX_COUNT {
+                return Err(Error::field(
+                    F,
+                    format!("batch sizes must be integers in [1, {MAX_COUNT}]; item {i} has {n}"),
+                ));
+            }
+            if !(tp.is_finite() && *tp > 0.0) {
+                return Err(Error::field(F, format!("throughputs must be finite and > 0 tokens/s; item {i} has {tp}")));
+            }
+            if i > 0 && *n <= t[i - 1].0 {
+                let prev = t[i - 1].0;
+                return Err(Error::field(
+                    F,
+                    format!("batch sizes must be strictly increasing; item {i} has {n} after {prev}"),
+                ));
+            }
+        }
+        if t[0].0 != 1 {
+            return Err(Error::field(F, format!("must start at batch size 1, got {}", t[0].0)));
+        }
+        let last = t[t.len() - 1].0;
+        if last < d.slots_per_instance {
+            return Err(Error::field(
+                F,
+                format!("must reach slots_per_instance ({}): its last batch size is {last}", d.slots_per_instance),
+            ));
+        }
+        if d.slowdown_per_seq > 0.0 {
+            return Err(Error::field(
+                F,
+                format!(
+                    "excludes decode_slowdown_per_seq > 0 (one speed model), got decode_slowdown_per_seq={}",
+                    d.slowdown_per_seq
+                ),
+            ));
+        }
+        if self.decode_tokens_per_s != t[0].1 {
+            return Err(Error::field(
+                "decode_tokens_per_s",
+                format!(
+                    "must equal decode_throughput_table's speed at one sequence ({} tokens/s) when the table is set, got {}",
+                    t[0].1, self.decode_tokens_per_s
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Rollout throughput over training throughput, in samples per second, from the mean length:
-    /// `(rollout_slots * decode_tokens_per_s / mean_tokens) / (batch_size / step_s)` with
-    /// `step_s = train_step_s + train_s_per_token * batch_size * mean_tokens`.
+    /// `(rollout_slots * v / mean_tokens) / (batch_size / step_s)` with
+    /// `step_s = train_step_s + train_s_per_token * batch_size * mean_tokens` and `v` the decode
+    /// speed of one sequence with every slot busy ([`Scenario::full_pool_speed`]).
     /// Above 1, a fully asynchronous pipeline without a cap generates faster than it trains.
     pub fn throughput_ratio(&self) -> f64 {
-        let rollout = self.rollout_slots as f64 * self.decode_tokens_per_s / self.lengths.mean_tokens();
+        let rollout = self.rollout_slots as f64 * self.full_pool_speed() / self.lengths.mean_tokens();
         let step_s = self.train_step_s + self.train_s_per_token * self.batch_size as f64 * self.lengths.mean_tokens();
         rollout * step_s / self.batch_size as f64
     }

@@ -166,6 +166,22 @@ fn pipeline_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Pipeline> {
     })
 }
 
+/// `decode_throughput_table`: a list of `[batch size, tokens/s]` pairs (or None); the engine checks
+/// the values.
+fn throughput_table(d: &Bound<'_, PyDict>) -> PyResult<Vec<(u32, f64)>> {
+    const F: &str = "decode_throughput_table";
+    let rows: Vec<Vec<f64>> = opt_item(d, F, Vec::new())?;
+    rows.iter()
+        .enumerate()
+        .map(|(i, r)| match r[..] {
+            [n, tp] if n.fract() == 0.0 && (1.0..=u32::MAX as f64).contains(&n) => Ok((n as u32, tp)),
+            _ => Err(ScenarioError::new_err(format!(
+                "{F}: must be a list of [running sequences (integer >= 1), tokens/s] pairs; item {i} is {r:?}"
+            ))),
+        })
+        .collect()
+}
+
 fn scenario_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Scenario> {
     scenario_from_dict_with(d, None)
 }
@@ -195,6 +211,7 @@ fn scenario_from_dict_with(d: &Bound<'_, PyDict>, lengths: Option<Lengths>) -> P
         decode: Decode {
             slots_per_instance: opt_item(d, "slots_per_instance", 0)?,
             slowdown_per_seq: opt_item(d, "decode_slowdown_per_seq", 0.0)?,
+            throughput_table: throughput_table(d)?,
         },
         prefill: Prefill {
             prompt_tokens: opt_item(d, "prompt_tokens", 0.0)?,
