@@ -13,7 +13,7 @@ it starts with ``re:`` (a regular expression matched against the whole message).
 from __future__ import annotations
 
 FIELDS = ("['batch_size', 'clear_cache_on_update', 'decode_slowdown_per_seq', 'decode_throughput_table', "
-          "'decode_tokens_per_s', 'group_size', 'horizon_s', 'lengths', 'pipeline', 'prefill_tokens_per_s', "
+          "'decode_tokens_per_s', 'group_size', 'horizon_s', 'lengths', 'logprob_s_per_token', 'pipeline', 'prefill_tokens_per_s', "
           "'prefix_sharing', 'prompt_tokens', 'rng', 'rollout_pause_s', 'rollout_slots', 'seed', 'slots_per_instance', "
           "'train_s_per_token', 'train_step_s', 'weight_sync_s']")
 RUNAWAY = ("max_samples: this scenario would start about 2.45e+09 samples (about 2.45e+09 events; 453 GB of recorded "
@@ -23,7 +23,7 @@ RUNAWAY = ("max_samples: this scenario would start about 2.45e+09 samples (about
 ROWS: list[tuple[str, str, str, str]] = [
     # ---------------------------------------------------------------- Scenario fields
     ("scenario", "Scenario(foo=1)", "ScenarioError", f"foo: unknown field of Scenario (fields: {FIELDS})"),
-    ("scenario", "Scenario(*range(21))", "ScenarioError", "Scenario: too many positional arguments"),
+    ("scenario", "Scenario(*range(22))", "ScenarioError", "Scenario: too many positional arguments"),
     ("scenario", "Scenario(rollout_slots=np.float64(3))", "ScenarioError",
      "rollout_slots: must be an integer in [1, 16777216], got float64 np.float64(3.0)"),
     ("scenario", "Scenario(rollout_slots=np.int8(-3))", "ScenarioError", "rollout_slots: must be in [1, 16777216], got -3"),
@@ -34,6 +34,8 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("scenario", "Scenario(decode_tokens_per_s=10**400)", "ScenarioError", "decode_tokens_per_s: must be finite and > 0, got inf"),
     ("scenario", "Scenario(train_step_s=math.inf)", "ScenarioError", "train_step_s: must be finite and >= 0, got inf"),
     ("scenario", "Scenario(weight_sync_s=math.nan)", "ScenarioError", "weight_sync_s: must be finite and >= 0, got nan"),
+    ("scenario", "Scenario(logprob_s_per_token=-1e-6)", "ScenarioError",
+     "logprob_s_per_token: must be finite and >= 0, got -1e-06"),
     ("scenario", "Scenario(rollout_pause_s=-0.5)", "ScenarioError", "rollout_pause_s: must be finite and >= 0, got -0.5"),
     ("scenario", "Scenario(horizon_s=-1.0)", "ScenarioError", "horizon_s: must be finite and > 0, got -1.0"),
     ("scenario", "Scenario(horizon_s=None)", "ScenarioError", "horizon_s: must be a number of seconds, got NoneType None"),

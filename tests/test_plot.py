@@ -368,3 +368,24 @@ def test_plot_module_does_not_import_pyplot():
             "from rollsim import plot, Scenario, simulate; plot.utilization(simulate(Scenario(horizon_s=600))); "
             "assert 'matplotlib.pyplot' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_step_breakdown_with_logprob_recompute(tmp_path):
+    """``logprob_s_per_token`` adds a log-prob recompute phase to every step: the step lasts as long
+    as with the same total per-token cost, and the breakdown reports the phase apart
+    (rate x mean tokens per step)."""
+    base = Scenario(horizon_s=3600, train_step_s=10.0, train_s_per_token=2e-5, pipeline=rollsim.OneStepAsync())
+    res = simulate(base.replace(logprob_s_per_token=1e-5))
+    same = simulate(base.replace(train_s_per_token=3e-5))
+    assert res.steps.equals(same.steps)
+    df = plot.step_breakdown_frame(res)
+    st = res.steps.filter(pl.col("completed"))
+    tokens = float(st["tokens"].mean())
+    assert df["logprob_s"].to_list() == pytest.approx([1e-5 * tokens])
+    assert df["train_s"].to_list() == pytest.approx([10.0 + 2e-5 * tokens])
+    assert plot.step_breakdown_frame(res.steps)["logprob_s"].to_list() == [None]  # no scenario: unknown
+    fig = plot.step_breakdown(res, path=tmp_path / "l.png")
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels[:3] == ["trainer waits for a batch", "log-prob recompute", "training"]
+    d = base.replace(logprob_s_per_token=1e-5).describe()
+    assert d["train_s_per_token"] == 2e-5 and d["logprob_s_per_token"] == 1e-5

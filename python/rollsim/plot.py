@@ -599,8 +599,8 @@ def step_breakdown_frame(results: Any, *, weight_sync_s: float | None = None) ->
     """Mean wall time of a completed training step, split by what the trainer was doing.
 
     The trainer's cycle from one step's end to the next: ``wait_s`` (idle, waiting for a full batch
-    of samples: generation on the critical path), then training, then the weight sync (together
-    ``end_s - start_s`` of the steps frame). Next to it, the generation span of a batch: from the
+    of samples: generation on the critical path), then the optional log-prob recompute phase, then
+    training, then the weight sync (together ``end_s - start_s`` of the steps frame). Next to it, the generation span of a batch: from the
     first start to the last finish of the samples trained in the step (needs per-sample rows; in
     pipelines that overlap generation with training it exceeds the wait).
 
@@ -615,9 +615,10 @@ def step_breakdown_frame(results: Any, *, weight_sync_s: float | None = None) ->
     Returns
     -------
     polars.DataFrame
-        One row per run: ``run`` str, ``steps`` (completed), ``wait_s``, ``train_s``, ``sync_s``
-        (null if unknown), ``cycle_s`` (sum), ``generation_s`` (null without samples), all mean
-        seconds per step.
+        One row per run: ``run`` str, ``steps`` (completed), ``wait_s``, ``logprob_s`` (the
+        scenario's ``logprob_s_per_token`` x the step's tokens; null without a scenario),
+        ``train_s`` (the rest of the step), ``sync_s`` (null if unknown), ``cycle_s`` (sum),
+        ``generation_s`` (null without samples), all mean seconds per step.
 
     Raises
     ------
@@ -646,17 +647,21 @@ def step_breakdown_frame(results: Any, *, weight_sync_s: float | None = None) ->
             gen = float(spans["g"].mean()) if spans.height else None
         mean_dur = float(dur.mean()) if dur.size else float("nan")
         s = None if sync is None else min(float(sync), mean_dur) if dur.size else float(sync)
+        logprob = None
+        if run.scenario is not None:
+            logprob = run.scenario.logprob_s_per_token * float(st["tokens"].mean()) if st.height else 0.0
         rows.append({
             "run": run.label,
             "steps": int(st.height),
             "wait_s": float(wait.mean()) if wait.size else float("nan"),
-            "train_s": mean_dur - (s or 0.0),
+            "logprob_s": logprob,
+            "train_s": mean_dur - (s or 0.0) - (logprob or 0.0),
             "sync_s": s,
             "cycle_s": (float(wait.mean()) + mean_dur) if dur.size else float("nan"),
             "generation_s": gen,
         })
     return pl.DataFrame(rows, schema={"run": pl.String, "steps": pl.Int64, "wait_s": pl.Float64,
-                                      "train_s": pl.Float64, "sync_s": pl.Float64, "cycle_s": pl.Float64,
+                                      "logprob_s": pl.Float64, "train_s": pl.Float64, "sync_s": pl.Float64, "cycle_s": pl.Float64,
                                       "generation_s": pl.Float64})
 
 
@@ -705,11 +710,14 @@ def step_breakdown(
     sync_known = df["sync_s"].null_count() < df.height
     sync_shown = sync_known and float(df["sync_s"].fill_null(0.0).max()) > 0
     sync = df["sync_s"].fill_null(0.0).to_numpy()
+    logprob = df["logprob_s"].fill_null(0.0).to_numpy()
     ax.barh(y - h / 2, wait, h, color="#d9d9d9", edgecolor="0.5", label="trainer waits for a batch")
-    ax.barh(y - h / 2, train, h, left=wait, color="#1f77b4",
+    if float(logprob.max(initial=0.0)) > 0:
+        ax.barh(y - h / 2, logprob, h, left=wait, color="#9467bd", label="log-prob recompute")
+    ax.barh(y - h / 2, train, h, left=wait + logprob, color="#1f77b4",
             label="training" if sync_known else "training (incl. weight sync)")
     if sync_shown:
-        ax.barh(y - h / 2, sync, h, left=wait + train, color="#ff7f0e", label="weight sync")
+        ax.barh(y - h / 2, sync, h, left=wait + logprob + train, color="#ff7f0e", label="weight sync")
     gen = df["generation_s"]
     if gen.null_count() < df.height:
         ax.barh(y + h / 2, gen.fill_null(np.nan).to_numpy(), h, color="white", edgecolor="#2ca02c",

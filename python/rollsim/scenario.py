@@ -126,9 +126,14 @@ class Scenario:
         Fixed seconds per training step, >= 0 (the trainer's compute).
     train_s_per_token : float
         Seconds per token of the batch, >= 0, added to every step: the part of training that scales
-        with the tokens trained (forward, backward, optimizer; include a log-prob recompute phase
-        here). A step over a batch of ``n`` tokens lasts ``train_step_s + train_s_per_token * n``
-        (``+ weight_sync_s``).
+        with the tokens trained (forward, backward, optimizer). A step over a batch of ``n`` tokens
+        lasts ``train_step_s + (train_s_per_token + logprob_s_per_token) * n`` (``+ weight_sync_s``).
+    logprob_s_per_token : float
+        Seconds per token of the batch, >= 0, of an optional log-prob recompute phase before the
+        update: the trainer recomputes the behaviour policy's log-probs (verl's ``old_log_prob``
+        phase; ``async_training.recompute_old_log_prob``); 0 (default) when the rollout's own
+        log-probs are used (verl fully_async ``use_rollout_log_probs``). Added to the step like
+        ``train_s_per_token``, and reported apart by ``rollsim.plot.step_breakdown_frame``.
     weight_sync_s : float
         Seconds per weight update after each step, >= 0; the new policy version is available
         ``train_step_s + weight_sync_s`` after the step starts. Take it from
@@ -209,6 +214,7 @@ class Scenario:
     slots_per_instance: int = 0
     decode_slowdown_per_seq: float = 0.0
     rollout_pause_s: float = 0.0
+    logprob_s_per_token: float = 0.0
     decode_throughput_table: tuple[tuple[int, float], ...] | None = None
 
     def __post_init__(self) -> None:
@@ -221,6 +227,8 @@ class Scenario:
         set_(self, "weight_sync_s", _scenario_seconds("weight_sync_s", self.weight_sync_s, allow_zero=True))
         set_(self, "rollout_pause_s", _scenario_seconds("rollout_pause_s", self.rollout_pause_s, allow_zero=True))
         set_(self, "train_s_per_token", _scenario_seconds("train_s_per_token", self.train_s_per_token, allow_zero=True))
+        set_(self, "logprob_s_per_token",
+             _scenario_seconds("logprob_s_per_token", self.logprob_s_per_token, allow_zero=True))
         set_(self, "horizon_s", _scenario_seconds("horizon_s", self.horizon_s, allow_zero=False))
         if not isinstance(self.lengths, (LogNormal, Empirical)):
             raise invalid("lengths", f"must be LogNormal(...) or Empirical(...), got {type(self.lengths).__name__}")
@@ -367,7 +375,7 @@ class Scenario:
             "decode_tokens_per_s": self.decode_tokens_per_s,
             "batch_size": self.batch_size,
             "train_step_s": self.train_step_s + self.weight_sync_s,
-            "train_s_per_token": self.train_s_per_token,
+            "train_s_per_token": self.train_s_per_token + self.logprob_s_per_token,
             "horizon_s": self.horizon_s,
             "lengths": self.lengths.to_dict(),
             "pipeline": pipeline,
@@ -391,6 +399,9 @@ class Scenario:
         d = self.to_dict()
         d["train_step_s"] = self.train_step_s
         d["weight_sync_s"] = self.weight_sync_s
+        if self.logprob_s_per_token:
+            d["train_s_per_token"] = self.train_s_per_token
+            d["logprob_s_per_token"] = self.logprob_s_per_token
         if isinstance(self.lengths, Empirical):
             d["lengths"] = {"kind": "empirical", "name": self.lengths.name, "values": int(self.lengths.values.size),
                             "mean_tokens": self.lengths.mean_tokens()}
@@ -399,14 +410,16 @@ class Scenario:
     def throughput_ratio(self) -> float:
         """Rollout throughput over training throughput, samples per second:
         ``(rollout_slots * v / mean_tokens) * step_s / batch_size`` with
-        ``step_s = train_step_s + weight_sync_s + train_s_per_token * batch_size * mean_tokens`` and
+        ``step_s = train_step_s + weight_sync_s + (train_s_per_token + logprob_s_per_token) * batch_size *
+        mean_tokens`` and
         ``v`` the decode speed of one sequence with every slot busy: ``decode_tokens_per_s``, or
         with instances ``decode_speed(slots_per_instance)`` (full instances, the steady state of a
         fully asynchronous pool). Above 1, generation outruns training in a fully asynchronous
         pipeline without a cap."""
         mean = self.lengths.mean_tokens()
         rollout = self.rollout_slots * self.decode_speed(max(self.slots_per_instance, 1)) / mean
-        step_s = self.train_step_s + self.weight_sync_s + self.train_s_per_token * self.batch_size * mean
+        per_token = self.train_s_per_token + self.logprob_s_per_token
+        step_s = self.train_step_s + self.weight_sync_s + per_token * self.batch_size * mean
         return rollout * step_s / self.batch_size
 
 
