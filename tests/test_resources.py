@@ -81,3 +81,40 @@ def test_split_cli(capsys):
                  "--slots-per-instance", "32"]) == 0
     out = capsys.readouterr().out
     assert "<- best" in out and len(out.splitlines()) == 8
+
+
+def test_colocated_sized_from_gpus():
+    """Every GPU serves the rollout and then the trainer: 8 GPUs in instances of 2 with 64 slots
+    each -> 256 slots; training divides 0.016 GPU-s per token over all 8 GPUs."""
+    sc = resources.colocated(Scenario(pipeline=Synchronous()), 11.2, 3.8, gpus=8, gpus_per_instance=2,
+                             slots_per_instance=64, gpu_s_per_token=0.016, train_fixed_s=5.0)
+    assert (sc.rollout_slots, sc.train_step_s, sc.train_s_per_token, sc.weight_sync_s) == (256, 5.0, 0.002, 15.0)
+    with pytest.raises(ScenarioError, match="^gpus: sizing a colocated pool needs"):
+        resources.colocated(Scenario(pipeline=Synchronous()), 1.0, 1.0, gpus=8)
+    with pytest.raises(ScenarioError, match="^rollout_gpus: must be a multiple"):
+        resources.colocated(Scenario(pipeline=Synchronous()), 1.0, 1.0, gpus=7, gpus_per_instance=2,
+                            slots_per_instance=4, gpu_s_per_token=0.01)
+
+
+def test_gpu_split_with_the_colocated_baseline(capsys):
+    """The colocated synchronous row runs on all GPUs taking turns: its trainer idles while the
+    rollout generates, the rollout idles while it trains, and here the best asynchronous split
+    trains more tokens per second than it."""
+    sc = Scenario(horizon_s=3 * 3600.0, pipeline=FullyAsync(max_staleness=2))
+    res = resources.gpu_split(sc, 16, gpus_per_instance=1, slots_per_instance=16, gpu_s_per_token=0.004,
+                              train_fixed_s=5.0, colocated_switch_s=15.0)
+    t = res.table
+    assert t["placement"].to_list() == ["disaggregated"] * 15 + ["colocated"]
+    co = t.row(-1, named=True)
+    assert (co["rollout_gpus"], co["train_gpus"], co["rollout_slots"], co["staleness_mean"]) == (16, 16, 256, 0.0)
+    assert co["trainer_idle_fraction"] > 0.3 and co["rollout_utilization"] < 0.5
+    assert res.best["placement"] == "disaggregated"
+    assert res.best["tokens_trained_per_s"] > 1.3 * co["tokens_trained_per_s"]
+    # the colocated step: generation + training + the 15 s switch (synchronous: trainer waits for all)
+    direct = simulate(resources.colocated(sc.replace(pipeline=Synchronous()), 15.0, 0.0, gpus=16, slots_per_instance=16,
+                                          gpu_s_per_token=0.004, train_fixed_s=5.0))
+    assert co["tokens_trained_per_s"] == pytest.approx(direct.summary["tokens_trained"] / direct.summary["end_s"])
+    assert main(["split", "--gpus", "4", "--gpu-s-per-token", "0.004", "--horizon-s", "1800",
+                 "--slots-per-instance", "32", "--colocated-switch-s", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "(colocated, synchronous: every GPU takes turns)" in out and len(out.splitlines()) == 5

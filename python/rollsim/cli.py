@@ -205,7 +205,7 @@ def _cmd_split(a: argparse.Namespace) -> int:
     pipeline = {"sync": Synchronous(), "one-step": OneStepAsync(), "fully-async": FullyAsync(a.max_staleness)}[a.pipeline]
     res = resources.gpu_split(_scenario(a, pipeline), a.gpus, gpus_per_instance=a.gpus_per_instance,
                               slots_per_instance=a.slots_per_instance, gpu_s_per_token=a.gpu_s_per_token,
-                              train_fixed_s=a.train_fixed_s)
+                              train_fixed_s=a.train_fixed_s, colocated_switch_s=a.colocated_switch_s)
     t = res.table
     if a.format == "csv":
         print(t.write_csv(), end="")
@@ -214,7 +214,10 @@ def _cmd_split(a: argparse.Namespace) -> int:
              f"{'tokens/s':>9} {'tok/s/GPU':>9} {'stale':>5}"
     print(header)
     for r in t.iter_rows(named=True):
-        mark = "  <- best" if r["rollout_gpus"] == res.best["rollout_gpus"] else ""
+        is_best = (r["placement"], r["rollout_gpus"]) == (res.best["placement"], res.best["rollout_gpus"])
+        mark = "  <- best" if is_best else ""
+        if r["placement"] == "colocated":
+            mark = "  (colocated, synchronous: every GPU takes turns)" + mark
         print(f"{r['rollout_gpus']:>7} {r['train_gpus']:>5} {r['rollout_slots']:>6} {r['step_time_s']:>8.1f} "
               f"{r['trainer_idle_fraction']:>12.0%} {r['rollout_utilization']:>12.0%} {r['tokens_trained_per_s']:>9.0f} "
               f"{r['tokens_per_s_per_gpu']:>9.1f} {r['staleness_mean']:>5.2f}{mark}")
@@ -283,6 +286,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="GPU-seconds of training per token of the batch")
     sp.add_argument("--train-fixed-s", type=float, default=0.0, help="fixed seconds per step (%(default)s)")
     sp.add_argument("--pipeline", choices=("sync", "one-step", "fully-async"), default="fully-async")
+    sp.add_argument("--colocated-switch-s", type=float, default=None,
+                    help="also run the colocated synchronous baseline on all GPUs, with this many seconds per step "
+                         "to offload and reload the rollout engine")
     sp.add_argument("--max-staleness", type=int, default=None)
     sp.add_argument("--format", choices=("table", "csv"), default="table")
     sp.set_defaults(func=_cmd_split)

@@ -22,6 +22,7 @@ training time is ``fixed + gpu_s_per_token * tokens / train_gpus`` (data-paralle
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -29,7 +30,7 @@ import polars as pl
 
 from rollsim import _check
 from rollsim.errors import invalid
-from rollsim.pipelines import OffPolicy
+from rollsim.pipelines import OffPolicy, Synchronous
 from rollsim.scenario import Scenario
 from rollsim.simulate import Result, simulate
 
@@ -123,14 +124,23 @@ def roofline_decode(model: Model | str, gpu: Gpu | str, *, context_tokens: float
     return 1.0 / (base + per_seq), per_seq / (base + per_seq)
 
 
-def colocated(scenario: Scenario, offload_s: float, onload_s: float) -> Scenario:
+def colocated(scenario: Scenario, offload_s: float, onload_s: float, *, gpus: int | None = None,
+              gpus_per_instance: int = 1, slots_per_instance: int | None = None,
+              gpu_s_per_token: float | None = None, train_fixed_s: float = 0.0) -> Scenario:
     """The synchronous pipeline on shared GPUs: after generating a batch the rollout engine is
     offloaded (``offload_s``), the trainer trains, and the engine is loaded back (``onload_s``)
     before the next batch. Each switch adds to the step: the returned scenario's ``weight_sync_s``
     grows by ``offload_s + onload_s``.
 
+    With ``gpus`` (and ``slots_per_instance``, ``gpu_s_per_token``), the pool and the trainer are
+    also sized from the GPUs they take turns on, as :func:`disaggregated` does for a split: every
+    GPU serves the rollout (``gpus / gpus_per_instance`` instances) and then the trainer
+    (``train_s_per_token = gpu_s_per_token / gpus``, ``train_step_s = train_fixed_s``).
+
     Raises ScenarioError if the pipeline is not synchronous (one-step and fully asynchronous
-    pipelines need rollout and training on separate GPUs) or a time is negative."""
+    pipelines need rollout and training on separate GPUs), a time is negative, or ``gpus`` is
+    given without ``slots_per_instance`` and ``gpu_s_per_token`` (or is not a multiple of
+    ``gpus_per_instance``)."""
     if not isinstance(scenario, Scenario):
         raise invalid("scenario", f"must be a rollsim.Scenario, got {type(scenario).__name__}")
     p = scenario.pipeline
@@ -138,7 +148,25 @@ def colocated(scenario: Scenario, offload_s: float, onload_s: float) -> Scenario
         raise invalid("pipeline", f"colocated placement runs rollout and training in turns: it needs Synchronous(), "
                                   f"got {p!r}")
     switch = _check.number("offload_s", offload_s, allow_zero=True) + _check.number("onload_s", onload_s, allow_zero=True)
+    if gpus is not None:
+        if slots_per_instance is None or gpu_s_per_token is None:
+            raise invalid("gpus", "sizing a colocated pool needs slots_per_instance and gpu_s_per_token too")
+        scenario = _sized(scenario, rollout_gpus=gpus, train_gpus=gpus, gpus_per_instance=gpus_per_instance,
+                          slots_per_instance=slots_per_instance, gpu_s_per_token=gpu_s_per_token,
+                          train_fixed_s=train_fixed_s)
     return scenario.replace(weight_sync_s=scenario.weight_sync_s + switch)
+
+
+def _sized(scenario: Scenario, *, rollout_gpus: int, train_gpus: int, gpus_per_instance: int,
+           slots_per_instance: int, gpu_s_per_token: float, train_fixed_s: float) -> Scenario:
+    gi = _check.integer("gpus_per_instance", gpus_per_instance, 1)
+    r = _check.integer("rollout_gpus", rollout_gpus, 1)
+    t = _check.integer("train_gpus", train_gpus, 1)
+    if r % gi:
+        raise invalid("rollout_gpus", f"must be a multiple of gpus_per_instance ({gi}), got {r}")
+    slots = (r // gi) * _check.integer("slots_per_instance", slots_per_instance, 1)
+    return scenario.replace(rollout_slots=slots, train_step_s=_check.number("train_fixed_s", train_fixed_s, allow_zero=True),
+                            train_s_per_token=_check.number("gpu_s_per_token", gpu_s_per_token, allow_zero=True) / t)
 
 
 def disaggregated(scenario: Scenario, *, rollout_gpus: int, train_gpus: int, gpus_per_instance: int,
@@ -161,14 +189,8 @@ def disaggregated(scenario: Scenario, *, rollout_gpus: int, train_gpus: int, gpu
 
     Returns the scenario with ``rollout_slots``, ``train_step_s`` and ``train_s_per_token`` set.
     """
-    gi = _check.integer("gpus_per_instance", gpus_per_instance, 1)
-    r = _check.integer("rollout_gpus", rollout_gpus, 1)
-    t = _check.integer("train_gpus", train_gpus, 1)
-    if r % gi:
-        raise invalid("rollout_gpus", f"must be a multiple of gpus_per_instance ({gi}), got {r}")
-    slots = (r // gi) * _check.integer("slots_per_instance", slots_per_instance, 1)
-    return scenario.replace(rollout_slots=slots, train_step_s=_check.number("train_fixed_s", train_fixed_s, allow_zero=True),
-                            train_s_per_token=_check.number("gpu_s_per_token", gpu_s_per_token, allow_zero=True) / t)
+    return _sized(scenario, rollout_gpus=rollout_gpus, train_gpus=train_gpus, gpus_per_instance=gpus_per_instance,
+                  slots_per_instance=slots_per_instance, gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s)
 
 
 def run_metrics(res: Result, gpus: int | None = None) -> dict[str, float]:
@@ -197,7 +219,7 @@ def run_metrics(res: Result, gpus: int | None = None) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class SplitResult:
-    """The GPU-split search: ``table`` has one row per split (``rollout_gpus``, ``train_gpus``,
+    """The GPU-split search: ``table`` has one row per split (``placement``, ``rollout_gpus``, ``train_gpus``,
     ``rollout_slots``, ``step_time_s``, ``trainer_wait_s``, ``trainer_idle_fraction``,
     ``rollout_utilization``, ``tokens_trained_per_s``, ``tokens_per_s_per_gpu``,
     ``staleness_mean``, ``drop_fraction``); ``best`` is the row with the highest
@@ -209,14 +231,18 @@ class SplitResult:
 
 def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, slots_per_instance: int,
               gpu_s_per_token: float, train_fixed_s: float = 0.0,
-              rollout_gpus: Sequence[int] | None = None) -> SplitResult:
+              rollout_gpus: Sequence[int] | None = None, colocated_switch_s: float | None = None) -> SplitResult:
     """Sweeps the rollout / training split of ``total_gpus`` for ``scenario``'s pipeline and lengths.
 
     Each candidate gives ``rollout_gpus`` (multiples of ``gpus_per_instance``, default all from one
     instance to ``total_gpus - 1``) to the rollout pool and the rest to the trainer (see
     :func:`disaggregated` for the model), and is simulated with the scenario's seed; the best split
-    maximizes tokens trained per second (effective throughput). Colocated setups are not part of
-    the search (use :func:`colocated`).
+    maximizes tokens trained per second (effective throughput).
+
+    With ``colocated_switch_s`` (seconds per step to offload the rollout engine and load it back,
+    >= 0), one more row, ``placement = "colocated"``, runs the synchronous pipeline on all
+    ``total_gpus`` taking turns (:func:`colocated`): the answer to "does splitting the GPUs for an
+    asynchronous pipeline pay off against the colocated baseline?". It competes for ``best`` too.
 
     Raises ScenarioError for a budget that cannot hold one instance and one training GPU."""
     total = _check.integer("total_gpus", total_gpus, 1)
@@ -226,20 +252,25 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
     candidates = [int(r) for r in rollout_gpus if 0 < int(r) < total and int(r) % gi == 0]
     if not candidates:
         raise invalid("total_gpus", f"{total} GPUs cannot hold one rollout instance ({gi} GPUs) and one training GPU")
-    rows = []
+    runs: list[tuple[str, int, int, Scenario]] = []
     for r in candidates:
-        sc = disaggregated(scenario, rollout_gpus=r, train_gpus=total - r, gpus_per_instance=gi,
-                           slots_per_instance=slots_per_instance, gpu_s_per_token=gpu_s_per_token,
-                           train_fixed_s=train_fixed_s)
-        import warnings
-
+        runs.append(("disaggregated", r, total - r, disaggregated(
+            scenario, rollout_gpus=r, train_gpus=total - r, gpus_per_instance=gi, slots_per_instance=slots_per_instance,
+            gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s)))
+    if colocated_switch_s is not None:
+        switch = _check.number("colocated_switch_s", colocated_switch_s, allow_zero=True)
+        runs.append(("colocated", total, total, colocated(
+            scenario.replace(pipeline=Synchronous()), switch, 0.0, gpus=total, gpus_per_instance=gi,
+            slots_per_instance=slots_per_instance, gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s)))
+    rows = []
+    for placement, r, t, sc in runs:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # splits with too many rollout GPUs outrun training: reported
             res = simulate(sc)
         m = run_metrics(res, gpus=total)
         s = res.summary
         rows.append({
-            "rollout_gpus": r, "train_gpus": total - r, "rollout_slots": sc.rollout_slots,
+            "placement": placement, "rollout_gpus": r, "train_gpus": t, "rollout_slots": sc.rollout_slots,
             "step_time_s": m["step_time_s"], "trainer_wait_s": m["trainer_wait_s"],
             "trainer_idle_fraction": s["trainer_idle_s"] / s["end_s"],
             "rollout_utilization": s["rollout_utilization"],
