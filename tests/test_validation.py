@@ -175,3 +175,17 @@ def test_sensitivity_bad_input():
         validation.sensitivity("nope")
     with pytest.raises(ScenarioError, match="^name: case 'chapter' has no fitted length scale"):
         validation.sensitivity("chapter")
+
+
+def test_presets_hold_the_published_runs():
+    from rollsim import OneStepAsync, presets
+
+    sync, run = presets.published("verl_one_step_fsdp2")
+    assert isinstance(run.pipeline, OneStepAsync)
+    assert (sync.rollout_slots, run.rollout_slots) == (16 * 1024, 4 * 1024)  # 16 GPUs colocated, 4 for rollout
+    assert (run.batch_size, run.group_size, run.lengths.max_tokens) == (8192, 16, 20480.0)
+    assert run.train_step_s == pytest.approx(520 - 45)
+    _, fa = presets.published("verl_fully_async_128")
+    assert fa.pipeline.max_lag_samples == 12288 and fa.pipeline.on_update == "keep_recompute"
+    with pytest.raises(ScenarioError, match="^name: unknown published run"):
+        presets.published("nope")
