@@ -118,3 +118,18 @@ def test_gpu_split_with_the_colocated_baseline(capsys):
                  "--slots-per-instance", "32", "--colocated-switch-s", "10"]) == 0
     out = capsys.readouterr().out
     assert "(colocated, synchronous: every GPU takes turns)" in out and len(out.splitlines()) == 5
+
+
+def test_utilization_over_time():
+    """Synchronous chapter run: the pool is full at the start of each batch and drains in the tail,
+    so early intervals are near 100 % and the whole-run mean matches the summary's utilization."""
+    res = simulate(Scenario(rng="python", pipeline=Synchronous()))
+    df = resources.utilization_over_time(res, bin_s=60.0)
+    assert df["start_s"][0] == 0.0 and df["end_s"][-1] == pytest.approx(res.summary["end_s"])
+    assert df["utilization"][0] == pytest.approx(1.0)
+    assert 0.0 <= df["utilization"].min() and df["utilization"].max() <= 1.0
+    width = (df["end_s"] - df["start_s"]).to_numpy()
+    mean = float((df["utilization"].to_numpy() * width).sum() / width.sum())
+    assert mean == pytest.approx(res.summary["rollout_utilization"], rel=0.01)
+    with pytest.raises(ScenarioError, match="^res: needs per-sample rows"):
+        resources.utilization_over_time(simulate(Scenario(horizon_s=300.0), record="summary"), 60.0)

@@ -9,7 +9,8 @@
 * :func:`gpu_split`: sweeps the rollout / training split of a GPU budget and reports step time,
   trainer idle, rollout idle and throughput per split, best split first in ``summary``.
 * :func:`run_metrics`: the numbers users read on their dashboards (step time, generation time,
-  trainer wait for data, effective throughput, tokens per second per GPU).
+  trainer wait for data, effective throughput, tokens per second per GPU);
+  :func:`utilization_over_time`: rollout utilization per time interval.
 
 * :func:`roofline_decode`: the batched-decoding curve of a model on a GPU (single-sequence
   speed and per-sequence slowdown) from a roofline: weights and KV cache read from HBM, matrix
@@ -35,7 +36,7 @@ from rollsim.scenario import Scenario
 from rollsim.simulate import Result, simulate
 
 __all__ = ["colocated", "disaggregated", "gpu_split", "run_metrics", "SplitResult", "Gpu", "Model", "GPUS", "MODELS",
-           "roofline_decode"]
+           "roofline_decode", "utilization_over_time"]
 
 
 @dataclass(frozen=True)
@@ -215,6 +216,20 @@ def run_metrics(res: Result, gpus: int | None = None) -> dict[str, float]:
     if gpus is not None:
         out["tokens_per_s_per_gpu"] = out["tokens_trained_per_s"] / _check.integer("gpus", gpus, 1)
     return out
+
+
+def utilization_over_time(res: Result, bin_s: float) -> pl.DataFrame:
+    """Rollout utilization per interval of ``bin_s`` simulated seconds (> 0), as a dashboard plots
+    it: ``start_s``, ``end_s``, ``utilization`` in [0, 1] (slot-busy seconds / (rollout_slots x
+    interval)). A sample holds its slot from its start to its finish (see
+    :func:`rollsim.plot.utilization_frame`, which this calls). Needs ``record="samples"``;
+    raises ScenarioError otherwise or for a bad ``bin_s``."""
+    from rollsim import plot
+
+    if res._samples is None:
+        raise invalid("res", "needs per-sample rows: simulate(..., record='samples')")
+    return plot.utilization_frame(res.samples, rollout_slots=res.scenario.rollout_slots, end_s=res.summary["end_s"],
+                                  bin_s=bin_s)
 
 
 @dataclass(frozen=True)
