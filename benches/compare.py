@@ -151,6 +151,9 @@ def main() -> None:
     sc = sc.replace(slots_per_instance=256, decode_slowdown_per_seq=0.004)
     dt, res = best_of(lambda: rollsim.simulate(sc, record="summary"), a.repeat)
     rows.append(("rollsim batched decoding (256 per instance)", res.summary["events"], dt))
+    sc = rollsim.Scenario(horizon_s=H, slots_per_instance=32, decode_slowdown_per_seq=0.01, kv_cache_tokens=160000.0)
+    dt, res = best_of(lambda: rollsim.simulate(sc, record="summary"), a.repeat)
+    rows.append(("rollsim batched (32), KV 160K tokens/instance", res.summary["events"], dt))
 
     dt, n = best_of(lambda: heapq_loop(h), 1)
     rows.append(("python heapq loop", n, dt))

@@ -13,9 +13,9 @@ it starts with ``re:`` (a regular expression matched against the whole message).
 from __future__ import annotations
 
 FIELDS = ("['batch_size', 'clear_cache_on_update', 'decode_slowdown_per_seq', 'decode_throughput_table', "
-          "'decode_tokens_per_s', 'group_size', 'horizon_s', 'lengths', 'logprob_s_per_token', 'pipeline', 'prefill_tokens_per_s', "
-          "'prefix_sharing', 'prompt_tokens', 'rng', 'rollout_pause_s', 'rollout_slots', 'seed', 'slots_per_instance', "
-          "'train_s_per_token', 'train_step_s', 'weight_sync_s']")
+          "'decode_tokens_per_s', 'group_size', 'horizon_s', 'kv_cache_tokens', 'lengths', 'logprob_s_per_token', "
+          "'pipeline', 'prefill_tokens_per_s', 'prefix_sharing', 'prompt_tokens', 'rng', 'rollout_pause_s', "
+          "'rollout_slots', 'seed', 'slots_per_instance', 'train_s_per_token', 'train_step_s', 'weight_sync_s']")
 RUNAWAY = ("max_samples: this scenario would start about 2.45e+09 samples (about 2.45e+09 events; 453 GB of recorded "
            "rows) over horizon_s = 1e+09 s, more than max_samples = 50000000; shorten horizon_s, or raise max_samples "
            "(up to 2**32 - 1) if you mean it")
@@ -23,7 +23,7 @@ RUNAWAY = ("max_samples: this scenario would start about 2.45e+09 samples (about
 ROWS: list[tuple[str, str, str, str]] = [
     # ---------------------------------------------------------------- Scenario fields
     ("scenario", "Scenario(foo=1)", "ScenarioError", f"foo: unknown field of Scenario (fields: {FIELDS})"),
-    ("scenario", "Scenario(*range(22))", "ScenarioError", "Scenario: too many positional arguments"),
+    ("scenario", "Scenario(*range(23))", "ScenarioError", "Scenario: too many positional arguments"),
     ("scenario", "Scenario(rollout_slots=np.float64(3))", "ScenarioError",
      "rollout_slots: must be an integer in [1, 16777216], got float64 np.float64(3.0)"),
     ("scenario", "Scenario(rollout_slots=np.int8(-3))", "ScenarioError", "rollout_slots: must be in [1, 16777216], got -3"),
@@ -78,6 +78,21 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("scenario", "Scenario(slots_per_instance=8, decode_throughput_table=((1, 60.0), (8, 200.0)))", "ScenarioError",
      "decode_tokens_per_s: must equal decode_throughput_table's speed at one sequence (60.0 tokens/s) when the table "
      "is set, got 30.0"),
+    ("scenario", "Scenario(kv_cache_tokens=100000.0)", "ScenarioError",
+     "kv_cache_tokens: needs slots_per_instance > 0 (the capacity is per instance), got slots_per_instance=0"),
+    ("scenario", "Scenario(slots_per_instance=8, kv_cache_tokens=-1.0)", "ScenarioError",
+     "kv_cache_tokens: must be finite and >= 0, got -1.0"),
+    ("scenario", "Scenario(slots_per_instance=8, kv_cache_tokens=math.inf)", "ScenarioError",
+     "kv_cache_tokens: must be finite and >= 0, got inf"),
+    ("scenario", "Scenario(slots_per_instance=8, kv_cache_tokens='64k')", "ScenarioError",
+     "kv_cache_tokens: must be a number of tokens or None, got str '64k'"),
+    ("scenario", "Scenario(slots_per_instance=8, kv_cache_tokens=16384.0)", "ScenarioError",
+     "kv_cache_tokens: must be >= prompt_tokens + the longest possible answer + 1 = 0 + 16384 + 1 = 16385 (a request "
+     "must fit alone, or the run could deadlock), got 16384"),
+    ("scenario", "Scenario(slots_per_instance=2, prompt_tokens=500.0, lengths=Empirical([100.0, 3000.0]), "
+                 "kv_cache_tokens=3000.0)", "ScenarioError",
+     "kv_cache_tokens: must be >= prompt_tokens + the longest possible answer + 1 = 500 + 3000 + 1 = 3501 (a request "
+     "must fit alone, or the run could deadlock), got 3000"),
     ("scenario", "Scenario(pipeline=OffPolicy)", "ScenarioError",
      "pipeline: must be Synchronous(), OneStepAsync(), OffPolicy(k) or FullyAsync(...), got <class 'rollsim.pipelines.OffPolicy'>"),
     # ---------------------------------------------------------------- LogNormal

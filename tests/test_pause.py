@@ -90,3 +90,28 @@ def test_pause_invariants(sc, pause):
 def test_default_is_unchanged_and_left_out_of_the_dict():
     assert "rollout_pause_s" not in Scenario().to_dict()
     assert Scenario(rollout_pause_s=2.0).to_dict()["rollout_pause_s"] == 2.0
+
+
+def test_golden_batched_instances_stand_still_during_the_pause():
+    """One instance of 2 slots, 1 token/s alone, slowdown 1 (0.5 token/s each with two on board),
+    10-token answers, batch 2, 5 s steps, 3 s pause:
+    t=0   a, b start -> done at 20; batch 1 trains 20-25; c, d start at 20
+    t=25  version 1: the instance's clock stops until 28 (c, d have 2.5 tokens) -> 7.5 tokens at
+          0.5 token/s from 28 -> done at 43 (40 without the pause)
+    t=43  batch 2 trains 43-48; e, f start at 43, pause 48-51 -> done at 66."""
+    sc = TINY.replace(horizon_s=80.0, slots_per_instance=2, decode_slowdown_per_seq=1.0, pipeline=FullyAsync())
+    res = simulate(sc.replace(rollout_pause_s=3.0))
+    assert res.samples["finish_s"].to_list()[:6] == [20.0, 20.0, 43.0, 43.0, 66.0, 66.0]
+    assert simulate(sc).samples["finish_s"].to_list()[:4] == [20.0, 20.0, 40.0, 40.0]
+
+
+def test_batched_request_started_during_the_pause_waits_for_its_end():
+    """Instances of one slot (nobody shares), prefill of an 8-token prompt at 1 token/s: a request
+    that starts during the pause prefills only after it. One slot, batch 1, 1 s steps, 2 s pause,
+    2-token answers: a prefills 0-8, decodes 8-10 (slowdown is irrelevant alone); trains 10-11;
+    b starts at 10 and prefills; at 11 the clock stops until 13: b has 1 s of prefill done, 7 left
+    -> prefills 13-20, decodes 20-22 (the same as independent slots)."""
+    sc = Scenario(rollout_slots=1, decode_tokens_per_s=1.0, batch_size=1, train_step_s=1.0, horizon_s=30.0,
+                  lengths=Empirical([2.0]), prompt_tokens=8.0, prefill_tokens_per_s=1.0, rollout_pause_s=2.0,
+                  pipeline=FullyAsync(), slots_per_instance=1, decode_slowdown_per_seq=0.5)
+    assert simulate(sc).samples["finish_s"].to_list()[:2] == [10.0, 22.0]

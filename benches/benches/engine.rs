@@ -44,6 +44,10 @@ fn bench(c: &mut Criterion) {
     };
     g.throughput(Throughput::Elements(run_simple(&batched, &opts).unwrap().summary.events));
     g.bench_function("batched_p32_summary", |b| b.iter(|| run_simple(&batched, &opts).unwrap()));
+    // The same with a KV-cache capacity that preempts (about one preemption per 75 finishes).
+    let kv = Scenario { decode: Decode { kv_cache_tokens: 160_000.0, ..batched.decode.clone() }, ..batched.clone() };
+    g.throughput(Throughput::Elements(run_simple(&kv, &opts).unwrap().summary.events));
+    g.bench_function("batched_p32_kv_summary", |b| b.iter(|| run_simple(&kv, &opts).unwrap()));
     g.finish();
 }
 

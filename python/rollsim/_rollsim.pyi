@@ -18,7 +18,10 @@ def simulate(
 ) -> dict[str, Any]:
     """Runs one scenario dict (``Scenario.to_dict()``); returns ``{"summary", "samples", "segments",
     "steps"}`` (``samples`` and ``segments`` are None without ``record_samples``). ``general_engine``
-    forces the general streaming engine where the fully-asynchronous fast path applies."""
+    forces the general streaming engine where the fully-asynchronous fast path applies. Optional keys
+    (absent: their default) include ``slots_per_instance``, ``decode_slowdown_per_seq``,
+    ``decode_throughput_table`` (a list of ``[running sequences, tokens/s]`` pairs) and
+    ``kv_cache_tokens`` (0 or None: unlimited); the engine validates them again."""
 
 def simulate_many(
     scenarios: list[dict[str, Any]],

@@ -85,7 +85,7 @@ _ENGINE_DEFAULTS: dict[str, Any] = {
     "train_s_per_token": 0.0, "group_size": 1, "prompt_tokens": 0.0, "prefill_tokens_per_s": math.inf,
     "prefix_sharing": True, "clear_cache_on_update": True, "slots_per_instance": 0, "decode_slowdown_per_seq": 0.0,
     "rollout_pause_s": 0.0,
-    "decode_throughput_table": None,
+    "decode_throughput_table": None, "kv_cache_tokens": None,
 }
 _PART_DEFAULTS: dict[str, dict[str, Any]] = {
     "lengths": {"group_correlation": 0.0, "group_offsets": None},
@@ -142,7 +142,8 @@ class Scenario:
         Seconds the rollout pool stops at every weight update it loads, >= 0 (vLLM / SGLang
         ``pause_generation``, load the weights, resume; verl's ``sleep()`` / ``resume()`` around a
         parameter sync): requests in flight continue that much later, with the rest of any prefill,
-        and requests started during the pause begin at its end. Paused requests keep their slots
+        and requests started during the pause begin at its end (with ``slots_per_instance``, every
+        instance's token clock stands still, whatever its requests were doing). Paused requests keep their slots
         (they count as busy in ``rollout_utilization``). Applies in every ``on_update`` mode and
         pipeline; in the synchronous pipeline it delays the next batch's generation.
     group_size : int
@@ -177,6 +178,24 @@ class Scenario:
         at one sequence (``throughput(1)``): it is still the single-sequence speed that the
         analytic helpers (:mod:`rollsim.theory`, the runaway estimate) use, and rollsim does not
         silently override it. ``None`` (default): no table.
+    kv_cache_tokens : float, optional
+        With ``slots_per_instance``: KV-cache capacity of one instance, tokens (vLLM's
+        ``num_gpu_blocks * block_size``). ``None`` or 0 (default): unlimited. A running sequence
+        holds KV for its prompt plus the tokens it has decoded (from its admission, counting the
+        whole prompt + tokens done at once; the prompt KV a group could share is *not* modelled:
+        every sequence holds its own prompt). When an instance's KV would exceed the capacity, its
+        most recently admitted running sequence is preempted (vLLM preempts from the back of its
+        running queue): its KV is freed and it waits, keeping its slot and its progress, at the
+        front of that instance's waiting queue; when admitted again it pays a prefill of prompt +
+        tokens done (``summary["tokens_recomputed"]``; ``summary["preemptions"]`` counts them), and
+        its token span stays open unless the weights changed meanwhile. A request (new or
+        preempted) is admitted, in queue order, only if its prompt + tokens done + 1 token fit;
+        until then it occupies its slot without decoding: it counts as a busy slot (a submitted
+        request) in ``rollout_utilization``, and ``summary["kv_wait_s"]`` gives the slot-seconds
+        spent waiting. Requests are routed to the instance with the fewest occupied slots.
+        Must be >= ``prompt_tokens`` + the longest possible answer (``LogNormal.max_tokens``, the
+        largest ``Empirical`` value) + 1, so that any request fits alone (else the run could
+        deadlock).
     horizon_s : float
         Simulated time, seconds, > 0 (see README "Horizon" for what counts at the end).
     lengths : LogNormal | Empirical
@@ -216,6 +235,7 @@ class Scenario:
     rollout_pause_s: float = 0.0
     logprob_s_per_token: float = 0.0
     decode_throughput_table: tuple[tuple[int, float], ...] | None = None
+    kv_cache_tokens: float | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -261,6 +281,7 @@ class Scenario:
         set_(self, "decode_slowdown_per_seq",
              _scenario_seconds("decode_slowdown_per_seq", self.decode_slowdown_per_seq, allow_zero=True))
         self._check_decode_table()
+        self._check_kv_cache()
         for name in ("prefix_sharing", "clear_cache_on_update"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise invalid(name, f"must be True or False, got {getattr(self, name)!r}")
@@ -284,6 +305,25 @@ class Scenario:
             raise invalid("decode_tokens_per_s",
                           f"must equal decode_throughput_table's speed at one sequence ({table[0][1]} tokens/s) "
                           f"when the table is set, got {self.decode_tokens_per_s}")
+
+    def _check_kv_cache(self) -> None:
+        kv = self.kv_cache_tokens
+        if kv is None:
+            return
+        kv = _check.number("kv_cache_tokens", kv, allow_zero=True, what="a number of tokens or None")
+        if kv == 0:
+            object.__setattr__(self, "kv_cache_tokens", None)  # 0 means unlimited, like None
+            return
+        object.__setattr__(self, "kv_cache_tokens", kv)
+        if self.slots_per_instance == 0:
+            raise invalid("kv_cache_tokens",
+                          "needs slots_per_instance > 0 (the capacity is per instance), got slots_per_instance=0")
+        longest = _longest_answer(self.lengths)
+        need = self.prompt_tokens + longest + 1
+        if kv < need:
+            raise invalid("kv_cache_tokens",
+                          f"must be >= prompt_tokens + the longest possible answer + 1 = {self.prompt_tokens:g} + "
+                          f"{longest:g} + 1 = {need:g} (a request must fit alone, or the run could deadlock), got {kv:g}")
 
     def decode_speed(self, n: int) -> float:
         """Decode speed of one sequence, tokens/s, on an instance running ``n`` sequences
@@ -391,6 +431,7 @@ class Scenario:
             "rollout_pause_s": self.rollout_pause_s,
             "decode_throughput_table": None if self.decode_throughput_table is None
             else [list(p) for p in self.decode_throughput_table],
+            "kv_cache_tokens": self.kv_cache_tokens,
         }
         return _drop_defaults(d)
 
@@ -421,6 +462,14 @@ class Scenario:
         per_token = self.train_s_per_token + self.logprob_s_per_token
         step_s = self.train_step_s + self.weight_sync_s + per_token * self.batch_size * mean
         return rollout * step_s / self.batch_size
+
+
+def _longest_answer(lengths: LogNormal | Empirical) -> float:
+    """The longest answer that can be drawn, tokens (``max_tokens`` for lognormal lengths)."""
+    if isinstance(lengths, Empirical):
+        v = lengths.values if lengths.weights is None else lengths.values[lengths.weights > 0]
+        return float(v.max())
+    return lengths.max_tokens
 
 
 def _reachable(lengths: LogNormal | Empirical, lo: float, hi: float) -> bool:

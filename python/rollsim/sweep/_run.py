@@ -38,6 +38,7 @@ SUMMARY_SCHEMA: dict[str, pl.DataType] = {
     "samples_trained_short": pl.Int64(), "samples_trained_long": pl.Int64(),
     "tokens_generated": pl.Float64(), "tokens_trained": pl.Float64(), "tokens_wasted": pl.Float64(),
     "tokens_pending": pl.Float64(), "tokens_prefilled": pl.Float64(), "tokens_recomputed": pl.Float64(),
+    "preemptions": pl.Int64(), "kv_wait_s": pl.Float64(),
     "events": pl.Int64(), "ready_queue_growth_per_step": pl.Float64(),
     "generation_outruns_training": pl.Boolean(), "stalled": pl.Boolean(), "throughput_ratio": pl.Float64(),
 }

@@ -97,6 +97,18 @@ impl Lengths {
     }
 
     /// Mean length in tokens (exact for `Empirical`, from the truncated lognormal's closed form otherwise).
+    /// The longest answer that can be drawn, tokens (`max_tokens` for lognormal lengths).
+    pub fn max_tokens(&self) -> f64 {
+        match self {
+            Lengths::LogNormal { max_tokens, .. } => *max_tokens,
+            Lengths::Empirical { values, cum_weights: Some(c), .. } => {
+                let prev = std::iter::once(0.0).chain(c.iter().copied());
+                values.iter().zip(c.iter().zip(prev)).filter(|(_, (c, p))| *c > p).map(|(v, _)| *v).fold(0.0, f64::max)
+            }
+            Lengths::Empirical { values, .. } => values.iter().copied().fold(0.0, f64::max),
+        }
+    }
+
     pub fn mean_tokens(&self) -> f64 {
         match self {
             Lengths::LogNormal { mu, sigma, max_tokens, .. } => truncated_lognormal_mean(*mu, *sigma, *max_tokens),

@@ -109,6 +109,10 @@ pub struct Summary {
     /// Prefill tokens caused by weight updates (recomputed KV, resubmitted partials, prefix cache
     /// cleared).
     pub tokens_recomputed: f64,
+    /// KV-cache capacity: requests preempted (their KV freed, recomputed when they resume), and
+    /// the slot-seconds requests spent on a slot waiting for KV (included in `slot_busy_s`).
+    pub preemptions: u64,
+    pub kv_wait_s: f64,
     pub events: u64,
     /// Least-squares slope of the ready queue after each step, over the second half of the steps
     /// (samples per step). Positive and large: generation outruns training.

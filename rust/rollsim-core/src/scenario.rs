@@ -120,6 +120,12 @@ pub struct Decode {
     /// Excludes `slowdown_per_seq > 0`; `decode_tokens_per_s` must equal the throughput at 1.
     /// Empty: no table.
     pub throughput_table: Vec<(u32, f64)>,
+    /// KV-cache capacity of one instance, tokens (0: unlimited). A running sequence holds its
+    /// prompt plus the tokens decoded so far; when an instance's KV would exceed it, the most
+    /// recently admitted running sequence is preempted and later resumes after a prefill of its
+    /// context (vLLM's recompute preemption). Must be at least `prompt_tokens` + the longest
+    /// possible answer + 1, so that any request fits alone.
+    pub kv_cache_tokens: f64,
 }
 
 impl Decode {
@@ -240,7 +246,8 @@ impl Scenario {
     #[inline]
     pub fn decode_is_batched(&self) -> bool {
         let d = &self.decode;
-        d.slots_per_instance > 0 && (d.slowdown_per_seq > 0.0 || !d.throughput_table.is_empty())
+        d.slots_per_instance > 0
+            && (d.slowdown_per_seq > 0.0 || !d.throughput_table.is_empty() || d.kv_cache_tokens > 0.0)
     }
 
     /// Decode speed of one sequence on an instance running `n` sequences, `[n - 1]` for
@@ -323,6 +330,7 @@ impl Scenario {
             ));
         }
         self.validate_table()?;
+        self.validate_kv()?;
         let p = &self.prefill;
         if !(p.prompt_tokens.is_finite() && p.prompt_tokens >= 0.0) {
             return Err(Error::field("prompt_tokens", format!("must be finite and >= 0, got {}", p.prompt_tokens)));
@@ -377,6 +385,36 @@ impl Scenario {
             }
         }
         self.lengths.validate()
+    }
+
+    fn validate_kv(&self) -> Result<()> {
+        const F: &str = "kv_cache_tokens";
+        let kv = self.decode.kv_cache_tokens;
+        if !(kv.is_finite() && kv >= 0.0) {
+            return Err(Error::field(F, format!("must be finite and >= 0 tokens (0: unlimited), got {kv}")));
+        }
+        if kv == 0.0 {
+            return Ok(());
+        }
+        if self.decode.slots_per_instance == 0 {
+            return Err(Error::field(
+                F,
+                "needs slots_per_instance > 0 (the capacity is per instance), got slots_per_instance=0",
+            ));
+        }
+        self.lengths.validate()?;
+        let (prompt, longest) = (self.prefill.prompt_tokens, self.lengths.max_tokens());
+        let need = prompt + longest + 1.0;
+        if kv < need {
+            return Err(Error::field(
+                F,
+                format!(
+                    "must be >= prompt_tokens + the longest possible answer + 1 = {prompt} + {longest} + 1 = {need} \
+                     (a request must fit alone, or the run could deadlock), got {kv}"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn validate_table(&self) -> Result<()> {

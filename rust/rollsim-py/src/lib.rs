@@ -212,6 +212,7 @@ fn scenario_from_dict_with(d: &Bound<'_, PyDict>, lengths: Option<Lengths>) -> P
             slots_per_instance: opt_item(d, "slots_per_instance", 0)?,
             slowdown_per_seq: opt_item(d, "decode_slowdown_per_seq", 0.0)?,
             throughput_table: throughput_table(d)?,
+            kv_cache_tokens: opt_item(d, "kv_cache_tokens", 0.0)?,
         },
         prefill: Prefill {
             prompt_tokens: opt_item(d, "prompt_tokens", 0.0)?,
@@ -245,6 +246,8 @@ fn summary_dict<'py>(py: Python<'py>, s: &Summary) -> PyResult<Bound<'py, PyDict
     d.set_item("staleness_group_mean", s.staleness_group_mean)?;
     d.set_item("tokens_prefilled", s.tokens_prefilled)?;
     d.set_item("tokens_recomputed", s.tokens_recomputed)?;
+    d.set_item("preemptions", s.preemptions)?;
+    d.set_item("kv_wait_s", s.kv_wait_s)?;
     d.set_item("stalled", s.stalled)?;
     d.set_item("samples_ready", s.samples_ready)?;
     d.set_item("samples_in_flight", s.samples_in_flight)?;

@@ -57,7 +57,7 @@ pub(crate) fn run<'a, D: Draw>(
         done_groups.clear();
         pool.fill_idle()?;
         while (done_groups.len() as u64) < need {
-            let Some(ev) = pool.next_event() else {
+            let Some(ev) = pool.next_event(f64::INFINITY) else {
                 pool.rec.s.stalled = true;
                 break;
             };

@@ -13,12 +13,19 @@
 //! the last change + (target - clock) / rate), and ties in time are served by sample id, so the
 //! order of events is the same as with one global queue over the slots.
 //!
-//! Routing: a second winner tree over the instances keyed by their running count (full ones
+//! Routing: a second winner tree over the instances keyed by their occupied slots (full ones
 //! excluded) picks the least loaded instance (ties: the lowest), and a min-heap of idle slots per
 //! instance its lowest idle slot.
+//!
+//! KV-cache capacity (`Kv`, optional): a request on a slot either runs (it is in the heap and holds
+//! KV: prompt + tokens done when it was admitted, plus one token per clock token once its prefill
+//! is over) or waits for KV in its instance's waiting queue (it holds none). The instance's KV is
+//! piecewise linear in its clock, so the clock value at which it reaches capacity is computed like
+//! a finish target and is the instance's event when it comes first: the most recently admitted
+//! running request is preempted then (vLLM preempts from the back of its running queue).
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// Key of nothing: later than any event.
 pub(crate) const NONE: u128 = u128::MAX;
@@ -89,6 +96,39 @@ impl MinTree {
     }
 }
 
+/// KV-cache capacity per instance, and the per-slot state it needs.
+pub(crate) struct Kv {
+    /// Tokens of KV per instance.
+    pub cap: f64,
+    /// Running requests: KV held when admitted (prompt + tokens done), the clock value at which
+    /// decoding starts, admission order.
+    pub base: Vec<f64>,
+    pub ds: Vec<f64>,
+    seq: Vec<u64>,
+    next_seq: u64,
+    /// The slot's request waits for KV (in its instance's `queue`); its prefill seconds if it had
+    /// been admitted at once.
+    pub waiting: Vec<bool>,
+    pub wait_prefill_s: Vec<f64>,
+    /// Waiting slots per instance, front first.
+    pub queue: Vec<VecDeque<u32>>,
+    /// Requests waiting in the whole pool, and the slot-seconds they have waited so far.
+    pub n_waiting: u32,
+    pub wait_s: f64,
+    wait_t: f64,
+    scratch: Vec<f64>,
+}
+
+impl Kv {
+    /// The number of waiting requests changes by `delta` at `t`.
+    #[inline]
+    pub fn wait_change(&mut self, t: f64, delta: i32) {
+        self.wait_s += self.n_waiting as f64 * (t - self.wait_t);
+        self.wait_t = t;
+        self.n_waiting = (self.n_waiting as i32 + delta) as u32;
+    }
+}
+
 pub(crate) struct Instances {
     pub per: usize,
     /// Decode speed of one sequence with `n` sequences on board (`n = 1..=per`): `[n - 1]`.
@@ -98,6 +138,8 @@ pub(crate) struct Instances {
     pub clock: Vec<f64>,
     /// When each clock was last brought up to date (the time of the instance's last change).
     pub clock_t: Vec<f64>,
+    /// Every clock stands still until this time (a rollout pause at a weight update).
+    pub paused_until: f64,
     /// Per instance `i`, a min-heap of (clock target key, slot) in `heap[i * per..i * per + len[i]]`.
     heap: Vec<(u128, u32)>,
     len: Vec<u32>,
@@ -108,8 +150,12 @@ pub(crate) struct Instances {
     top_slot: Vec<u32>,
     dirty: Vec<bool>,
     dirty_list: Vec<u32>,
-    /// Routing: running count per instance (`NONE` when full).
+    /// Routing: occupied slots per instance (running or waiting for KV; `NONE` when full).
+    pub occ: Vec<u32>,
     load: MinTree,
+    pub kv: Option<Kv>,
+    /// Per instance: its next event is a preemption (KV full), not a finish.
+    preempt: Vec<bool>,
     /// Idle slots per instance, lowest first.
     idle: Vec<BinaryHeap<Reverse<u32>>>,
     /// Scratch stack for tie-breaking.
@@ -118,7 +164,7 @@ pub(crate) struct Instances {
 
 impl Instances {
     /// `slots / per` instances, all idle.
-    pub fn new(slots: usize, per: usize, speed_by_batch: Vec<f64>) -> Self {
+    pub fn new(slots: usize, per: usize, speed_by_batch: Vec<f64>, kv_cap: f64) -> Self {
         debug_assert!(per > 0 && slots % per == 0 && speed_by_batch.len() == per);
         let k = slots / per;
         Instances {
@@ -127,6 +173,7 @@ impl Instances {
             n: vec![0; k],
             clock: vec![0.0; k],
             clock_t: vec![0.0; k],
+            paused_until: 0.0,
             heap: vec![(NONE, 0); slots],
             len: vec![0; k],
             pos: vec![0; slots],
@@ -134,7 +181,23 @@ impl Instances {
             top_slot: vec![0; k],
             dirty: vec![false; k],
             dirty_list: Vec::new(),
+            occ: vec![0; k],
             load: MinTree::new(k, 0),
+            kv: (kv_cap > 0.0).then(|| Kv {
+                cap: kv_cap,
+                base: vec![0.0; slots],
+                ds: vec![0.0; slots],
+                seq: vec![0; slots],
+                next_seq: 0,
+                waiting: vec![false; slots],
+                wait_prefill_s: vec![0.0; slots],
+                queue: vec![VecDeque::new(); k],
+                n_waiting: 0,
+                wait_s: 0.0,
+                wait_t: 0.0,
+                scratch: Vec::new(),
+            }),
+            preempt: vec![false; k],
             idle: (0..k).map(|i| ((i * per) as u32..((i + 1) * per) as u32).map(Reverse).collect()).collect(),
             stack: Vec::new(),
         }
@@ -147,7 +210,22 @@ impl Instances {
     }
     #[inline]
     pub fn clock_at(&self, i: usize, t: f64) -> f64 {
-        self.clock[i] + (t - self.clock_t[i]) * self.rate(i)
+        self.clock[i] + (t - self.run_from(i)).max(0.0) * self.rate(i)
+    }
+    /// When instance `i`'s clock (last brought up to date at `clock_t`) runs again: after a pause.
+    #[inline]
+    fn run_from(&self, i: usize) -> f64 {
+        self.clock_t[i].max(self.paused_until)
+    }
+
+    /// Every instance stops until `until` (their clocks are brought up to `t` first); their next
+    /// events move.
+    pub fn pause_all(&mut self, t: f64, until: f64) {
+        for i in 0..self.n.len() {
+            self.advance(i, t);
+            self.mark(i);
+        }
+        self.paused_until = self.paused_until.max(until);
     }
     #[inline]
     pub fn advance(&mut self, i: usize, t: f64) {
@@ -155,16 +233,22 @@ impl Instances {
         self.clock_t[i] = t;
     }
 
-    /// Instance `i` gained (`+1`) or lost (`-1`) a request (its clock is up to date).
+    /// Instance `i` now runs `n` requests (its clock is up to date).
     #[inline]
     pub fn set_n(&mut self, i: usize, n: u32) {
         self.n[i] = n;
-        self.load.set(i, if (n as usize) < self.per { n as u128 } else { NONE });
         self.mark(i);
     }
 
+    /// Instance `i` now has `occ` occupied slots.
     #[inline]
-    fn mark(&mut self, i: usize) {
+    pub fn set_occ(&mut self, i: usize, occ: u32) {
+        self.occ[i] = occ;
+        self.load.set(i, if (occ as usize) < self.per { occ as u128 } else { NONE });
+    }
+
+    #[inline]
+    pub fn mark(&mut self, i: usize) {
         if !self.dirty[i] {
             self.dirty[i] = true;
             self.dirty_list.push(i as u32);
@@ -172,8 +256,16 @@ impl Instances {
     }
 
     /// The request with sample `id` on `slot` finishes when its instance's clock reaches `target`.
+    /// With KV capacity it holds `kv_base` tokens of KV now and one more per clock token from
+    /// `decode_start` on.
     #[inline]
-    pub fn push(&mut self, slot: u32, target: f64, id: u32) {
+    pub fn push(&mut self, slot: u32, target: f64, id: u32, kv_base: f64, decode_start: f64) {
+        if let Some(kv) = &mut self.kv {
+            kv.base[slot as usize] = kv_base;
+            kv.ds[slot as usize] = decode_start;
+            kv.seq[slot as usize] = kv.next_seq;
+            kv.next_seq += 1;
+        }
         let i = slot as usize / self.per;
         let p = self.len[i] as usize;
         self.len[i] += 1;
@@ -252,7 +344,17 @@ impl Instances {
         while let Some(i) = self.dirty_list.pop() {
             let i = i as usize;
             self.dirty[i] = false;
-            let (k, slot) = self.next_of(i);
+            let (mut k, mut slot) = self.next_of(i);
+            self.preempt[i] = false;
+            if self.kv.is_some() {
+                if let Some((t_full, victim, id)) = self.kv_full(i) {
+                    // a finish at the same time goes first (it frees KV)
+                    if k == NONE || t_full < key_value(k) {
+                        (k, slot) = (key(t_full, id), victim);
+                        self.preempt[i] = true;
+                    }
+                }
+            }
             self.top.set(i, k);
             self.top_slot[i] = slot;
         }
@@ -268,7 +370,7 @@ impl Instances {
             return (NONE, 0);
         }
         let base = i * self.per;
-        let (t, c, rate) = (self.clock_t[i], self.clock[i], self.rate(i));
+        let (t, c, rate) = (self.run_from(i), self.clock[i], self.rate(i));
         let time = |k: u128| t + (key_value(k) - c).max(0.0) / rate;
         let (k0, mut slot) = self.heap[base];
         let t0 = time(k0);
@@ -294,12 +396,80 @@ impl Instances {
         (key(t0, id), slot)
     }
 
-    /// The earliest finish of any instance: (time, sample id, slot).
+    /// The earliest event of any instance: (time, sample id, slot, whether it is a preemption
+    /// rather than a finish).
     #[inline]
-    pub fn next_event(&mut self) -> Option<(f64, u32, u32)> {
+    pub fn next_event(&mut self) -> Option<(f64, u32, u32, bool)> {
         self.flush();
         let (i, k) = self.top.min();
-        (k != NONE).then(|| (key_value(k), k as u32, self.top_slot[i]))
+        (k != NONE).then(|| (key_value(k), k as u32, self.top_slot[i], self.preempt[i]))
+    }
+
+    /// Instances changed since the last event was taken.
+    #[inline]
+    pub fn dirty(&self) -> &[u32] {
+        &self.dirty_list
+    }
+
+    /// KV held by instance `i`'s running requests at clock value `c`.
+    pub fn kv_used(&self, i: usize, c: f64) -> f64 {
+        let Some(kv) = &self.kv else { return 0.0 };
+        let base = i * self.per;
+        self.heap[base..base + self.len[i] as usize]
+            .iter()
+            .map(|&(_, s)| kv.base[s as usize] + (c - kv.ds[s as usize]).max(0.0))
+            .sum()
+    }
+
+    /// When instance `i`'s KV reaches capacity if nothing else changes: (time, the slot and sample
+    /// id of the request to preempt then: the most recently admitted one).
+    fn kv_full(&mut self, i: usize) -> Option<(f64, u32, u32)> {
+        let len = self.len[i] as usize;
+        if len == 0 {
+            return None;
+        }
+        let base = i * self.per;
+        let (t, c, rate) = (self.run_from(i), self.clock[i], self.rate(i));
+        let kv = self.kv.as_mut().expect("KV capacity");
+        let (mut used, mut m) = (0.0, 0u32);
+        let mut victim = (0u64, 0u32, 0u32);
+        kv.scratch.clear();
+        for &(k, s) in &self.heap[base..base + len] {
+            let su = s as usize;
+            used += kv.base[su];
+            if kv.ds[su] <= c {
+                used += c - kv.ds[su];
+                m += 1;
+            } else {
+                kv.scratch.push(kv.ds[su]);
+            }
+            if kv.seq[su] >= victim.0 {
+                victim = (kv.seq[su], s, k as u32);
+            }
+        }
+        // walk the linear pieces: `m` requests decoding, one more at each prefill's end
+        kv.scratch.sort_unstable_by(f64::total_cmp);
+        let (mut cur, mut j) = (c, 0);
+        let full = loop {
+            if used >= kv.cap {
+                break cur;
+            }
+            let next = kv.scratch.get(j).copied().unwrap_or(f64::INFINITY);
+            if m > 0 {
+                let hit = cur + (kv.cap - used) / m as f64;
+                if hit <= next {
+                    break hit;
+                }
+            }
+            if next == f64::INFINITY {
+                return None;
+            }
+            used += m as f64 * (next - cur);
+            cur = next;
+            m += 1;
+            j += 1;
+        };
+        Some((t + (full - c).max(0.0) / rate, victim.1, victim.2))
     }
 
     /// The lowest idle slot of the least loaded instance with an idle slot (ties: the lowest
@@ -349,12 +519,41 @@ mod tests {
         }
     }
 
+    /// The moment an instance's KV fills, with requests still in prefill (decoding starts later),
+    /// against the KV computed directly; the victim is the last admitted.
+    #[test]
+    fn kv_fills_when_computed() {
+        let mut rng = FastRng::new(3);
+        for _ in 0..500 {
+            let per = 1 + (rng.uniform() * 6.0) as usize;
+            let mut b = Instances::new(per, per, vec![2.0; per], 1000.0);
+            b.n[0] = per as u32;
+            let mut last = 0;
+            for s in 0..per {
+                let (base, ds) = ((rng.uniform() * 200.0).floor(), (rng.uniform() * 50.0).floor());
+                b.push(s as u32, 1e9, s as u32 + 7, base, ds);
+                last = s as u32;
+            }
+            let full = b.kv_full(0);
+            let kv = |c: f64| b.kv_used(0, c);
+            match full {
+                None => assert!(kv(1e7) < 1000.0),
+                Some((t, victim, id)) => {
+                    let c = t * 2.0; // clock 0 at t = 0, 2 tokens/s
+                    assert!((kv(c) - 1000.0).abs() < 1e-9 || (c == 0.0 && kv(0.0) >= 1000.0), "{} at {c}", kv(c));
+                    assert!(c == 0.0 || kv(c * (1.0 - 1e-9)) < 1000.0);
+                    assert_eq!((victim, id), (last, last + 7));
+                }
+            }
+        }
+    }
+
     /// The heap per instance against a brute-force minimum over (target, id), with removals.
     #[test]
     fn instance_heaps_agree_with_brute_force() {
         let per = 7;
         let mut rng = FastRng::new(9);
-        let mut b = Instances::new(3 * per, per, vec![1.0; per]);
+        let mut b = Instances::new(3 * per, per, vec![1.0; per], 0.0);
         let mut on: Vec<Option<(f64, u32)>> = vec![None; 3 * per];
         for id in 0..5000u32 {
             let s = (rng.uniform() * on.len() as f64) as usize;
@@ -363,7 +562,7 @@ mod tests {
                 on[s] = None;
             } else {
                 let target = (rng.uniform() * 20.0).floor();
-                b.push(s as u32, target, id);
+                b.push(s as u32, target, id, 0.0, 0.0);
                 on[s] = Some((target, id));
             }
             for i in 0..3 {

@@ -33,6 +33,9 @@ pub(crate) struct Req {
     /// Spans recorded so far, and the version of the last one.
     pub n_versions: u32,
     pub version_end: u32,
+    /// Its KV was freed by a preemption: it pays a prefill of prompt + tokens done when it is
+    /// admitted again (unless whoever resubmits it charges one).
+    pub kv_lost: bool,
 }
 
 impl Req {
@@ -50,6 +53,7 @@ impl Req {
             seg_first: 0.0,
             n_versions: 0,
             version_end: 0,
+            kv_lost: false,
         }
     }
 
@@ -148,9 +152,10 @@ impl<'a, D: Draw> Pool<'a, D> {
             in_progress: 0,
             admitted: 0,
             resume_at: 0.0,
-            inst: sc
-                .decode_is_batched()
-                .then(|| Instances::new(slots, sc.decode.slots_per_instance as usize, sc.speed_by_batch())),
+            inst: sc.decode_is_batched().then(|| {
+                let per = sc.decode.slots_per_instance as usize;
+                Instances::new(slots, per, sc.speed_by_batch(), sc.decode.kv_cache_tokens)
+            }),
         }
     }
 
@@ -160,19 +165,123 @@ impl<'a, D: Draw> Pool<'a, D> {
         match &self.inst {
             None => r.progress(t, self.speed),
             Some(b) => {
+                if b.kv.as_ref().is_some_and(|kv| kv.waiting[slot]) {
+                    return r.done;
+                }
                 let c = b.clock_at(slot / b.per, t);
                 r.done + (c - r.decode_start).clamp(0.0, r.length - r.done)
             }
         }
     }
 
-    /// The next finish event: its time, sample id and slot; `None` when no slot is busy.
+    /// The next finish event: its time, sample id and slot; `None` when no request can finish.
+    /// With KV capacity, the pool's own events before `limit` (preemptions, and the admissions
+    /// they and earlier changes allow) are processed first; an event at or after `limit` (the
+    /// trainer's next event, which goes first at equal times) is returned as is.
     #[inline]
-    pub fn next_event(&mut self) -> Option<Event> {
-        if let Some(b) = &mut self.inst {
-            return b.next_event().map(|(time, seq, slot)| Event { time, seq, slot });
+    pub fn next_event(&mut self, limit: f64) -> Option<Event> {
+        if self.inst.is_some() {
+            return self.next_event_batched(limit);
         }
         self.queue.peek()
+    }
+
+    #[cold]
+    fn next_event_batched(&mut self, limit: f64) -> Option<Event> {
+        loop {
+            let b = self.inst.as_mut().expect("batched decoding");
+            if b.kv.is_some() {
+                self.admit_waiting();
+            }
+            let b = self.inst.as_mut().expect("batched decoding");
+            let (time, seq, slot, preempt) = b.next_event()?;
+            if !preempt || time >= limit {
+                return Some(Event { time, seq, slot });
+            }
+            self.advance(time);
+            self.preempt(slot as usize);
+        }
+    }
+
+    /// KV capacity: starts the waiting requests of the instances changed since the last event, in
+    /// queue order, while the next one's KV (prompt + tokens done) plus one token fits.
+    fn admit_waiting(&mut self) {
+        let t = self.t;
+        let mut k = 0;
+        loop {
+            let b = self.inst.as_mut().expect("batched decoding");
+            let Some(&i) = b.dirty().get(k) else { break };
+            k += 1;
+            let i = i as usize;
+            loop {
+                let b = self.inst.as_mut().expect("batched decoding");
+                let kv = b.kv.as_ref().expect("KV capacity");
+                let Some(&s) = kv.queue[i].front() else { break };
+                let r = self.slots[s as usize].expect("a waiting request");
+                if !self.kv_fits(i, &r) {
+                    break;
+                }
+                let b = self.inst.as_mut().expect("batched decoding");
+                let kv = b.kv.as_mut().expect("KV capacity");
+                kv.queue[i].pop_front();
+                kv.waiting[s as usize] = false;
+                kv.wait_change(t, -1);
+                let prefill_s = kv.wait_prefill_s[s as usize];
+                self.admit(s, r, prefill_s);
+            }
+        }
+    }
+
+    /// KV capacity: whether `r`'s KV (prompt + tokens done) plus one token fits on instance `i` now.
+    fn kv_fits(&self, i: usize, r: &Req) -> bool {
+        let b = self.inst.as_ref().expect("batched decoding");
+        let kv = b.kv.as_ref().expect("KV capacity");
+        b.kv_used(i, b.clock_at(i, self.t)) + self.sc.prefill.prompt_tokens + r.done + 1.0 <= kv.cap
+    }
+
+    /// KV capacity: `r` starts decoding on `slot` (after `prefill_s`, or after recomputing its KV
+    /// if a preemption freed it).
+    fn admit(&mut self, slot: u32, mut r: Req, mut prefill_s: f64) {
+        if r.kv_lost {
+            // recompute: a prefill of prompt + answer so far, under the current weights
+            r.kv_lost = false;
+            if r.seg_version != self.rollout_version {
+                self.close_span(&mut r);
+                r.seg_version = self.rollout_version;
+            }
+            let ctx = self.sc.prefill.prompt_tokens + r.done;
+            self.rec.prefill(ctx, true);
+            prefill_s = if ctx > 0.0 { ctx / self.sc.prefill.prefill_tokens_per_s } else { 0.0 };
+        }
+        self.run_on_instance(slot, r, prefill_s);
+    }
+
+    /// KV capacity: the request on `slot` is preempted at `self.t` (its KV is freed; it waits at
+    /// the front of its instance's queue with its progress, and its token span stays open).
+    fn preempt(&mut self, slot: usize) {
+        #[cfg(debug_assertions)]
+        {
+            // preempted exactly when the instance's KV is full
+            let b = self.inst.as_ref().expect("batched decoding");
+            let i = slot / b.per;
+            let (used, cap) = (b.kv_used(i, b.clock_at(i, self.t)), b.kv.as_ref().expect("KV capacity").cap);
+            debug_assert!((used - cap).abs() <= 1e-6 * cap, "KV {used} at a preemption, capacity {cap}");
+        }
+        let mut r = self.slots[slot].expect("a running request");
+        let progress = self.progress_of(slot, &r, self.t);
+        self.rec.decoded(progress - r.done);
+        self.rec.s.preemptions += 1;
+        r.done = progress;
+        r.kv_lost = true;
+        self.slots[slot] = Some(r);
+        self.stop_running(slot);
+        let t = self.t;
+        let b = self.inst.as_mut().expect("batched decoding");
+        let kv = b.kv.as_mut().expect("KV capacity");
+        kv.waiting[slot] = true;
+        kv.wait_prefill_s[slot] = 0.0;
+        kv.queue[slot / b.per].push_front(slot as u32);
+        kv.wait_change(t, 1);
     }
 
     /// Marks `slot` (whose request has finished or been taken off) idle, to be refilled later.
@@ -187,11 +296,29 @@ impl<'a, D: Draw> Pool<'a, D> {
         }
     }
 
-    /// Batched decoding: the request on `slot` leaves its instance at `self.t`.
+    /// Batched decoding: the request on `slot` leaves its instance at `self.t` (running, or
+    /// waiting for KV).
     #[cold]
     fn leave_instance(&mut self, slot: usize) {
         let t = self.t;
         let Some(b) = &mut self.inst else { return };
+        let i = slot / b.per;
+        b.set_occ(i, b.occ[i] - 1);
+        if let Some(kv) = b.kv.as_mut().filter(|kv| kv.waiting[slot]) {
+            kv.waiting[slot] = false;
+            let q = &mut kv.queue[i];
+            q.remove(q.iter().position(|&s| s as usize == slot).expect("a waiting slot"));
+            kv.wait_change(t, -1);
+            b.mark(i);
+            return;
+        }
+        self.stop_running(slot);
+    }
+
+    /// Batched decoding: the request on `slot` stops decoding at `self.t`.
+    fn stop_running(&mut self, slot: usize) {
+        let t = self.t;
+        let b = self.inst.as_mut().expect("batched decoding");
         let i = slot / b.per;
         b.advance(i, t);
         b.remove(slot as u32);
@@ -212,9 +339,34 @@ impl<'a, D: Draw> Pool<'a, D> {
         self.busy += 1;
     }
 
-    /// `place` with batched decoding: the request joins its instance (whose speed changes).
+    /// `place` with batched decoding: the request joins its instance (whose speed changes), or
+    /// with KV capacity its waiting queue (it starts at the next `next_event` if its KV fits).
     #[cold]
-    fn place_batched(&mut self, slot: u32, mut r: Req, prefill_s: f64) {
+    fn place_batched(&mut self, slot: u32, r: Req, prefill_s: f64) {
+        let t = self.t;
+        let b = self.inst.as_mut().expect("batched decoding");
+        let i = slot as usize / b.per;
+        b.set_occ(i, b.occ[i] + 1);
+        self.busy += 1;
+        if b.kv.as_ref().is_some_and(|kv| kv.queue[i].is_empty()) && self.kv_fits(i, &r) {
+            // nobody waits ahead and it fits: it starts at once
+            return self.admit(slot, r, prefill_s);
+        }
+        let b = self.inst.as_mut().expect("batched decoding");
+        if let Some(kv) = &mut b.kv {
+            kv.waiting[slot as usize] = true;
+            kv.wait_prefill_s[slot as usize] = prefill_s;
+            kv.queue[i].push_back(slot);
+            kv.wait_change(t, 1);
+            b.mark(i);
+            self.slots[slot as usize] = Some(r);
+            return;
+        }
+        self.run_on_instance(slot, r, prefill_s);
+    }
+
+    /// Starts decoding `r` on `slot` at `self.t` after `prefill_s` seconds of prefill.
+    fn run_on_instance(&mut self, slot: u32, mut r: Req, prefill_s: f64) {
         let t = self.t;
         let b = self.inst.as_mut().expect("batched decoding");
         let i = slot as usize / b.per;
@@ -222,9 +374,9 @@ impl<'a, D: Draw> Pool<'a, D> {
         b.set_n(i, b.n[i] + 1);
         // prefill charged in clock tokens at the speed with this request on board
         r.decode_start = b.clock[i] + prefill_s * b.rate(i);
-        b.push(slot, r.decode_start + (r.length - r.done), r.id);
+        let kv_base = self.sc.prefill.prompt_tokens + r.done;
+        b.push(slot, r.decode_start + (r.length - r.done), r.id, kv_base, r.decode_start);
         self.slots[slot as usize] = Some(r);
-        self.busy += 1;
     }
 
     /// Moves the clock to `t`, integrating busy slot-time.
@@ -368,10 +520,12 @@ impl<'a, D: Draw> Pool<'a, D> {
             }
             prefill = p.prompt_tokens + r.done;
             self.rec.prefill(prefill, true);
+            r.kv_lost = false;
         }
         let mut prefill_s = if prefill > 0.0 { prefill / p.prefill_tokens_per_s } else { 0.0 };
-        if self.resume_at > t {
-            prefill_s += self.resume_at - t; // started during a rollout pause
+        if self.resume_at > t && self.inst.is_none() {
+            // started during a rollout pause (with instances, their clocks stand still instead)
+            prefill_s += self.resume_at - t;
         }
         self.place(slot, r, prefill_s);
         Ok(true)
@@ -538,9 +692,15 @@ impl<'a, D: Draw> Pool<'a, D> {
             return;
         }
         self.rollout_version = version;
-        let pause = self.sc.rollout_pause_s;
+        let mut pause = self.sc.rollout_pause_s;
         if pause > 0.0 {
             self.resume_at = self.t + pause;
+            if let Some(b) = &mut self.inst {
+                // batched decoding: every instance's clock stands still (requests running, in
+                // prefill, waiting for KV or started during the pause all move on together)
+                b.pause_all(self.t, self.resume_at);
+                pause = 0.0;
+            }
         }
         if matches!(mode, OnUpdate::Continue | OnUpdate::Wait) {
             if pause > 0.0 {
@@ -565,32 +725,22 @@ impl<'a, D: Draw> Pool<'a, D> {
                 let ctx = p.prompt_tokens + r.done;
                 self.rec.prefill(ctx, true);
                 prefill_s += ctx / p.prefill_tokens_per_s;
+                r.kv_lost = false;
             }
             self.place(slot as u32, r, prefill_s);
         }
         // slots freed by aborts are refilled by the caller (fill_idle)
     }
 
-    /// Every request in flight stops for `pause` seconds and then continues where it was (the rest
-    /// of its prefill, then decoding); its token span stays open.
+    /// Independent slots: every request in flight stops for `pause` seconds and then continues
+    /// where it was (the rest of its prefill, then decoding); its token span stays open.
     #[cold]
     fn pause_in_flight(&mut self, pause: f64) {
         for slot in 0..self.slots.len() {
             let Some(r) = self.slots[slot] else { continue };
-            let prefill_left = self.prefill_left_s(slot, &r);
+            let prefill_left = (r.decode_start - self.t).max(0.0);
             let r = self.take_off(slot, false).expect("busy slot");
             self.place(slot as u32, r, prefill_left + pause);
-        }
-    }
-
-    /// Seconds of prefill the request on `slot` still has to do at `self.t`.
-    fn prefill_left_s(&self, slot: usize, r: &Req) -> f64 {
-        match &self.inst {
-            None => (r.decode_start - self.t).max(0.0),
-            Some(b) => {
-                let i = slot / b.per;
-                (r.decode_start - b.clock_at(i, self.t)).max(0.0) / b.rate(i)
-            }
         }
     }
 
@@ -656,6 +806,10 @@ impl<'a, D: Draw> Pool<'a, D> {
             }
         }
         self.rec.s.slot_busy_s = self.busy_s;
+        if let Some(kv) = self.inst.as_mut().and_then(|b| b.kv.as_mut()) {
+            kv.wait_change(t, 0);
+            self.rec.s.kv_wait_s = kv.wait_s;
+        }
         pending
     }
 }

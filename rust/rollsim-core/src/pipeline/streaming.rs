@@ -75,7 +75,7 @@ impl<'a, D: Draw> Engine<'a, D> {
     fn main_loop(&mut self) -> Result<()> {
         let horizon = self.pool.sc.horizon_s;
         while self.pool.t < horizon {
-            let ev = self.pool.next_event();
+            let ev = self.pool.next_event(self.next_train.unwrap_or(f64::INFINITY));
             let trainer_first = match (self.next_train, ev) {
                 (Some(nt), Some(ev)) => nt <= ev.time,
                 (Some(_), None) => true,
