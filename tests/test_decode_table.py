@@ -3,7 +3,6 @@ on an instance running ``n`` sequences decodes at ``throughput(n) / n`` tokens/s
 linear between the table's points."""
 
 import math
-import warnings
 
 import polars as pl
 import pytest
@@ -11,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rollsim import Empirical, FullyAsync, Scenario, ScenarioError, Synchronous, _rollsim, simulate
+from invariants import assert_conserved, run_quiet
 from strategies import real_scenarios
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -113,17 +113,9 @@ def test_table_decoding_keeps_every_invariant(sc, per, pts):
         pts.append((per, pts[-1][1]))
     sc = sc.replace(slots_per_instance=per, decode_tokens_per_s=pts[0][1], decode_throughput_table=pts)
     speeds = [sc.decode_speed(n) for n in range(1, per + 1)]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res = simulate(sc)
-    s, df = res.summary, res.samples
-    assert s["samples_started"] == s["samples_trained"] + s["samples_dropped"] + s["samples_ready"] + s["samples_in_flight"]
-    total = s["tokens_trained"] + s["tokens_wasted"] + s["tokens_pending"]
-    assert math.isclose(s["tokens_generated"], total, rel_tol=1e-9, abs_tol=1e-6)
-    assert 0.0 <= s["rollout_utilization"] <= 1.0 + 1e-12
-    done = df.filter(pl.col("finish_s").is_not_null())
-    assert (done["finish_s"] >= done["start_s"]).all()
-    whole = done.filter(~pl.col("aborted") & (pl.col("n_versions") == 1))
+    res = run_quiet(sc)
+    assert_conserved(res)
+    whole = res.samples.filter(pl.col("finish_s").is_not_null() & ~pl.col("aborted") & (pl.col("n_versions") == 1))
     in_one_go = isinstance(sc.pipeline, FullyAsync) and sc.pipeline.on_update in ("continue", "wait", "keep_stale")
     if sc.prompt_tokens == 0 and in_one_go and whole.height:
         dur = whole["finish_s"] - whole["start_s"]
