@@ -1,6 +1,5 @@
 """Batched decoding (issue 4, item 1): decode speed per sequence falls with the instance's batch."""
 
-
 import polars as pl
 import pytest
 from hypothesis import given, settings

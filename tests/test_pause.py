@@ -1,7 +1,6 @@
 """Rollout pause per weight update (issue 4, item 3): ``rollout_pause_s`` stops the pool at every
 update it loads; in-flight requests continue later, new ones start at the end of the pause."""
 
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
