@@ -68,8 +68,9 @@ def test_the_capacity_is_checked():
         Scenario(kv_cache_tokens=10.5, **TINY)
     with pytest.raises(ScenarioError, match="^kv_cache_tokens: needs slots_per_instance > 0"):
         Scenario(kv_cache_tokens=1e6)
-    assert Scenario(kv_cache_tokens=0).kv_cache_tokens is None  # 0 means unlimited
-    assert "kv_cache_tokens" not in Scenario(kv_cache_tokens=0).to_dict()
+    with pytest.raises(ScenarioError, match=r"^kv_cache_tokens: must be finite and > 0 tokens, or None \(unlimited\)"):
+        Scenario(kv_cache_tokens=0, **TINY)  # no silent "0 means unlimited": None says it
+    assert "kv_cache_tokens" not in Scenario(kv_cache_tokens=None).to_dict()
     assert Scenario(slots_per_instance=256, kv_cache_tokens=20000).to_dict()["kv_cache_tokens"] == 20000.0
     # the engine refuses the same through a raw dict (no panic)
     d = Scenario(horizon_s=100.0, slots_per_instance=256).to_dict()

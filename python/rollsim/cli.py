@@ -245,6 +245,11 @@ def _cmd_validate(a: argparse.Namespace) -> int:
         print(df.write_csv(), end="")
         return 0
     print(format_validation(df))
+    if not a.case:
+        eta = validation.areal_eta_curve()
+        curve = ", ".join(f"{e}: {r:.2f}" for e, r in zip(eta["eta"], eta["relative"]))
+        print(f"\nAReaL (arXiv 2505.24298): effective throughput vs eta, relative to eta = {eta['eta'][-1]}: {curve} "
+              f"(published shape: steep from 0 to 2, then flat)")
     if a.notes:
         for r in df.iter_rows(named=True):
             print(f"\n{r['name']} ({r['source']}):\n  assumed: {validation.cases_by_name()[r['case']].assumptions}")

@@ -198,24 +198,28 @@ def disaggregated(scenario: Scenario, *, rollout_gpus: int, train_gpus: int, gpu
                   slots_per_instance=slots_per_instance, gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s)
 
 
-def run_metrics(res: Result, gpus: int | None = None) -> dict[str, float]:
-    """Dashboard numbers of a run.
+def run_metrics(res: Result, gpus: int | None = None, *, warmup_steps: int = 0) -> dict[str, float]:
+    """Dashboard numbers of a run, over its completed steps after the first ``warmup_steps``
+    (>= 0; the steady state leaves out the pipeline's fill: ``rollsim.validation`` uses 2).
 
     Returns ``step_time_s`` (mean time between the starts of consecutive steps),
     ``generation_s`` (mean time from a step's first sample start to its last finish; needs
     per-sample rows), ``trainer_wait_s`` (mean trainer idle before a step: verl's ``wait_prev_gen``),
-    ``train_s`` (mean step duration), ``tokens_trained_per_s`` (AReaL's effective throughput:
-    tokens trained / simulated seconds), and with ``gpus`` ``tokens_per_s_per_gpu``."""
-    steps = res.steps.filter(pl.col("completed"))
+    ``train_s`` (mean step duration), ``steps`` (the steps these means are over),
+    ``tokens_trained_per_s`` (AReaL's effective throughput: tokens trained / simulated seconds, over
+    the whole run), and with ``gpus`` ``tokens_per_s_per_gpu``. Means over too few steps are NaN."""
+    skip = _check.integer("warmup_steps", warmup_steps, 0)
+    steps = res.steps.filter(pl.col("completed")).slice(skip)
     out: dict[str, float] = {
-        "step_time_s": float(steps["start_s"].diff().drop_nulls().mean() or math.nan) if steps.height > 1 else math.nan,
+        "step_time_s": float(steps["start_s"].diff().drop_nulls().mean()) if steps.height > 1 else math.nan,
         "trainer_wait_s": float(steps["wait_s"].mean()) if steps.height else math.nan,
         "train_s": float((steps["end_s"] - steps["start_s"]).mean()) if steps.height else math.nan,
+        "steps": float(steps.height),
         "tokens_trained_per_s": res.summary["tokens_trained"] / res.summary["end_s"],
     }
     if res._samples is not None:
-        g = (res.samples.filter(pl.col("trained_step").is_not_null()).group_by("trained_step")
-             .agg((pl.col("finish_s").max() - pl.col("start_s").min()).alias("gen")))
+        g = (res.samples.filter(pl.col("trained_step").is_in(steps["step"].cast(pl.Int64).to_list()))
+             .group_by("trained_step").agg((pl.col("finish_s").max() - pl.col("start_s").min()).alias("gen")))
         out["generation_s"] = float(g["gen"].mean()) if g.height else math.nan
     if gpus is not None:
         out["tokens_per_s_per_gpu"] = out["tokens_trained_per_s"] / _check.integer("gpus", gpus, 1)

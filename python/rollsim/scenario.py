@@ -180,7 +180,7 @@ class Scenario:
         silently override it. ``None`` (default): no table.
     kv_cache_tokens : float, optional
         With ``slots_per_instance``: KV-cache capacity of one instance, tokens (vLLM's
-        ``num_gpu_blocks * block_size``). ``None`` or 0 (default): unlimited. A running sequence
+        ``num_gpu_blocks * block_size``), > 0. ``None`` (default): unlimited. A running sequence
         holds KV for its prompt plus the tokens it has decoded (from its admission, counting the
         whole prompt + tokens done at once; the prompt KV a group could share is *not* modelled:
         every sequence holds its own prompt). When an instance's KV would exceed the capacity, its
@@ -310,10 +310,11 @@ class Scenario:
         kv = self.kv_cache_tokens
         if kv is None:
             return
-        kv = _check.number("kv_cache_tokens", kv, allow_zero=True, what="a number of tokens or None")
-        if kv == 0:
-            object.__setattr__(self, "kv_cache_tokens", None)  # 0 means unlimited, like None
-            return
+        if isinstance(kv, bool) or not isinstance(kv, (int, float, np.integer, np.floating)):
+            raise invalid("kv_cache_tokens", f"must be a number of tokens or None (unlimited), got {type(kv).__name__} {kv!r}")
+        kv = _check.real("kv_cache_tokens", kv)
+        if not (math.isfinite(kv) and kv > 0):
+            raise invalid("kv_cache_tokens", f"must be finite and > 0 tokens, or None (unlimited), got {kv}")
         object.__setattr__(self, "kv_cache_tokens", kv)
         if self.slots_per_instance == 0:
             raise invalid("kv_cache_tokens",

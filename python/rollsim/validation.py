@@ -38,47 +38,33 @@ from rollsim.errors import invalid
 from rollsim.lengths import LogNormal
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 from rollsim.presets import areal, verl_fully_async
-from rollsim.resources import roofline_decode
+from rollsim.resources import roofline_decode, run_metrics
 from rollsim.scenario import Scenario
 from rollsim.simulate import Result, simulate
 
-__all__ = ["Case", "cases_by_name", "CASE_NAMES", "validate", "fit_mean_tokens", "steady_metrics", "areal_eta_curve",
-           "NOT_REPRODUCED", "TARGET", "SIGMA", "sensitivity"]
+__all__ = ["Case", "cases_by_name", "CASE_NAMES", "validate", "fit_mean_tokens", "areal_eta_curve",
+           "NOT_REPRODUCED", "TARGET", "SIGMA", "WARMUP_STEPS", "sensitivity"]
 
 #: Relative error the predictions aim at.
 TARGET = 0.15
 #: Log-normal shape of answer lengths (DeepSeek-R1 production answers, ServeGen quantiles).
 SIGMA = 1.15
 #: Steps measured per run, after the warm-up steps.
-_STEPS = 20
-_WARMUP = 2
-
-
-def steady_metrics(res: Result, warmup: int = _WARMUP) -> dict[str, float]:
-    """Steady-state step numbers of a run, ignoring the first ``warmup`` steps: ``step_s`` (mean
-    time between consecutive step starts), ``wait_s`` (mean trainer wait before a step, verl's
-    ``wait_prev_gen``), ``generation_s`` (mean time from a trained batch's first sample start to
-    its last finish; needs ``record="samples"``) and ``steps`` (steps used). NaN without enough
-    steps."""
-    st = res.steps.filter(pl.col("completed"))
-    use = st.slice(warmup)
-    out = {"steps": float(use.height), "step_s": math.nan, "wait_s": math.nan, "generation_s": math.nan}
-    if use.height >= 2:
-        out["step_s"] = float(use["start_s"].diff().drop_nulls().mean())
-    if use.height:
-        out["wait_s"] = float(use["wait_s"].mean())
-    if res._samples is not None:
-        g = (res.samples.filter(pl.col("trained_step") >= warmup).group_by("trained_step")
-             .agg((pl.col("finish_s").max() - pl.col("start_s").min()).alias("gen")))
-        if g.height:
-            out["generation_s"] = float(g["gen"].mean())
-    return out
+_STEPS = 40
+#: Steps left out of every prediction (the pipeline filling up): predictions are steady state.
+WARMUP_STEPS = 2
 
 
 def _run(sc: Scenario) -> Result:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # outrunning warnings: these runs are short on purpose
         return simulate(sc)
+
+
+def _steady(sc: Scenario) -> dict[str, float]:
+    """Steady-state step numbers of ``sc``: :func:`rollsim.resources.run_metrics` after the first
+    ``WARMUP_STEPS`` steps."""
+    return run_metrics(_run(sc), warmup_steps=WARMUP_STEPS)
 
 
 def fit_mean_tokens(sync: Scenario, generation_s: float, *, sigma: float = SIGMA, lo: float = 50.0,
@@ -99,7 +85,7 @@ def fit_mean_tokens(sync: Scenario, generation_s: float, *, sigma: float = SIGMA
 
     def gen(mean: float) -> float:
         sc = sync.replace(lengths=_lengths(mean, cap, sigma))
-        return steady_metrics(_run(sc))["generation_s"]
+        return _steady(sc)["generation_s"]
 
     a, b = math.log(lo), math.log(hi)
     if not gen(lo) <= target <= gen(hi):
@@ -143,15 +129,15 @@ class Case:
     def predict(self) -> dict[str, float]:
         """Simulates both scenarios; returns ``predicted`` (the metric) and the steady-state
         ``sync_step_s``, ``sync_generation_s``, ``step_s``, ``wait_s`` of the runs."""
-        s = steady_metrics(_run(self.sync))
-        r = steady_metrics(_run(self.run))
-        pred = {"speedup": s["step_s"] / r["step_s"], "step_s": r["step_s"], "wait_s": r["wait_s"]}[self.metric]
-        return {"predicted": pred, "sync_step_s": s["step_s"], "sync_generation_s": s["generation_s"],
-                "step_s": r["step_s"], "wait_s": r["wait_s"]}
+        s, r = _steady(self.sync), _steady(self.run)
+        step, wait = r["step_time_s"], r["trainer_wait_s"]
+        pred = {"speedup": s["step_time_s"] / step, "step_s": step, "wait_s": wait}[self.metric]
+        return {"predicted": pred, "sync_step_s": s["step_time_s"], "sync_generation_s": s["generation_s"],
+                "step_s": step, "wait_s": wait}
 
 
 def _horizon(step_s: float) -> float:
-    return (_STEPS + _WARMUP + 1) * step_s
+    return (_STEPS + WARMUP_STEPS + 1) * step_s
 
 
 def _verl_pool(gpus: int, mean_tokens: float, max_tokens: float, *, train_s: float, pipeline,
@@ -198,30 +184,31 @@ def _chapter_600() -> Case:
     base = Scenario(train_step_s=600.0, horizon_s=20 * 3600.0, rng="python")
     return Case("chapter exercise: 600 s training", "spec/chapter.txt (exercise: 'nearly halves the step time')",
                 "speedup", 2.0, base.replace(pipeline=Synchronous()), base.replace(pipeline=OneStepAsync()),
-                "the chapter's scenario with train_step_s = 600", band=(1.7, 2.0),
-                note="'nearly halves' read as a speedup just under 2")
+                "the chapter's scenario with train_step_s = 600",
+                note="'nearly halves' read as a speedup of 2")
 
 
 _NOTE_FIXED_WAIT = (
     "miss: the model's rollout on half the GPUs keeps up with the trainer, so it predicts no wait; verl measured "
-    "28-33 s of trainer wait per step in every fully async run, which looks like a fixed per-sync cost (pausing "
+    "21-33 s of trainer wait per step in every fully async run (28 and 33 s in the 64- and 128-GPU runs), which "
+    "looks like a fixed per-sync cost (pausing "
     "vLLM and cancelling its requests, the NCCL broadcast, resuming; the trainer is blocked meanwhile) that 0.3 s of "
     "rollout pause does not cover: verl issue #4896 reports timing_s/param_sync from a few seconds to minutes on "
     "this path; the predicted step is the trainer's own time, so the whole miss is that wait")
 _NOTE_32 = (
-    "miss: the length scale fitted to the 32-GPU synchronous run (mean 3,170 tokens, against 667 and 1,220 for "
-    "the 64- and 128-GPU runs) makes 16 rollout GPUs too slow to feed the trainer (132 s wait against 21 s "
+    "miss: the length scale fitted to the 32-GPU synchronous run (mean 3,280 tokens, against 655 and 1,220 for "
+    "the 64- and 128-GPU runs) makes 16 rollout GPUs too slow to feed the trainer (145 s wait against 21 s "
     "measured); either answer lengths drift during DAPO training (the asynchronous run's own lengths are not "
     "published, and one stationary distribution per run cannot capture a drift), or the colocated 'gen' time "
     "includes waking and sleeping the rollout engine, a fixed cost the fit attributes to decoding; the length "
-    "shape is not the cause (sensitivity(): the prediction moves under 1 % for sigma 0.8-1.5)")
+    "shape is not the cause (sensitivity(): the prediction moves about 1 % for sigma 0.8-1.5)")
 _NOTE_ABLATION = (
-    "shape holds, level misses: the model predicts the wait's drop from staleness 0 to 0.5 (92 s against 95 s "
+    "shape holds, level misses: the model predicts the wait's drop from staleness 0 to 0.5 (91 s against 95 s "
     "measured) but not the constant ~33 s per-sync wait that verl measures at every staleness (see the 64 / 128 "
     "GPU rows); staleness 0 is verl's streaming without partial rollout (the rollouter drains before each sync)")
 
 def _staleness_128(staleness: float, step: float, wait: float) -> Case:
-    return _fully_async(128, sync_step=356.30, sync_gen=177.85, step=step, wait=wait, mean=1220.5,
+    return _fully_async(128, sync_step=356.30, sync_gen=177.85, step=step, wait=wait, mean=1221.5,
                         staleness=staleness, partial_rollout=staleness > 0, metric="wait_s", note=_NOTE_ABLATION)
 
 
@@ -230,15 +217,15 @@ def _staleness_128(staleness: float, step: float, wait: float) -> Case:
 _FACTORIES: dict[str, Callable[[], Case]] = {
     "chapter": _chapter_600,
     "verl_one_step_fsdp2": partial(_one_step, "FSDP2", sync_step=749.0, sync_gen=247.0, step=520.0, wait=45.0,
-                                   max_tokens=20_480.0, mean=1251.8),
+                                   max_tokens=20_480.0, mean=1259.2),
     "verl_one_step_megatron": partial(_one_step, "Megatron", sync_step=699.0, sync_gen=162.0, step=566.0, wait=59.0,
-                                      max_tokens=8192.0, mean=1158.3),
+                                      max_tokens=8192.0, mean=1165.2),
     "verl_fully_async_32": partial(_fully_async, 32, sync_step=790.10, sync_gen=357.41, step=294.77, wait=21.26,
-                                   mean=3170.3, note=_NOTE_32),
+                                   mean=3281.8, note=_NOTE_32),
     "verl_fully_async_64": partial(_fully_async, 64, sync_step=365.28, sync_gen=150.72, step=189.26, wait=28.46,
-                                   mean=667.3, note=_NOTE_FIXED_WAIT),
+                                   mean=654.5, note=_NOTE_FIXED_WAIT),
     "verl_fully_async_128": partial(_fully_async, 128, sync_step=356.30, sync_gen=177.85, step=150.63, wait=33.14,
-                                    mean=1220.5, note=_NOTE_FIXED_WAIT),
+                                    mean=1221.5, note=_NOTE_FIXED_WAIT),
     # verl's 128-GPU staleness_threshold ablation: (staleness, step s, trainer wait s)
     **{f"verl_staleness_{label}": partial(_staleness_128, st, step, wait)
        for label, st, step, wait in (("0", 0.0, 231.34, 128.47), ("0_1", 0.1, 171.30, 58.17),
