@@ -1,6 +1,7 @@
 """Issue 4 (partial): training time that scales with tokens, colocated placement, GPU split search,
 dashboard metrics."""
 
+import json
 import math
 
 import polars as pl
@@ -133,3 +134,32 @@ def test_utilization_over_time():
     assert mean == pytest.approx(res.summary["rollout_utilization"], rel=0.01)
     with pytest.raises(ScenarioError, match="^res: needs per-sample rows"):
         resources.utilization_over_time(simulate(Scenario(horizon_s=300.0), record="summary"), 60.0)
+
+
+def test_split_keeps_batched_decoding_per_instance():
+    """A scenario that models instances keeps them through a split: 6 rollout GPUs in instances of
+    2 with 32 sequences each are 3 instances of 32 slots, with their KV capacity."""
+    base = Scenario(slots_per_instance=16, decode_slowdown_per_seq=0.01, kv_cache_tokens=200_000.0)
+    sc = resources.disaggregated(base, rollout_gpus=6, train_gpus=2, gpus_per_instance=2, slots_per_instance=32,
+                                 gpu_s_per_token=0.004)
+    assert (sc.rollout_slots, sc.slots_per_instance, sc.kv_cache_tokens) == (96, 32, 200_000.0)
+    plain = resources.disaggregated(Scenario(), rollout_gpus=6, train_gpus=2, gpus_per_instance=2,
+                                    slots_per_instance=32, gpu_s_per_token=0.004)
+    assert (plain.rollout_slots, plain.slots_per_instance) == (96, 0)
+
+
+def test_cli_resource_flags(capsys):
+    """run takes the resource flags; split sizes with them and refuses the flags it would override."""
+    assert main(["run", "--horizon-s", "1800", "--slots-per-instance", "32", "--decode-slowdown-per-seq", "0.01",
+                 "--kv-cache-tokens", "60000", "--rollout-pause-s", "2", "--train-s-per-token", "1e-6",
+                 "--logprob-s-per-token", "1e-6"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    direct = simulate(Scenario(horizon_s=1800.0, slots_per_instance=32, decode_slowdown_per_seq=0.01,
+                               kv_cache_tokens=60000.0, rollout_pause_s=2.0, train_s_per_token=1e-6,
+                               logprob_s_per_token=1e-6), record="summary").summary
+    assert s["steps"] == direct["steps"] and s["preemptions"] == direct["preemptions"] > 0
+    assert main(["split", "--gpus", "4", "--gpu-s-per-token", "0.004", "--horizon-s", "1800",
+                 "--slots-per-instance", "32", "--decode-slowdown-per-seq", "0.01", "--kv-cache-tokens", "60000"]) == 0
+    assert "<- best" in capsys.readouterr().out
+    assert main(["split", "--gpus", "4", "--gpu-s-per-token", "0.004", "--train-s-per-token", "1e-5"]) == 2
+    assert "split: --train-s-per-token cannot be set" in capsys.readouterr().err

@@ -29,7 +29,9 @@ from rollsim.simulate import compare, simulate
 _DEFAULT = Scenario()
 
 
-def _add_scenario_args(p: argparse.ArgumentParser, default_rng: str) -> None:
+def _add_scenario_args(p: argparse.ArgumentParser, default_rng: str, *, instances: bool = True) -> None:
+    """The scenario's flags; ``instances=False`` leaves out ``--slots-per-instance`` (for ``split``,
+    whose own flag sizes the instances)."""
     g = p.add_argument_group("scenario (defaults: the chapter's)")
     g.add_argument("--rollout-slots", type=int, default=_DEFAULT.rollout_slots, help="concurrent sequences (%(default)s)")
     g.add_argument("--decode-tokens-per-s", type=float, default=_DEFAULT.decode_tokens_per_s,
@@ -53,6 +55,20 @@ def _add_scenario_args(p: argparse.ArgumentParser, default_rng: str) -> None:
                    help="generation limit, tokens (lognormal default 16384; data sets: unclipped)")
     g.add_argument("--lengths-column", default=None, help="column of lengths in the file")
     g.add_argument("--count-column", default=None, help="column of counts in the file (a histogram)")
+    g = p.add_argument_group("inference and training resources (defaults: the chapter's independent slots)")
+    if instances:
+        g.add_argument("--slots-per-instance", type=int, default=0,
+                       help="sequences per inference instance; 0: independent slots (%(default)s)")
+    g.add_argument("--decode-slowdown-per-seq", type=float, default=0.0,
+                   help="per-sequence slowdown of a batched decode step (%(default)s)")
+    g.add_argument("--kv-cache-tokens", type=float, default=None,
+                   help="KV-cache capacity of an instance, tokens (default: unlimited)")
+    g.add_argument("--rollout-pause-s", type=float, default=0.0,
+                   help="seconds the rollout stops at every weight update (%(default)s)")
+    g.add_argument("--train-s-per-token", type=float, default=0.0,
+                   help="training seconds per token of the batch (%(default)s)")
+    g.add_argument("--logprob-s-per-token", type=float, default=0.0,
+                   help="log-prob recompute seconds per token of the batch (%(default)s)")
 
 
 def _lengths(a: argparse.Namespace) -> LogNormal | Empirical:
@@ -70,9 +86,15 @@ def _lengths(a: argparse.Namespace) -> LogNormal | Empirical:
     return Empirical.from_file(a.lengths, a.lengths_column, a.count_column, max_tokens=a.max_tokens)
 
 
-def _scenario(a: argparse.Namespace, pipeline: Any = None) -> Scenario:
+def _scenario(a: argparse.Namespace, pipeline: Any = None, *, rollout_slots: int | None = None) -> Scenario:
     return Scenario(
-        rollout_slots=a.rollout_slots,
+        rollout_slots=a.rollout_slots if rollout_slots is None else rollout_slots,
+        slots_per_instance=a.slots_per_instance,
+        decode_slowdown_per_seq=a.decode_slowdown_per_seq,
+        kv_cache_tokens=a.kv_cache_tokens,
+        rollout_pause_s=a.rollout_pause_s,
+        train_s_per_token=a.train_s_per_token,
+        logprob_s_per_token=a.logprob_s_per_token,
         decode_tokens_per_s=a.decode_tokens_per_s,
         batch_size=a.batch_size,
         train_step_s=a.train_step_s,
@@ -203,7 +225,18 @@ def _cmd_split(a: argparse.Namespace) -> int:
     from rollsim import resources
 
     pipeline = {"sync": Synchronous(), "one-step": OneStepAsync(), "fully-async": FullyAsync(a.max_staleness)}[a.pipeline]
-    res = resources.gpu_split(_scenario(a, pipeline), a.gpus, gpus_per_instance=a.gpus_per_instance,
+    # the split sizes the pool and the trainer: flags that would be overridden are refused
+    sized = {"--rollout-slots": (a.rollout_slots, _DEFAULT.rollout_slots), "--train-step-s": (a.train_step_s,
+             _DEFAULT.train_step_s), "--train-s-per-token": (a.train_s_per_token, 0.0),
+             "--logprob-s-per-token": (a.logprob_s_per_token, 0.0)}
+    given = [flag for flag, (value, default) in sized.items() if value != default]
+    if given:
+        raise ScenarioError(f"split: {', '.join(given)} cannot be set: the split sizes the pool and the trainer from "
+                            f"the GPUs (use --slots-per-instance, --train-fixed-s and --gpu-s-per-token, with any "
+                            f"log-prob recompute in it)")
+    # one instance to start from; the split's instances are the scenario's instances
+    base = _scenario(a, pipeline, rollout_slots=a.slots_per_instance)
+    res = resources.gpu_split(base, a.gpus, gpus_per_instance=a.gpus_per_instance,
                               slots_per_instance=a.slots_per_instance, gpu_s_per_token=a.gpu_s_per_token,
                               train_fixed_s=a.train_fixed_s, colocated_switch_s=a.colocated_switch_s)
     t = res.table
@@ -283,7 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--format", choices=("table", "csv"), default="table")
     pr.set_defaults(func=_cmd_presets)
     sp = sub.add_parser("split", help="search the rollout / training split of a GPU budget")
-    _add_scenario_args(sp, default_rng="fast")
+    _add_scenario_args(sp, default_rng="fast", instances=False)
     sp.add_argument("--gpus", type=int, required=True, help="GPU budget")
     sp.add_argument("--gpus-per-instance", type=int, default=1, help="GPUs per inference instance (%(default)s)")
     sp.add_argument("--slots-per-instance", type=int, default=64, help="sequences per instance (%(default)s)")

@@ -169,8 +169,10 @@ def _sized(scenario: Scenario, *, rollout_gpus: int, train_gpus: int, gpus_per_i
     t = _check.integer("train_gpus", train_gpus, 1)
     if r % gi:
         raise invalid("rollout_gpus", f"must be a multiple of gpus_per_instance ({gi}), got {r}")
-    slots = (r // gi) * _check.integer("slots_per_instance", slots_per_instance, 1)
-    return scenario.replace(rollout_slots=slots, train_step_s=_check.number("train_fixed_s", train_fixed_s, allow_zero=True),
+    spi = _check.integer("slots_per_instance", slots_per_instance, 1)
+    # with instances modelled (batched decoding, KV capacity), the split's instances are the scenario's
+    return scenario.replace(rollout_slots=(r // gi) * spi, slots_per_instance=spi if scenario.slots_per_instance else 0,
+                            train_step_s=_check.number("train_fixed_s", train_fixed_s, allow_zero=True),
                             train_s_per_token=_check.number("gpu_s_per_token", gpu_s_per_token, allow_zero=True) / t)
 
 
@@ -192,7 +194,9 @@ def disaggregated(scenario: Scenario, *, rollout_gpus: int, train_gpus: int, gpu
     train_fixed_s : float
         Fixed seconds per step that do not scale (weight sync, optimizer latency), >= 0.
 
-    Returns the scenario with ``rollout_slots``, ``train_step_s`` and ``train_s_per_token`` set.
+    Returns the scenario with ``rollout_slots``, ``train_step_s`` and ``train_s_per_token`` set, and,
+    when ``scenario`` models instances (``slots_per_instance > 0``: batched decoding, KV capacity),
+    ``slots_per_instance`` too: the split's instances are the scenario's.
     """
     return _sized(scenario, rollout_gpus=rollout_gpus, train_gpus=train_gpus, gpus_per_instance=gpus_per_instance,
                   slots_per_instance=slots_per_instance, gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s)
