@@ -243,17 +243,28 @@ impl<'a, D: Draw> Pool<'a, D> {
     /// if a preemption freed it).
     fn admit(&mut self, slot: u32, mut r: Req, mut prefill_s: f64) {
         if r.kv_lost {
-            // recompute: a prefill of prompt + answer so far, under the current weights
-            r.kv_lost = false;
-            if r.seg_version != self.rollout_version {
-                self.close_span(&mut r);
-                r.seg_version = self.rollout_version;
-            }
-            let ctx = self.sc.prefill.prompt_tokens + r.done;
-            self.rec.prefill(ctx, true);
-            prefill_s = if ctx > 0.0 { ctx / self.sc.prefill.prefill_tokens_per_s } else { 0.0 };
+            prefill_s = self.recompute(&mut r);
         }
         self.run_on_instance(slot, r, prefill_s);
+    }
+
+    /// `r` gets its KV back before it decodes on (it was resubmitted, carried to the next batch,
+    /// preempted, or its weights changed): one prefill of prompt + tokens done, recorded as
+    /// recomputed, and a new token span if the weights changed since its last one. Returns the
+    /// prefill's seconds.
+    fn recompute(&mut self, r: &mut Req) -> f64 {
+        if r.seg_version != self.rollout_version {
+            self.close_span(r);
+            r.seg_version = self.rollout_version;
+        }
+        r.kv_lost = false;
+        let ctx = self.sc.prefill.prompt_tokens + r.done;
+        self.rec.prefill(ctx, true);
+        if ctx > 0.0 {
+            ctx / self.sc.prefill.prefill_tokens_per_s
+        } else {
+            0.0
+        }
     }
 
     /// KV capacity: the request on `slot` is preempted at `self.t` (its KV is freed; it waits at
@@ -490,7 +501,7 @@ impl<'a, D: Draw> Pool<'a, D> {
         };
         let t = self.t;
         let p = &self.sc.prefill;
-        let mut prefill = 0.0;
+        let (mut prefill, mut resumed) = (0.0, false);
         if r.id == NONE_U32 {
             let id = self.ctl.admit(self.next_id)?;
             self.next_id += 1;
@@ -512,17 +523,16 @@ impl<'a, D: Draw> Pool<'a, D> {
                 }
             }
         } else {
-            // a partial answer resumes (resubmitted, or carried to the next batch): prefill of
-            // prompt + partial answer, and a new token span if the weights changed meanwhile
-            if r.seg_version != self.rollout_version {
-                self.close_span(&mut r);
-                r.seg_version = self.rollout_version;
-            }
-            prefill = p.prompt_tokens + r.done;
-            self.rec.prefill(prefill, true);
-            r.kv_lost = false;
+            // a partial answer resumes (resubmitted, or carried to the next batch)
+            resumed = true;
         }
-        let mut prefill_s = if prefill > 0.0 { prefill / p.prefill_tokens_per_s } else { 0.0 };
+        let mut prefill_s = if resumed {
+            self.recompute(&mut r)
+        } else if prefill > 0.0 {
+            prefill / p.prefill_tokens_per_s
+        } else {
+            0.0
+        };
         if self.resume_at > t && self.inst.is_none() {
             // started during a rollout pause (with instances, their clocks stand still instead)
             prefill_s += self.resume_at - t;
@@ -708,7 +718,6 @@ impl<'a, D: Draw> Pool<'a, D> {
             }
             return;
         }
-        let p = self.sc.prefill;
         for slot in 0..self.slots.len() {
             if self.slots[slot].is_none() {
                 continue;
@@ -722,10 +731,7 @@ impl<'a, D: Draw> Pool<'a, D> {
             let mut prefill_s = pause;
             if mode != OnUpdate::KeepStale {
                 // KeepRecompute and AbortResubmit: one prefill of prompt + answer so far
-                let ctx = p.prompt_tokens + r.done;
-                self.rec.prefill(ctx, true);
-                prefill_s += ctx / p.prefill_tokens_per_s;
-                r.kv_lost = false;
+                prefill_s += self.recompute(&mut r);
             }
             self.place(slot as u32, r, prefill_s);
         }
