@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
-import time
 
 import polars as pl
 import pytest
@@ -14,6 +11,7 @@ from polars.testing import assert_frame_equal
 
 from rollsim import Scenario
 from rollsim.sweep import read_sweep, sweep, sweep_with_info
+from sweep_kill import kill_after_parts
 
 SCRIPT = """
 import sys
@@ -28,16 +26,7 @@ print("finished")
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL (POSIX)")
 def test_killed_sweep_resumes_exactly(tmp_path):
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, str(out)], stdout=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 120
-        while len(list(out.glob("part-*.parquet"))) < 4:
-            assert proc.poll() is None, "the sweep finished before it could be killed; make it longer"
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait()
+    proc = kill_after_parts(SCRIPT, out, 4, stdout=subprocess.PIPE, text=True)
     assert proc.returncode == -signal.SIGKILL
     parts = sorted(out.glob("part-*.parquet"))
     assert 4 <= len(parts) < 40

@@ -4,10 +4,7 @@ resume without a set of finished keys (also after another chunking, thread count
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -23,6 +20,7 @@ from rollsim.sweep import (IntUniform, LatinHypercube, RandomPoints, aggregate, 
                            read_sweep, run_key, scan_sweep, scenario_key, sweep, sweep_with_info)
 from rollsim.sweep import _plan, _run
 from rollsim.sweep._plan import chunk_digest, make_plan
+from sweep_kill import kill_after_parts
 
 SMALL = Scenario(horizon_s=720.0)
 GRID = {"pipeline.max_staleness": [None, 1], "train_step_s": [30.0, 60.0]}
@@ -219,16 +217,7 @@ sweep(Scenario(horizon_s=3600.0), {"pipeline.max_staleness": [None, 2]}, seeds=r
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL (POSIX)")
 def test_killed_streamed_sweep_resumes_with_other_chunks_and_threads(tmp_path):
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, str(out)])
-    try:
-        deadline = time.monotonic() + 120
-        while len(list(out.glob("part-*.parquet"))) < 3:
-            assert proc.poll() is None, "the sweep finished before it could be killed; make it longer"
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait()
+    kill_after_parts(SCRIPT, out, 3)
     before = raw_rows(out)
     assert before % 25 == 0 and 75 <= before < 800
     base, grid = Scenario(horizon_s=3600.0), {"pipeline.max_staleness": [None, 2]}
