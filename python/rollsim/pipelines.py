@@ -41,6 +41,10 @@ def _over_sampling(value: Any) -> float | None:
     return v
 
 
+def is_synchronous(pipeline: Any) -> bool:
+    """Whether ``pipeline`` generates each batch only after the previous one trained:
+    :class:`Synchronous`, or ``OffPolicy(0)``."""
+    return isinstance(pipeline, OffPolicy) and pipeline.k == 0
 
 
 @dataclass(frozen=True)

@@ -161,8 +161,7 @@ def published(name: str) -> tuple[Scenario, Scenario]:
     "Validation against published speedups". Raises ScenarioError for an unknown name."""
     from rollsim import validation  # validation builds on these presets
 
-    cases = validation.cases_by_name()
-    if name not in cases:
-        raise invalid("name", f"unknown published run {name!r} (runs: {sorted(cases)})")
-    c = cases[name]
+    if name not in validation.CASE_NAMES:
+        raise invalid("name", f"unknown published run {name!r} (runs: {sorted(validation.CASE_NAMES)})")
+    c = validation.case(name)
     return c.sync, c.run

@@ -31,7 +31,7 @@ import polars as pl
 
 from rollsim import _check
 from rollsim.errors import invalid
-from rollsim.pipelines import OffPolicy, Synchronous
+from rollsim.pipelines import Synchronous, is_synchronous
 from rollsim.scenario import Scenario
 from rollsim.simulate import Result, simulate
 
@@ -149,7 +149,7 @@ def colocated(scenario: Scenario, offload_s: float, onload_s: float, *, gpus: in
     if not isinstance(scenario, Scenario):
         raise invalid("scenario", f"must be a rollsim.Scenario, got {type(scenario).__name__}")
     p = scenario.pipeline
-    if not isinstance(p, OffPolicy) or p.k != 0:
+    if not is_synchronous(p):
         raise invalid("pipeline", f"colocated placement runs rollout and training in turns: it needs Synchronous(), "
                                   f"got {p!r}")
     switch = _check.number("offload_s", offload_s, allow_zero=True) + _check.number("onload_s", onload_s, allow_zero=True)

@@ -30,7 +30,7 @@ import numpy as np
 from rollsim import _check
 from rollsim.errors import invalid
 from rollsim.lengths import Empirical, LogNormal
-from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
+from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous, is_synchronous
 from rollsim.scenario import MAX_COUNT, Scenario
 
 __all__ = [
@@ -531,7 +531,7 @@ def step_s(scenario: Scenario, pipeline: Any = None) -> float:
     """
     sc = _scenario(scenario)
     p = sc.pipeline if pipeline is None else pipeline
-    if isinstance(p, Synchronous) or (isinstance(p, OffPolicy) and p.k == 0):
+    if is_synchronous(p):
         return sync_step_s(sc)
     if isinstance(p, (OneStepAsync, OffPolicy)):
         return one_step_step_s(sc)

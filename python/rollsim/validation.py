@@ -29,20 +29,20 @@ import math
 import warnings
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Callable
+from typing import Callable, Literal
 
 import polars as pl
 
 from rollsim import _check
 from rollsim.errors import invalid
 from rollsim.lengths import LogNormal
-from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
+from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous, is_synchronous
 from rollsim.presets import areal, verl_fully_async
 from rollsim.resources import roofline_decode, run_metrics
 from rollsim.scenario import Scenario
 from rollsim.simulate import Result, simulate
 
-__all__ = ["Case", "cases_by_name", "CASE_NAMES", "validate", "fit_mean_tokens", "areal_eta_curve",
+__all__ = ["Case", "case", "cases_by_name", "CASE_NAMES", "validate", "fit_mean_tokens", "areal_eta_curve",
            "NOT_REPRODUCED", "TARGET", "SIGMA", "WARMUP_STEPS", "sensitivity"]
 
 #: Relative error the predictions aim at.
@@ -55,10 +55,10 @@ _STEPS = 40
 WARMUP_STEPS = 2
 
 
-def _run(sc: Scenario) -> Result:
+def _run(sc: Scenario, record: Literal["samples", "summary"] = "samples") -> Result:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # outrunning warnings: these runs are short on purpose
-        return simulate(sc)
+        return simulate(sc, record=record)
 
 
 def _steady(sc: Scenario) -> dict[str, float]:
@@ -75,7 +75,7 @@ def fit_mean_tokens(sync: Scenario, generation_s: float, *, sigma: float = SIGMA
 
     Raises ScenarioError if ``sync`` is not synchronous with LogNormal lengths, or if no mean in
     ``[lo, hi]`` reaches ``generation_s``."""
-    if not isinstance(sync.pipeline, Synchronous) and not (getattr(sync.pipeline, "k", None) == 0):
+    if not is_synchronous(sync.pipeline):
         raise invalid("sync", f"must have the synchronous pipeline, got {sync.pipeline!r}")
     if not isinstance(sync.lengths, LogNormal):
         raise invalid("sync.lengths", "must be LogNormal (its max_tokens is kept)")
@@ -207,6 +207,7 @@ _NOTE_ABLATION = (
     "measured) but not the constant ~33 s per-sync wait that verl measures at every staleness (see the 64 / 128 "
     "GPU rows); staleness 0 is verl's streaming without partial rollout (the rollouter drains before each sync)")
 
+
 def _staleness_128(staleness: float, step: float, wait: float) -> Case:
     return _fully_async(128, sync_step=356.30, sync_gen=177.85, step=step, wait=wait, mean=1221.5,
                         staleness=staleness, partial_rollout=staleness > 0, metric="wait_s", note=_NOTE_ABLATION)
@@ -253,9 +254,7 @@ def areal_eta_curve(scenario: Scenario | None = None, etas: tuple[int, ...] = ET
                             lengths=_lengths(6000.0, 32_768.0), horizon_s=3 * 3600.0, seed=1)
     rows = []
     for eta in etas:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            sm = simulate(areal(eta, scenario=scenario), record="summary").summary
+        sm = _run(areal(eta, scenario=scenario), record="summary").summary
         rows.append({"eta": eta, "tokens_trained_per_s": sm["tokens_trained"] / sm["end_s"],
                      "staleness_mean": sm["staleness_mean"]})
     df = pl.DataFrame(rows)
@@ -277,6 +276,14 @@ def cases_by_name() -> dict[str, Case]:
     return {n: f() for n, f in _FACTORIES.items()}
 
 
+def case(name: str, *, field: str = "name") -> Case:
+    """The validation case ``name`` (see ``CASE_NAMES``), scenarios built, nothing simulated.
+    Raises ScenarioError, naming ``field``, for an unknown name."""
+    if name not in _FACTORIES:
+        raise invalid(field, f"unknown case {name!r} (cases: {sorted(_FACTORIES)})")
+    return _FACTORIES[name]()
+
+
 def validate(names: list[str] | None = None) -> pl.DataFrame:
     """Runs the validation cases (all, or those in ``names``; see ``CASE_NAMES``).
 
@@ -285,16 +292,9 @@ def validate(names: list[str] | None = None) -> pl.DataFrame:
     for the metric, or None) ``in_band``, ``sync_generation_s`` (simulated, against
     ``measured_sync_gen_s`` it was fitted to), ``step_s``, ``wait_s``, ``source`` and ``note``.
     Raises ScenarioError for an unknown name."""
-    if names is None:
-        chosen = list(_FACTORIES)
-    else:
-        for n in names:
-            if n not in _FACTORIES:
-                raise invalid("names", f"unknown case {n!r} (cases: {sorted(_FACTORIES)})")
-        chosen = list(names)
+    chosen = [(n, case(n, field="names")) for n in (_FACTORIES if names is None else names)]
     rows = []
-    for n in chosen:
-        c = _FACTORIES[n]()
+    for n, c in chosen:
         p = c.predict()
         err = p["predicted"] / c.measured - 1.0 if c.measured else math.nan
         rows.append({
@@ -318,10 +318,7 @@ def sensitivity(name: str, sigmas: tuple[float, ...] = (0.8, 1.0, 1.15, 1.3, 1.5
 
     Returns ``sigma``, ``mean_tokens`` (fitted), ``predicted``, ``error`` (against the published
     value). Raises ScenarioError for an unknown case or one without a fitted length scale."""
-    cases = cases_by_name()
-    if name not in cases:
-        raise invalid("name", f"unknown case {name!r} (cases: {sorted(cases)})")
-    c = cases[name]
+    c = case(name)
     if c.measured_sync_gen_s is None:
         raise invalid("name", f"case {name!r} has no fitted length scale")
     cap = c.sync.lengths.max_tokens
