@@ -35,6 +35,7 @@ import numpy as np
 import polars as pl
 
 from rollsim.errors import invalid
+from rollsim.resources import generation_span_s
 from rollsim.scenario import Scenario
 from rollsim.simulate import Result
 
@@ -641,10 +642,7 @@ def step_breakdown_frame(results: Any, *, weight_sync_s: float | None = None) ->
         wait = st["wait_s"].to_numpy()
         gen = None
         if run.samples is not None and st.height and "trained_step" in run.samples.columns:
-            spans = (run.samples.filter(pl.col("trained_step").is_in(st["step"].cast(pl.Int64).to_list()))
-                     .group_by("trained_step")
-                     .agg((pl.col("finish_s").max() - pl.col("start_s").min()).alias("g")))
-            gen = float(spans["g"].mean()) if spans.height else None
+            gen = generation_span_s(run.samples, st)
         mean_dur = float(dur.mean()) if dur.size else float("nan")
         s = None if sync is None else min(float(sync), mean_dur) if dur.size else float(sync)
         logprob = None

@@ -10,7 +10,9 @@
   trainer idle, rollout idle and throughput per split, best split first in ``summary``.
 * :func:`run_metrics`: the numbers users read on their dashboards (step time, generation time,
   trainer wait for data, effective throughput, tokens per second per GPU);
-  :func:`utilization_over_time`: rollout utilization per time interval.
+  :func:`utilization_over_time`: rollout utilization per time interval;
+  :func:`generation_span_s`: the mean generation span of a run's batches (also used by
+  :func:`rollsim.plot.step_breakdown_frame`).
 
 * :func:`roofline_decode`: the batched-decoding curve of a model on a GPU (single-sequence
   speed and per-sequence slowdown) from a roofline: weights and KV cache read from HBM, matrix
@@ -36,7 +38,7 @@ from rollsim.scenario import Scenario
 from rollsim.simulate import Result, simulate
 
 __all__ = ["colocated", "disaggregated", "gpu_split", "run_metrics", "SplitResult", "Gpu", "Model", "GPUS", "MODELS",
-           "roofline_decode", "utilization_over_time"]
+           "roofline_decode", "utilization_over_time", "generation_span_s"]
 
 
 @dataclass(frozen=True)
@@ -156,24 +158,10 @@ def colocated(scenario: Scenario, offload_s: float, onload_s: float, *, gpus: in
     if gpus is not None:
         if slots_per_instance is None or gpu_s_per_token is None:
             raise invalid("gpus", "sizing a colocated pool needs slots_per_instance and gpu_s_per_token too")
-        scenario = _sized(scenario, rollout_gpus=gpus, train_gpus=gpus, gpus_per_instance=gpus_per_instance,
-                          slots_per_instance=slots_per_instance, gpu_s_per_token=gpu_s_per_token,
-                          train_fixed_s=train_fixed_s)
+        scenario = disaggregated(scenario, rollout_gpus=gpus, train_gpus=gpus, gpus_per_instance=gpus_per_instance,
+                                 slots_per_instance=slots_per_instance, gpu_s_per_token=gpu_s_per_token,
+                                 train_fixed_s=train_fixed_s)
     return scenario.replace(weight_sync_s=scenario.weight_sync_s + switch)
-
-
-def _sized(scenario: Scenario, *, rollout_gpus: int, train_gpus: int, gpus_per_instance: int,
-           slots_per_instance: int, gpu_s_per_token: float, train_fixed_s: float) -> Scenario:
-    gi = _check.integer("gpus_per_instance", gpus_per_instance, 1)
-    r = _check.integer("rollout_gpus", rollout_gpus, 1)
-    t = _check.integer("train_gpus", train_gpus, 1)
-    if r % gi:
-        raise invalid("rollout_gpus", f"must be a multiple of gpus_per_instance ({gi}), got {r}")
-    spi = _check.integer("slots_per_instance", slots_per_instance, 1)
-    # with instances modelled (batched decoding, KV capacity), the split's instances are the scenario's
-    return scenario.replace(rollout_slots=(r // gi) * spi, slots_per_instance=spi if scenario.slots_per_instance else 0,
-                            train_step_s=_check.number("train_fixed_s", train_fixed_s, allow_zero=True),
-                            train_s_per_token=_check.number("gpu_s_per_token", gpu_s_per_token, allow_zero=True) / t)
 
 
 def disaggregated(scenario: Scenario, *, rollout_gpus: int, train_gpus: int, gpus_per_instance: int,
@@ -198,8 +186,16 @@ def disaggregated(scenario: Scenario, *, rollout_gpus: int, train_gpus: int, gpu
     when ``scenario`` models instances (``slots_per_instance > 0``: batched decoding, KV capacity),
     ``slots_per_instance`` too: the split's instances are the scenario's.
     """
-    return _sized(scenario, rollout_gpus=rollout_gpus, train_gpus=train_gpus, gpus_per_instance=gpus_per_instance,
-                  slots_per_instance=slots_per_instance, gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s)
+    gi = _check.integer("gpus_per_instance", gpus_per_instance, 1)
+    r = _check.integer("rollout_gpus", rollout_gpus, 1)
+    t = _check.integer("train_gpus", train_gpus, 1)
+    if r % gi:
+        raise invalid("rollout_gpus", f"must be a multiple of gpus_per_instance ({gi}), got {r}")
+    spi = _check.integer("slots_per_instance", slots_per_instance, 1)
+    # with instances modelled (batched decoding, KV capacity), the split's instances are the scenario's
+    return scenario.replace(rollout_slots=(r // gi) * spi, slots_per_instance=spi if scenario.slots_per_instance else 0,
+                            train_step_s=_check.number("train_fixed_s", train_fixed_s, allow_zero=True),
+                            train_s_per_token=_check.number("gpu_s_per_token", gpu_s_per_token, allow_zero=True) / t)
 
 
 def run_metrics(res: Result, gpus: int | None = None, *, warmup_steps: int = 0) -> dict[str, float]:
@@ -222,12 +218,20 @@ def run_metrics(res: Result, gpus: int | None = None, *, warmup_steps: int = 0) 
         "tokens_trained_per_s": res.summary["tokens_trained"] / res.summary["end_s"],
     }
     if res._samples is not None:
-        g = (res.samples.filter(pl.col("trained_step").is_in(steps["step"].cast(pl.Int64).to_list()))
-             .group_by("trained_step").agg((pl.col("finish_s").max() - pl.col("start_s").min()).alias("gen")))
-        out["generation_s"] = float(g["gen"].mean()) if g.height else math.nan
+        gen = generation_span_s(res.samples, steps)
+        out["generation_s"] = math.nan if gen is None else gen
     if gpus is not None:
         out["tokens_per_s_per_gpu"] = out["tokens_trained_per_s"] / _check.integer("gpus", gpus, 1)
     return out
+
+
+def generation_span_s(samples: pl.DataFrame, steps: pl.DataFrame) -> float | None:
+    """Mean generation span of the batches of ``steps`` (a steps frame): for each step, from the
+    first start to the last finish of the samples it trained (``samples``: a samples frame);
+    seconds, or None when none of them trained a sample."""
+    spans = (samples.filter(pl.col("trained_step").is_in(steps["step"].cast(pl.Int64).to_list()))
+             .group_by("trained_step").agg((pl.col("finish_s").max() - pl.col("start_s").min()).alias("span")))
+    return float(spans["span"].mean()) if spans.height else None
 
 
 def utilization_over_time(res: Result, bin_s: float) -> pl.DataFrame:
