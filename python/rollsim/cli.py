@@ -285,7 +285,7 @@ def _cmd_validate(a: argparse.Namespace) -> int:
               f"(published shape: steep from 0 to 2, then flat)")
     if a.notes:
         for r in df.iter_rows(named=True):
-            print(f"\n{r['name']} ({r['source']}):\n  assumed: {validation.cases_by_name()[r['case']].assumptions}")
+            print(f"\n{r['name']} ({r['source']}):\n  assumed: {r['assumptions']}")
             if r["note"]:
                 print(f"  {r['note']}")
     return 0

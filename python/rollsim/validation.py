@@ -290,7 +290,8 @@ def validate(names: list[str] | None = None) -> pl.DataFrame:
     Returns one row per case: ``case``, ``metric``, ``measured``, ``predicted``, ``error``
     (predicted / measured - 1), ``within_target`` (abs(error) <= TARGET), ``band`` (the typical band
     for the metric, or None) ``in_band``, ``sync_generation_s`` (simulated, against
-    ``measured_sync_gen_s`` it was fitted to), ``step_s``, ``wait_s``, ``source`` and ``note``.
+    ``measured_sync_gen_s`` it was fitted to), ``step_s``, ``wait_s``, ``source``, ``assumptions``
+    and ``note``.
     Raises ScenarioError for an unknown name."""
     chosen = [(n, case(n, field="names")) for n in (_FACTORIES if names is None else names)]
     rows = []
@@ -303,7 +304,8 @@ def validate(names: list[str] | None = None) -> pl.DataFrame:
             "band": None if c.band is None else f"{c.band[0]:g}-{c.band[1]:g}",
             "in_band": None if c.band is None else bool(c.band[0] <= p["predicted"] <= c.band[1]),
             "sync_generation_s": p["sync_generation_s"], "measured_sync_gen_s": c.measured_sync_gen_s,
-            "step_s": p["step_s"], "wait_s": p["wait_s"], "source": c.source, "note": c.note,
+            "step_s": p["step_s"], "wait_s": p["wait_s"], "source": c.source, "assumptions": c.assumptions,
+            "note": c.note,
         })
     return pl.DataFrame(rows)
 
