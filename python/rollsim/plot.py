@@ -601,9 +601,10 @@ def step_breakdown_frame(results: Any, *, weight_sync_s: float | None = None) ->
 
     The trainer's cycle from one step's end to the next: ``wait_s`` (idle, waiting for a full batch
     of samples: generation on the critical path), then the optional log-prob recompute phase, then
-    training, then the weight sync (together ``end_s - start_s`` of the steps frame). Next to it, the generation span of a batch: from the
-    first start to the last finish of the samples trained in the step (needs per-sample rows; in
-    pipelines that overlap generation with training it exceeds the wait).
+    training, then the weight sync (together ``end_s - start_s`` of the steps frame). Next to it,
+    the generation span of a batch: from the first start to the last finish of the samples trained
+    in the step (needs per-sample rows; in pipelines that overlap generation with training it
+    exceeds the wait).
 
     Parameters
     ----------
@@ -659,8 +660,8 @@ def step_breakdown_frame(results: Any, *, weight_sync_s: float | None = None) ->
             "generation_s": gen,
         })
     return pl.DataFrame(rows, schema={"run": pl.String, "steps": pl.Int64, "wait_s": pl.Float64,
-                                      "logprob_s": pl.Float64, "train_s": pl.Float64, "sync_s": pl.Float64, "cycle_s": pl.Float64,
-                                      "generation_s": pl.Float64})
+                                      "logprob_s": pl.Float64, "train_s": pl.Float64, "sync_s": pl.Float64,
+                                      "cycle_s": pl.Float64, "generation_s": pl.Float64})
 
 
 def step_breakdown(
