@@ -14,10 +14,11 @@
 //! insertion order (seq is the sample id, which grows with every start): runs are deterministic.
 
 /// Key of an idle slot: later than any event.
-const IDLE: u128 = u128::MAX;
+pub(crate) const IDLE: u128 = u128::MAX;
 
+/// (non-negative finite time or clock value, sequence number) packed to compare as an integer.
 #[inline]
-fn key(time: f64, seq: u32) -> u128 {
+pub(crate) fn key(time: f64, seq: u32) -> u128 {
     debug_assert!(time >= 0.0 && time.is_finite());
     ((time.to_bits() as u128) << 32) | seq as u128
 }

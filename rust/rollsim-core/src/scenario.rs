@@ -253,19 +253,25 @@ impl Scenario {
     /// Decode speed of one sequence on an instance running `n` sequences, `[n - 1]` for
     /// `n = 1..=slots_per_instance` (empty without instances).
     pub fn speed_by_batch(&self) -> Vec<f64> {
+        (1..=self.decode.slots_per_instance).map(|n| self.speed_at(n)).collect()
+    }
+
+    /// Decode speed of one sequence on an instance running `n >= 1` sequences, tokens/s.
+    fn speed_at(&self, n: u32) -> f64 {
         let d = &self.decode;
-        if !d.throughput_table.is_empty() {
-            return (1..=d.slots_per_instance).map(|n| d.table_throughput(n) / n as f64).collect();
+        if d.throughput_table.is_empty() {
+            self.decode_tokens_per_s / (1.0 + d.slowdown_per_seq * (n as f64 - 1.0))
+        } else {
+            d.table_throughput(n) / n as f64
         }
-        let (v, s) = (self.decode_tokens_per_s, d.slowdown_per_seq);
-        (1..=d.slots_per_instance).map(|n| v / (1.0 + s * (n as f64 - 1.0))).collect()
     }
 
     /// Decode speed of one sequence with every slot busy (every instance full), tokens/s.
     pub fn full_pool_speed(&self) -> f64 {
-        match self.speed_by_batch().last() {
-            Some(v) if self.decode_is_batched() => *v,
-            _ => self.decode_tokens_per_s,
+        if self.decode_is_batched() {
+            self.speed_at(self.decode.slots_per_instance)
+        } else {
+            self.decode_tokens_per_s
         }
     }
 

@@ -27,15 +27,10 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-/// Key of nothing: later than any event.
-pub(crate) const NONE: u128 = u128::MAX;
+use crate::queue::key;
 
-/// (non-negative finite time or clock value, sample id) packed to compare as an integer.
-#[inline]
-pub(crate) fn key(x: f64, id: u32) -> u128 {
-    debug_assert!(x >= 0.0 && x.is_finite());
-    ((x.to_bits() as u128) << 32) | id as u128
-}
+/// Key of nothing: later than any event.
+pub(crate) const NONE: u128 = crate::queue::IDLE;
 
 #[inline]
 fn key_value(k: u128) -> f64 {
