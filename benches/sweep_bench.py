@@ -30,7 +30,7 @@ import time
 
 import rollsim
 from rollsim import _rollsim
-from rollsim.sweep import sweep
+from rollsim.sweeps import sweep
 
 CHAPTER = rollsim.Scenario()  # 256 slots, 512 samples/step, 60 s steps, 2 h, lognormal lengths, fast RNG
 
@@ -58,7 +58,7 @@ def timed(fn, repeat: int) -> tuple[float, float, float]:
 MEM_CHILD = """
 import json, os, resource, sys, tempfile, tracemalloc
 import rollsim
-from rollsim.sweep import sweep_with_info
+from rollsim.sweeps import sweep_with_info
 n, mode = int(sys.argv[1]), sys.argv[2]
 chunk = int(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[3] != "auto" else None
 with tempfile.TemporaryDirectory() as d:

@@ -42,7 +42,7 @@ polars frame and one segment each, plus the per-step rows). Raise `max_samples` 
 run it anyway; the engine also enforces `max_samples` exactly while running. The estimate is within
 about 1 % for the chapter's scenario (17,865 vs 17,851 samples) and for other fully asynchronous
 configurations; batch pipelines are over-estimated by 15-45 %, partial rollout by up to 80 %
-(`rollsim.simulate.estimate_size(scenario)` returns it). A sweep refuses a runaway scenario before
+(`rollsim.simulation.estimate_size(scenario)` returns it). A sweep refuses a runaway scenario before
 running anything (`on_error="raise"`) or returns its rows with the error without running them and
 without writing them to `out` (`on_error="record"`), so a rerun with a higher limit runs them.
 

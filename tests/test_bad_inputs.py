@@ -19,7 +19,7 @@ import pytest
 import rollsim
 from rollsim import (Empirical, FullyAsync, LengthBalanced, LogNormal, OffPolicy, OneStepAsync, Scenario,
                      ScenarioError, Synchronous, presets, simulate, sync)
-from rollsim.sweep import config as sweep_config
+from rollsim.sweeps import config as sweep_config
 from rollsim.sync import cluster_from_dict, load_cluster
 
 from bad_inputs import ROWS

@@ -11,7 +11,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from rollsim import Empirical, FullyAsync, LogNormal, OffPolicy, Scenario, Synchronous, presets, simulate
-from rollsim.sweep import sweep
+from rollsim.sweeps import sweep
 
 BASE = Scenario(horizon_s=900.0, rollout_slots=64, batch_size=128)
 GRID = {

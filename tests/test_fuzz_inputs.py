@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import rollsim
 from rollsim import Empirical, FullyAsync, LengthBalanced, LogNormal, OffPolicy, Scenario, Synchronous, simulate
-from rollsim.sweep import config as sweep_config
+from rollsim.sweeps import config as sweep_config
 from rollsim.sync import cluster_from_dict, load_cluster
 
 CLEAN = (ValueError, FileNotFoundError)

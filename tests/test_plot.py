@@ -16,7 +16,7 @@ from matplotlib.image import AxesImage  # noqa: E402
 
 import rollsim  # noqa: E402
 from rollsim import Scenario, plot, simulate  # noqa: E402
-from rollsim.simulate import CHAPTER_PIPELINES  # noqa: E402
+from rollsim.simulation import CHAPTER_PIPELINES  # noqa: E402
 
 CHAPTER = Scenario(rng="python")
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from rollsim import FullyAsync, OffPolicy, Scenario, ScenarioError, Synchronous, _rollsim, datasets, presets, simulate
-from rollsim.simulate import (BYTES_PER_SAMPLE, BYTES_PER_STEP, _ENGINE_SAMPLE_COLUMNS, _ENGINE_STEP_COLUMNS,
+from rollsim.simulation import (BYTES_PER_SAMPLE, BYTES_PER_STEP, _ENGINE_SAMPLE_COLUMNS, _ENGINE_STEP_COLUMNS,
                               _FRAME_SAMPLE_COLUMNS, _FRAME_STEP_COLUMNS, _SEGMENT_COLUMNS, estimate_size)
-from rollsim.sweep import sweep
+from rollsim.sweeps import sweep
 
 
 def test_bytes_per_sample_counts_every_column():
@@ -72,7 +72,7 @@ def test_sweep_records_refused_runs_without_running_or_storing_them(tmp_path):
     df = sweep(Scenario(horizon_s=600.0), grid, seeds=2, progress=False, on_error="record", out=tmp_path)
     assert df["error"].is_null().to_list() == [True, True, False, False]
     assert df["error"][2].startswith("ScenarioError: max_samples: this scenario would start about 2.45e+09 samples")
-    from rollsim.sweep import read_sweep
+    from rollsim.sweeps import read_sweep
 
     assert read_sweep(tmp_path).height == 2    # refused runs are not stored: a rerun with a higher limit runs them
     again = sweep(Scenario(horizon_s=600.0), {"horizon_s": [600.0, 1e5]}, seeds=2, progress=False, out=tmp_path,

@@ -19,10 +19,10 @@ from polars.testing import assert_frame_equal
 
 import rollsim
 from rollsim import Empirical, FullyAsync, Scenario, ScenarioError, Synchronous
-from rollsim.sweep import (SUMMARY_SCHEMA, Choice, IntUniform, LogUniform, Uniform, aggregate, latin_hypercube,
+from rollsim.sweeps import (SUMMARY_SCHEMA, Choice, IntUniform, LogUniform, Uniform, aggregate, latin_hypercube,
                            random_points, read_sweep, run_key, scenario_key, sweep, sweep_with_info, t_quantile)
-from rollsim.sweep._keys import KEY_VERSION, canonical
-from rollsim.sweep._store import MANIFEST, Store
+from rollsim.sweeps._keys import KEY_VERSION, canonical
+from rollsim.sweeps._store import MANIFEST, Store
 from strategies import scenarios
 
 # Small, fast scenarios (a tenth of the chapter's horizon): ~0.1 ms per run.
@@ -173,7 +173,7 @@ def test_golden_keys():
 
 
 def test_keys_stable_across_processes():
-    code = ("import rollsim; from rollsim.sweep import run_key; "
+    code = ("import rollsim; from rollsim.sweeps import run_key; "
             "print(run_key(rollsim.Scenario().to_dict()), run_key(rollsim.Scenario(seed=2**64-1).to_dict()))")
     outs = set()
     for hashseed in ("0", "12345"):
@@ -384,7 +384,7 @@ def test_t_quantile_table(p, df, expected):
 
 
 def test_t_quantile_series_meets_expansion_at_1000():
-    from rollsim.sweep.stats import _cornish_fisher
+    from rollsim.sweeps.stats import _cornish_fisher
     assert t_quantile(0.975, 1000) == pytest.approx(_cornish_fisher(0.975, 1000), abs=1e-10)
 
 
@@ -420,6 +420,6 @@ def test_docstring_examples_run():
     import importlib
 
     # by module name: once rollsim/__init__ exports the sweep function, rollsim.sweep is that function
-    for mod in (importlib.import_module("rollsim.sweep._run"), importlib.import_module("rollsim.sweep.space")):
+    for mod in (importlib.import_module("rollsim.sweeps._run"), importlib.import_module("rollsim.sweeps.space")):
         res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
         assert res.attempted > 0 and res.failed == 0, mod.__name__

@@ -12,7 +12,7 @@ import pytest
 
 from rollsim import Empirical, FullyAsync, LogNormal, OffPolicy, Scenario, ScenarioError, Synchronous, datasets
 from rollsim import sweep_cli
-from rollsim.sweep import config, read_sweep, sweep
+from rollsim.sweeps import config, read_sweep, sweep
 
 
 def parser() -> argparse.ArgumentParser:

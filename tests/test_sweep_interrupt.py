@@ -13,12 +13,12 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from rollsim import Scenario
-from rollsim.sweep import read_sweep, sweep, sweep_with_info
+from rollsim.sweeps import read_sweep, sweep, sweep_with_info
 
 SCRIPT = """
 import sys
 from rollsim import Scenario
-from rollsim.sweep import sweep
+from rollsim.sweeps import sweep
 print("started", flush=True)
 try:
     sweep(Scenario(horizon_s=3600.0), {"pipeline.max_staleness": [None, 2]}, seeds=range(600),

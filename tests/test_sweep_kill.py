@@ -10,13 +10,13 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from rollsim import Scenario
-from rollsim.sweep import read_sweep, sweep, sweep_with_info
+from rollsim.sweeps import read_sweep, sweep, sweep_with_info
 from sweep_kill import kill_after_parts
 
 SCRIPT = """
 import sys
 from rollsim import Scenario
-from rollsim.sweep import sweep
+from rollsim.sweeps import sweep
 sweep(Scenario(horizon_s=3600.0), {"pipeline.max_staleness": [None, 2]}, seeds=range(600),
       out=sys.argv[1], chunk_size=30, threads=1, progress=False)
 print("finished")

@@ -6,7 +6,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from rollsim import Empirical, Scenario
-from rollsim.sweep import read_sweep, sweep, sweep_with_info
+from rollsim.sweeps import read_sweep, sweep, sweep_with_info
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'rollsim[ray]'); Ray backend tests skipped")
 

@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from rollsim import FullyAsync, Scenario, ScenarioError, Synchronous
-from rollsim.sweep import (IntUniform, LatinHypercube, RandomPoints, aggregate, latin_hypercube, random_points,
+from rollsim.sweeps import (IntUniform, LatinHypercube, RandomPoints, aggregate, latin_hypercube, random_points,
                            read_sweep, run_key, scan_sweep, scenario_key, sweep, sweep_with_info)
-from rollsim.sweep import _plan, _run
-from rollsim.sweep._plan import chunk_digest, make_plan
+from rollsim.sweeps import _plan, _run
+from rollsim.sweeps._plan import chunk_digest, make_plan
 from sweep_kill import kill_after_parts
 
 SMALL = Scenario(horizon_s=720.0)
@@ -208,7 +208,7 @@ def test_a_file_that_does_not_match_its_name_is_not_trusted(tmp_path):
 SCRIPT = """
 import sys
 from rollsim import Scenario
-from rollsim.sweep import sweep
+from rollsim.sweeps import sweep
 sweep(Scenario(horizon_s=3600.0), {"pipeline.max_staleness": [None, 2]}, seeds=range(400),
       out=sys.argv[1], chunk_size=25, threads=1, progress=False, collect=False)
 """

@@ -12,10 +12,10 @@ from rollsim.errors import GenerationOutrunsTrainingWarning, RunStalledWarning, 
 from rollsim.lengths import Empirical, LogNormal
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
-from rollsim.simulate import LONG_TOKENS, SHORT_TOKENS, Result, compare, simulate
-from rollsim import presets, resources, theory
-from rollsim.sweep import aggregate, read_sweep, sweep  # rebinds rollsim.sweep to the function
-from rollsim.sweep import space as sweep_space
+from rollsim.simulation import LONG_TOKENS, SHORT_TOKENS, Result, compare, simulate
+from rollsim import presets, resources, simulation, sweeps, theory
+from rollsim.sweeps import aggregate, read_sweep, sweep
+from rollsim.sweeps import space as sweep_space
 
 __all__ = [
     "Scenario",
@@ -38,6 +38,8 @@ __all__ = [
     "aggregate",
     "read_sweep",
     "sweep_space",
+    "sweeps",
+    "simulation",
     "theory",
     "presets",
     "resources",

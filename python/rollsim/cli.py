@@ -24,7 +24,7 @@ from rollsim.errors import ScenarioError
 from rollsim.lengths import Empirical, LogNormal
 from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
-from rollsim.simulate import compare, simulate
+from rollsim.simulation import compare, simulate
 
 _DEFAULT = Scenario()
 

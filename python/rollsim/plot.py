@@ -37,7 +37,7 @@ import polars as pl
 from rollsim.errors import invalid
 from rollsim.resources import generation_span_s
 from rollsim.scenario import Scenario
-from rollsim.simulate import Result
+from rollsim.simulation import Result
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -682,7 +682,7 @@ def step_breakdown(
     Parameters
     ----------
     results : Result, steps DataFrame, or a list / dict of them
-        E.g. ``{name: simulate(sc.replace(pipeline=p)) for name, p in rollsim.simulate.CHAPTER_PIPELINES}``.
+        E.g. ``{name: simulate(sc.replace(pipeline=p)) for name, p in rollsim.simulation.CHAPTER_PIPELINES}``.
     weight_sync_s : float, optional
         As in :func:`step_breakdown_frame`.
     ax, path, title

@@ -18,7 +18,7 @@ from rollsim import _check
 from rollsim.errors import invalid
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
-from rollsim.simulate import simulate
+from rollsim.simulation import simulate
 
 __all__ = ["areal", "verl_fully_async", "pipeline_rl", "slime_partial_rollout", "prime_rl", "compare", "PRESETS",
            "published"]

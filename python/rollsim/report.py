@@ -31,7 +31,7 @@ from typing import Any, Literal
 import polars as pl
 
 from rollsim.errors import invalid
-from rollsim.simulate import Result
+from rollsim.simulation import Result
 
 __all__ = ["Loaded", "load", "write_report", "plot_dir", "add_parser", "run", "run_plot", "KINDS", "tag"]
 

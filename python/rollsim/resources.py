@@ -35,7 +35,7 @@ from rollsim import _check
 from rollsim.errors import invalid
 from rollsim.pipelines import Synchronous, is_synchronous
 from rollsim.scenario import Scenario
-from rollsim.simulate import Result, simulate
+from rollsim.simulation import Result, simulate
 
 __all__ = ["colocated", "disaggregated", "gpu_split", "run_metrics", "SplitResult", "Gpu", "Model", "GPUS", "MODELS",
            "roofline_decode", "utilization_over_time", "generation_span_s"]

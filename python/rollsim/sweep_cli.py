@@ -1,4 +1,4 @@
-"""``rollsim sweep FILE.toml --out DIR``: runs a sweep described in TOML (see ``rollsim.sweep.config``).
+"""``rollsim sweep FILE.toml --out DIR``: runs a sweep described in TOML (see ``rollsim.sweeps.config``).
 
 Wire into the main CLI with ``rollsim.sweep_cli.add_parser(subparsers)``.
 """
@@ -40,7 +40,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Runs the sweep; returns 0, or 1 if some runs failed (their ``error`` column says why)."""
-    from rollsim.sweep import aggregate, config, sweep_with_info
+    from rollsim.sweeps import aggregate, config, sweep_with_info
 
     spec = config.load(args.config)
     kwargs: dict[str, Any] = {}

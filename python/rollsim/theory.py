@@ -1,7 +1,7 @@
 """Closed forms beside the simulation: mean staleness and step times.
 
 Two families of formulas, each with its source and its assumptions; ``tests/test_theory.py`` and
-``docs/theory.md`` show where they agree with :func:`rollsim.simulate` and explain where they don't.
+``docs/theory.md`` show where they agree with :func:`rollsim.simulation` and explain where they don't.
 
 * **Mean staleness of a fully asynchronous pipeline**, Applied Compute, "Predicting and Controlling
   Staleness in Fully Asynchronous RL Training" (https://www.appliedcompute.com/research/staleness-in-fully-async-rl,

@@ -40,7 +40,7 @@ from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous, is_synchron
 from rollsim.presets import areal, verl_fully_async
 from rollsim.resources import roofline_decode, run_metrics
 from rollsim.scenario import Scenario
-from rollsim.simulate import Result, simulate
+from rollsim.simulation import Result, simulate
 
 __all__ = ["Case", "case", "cases_by_name", "CASE_NAMES", "validate", "fit_mean_tokens", "areal_eta_curve",
            "NOT_REPRODUCED", "TARGET", "SIGMA", "WARMUP_STEPS", "sensitivity"]

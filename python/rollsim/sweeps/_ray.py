@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from rollsim.sweep._progress import Progress
+from rollsim.sweeps._progress import Progress
 
 __all__ = ["run_ray", "chunk_task"]
 
@@ -110,7 +110,7 @@ def run_ray(sw: Any, max_samples: int, chunk_size: int | None, progress: Progres
     """Runs the chunks of ``sw`` (a ``_Sweep``) as Ray tasks; the driver writes each finished chunk.
     At most ``INFLIGHT_PER_CPU`` tasks per CPU are in flight, so the driver's memory is bounded by
     the cluster's size, not the sweep's."""
-    from rollsim.sweep._run import _Claim
+    from rollsim.sweeps._run import _Claim
 
     ray = _import_ray()
     started = _connect(ray, address)

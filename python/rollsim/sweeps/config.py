@@ -45,7 +45,7 @@ from rollsim.errors import invalid
 from rollsim.lengths import Empirical, LogNormal
 from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
-from rollsim.sweep.space import Choice, IntUniform, LogUniform, Uniform, latin_hypercube, random_points
+from rollsim.sweeps.space import Choice, IntUniform, LogUniform, Uniform, latin_hypercube, random_points
 
 __all__ = ["SweepSpec", "load", "parse"]
 

@@ -14,7 +14,7 @@ A chunk is written to a temporary name, flushed to disk, then renamed with ``os.
 on POSIX and Windows), so readers never see a half-written file and a killed sweep leaves only
 complete parts (plus, at worst, a ``.tmp`` file that readers ignore and the next sweep removes).
 The name says which runs a file holds, so a resumed sweep knows what is done from the directory
-listing alone (see ``rollsim.sweep._run._Sweep``).
+listing alone (see ``rollsim.sweeps._run._Sweep``).
 """
 
 from __future__ import annotations

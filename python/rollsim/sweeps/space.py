@@ -11,7 +11,7 @@ Each function returns a list of ``n`` dicts ``{field: value}`` (Python floats/in
 values), which :func:`rollsim.sweep` takes as ``grid``. Sampling uses numpy's ``default_rng(seed)``
 (PCG64), so the same space, ``n`` and ``seed`` give the same points on any machine.
 
->>> from rollsim.sweep.space import latin_hypercube
+>>> from rollsim.sweeps.space import latin_hypercube
 >>> pts = latin_hypercube({"train_step_s": (30, 600), "pipeline.max_staleness": [0, 1, 2, 4]}, n=4, seed=0)
 >>> sorted(p["pipeline.max_staleness"] for p in pts)
 [0, 1, 2, 4]

@@ -23,7 +23,7 @@ import polars as pl
 from rollsim.errors import invalid
 from rollsim.lengths import Empirical
 from rollsim.scenario import Scenario
-from rollsim.sweep._keys import KeyMaker
+from rollsim.sweeps._keys import KeyMaker
 
 __all__ = ["Plan", "Block", "make_plan", "label", "CHUNK_DIGEST_VERSION", "STATS"]
 
@@ -444,7 +444,7 @@ class Plan:
 
 
 def make_plan(base: Scenario | None, grid: Any, seeds: Any) -> Plan:
-    """Expands ``grid`` over ``base`` and ``seeds`` (see :func:`rollsim.sweep.sweep`), lazily."""
+    """Expands ``grid`` over ``base`` and ``seeds`` (see :func:`rollsim.sweeps.sweep`), lazily."""
     if base is None:
         base = Scenario()
     if not isinstance(base, Scenario):

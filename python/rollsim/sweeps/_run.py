@@ -17,10 +17,10 @@ import polars as pl
 from rollsim import _rollsim
 from rollsim.errors import invalid
 from rollsim.scenario import Scenario
-from rollsim.simulate import DEFAULT_MAX_SAMPLES, runaway_error
-from rollsim.sweep._plan import Block, Plan, chunk_digest, make_plan
-from rollsim.sweep._progress import Progress
-from rollsim.sweep._store import Store, chunk_name
+from rollsim.simulation import DEFAULT_MAX_SAMPLES, runaway_error
+from rollsim.sweeps._plan import Block, Plan, chunk_digest, make_plan
+from rollsim.sweeps._progress import Progress
+from rollsim.sweeps._store import Store, chunk_name
 
 __all__ = ["sweep", "SUMMARY_SCHEMA", "SweepInfo"]
 
@@ -422,7 +422,7 @@ def sweep_with_info(
         if backend == "local":
             _run_local(sw, threads, max_samples, chunk_size, bar)
         else:
-            from rollsim.sweep._ray import run_ray
+            from rollsim.sweeps._ray import run_ray
 
             run_ray(sw, max_samples, chunk_size, bar, ray_address)
     finally:
@@ -480,7 +480,7 @@ def sweep(
         What to vary. A dict ``{field: [values, ...]}`` (dotted names reach into parts, e.g.
         ``"pipeline.max_staleness"``, ``"lengths.sigma"``; values may also be whole parts, e.g.
         ``"pipeline": [Synchronous(), FullyAsync(2)]``) gives the Cartesian product, the last field
-        varying fastest. A list of dicts of changes (e.g. from :mod:`rollsim.sweep.space`) gives one
+        varying fastest. A list of dicts of changes (e.g. from :mod:`rollsim.sweeps.space`) gives one
         scenario per dict. A list of :class:`Scenario` runs those scenarios (``base`` is ignored).
         ``None``: ``base`` alone.
     seeds : int | iterable of int, optional
@@ -512,7 +512,7 @@ def sweep(
         stops after writing the chunk in progress and the exception propagates.
     max_samples : int
         Per-run memory guard (samples started), in [1, 2**32 - 1]. A scenario whose estimate
-        (:func:`rollsim.simulate.estimate_size`) exceeds it is refused before anything runs
+        (:func:`rollsim.simulation.estimate_size`) exceeds it is refused before anything runs
         (``on_error="raise"``), or returned as rows with the error, neither run nor written to ``out``
         (``on_error="record"``); the engine also enforces it exactly during each run.
     on_error : "raise" | "record"
@@ -524,7 +524,7 @@ def sweep(
     collect : bool
         True (default): build and return the frame of the whole sweep (memory grows with the number
         of runs, about 0.25 KB each). False (needs ``out``): build nothing per run; return a
-        ``polars.LazyFrame`` over the dataset in ``out`` (:func:`rollsim.sweep.scan_sweep`), so peak
+        ``polars.LazyFrame`` over the dataset in ``out`` (:func:`rollsim.sweeps.scan_sweep`), so peak
         memory does not depend on the number of runs. The plan itself is always generated chunk by
         chunk.
 
@@ -557,7 +557,7 @@ def sweep(
     Examples
     --------
     >>> from rollsim import Scenario
-    >>> from rollsim.sweep import sweep
+    >>> from rollsim.sweeps import sweep
     >>> df = sweep(Scenario(horizon_s=600.0), {"pipeline.max_staleness": [0, 2]}, seeds=2, progress=False)
     >>> df.select("pipeline.max_staleness", "seed", "steps").rows()
     [(0, 0, 1), (0, 1, 1), (2, 0, 2), (2, 1, 2)]

@@ -101,8 +101,8 @@ def aggregate(
     Parameters
     ----------
     frame : polars.DataFrame | polars.LazyFrame
-        A frame from :func:`rollsim.sweep` (or :func:`rollsim.sweep.read_sweep`); or a lazy one
-        (``sweep(..., collect=False)``, :func:`rollsim.sweep.scan_sweep`), aggregated without
+        A frame from :func:`rollsim.sweep` (or :func:`rollsim.sweeps.read_sweep`); or a lazy one
+        (``sweep(..., collect=False)``, :func:`rollsim.sweeps.scan_sweep`), aggregated without
         building the frame of all runs.
     metrics : list of str, optional
         Numeric or boolean columns to aggregate; by default every column that is not a grouping

@@ -1,15 +1,15 @@
 """Parameter sweeps: many scenarios x seeds, in parallel, streamed to parquet, resumable, on Ray.
 
->>> from rollsim.sweep import sweep, aggregate, latin_hypercube
+>>> from rollsim.sweeps import sweep, aggregate, latin_hypercube
 """
 
-from rollsim.sweep._keys import run_key, scenario_key
-from rollsim.sweep._run import SUMMARY_SCHEMA, SweepInfo, sweep, sweep_with_info
-from rollsim.sweep._store import read_sweep, scan_sweep
-from rollsim.sweep import space
-from rollsim.sweep.space import (Choice, IntUniform, LatinHypercube, LogUniform, RandomPoints, Uniform, latin_hypercube,
+from rollsim.sweeps._keys import run_key, scenario_key
+from rollsim.sweeps._run import SUMMARY_SCHEMA, SweepInfo, sweep, sweep_with_info
+from rollsim.sweeps._store import read_sweep, scan_sweep
+from rollsim.sweeps import space
+from rollsim.sweeps.space import (Choice, IntUniform, LatinHypercube, LogUniform, RandomPoints, Uniform, latin_hypercube,
                                  random_points)
-from rollsim.sweep.stats import aggregate, t_quantile
+from rollsim.sweeps.stats import aggregate, t_quantile
 
 __all__ = [
     "sweep",
