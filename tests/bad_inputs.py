@@ -290,3 +290,22 @@ ROWS: list[tuple[str, str, str, str]] = [
      "exit 2: rollsim sync: topology: must be one of colocated, naive, parallel, relay, broadcast, got 'ring'"),
     ("CLI", "cli()", "CliExit", "exit 2: rollsim: error: the following arguments are required: command"),
 ]
+
+
+def _more_rows() -> list[tuple[str, str, str, str]]:
+    """Rows kept in ``tests/bad_inputs_<area>.py`` files (each defines ``ROWS``), appended in file-name
+    order so that areas can grow their tables independently."""
+    import importlib.util
+    from pathlib import Path
+
+    rows: list[tuple[str, str, str, str]] = []
+    for path in sorted(Path(__file__).parent.glob("bad_inputs_*.py")):
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        rows.extend(mod.ROWS)
+    return rows
+
+
+ROWS += _more_rows()

@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from rollsim import FullyAsync, OffPolicy, Scenario, ScenarioError, Synchronous, _rollsim, datasets, presets, simulate
+from rollsim import FullyAsync, OffPolicy, RunLimitError, Scenario, ScenarioError, Synchronous, _rollsim, datasets, presets, simulate
 from rollsim.simulation import (BYTES_PER_SAMPLE, BYTES_PER_STEP, _ENGINE_SAMPLE_COLUMNS, _ENGINE_STEP_COLUMNS,
                               _FRAME_SAMPLE_COLUMNS, _FRAME_STEP_COLUMNS, _SEGMENT_COLUMNS, estimate_size)
 from rollsim.sweeps import sweep
@@ -59,7 +59,7 @@ def test_refused_before_running_and_allowed_with_an_explicit_limit():
     assert simulate(Scenario(), max_samples=17900, record="summary").summary["samples_started"] == 17851
     # between the estimate (2017) and the real count (2086), the engine stops the run itself
     assert round(estimate_size(Scenario(horizon_s=720.0))["samples"]) == 2017
-    with pytest.raises(ScenarioError, match=r"^max_samples: the run would start more than 2050 samples; shorten"):
+    with pytest.raises(RunLimitError, match=r"^max_samples: the run would start more than 2050 samples; shorten"):
         simulate(Scenario(horizon_s=720.0), max_samples=2050)
 
 

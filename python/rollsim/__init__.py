@@ -8,7 +8,8 @@
 
 from rollsim import datasets, plot, report, sync
 from rollsim._rollsim import __version__
-from rollsim.errors import GenerationOutrunsTrainingWarning, RunStalledWarning, ScenarioError
+from rollsim.errors import (GenerationOutrunsTrainingWarning, RollsimError, RunLimitError, RunStalledWarning,
+                            ScenarioError)
 from rollsim.lengths import Empirical, LogNormal
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
@@ -31,6 +32,8 @@ __all__ = [
     "compare",
     "Result",
     "ScenarioError",
+    "RollsimError",
+    "RunLimitError",
     "GenerationOutrunsTrainingWarning",
     "SHORT_TOKENS",
     "LONG_TOKENS",

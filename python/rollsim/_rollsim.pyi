@@ -7,9 +7,6 @@ import numpy.typing as npt
 
 __version__: str
 
-class ScenarioError(ValueError):
-    """A scenario field is outside its allowed range; the message starts with the field's name."""
-
 def simulate(
     scenario: dict[str, Any],
     record_samples: bool = True,

@@ -4,19 +4,53 @@ from __future__ import annotations
 
 from typing import Any
 
-from rollsim._rollsim import ScenarioError
+__all__ = [
+    "RollsimError",
+    "ScenarioError",
+    "RunLimitError",
+    "GenerationOutrunsTrainingWarning",
+    "RunStalledWarning",
+    "invalid",
+    "strict_init",
+]
 
-__all__ = ["ScenarioError", "GenerationOutrunsTrainingWarning", "RunStalledWarning", "invalid", "strict_init"]
+
+class RollsimError(Exception):
+    """Base of every error rollsim raises on purpose (``except rollsim.RollsimError``).
+
+    Its subclasses are plain Python classes of the module ``rollsim``: they pickle, so they cross
+    Ray and multiprocessing boundaries unchanged."""
+
+    __module__ = "rollsim"
+
+
+class ScenarioError(RollsimError, ValueError):
+    """Bad input: a field of the wrong type or outside its allowed range, an unreadable file, an
+    option that does not apply. The message starts with the field's name and states the allowed
+    range, e.g. ``rollout_slots: must be in [1, 16777216], got 0``."""
+
+    __module__ = "rollsim"
+
+
+class RunLimitError(RollsimError, RuntimeError):
+    """A valid run that hits a run-time limit: it would start more than ``max_samples`` samples
+    (estimated before running, or reached while running). The message says how to proceed."""
+
+    __module__ = "rollsim"
 
 
 class GenerationOutrunsTrainingWarning(RuntimeWarning):
     """The ready queue grows step after step: rollout generates faster than the trainer consumes,
     so staleness grows without bound (see ``summary["ready_queue_growth_per_step"]``)."""
 
+    __module__ = "rollsim"
+
 
 class RunStalledWarning(RuntimeWarning):
     """Nothing could happen any more before the horizon: no slot could start work and the trainer
     could not form a batch (``summary["stalled"]``)."""
+
+    __module__ = "rollsim"
 
 
 def invalid(field: str, message: str) -> ScenarioError:

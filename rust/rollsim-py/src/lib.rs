@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use numpy::{PyArray1, PyReadonlyArray1};
-use pyo3::create_exception;
-use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
+use pyo3::import_exception;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -17,16 +17,15 @@ mod sync;
 use rollsim_core::scenario::{BatchOrder, Decode, OnStale, OnUpdate, PartialRollout, Prefill, Streaming};
 use rollsim_core::{Error, Lengths, Pipeline, RngKind, RunOptions, RunResult, Scenario, Summary};
 
-create_exception!(
-    _rollsim,
-    ScenarioError,
-    PyValueError,
-    "A scenario field is outside its allowed range; the message starts with the field's name."
-);
+// The exceptions are defined in Python (`rollsim/errors.py`), so that they pickle and cross Ray or
+// multiprocessing boundaries; the bindings raise those classes.
+import_exception!(rollsim.errors, ScenarioError);
+import_exception!(rollsim.errors, RunLimitError);
 
 fn to_py_err(e: Error) -> PyErr {
     match e {
         Error::Interrupted => PyKeyboardInterrupt::new_err("rollsim run interrupted"),
+        Error::TooManySamples { .. } => RunLimitError::new_err(e.to_string()),
         other => ScenarioError::new_err(other.to_string()),
     }
 }
@@ -519,7 +518,6 @@ fn _rollsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_many, m)?)?;
     m.add_function(wrap_pyfunction!(py_random_stream, m)?)?;
     m.add_function(wrap_pyfunction!(py_lognormal_stream, m)?)?;
-    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     sync::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
