@@ -180,5 +180,4 @@ def test_python_and_the_core_agree_on_every_real_range():
         for good in (lo, hi):
             cls(**{name: good})
             _rollsim.sync_estimate(raw((section, name), good))
-    for name, (lo, hi) in INT_BOUNDS.items():
-        assert lo <= hi
+    assert all(lo <= hi for lo, hi in INT_BOUNDS.values())

@@ -119,10 +119,13 @@ def bounded(field: str, value: Any, lo: float, hi: float, unit: str = "", *, lo_
     if v in allow:
         return float(v)
     inside = (lo < v if lo_open else lo <= v) and v <= hi  # exact for ints of any size; False for nan
-    if not inside:
-        rng = f"{'(' if lo_open else '['}{fmt_bound(lo)}, {fmt_bound(hi)}]"
-        raise invalid(field, f"must be in {rng}{unit_s}{tail}, got {show(value)}")
-    return float(v)
+    try:
+        if inside:
+            return float(v)
+    except OverflowError:  # only with hi = inf: an int too large for a float is still out of range
+        pass
+    rng = f"{'(' if lo_open else '['}{fmt_bound(lo)}, {fmt_bound(hi)}]"
+    raise invalid(field, f"must be in {rng}{unit_s}{tail}, got {show(value)}")
 
 
 def flag(field: str, value: Any) -> bool:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from rollsim import _check
-from rollsim.errors import invalid, strict_init
+from rollsim.errors import ScenarioError, invalid, strict_init
 
 __all__ = ["Synchronous", "OneStepAsync", "OffPolicy", "FullyAsync", "LengthBalanced", "Pipeline"]
 
@@ -142,15 +142,14 @@ class LengthBalanced:
             if isinstance(self.edges, (str, bytes)) or any(isinstance(x, (str, bytes, bool)) for x in self.edges):
                 raise TypeError
             edges = tuple(self.edges)
-            for i, x in enumerate(edges):
-                if isinstance(x, int) and abs(x) > 2**1023:  # too large for a float: never inf
-                    raise OverflowError(i, x)
+            huge = [i for i, x in enumerate(edges) if isinstance(x, int) and abs(x) >= 2**1024]  # never inf
+            if huge:
+                raise invalid("pipeline.batch_order.edges", f"must be finite, > 0 and strictly increasing numbers of "
+                                                            f"tokens; item {huge[0]} is {_check.show(edges[huge[0]])}")
             e = tuple(float(x) for x in edges)
-        except OverflowError as err:
-            i, x = err.args if len(err.args) == 2 else (0, None)
-            raise invalid("pipeline.batch_order.edges",
-                          f"must be finite, > 0 and strictly increasing numbers of tokens; item {i} is {_check.show(x)}") from None
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError) as err:
+            if isinstance(err, ScenarioError):
+                raise
             raise invalid("pipeline.batch_order.edges", f"must be numbers, got {self.edges!r}") from None
         if not e or any(not np.isfinite(x) or x <= 0 for x in e) or any(b <= a for a, b in zip(e, e[1:])):
             raise invalid("pipeline.batch_order.edges", f"must be finite, > 0 and strictly increasing, got {e}")
