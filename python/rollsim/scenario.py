@@ -59,7 +59,7 @@ _TABLE = "decode_throughput_table"
 
 def _throughput_table(value: Any) -> tuple[tuple[int, float], ...] | None:
     """``None`` or a tuple of ``(batch size, tokens/s)`` pairs: batch sizes integers in
-    [1, 2**24], strictly increasing from 1; throughputs finite and > 0."""
+    [1, 2**24], strictly increasing from 1; throughputs in [1e-6, 1e15] tokens/s."""
     if value is None:
         return None
     what = "must be a sequence of (running sequences, instance tokens/s) pairs"
@@ -239,11 +239,13 @@ class Scenario:
         ``"fast"``: Xoshiro256++ and a ziggurat normal. ``"python"``: CPython's
         ``random.Random(seed)`` bit for bit, drawing in the chapter's order (reproduces its table).
 
-    The ranges keep every summary value finite for any combination of accepted values: durations
-    stay far below the float range (a 1e9-token answer at 1e-6 tokens/s lasts 1e15 s; a step over
-    2**24 answers of 1e9 tokens at 1e3 s/token about 1.7e19 s), and so do token counts and
-    products like ``horizon_s * decode_tokens_per_s * rollout_slots``. Numbers are checked as
-    given: an int too large for a float (``10**400``) is out of range, not infinite.
+    The ranges keep every summary value finite for any combination of accepted values (answer
+    lengths within the bounds of :class:`LogNormal` / :class:`Empirical`): durations stay far below
+    the float range (tokens / the slowest speed, about 1e-6 / (1 + 1e6 * 2**24) tokens/s per
+    sequence; a step's ``tokens * seconds/token``), and so do token counts and products like
+    ``horizon_s * decode_tokens_per_s * rollout_slots`` (below 2e28). Only the staleness means of
+    the summary can be NaN, when they average nothing (see ``rollsim.Result.summary``). Numbers are
+    checked as given: an int too large for a float (``10**400``) is out of range, not infinite.
 
     Raises
     ------

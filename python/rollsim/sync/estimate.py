@@ -45,7 +45,9 @@ class Estimate:
     dominant_term : str
         The largest positive term, e.g. ``"software_s"``.
     busiest_link_bytes, model_bytes, n_buckets, chunks, hops : float
-        Bytes on the busiest link, bytes of one model copy, buckets, relay chunks and hops.
+        Bytes on the busiest link, bytes of one model copy, buckets, relay chunks and hops (finite
+        for every accepted cluster, except ``chunks``: inf for a relay with ``latency_s = 0``, whose
+        chunks are then infinitely fine; ``total_s`` and the breakdown are always finite).
     tensors_charged : float
         Tensors charged ``per_tensor_s`` (see :class:`~rollsim.sync.model.SoftwareStack`).
     cluster : Cluster
@@ -106,7 +108,7 @@ def estimate(cluster: Cluster) -> Estimate:
     ------
     ValueError
         A field is out of range (the message starts with the field's name), e.g.
-        ``efficiency: must be in (0, 1]``.
+        ``efficiency: must be in [1e-6, 1], got 0.0``.
     """
     d = _call(_rollsim.sync_estimate, cluster.to_dict())
     return Estimate(

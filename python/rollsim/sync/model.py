@@ -105,7 +105,7 @@ class Precision:
             raise ValueError(f"precision: must be one of 'bf16', 'fp16', 'fp32', 'fp8', got {self.name!r}")
         if self.name == "fp8":
             if not (isinstance(self.block, int) and 0 <= self.block <= 4096):
-                raise ValueError(f"precision.block: must be an int in 0..=4096 for fp8, got {self.block!r}")
+                raise invalid("precision.block", f"must be an int in [0, 4096] for fp8, got {_check.show(self.block)}")
         elif self.block != 0:
             raise ValueError(f"precision.block: only fp8 takes a block size, got {self.block!r} for {self.name}")
 
