@@ -219,6 +219,10 @@ def _lengths_table(a: argparse.Namespace, t: Any, given: dict[str, str], from_fi
             if not os.path.exists(spec):
                 raise ScenarioError(f"lengths: no file {spec!r} (give 'lognormal', a built-in data set: "
                                     f"{', '.join(datasets.NAMES)}, or a CSV/parquet file)")
+            if not os.path.isfile(spec):  # a FIFO would block the reader
+                what = "a directory" if os.path.isdir(spec) else "not a regular file"
+                raise ScenarioError(f"lengths: {spec!r} is {what} (give 'lognormal', a built-in data set: "
+                                    f"{', '.join(datasets.NAMES)}, or a CSV/parquet file)")
             t = {"file": os.path.abspath(spec) if from_file else spec}
     elif t is None:
         t = {"kind": "lognormal"}
@@ -254,8 +258,9 @@ def _pipeline_table(a: argparse.Namespace, t: Any, given: dict[str, str], from_f
             lost = sorted(k for k, v in t.items() if k not in keep and v != defaults.get(k, object()))
             if lost and from_file:
                 raise invalid("pipeline", f"--pipeline {a.pipeline} replaces the scenario file's {t.get('kind')!r} "
-                                          f"pipeline, whose {', '.join(lost)} would be lost (a {kind} pipeline has no "
-                                          f"such field): remove {'it' if len(lost) == 1 else 'them'} from the file")
+                                          f"pipeline, whose {', '.join(lost)} would be lost ({_CLI_NAME.get(kind, kind)} "
+                                          f"pipelines have no such field): remove {'it' if len(lost) == 1 else 'them'} "
+                                          f"from the file")
             t = {"kind": kind, **{k: v for k, v in t.items() if k in keep and k != "kind"}}
     kind = t.get("kind")
     name = _CLI_NAME.get(kind, repr(kind)) if isinstance(kind, str) else repr(kind)

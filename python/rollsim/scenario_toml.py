@@ -466,7 +466,9 @@ def read_toml(path: str | os.PathLike[str], what: str = "scenario file") -> dict
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise invalid(what, f"{p!r} is not UTF-8 text (byte {e.start}: {data[e.start:e.start + 1]!r})") from None
+        line = data[: e.start].count(b"\n") + 1
+        raise invalid(what, f"{p!r} is not UTF-8 text (line {line}, byte offset {e.start}: "
+                            f"{data[e.start:e.start + 1]!r})") from None
     return _parse(text, what, repr(p))
 
 
