@@ -48,6 +48,10 @@ ROWS: list[tuple[str, str, str, str]] = [
                       "keep_stale; got 'x'"),
     ("scenario TOML", "sweep_config.load(toml('[base]\\nseed = 1' + '0' * 30))", "ScenarioError",
      "base.seed: must be an integer of at most 20 digits, got one of 31 digits"),
+    ("scenario TOML", "sweep_config.load(toml('seeds = 1' + '0' * 400))", "ScenarioError",
+     "seeds: must be an integer of at most 20 digits, got one of 401 digits"),
+    ("scenario TOML", "Scenario.from_toml_str('[lengths]\\nfile = \"' + os.path.dirname(write('x', '')) + '\"')",
+     "ScenarioError", "re:lengths\\.file: '.*' is a directory, not a CSV/parquet file"),
     ("scenario TOML", "sweep_config.load(os.path.dirname(write('x', '')))", "ScenarioError",
      "re:sweep file: '.*' is a directory, not a TOML file"),
     # ---------------------------------------------------------------- command line: flags that do not apply

@@ -368,6 +368,10 @@ def test_bad_scenario_files(tmp_path):
         Scenario.from_toml(bad)
     with pytest.raises(FileNotFoundError):
         Scenario.from_toml(tmp_path / "none.toml")
+    lengths_fifo = tmp_path / "l.csv"
+    os.mkfifo(lengths_fifo)
+    with pytest.raises(ScenarioError, match=r"^lengths.file: '.*l\.csv' is not a regular file, not a CSV/parquet file$"):
+        Scenario.from_toml_str(f'[lengths]\nfile = "{lengths_fifo}"')  # no blocking read either
     bom = tmp_path / "bom.toml"  # a UTF-8 byte-order mark (Windows editors) is skipped
     bom.write_bytes(b"\xef\xbb\xbfrollout_slots = 8\r\n")
     assert Scenario.from_toml(bom) == Scenario(rollout_slots=8)

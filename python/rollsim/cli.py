@@ -124,13 +124,24 @@ def _converter(tp: Any) -> tuple[Any, str | None]:
     return conv, meta
 
 
+_OWNER_NAMES = {"lognormal": "lognormal", "empirical": "empirical", "file": "FILE", "dataset": "data sets",
+                **_CLI_NAME}
+
+
 def _help(f: schema.Field, default: Any) -> str:
     text = f.help.replace("%", "%%")
-    if default is None and f.default is not dataclasses.MISSING and f.default is not None:
-        text += f" (default: {f.default})"
-    elif default is not None:
-        text += " (default: %(default)s)"
-    return text
+    if f.path == "pipeline.batch_order":
+        text += f": {', '.join((*schema.BATCH_ORDERS, schema.LENGTH_BALANCED))}"
+    notes = []
+    if f.owners and f.part != "pipeline.batch_order":
+        notes.append("with " + ", ".join(_OWNER_NAMES.get(o, o) for o in f.owners))
+    elif f.part == "pipeline.batch_order":
+        notes.append(f"with --batch-order {schema.LENGTH_BALANCED}")
+    if default is not None:
+        notes.append("default: %(default)s")
+    elif len(f.owners) <= 1 and f.default is not dataclasses.MISSING and f.default is not None:
+        notes.append(f"default: {f.default}")
+    return text + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def _add_flag(g: Any, f: schema.Field, default: Any = None, *, dest: str | None = None) -> str:

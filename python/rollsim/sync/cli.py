@@ -98,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
             _cluster(args.cluster)
         else:
             _chapter()
+    except BrokenPipeError:  # stdout closed early: the main command line stops quietly
+        raise
     except (RollsimError, ValueError, OSError, OverflowError) as e:
         text = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
         print(f"rollsim: error: {text or type(e).__name__}", file=sys.stderr)
