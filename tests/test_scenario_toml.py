@@ -171,8 +171,10 @@ def test_every_field_is_a_flag_and_a_toml_key(path, lengths_file):
 
 
 def test_every_scenario_flag_is_in_every_scenario_command():
+    import argparse
+
     parser = cli.build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, type(parser._subparsers._group_actions[0])))
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     for command in ("run", "compare", "presets", "split"):
         flags = {s for a in sub.choices[command]._actions for s in a.option_strings}
         for f in schema.scenario_fields():
