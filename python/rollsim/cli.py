@@ -20,7 +20,7 @@ from typing import Any, Sequence
 import polars as pl
 
 from rollsim import datasets
-from rollsim.errors import ScenarioError
+from rollsim.errors import RollsimError, ScenarioError
 from rollsim.lengths import Empirical, LogNormal
 from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
@@ -349,7 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (ScenarioError, ValueError, FileNotFoundError) as e:
+    except (RollsimError, ValueError, FileNotFoundError) as e:
         print(f"rollsim: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
