@@ -10,7 +10,7 @@ says how. Use :func:`compare` for a side-by-side table.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import polars as pl
 
