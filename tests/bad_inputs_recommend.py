@@ -69,3 +69,9 @@ ROWS += [
     ("simulate", "simulate(Scenario(), max_events=1e9)", "ScenarioError",
      "max_events: must be an integer >= 1 or None (no limit), got 1000000000.0"),
 ]
+
+ROWS += [
+    # ---------------------------------------------------------------- weight-sync ranking
+    ("sync", "sync.rank_topologies(sync.chapter_cluster(), ['relay', 'ring'])", "ValueError",
+     "topology: must be one of colocated, naive, parallel, relay, broadcast, got 'ring'"),
+]
