@@ -16,9 +16,12 @@ FIELDS = ("['batch_size', 'clear_cache_on_update', 'decode_slowdown_per_seq', 'd
           "'decode_tokens_per_s', 'group_size', 'horizon_s', 'kv_cache_tokens', 'lengths', 'logprob_s_per_token', "
           "'pipeline', 'prefill_tokens_per_s', 'prefix_sharing', 'prompt_tokens', 'rng', 'rollout_pause_s', "
           "'rollout_slots', 'seed', 'slots_per_instance', 'train_s_per_token', 'train_step_s', 'weight_sync_s']")
-RUNAWAY = ("max_samples: this scenario would start about 2.45e+09 samples (about 2.45e+09 events; 453 GB of recorded "
-           "rows) over horizon_s = 1e+09 s, more than max_samples = 50000000; shorten horizon_s, or raise max_samples "
-           "(up to 2**32 - 1) if you mean it")
+RUNAWAY = ("max_samples: this scenario would start about 2.45e+09 samples (453 GB of recorded rows with "
+           "record='samples') over horizon_s = 1e+09 s, more than max_samples = 50000000; use record='summary' (constant "
+           "memory), shorten horizon_s, or raise max_samples (up to 2**32 - 1) if you mean it")
+RUNAWAY_SUMMARY = ("max_samples: this scenario would start about 2.45e+09 samples (about 2.45e+09 events, about 2.7 min at "
+                   "~15 M events/s; record='summary' keeps memory constant) over horizon_s = 1e+09 s, more than "
+                   "max_samples = 50000000; shorten horizon_s, or raise max_samples (up to 2**32 - 1) if you mean it")
 
 ROWS: list[tuple[str, str, str, str]] = [
     # ---------------------------------------------------------------- Scenario fields
@@ -162,8 +165,8 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("pipeline", "FullyAsync(admission_eta=1.5)", "ScenarioError",
      "pipeline.admission_eta: must be an integer in [0, 4294967295], got float 1.5"),
     ("pipeline", "FullyAsync(max_stalenes=2)", "ScenarioError",
-     "pipeline.max_stalenes: unknown field of FullyAsync (fields: ['admission_eta', 'batch_order', 'max_lag_samples', "
-     "'max_ready_groups', 'max_staleness', 'on_stale', 'on_update'])"),
+     "pipeline.max_stalenes: unknown field of FullyAsync (fields: ['admission_eta', 'batch_order', 'lag_release', "
+     "'max_lag_samples', 'max_ready_groups', 'max_staleness', 'on_stale', 'on_update'])"),
     ("pipeline", "LengthBalanced(edges=(8000, 1000))", "ScenarioError",
      "pipeline.batch_order.edges: must be finite, > 0 and strictly increasing, got (8000.0, 1000.0)"),
     ("pipeline", "LengthBalanced(edges='1000')", "ScenarioError", "pipeline.batch_order.edges: must be numbers, got '1000'"),
@@ -195,20 +198,17 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("replace", "Scenario().replace(**{'lengths.median': 2000})", "ScenarioError",
      "lengths.median: unknown field of LogNormal (fields: ['group_correlation', 'max_tokens', 'mu', 'sigma'])"),
     # ---------------------------------------------------------------- runaway runs, simulate options
-    ("runaway", "simulate(Scenario(horizon_s=1e9))", "ScenarioError", RUNAWAY),
-    ("runaway", "simulate(Scenario(lengths=LogNormal(mu=-1000.0)), record='summary')", "ScenarioError",
-     "max_samples: this scenario would start an unbounded number of samples (an unbounded number of events; "
-     "record='summary' keeps memory constant) over horizon_s = 7200 s, more than max_samples = 50000000; shorten "
+    ("runaway", "simulate(Scenario(horizon_s=1e9))", "RunLimitError", RUNAWAY),
+    ("runaway", "simulate(Scenario(lengths=LogNormal(mu=-1000.0)), record='summary')", "RunLimitError",
+     "max_samples: this scenario would start an unbounded number of samples (an unbounded number of events, forever "
+     "at ~15 M events/s; record='summary' keeps memory constant) over horizon_s = 7200 s, more than one run can start "
+     "(2**32 - 1 samples: sample ids are 32-bit); shorten horizon_s"),
+    ("runaway", "simulate(Scenario(), max_samples=17000)", "RunLimitError",
+     "max_samples: this scenario would start about 1.79e+04 samples (3.31 MB of recorded rows with record='samples') "
+     "over horizon_s = 7200 s, more than max_samples = 17000; use record='summary' (constant memory), shorten "
      "horizon_s, or raise max_samples (up to 2**32 - 1) if you mean it"),
-    ("runaway", "simulate(Scenario(), max_samples=17000)", "ScenarioError",
-     "max_samples: this scenario would start about 1.79e+04 samples (about 1.79e+04 events; 3.31 MB of recorded rows) "
-     "over horizon_s = 7200 s, more than max_samples = 17000; shorten horizon_s, or raise max_samples (up to "
-     "2**32 - 1) if you mean it"),
     ("runaway", "rollsim.sweep(Scenario(horizon_s=600.0), {'horizon_s': [600.0, 1e9]}, progress=False)", "ScenarioError",
-     "max_samples: this scenario would start about 2.45e+09 samples (about 2.45e+09 events; record='summary' keeps "
-     "memory constant) over horizon_s = 1e+09 s, more than max_samples = 50000000; shorten horizon_s, or raise "
-     "max_samples (up to 2**32 - 1) if you mean it (sweep scenario horizon_s=1000000000.0); nothing was run "
-     "(on_error='record' runs the others)"),
+     RUNAWAY_SUMMARY + " (sweep scenario horizon_s=1000000000.0); nothing was run (on_error='record' runs the others)"),
     ("simulate", "simulate(Scenario(), max_samples=1.5)", "ScenarioError", "max_samples: must be an integer in [1, 2**32 - 1], got 1.5"),
     ("simulate", "simulate(Scenario(horizon_s=60.0)).staleness_by_length(())", "ScenarioError",
      "edges: must be finite, non-empty and strictly increasing, got []"),
@@ -276,7 +276,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      "re:exit 2: rollsim run: error: argument --pipeline: invalid choice: 'bogus' \\(choose from .*\\)"),
     ("CLI", "cli('run', '--max-staleness', '-1')", "CliExit",
      "exit 2: rollsim: error: pipeline.max_staleness: must be in [0, 4294967295], got -1"),
-    ("CLI", "cli('run', '--horizon-s', '1e9')", "CliExit", "exit 2: rollsim: error: " + RUNAWAY.replace("453 GB of recorded rows", "record='summary' keeps memory constant")),
+    ("CLI", "cli('run', '--horizon-s', '1e9')", "CliExit", "exit 2: rollsim: error: " + RUNAWAY_SUMMARY),
     ("CLI", "cli('compare', '--lengths', '/nonexistent.csv')", "CliExit",
      "exit 2: rollsim: error: lengths: no file '/nonexistent.csv' (give 'lognormal', a built-in data set: "
      "deepseek-r1, or a CSV/parquet file)"),

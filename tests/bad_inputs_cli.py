@@ -13,8 +13,8 @@ ROWS: list[tuple[str, str, str, str]] = [
     # ---------------------------------------------------------------- scenario files (TOML)
     ("scenario TOML", "Scenario.from_toml_str('speed = 3')", "ScenarioError", f"speed: unknown key (allowed: {_FIELDS})"),
     ("scenario TOML", "Scenario.from_toml_str('[pipeline]\\nkind = \"fully_async\"\\ncap = 2')", "ScenarioError",
-     "pipeline.cap: unknown key (allowed: ['admission_eta', 'batch_order', 'kind', 'max_lag_samples', "
-     "'max_ready_groups', 'max_staleness', 'on_stale', 'on_update'])"),
+     "pipeline.cap: unknown key (allowed: ['admission_eta', 'batch_order', 'kind', 'lag_release', "
+     "'max_lag_samples', 'max_ready_groups', 'max_staleness', 'on_stale', 'on_update'])"),
     ("scenario TOML", "Scenario.from_toml_str('[pipeline]\\nkind = \"one_step\"\\nk = 2')", "ScenarioError",
      "pipeline.k: unknown key (allowed: ['keep_partial', 'kind', 'over_sampling'])"),
     ("scenario TOML", "Scenario.from_toml_str('[pipeline]\\nmax_staleness = 2')", "ScenarioError",

@@ -113,6 +113,9 @@ def samples(lengths_file):
                              ("batch_order", "oldest_first", "oldest_first"), ("on_update", "wait", "wait")):
         out[f"pipeline.{key}"] = ([f"--{key.replace('_', '-')}", text], {"pipeline": {"kind": "fully_async", key: value}},
                                   pipe, FullyAsync(**{key: value}))
+    out["pipeline.lag_release"] = (["--max-lag-samples", "1024", "--lag-release", "sync"],
+                                   {"pipeline": {"kind": "fully_async", "max_lag_samples": 1024, "lag_release": "sync"}},
+                                   pipe, FullyAsync(max_lag_samples=1024, lag_release="sync"))
     lb = ["--batch-order", "length_balanced"]
     for key, text, value in (("edges", "500,4000", (500.0, 4000.0)), ("quotas", "10,10,10", (10, 10, 10)),
                              ("share", "0.5", 0.5)):
@@ -329,7 +332,7 @@ batch_order = { kind = "length_balanced", edges = [2000.0], share = 0.8 }
 @pytest.mark.parametrize("text, message", [
     ("foo = 1", "foo: unknown key (allowed: ['batch_size', 'clear_cache_on_update', "),
     ("[pipeline]\nkind = 'fully_async'\ncap = 2", "pipeline.cap: unknown key (allowed: ['admission_eta', 'batch_order', "
-                                                  "'kind', 'max_lag_samples', 'max_ready_groups', 'max_staleness', "
+                                                  "'kind', 'lag_release', 'max_lag_samples', 'max_ready_groups', 'max_staleness', "
                                                   "'on_stale', 'on_update'])"),
     ("[pipeline]\nkind = 'synchronous'\nk = 2", "pipeline.k: unknown key (allowed: ['keep_partial', 'kind', "
                                                 "'over_sampling'])"),

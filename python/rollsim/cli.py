@@ -481,35 +481,58 @@ def _cmd_split(a: argparse.Namespace) -> int:
     from rollsim import resources
 
     pipeline = {"sync": Synchronous(), "one-step": OneStepAsync(), "fully-async": FullyAsync(a.max_staleness)}[a.pipeline]
-    # the split sizes the pool and the trainer: flags that would be overridden are refused
-    sized = {"--rollout-slots": (a.rollout_slots, _DEFAULT.rollout_slots), "--train-step-s": (a.train_step_s,
-             _DEFAULT.train_step_s), "--train-s-per-token": (a.train_s_per_token, 0.0),
-             "--logprob-s-per-token": (a.logprob_s_per_token, 0.0)}
-    given = [flag for flag, (value, default) in sized.items() if value != default]
+    # the split sizes the pool and the trainer: flags that it would override are refused whenever given
+    sized = {"--rollout-slots": "rollout_slots", "--train-step-s": "train_step_s",
+             "--train-s-per-token": "train_s_per_token", "--logprob-s-per-token": "logprob_s_per_token"}
+    given = [flag for flag, dest in sized.items() if getattr(a, dest) is not None]
     if given:
         raise ScenarioError(f"split: {', '.join(given)} cannot be set: the split sizes the pool and the trainer from "
                             f"the GPUs (use --slots-per-instance, --train-fixed-s and --gpu-s-per-token, with any "
                             f"log-prob recompute in it)")
+    a = argparse.Namespace(**dict(vars(a), train_step_s=_DEFAULT.train_step_s, train_s_per_token=0.0,
+                                  logprob_s_per_token=0.0))
     # one instance to start from; the split's instances are the scenario's instances
     base = _scenario(a, pipeline, rollout_slots=a.slots_per_instance)
-    res = resources.gpu_split(base, a.gpus, gpus_per_instance=a.gpus_per_instance,
-                              slots_per_instance=a.slots_per_instance, gpu_s_per_token=a.gpu_s_per_token,
-                              train_fixed_s=a.train_fixed_s, colocated_switch_s=a.colocated_switch_s)
+    kwargs = dict(gpus_per_instance=a.gpus_per_instance, slots_per_instance=a.slots_per_instance,
+                  gpu_s_per_token=a.gpu_s_per_token, train_fixed_s=a.train_fixed_s,
+                  colocated_switch_s=a.colocated_switch_s, max_drop_fraction=a.max_drop_fraction,
+                  max_staleness_mean=a.max_staleness_mean, exclude_runaway=not a.allow_runaway)
+    bar: Any = None
+    if sys.stderr.isatty():  # a progress bar on a terminal only, and only with rich
+        try:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+        except ImportError:
+            pass
+        else:
+            bar = Progress(TextColumn("[bold]split"), BarColumn(), MofNCompleteColumn(), TextColumn("runs ETA"),
+                           TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+    if bar is None:
+        res = resources.gpu_split(base, a.gpus, **kwargs)
+    else:
+        with bar:
+            task = bar.add_task("split", total=None)
+            res = resources.gpu_split(base, a.gpus, progress=lambda done, total: bar.update(
+                task, completed=done, total=total), **kwargs)
     t = res.table
     if a.format == "csv":
         print(t.write_csv(), end="")
         return 0
-    header = f"{'rollout':>7} {'train':>5} {'slots':>6} {'step s':>8} {'trainer idle':>12} {'rollout util':>12} " \
-             f"{'tokens/s':>9} {'tok/s/GPU':>9} {'stale':>5}"
-    print(header)
+    print(f"{'rollout':>7} {'train':>5} {'slots':>6} {'step s':>8} {'trainer idle':>12} {'rollout util':>12} "
+          f"{'tokens/s':>9} {'tok/s/GPU':>9} {'dropped':>7} {'stale':>5} {'max':>4} {'runaway':>7}")
     for r in t.iter_rows(named=True):
-        is_best = (r["placement"], r["rollout_gpus"]) == (res.best["placement"], res.best["rollout_gpus"])
-        mark = "  <- best" if is_best else ""
+        mark = "  <- best" if r["rank"] == 1 else ""
+        if r["excluded_because"] is not None:
+            mark = f"  excluded: {r['excluded_because']}"
         if r["placement"] == "colocated":
             mark = "  (colocated, synchronous: every GPU takes turns)" + mark
-        print(f"{r['rollout_gpus']:>7} {r['train_gpus']:>5} {r['rollout_slots']:>6} {r['step_time_s']:>8.1f} "
+        stale = "-" if math.isnan(r["staleness_mean"]) else f"{r['staleness_mean']:.2f}"
+        step = "-" if math.isnan(r["step_time_s"]) else f"{r['step_time_s']:.1f}"
+        print(f"{r['rollout_gpus']:>7} {r['train_gpus']:>5} {r['rollout_slots']:>6} {step:>8} "
               f"{r['trainer_idle_fraction']:>12.0%} {r['rollout_utilization']:>12.0%} {r['tokens_trained_per_s']:>9.0f} "
-              f"{r['tokens_per_s_per_gpu']:>9.1f} {r['staleness_mean']:>5.2f}{mark}")
+              f"{r['tokens_per_s_per_gpu']:>9.1f} {r['drop_fraction']:>7.1%} {stale:>5} {r['staleness_max']:>4} "
+              f"{'yes' if r['runaway'] else 'no':>7}{mark}")
+    print(res.verdict)
     return 0
 
 
@@ -600,8 +623,19 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also run the colocated synchronous baseline on all GPUs, with this many seconds per step "
                          "to offload and reload the rollout engine")
     sp.add_argument("--max-staleness", type=int, default=None)
+    sp.add_argument("--max-drop-fraction", type=float, default=0.05,
+                    help="recommend only splits that drop at most this fraction of finished samples (%(default)s)")
+    sp.add_argument("--max-staleness-mean", type=float, default=None,
+                    help="recommend only splits whose mean staleness is at most this (default: no limit)")
+    sp.add_argument("--allow-runaway", action="store_true",
+                    help="also recommend splits whose ready queue grows without bound (generation outruns training)")
     sp.add_argument("--format", choices=("table", "csv"), default="table")
-    sp.set_defaults(func=_cmd_split)
+    # the split sets these: refused whenever given (None tells given from not given); hidden from --help
+    sp.set_defaults(func=_cmd_split, rollout_slots=None, train_step_s=None, train_s_per_token=None,
+                    logprob_s_per_token=None)
+    for action in sp._actions:
+        if action.dest in ("rollout_slots", "train_step_s", "train_s_per_token", "logprob_s_per_token"):
+            action.help = argparse.SUPPRESS
     va = sub.add_parser("validate", help="predicted against published speedups (verl, the chapter)")
     va.add_argument("--case", action="append", help="run only this case (repeatable); names: rollsim.validation.CASE_NAMES")
     va.add_argument("--notes", action="store_true", help="print each case's assumptions and, for misses, why")
