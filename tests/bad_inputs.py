@@ -287,7 +287,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      "exit 2: rollsim: error: [Errno 2] No such file or directory: '/nonexistent.toml'"),
     ("CLI", "cli('sweep', toml(''))", "CliExit", "exit 2: rollsim sweep: error: the following arguments are required: --out"),
     ("CLI", "cli('sync', toml('topology = \"ring\"\\n[model]\\npreset = \"qwen3-4b\"'))", "CliExit",
-     "exit 2: rollsim sync: topology: must be one of colocated, naive, parallel, relay, broadcast, got 'ring'"),
+     "exit 2: rollsim: error: topology: must be one of colocated, naive, parallel, relay, broadcast, got 'ring'"),
     ("CLI", "cli()", "CliExit", "exit 2: rollsim: error: the following arguments are required: command"),
 ]
 

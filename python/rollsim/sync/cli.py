@@ -49,10 +49,14 @@ def _chapter() -> None:
 
 
 def _cluster(path: str) -> None:
-    from .config import load_cluster
+    from rollsim import scenario_toml
+
+    from .config import cluster_from_dict
     from .estimate import estimate, rank_topologies
 
-    c = load_cluster(path)
+    doc = scenario_toml.read_toml(path, "cluster file")  # a directory, FIFO or non-UTF-8 file: a clear error
+    scenario_toml.check_integers("", doc)  # a 400-digit integer: named, not an OverflowError
+    c = cluster_from_dict(doc)
     e = estimate(c)
     m = c.model
     print(f"{m.name}: {m.n_params / 1e9:.1f}B params, {m.n_tensors} tensors, {e.model_bytes / 1e9:.1f} GB per copy "
@@ -104,7 +108,9 @@ def _validation() -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Runs the subcommand; returns the exit code (2 on a bad cluster file, with the message on
-    stderr)."""
+    stderr as ``rollsim: error: ...``, like every rollsim command)."""
+    from rollsim.errors import RollsimError
+
     try:
         if getattr(args, "validation", False):
             _validation()
@@ -112,8 +118,11 @@ def run(args: argparse.Namespace) -> int:
             _cluster(args.cluster)
         else:
             _chapter()
-    except (ValueError, OSError) as e:
-        print(f"rollsim sync: {e}", file=sys.stderr)
+    except BrokenPipeError:  # stdout closed early: the main command line stops quietly
+        raise
+    except (RollsimError, ValueError, OSError, OverflowError) as e:
+        text = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
+        print(f"rollsim: error: {text or type(e).__name__}", file=sys.stderr)
         return 2
     return 0
 
