@@ -358,8 +358,8 @@ class Empirical:
         a column of integers followed by ``100.5`` reads whole; surrounding spaces are ignored.
         Parquet columns must have a numeric type (integers, floats, decimals) or hold numbers as
         text; booleans, dates, datetimes, times and durations are refused. Errors about a value
-        give its place in the file: ``line N`` of a CSV file (1-based, the header included) or
-        ``row N`` of a parquet file (1-based).
+        give its place in the file: ``line N`` of a CSV file (1-based, the header included; a quoted
+        cell that spans lines counts as one) or ``row N`` of a parquet file (1-based).
 
         Raises
         ------
