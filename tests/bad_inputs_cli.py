@@ -51,7 +51,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("scenario TOML", "sweep_config.load(toml('seeds = 1' + '0' * 400))", "ScenarioError",
      "seeds: must be an integer of at most 20 digits, got one of 401 digits"),
     ("scenario TOML", "Scenario.from_toml_str('[lengths]\\nfile = \"' + os.path.dirname(write('x', '')) + '\"')",
-     "ScenarioError", "re:lengths\\.file: '.*' is a directory, not a CSV/parquet file"),
+     "ScenarioError", "re:lengths\\.path: must name a \\.csv, \\.csv\\.gz or \\.parquet file \\(any case\\), got '.*'"),
     ("scenario TOML", "sweep_config.load(os.path.dirname(write('x', '')))", "ScenarioError",
      "re:sweep file: '.*' is a directory, not a TOML file"),
     # ---------------------------------------------------------------- command line: flags that do not apply
@@ -98,8 +98,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("CLI", "cli('run', toml('batch_size = 1' + '0' * 399))", "CliExit",
      _ERR + "batch_size: must be an integer of at most 20 digits, got one of 400 digits"),
     ("CLI", "cli('run', '--lengths', os.path.dirname(write('x', '')))", "CliExit",
-     "re:" + _ERR + "lengths: '.*' is a directory \\(give 'lognormal', a built-in data set: deepseek-r1, or a "
-                    "CSV/parquet file\\)"),
+     "re:" + _ERR + "lengths\\.path: must name a \\.csv, \\.csv\\.gz or \\.parquet file \\(any case\\), got '.*'"),
     ("CLI", "cli('run', '--out', write('f', 'x'))", "CliExit", "re:" + _ERR + "out: '.*/f' exists and is not a directory"),
     ("CLI", "cli('compare', '--out', write('f', 'x') + '/sub')", "CliExit",
      "re:" + _ERR + "out: cannot write to the directory '.*/f/sub': Not a directory"),

@@ -212,13 +212,12 @@ def test_no_tracebacks_from_the_console_script(tmp_path):
     one_error_line(rollsim("run", str(big)), "batch_size: must be an integer of at most 20 digits, got one of 400 digits")
     one_error_line(rollsim("run", "--out", str(bad / "out")),
                    f"out: cannot write to the directory {str(bad / 'out')!r}: Not a directory")
-    one_error_line(rollsim("run", "--lengths", str(d)), f"lengths: {str(d)!r} is a directory (give 'lognormal', a "
-                                                        f"built-in data set: deepseek-r1, or a CSV/parquet file)")
+    one_error_line(rollsim("run", "--lengths", str(d)), f"lengths.path: must name a .csv, .csv.gz or .parquet file "
+                                                        f"(any case), got {str(d)!r}")
     fifo = tmp_path / "lengths.csv"
     os.mkfifo(fifo)
     one_error_line(rollsim("run", "--lengths", str(fifo), timeout=60),
-                   f"lengths: {str(fifo)!r} is not a regular file (give 'lognormal', a built-in data set: deepseek-r1, "
-                   f"or a CSV/parquet file)")
+                   f"lengths.path: must be a regular file, got a FIFO (named pipe) {str(fifo)!r}")
     cluster = tmp_path / "cluster.toml"
     cluster.write_text("fanout = 1" + "0" * 400 + '\n[model]\npreset = "qwen3-4b"\n')
     one_error_line(rollsim("sync", str(cluster)), "fanout: must be an integer of at most 20 digits, got one of 401 digits")

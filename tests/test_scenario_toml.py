@@ -96,6 +96,9 @@ def samples(lengths_file):
     out["lengths.name"] = (file_ + ["--lengths-name", "mine"], {"lengths": {"file": lf, "column": "tokens",
                                                                             "name": "mine"}},
                            lambda sc: sc.lengths.name, "mine")
+    out["lengths.has_header"] = (file_ + ["--has-header", "true"], {"lengths": {"file": lf, "column": "tokens",
+                                                                         "has_header": True}},
+                                 lambda sc: sc.lengths.values.tolist(), [100.0, 2000.0, 700.0])
     out["lengths.dataset"] = out["lengths"]
     # pipelines
     pipe = lambda sc: sc.pipeline  # noqa: E731
@@ -375,7 +378,7 @@ def test_bad_scenario_files(tmp_path):
         Scenario.from_toml(tmp_path / "none.toml")
     lengths_fifo = tmp_path / "l.csv"
     os.mkfifo(lengths_fifo)
-    with pytest.raises(ScenarioError, match=r"^lengths.file: '.*l\.csv' is not a regular file, not a CSV/parquet file$"):
+    with pytest.raises(ScenarioError, match=r"^lengths.path: must be a regular file, got a FIFO \(named pipe\) '.*l\.csv'$"):
         Scenario.from_toml_str(f'[lengths]\nfile = "{lengths_fifo}"')  # no blocking read either
     bom = tmp_path / "bom.toml"  # a UTF-8 byte-order mark (Windows editors) is skipped
     bom.write_bytes(b"\xef\xbb\xbfrollout_slots = 8\r\n")

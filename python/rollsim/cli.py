@@ -99,6 +99,16 @@ def _pairs(s: str) -> tuple[tuple[int, float], ...]:
 _pairs.__name__ = "N:TOKENS_PER_S pairs"
 
 
+def _bool_word(s: str) -> bool:
+    word = s.strip().lower()
+    if word not in ("true", "false"):
+        raise ValueError(s)
+    return word == "true"
+
+
+_bool_word.__name__ = "true/false"
+
+
 def _converter(tp: Any) -> tuple[Any, str | None]:
     """(argparse ``type``, metavar) for a field's annotation."""
     args = [a for a in typing.get_args(tp) if a is not type(None)]
@@ -111,6 +121,8 @@ def _converter(tp: Any) -> tuple[Any, str | None]:
         conv, meta = str, "TEXT"
     elif base is int or base is float:
         conv, meta = base, "N" if base is int else "X"
+    elif base is bool:  # an optional flag (bool | None): a word, so that none is reachable too
+        conv, meta = _bool_word, "true|false"
     elif base == tuple[float, ...]:
         conv, meta = _listed(float), "X,Y,..."
     elif base == tuple[int, ...]:
@@ -229,10 +241,6 @@ def _lengths_table(a: argparse.Namespace, t: Any, given: dict[str, str], from_fi
         else:
             if not os.path.exists(spec):
                 raise ScenarioError(f"lengths: no file {spec!r} (give 'lognormal', a built-in data set: "
-                                    f"{', '.join(datasets.NAMES)}, or a CSV/parquet file)")
-            if not os.path.isfile(spec):  # a FIFO would block the reader
-                what = "a directory" if os.path.isdir(spec) else "not a regular file"
-                raise ScenarioError(f"lengths: {spec!r} is {what} (give 'lognormal', a built-in data set: "
                                     f"{', '.join(datasets.NAMES)}, or a CSV/parquet file)")
             t = {"file": os.path.abspath(spec) if from_file else spec}
     elif t is None:

@@ -362,9 +362,6 @@ def lengths_from_doc(where: str, value: Any, root: str | os.PathLike[str] = ".")
         path = Path(t["file"])
         if not path.is_absolute():
             path = Path(root) / path
-        if path.exists() and not path.is_file():  # a FIFO would block the reader
-            raise invalid(f"{where}.file", f"{str(path)!r} is {'a directory' if path.is_dir() else 'not a regular file'}"
-                                           f", not a CSV/parquet file")
         kw = {k: v for k, v in t.items() if k != "file"}
         emp = Empirical.from_file(path, **kw)
         _SOURCES[emp] = {"file": os.path.abspath(path), **kw}
