@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from rollsim import (Empirical, FullyAsync, LengthBalanced, LogNormal, OffPolicy, RunLimitError, Scenario,
                      ScenarioError, simulate)
+from rollsim.lengths import MAX_SIGMA, MAX_TOKENS, MIN_TOKENS, MU_BOUND
 from rollsim.scenario import _BOUNDS, MAX_COUNT
 
 MAX_SAMPLES = 3000
@@ -46,10 +47,13 @@ def log_int(lo: int, hi: int) -> st.SearchStrategy[int]:
                      st.floats(math.log2(max(lo, 1)), math.log2(hi)).map(lambda e: min(max(round(2.0**e), lo), hi)))
 
 
+# answer lengths anywhere in their own ranges too (rollsim.lengths: MU_BOUND, MAX_SIGMA, lengths
+# in [MIN_TOKENS, MAX_TOKENS])
 lengths = st.one_of(
-    st.builds(LogNormal, mu=st.floats(0.0, 14.0), sigma=st.floats(0.0, 3.0), max_tokens=log_uniform(1.0, 1e7),
-              group_correlation=st.sampled_from([0.0, 0.5, 0.99])),
-    st.builds(Empirical, values=st.lists(log_uniform(1.0, 1e7), min_size=1, max_size=8)),
+    st.builds(LogNormal, mu=st.one_of(st.sampled_from([-MU_BOUND, MU_BOUND]), st.floats(-MU_BOUND, MU_BOUND)),
+              sigma=st.one_of(st.sampled_from([0.0, MAX_SIGMA]), st.floats(0.0, MAX_SIGMA)),
+              max_tokens=log_uniform(1.0, MAX_TOKENS), group_correlation=st.sampled_from([0.0, 0.5, 0.99])),
+    st.builds(Empirical, values=st.lists(log_uniform(MIN_TOKENS, MAX_TOKENS), min_size=1, max_size=8)),
 )
 
 

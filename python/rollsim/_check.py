@@ -10,7 +10,7 @@ import numpy as np
 
 from rollsim.errors import invalid
 
-__all__ = ["integer", "number", "real", "bounded", "flag", "show", "fmt_bound"]
+__all__ = ["integer", "number", "real", "given", "bounded", "flag", "show", "fmt_bound"]
 
 _INTS = (int, np.integer)
 _NUMBERS = (int, float, np.integer, np.floating)
@@ -79,14 +79,23 @@ def integer(field: str, value: Any, lo: int, hi: int | None = None) -> int:
 
 
 def real(field: str, value: Any) -> float:
-    """Any real number (not a bool), as a float. An int too large for a float is refused
-    (``must be finite, got 10**400``), not turned into inf."""
+    """Any real number (not a bool), as a float; an int too large for a float becomes inf, which
+    the caller's range check must refuse, printing the value with :func:`given` (``got 10**400``,
+    not ``got inf``). Prefer :func:`bounded`, which does both."""
     if isinstance(value, bool) or not isinstance(value, _NUMBERS):
         raise invalid(field, f"must be a number, got {type(value).__name__} {value!r}")
     try:
         return float(value)
     except OverflowError:  # an int too large for a float
-        raise invalid(field, f"must be finite, got {show(value)}") from None
+        return math.inf if value > 0 else -math.inf
+
+
+def given(value: Any, converted: float) -> str:
+    """How a range message prints ``value`` once converted by :func:`real`: ``converted`` as
+    usual, but the original int when it was too large for a float (``10**400``, not ``inf``)."""
+    if math.isinf(converted) and isinstance(value, _INTS) and not isinstance(value, bool):
+        return show(value)
+    return str(converted)
 
 
 def number(field: str, value: Any, *, allow_zero: bool = False, what: str = "a number") -> float:
