@@ -152,6 +152,8 @@ def test_huge_integers_are_out_of_range_everywhere(value):
         lambda: rollsim.sync.InferLayout(instances=value), lambda: rollsim.sync.TensorGroup("w", 1, value),
         lambda: rollsim.sync.chapter_cluster("relay", 2).replace(fanout=value),
         lambda: rollsim.sync.cluster_from_dict({"model": {"params": value}}),
+        lambda: rollsim.LogNormal(mu=value), lambda: rollsim.LogNormal(max_tokens=value),
+        lambda: rollsim.LogNormal(group_correlation=value),
     ]
     for call in calls:
         with pytest.raises(ScenarioError) as e:
