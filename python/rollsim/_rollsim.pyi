@@ -5,6 +5,17 @@ from typing import Any, Callable
 import numpy as np
 import numpy.typing as npt
 
+__all__ = [
+    "simulate",
+    "simulate_many",
+    "py_random_stream",
+    "py_lognormal_stream",
+    "sync_estimate",
+    "sync_estimate_many",
+    "sync_plan",
+    "__version__",
+]
+
 __version__: str
 
 def simulate(

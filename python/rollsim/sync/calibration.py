@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -166,7 +167,8 @@ def validation_table() -> pl.DataFrame:
     """
     rows = []
     for m in MEASUREMENTS:
-        sw = dataclasses.replace(m.cluster.software, **fit_stack(m.stack))
+        fitted: dict[str, Any] = fit_stack(m.stack)  # float fields only; Any for replace()'s other fields
+        sw = dataclasses.replace(m.cluster.software, **fitted)
         e = estimate(m.cluster.replace(software=sw))
         rows.append(dict(stack=m.stack, setting=m.setting, role="fit" if m.fit else "held out", measured_s=m.measured_s,
                          lo_s=m.lo_s, hi_s=m.hi_s, predicted_s=e.total_s, residual=e.total_s / m.measured_s - 1,

@@ -124,6 +124,7 @@ def routing_replay(
     for name, v in (("layers", L), ("top_k", k), ("n_experts", e)):
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise ValueError(f"{name}: must be an int >= 1 (a MoE model or an explicit value), got {v!r}")
+    assert isinstance(L, int) and isinstance(k, int) and isinstance(e, int)  # checked just above (for mypy)
     if k > e:
         raise ValueError(f"top_k: must be <= n_experts ({e}), got {k}")
     for name, v in (("answer_tokens", answer_tokens), ("batch_answers", batch_answers)):
