@@ -1,6 +1,5 @@
 """The frames' schema and contents, the outrun flag, Empirical input, pickling and replace."""
 
-import math
 import pickle
 import warnings
 
@@ -9,7 +8,7 @@ import polars as pl
 import pytest
 
 import rollsim
-from rollsim import (Empirical, FullyAsync, GenerationOutrunsTrainingWarning, LogNormal, OneStepAsync, Scenario,
+from rollsim import (Empirical, FullyAsync, GenerationOutrunsTrainingWarning, LogNormal, Scenario,
                      Synchronous, simulate)
 
 

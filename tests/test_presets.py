@@ -1,7 +1,6 @@
 """Each published system's preset runs and shows the rule that defines it."""
 
 import math
-import warnings
 
 import polars as pl
 import pytest

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 matplotlib = pytest.importorskip("matplotlib")
-import matplotlib.image  # noqa: E402
+pytest.importorskip("matplotlib.image")  # matplotlib.image.imread below
 
 from rollsim import Scenario, cli, report, simulate  # noqa: E402
 

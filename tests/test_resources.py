@@ -2,9 +2,7 @@
 dashboard metrics."""
 
 import json
-import math
 
-import polars as pl
 import pytest
 
 from rollsim import FullyAsync, OneStepAsync, Scenario, ScenarioError, Synchronous, resources, simulate
