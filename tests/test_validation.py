@@ -47,7 +47,8 @@ def test_predictions_match_the_readme(table):
     assert set(table) == set(PREDICTED)
     for name, value in PREDICTED.items():
         assert table[name]["predicted"] == pytest.approx(value, rel=0.02, abs=0.5), name
-    readme = open("README.md").read()
+    with open("README.md") as f:
+        readme = f.read()
     for name in WITHIN:
         assert f"{table[name]['predicted']:.2f}" in readme, name
 
