@@ -127,7 +127,7 @@ def test_weight_sync_adds_to_each_step():
 
 def test_deepseek_r1_dataset():
     e = rollsim.datasets.deepseek_r1_serving()
-    assert int(e.weights.sum()) == 1_385_405  # requests in ServeGen's DeepSeek-R1 data (../shared/data/README.md)
+    assert int(e.weights.sum()) == 1_385_405  # requests in ServeGen's DeepSeek-R1 data (alibaba/ServeGen)
     assert e.values.size == 19_762
     assert round(e.mean_tokens()) == 1527 and e.values.max() == 32768
     assert rollsim.datasets.deepseek_r1_serving(max_tokens=16384).values.max() == 16384

@@ -1,4 +1,4 @@
-"""Issue 3: groups, staleness control, batch order, weight-update modes, prefill, over-sampling.
+"""Real systems' rules: groups, staleness control, batch order, weight-update modes, prefill, over-sampling.
 
 Property tests of each policy's guarantee over random scenarios (tests/strategies.py), the
 behaviours public reports describe, and golden values worked out by hand."""

@@ -1,4 +1,4 @@
-"""Hypothesis properties of the weight-sync model (issue 5, "Properties")."""
+"""Hypothesis properties of the weight-sync model."""
 
 import numpy as np
 import polars as pl

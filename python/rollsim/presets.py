@@ -2,8 +2,8 @@
 
 Each function takes the knob the system exposes, and an optional base ``scenario`` (pool, trainer,
 lengths, groups, prompts; default ``Scenario()``), and returns a ``Scenario`` whose pipeline follows
-that system's rules as described in its public docs and code (summarized in
-../shared/notes/semantics.md). Where a system's behaviour had to be approximated, the docstring
+that system's rules as described in its public docs and code (cited in each function's
+docstring). Where a system's behaviour had to be approximated, the docstring
 says how. Use :func:`compare` for a side-by-side table.
 """
 

@@ -1,4 +1,5 @@
-"""Calibration against published weight-sync timings (``shared/notes/weight_sync.md``).
+"""Calibration against published weight-sync timings (each row names its public source; table in
+``docs/weight_sync.md``).
 
 One software stack = one set of (``efficiency``, ``per_update_s``, ``per_tensor_s``) fitted on
 some published rows of that stack, then used unchanged to predict its other rows. The model is

@@ -1,10 +1,10 @@
 """Routing-replay data volume: the expert ids an inference engine returns per token.
 
 vLLM and SGLang (``--enable-return-routed-experts``) return an int32 array
-``[tokens, layers, top_k]`` per request (``shared/notes/semantics.md``, "MoE routing replay";
-vLLM ``model_executor/layers/fused_moe/routed_experts_capturer.py``). Bytes per token =
+``[tokens, layers, top_k]`` per request (vllm-project/vllm
+``model_executor/layers/fused_moe/routed_experts_capturer.py``). Bytes per token =
 ``layers * top_k * id_bytes``; ids fit in 1 byte up to 256 experts, 2 bytes up to 65,536.
-Chapter (``spec/chapter.txt``, "Routing replay for MoE"): 61 layers x 8 ids, about 500 bytes per
+The chapter (section "Routing replay for MoE"): 61 layers x 8 ids, about 500 bytes per
 token, about 8 MB for a 16K answer.
 """
 
