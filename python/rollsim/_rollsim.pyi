@@ -1,6 +1,7 @@
 """Type stubs of the compiled extension ``rollsim._rollsim`` (rust/rollsim-py)."""
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt

@@ -29,7 +29,8 @@ import math
 import os
 import textwrap
 from statistics import NormalDist
-from typing import TYPE_CHECKING, Any, Mapping, Sequence, cast
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import polars as pl

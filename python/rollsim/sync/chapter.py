@@ -49,7 +49,7 @@ def chapter_table(instances: tuple[int, ...] = (1, 8, 64)) -> pl.DataFrame:
     """
     rows = []
     for topo in ("colocated", "naive", "parallel", "relay"):
-        for i, n in enumerate(instances):
+        for n in instances:
             e = estimate(chapter_cluster(topo, n))
             printed = CHAPTER_PRINTED[topo][(1, 8, 64).index(n)] if n in (1, 8, 64) else None
             rows.append(dict(design=topo, instances=n, total_s=e.total_s, chapter_s=printed, dominant_term=e.dominant_term))
