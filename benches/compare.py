@@ -4,8 +4,8 @@ a minimal heapq loop and SimPy; with ``--chapter PATH``, also the chapter's own 
 All run the fully-asynchronous scenario of the chapter "RL inference systems: asynchronous rollout,
 policy staleness and weight sync" (256 slots, 30 tokens/s, batch 512, 60 s steps, lognormal(7.6, 1.0)
 lengths truncated at 16384) in one process, one after the other, and the script prints events per
-second (an event = a sample completion or the end of a training step) and the ratio of each to our
-Python reference (``tests/reference.py``, uncapped). Nothing outside the repository is needed;
+second (an event = a sample completion or the end of a training step; best of ``--repeat`` runs) and
+the ratio of each to our Python reference (``tests/reference.py``, uncapped). Nothing outside the repository is needed;
 ``--chapter PATH`` reads the chapter's text (its code is not copied into the repository) and adds
 rows for its ``fully_async``. Usage: ``.venv/bin/python benches/compare.py [--hours 200]
 [--python-hours 20] [--chapter PATH]``.
@@ -128,7 +128,7 @@ def main() -> None:
     ap.add_argument("--python-hours", type=float, default=20.0, help="simulated hours for the Python engines")
     ap.add_argument("--chapter", metavar="PATH", default=None,
                     help="the chapter's text: adds rows for its own Python fully_async (default: not run)")
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=3, help="runs per row; the best time counts")
     a = ap.parse_args()
     if a.chapter is not None and not os.path.isfile(a.chapter):
         ap.error(f"--chapter: no such file: {a.chapter!r}")
@@ -163,23 +163,23 @@ def main() -> None:
     dt, res = best_of(lambda: rollsim.simulate(sc, record="summary"), a.repeat)
     rows.append(("rollsim batched (32), KV 160K tokens/instance", res.summary["events"], dt))
 
-    dt, n = best_of(lambda: heapq_loop(h), 1)
+    dt, n = best_of(lambda: heapq_loop(h), a.repeat)
     rows.append(("python heapq loop", n, dt))
-    dt, n = best_of(lambda: heapq_loop(h, cap=2), 1)
+    dt, n = best_of(lambda: heapq_loop(h, cap=2), a.repeat)
     rows.append(("python heapq loop cap=2", n, dt))
     for cap in (None, 2):
-        dt, r = best_of(lambda cap=cap: reference.chapter("async", cap, horizon=h), 1)
+        dt, r = best_of(lambda cap=cap: reference.chapter("async", cap, horizon=h), a.repeat)
         rows.append((f"python reference (tests/reference.py) cap={cap}", sum(1 for f in r.finish if f == f) + r.steps,
                      dt))
     try:
-        dt, n = best_of(lambda: simpy_model(h), 1)
+        dt, n = best_of(lambda: simpy_model(h), a.repeat)
         rows.append(("simpy", n, dt))
     except ImportError:
         print("simpy not installed: pip install simpy", file=sys.stderr)
     if a.chapter is not None:
         fa = chapter_fully_async(a.chapter, h)
         for cap in (None, 2):
-            dt, n = best_of(lambda cap=cap: fa(cap), 1)
+            dt, n = best_of(lambda cap=cap: fa(cap), a.repeat)
             rows.append((f"chapter's python fully_async(cap={cap})", n, dt))
 
     base = {name: n / dt for name, n, dt in rows}
