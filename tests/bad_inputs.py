@@ -16,9 +16,12 @@ FIELDS = ("['batch_size', 'clear_cache_on_update', 'decode_slowdown_per_seq', 'd
           "'decode_tokens_per_s', 'group_size', 'horizon_s', 'kv_cache_tokens', 'lengths', 'logprob_s_per_token', "
           "'pipeline', 'prefill_tokens_per_s', 'prefix_sharing', 'prompt_tokens', 'rng', 'rollout_pause_s', "
           "'rollout_slots', 'seed', 'slots_per_instance', 'train_s_per_token', 'train_step_s', 'weight_sync_s']")
-RUNAWAY = ("max_samples: this scenario would start about 2.45e+09 samples (about 2.45e+09 events; 453 GB of recorded "
-           "rows) over horizon_s = 1e+09 s, more than max_samples = 50000000; shorten horizon_s, or raise max_samples "
-           "(up to 2**32 - 1) if you mean it")
+RUNAWAY = ("max_samples: this scenario would start about 2.45e+09 samples (453 GB of recorded rows with "
+           "record='samples') over horizon_s = 1e+09 s, more than max_samples = 50000000; use record='summary' (constant "
+           "memory), shorten horizon_s, or raise max_samples (up to 2**32 - 1) if you mean it")
+RUNAWAY_SUMMARY = ("max_samples: this scenario would start about 2.45e+09 samples (about 2.45e+09 events, about 2.7 min at "
+                   "~15 M events/s; record='summary' keeps memory constant) over horizon_s = 1e+09 s, more than "
+                   "max_samples = 50000000; shorten horizon_s, or raise max_samples (up to 2**32 - 1) if you mean it")
 
 ROWS: list[tuple[str, str, str, str]] = [
     # ---------------------------------------------------------------- Scenario fields
@@ -98,17 +101,21 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("scenario", "Scenario(pipeline=OffPolicy)", "ScenarioError",
      "pipeline: must be Synchronous(), OneStepAsync(), OffPolicy(k) or FullyAsync(...), got <class 'rollsim.pipelines.OffPolicy'>"),
     # ---------------------------------------------------------------- LogNormal
-    ("lengths", "LogNormal(sigma=math.inf)", "ScenarioError", "lengths.sigma: must be finite and >= 0, got inf"),
-    ("lengths", "LogNormal(max_tokens=math.inf)", "ScenarioError", "lengths.max_tokens: must be finite and >= 1, got inf"),
+    ("lengths", "LogNormal(sigma=math.inf)", "ScenarioError", "lengths.sigma: must be in [0, 10], got inf"),
+    ("lengths", "LogNormal(max_tokens=math.inf)", "ScenarioError",
+     "lengths.max_tokens: must be in [1, 2**40] tokens, got inf"),
     ("lengths", "LogNormal(group_correlation=1.0)", "ScenarioError", "lengths.group_correlation: must be in [0, 1), got 1.0"),
     ("lengths", "LogNormal(mu=None)", "ScenarioError", "lengths.mu: must be a number, got NoneType None"),
     ("lengths", "LogNormal(median=2000)", "ScenarioError",
      "lengths.median: unknown field of LogNormal (fields: ['group_correlation', 'max_tokens', 'mu', 'sigma'])"),
     # ---------------------------------------------------------------- Empirical
-    ("lengths", "Empirical([1.0, math.inf])", "ScenarioError", "lengths.values: must be finite and > 0 tokens; item 1 is inf"),
-    ("lengths", "Empirical(np.zeros(3))", "ScenarioError", "lengths.values: must be finite and > 0 tokens; item 0 is 0.0"),
+    ("lengths", "Empirical([1.0, math.inf])", "ScenarioError",
+     "lengths.values: must be in [2**-40, 2**40] tokens; item 1 is inf"),
+    ("lengths", "Empirical(np.zeros(3))", "ScenarioError",
+     "lengths.values: must be in [2**-40, 2**40] tokens; item 0 is 0.0"),
     ("lengths", "Empirical([1.0, 2.0], [math.nan, 1.0])", "ScenarioError", "lengths.weights: must be finite and >= 0; item 0 is nan"),
-    ("lengths", "Empirical([1.0, 2.0], [1e308, 1e308])", "ScenarioError", "lengths.weights: must have a finite sum, got inf"),
+    ("lengths", "Empirical([1.0, 2.0], [1e308, 1e308])", "ScenarioError",
+     "lengths.weights: must sum to at most 2**64, got inf"),
     ("lengths", "Empirical([True, False])", "ScenarioError", "lengths.values: must be numbers of tokens, got booleans"),
     ("lengths", "Empirical(5.0)", "ScenarioError", "lengths.values: must be one-dimensional, got shape ()"),
     ("lengths", "Empirical([1.0, 2.0], groups=[1])", "ScenarioError",
@@ -117,7 +124,8 @@ ROWS: list[tuple[str, str, str, str]] = [
      "re:lengths\\.groups: keys must be comparable \\(all numbers or all strings\\): .*"),
     ("lengths", "Empirical([1.0], name=5)", "ScenarioError", "lengths.name: must be a string or None, got int 5"),
     ("lengths", "Empirical()", "ScenarioError", "lengths: Empirical(...): missing a required argument: 'values'"),
-    ("lengths", "Empirical([1.0], max_tokens=math.nan)", "ScenarioError", "lengths.max_tokens: must be finite and >= 1, got nan"),
+    ("lengths", "Empirical([1.0], max_tokens=math.nan)", "ScenarioError",
+     "lengths.max_tokens: must be in [1, 2**40] tokens, got nan"),
     # ---------------------------------------------------------------- length files
     ("length file", "Empirical.from_file('/nonexistent/lengths.csv')", "FileNotFoundError",
      "lengths file not found: /nonexistent/lengths.csv"),
@@ -126,19 +134,21 @@ ROWS: list[tuple[str, str, str, str]] = [
      "re:lengths\\.path: cannot read '.*/a\\.csv' as CSV: .*"),
     ("length file", "Empirical.from_file(write('a.csv', 'tokens\\n'))", "ScenarioError", "lengths.values: must hold at least one length"),
     ("length file", "Empirical.from_file(write('a.csv', 'tokens\\n100\\nlong\\n'))", "ScenarioError",
-     "re:lengths\\.column: must be numeric: .*"),
+     "re:lengths\\.column: line 3 of '.*/a\\.csv': must be a number of tokens in \\[2\\*\\*-40, 2\\*\\*40\\], got 'long'"),
     ("length file", "Empirical.from_file(write('a.csv', 'tokens\\n100\\n\\n200\\n'))", "ScenarioError",
-     "re:lengths\\.column: '.*/a\\.csv' has empty cells in the lengths or counts"),
+     "re:lengths\\.column: line 3 of '.*/a\\.csv': must be a number of tokens in \\[2\\*\\*-40, 2\\*\\*40\\], got an empty "
+     "cell"),
     ("length file", "Empirical.from_file(write('a.csv', 'tokens,n\\n100,1\\n'))", "ScenarioError",
      "lengths.column: the file has columns ['tokens', 'n']; say which one holds the lengths"),
     ("length file", "Empirical.from_file(write('a.csv', 'tokens\\n100\\n'), 'len')", "ScenarioError",
-     "re:lengths\\.column: no column 'len' in '.*/a\\.csv' \\(columns: \\['tokens'\\]\\)"),
+     "re:lengths\\.column: no column 'len' in '.*/a\\.csv' \\(columns: \\['tokens'\\]\\); its first line was read as "
+     "the header \\(has_header=False reads it as data\\)"),
     ("length file", "Empirical.from_file(write('a.csv', 'tokens,n\\n100,-1\\n'), 'tokens', 'n')", "ScenarioError",
-     "lengths.weights: must be finite and >= 0; item 0 is -1.0"),
+     "re:lengths\\.count_column: line 2 of '.*/a\\.csv': must be a count >= 0 \\(finite\\), got -1"),
     ("length file", "Empirical.from_file(write('a.csv', 'tokens,n\\n100,0\\n200,0\\n'), 'tokens', 'n')", "ScenarioError",
      "lengths.weights: must not all be zero"),
     ("length file", "Empirical.from_file(write('a.csv', 'tokens\\n0\\n'))", "ScenarioError",
-     "lengths.values: must be finite and > 0 tokens; item 0 is 0.0"),
+     "re:lengths\\.column: line 2 of '.*/a\\.csv': must be a number of tokens in \\[2\\*\\*-40, 2\\*\\*40\\], got 0"),
     ("length file", "Empirical.from_file(write('a.csv', 'tokens\\n100\\n'), column=5)", "ScenarioError",
      "lengths.column: must be a column name (str) or None, got int 5"),
     ("length file", "Empirical.from_file(write('a.parquet', b'PAR1 not really parquet PAR1'))", "ScenarioError",
@@ -146,7 +156,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("length file", "Empirical.from_file(write('a.parquet', parquet({'tokens': [1.0] * 1000})[:200]))", "ScenarioError",
      "re:lengths\\.path: cannot read '.*/a\\.parquet' as parquet: .*"),
     ("length file", "Empirical.from_file(write('a.parquet', parquet({'tokens': ['a', 'b']})))", "ScenarioError",
-     "re:lengths\\.column: must be numeric: .*"),
+     "re:lengths\\.column: row 1 of '.*/a\\.parquet': must be a number of tokens in \\[2\\*\\*-40, 2\\*\\*40\\], got 'a'"),
     # ---------------------------------------------------------------- pipelines
     ("pipeline", "OffPolicy(k=2**21)", "ScenarioError", "pipeline.k: must be in [0, 1000000], got 2097152"),
     ("pipeline", "OffPolicy(1, over_sampling=-0.5)", "ScenarioError", "pipeline.over_sampling: must be >= 0 (or math.inf), got -0.5"),
@@ -162,8 +172,8 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("pipeline", "FullyAsync(admission_eta=1.5)", "ScenarioError",
      "pipeline.admission_eta: must be an integer in [0, 4294967295], got float 1.5"),
     ("pipeline", "FullyAsync(max_stalenes=2)", "ScenarioError",
-     "pipeline.max_stalenes: unknown field of FullyAsync (fields: ['admission_eta', 'batch_order', 'max_lag_samples', "
-     "'max_ready_groups', 'max_staleness', 'on_stale', 'on_update'])"),
+     "pipeline.max_stalenes: unknown field of FullyAsync (fields: ['admission_eta', 'batch_order', 'lag_release', "
+     "'max_lag_samples', 'max_ready_groups', 'max_staleness', 'on_stale', 'on_update'])"),
     ("pipeline", "LengthBalanced(edges=(8000, 1000))", "ScenarioError",
      "pipeline.batch_order.edges: must be finite, > 0 and strictly increasing, got (8000.0, 1000.0)"),
     ("pipeline", "LengthBalanced(edges='1000')", "ScenarioError", "pipeline.batch_order.edges: must be numbers, got '1000'"),
@@ -195,20 +205,17 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("replace", "Scenario().replace(**{'lengths.median': 2000})", "ScenarioError",
      "lengths.median: unknown field of LogNormal (fields: ['group_correlation', 'max_tokens', 'mu', 'sigma'])"),
     # ---------------------------------------------------------------- runaway runs, simulate options
-    ("runaway", "simulate(Scenario(horizon_s=1e9))", "ScenarioError", RUNAWAY),
-    ("runaway", "simulate(Scenario(lengths=LogNormal(mu=-1000.0)), record='summary')", "ScenarioError",
-     "max_samples: this scenario would start an unbounded number of samples (an unbounded number of events; "
-     "record='summary' keeps memory constant) over horizon_s = 7200 s, more than max_samples = 50000000; shorten "
+    ("runaway", "simulate(Scenario(horizon_s=1e9))", "RunLimitError", RUNAWAY),
+    ("runaway", "simulate(Scenario(lengths=LogNormal(mu=-100.0)), record='summary')", "RunLimitError",
+     "max_samples: this scenario would start about 9.02e+50 samples (about 9.02e+50 events, about 7e+38 days at "
+     "~15 M events/s; record='summary' keeps memory constant) over horizon_s = 7200 s, more than one run can start "
+     "(2**32 - 1 samples: sample ids are 32-bit); shorten horizon_s"),
+    ("runaway", "simulate(Scenario(), max_samples=17000)", "RunLimitError",
+     "max_samples: this scenario would start about 1.79e+04 samples (3.31 MB of recorded rows with record='samples') "
+     "over horizon_s = 7200 s, more than max_samples = 17000; use record='summary' (constant memory), shorten "
      "horizon_s, or raise max_samples (up to 2**32 - 1) if you mean it"),
-    ("runaway", "simulate(Scenario(), max_samples=17000)", "ScenarioError",
-     "max_samples: this scenario would start about 1.79e+04 samples (about 1.79e+04 events; 3.31 MB of recorded rows) "
-     "over horizon_s = 7200 s, more than max_samples = 17000; shorten horizon_s, or raise max_samples (up to "
-     "2**32 - 1) if you mean it"),
     ("runaway", "rollsim.sweep(Scenario(horizon_s=600.0), {'horizon_s': [600.0, 1e9]}, progress=False)", "ScenarioError",
-     "max_samples: this scenario would start about 2.45e+09 samples (about 2.45e+09 events; record='summary' keeps "
-     "memory constant) over horizon_s = 1e+09 s, more than max_samples = 50000000; shorten horizon_s, or raise "
-     "max_samples (up to 2**32 - 1) if you mean it (sweep scenario horizon_s=1000000000.0); nothing was run "
-     "(on_error='record' runs the others)"),
+     RUNAWAY_SUMMARY + " (sweep scenario horizon_s=1000000000.0); nothing was run (on_error='record' runs the others)"),
     ("simulate", "simulate(Scenario(), max_samples=1.5)", "ScenarioError", "max_samples: must be an integer in [1, 2**32 - 1], got 1.5"),
     ("simulate", "simulate(Scenario(horizon_s=60.0)).staleness_by_length(())", "ScenarioError",
      "edges: must be finite, non-empty and strictly increasing, got []"),
@@ -276,7 +283,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      "re:exit 2: rollsim run: error: argument --pipeline: invalid choice: 'bogus' \\(choose from .*\\)"),
     ("CLI", "cli('run', '--max-staleness', '-1')", "CliExit",
      "exit 2: rollsim: error: pipeline.max_staleness: must be in [0, 4294967295], got -1"),
-    ("CLI", "cli('run', '--horizon-s', '1e9')", "CliExit", "exit 2: rollsim: error: " + RUNAWAY.replace("453 GB of recorded rows", "record='summary' keeps memory constant")),
+    ("CLI", "cli('run', '--horizon-s', '1e9')", "CliExit", "exit 2: rollsim: error: " + RUNAWAY_SUMMARY),
     ("CLI", "cli('compare', '--lengths', '/nonexistent.csv')", "CliExit",
      "exit 2: rollsim: error: lengths: no file '/nonexistent.csv' (give 'lognormal', a built-in data set: "
      "deepseek-r1, or a CSV/parquet file)"),
@@ -287,7 +294,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      "exit 2: rollsim: error: [Errno 2] No such file or directory: '/nonexistent.toml'"),
     ("CLI", "cli('sweep', toml(''))", "CliExit", "exit 2: rollsim sweep: error: the following arguments are required: --out"),
     ("CLI", "cli('sync', toml('topology = \"ring\"\\n[model]\\npreset = \"qwen3-4b\"'))", "CliExit",
-     "exit 2: rollsim sync: topology: must be one of colocated, naive, parallel, relay, broadcast, got 'ring'"),
+     "exit 2: rollsim: error: topology: must be one of colocated, naive, parallel, relay, broadcast, got 'ring'"),
     ("CLI", "cli()", "CliExit", "exit 2: rollsim: error: the following arguments are required: command"),
 ]
 

@@ -34,7 +34,8 @@ class ScenarioError(RollsimError, ValueError):
 
 class RunLimitError(RollsimError, RuntimeError):
     """A valid run that hits a run-time limit: it would start more than ``max_samples`` samples
-    (estimated before running, or reached while running). The message says how to proceed."""
+    (estimated before running, or reached while running), or process more than ``max_events``
+    events (estimated before running). The message says how to proceed."""
 
     __module__ = "rollsim"
 

@@ -183,6 +183,15 @@ class FullyAsync:
         ``areal/core/staleness_manager.py``; arXiv 2505.24298).
     max_lag_samples : int or None
         PipelineRL-style bound on samples started and neither trained nor dropped; new groups wait.
+    lag_release : "take" | "sync"
+        When trained samples stop counting against ``max_lag_samples`` (so that new groups may
+        start). ``"take"`` (default): as soon as the trainer takes their batch, so generation resumes
+        with the weights the rollout has while the step trains; with a bound of one batch, every
+        batch after the first then has staleness 1 (what verl's ``fully_async_policy`` rollouter
+        does with ``staleness_threshold=0``: verl-project/verl issues 4449 and 6780). ``"sync"``:
+        only once the step that trains them has ended and the rollout has the new weights; with a
+        bound of one batch, generation and training alternate and every sample has staleness 0.
+        ``"sync"`` needs ``max_lag_samples``.
     max_ready_groups : int or None
         Bounded ready queue: on overflow the oldest finished groups are dropped (not length-biased).
     batch_order : "fifo" | "oldest_first" | LengthBalanced
@@ -207,6 +216,7 @@ class FullyAsync:
     max_ready_groups: int | None = None
     batch_order: str | LengthBalanced = "fifo"
     on_update: str = "continue"
+    lag_release: str = "take"
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -222,6 +232,11 @@ class FullyAsync:
             raise invalid("pipeline.on_stale", f"must be 'drop' or 'requeue', got {self.on_stale!r}")
         if self.on_update not in _ON_UPDATE:
             raise invalid("pipeline.on_update", f"must be one of {', '.join(_ON_UPDATE)}; got {self.on_update!r}")
+        if not isinstance(self.lag_release, str) or self.lag_release not in ("take", "sync"):
+            raise invalid("pipeline.lag_release", f"must be 'take' or 'sync', got {self.lag_release!r}")
+        if self.lag_release == "sync" and self.max_lag_samples is None:
+            raise invalid("pipeline.lag_release", "'sync' releases places under max_lag_samples: it needs "
+                                                  "max_lag_samples (an integer >= batch_size)")
         if not (isinstance(self.batch_order, LengthBalanced) or self.batch_order in ("fifo", "oldest_first")):
             raise invalid("pipeline.batch_order",
                           f"must be 'fifo', 'oldest_first' or LengthBalanced(...), got {self.batch_order!r}")
@@ -233,9 +248,12 @@ class FullyAsync:
         if isinstance(order, LengthBalanced):
             order = {"edges": list(order.edges), "quotas": None if order.quotas is None else list(order.quotas),
                      "share": order.share}
-        return {"kind": "fully_async", "max_staleness": self.max_staleness, "on_stale": self.on_stale,
-                "admission_eta": self.admission_eta, "max_lag_samples": self.max_lag_samples,
-                "max_ready_groups": self.max_ready_groups, "batch_order": order, "on_update": self.on_update}
+        d = {"kind": "fully_async", "max_staleness": self.max_staleness, "on_stale": self.on_stale,
+             "admission_eta": self.admission_eta, "max_lag_samples": self.max_lag_samples,
+             "max_ready_groups": self.max_ready_groups, "batch_order": order, "on_update": self.on_update}
+        if self.lag_release != "take":  # absent means "take": dicts and sweep keys of other runs stay as they were
+            d["lag_release"] = self.lag_release
+        return d
 
 
 for _cls, _where in ((OffPolicy, "pipeline."), (Synchronous, "pipeline."), (OneStepAsync, "pipeline."),

@@ -30,7 +30,7 @@ from typing import Any, Literal, cast
 
 import polars as pl
 
-from rollsim.errors import invalid
+from rollsim.errors import RollsimError, invalid
 from rollsim.simulation import Result
 
 __all__ = ["Loaded", "load", "write_report", "plot_dir", "add_parser", "run", "run_plot", "KINDS", "tag"]
@@ -523,8 +523,18 @@ def plot_dir(
 # command line
 
 
+def _need_matplotlib(command: str) -> None:
+    """Refuses ``command`` with a one-line message when matplotlib cannot be imported."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise RollsimError(f"{command}: needs matplotlib, which is not installed: pip install 'rollsim[plot]' "
+                           f"(or pip install matplotlib)") from None
+
+
 def run(args: argparse.Namespace) -> int:
     """``rollsim report``: writes the report, prints its path to stderr, returns 0."""
+    _need_matplotlib("report")
     path = write_report(args.result_dir, args.out, fmt=args.format, max_slots=args.max_slots)
     print(f"wrote {path}", file=sys.stderr)
     return 0
@@ -539,6 +549,7 @@ def _edges(text: str) -> tuple[float, ...]:
 
 def run_plot(args: argparse.Namespace) -> int:
     """``rollsim plot``: writes one figure to ``--out``, returns 0."""
+    _need_matplotlib("plot")
     plot_dir(args.result_dir, args.kind, args.out, pipeline=args.pipeline, metric=args.metric, x=args.x,
              y=args.y, hue=args.hue, max_slots=args.max_slots, bin_s=args.bin_s, edges=args.edges)
     print(f"wrote {args.out}", file=sys.stderr)

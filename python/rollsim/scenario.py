@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Literal, Sequence
 
@@ -463,6 +464,42 @@ class Scenario:
         per_token = self.train_s_per_token + self.logprob_s_per_token
         step_s = self.train_step_s + self.weight_sync_s + per_token * self.batch_size * mean
         return rollout * step_s / self.batch_size
+
+    @classmethod
+    def from_toml(cls, path: str | os.PathLike[str]) -> Scenario:
+        """The scenario of a TOML file (format: :mod:`rollsim.scenario_toml`; any field, omitted
+        ones at their defaults; a lengths ``file`` is taken relative to the TOML file).
+
+        Raises
+        ------
+        FileNotFoundError
+            No such file.
+        ScenarioError (ValueError)
+            Not a readable UTF-8 TOML file, an unknown key (the allowed ones are listed) or an
+            invalid value."""
+        from rollsim import scenario_toml
+
+        return scenario_toml.load(path)
+
+    @classmethod
+    def from_toml_str(cls, text: str, root: str | os.PathLike[str] = ".") -> Scenario:
+        """The scenario of TOML text (see :meth:`from_toml`); relative file paths from ``root``."""
+        from rollsim import scenario_toml
+
+        return scenario_toml.loads(text, root)
+
+    def to_toml(self, path: str | os.PathLike[str] | None = None) -> str:
+        """The scenario as TOML text, every field written (``None`` ones left out), written to
+        ``path`` too if given; ``Scenario.from_toml_str(sc.to_toml()) == sc``. Empirical lengths
+        read from a file or data set by :meth:`from_toml` or the command line are written as that
+        reference, others inline (see :mod:`rollsim.scenario_toml`)."""
+        from rollsim import scenario_toml
+
+        text = scenario_toml.to_toml(self)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        return text
 
 
 def _longest_answer(lengths: LogNormal | Empirical) -> float:

@@ -82,7 +82,8 @@ def _lognormal_tail(d: LogNormal, x: np.ndarray) -> np.ndarray:
     if d.sigma == 0:
         out[pos] = (x[pos] < min(math.exp(d.mu), d.max_tokens)).astype(np.float64)
         return out
-    z = (np.log(x[pos]) - d.mu) / d.sigma
+    with np.errstate(over="ignore"):  # a tiny sigma: z is +-inf, where erfc gives the exact 0 or 2
+        z = (np.log(x[pos]) - d.mu) / d.sigma
     out[pos] = 0.5 * _erfc(z / math.sqrt(2.0))
     out[x >= d.max_tokens] = 0.0
     return out
@@ -163,6 +164,11 @@ def expected_max_tokens(lengths: LogNormal | Empirical, n: int) -> float:
     if d.sigma == 0:
         return min(math.exp(d.mu), d.max_tokens)
     z_hi = (math.log(_upper_tokens(d, n)) - d.mu) / d.sigma
+    if z_hi <= -38.5:  # P(L < max_tokens) = Phi(z_hi) < 1e-324: every answer is truncated
+        return d.max_tokens
+    z_top = math.sqrt(2.0 * math.log(max(n, 1) * 1e12))  # _upper_tokens' bound
+    if z_hi > z_top + 1.0:  # a tiny sigma: log(exp(mu + sigma z)) - mu rounded, then divided by sigma
+        z_hi = z_top
     z = np.linspace(min(-12.0, z_hi - 1.0), z_hi, 20001)
     q = 0.5 * _erfc(z / math.sqrt(2.0))  # P(L > x(z)), for z below the truncation
     with np.errstate(divide="ignore"):

@@ -284,8 +284,11 @@ def case(name: str, *, field: str = "name") -> Case:
     return _FACTORIES[name]()
 
 
-def validate(names: list[str] | None = None) -> pl.DataFrame:
+def validate(names: list[str] | None = None, progress: Callable[[int, int], object] | None = None) -> pl.DataFrame:
     """Runs the validation cases (all, or those in ``names``; see ``CASE_NAMES``).
+
+    ``progress``, if given, is called as ``progress(done, total)`` (cases) before the first case
+    and after each one (``rollsim validate`` draws a progress bar with it).
 
     Returns one row per case: ``case``, ``metric``, ``measured``, ``predicted``, ``error``
     (predicted / measured - 1), ``within_target`` (abs(error) <= TARGET), ``band`` (the typical band
@@ -294,8 +297,12 @@ def validate(names: list[str] | None = None) -> pl.DataFrame:
     and ``note``.
     Raises ScenarioError for an unknown name."""
     chosen = [(n, case(n, field="names")) for n in (_FACTORIES if names is None else names)]
+    if progress is not None and not callable(progress):
+        raise invalid("progress", f"must be a callable progress(done, total) or None, got {progress!r}")
     rows = []
-    for n, c in chosen:
+    if progress is not None:
+        progress(0, len(chosen))
+    for i, (n, c) in enumerate(chosen):
         p = c.predict()
         err = p["predicted"] / c.measured - 1.0 if c.measured else math.nan
         rows.append({
@@ -307,6 +314,8 @@ def validate(names: list[str] | None = None) -> pl.DataFrame:
             "step_s": p["step_s"], "wait_s": p["wait_s"], "source": c.source, "assumptions": c.assumptions,
             "note": c.note,
         })
+        if progress is not None:
+            progress(i + 1, len(chosen))
     return pl.DataFrame(rows)
 
 

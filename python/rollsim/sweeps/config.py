@@ -7,14 +7,15 @@ Example (``python/rollsim/examples/sweep.toml`` has a complete one)::
     chunk_size = 2000              # optional
     max_samples = 50000000         # optional
 
-    [base]                         # any Scenario field; omitted fields keep the chapter's values
-    train_step_s = 60.0
+    [base]                         # a scenario, as in a scenario file (rollsim.scenario_toml): any Scenario
+    train_step_s = 60.0            # field; omitted fields keep the chapter's values
     rng = "fast"
     lengths = { kind = "lognormal", mu = 7.6, sigma = 1.0, max_tokens = 16384 }
     # lengths = { dataset = "deepseek-r1", max_tokens = 16384 }
     # lengths = { file = "lengths.csv", column = "tokens", count_column = "n" }   # path relative to this file
-    pipeline = { kind = "fully_async", max_staleness = 2 }
-    # pipeline kinds: "synchronous", "one_step", "off_policy" (k = ...), "fully_async" (max_staleness = ...)
+    pipeline = { kind = "fully_async", max_staleness = 2, on_update = "abort_resubmit" }
+    # pipeline kinds: "synchronous", "one_step", "off_policy" (k = ...), "fully_async"; each takes every
+    # field of its class (FullyAsync: max_staleness, admission_eta, batch_order, on_update, ...)
 
     [grid]                         # Cartesian product; dotted names in quotes
     "pipeline.max_staleness" = [0, 1, 2, 4]
@@ -35,15 +36,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rollsim import datasets
+from rollsim import scenario_toml
 from rollsim.errors import invalid
 from rollsim.lengths import Empirical, LogNormal
-from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
 from rollsim.sweeps.space import Choice, IntUniform, LogUniform, Uniform, latin_hypercube, random_points
 
@@ -78,51 +77,11 @@ def _only(where: str, table: dict[str, Any], allowed: set[str]) -> None:
 
 
 def _lengths(where: str, value: Any, root: Path) -> LogNormal | Empirical:
-    t = _table(where, value)
-    if "dataset" in t:
-        _only(where, t, {"dataset", "max_tokens"})
-        if t["dataset"] not in datasets.NAMES:
-            raise invalid(f"{where}.dataset", f"unknown data set {t['dataset']!r} (built in: {list(datasets.NAMES)})")
-        return datasets.by_name(t["dataset"], t.get("max_tokens"))
-    if "file" in t:
-        _only(where, t, {"file", "column", "count_column", "max_tokens", "name"})
-        if not isinstance(t["file"], str):
-            raise invalid(f"{where}.file", f"must be a path (string), got {t['file']!r}")
-        path = Path(t["file"])
-        if not path.is_absolute():
-            path = root / path
-        return Empirical.from_file(path, t.get("column"), t.get("count_column"), max_tokens=t.get("max_tokens"),
-                                   name=t.get("name"))
-    kind = t.get("kind", "lognormal")
-    if kind == "lognormal":
-        _only(where, t, {"kind", "mu", "sigma", "max_tokens"})
-        return LogNormal(**{k: v for k, v in t.items() if k != "kind"})
-    if kind == "empirical":
-        _only(where, t, {"kind", "values", "weights", "max_tokens", "name"})
-        if "values" not in t:
-            raise invalid(f"{where}.values", "an empirical distribution needs values = [...]")
-        return Empirical(**{k: v for k, v in t.items() if k != "kind"})
-    raise invalid(f"{where}.kind", f"must be 'lognormal' or 'empirical' (or give dataset = ... / file = ...), got {kind!r}")
+    return scenario_toml.lengths_from_doc(where, value, root)
 
 
 def _pipeline(where: str, value: Any) -> Any:
-    if isinstance(value, str):
-        value = {"kind": value}
-    t = _table(where, value)
-    kind = t.get("kind")
-    if kind == "synchronous":
-        _only(where, t, {"kind"})
-        return Synchronous()
-    if kind == "one_step":
-        _only(where, t, {"kind"})
-        return OneStepAsync()
-    if kind == "off_policy":
-        _only(where, t, {"kind", "k"})
-        return OffPolicy(t.get("k", 1))
-    if kind == "fully_async":
-        _only(where, t, {"kind", "max_staleness"})
-        return FullyAsync(t.get("max_staleness"))
-    raise invalid(f"{where}.kind", f"must be 'synchronous', 'one_step', 'off_policy' or 'fully_async', got {kind!r}")
+    return scenario_toml.pipeline_from_doc(where, value)
 
 
 def _part(field: str, where: str, value: Any, root: Path) -> Any:
@@ -130,6 +89,8 @@ def _part(field: str, where: str, value: Any, root: Path) -> Any:
         return _lengths(where, value, root)
     if field == "pipeline":
         return _pipeline(where, value)
+    if field == "pipeline.batch_order":
+        return scenario_toml.batch_order_from_doc(where, value)
     return value
 
 
@@ -175,10 +136,7 @@ def parse(doc: dict[str, Any], root: str | os.PathLike[str] = ".") -> SweepSpec:
     ``root``. Raises ScenarioError (ValueError) naming the first unknown key or invalid value."""
     rootp = Path(root)
     _only("", doc, _TOP)
-    base_t = _table("base", doc.get("base", {}))
-    _only("base", base_t, set(_SCENARIO_FIELDS))
-    base_kw = {k: _part(k, f"base.{k}", v, rootp) for k, v in base_t.items()}
-    base = Scenario(**base_kw)
+    base = scenario_toml.scenario_from_doc(_table("base", doc.get("base", {})), rootp, where="base")
 
     grid: dict[str, list[Any]] | list[dict[str, Any]] | None = None
     if "grid" in doc and "sample" in doc:
@@ -233,9 +191,6 @@ def load(path: str | os.PathLike[str]) -> SweepSpec:
         Invalid TOML, an unknown key (the message names it, e.g. ``base.foo``) or an invalid value.
     """
     p = Path(path)
-    with open(p, "rb") as f:
-        try:
-            doc = tomllib.load(f)
-        except tomllib.TOMLDecodeError as e:
-            raise invalid("sweep file", f"{str(p)!r} is not valid TOML: {e}") from None
+    doc = scenario_toml.read_toml(p, "sweep file")  # a directory, FIFO or non-UTF-8 file: a clear error
+    scenario_toml.check_integers("", doc)  # a 400-digit integer: named, not an OverflowError
     return parse(doc, p.parent)

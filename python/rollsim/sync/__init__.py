@@ -22,7 +22,7 @@ from .model import (
     TensorGroup,
     TrainLayout,
 )
-from .estimate import SWEEPABLE, TERMS, Estimate, Plan, estimate, estimate_many, plan
+from .estimate import SWEEPABLE, TERMS, Estimate, Plan, estimate, estimate_many, plan, rank_topologies
 from .replay import Replay, id_bytes, routing_replay
 from .presets import HARDWARE, MODELS, SOFTWARE, model, transformer
 from .chapter import chapter_cluster, chapter_table
@@ -47,6 +47,7 @@ __all__ = [
     "estimate",
     "estimate_many",
     "plan",
+    "rank_topologies",
     "Replay",
     "id_bytes",
     "routing_replay",

@@ -9,9 +9,9 @@ import polars as pl
 
 from rollsim import _rollsim
 
-from .model import Cluster
+from .model import TOPOLOGIES, Cluster
 
-__all__ = ["Estimate", "Plan", "TERMS", "estimate", "estimate_many", "plan"]
+__all__ = ["Estimate", "Plan", "TERMS", "estimate", "estimate_many", "plan", "rank_topologies"]
 
 #: Breakdown terms, in order. ``overlap_s`` (<= 0) is the time saved by pipelining the stages.
 TERMS = ("transfer_s", "latency_s", "software_s", "quantization_s", "h2d_s", "pause_resume_s", "overlap_s")
@@ -68,7 +68,7 @@ class Estimate:
     @property
     def dominant_term(self) -> str:
         pos = {k: v for k, v in self.breakdown.items() if k != "overlap_s"}
-        return max(pos, key=pos.get)
+        return max(pos, key=lambda k: pos[k])
 
     def frame(self) -> pl.DataFrame:
         """The breakdown as a frame: columns ``term`` (str), ``seconds`` (f64), ``share`` (f64,
@@ -120,6 +120,77 @@ def estimate(cluster: Cluster) -> Estimate:
         tensors_charged=float(d["tensors_charged"]),
     )
 
+
+
+def rank_topologies(cluster: Cluster, topologies: tuple[str, ...] | list[str] = TOPOLOGIES) -> pl.DataFrame:
+    """Every topology for ``cluster`` (its model, layouts, hardware and software stack), fastest
+    first, and for each slower one the term of the breakdown that makes it slower.
+
+    With a real software stack the cheapest wire is not always the fastest update: e.g. a relay
+    moves the model with little NIC time but pays the per-tensor software cost for every tensor on
+    every hop, where NeMo-RL's re-sharding plan (``parallel``) charges only the tensors of its
+    busiest rank. The term that explains a slower topology is the breakdown term (:data:`TERMS`)
+    whose seconds exceed the fastest topology's by the most.
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The configuration; its own ``topology`` is one of the rows.
+    topologies : sequence of str
+        The topologies to compare (default: all of :data:`~rollsim.sync.model.TOPOLOGIES`;
+        ``"colocated"`` assumes training and inference share the GPUs).
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per topology, fastest first (topologies that do not apply last): ``rank`` (i64, 1 =
+        fastest; null if it does not apply), ``topology`` (str), ``total_s`` (f64), ``dominant_term``
+        (str, the largest term), ``slower_by_s`` (f64, ``total_s`` minus the fastest's),
+        ``slower_because`` (str, the term with the largest excess over the fastest topology; null
+        for the fastest and for ties), ``slower_because_s`` (f64, that excess), ``tensors_charged``
+        (f64, tensors charged ``per_tensor_s``), every term of :data:`TERMS` (f64 seconds) and
+        ``error`` (str: why the topology does not apply, else null).
+
+    Raises
+    ------
+    ValueError
+        An unknown topology, or a cluster that no topology can estimate (the first error).
+    """
+    names = list(topologies)
+    for t in names:
+        if t not in TOPOLOGIES:
+            raise ValueError(f"topology: must be one of {', '.join(TOPOLOGIES)}, got {t!r}")
+    ests: dict[str, Estimate] = {}
+    errors: dict[str, str] = {}
+    for t in names:
+        try:
+            ests[t] = estimate(cluster.replace(topology=t))
+        except ValueError as err:
+            errors[t] = str(err)
+    if not ests:
+        raise ValueError(next(iter(errors.values())) if errors else "topologies: give at least one topology")
+    order = sorted(ests, key=lambda t: ests[t].total_s)   # stable: ties keep the given order
+    fastest = ests[order[0]]
+    rows = []
+    for k, t in enumerate(order):
+        e = ests[t]
+        diff = {term: e.breakdown[term] - fastest.breakdown[term] for term in TERMS}
+        worst = max(diff, key=lambda term: diff[term])
+        slower = e.total_s - fastest.total_s
+        because = worst if slower > 0 and diff[worst] > 0 else None
+        rows.append({"rank": k + 1, "topology": t, "total_s": e.total_s, "dominant_term": e.dominant_term,
+                     "slower_by_s": slower, "slower_because": because,
+                     "slower_because_s": diff[worst] if because else None, "tensors_charged": e.tensors_charged,
+                     **e.breakdown, "error": None})
+    for t in names:
+        if t in errors:
+            rows.append({"rank": None, "topology": t, "total_s": None, "dominant_term": None, "slower_by_s": None,
+                         "slower_because": None, "slower_because_s": None, "tensors_charged": None,
+                         **dict.fromkeys(TERMS), "error": errors[t]})
+    schema = {"rank": pl.Int64, "topology": pl.String, "total_s": pl.Float64, "dominant_term": pl.String,
+              "slower_by_s": pl.Float64, "slower_because": pl.String, "slower_because_s": pl.Float64,
+              "tensors_charged": pl.Float64, **dict.fromkeys(TERMS, pl.Float64), "error": pl.String}
+    return pl.DataFrame(rows, schema=schema)
 
 SWEEPABLE = (
     "instances",

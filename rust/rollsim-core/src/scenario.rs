@@ -87,6 +87,19 @@ pub enum OnUpdate {
     KeepStale,
 }
 
+/// When a trained sample stops counting against `max_lag_samples`, so that a new one may start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LagRelease {
+    /// When the trainer takes its batch: generation resumes at once, with the weights the rollout
+    /// has, while the step trains (verl's rollouter as observed in verl-project/verl#4449: with
+    /// `staleness_threshold = 0` every batch after the first has staleness 1).
+    #[default]
+    Take,
+    /// Once the step that trains it has ended and the rollout has loaded the new weights: with a
+    /// bound of one batch, generation and training alternate and every sample has staleness 0.
+    Sync,
+}
+
 /// Options of the streaming (fully asynchronous) pipeline.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Streaming {
@@ -99,6 +112,8 @@ pub struct Streaming {
     /// PipelineRL-style bound: start a new group only while the samples started and neither trained
     /// nor dropped, plus the group, stay within `max_lag_samples`.
     pub max_lag_samples: Option<u64>,
+    /// When trained samples free their places under `max_lag_samples` (needs it for `Sync`).
+    pub lag_release: LagRelease,
     /// Bounded ready queue: on overflow the oldest finished groups are dropped.
     pub max_ready_groups: Option<u32>,
     pub batch_order: BatchOrder,
@@ -372,6 +387,12 @@ impl Scenario {
                             format!("must be >= group_size ({}), got {m}", self.group_size),
                         ));
                     }
+                }
+                if o.lag_release == LagRelease::Sync && o.max_lag_samples.is_none() {
+                    return Err(Error::field(
+                        "pipeline.lag_release",
+                        "'sync' releases places under max_lag_samples: it needs max_lag_samples",
+                    ));
                 }
                 if let BatchOrder::LengthBalanced { edges, quotas } = &o.batch_order {
                     if quotas.len() != edges.len() + 1 {
