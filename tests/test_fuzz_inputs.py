@@ -17,6 +17,7 @@ import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import rollsim
 from rollsim import Empirical, FullyAsync, LengthBalanced, LogNormal, OffPolicy, Scenario, Synchronous, simulate
 from rollsim.sweeps import config as sweep_config
 from rollsim.sync import cluster_from_dict, load_cluster

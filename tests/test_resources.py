@@ -3,6 +3,7 @@ dashboard metrics."""
 
 import json
 
+import polars as pl
 import pytest
 
 from rollsim import FullyAsync, OneStepAsync, Scenario, ScenarioError, Synchronous, resources, simulate
