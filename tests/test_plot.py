@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 matplotlib = pytest.importorskip("matplotlib")
-import matplotlib.image  # noqa: E402
+pytest.importorskip("matplotlib.image")  # matplotlib.image.imread below
 from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.container import BarContainer  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402

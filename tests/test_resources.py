@@ -1,4 +1,4 @@
-"""Issue 4 (partial): training time that scales with tokens, colocated placement, GPU split search,
+"""Resources: training time that scales with tokens, colocated placement, GPU split search,
 dashboard metrics."""
 
 import json

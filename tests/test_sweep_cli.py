@@ -7,7 +7,6 @@ import textwrap
 from importlib import resources
 from pathlib import Path
 
-import polars as pl
 import pytest
 
 from rollsim import Empirical, FullyAsync, LogNormal, OffPolicy, Scenario, ScenarioError, Synchronous, datasets

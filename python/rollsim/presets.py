@@ -2,8 +2,8 @@
 
 Each function takes the knob the system exposes, and an optional base ``scenario`` (pool, trainer,
 lengths, groups, prompts; default ``Scenario()``), and returns a ``Scenario`` whose pipeline follows
-that system's rules as described in its public docs and code (summarized in
-../shared/notes/semantics.md). Where a system's behaviour had to be approximated, the docstring
+that system's rules as described in its public docs and code (cited in each function's
+docstring). Where a system's behaviour had to be approximated, the docstring
 says how. Use :func:`compare` for a side-by-side table.
 """
 
@@ -90,7 +90,7 @@ def verl_fully_async(staleness_threshold: float = 0.5, partial_rollout: bool = T
       soon as the trainer has taken its batch from the queue, before the parameter sync lands, so
       the next batch is generated with the old weights and has staleness 1: the one-step
       off-policy behaviour reported in verl-project/verl issue 4449 ("Question about achieving
-      on-policy behavior in fully-async mode") and issue 6780 ("On-policy mode (trigger=1,
+      on-policy behavior in fully-async mode") and verl issue 6780 ("On-policy mode (trigger=1,
       staleness=0) didn't match main_ppo training"). The default, ``False``, is what verl does.
     * ``partial_rollout=True``: at a sync, in-flight requests are paused and resumed with the new
       weights (``keep_recompute``: one prefill of the context); ``False``: the sync waits for them to

@@ -182,7 +182,7 @@ def _fully_async(gpus: int, *, sync_step: float, sync_gen: float, step: float, w
 
 def _chapter_600() -> Case:
     base = Scenario(train_step_s=600.0, horizon_s=20 * 3600.0, rng="python")
-    return Case("chapter exercise: 600 s training", "spec/chapter.txt (exercise: 'nearly halves the step time')",
+    return Case("chapter exercise: 600 s training", "the chapter (exercise: 'nearly halves the step time')",
                 "speedup", 2.0, base.replace(pipeline=Synchronous()), base.replace(pipeline=OneStepAsync()),
                 "the chapter's scenario with train_step_s = 600",
                 note="'nearly halves' read as a speedup of 2")

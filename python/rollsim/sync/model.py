@@ -230,8 +230,8 @@ class Hardware:
     """Links, per GPU and per direction.
 
     Defaults: H100/H200 class (NVLink 4: 450 GB/s per direction; one 400 Gb/s NIC per GPU:
-    50 GB/s; PCIe Gen5 x16 about 50 GB/s; NCCL inter-node alpha about 50 us per call), from
-    ``shared/notes/weight_sync.md``.
+    50 GB/s; PCIe Gen5 x16 about 50 GB/s; NCCL inter-node alpha about 50 us per call): NVIDIA's
+    H100 / H200 specifications (NVLink 900 GB/s bidirectional) and typical NCCL latencies.
     """
 
     gpus_per_node: int = 8
