@@ -80,10 +80,9 @@ def test_fit_mean_tokens_recovers_a_known_mean():
 
 
 def test_predictions_are_the_steady_state_of_run_metrics():
-    """A user reproduces a prediction with run_metrics(res, warmup_steps=2) on presets.published."""
-    from rollsim import presets
+    """A user reproduces a prediction with run_metrics(res, warmup_steps=2) on validation.published."""
 
-    sync, run = presets.published("verl_one_step_fsdp2")
+    sync, run = validation.published("verl_one_step_fsdp2")
     s = run_metrics(simulate(sync), warmup_steps=validation.WARMUP_STEPS)
     r = run_metrics(simulate(run), warmup_steps=validation.WARMUP_STEPS)
     assert s["step_time_s"] / r["step_time_s"] == pytest.approx(PREDICTED["verl_one_step_fsdp2"], rel=1e-3)
@@ -193,17 +192,17 @@ def test_sensitivity_bad_input():
 
 
 def test_presets_hold_the_published_runs():
-    from rollsim import OneStepAsync, presets
+    from rollsim import OneStepAsync
 
-    sync, run = presets.published("verl_one_step_fsdp2")
+    sync, run = validation.published("verl_one_step_fsdp2")
     assert isinstance(run.pipeline, OneStepAsync)
     assert (sync.rollout_slots, run.rollout_slots) == (16 * 1024, 4 * 1024)  # 16 GPUs colocated, 4 for rollout
     assert (run.batch_size, run.group_size, run.lengths.max_tokens) == (8192, 16, 20480.0)
     assert run.train_step_s == pytest.approx(520 - 45)
-    _, fa = presets.published("verl_fully_async_128")
+    _, fa = validation.published("verl_fully_async_128")
     assert fa.pipeline.max_lag_samples == 12288 and fa.pipeline.on_update == "keep_recompute"
     with pytest.raises(ScenarioError, match="^name: unknown published run"):
-        presets.published("nope")
+        validation.published("nope")
 
 
 def test_cli_validate_prints_the_areal_eta_curve(capsys):

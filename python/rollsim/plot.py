@@ -28,7 +28,6 @@ import dataclasses
 import math
 import os
 import textwrap
-from statistics import NormalDist
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -39,6 +38,7 @@ from rollsim.errors import invalid
 from rollsim.resources import generation_span_s
 from rollsim.scenario import Scenario
 from rollsim.simulation import Result
+from rollsim.sweeps.stats import aggregate
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -772,26 +772,6 @@ def _check_col(frame: pl.DataFrame, name: str, param: str, numeric: bool = False
         raise invalid(param, f"column {name!r} is not numeric ({frame.schema[name]})")
 
 
-def _t_quantile(p: float, dof: int) -> float:
-    """Student-t quantile (p in (0.5, 1)) by bisection on the CDF, numerically integrated."""
-    if dof >= 200:
-        return NormalDist().inv_cdf(p)
-    c = math.exp(math.lgamma((dof + 1) / 2) - math.lgamma(dof / 2)) / math.sqrt(dof * math.pi)
-
-    def cdf(q: float) -> float:
-        x = np.linspace(0.0, q, 4001)
-        y = c * (1 + x * x / dof) ** (-(dof + 1) / 2)
-        return 0.5 + float(np.sum((y[1:] + y[:-1]) * np.diff(x)) / 2)
-
-    lo, hi = 0.0, 1.0
-    while cdf(hi) < p:
-        hi *= 2
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if cdf(mid) < p else (lo, mid)
-    return (lo + hi) / 2
-
-
 def sweep_stats(frame: pl.DataFrame, metric: str, by: Sequence[str], *, ci: float = 0.95) -> pl.DataFrame:
     """Mean and confidence interval of ``metric`` over seeds, per combination of ``by``.
 
@@ -831,14 +811,12 @@ def sweep_stats(frame: pl.DataFrame, metric: str, by: Sequence[str], *, ci: floa
     if others:
         raise invalid("frame", f"also varies {others}; filter it to one value of each, e.g. "
                                f"frame.filter(pl.col({others[0]!r}) == ...), or plot against them")
-    g = (frame.group_by(by, maintain_order=True)
-         .agg(pl.len().alias("n"), pl.col(metric).cast(pl.Float64).mean().alias("mean"),
-              pl.col(metric).cast(pl.Float64).std().alias("sd"))
-         .sort(by, nulls_last=True))
-    half = [(_t_quantile(0.5 + ci / 2, n - 1) * sd / math.sqrt(n)) if n > 1 and sd is not None else None
-            for n, sd in zip(g["n"].to_list(), g["sd"].to_list())]
-    h = pl.Series("half", half, dtype=pl.Float64)
-    return g.with_columns((pl.col("mean") - h).alias("ci_low"), (pl.col("mean") + h).alias("ci_high"))
+    # one statistics implementation: rollsim.sweeps.aggregate (Student-t over the seeds with a value)
+    g = aggregate(frame, [metric], ci=ci, by=by)
+    return (g.select(*by, pl.col("seeds").cast(pl.UInt32).alias("n"), pl.col(f"{metric}_mean").alias("mean"),
+                     pl.col(f"{metric}_std").alias("sd"), pl.col(f"{metric}_ci_low").alias("ci_low"),
+                     pl.col(f"{metric}_ci_high").alias("ci_high"))
+            .sort(by, nulls_last=True))
 
 
 def _tick(v: Any) -> str:

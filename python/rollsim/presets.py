@@ -20,8 +20,7 @@ from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
 from rollsim.simulation import simulate
 
-__all__ = ["areal", "verl_fully_async", "pipeline_rl", "slime_partial_rollout", "prime_rl", "compare", "PRESETS",
-           "published"]
+__all__ = ["areal", "verl_fully_async", "pipeline_rl", "slime_partial_rollout", "prime_rl", "compare", "PRESETS"]
 
 
 def _base(scenario: Scenario | None) -> Scenario:
@@ -30,7 +29,6 @@ def _base(scenario: Scenario | None) -> Scenario:
     if not isinstance(scenario, Scenario):
         raise invalid("scenario", f"must be a rollsim.Scenario, got {type(scenario).__name__}")
     return scenario
-
 
 
 
@@ -204,17 +202,3 @@ def compare(scenario: Scenario | None = None, *, baselines: bool = True) -> pl.D
         rows.append({"system": name} | {k: s[k] for k in _COLUMNS})
     return pl.DataFrame(rows).with_columns(
         (pl.col("tokens_wasted") / pl.col("tokens_generated")).alias("wasted_fraction"))
-
-
-def published(name: str) -> tuple[Scenario, Scenario]:
-    """The scenarios of a published run that ``rollsim.validation`` predicts: ``(synchronous
-    baseline, the system's scenario)``, e.g. ``published("verl_one_step_fsdp2")`` (verl's
-    one_step_off recipe on 4 + 12 H20, Qwen2.5-Math-7B). Names: ``rollsim.validation.CASE_NAMES``;
-    the settings, sources and assumptions are in :mod:`rollsim.validation` and the README's
-    "Validation against published speedups". Raises ScenarioError for an unknown name."""
-    from rollsim import validation  # validation builds on these presets
-
-    if name not in validation.CASE_NAMES:
-        raise invalid("name", f"unknown published run {name!r} (runs: {sorted(validation.CASE_NAMES)})")
-    c = validation.case(name)
-    return c.sync, c.run

@@ -6,7 +6,8 @@ import dataclasses
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -364,7 +365,7 @@ class Scenario:
                                       f"bucket {i} ([{lo:g}, {hi:g}) tokens) can never fill: no answer length falls in "
                                       f"it, but its quota is {quota}; give it quota 0")
 
-    def replace(self, /, **changes: Any) -> "Scenario":
+    def replace(self, /, **changes: Any) -> Scenario:
         """A copy with some fields changed. Dotted names reach into parts:
         ``sc.replace(seed=3, **{"pipeline.max_staleness": 2, "lengths.sigma": 1.2})``.
 

@@ -29,7 +29,8 @@ import math
 import warnings
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Callable, Literal
+from typing import Literal
+from collections.abc import Callable
 
 import polars as pl
 
@@ -43,7 +44,7 @@ from rollsim.scenario import Scenario
 from rollsim.simulation import Result, simulate
 
 __all__ = ["Case", "case", "cases_by_name", "CASE_NAMES", "validate", "fit_mean_tokens", "areal_eta_curve",
-           "NOT_REPRODUCED", "TARGET", "SIGMA", "WARMUP_STEPS", "sensitivity"]
+           "NOT_REPRODUCED", "TARGET", "SIGMA", "WARMUP_STEPS", "sensitivity", "published"]
 
 #: Relative error the predictions aim at.
 TARGET = 0.15
@@ -332,6 +333,7 @@ def sensitivity(name: str, sigmas: tuple[float, ...] = (0.8, 1.0, 1.15, 1.3, 1.5
     c = case(name)
     if c.measured_sync_gen_s is None:
         raise invalid("name", f"case {name!r} has no fitted length scale")
+    assert isinstance(c.sync.lengths, LogNormal)  # every fitted case has lognormal lengths
     cap = c.sync.lengths.max_tokens
     rows = []
     for sigma in sigmas:
@@ -340,3 +342,21 @@ def sensitivity(name: str, sigmas: tuple[float, ...] = (0.8, 1.0, 1.15, 1.3, 1.5
         p = replace(c, sync=c.sync.replace(lengths=lengths), run=c.run.replace(lengths=lengths)).predict()["predicted"]
         rows.append({"sigma": float(sigma), "mean_tokens": mean, "predicted": p, "error": p / c.measured - 1.0})
     return pl.DataFrame(rows)
+
+
+def published(name: str) -> tuple[Scenario, Scenario]:
+    """The scenarios of a published run that :func:`validate` predicts: ``(synchronous baseline,
+    the system's scenario)``, e.g. ``published("verl_one_step_fsdp2")`` (verl's one_step_off recipe
+    on 4 + 12 H20, Qwen2.5-Math-7B), to start your own from. Names: :data:`CASE_NAMES`; the
+    settings, sources and assumptions are in this module and the README's "Validation against
+    published speedups".
+
+    Raises
+    ------
+    ScenarioError (ValueError)
+        An unknown name.
+    """
+    if name not in CASE_NAMES:
+        raise invalid("name", f"unknown published run {name!r} (runs: {sorted(CASE_NAMES)})")
+    c = case(name)
+    return c.sync, c.run

@@ -25,7 +25,7 @@ import math
 import tomllib
 from pathlib import Path
 
-from .model import Cluster, Hardware, InferLayout, ModelSpec, Precision, SoftwareStack, TrainLayout
+from .model import Cluster, Hardware, InferLayout, ModelSpec, SoftwareStack, TrainLayout
 from .presets import HARDWARE, MODELS, SOFTWARE
 
 __all__ = ["load_cluster", "cluster_from_dict"]

@@ -64,7 +64,7 @@ class Precision:
         return self.block * self.block if self.name == "fp8" and self.block else 1
 
     @classmethod
-    def parse(cls, s: str) -> "Precision":
+    def parse(cls, s: str) -> Precision:
         """``"bf16"``, ``"fp8"`` (128 x 128 blocks) or ``"fp8:64"``; ValueError otherwise."""
         if not isinstance(s, str):
             raise ValueError(f"precision: expected a string like 'bf16' or 'fp8:128', got {s!r}")
@@ -155,7 +155,7 @@ class ModelSpec:
         """Bytes of one full copy in the inference format."""
         return self.n_params * self.infer_precision.bytes_per_elem
 
-    def with_precision(self, train: Precision | str | None = None, infer: Precision | str | None = None) -> "ModelSpec":
+    def with_precision(self, train: Precision | str | None = None, infer: Precision | str | None = None) -> ModelSpec:
         """A copy with other precisions (strings as in :meth:`Precision.parse`)."""
         t = Precision.parse(train) if isinstance(train, str) else train
         i = Precision.parse(infer) if isinstance(infer, str) else infer
@@ -186,7 +186,7 @@ class ModelSpec:
         )
 
     @classmethod
-    def dense(cls, name: str, n_params: float, n_tensors: int = 1000, layers: int = 1, **kw) -> "ModelSpec":
+    def dense(cls, name: str, n_params: float, n_tensors: int = 1000, layers: int = 1, **kw) -> ModelSpec:
         """A model known only by its size: ``n_tensors`` equal dense tensors holding ``n_params``."""
         if not (n_params >= 1 and n_tensors >= 1):
             raise ValueError(f"n_params and n_tensors: must be >= 1, got {n_params}, {n_tensors}")
@@ -318,7 +318,7 @@ class Cluster:
     topology: str = "relay"
     fanout: int = 1
 
-    def replace(self, **kw) -> "Cluster":
+    def replace(self, **kw) -> Cluster:
         """A copy with some fields changed (``dataclasses.replace``)."""
         return replace(self, **kw)
 
