@@ -262,7 +262,8 @@ class Store:
             except OSError as e:
                 holder = ""
                 try:
-                    holder = os.pread(fd, 200, 0).decode(errors="replace").strip()
+                    os.lseek(fd, 0, os.SEEK_SET)
+                    holder = os.read(fd, 200).decode(errors="replace").strip()
                 except OSError:
                     pass
                 os.close(fd)
@@ -274,7 +275,8 @@ class Store:
                                      f"{_q(lock)}); wait for it to finish, or give another out") from None
         try:
             os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()} {socket.gethostname()}\n".encode(), 0)
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.write(fd, f"{os.getpid()} {socket.gethostname()}\n".encode())
         except OSError as e:
             os.close(fd)
             raise _os_error(self.path, e, "write the lock file") from e
