@@ -128,6 +128,10 @@ def load(result_dir: str | os.PathLike[str]) -> Loaded:
             runs[name] = Result(_NO_SCENARIO, dict(rows.get(name, {})), _read(j(f"steps_{t}.parquet"), "steps"),
                                 _read(j(f"samples_{t}.parquet"), "samples"))
         return Loaded("compare", p, runs, table)
+    if os.path.exists(j("_rollsim_sweep.json")):  # a rollsim.sweep store: its verified chunks only
+        from rollsim.sweeps import read_sweep
+
+        return Loaded("sweep", p, {}, read_sweep(p))
     chunks = sorted(glob.glob(j("*.parquet"))) or sorted(glob.glob(j("**", "*.parquet"), recursive=True))
     if not chunks:
         raise invalid("result_dir", f"{p!r} holds no run (samples.parquet + steps.parquet), comparison "
