@@ -542,12 +542,12 @@ def _pipeline_to_doc(p: Any) -> dict[str, Any]:
     return d
 
 
-def scenario_to_doc(sc: Scenario) -> dict[str, Any]:
-    """The TOML document of ``sc``: every field (``None`` ones left out), ``lengths`` and
+def scenario_to_doc(scenario: Scenario) -> dict[str, Any]:
+    """The TOML document of ``scenario``: every field (``None`` ones left out), ``lengths`` and
     ``pipeline`` as tables; :func:`scenario_from_doc` rebuilds an equal scenario."""
     doc: dict[str, Any] = {}
     for f in scenario_fields():
-        v = getattr(sc, f.path)
+        v = getattr(scenario, f.path)
         if f.path == "lengths":
             v = _lengths_to_doc(v)
         elif f.path == "pipeline":

@@ -68,24 +68,24 @@ def _steady(sc: Scenario) -> dict[str, float]:
     return run_metrics(_run(sc), warmup_steps=WARMUP_STEPS)
 
 
-def fit_mean_tokens(sync: Scenario, generation_s: float, *, sigma: float = SIGMA, lo: float = 50.0,
+def fit_mean_tokens(scenario: Scenario, generation_s: float, *, sigma: float = SIGMA, lo: float = 50.0,
                     hi: float = 50_000.0, rel_tol: float = 0.005) -> float:
-    """The mean answer length (tokens) of ``LogNormal(sigma, max_tokens=sync.lengths.max_tokens)``
-    that makes the synchronous scenario ``sync`` generate a batch in ``generation_s`` seconds
+    """The mean answer length (tokens) of ``LogNormal(sigma, max_tokens=scenario.lengths.max_tokens)``
+    that makes the synchronous ``scenario`` generate a batch in ``generation_s`` seconds
     (steady state), by bisection on the log of the mean (generation time grows with the mean).
 
-    Raises ScenarioError if ``sync`` is not synchronous with LogNormal lengths, or if no mean in
+    Raises ScenarioError if ``scenario`` is not synchronous with LogNormal lengths, or if no mean in
     ``[lo, hi]`` reaches ``generation_s``."""
-    if not is_synchronous(sync.pipeline):
-        raise invalid("sync", f"must have the synchronous pipeline, got {sync.pipeline!r}")
-    if not isinstance(sync.lengths, LogNormal):
-        raise invalid("sync.lengths", "must be LogNormal (its max_tokens is kept)")
+    if not is_synchronous(scenario.pipeline):
+        raise invalid("scenario", f"must have the synchronous pipeline, got {scenario.pipeline!r}")
+    if not isinstance(scenario.lengths, LogNormal):
+        raise invalid("scenario.lengths", "must be LogNormal (its max_tokens is kept)")
     target = _check.number("generation_s", generation_s)
     sigma = _check.number("sigma", sigma)
-    cap = sync.lengths.max_tokens
+    cap = scenario.lengths.max_tokens
 
     def gen(mean: float) -> float:
-        sc = sync.replace(lengths=_lengths(mean, cap, sigma))
+        sc = scenario.replace(lengths=_lengths(mean, cap, sigma))
         return _steady(sc)["generation_s"]
 
     a, b = math.log(lo), math.log(hi)

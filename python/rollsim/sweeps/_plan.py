@@ -443,12 +443,12 @@ class Plan:
         return Block(start, end, keys, first, frame, dicts, combo, seed)
 
 
-def make_plan(base: Scenario | None, grid: Any, seeds: Any) -> Plan:
-    """Expands ``grid`` over ``base`` and ``seeds`` (see :func:`rollsim.sweeps.sweep`), lazily."""
-    if base is None:
-        base = Scenario()
+def make_plan(scenario: Scenario | None, grid: Any, seeds: Any) -> Plan:
+    """Expands ``grid`` over ``scenario`` and ``seeds`` (see :func:`rollsim.sweeps.sweep`), lazily."""
+    given = scenario is not None
+    base = Scenario() if scenario is None else scenario
     if not isinstance(base, Scenario):
-        raise invalid("base", f"must be a rollsim.Scenario, got {type(base).__name__}")
+        raise invalid("scenario", f"must be a rollsim.Scenario, got {type(base).__name__}")
     seed_set = _check_seeds(seeds)
     source: _Base
     if grid is None:
@@ -462,6 +462,9 @@ def make_plan(base: Scenario | None, grid: Any, seeds: Any) -> Plan:
         if not all(isinstance(x, kind) for x in grid):
             raise invalid("grid", "a list must hold only Scenario objects or only dicts of field -> value")
         if kind is Scenario:
+            if given:  # it would be ignored: each listed scenario is complete
+                raise invalid("scenario", "must be None when grid is a list of Scenarios (each is run as it is); "
+                                          "put it in the list, or give grid as a dict of changes to it")
             source = _Scenarios(grid)
             if seed_set is None:  # each scenario with its own seed
                 return Plan(source, None)

@@ -483,7 +483,7 @@ def _run_local(
 
 
 def sweep_with_info(
-    base: Scenario | None = None,
+    scenario: Scenario | None = None,
     grid: Any = None,
     *,
     seeds: Any = None,
@@ -525,7 +525,7 @@ def sweep_with_info(
 
         check_address(ray_address)
 
-    plan = make_plan(base, grid, seeds)
+    plan = make_plan(scenario, grid, seeds)
     store = Store(out) if out is not None else None
     try:
         return _sweep_in(plan, store, out, t_start, metrics=metrics, backend=backend, threads=threads,
@@ -625,7 +625,7 @@ def _sweep_in(
 
 
 def sweep(
-    base: Scenario | None = None,
+    scenario: Scenario | None = None,
     grid: Any = None,
     *,
     seeds: Any = None,
@@ -644,18 +644,18 @@ def sweep(
 
     Parameters
     ----------
-    base : Scenario, optional
-        The scenario the grid varies; ``Scenario()`` (the chapter's) by default.
+    scenario : Scenario, optional
+        The base scenario the grid varies; ``Scenario()`` (the chapter's) by default.
     grid : dict | list, optional
         What to vary. A dict ``{field: [values, ...]}`` (dotted names reach into parts, e.g.
         ``"pipeline.max_staleness"``, ``"lengths.sigma"``; values may also be whole parts, e.g.
         ``"pipeline": [Synchronous(), FullyAsync(2)]``) gives the Cartesian product, the last field
         varying fastest. A list of dicts of changes (e.g. from :mod:`rollsim.sweeps.space`) gives one
-        scenario per dict. A list of :class:`Scenario` runs those scenarios (``base`` is ignored).
-        ``None``: ``base`` alone.
+        scenario per dict. A list of :class:`Scenario` runs those scenarios (``scenario`` must then be
+        None). ``None``: ``scenario`` alone.
     seeds : int | iterable of int, optional
         A count ``n`` (seeds ``0..n-1``) or the seeds themselves, each in [0, 2**64 - 1]; every
-        scenario runs once per seed. Default: ``base.seed`` (for a list of Scenarios: each one's own).
+        scenario runs once per seed. Default: ``scenario.seed`` (for a list of Scenarios: each one's own).
     metrics : list of str, optional
         Summary metrics to return as columns (see :data:`SUMMARY_SCHEMA`); all by default. The
         dataset in ``out`` always stores all of them.
@@ -723,7 +723,7 @@ def sweep(
     Raises
     ------
     ScenarioError (ValueError)
-        An unknown field or invalid value in ``base``/``grid``/``seeds``/options (the message names
+        An unknown field or invalid value in ``scenario``/``grid``/``seeds``/options (the message names
         it; ``metrics`` are checked before anything runs), an unusable ``out`` (not a directory,
         read-only, full: the message names it; finished chunks stay there), ``out`` being written by
         another sweep (named with its process id), an unreachable ``ray_address``, or
@@ -743,7 +743,7 @@ def sweep(
     [(0, 0, 1), (0, 1, 1), (2, 0, 2), (2, 1, 2)]
     """
     frame, _ = sweep_with_info(
-        base, grid, seeds=seeds, metrics=metrics, out=out, backend=backend, threads=threads,
+        scenario, grid, seeds=seeds, metrics=metrics, out=out, backend=backend, threads=threads,
         chunk_size=chunk_size, progress=progress, max_samples=max_samples, on_error=on_error,
         ray_address=ray_address, collect=collect,
     )
