@@ -15,6 +15,7 @@ import hashlib
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -475,3 +476,13 @@ def make_plan(scenario: Scenario | None, grid: Any, seeds: Any) -> Plan:
     if seed_set is None:
         seed_set = range(base.seed, base.seed + 1)
     return Plan(source, seed_set)
+
+
+@dataclass
+class Claim:
+    """Runs ``[start, end)`` of a plan already in the file ``path`` (a chunk file of this plan):
+    shared by the local runner (``_run``) and the Ray runner (``_ray``)."""
+
+    start: int
+    end: int
+    path: Path

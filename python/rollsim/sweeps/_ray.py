@@ -7,6 +7,7 @@ import socket
 from typing import Any
 
 from rollsim.errors import invalid
+from rollsim.sweeps._plan import Claim
 from rollsim.sweeps._progress import Progress
 
 __all__ = ["run_ray", "chunk_task", "check_address"]
@@ -150,7 +151,6 @@ def run_ray(sw: Any, max_samples: int, chunk_size: int | None, progress: Progres
     """Runs the chunks of ``sw`` (a ``_Sweep``) as Ray tasks; the driver writes each finished chunk.
     At most ``INFLIGHT_PER_CPU`` tasks per CPU are in flight, so the driver's memory is bounded by
     the cluster's size, not the sweep's."""
-    from rollsim.sweeps._run import _Claim
 
     ray = _import_ray()
     started = _connect(ray, address)
@@ -171,7 +171,7 @@ def run_ray(sw: Any, max_samples: int, chunk_size: int | None, progress: Progres
                     item = next(items, None)
                     if item is None:
                         exhausted = True
-                    elif isinstance(item, _Claim):
+                    elif isinstance(item, Claim):
                         sw.claim(item)
                     elif not item.todo:  # every run already in another file
                         sw.finish(item, None)

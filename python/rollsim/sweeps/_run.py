@@ -19,6 +19,7 @@ from rollsim.errors import invalid
 from rollsim.scenario import Scenario
 from rollsim.simulation import DEFAULT_MAX_SAMPLES, runaway_error
 from rollsim.sweeps._plan import Block, Plan, chunk_digest, make_plan
+from rollsim.sweeps._plan import Claim as _Claim
 from rollsim.sweeps._progress import Progress
 from rollsim.sweeps._store import Store, chunk_name
 
@@ -150,15 +151,6 @@ def _align(df: pl.DataFrame) -> pl.DataFrame:
         cols.append(pl.col(m).cast(dt) if m in df.columns else pl.lit(None, dtype=dt).alias(m))
     cols.append(pl.col("error").cast(pl.String) if "error" in df.columns else pl.lit(None, dtype=pl.String).alias("error"))
     return df.select(cols)
-
-
-@dataclass
-class _Claim:
-    """Runs ``[start, end)`` already in the file ``path`` (a chunk file of this plan)."""
-
-    start: int
-    end: int
-    path: Path
 
 
 @dataclass
