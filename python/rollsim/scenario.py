@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rollsim import _check
+from rollsim import _check, scenario_toml
 from rollsim.errors import invalid, strict_init
 from rollsim.lengths import Empirical, LogNormal
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
@@ -478,15 +478,11 @@ class Scenario:
         ScenarioError (ValueError)
             Not a readable UTF-8 TOML file, an unknown key (the allowed ones are listed) or an
             invalid value."""
-        from rollsim import scenario_toml
-
         return scenario_toml.load(path)
 
     @classmethod
     def from_toml_str(cls, text: str, root: str | os.PathLike[str] = ".") -> Scenario:
         """The scenario of TOML text (see :meth:`from_toml`); relative file paths from ``root``."""
-        from rollsim import scenario_toml
-
         return scenario_toml.loads(text, root)
 
     def to_toml(self, path: str | os.PathLike[str] | None = None) -> str:
@@ -494,8 +490,6 @@ class Scenario:
         ``path`` too if given; ``Scenario.from_toml_str(sc.to_toml()) == sc``. Empirical lengths
         read from a file or data set by :meth:`from_toml` or the command line are written as that
         reference, others inline (see :mod:`rollsim.scenario_toml`)."""
-        from rollsim import scenario_toml
-
         text = scenario_toml.to_toml(self)
         if path is not None:
             with open(path, "w", encoding="utf-8") as f:
@@ -525,3 +519,5 @@ def _reachable(lengths: LogNormal | Empirical, lo: float, hi: float) -> bool:
 
 
 strict_init(Scenario, "", "Scenario")
+
+scenario_toml.use_scenario_class(Scenario)  # the TOML layer builds Scenarios without importing this module
