@@ -1,4 +1,4 @@
-"""Issue 4 (partial): training time that scales with tokens, colocated placement, GPU split search,
+"""Resources: training time that scales with tokens, colocated placement, GPU split search,
 dashboard metrics."""
 
 import json
@@ -8,6 +8,7 @@ import pytest
 
 from rollsim import FullyAsync, OneStepAsync, Scenario, ScenarioError, Synchronous, resources, simulate
 from rollsim.cli import main
+from rollsim.simulation import _simulate
 
 
 @pytest.mark.filterwarnings("ignore::rollsim.GenerationOutrunsTrainingWarning")
@@ -19,7 +20,7 @@ def test_training_time_scales_with_batch_tokens():
         assert (st["end_s"] - st["start_s"]).to_list() == pytest.approx((10.0 + 1e-4 * st["tokens"]).to_list())
     # the general engine and the fast path agree with a per-token cost too
     sc = Scenario(train_step_s=10.0, train_s_per_token=2e-4, horizon_s=3600.0, rng="python")
-    assert simulate(sc).steps.equals(simulate(sc, _general_engine=True).steps)
+    assert simulate(sc).steps.equals(_simulate(sc, general_engine=True).steps)
     # throughput ratio counts it: 256 * 30 / mean * (10 + 2e-4 * 512 * mean) / 512
     mean = sc.lengths.mean_tokens()
     assert sc.throughput_ratio() == pytest.approx(256 * 30 / mean * (10 + 2e-4 * 512 * mean) / 512)

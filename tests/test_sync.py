@@ -15,7 +15,7 @@ from rollsim.sync.chapter import CHAPTER_PRINTED
 EXAMPLE = Path(rs.__file__).parent / "examples" / "cluster.toml"
 
 
-# ---- the chapter's table (spec/chapter.txt, "The time budget of weight sync")
+# ---- the chapter's table ("The time budget of weight sync")
 @pytest.mark.parametrize("topology", ["colocated", "naive", "parallel"])
 @pytest.mark.parametrize("i,n", [(0, 1), (1, 8), (2, 64)])
 def test_chapter_rows_within_one_percent(topology, i, n):
@@ -112,7 +112,7 @@ def test_estimate_object():
 
 
 def test_per_tensor_overhead_dominates_slow_moe_path():
-    # SGLang's per-tensor mapping scan (issue 30848): ~18.9k tensors x ~3 ms = tens of seconds
+    # SGLang's per-tensor mapping scan (sgl-project/sglang issue 30848): ~18.9k tensors x ~3 ms = tens of seconds
     c = rs.Cluster(model=rs.model("qwen3-30b-a3b"), train=rs.TrainLayout(tp=8), infer=rs.InferLayout(1, 8),
                    software=rs.SoftwareStack(per_tensor_s=3.1e-3), topology="parallel")
     e = rs.estimate(c)

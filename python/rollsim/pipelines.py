@@ -186,7 +186,8 @@ class FullyAsync:
     admission_eta : int or None
         AReaL's admission control (``max_head_offpolicyness``): a new group starts only while
         ``accepted + running + group_size <= (eta + version + 1) * batch_size`` samples. Nothing is
-        dropped; slots may idle (source: ../shared/notes/semantics.md, AReaL's staleness manager).
+        dropped; slots may idle (source: inclusionAI/AReaL
+        ``areal/core/staleness_manager.py``; arXiv 2505.24298).
     max_lag_samples : int or None
         PipelineRL-style bound on samples started and neither trained nor dropped; new groups wait.
     lag_release : "take" | "sync"

@@ -2,8 +2,8 @@
 
 Each function takes the knob the system exposes, and an optional base ``scenario`` (pool, trainer,
 lengths, groups, prompts; default ``Scenario()``), and returns a ``Scenario`` whose pipeline follows
-that system's rules as described in its public docs and code (summarized in
-../shared/notes/semantics.md). Where a system's behaviour had to be approximated, the docstring
+that system's rules as described in its public docs and code (cited in each function's
+docstring). Where a system's behaviour had to be approximated, the docstring
 says how. Use :func:`compare` for a side-by-side table.
 """
 
@@ -20,8 +20,7 @@ from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
 from rollsim.simulation import simulate
 
-__all__ = ["areal", "verl_fully_async", "pipeline_rl", "slime_partial_rollout", "prime_rl", "compare", "PRESETS",
-           "published"]
+__all__ = ["areal", "verl_fully_async", "pipeline_rl", "slime_partial_rollout", "prime_rl", "compare", "PRESETS"]
 
 
 def _base(scenario: Scenario | None) -> Scenario:
@@ -30,7 +29,6 @@ def _base(scenario: Scenario | None) -> Scenario:
     if not isinstance(scenario, Scenario):
         raise invalid("scenario", f"must be a rollsim.Scenario, got {type(scenario).__name__}")
     return scenario
-
 
 
 
@@ -90,7 +88,7 @@ def verl_fully_async(staleness_threshold: float = 0.5, partial_rollout: bool = T
       soon as the trainer has taken its batch from the queue, before the parameter sync lands, so
       the next batch is generated with the old weights and has staleness 1: the one-step
       off-policy behaviour reported in verl-project/verl issue 4449 ("Question about achieving
-      on-policy behavior in fully-async mode") and issue 6780 ("On-policy mode (trigger=1,
+      on-policy behavior in fully-async mode") and verl issue 6780 ("On-policy mode (trigger=1,
       staleness=0) didn't match main_ppo training"). The default, ``False``, is what verl does.
     * ``partial_rollout=True``: at a sync, in-flight requests are paused and resumed with the new
       weights (``keep_recompute``: one prefill of the context); ``False``: the sync waits for them to
@@ -204,17 +202,3 @@ def compare(scenario: Scenario | None = None, *, baselines: bool = True) -> pl.D
         rows.append({"system": name} | {k: s[k] for k in _COLUMNS})
     return pl.DataFrame(rows).with_columns(
         (pl.col("tokens_wasted") / pl.col("tokens_generated")).alias("wasted_fraction"))
-
-
-def published(name: str) -> tuple[Scenario, Scenario]:
-    """The scenarios of a published run that ``rollsim.validation`` predicts: ``(synchronous
-    baseline, the system's scenario)``, e.g. ``published("verl_one_step_fsdp2")`` (verl's
-    one_step_off recipe on 4 + 12 H20, Qwen2.5-Math-7B). Names: ``rollsim.validation.CASE_NAMES``;
-    the settings, sources and assumptions are in :mod:`rollsim.validation` and the README's
-    "Validation against published speedups". Raises ScenarioError for an unknown name."""
-    from rollsim import validation  # validation builds on these presets
-
-    if name not in validation.CASE_NAMES:
-        raise invalid("name", f"unknown published run {name!r} (runs: {sorted(validation.CASE_NAMES)})")
-    c = validation.case(name)
-    return c.sync, c.run

@@ -6,11 +6,12 @@ import dataclasses
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
+from collections.abc import Sequence
 
 import numpy as np
 
-from rollsim import _check
+from rollsim import _check, scenario_toml
 from rollsim.errors import invalid, strict_init
 from rollsim.lengths import Empirical, LogNormal
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
@@ -393,7 +394,7 @@ class Scenario:
                                       f"bucket {i} ([{lo:g}, {hi:g}) tokens) can never fill: no answer length falls in "
                                       f"it, but its quota is {quota}; give it quota 0")
 
-    def replace(self, /, **changes: Any) -> "Scenario":
+    def replace(self, /, **changes: Any) -> Scenario:
         """A copy with some fields changed. Dotted names reach into parts:
         ``sc.replace(seed=3, **{"pipeline.max_staleness": 2, "lengths.sigma": 1.2})``.
 
@@ -506,15 +507,11 @@ class Scenario:
         ScenarioError (ValueError)
             Not a readable UTF-8 TOML file, an unknown key (the allowed ones are listed) or an
             invalid value."""
-        from rollsim import scenario_toml
-
         return scenario_toml.load(path)
 
     @classmethod
     def from_toml_str(cls, text: str, root: str | os.PathLike[str] = ".") -> Scenario:
         """The scenario of TOML text (see :meth:`from_toml`); relative file paths from ``root``."""
-        from rollsim import scenario_toml
-
         return scenario_toml.loads(text, root)
 
     def to_toml(self, path: str | os.PathLike[str] | None = None) -> str:
@@ -522,8 +519,6 @@ class Scenario:
         ``path`` too if given; ``Scenario.from_toml_str(sc.to_toml()) == sc``. Empirical lengths
         read from a file or data set by :meth:`from_toml` or the command line are written as that
         reference, others inline (see :mod:`rollsim.scenario_toml`)."""
-        from rollsim import scenario_toml
-
         text = scenario_toml.to_toml(self)
         if path is not None:
             with open(path, "w", encoding="utf-8") as f:
@@ -553,3 +548,5 @@ def _reachable(lengths: LogNormal | Empirical, lo: float, hi: float) -> bool:
 
 
 strict_init(Scenario, "", "Scenario")
+
+scenario_toml.use_scenario_class(Scenario)  # the TOML layer builds Scenarios without importing this module

@@ -52,7 +52,7 @@ import typing
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -60,7 +60,19 @@ from rollsim import datasets
 from rollsim.errors import invalid
 from rollsim.lengths import Empirical, LogNormal
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
-from rollsim.scenario import Scenario
+
+if TYPE_CHECKING:
+    from rollsim.scenario import Scenario
+
+#: The Scenario class, handed over by :mod:`rollsim.scenario` when it is imported (the scenario
+#: module uses this one for its TOML methods, so this module cannot import it back).
+_SCENARIO: Any = None
+
+
+def use_scenario_class(cls: type) -> None:
+    """Called once by :mod:`rollsim.scenario`: the class whose fields this module reads and builds."""
+    global _SCENARIO
+    _SCENARIO = cls
 
 __all__ = ["Field", "scenario_fields", "pipeline_fields", "lengths_fields", "all_fields", "PIPELINE_KINDS",
            "FROM_FILE", "scenario_from_doc", "lengths_from_doc", "pipeline_from_doc",
@@ -201,7 +213,7 @@ def _merge(fields: list[Field]) -> tuple[Field, ...]:
 def scenario_fields() -> tuple[Field, ...]:
     """Every field of :class:`Scenario`, in declaration order (``lengths`` and ``pipeline``
     included: their own fields are :func:`lengths_fields` and :func:`pipeline_fields`)."""
-    return tuple(_class_fields(Scenario, "", ()))
+    return tuple(_class_fields(_SCENARIO, "", ()))
 
 
 @functools.cache
@@ -437,7 +449,8 @@ def scenario_from_doc(doc: Any, root: str | os.PathLike[str] = ".", where: str =
         kw["lengths"] = lengths_from_doc(_join(where, "lengths"), kw["lengths"], root)
     if "pipeline" in kw:
         kw["pipeline"] = pipeline_from_doc(_join(where, "pipeline"), kw["pipeline"])
-    return Scenario(**kw)
+    sc: Scenario = _SCENARIO(**kw)
+    return sc
 
 
 def read_toml(path: str | os.PathLike[str], what: str = "scenario file") -> dict[str, Any]:
@@ -542,12 +555,12 @@ def _pipeline_to_doc(p: Any) -> dict[str, Any]:
     return d
 
 
-def scenario_to_doc(sc: Scenario) -> dict[str, Any]:
-    """The TOML document of ``sc``: every field (``None`` ones left out), ``lengths`` and
+def scenario_to_doc(scenario: Scenario) -> dict[str, Any]:
+    """The TOML document of ``scenario``: every field (``None`` ones left out), ``lengths`` and
     ``pipeline`` as tables; :func:`scenario_from_doc` rebuilds an equal scenario."""
     doc: dict[str, Any] = {}
     for f in scenario_fields():
-        v = getattr(sc, f.path)
+        v = getattr(scenario, f.path)
         if f.path == "lengths":
             v = _lengths_to_doc(v)
         elif f.path == "pipeline":

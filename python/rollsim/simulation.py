@@ -381,7 +381,7 @@ def _warn_outrun(sc: Scenario, summary: dict[str, Any]) -> None:
                 f"ratio {summary['throughput_ratio']:.2f}); staleness grows without bound. Add a staleness cap, "
                 f"fewer rollout_slots, or a larger batch_size."
             ),
-            stacklevel=3,
+            stacklevel=4,
         )
 
 
@@ -391,7 +391,6 @@ def simulate(
     record: Literal["samples", "summary"] = "samples",
     max_samples: int | None = None,
     max_events: int | None = DEFAULT_MAX_EVENTS,
-    _general_engine: bool = False,
 ) -> Result:
     """Runs one scenario.
 
@@ -435,6 +434,19 @@ def simulate(
     GenerationOutrunsTrainingWarning
         Fully asynchronous without a cap, and the ready queue grows step after step.
     """
+    return _simulate(scenario, record=record, max_samples=max_samples, max_events=max_events)
+
+
+def _simulate(
+    scenario: Scenario | None = None,
+    *,
+    record: Literal["samples", "summary"] = "samples",
+    max_samples: int | None = None,
+    max_events: int | None = DEFAULT_MAX_EVENTS,
+    general_engine: bool = False,
+) -> Result:
+    """:func:`simulate`, with ``general_engine=True`` running the general streaming engine even where
+    the fully-asynchronous fast path applies (the tests cross-check the two)."""
     sc = Scenario() if scenario is None else scenario
     if not isinstance(sc, Scenario):
         raise invalid("scenario", f"must be a rollsim.Scenario, got {type(sc).__name__}")
@@ -442,15 +454,13 @@ def simulate(
         raise invalid("record", f"must be 'samples' or 'summary', got {record!r}")
     limit = None if max_samples is None else check_max_samples(max_samples)
     max_events = check_max_events(max_events)
-    if not isinstance(_general_engine, bool):
-        raise invalid("_general_engine", f"must be True or False, got {_general_engine!r}")
+    if not isinstance(general_engine, bool):
+        raise invalid("general_engine", f"must be True or False, got {general_engine!r}")
     if limit is None:
         limit = DEFAULT_MAX_SAMPLES if record == "samples" else ENGINE_MAX_SAMPLES
     check_runaway(sc, limit, record, max_events)
     max_samples = limit
-    # _general_engine: run the general streaming engine even where the fully-async fast path
-    # applies (tests cross-check the two)
-    out = _rollsim.simulate(sc.to_dict(), record == "samples", max_samples, bool(_general_engine))
+    out = _rollsim.simulate(sc.to_dict(), record == "samples", max_samples, general_engine)
     summary = out["summary"]
     _warn_outrun(sc, summary)
     if summary["stalled"]:
@@ -460,7 +470,7 @@ def simulate(
                 f"start work and the trainer cannot form a batch (e.g. admission control or a length-balanced quota "
                 f"that cannot fill)"
             ),
-            stacklevel=2,
+            stacklevel=3,
         )
     samples = None if out["samples"] is None else _samples_frame(out["samples"])
     segments = None if out["segments"] is None else _segments_frame(out["segments"])

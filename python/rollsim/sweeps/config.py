@@ -58,7 +58,7 @@ class SweepSpec:
 
     base: Scenario
     grid: dict[str, list[Any]] | list[dict[str, Any]] | None
-    seeds: list[int] | None
+    seeds: range | list[int] | None
     metrics: list[str] | None
     chunk_size: int | None
     max_samples: int | None
@@ -94,22 +94,45 @@ def _part(field: str, where: str, value: Any, root: Path) -> Any:
     return value
 
 
-def _seeds(value: Any) -> list[int] | None:
+#: Largest count of seeds (as ``rollsim.sweep(seeds=n)``).
+MAX_SEED_COUNT = 2**32
+
+
+def _seeds(value: Any) -> range | list[int] | None:
+    """A count or ``{start, count}`` as a ``range`` (8 bytes a seed are never allocated), validated
+    before anything is built; a list of seeds as it is."""
     if value is None:
         return None
     if isinstance(value, dict):
         _only("seeds", value, {"start", "count"})
         start, count = value.get("start", 0), value.get("count")
-        for k, v in (("seeds.start", start), ("seeds.count", count)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < (1 if k == "seeds.count" else 0):
-                raise invalid(k, f"must be an integer {'>= 1' if k == 'seeds.count' else '>= 0'}, got {v!r}")
-        return list(range(start, start + count))
+        if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start < 2**64:
+            raise invalid("seeds.start", f"must be an integer in [0, 2**64 - 1], got {start!r}")
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_SEED_COUNT:
+            raise invalid("seeds.count", f"must be an integer in [1, 2**32], got {count!r}")
+        if start + count > 2**64:
+            raise invalid("seeds.count", f"the last seed, start + count - 1 = {start + count - 1}, must be at most "
+                                         f"2**64 - 1 (start = {start})")
+        return range(start, start + count)
     if isinstance(value, bool) or not isinstance(value, (int, list)):
         raise invalid("seeds", f"must be a count, a list of seeds or {{start, count}}, got {value!r}")
-    if isinstance(value, list) and not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**64
-                                           for s in value):
+    if isinstance(value, int):
+        if not 1 <= value <= MAX_SEED_COUNT:
+            raise invalid("seeds", f"a count of seeds must be in [1, 2**32], got {value}")
+        return range(value)
+    if not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**64 for s in value):
         raise invalid("seeds", f"a list of seeds must hold integers in [0, 2**64 - 1], got {value!r}")
-    return list(range(value)) if isinstance(value, int) else value
+    return value
+
+
+def _metrics(value: Any) -> list[str] | None:
+    if value is not None and (not isinstance(value, list) or not all(isinstance(m, str) for m in value)):
+        raise invalid("metrics", f"must be a list of metric names, got {value!r}")
+    if value is not None:
+        from rollsim.sweeps._run import check_metrics
+
+        check_metrics(value)  # unknown or repeated names: refused before anything is built or run
+    return value
 
 
 def _dimension(where: str, value: Any) -> Any:
@@ -136,6 +159,8 @@ def parse(doc: dict[str, Any], root: str | os.PathLike[str] = ".") -> SweepSpec:
     ``root``. Raises ScenarioError (ValueError) naming the first unknown key or invalid value."""
     rootp = Path(root)
     _only("", doc, _TOP)
+    seeds = _seeds(doc.get("seeds"))  # first: cheap, and never expanded into a list
+    metrics = _metrics(doc.get("metrics"))
     base = scenario_toml.scenario_from_doc(_table("base", doc.get("base", {})), rootp, where="base")
 
     grid: dict[str, list[Any]] | list[dict[str, Any]] | None = None
@@ -170,14 +195,11 @@ def parse(doc: dict[str, Any], root: str | os.PathLike[str] = ".") -> SweepSpec:
         fn = latin_hypercube if method == "latin_hypercube" else random_points
         grid = fn(space, s["n"], s.get("seed", 0))
 
-    metrics = doc.get("metrics")
-    if metrics is not None and (not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics)):
-        raise invalid("metrics", f"must be a list of metric names, got {metrics!r}")
     for k in ("chunk_size", "max_samples"):
         v = doc.get(k)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
             raise invalid(k, f"must be an integer >= 1, got {v!r}")
-    return SweepSpec(base, grid, _seeds(doc.get("seeds")), metrics, doc.get("chunk_size"), doc.get("max_samples"))
+    return SweepSpec(base, grid, seeds, metrics, doc.get("chunk_size"), doc.get("max_samples"))
 
 
 def load(path: str | os.PathLike[str]) -> SweepSpec:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from rollsim import _check
 
-from .model import INT_BOUNDS, MAX_PARAMS, Cluster, Hardware, InferLayout, ModelSpec, Precision, SoftwareStack, TrainLayout
+from .model import INT_BOUNDS, MAX_PARAMS, Cluster, Hardware, InferLayout, ModelSpec, SoftwareStack, TrainLayout
 from .presets import HARDWARE, MODELS, SOFTWARE
 
 __all__ = ["load_cluster", "cluster_from_dict"]

@@ -90,7 +90,7 @@ class Estimate:
 def estimate(cluster: Cluster) -> Estimate:
     """Estimates one weight update for ``cluster``.
 
-    Formulas (``shared/notes/weight_sync.md``; :mod:`rollsim_core::sync::cost`): alpha-beta
+    Formulas (``docs/weight_sync.md``; :mod:`rollsim_core::sync::cost`): alpha-beta
     messages ``alpha + m / (efficiency * bandwidth)``; naive ``n * S / beta`` plus pipelined
     gather/scatter; parallel = busiest link of the re-sharding plan; relay = chunked pipeline
     ``(C + h - 1)(alpha + tau / C)`` at the best ``C``; broadcast ``S / beta_bottleneck``;
@@ -300,8 +300,8 @@ def plan(cluster: Cluster, *, record_transfers: bool = True, max_transfers: int 
     """The re-sharding plan from ``cluster.train`` to ``cluster.infer`` (all instances).
 
     Method: intersect each inference rank's slice of each tensor with the slices of one training
-    copy, the copy whose ranks are least loaded so far (``shared/notes/weight_sync.md``,
-    "Re-sharding plan"); slices are cut on whole FP8 blocks.
+    copy, the copy whose ranks are least loaded so far (``rust/rollsim-core/src/sync/plan.rs``);
+    slices are cut on whole FP8 blocks.
 
     Raises
     ------

@@ -120,7 +120,7 @@ class Precision:
         return self.block * self.block if self.name == "fp8" and self.block else 1
 
     @classmethod
-    def parse(cls, s: str) -> "Precision":
+    def parse(cls, s: str) -> Precision:
         """``"bf16"``, ``"fp8"`` (128 x 128 blocks) or ``"fp8:64"``; ValueError otherwise."""
         if not isinstance(s, str):
             raise ValueError(f"precision: expected a string like 'bf16' or 'fp8:128', got {s!r}")
@@ -231,7 +231,7 @@ class ModelSpec:
         """Bytes of one full copy in the inference format."""
         return self.n_params * self.infer_precision.bytes_per_elem
 
-    def with_precision(self, train: Precision | str | None = None, infer: Precision | str | None = None) -> "ModelSpec":
+    def with_precision(self, train: Precision | str | None = None, infer: Precision | str | None = None) -> ModelSpec:
         """A copy with other precisions (strings as in :meth:`Precision.parse`)."""
         t = Precision.parse(train) if isinstance(train, str) else train
         i = Precision.parse(infer) if isinstance(infer, str) else infer
@@ -262,7 +262,7 @@ class ModelSpec:
         )
 
     @classmethod
-    def dense(cls, name: str, n_params: float, n_tensors: int = 1000, layers: int = 1, **kw) -> "ModelSpec":
+    def dense(cls, name: str, n_params: float, n_tensors: int = 1000, layers: int = 1, **kw) -> ModelSpec:
         """A model known only by its size: ``n_tensors`` equal dense tensors (in [1, 2**24]) holding
         ``n_params`` (in [1, 1e15]) parameters, over ``layers`` layers (in [1, 65536])."""
         p = _check.bounded("n_params", n_params, 1.0, MAX_PARAMS, "parameters")
@@ -319,8 +319,8 @@ class Hardware:
     """Links, per GPU and per direction.
 
     Defaults: H100/H200 class (NVLink 4: 450 GB/s per direction; one 400 Gb/s NIC per GPU:
-    50 GB/s; PCIe Gen5 x16 about 50 GB/s; NCCL inter-node alpha about 50 us per call), from
-    ``shared/notes/weight_sync.md``.
+    50 GB/s; PCIe Gen5 x16 about 50 GB/s; NCCL inter-node alpha about 50 us per call): NVIDIA's
+    H100 / H200 specifications (NVLink 900 GB/s bidirectional) and typical NCCL latencies.
 
     Ranges: ``gpus_per_node`` in [1, 1024]; bandwidths in [1e3, 1e15] bytes/s; ``latency_s`` in
     [0, 1e6] seconds.
@@ -430,7 +430,7 @@ class Cluster:
             raise invalid("topology", f"must be one of {', '.join(TOPOLOGIES)}, got {self.topology!r}")
         _int(self, "", "fanout")
 
-    def replace(self, **kw) -> "Cluster":
+    def replace(self, **kw) -> Cluster:
         """A copy with some fields changed (``dataclasses.replace``)."""
         return replace(self, **kw)
 

@@ -1,6 +1,6 @@
 //! Cost models of the weight-sync topologies, and the staged per-bucket pipeline.
 //!
-//! Alpha-beta model (`shared/notes/weight_sync.md`): a message of `m` bytes over a link costs
+//! Alpha-beta model (Thakur, Rabenseifner and Gropp, IJHPCA 2005; `docs/weight_sync.md`): a message of `m` bytes over a link costs
 //! `alpha + m / beta`, with `beta = efficiency * link bandwidth`.
 //!
 //! * co-located: each inference GPU takes its `S / g` shard over NVLink (CUDA IPC hand-off).

@@ -1,4 +1,4 @@
-//! Weight-sync estimator (issue 5): how long it takes to move a new policy's weights from the
+//! Weight-sync estimator: how long it takes to move a new policy's weights from the
 //! training GPUs to every inference GPU, and which term (wire, per-message latency, per-tensor
 //! software overhead, quantization, host-to-device copies) dominates.
 //!
@@ -9,7 +9,7 @@
 //!   gather-and-send, parallel per-rank sends along the plan, chunked pipelined relay, NCCL
 //!   broadcast) and the staged per-bucket pipeline (H2D, quantize, transfer, load).
 //!
-//! Formulas: `shared/notes/weight_sync.md` (alpha-beta model; chunked pipeline
+//! Formulas: `docs/weight_sync.md` (alpha-beta model; chunked pipeline
 //! `T = (C + h - 1)(alpha + m / beta)`, optimum `T* = (sqrt(S / beta) + sqrt((h - 1) alpha))^2`).
 //! Units: bytes, seconds, bytes per second. Pure Rust; `rollsim-py` binds it.
 

@@ -6,7 +6,7 @@
 //! EP group, or the whole tensor if it is replicated). The plan intersects each needed slice with
 //! the parts of one copy, choosing the copy whose ranks are least loaded so far (ties: lowest
 //! index), which spreads the work over senders. Slices are cut on multiples of `align_elems`
-//! (whole quantization blocks). Method: `shared/notes/weight_sync.md`, "Re-sharding plan".
+//! (whole quantization blocks). Method: `docs/weight_sync.md`.
 
 use std::collections::HashMap;
 
