@@ -159,17 +159,17 @@ class LogNormal:
     def __post_init__(self) -> None:
         rho = _check.real("lengths.group_correlation", self.group_correlation)
         if not 0 <= rho < 1:
-            raise invalid("lengths.group_correlation", f"must be in [0, 1), got {rho}")
+            raise invalid("lengths.group_correlation", f"must be in [0, 1), got {_check.given(self.group_correlation, rho)}")
         object.__setattr__(self, "group_correlation", rho)
         mu = _check.real("lengths.mu", self.mu)
         sigma = _check.real("lengths.sigma", self.sigma)
         max_tokens = _check.real("lengths.max_tokens", self.max_tokens)
         if not -MU_BOUND <= mu <= MU_BOUND:
-            raise invalid("lengths.mu", f"must be in [-100, 100] (the log of the median length in tokens), got {mu}")
+            raise invalid("lengths.mu", f"must be in [-100, 100] (the log of the median length in tokens), got {_check.given(self.mu, mu)}")
         if not 0 <= sigma <= MAX_SIGMA:
-            raise invalid("lengths.sigma", f"must be in [0, 10], got {sigma}")
+            raise invalid("lengths.sigma", f"must be in [0, 10], got {_check.given(self.sigma, sigma)}")
         if not 1 <= max_tokens <= MAX_TOKENS:
-            raise invalid("lengths.max_tokens", f"{_MAX_TOKENS_RANGE}, got {max_tokens}")
+            raise invalid("lengths.max_tokens", f"{_MAX_TOKENS_RANGE}, got {_check.given(self.max_tokens, max_tokens)}")
         object.__setattr__(self, "mu", mu)
         object.__setattr__(self, "sigma", sigma)
         object.__setattr__(self, "max_tokens", max_tokens)
@@ -262,7 +262,7 @@ class Empirical:
         if self.max_tokens is not None:
             m = _check.real("lengths.max_tokens", self.max_tokens)
             if not 1 <= m <= MAX_TOKENS:
-                raise invalid("lengths.max_tokens", f"{_MAX_TOKENS_RANGE}, got {m}")
+                raise invalid("lengths.max_tokens", f"{_MAX_TOKENS_RANGE}, got {_check.given(self.max_tokens, m)}")
             object.__setattr__(self, "max_tokens", m)
             v = np.minimum(v, m)
         w = None

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from rollsim import _check
-from rollsim.errors import invalid, strict_init
+from rollsim.errors import ScenarioError, invalid, strict_init
 
 __all__ = ["Synchronous", "OneStepAsync", "OffPolicy", "FullyAsync", "LengthBalanced", "Pipeline"]
 
@@ -30,15 +31,16 @@ def _compact_repr(obj: Any) -> str:
     return f"{type(obj).__name__}({', '.join(parts)})"
 
 
+#: Largest finite ``over_sampling`` (a million batches of extra prompts per batch: far more than
+#: any pool can start; ``math.inf`` keeps every slot busy).
+MAX_OVER_SAMPLING = 1e6
+
+
 def _over_sampling(value: Any) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise invalid("pipeline.over_sampling", f"must be None, a fraction >= 0 or math.inf, got {value!r}")
-    v = float(value)
-    if not v >= 0:
-        raise invalid("pipeline.over_sampling", f"must be >= 0 (or math.inf), got {v}")
-    return v
+    return _check.bounded("pipeline.over_sampling", value, 0.0, MAX_OVER_SAMPLING, allow=(math.inf,),
+                          extra="or math.inf (keep every slot busy)")
 
 
 def is_synchronous(pipeline: Any) -> bool:
@@ -58,7 +60,7 @@ class OffPolicy:
     ----------
     k : int
         In [0, 1_000_000].
-    over_sampling : float or None
+    over_sampling : float in [0, 1e6], math.inf or None
         Submit ``ceil(groups * (1 + over_sampling))`` groups per batch and stop the rest once
         ``batch_size`` answers (whole groups) have finished (verl ``over_sample_rate``, slime
         ``--over-sampling-batch-size``). ``math.inf`` keeps every slot busy until the batch is full.
@@ -139,8 +141,15 @@ class LengthBalanced:
         try:
             if isinstance(self.edges, (str, bytes)) or any(isinstance(x, (str, bytes, bool)) for x in self.edges):
                 raise TypeError
-            e = tuple(float(x) for x in self.edges)
-        except (TypeError, ValueError, OverflowError):
+            edges = tuple(self.edges)
+            huge = [i for i, x in enumerate(edges) if isinstance(x, int) and abs(x) >= 2**1024]  # never inf
+            if huge:
+                raise invalid("pipeline.batch_order.edges", f"must be finite, > 0 and strictly increasing numbers of "
+                                                            f"tokens; item {huge[0]} is {_check.show(edges[huge[0]])}")
+            e = tuple(float(x) for x in edges)
+        except (TypeError, ValueError, OverflowError) as err:
+            if isinstance(err, ScenarioError):
+                raise
             raise invalid("pipeline.batch_order.edges", f"must be numbers, got {self.edges!r}") from None
         if not e or any(not np.isfinite(x) or x <= 0 for x in e) or any(b <= a for a, b in zip(e, e[1:])):
             raise invalid("pipeline.batch_order.edges", f"must be finite, > 0 and strictly increasing, got {e}")
@@ -153,9 +162,7 @@ class LengthBalanced:
             if len(q) != len(e) + 1:
                 raise invalid("pipeline.batch_order.quotas", f"needs {len(e) + 1} quotas (one per bucket), got {len(q)}")
             object.__setattr__(self, "quotas", q)
-        if isinstance(self.share, bool) or not isinstance(self.share, (int, float)) or not 0 < float(self.share) <= 1:
-            raise invalid("pipeline.batch_order.share", f"must be in (0, 1], got {self.share!r}")
-        object.__setattr__(self, "share", float(self.share))
+        object.__setattr__(self, "share", _check.bounded("pipeline.batch_order.share", self.share, 0.0, 1.0, lo_open=True))
 
 
 _ON_UPDATE = ("continue", "abort_drop", "abort_resubmit", "wait", "keep_recompute", "keep_stale")

@@ -243,17 +243,31 @@ def _mean(series: pl.Series) -> float:
 
 
 def utilization_over_time(res: Result, bin_s: float) -> pl.DataFrame:
-    """Rollout utilization per interval of ``bin_s`` simulated seconds (> 0), as a dashboard plots
+    """Rollout utilization per interval of ``bin_s`` simulated seconds, as a dashboard plots
     it: ``start_s``, ``end_s``, ``utilization`` in [0, 1] (slot-busy seconds / (rollout_slots x
     interval)). A sample holds its slot from its start to its finish (see
-    :func:`rollsim.plot.utilization_frame`, which this calls). Needs ``record="samples"``;
-    raises ScenarioError otherwise or for a bad ``bin_s``."""
+    :func:`rollsim.plot.utilization_frame`, which this calls). Needs ``record="samples"``.
+
+    ``bin_s`` must be finite and > 0 and give at most 10**6 bins over the run (a frame of that many
+    rows is already more than any plot shows): ``bin_s >= summary["end_s"] / 10**6``.
+
+    Raises
+    ------
+    ScenarioError
+        A run without per-sample rows, or a bad ``bin_s`` (the message gives the smallest valid one)."""
     from rollsim import plot
 
     if res._samples is None:
         raise invalid("res", "needs per-sample rows: simulate(..., record='samples')")
-    return plot.utilization_frame(res.samples, rollout_slots=res.scenario.rollout_slots, end_s=res.summary["end_s"],
-                                  bin_s=bin_s)
+    max_bins = 10**6
+    end_s = res.summary["end_s"]
+    width = _check.number("bin_s", bin_s, what="a number of seconds")
+    bins = math.ceil(end_s / width - 1e-9)
+    if bins > max_bins:
+        enough = float(f"{end_s / max_bins * 1.01:.3g}")  # rounded up: gives at most max_bins bins
+        raise invalid("bin_s", f"gives {bins} bins over the run's {end_s:g} s, more than {max_bins}; pick bin_s >= "
+                               f"end_s / {max_bins} (e.g. {enough:g} s), got {width!r}")
+    return plot.utilization_frame(res.samples, rollout_slots=res.scenario.rollout_slots, end_s=end_s, bin_s=width)
 
 
 #: Default ``max_drop_fraction`` of :func:`gpu_split`: a split that drops more of its finished

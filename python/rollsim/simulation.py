@@ -233,7 +233,9 @@ class Result:
         ``samples_started`` = ``samples_trained + samples_dropped + samples_ready +
         samples_in_flight``, ``samples_finished``, ``drop_fraction`` (dropped / (trained + dropped)),
         ``staleness_mean`` / ``staleness_max`` (over trained samples), ``staleness_mean_short``
-        (< 1000 tokens) / ``staleness_mean_long`` (> 8000 tokens) (NaN when no such sample),
+        (< 1000 tokens) / ``staleness_mean_long`` (> 8000 tokens) (NaN when no such sample;
+        likewise ``staleness_mean``, ``staleness_at_finish_mean`` and ``staleness_group_mean`` are
+        NaN, never None, when no sample was trained: every other float is finite),
         ``tokens_generated`` = ``tokens_trained + tokens_wasted + tokens_pending`` (wasted: dropped;
         pending: waiting in the ready queue or decoded so far by samples in flight), ``events``,
         ``ready_queue_growth_per_step``, ``generation_outruns_training``, ``throughput_ratio``.

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from rollsim import _rollsim
+from rollsim import _check, _rollsim
+from rollsim.errors import invalid
 
 from .model import TOPOLOGIES, Cluster
 
@@ -44,7 +45,9 @@ class Estimate:
     dominant_term : str
         The largest positive term, e.g. ``"software_s"``.
     busiest_link_bytes, model_bytes, n_buckets, chunks, hops : float
-        Bytes on the busiest link, bytes of one model copy, buckets, relay chunks and hops.
+        Bytes on the busiest link, bytes of one model copy, buckets, relay chunks and hops (finite
+        for every accepted cluster, except ``chunks``: inf for a relay with ``latency_s = 0``, whose
+        chunks are then infinitely fine; ``total_s`` and the breakdown are always finite).
     tensors_charged : float
         Tensors charged ``per_tensor_s`` (see :class:`~rollsim.sync.model.SoftwareStack`).
     cluster : Cluster
@@ -105,7 +108,7 @@ def estimate(cluster: Cluster) -> Estimate:
     ------
     ValueError
         A field is out of range (the message starts with the field's name), e.g.
-        ``efficiency: must be in (0, 1]``.
+        ``efficiency: must be in [1e-6, 1], got 0.0``.
     """
     d = _call(_rollsim.sync_estimate, cluster.to_dict())
     return Estimate(
@@ -235,8 +238,14 @@ def estimate_many(cluster: Cluster, **arrays) -> pl.DataFrame:
     for k in arrays:
         if k not in SWEEPABLE:
             raise ValueError(f"{k}: cannot be swept; allowed: {', '.join(SWEEPABLE)}")
+    values = []
+    for k, v in arrays.items():
+        try:
+            values.append(np.asarray(v, dtype=np.float64))
+        except (TypeError, ValueError, OverflowError) as e:  # strings, None, an int too large for a float
+            raise invalid(k, f"must be an array of numbers: {e}") from None
     try:
-        cols = np.broadcast_arrays(*[np.asarray(v, dtype=np.float64) for v in arrays.values()]) if arrays else []
+        cols = np.broadcast_arrays(*values) if values else []
     except ValueError as e:
         raise ValueError(f"{', '.join(arrays)}: arrays do not broadcast together ({e})") from None
     flat = {k: np.ascontiguousarray(c.ravel()) for k, c in zip(arrays, cols)}
@@ -297,9 +306,11 @@ def plan(cluster: Cluster, *, record_transfers: bool = True, max_transfers: int 
     Raises
     ------
     ValueError
-        Bad layout (named field), or ``max_transfers`` exceeded.
+        Bad layout (named field), or ``max_transfers`` (an integer in [0, 2**64 - 1]) exceeded.
     """
-    d = _call(_rollsim.sync_plan, cluster.to_dict(), record_transfers, int(max_transfers))
+    record = _check.flag("record_transfers", record_transfers)
+    limit = _check.integer("max_transfers", max_transfers, 0, 2**64 - 1)
+    d = _call(_rollsim.sync_plan, cluster.to_dict(), record, limit)
     names = [g.name for g in cluster.model.groups]
     if cluster.model.infer_precision.name == "fp8":
         names += [g.name + ".scale" for g in cluster.model.groups if g.quantized]
