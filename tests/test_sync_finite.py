@@ -1,5 +1,5 @@
 """Every accepted weight-sync cluster gives a finite estimate: clusters drawn with each real-valued
-input anywhere in its accepted range (``rollsim.sync.model.BOUNDS``), log-uniformly and at the
+input anywhere in its accepted range (``rollsim.sync.cluster.BOUNDS``), log-uniformly and at the
 extremes, tensor sizes up to 2**50 elements, any topology and fanout. ``total_s`` and every term of
 the breakdown are finite (``chunks`` alone may be inf: with ``latency_s = 0`` the relay's chunks
 are infinitely fine). Also: out-of-range inputs are refused naming the field, by the dataclasses
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import rollsim.sync as rs
 from rollsim import ScenarioError, _rollsim
-from rollsim.sync.model import BOUNDS, INT_BOUNDS
+from rollsim.sync.cluster import BOUNDS, INT_BOUNDS
 
 
 def log_uniform(lo: float, hi: float) -> st.SearchStrategy[float]:

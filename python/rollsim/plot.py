@@ -35,7 +35,7 @@ import numpy as np
 import polars as pl
 
 from rollsim.errors import invalid
-from rollsim.resources import generation_span_s
+from rollsim.frames import generation_span_s, utilization_frame
 from rollsim.scenario import Scenario
 from rollsim.simulation import Result
 from rollsim.sweeps.stats import aggregate
@@ -471,62 +471,6 @@ def slot_timeline(
     default = "Slot timeline" + (f": {run.label}" if run.label else "") + " (color: policy version)"
     ax.set_title(title if title is not None else default)
     return _finish(fig, path)
-
-
-def utilization_frame(
-    samples: pl.DataFrame,
-    *,
-    rollout_slots: int,
-    end_s: float,
-    bin_s: float,
-) -> pl.DataFrame:
-    """Fraction of rollout slots busy per time bin, from the samples' busy intervals.
-
-    A sample keeps its slot busy from ``start_s`` to ``finish_s`` (to ``end_s`` while in flight).
-
-    Parameters
-    ----------
-    samples : polars.DataFrame
-        The samples frame of a run (``start_s``, ``finish_s``).
-    rollout_slots : int
-        Pool size (>= 1).
-    end_s : float
-        End of the run, simulated seconds (> 0); the last bin is cut there.
-    bin_s : float
-        Bin width, simulated seconds (> 0).
-
-    Returns
-    -------
-    polars.DataFrame
-        ``start_s`` f64, ``end_s`` f64, ``utilization`` f64 in [0, 1] (slot-busy seconds / (slots x
-        bin width)).
-
-    Raises
-    ------
-    ValueError
-        Non-positive or non-finite ``rollout_slots``, ``end_s`` or ``bin_s``; missing columns.
-    """
-    if not isinstance(samples, pl.DataFrame) or not {"start_s", "finish_s"} <= set(samples.columns):
-        raise invalid("samples", "must be a samples frame with start_s and finish_s")
-    if isinstance(rollout_slots, bool) or not isinstance(rollout_slots, (int, np.integer)) or rollout_slots < 1:
-        raise invalid("rollout_slots", f"must be a positive integer, got {rollout_slots!r}")
-    for name, v in (("end_s", end_s), ("bin_s", bin_s)):
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not (
-                math.isfinite(v) and v > 0):
-            raise invalid(name, f"must be a finite number of seconds > 0, got {v!r}")
-    nb = max(1, math.ceil(end_s / bin_s - 1e-9))
-    edges = np.minimum(np.arange(nb + 1, dtype=np.float64) * bin_s, end_s)
-    s = np.sort(np.minimum(samples["start_s"].to_numpy(), end_s))
-    f = np.sort(np.minimum(samples["finish_s"].fill_null(end_s).to_numpy(), end_s))
-
-    def busy_until(t: np.ndarray) -> np.ndarray:  # slot-busy seconds in [0, t]
-        cs, cf = np.concatenate([[0.0], np.cumsum(s)]), np.concatenate([[0.0], np.cumsum(f)])
-        i, j = np.searchsorted(s, t, side="right"), np.searchsorted(f, t, side="right")
-        return (i * t - cs[i]) - (j * t - cf[j])
-
-    b = busy_until(edges)
-    u = np.diff(b) / (rollout_slots * np.diff(edges))
-    return pl.DataFrame({"start_s": edges[:-1], "end_s": edges[1:], "utilization": np.clip(u, 0.0, 1.0)})
 
 
 def utilization(

@@ -29,13 +29,14 @@ import math
 import warnings
 from dataclasses import dataclass
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import polars as pl
 
 from rollsim import _check
 from rollsim.errors import invalid
+from rollsim.frames import series_mean, generation_span_s, utilization_frame
 from rollsim.pipelines import FullyAsync, Synchronous, is_synchronous
 from rollsim.scenario import Scenario
 from rollsim.simulation import Result, simulate
@@ -214,9 +215,9 @@ def run_metrics(res: Result, gpus: int | None = None, *, warmup_steps: int = 0) 
     skip = _check.integer("warmup_steps", warmup_steps, 0)
     steps = res.steps.filter(pl.col("completed")).slice(skip)
     out: dict[str, float] = {
-        "step_time_s": _mean(steps["start_s"].diff().drop_nulls()) if steps.height > 1 else math.nan,
-        "trainer_wait_s": _mean(steps["wait_s"]) if steps.height else math.nan,
-        "train_s": _mean(steps["end_s"] - steps["start_s"]) if steps.height else math.nan,
+        "step_time_s": series_mean(steps["start_s"].diff().drop_nulls()) if steps.height > 1 else math.nan,
+        "trainer_wait_s": series_mean(steps["wait_s"]) if steps.height else math.nan,
+        "train_s": series_mean(steps["end_s"] - steps["start_s"]) if steps.height else math.nan,
         "steps": float(steps.height),
         "tokens_trained_per_s": res.summary["tokens_trained"] / res.summary["end_s"],
     }
@@ -228,25 +229,11 @@ def run_metrics(res: Result, gpus: int | None = None, *, warmup_steps: int = 0) 
     return out
 
 
-def generation_span_s(samples: pl.DataFrame, steps: pl.DataFrame) -> float | None:
-    """Mean generation span of the batches of ``steps`` (a steps frame): for each step, from the
-    first start to the last finish of the samples it trained (``samples``: a samples frame);
-    seconds, or None when none of them trained a sample."""
-    spans = (samples.filter(pl.col("trained_step").is_in(steps["step"].cast(pl.Int64).to_list()))
-             .group_by("trained_step").agg((pl.col("finish_s").max() - pl.col("start_s").min()).alias("span")))
-    return _mean(spans["span"]) if spans.height else None
-
-
-def _mean(series: pl.Series) -> float:
-    """The mean of a non-empty numeric series, as a float."""
-    return float(cast(float, series.mean()))
-
-
 def utilization_over_time(res: Result, bin_s: float) -> pl.DataFrame:
     """Rollout utilization per interval of ``bin_s`` simulated seconds, as a dashboard plots
     it: ``start_s``, ``end_s``, ``utilization`` in [0, 1] (slot-busy seconds / (rollout_slots x
     interval)). A sample holds its slot from its start to its finish (see
-    :func:`rollsim.plot.utilization_frame`, which this calls). Needs ``record="samples"``.
+    :func:`rollsim.frames.utilization_frame`, which this calls). Needs ``record="samples"``.
 
     ``bin_s`` must be finite and > 0 and give at most 10**6 bins over the run (a frame of that many
     rows is already more than any plot shows): ``bin_s >= summary["end_s"] / 10**6``.
@@ -255,19 +242,10 @@ def utilization_over_time(res: Result, bin_s: float) -> pl.DataFrame:
     ------
     ScenarioError
         A run without per-sample rows, or a bad ``bin_s`` (the message gives the smallest valid one)."""
-    from rollsim import plot
-
     if res._samples is None:
         raise invalid("res", "needs per-sample rows: simulate(..., record='samples')")
-    max_bins = 10**6
-    end_s = res.summary["end_s"]
-    width = _check.number("bin_s", bin_s, what="a number of seconds")
-    bins = math.ceil(end_s / width - 1e-9)
-    if bins > max_bins:
-        enough = float(f"{end_s / max_bins * 1.01:.3g}")  # rounded up: gives at most max_bins bins
-        raise invalid("bin_s", f"gives {bins} bins over the run's {end_s:g} s, more than {max_bins}; pick bin_s >= "
-                               f"end_s / {max_bins} (e.g. {enough:g} s), got {width!r}")
-    return plot.utilization_frame(res.samples, rollout_slots=res.scenario.rollout_slots, end_s=end_s, bin_s=width)
+    return utilization_frame(res.samples, rollout_slots=res.scenario.rollout_slots, end_s=res.summary["end_s"],
+                             bin_s=bin_s)
 
 
 #: Default ``max_drop_fraction`` of :func:`gpu_split`: a split that drops more of its finished

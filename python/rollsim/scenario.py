@@ -412,7 +412,7 @@ class Scenario:
                 top[head] = value
         for head, sub in nested.items():
             part = top.get(head, getattr(self, head))
-            if not dataclasses.is_dataclass(part):
+            if not dataclasses.is_dataclass(part) or isinstance(part, type):
                 raise invalid(head, f"has no sub-fields to set ({sorted(sub)})")
             part_names = {f.name for f in dataclasses.fields(part) if f.init and not f.name.startswith("_")}
             for k in sub:
@@ -426,7 +426,8 @@ class Scenario:
         longest answer): ``share`` x the bucket's expected share of ``batch_size / group_size``
         groups, rounded down. Groups' longest answers are taken as independent draws (exact for
         ``group_correlation = 0`` and ungrouped data)."""
-        lb = LengthBalanced(edges, share=share)  # validates edges and share
+        given: Any = edges  # LengthBalanced validates edges (any sequence) and share
+        lb = LengthBalanced(given, share=share)
         edges, share = lb.edges, lb.share
         n = self.group_size
         cdf = [self.lengths.cdf(e) ** n for e in edges]

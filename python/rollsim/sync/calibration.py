@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from .estimate import estimate
-from .model import Cluster, InferLayout, ModelSpec, SoftwareStack, TrainLayout
+from .estimator import estimate
+from .cluster import Cluster, InferLayout, ModelSpec, SoftwareStack, TrainLayout
 from .presets import HARDWARE, MODELS
 
 __all__ = ["Measurement", "MEASUREMENTS", "STACKS", "FIT_PARAMS", "fit_stack", "validation_table"]

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from .estimate import estimate
-from .model import Cluster, InferLayout, TrainLayout
+from .estimator import estimate
+from .cluster import Cluster, InferLayout, TrainLayout
 from .presets import HARDWARE, MODELS, SOFTWARE
 
 __all__ = ["chapter_cluster", "chapter_table", "CHAPTER_PRINTED"]

@@ -52,7 +52,7 @@ def _cluster(path: str) -> None:
     from rollsim import scenario_toml
 
     from .config import cluster_from_dict
-    from .estimate import estimate, rank_topologies
+    from .estimator import estimate, rank_topologies
 
     doc = scenario_toml.read_toml(path, "cluster file")  # a directory, FIFO or non-UTF-8 file: a clear error
     scenario_toml.check_integers("", doc)  # a 400-digit integer: named, not an OverflowError

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from rollsim import _check
 
-from .model import INT_BOUNDS, MAX_PARAMS, Cluster, Hardware, InferLayout, ModelSpec, SoftwareStack, TrainLayout
+from .cluster import INT_BOUNDS, MAX_PARAMS, Cluster, Hardware, InferLayout, ModelSpec, SoftwareStack, TrainLayout
 from .presets import HARDWARE, MODELS, SOFTWARE
 
 __all__ = ["load_cluster", "cluster_from_dict"]
@@ -125,7 +125,7 @@ def cluster_from_dict(d: dict) -> Cluster:
     fanout = d.get("fanout", 1)
     if not isinstance(fanout, int) or isinstance(fanout, bool):
         raise ValueError(f"fanout: must be an integer, got {fanout!r}")
-    from .model import TOPOLOGIES
+    from .cluster import TOPOLOGIES
 
     if topo not in TOPOLOGIES:
         raise ValueError(f"topology: must be one of {', '.join(TOPOLOGIES)}, got {topo!r}")

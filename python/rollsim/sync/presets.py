@@ -8,7 +8,7 @@ GLM-4.5-Air 106B + MTP, Qwen3-4B 4.0B).
 
 from __future__ import annotations
 
-from .model import Hardware, ModelSpec, Precision, SoftwareStack, TensorGroup
+from .cluster import Hardware, ModelSpec, Precision, SoftwareStack, TensorGroup
 
 __all__ = ["transformer", "MODELS", "model", "HARDWARE", "SOFTWARE"]
 

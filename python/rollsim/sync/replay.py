@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from .model import ModelSpec
+from .cluster import ModelSpec
 
 __all__ = ["id_bytes", "Replay", "routing_replay"]
 

@@ -59,7 +59,7 @@ pub struct Model {
     pub align_elems: u64,
 }
 
-/// Range of an integer input, as the Python API (`rollsim.sync.model.INT_BOUNDS`) states it.
+/// Range of an integer input, as the Python API (`rollsim.sync.cluster.INT_BOUNDS`) states it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IntBound {
     pub field: &'static str,

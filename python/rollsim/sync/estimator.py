@@ -10,7 +10,7 @@ import polars as pl
 from rollsim import _check, _rollsim
 from rollsim.errors import invalid
 
-from .model import TOPOLOGIES, Cluster
+from .cluster import TOPOLOGIES, Cluster
 
 __all__ = ["Estimate", "Plan", "TERMS", "estimate", "estimate_many", "plan", "rank_topologies"]
 
@@ -49,7 +49,7 @@ class Estimate:
         for every accepted cluster, except ``chunks``: inf for a relay with ``latency_s = 0``, whose
         chunks are then infinitely fine; ``total_s`` and the breakdown are always finite).
     tensors_charged : float
-        Tensors charged ``per_tensor_s`` (see :class:`~rollsim.sync.model.SoftwareStack`).
+        Tensors charged ``per_tensor_s`` (see :class:`~rollsim.sync.cluster.SoftwareStack`).
     cluster : Cluster
         The input.
     """
@@ -140,7 +140,7 @@ def rank_topologies(cluster: Cluster, topologies: tuple[str, ...] | list[str] = 
     cluster : Cluster
         The configuration; its own ``topology`` is one of the rows.
     topologies : sequence of str
-        The topologies to compare (default: all of :data:`~rollsim.sync.model.TOPOLOGIES`;
+        The topologies to compare (default: all of :data:`~rollsim.sync.cluster.TOPOLOGIES`;
         ``"colocated"`` assumes training and inference share the GPUs).
 
     Returns
