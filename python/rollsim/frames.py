@@ -10,6 +10,7 @@ from typing import cast
 import numpy as np
 import polars as pl
 
+from rollsim import _check
 from rollsim.errors import invalid
 
 __all__ = ["generation_span_s", "utilization_frame", "series_mean", "MAX_BINS"]
@@ -70,10 +71,8 @@ def utilization_frame(
         raise invalid("samples", "must be a samples frame with start_s and finish_s")
     if isinstance(rollout_slots, bool) or not isinstance(rollout_slots, (int, np.integer)) or rollout_slots < 1:
         raise invalid("rollout_slots", f"must be a positive integer, got {rollout_slots!r}")
-    for name, v in (("end_s", end_s), ("bin_s", bin_s)):
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not (
-                math.isfinite(v) and v > 0):
-            raise invalid(name, f"must be a finite number of seconds > 0, got {v!r}")
+    end_s = _check.number("end_s", end_s, what="a number of seconds")
+    bin_s = _check.number("bin_s", bin_s, what="a number of seconds")
     nb = max(1, math.ceil(end_s / bin_s - 1e-9))
     if nb > MAX_BINS:
         enough = float(f"{end_s / MAX_BINS * 1.01:.3g}")  # rounded up: gives at most MAX_BINS bins
