@@ -87,4 +87,11 @@ ROWS: list[tuple[str, str, str, str]] = [
                "end_s=1e6, bin_s=1e-3)", "ScenarioError",
      "bin_s: gives 1000000000 bins over the run's 1e+06 s, more than 1000000; pick bin_s >= end_s / 1000000 "
      "(e.g. 1.01 s), got 0.001"),
+    ("bounds", "Scenario(decode_slowdown_per_seq=0.1)", "ScenarioError",
+     "decode_slowdown_per_seq: needs slots_per_instance > 0 (the batched instances it slows), got slots_per_instance=0"),
+    ("bounds", "rollsim._rollsim.simulate(dict(Scenario().to_dict(), decode_slowdown_per_seq=0.1))", "ScenarioError",
+     "decode_slowdown_per_seq: needs slots_per_instance > 0 (the batched instances it slows), got slots_per_instance=0"),
+    ("CLI", "cli('run', '--decode-slowdown-per-seq', '0.1')", "CliExit",
+     "exit 2: rollsim: error: decode_slowdown_per_seq: needs slots_per_instance > 0 (the batched instances it slows), "
+     "got slots_per_instance=0"),
 ]

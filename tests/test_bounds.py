@@ -24,8 +24,9 @@ UNITS = {"tokens/s", "seconds", "seconds/token", "tokens", ""}
 
 
 def needs(field: str) -> dict:
-    """What a field needs besides itself to be checked (instances for the KV capacity)."""
-    return {"slots_per_instance": 8} if field == "kv_cache_tokens" else {}
+    """What a field needs besides itself to be checked (instances for the KV capacity and the
+    batched slowdown)."""
+    return {"slots_per_instance": 8} if field in ("kv_cache_tokens", "decode_slowdown_per_seq") else {}
 
 
 def python_error(**kw) -> str:

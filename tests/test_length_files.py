@@ -473,3 +473,14 @@ def test_the_shipped_histogram_reads_the_same_through_from_file():
     assert datasets.by_name("deepseek-r1", 16384.0).values.max() == 16384.0
     with pytest.raises(ScenarioError, match=re.escape("lengths: unknown data set 'r2' (built in: deepseek-r1)")):
         datasets.by_name("r2")
+
+
+def test_replace_reaches_every_empirical_field():
+    # the private hash was an init field, so replace() (and sweep grids over lengths.*) refused all of them
+    sc = Scenario(lengths=Empirical([100.0, 200.0, 300.0]))
+    assert sc.replace(**{"lengths.max_tokens": 250.0}).lengths.values.max() == 250.0
+    assert sc.replace(**{"lengths.name": "mine"}).lengths.name == "mine"
+    assert sc.replace(**{"lengths.values": [5.0, 6.0]}).lengths.values.tolist() == [5.0, 6.0]
+    assert sc.replace(**{"lengths.weights": [1.0, 0.0, 1.0]}).lengths.weights.tolist() == [1.0, 0.0, 1.0]
+    with pytest.raises(ScenarioError, match=r"^lengths\._hash: unknown field of Empirical"):
+        sc.replace(**{"lengths._hash": 1})

@@ -47,7 +47,7 @@ SCALARS = {
     "train_step_s": ("7.5", 7.5), "horizon_s": ("100.0", 100.0), "seed": ("18446744073709551615", 2**64 - 1),
     "rng": ("python", "python"), "weight_sync_s": ("2.0", 2.0), "train_s_per_token": ("1e-05", 1e-05),
     "group_size": ("8", 8), "prompt_tokens": ("100", 100.0), "prefill_tokens_per_s": ("5000", 5000.0),
-    "slots_per_instance": ("64", 64), "decode_slowdown_per_seq": ("0.01", 0.01), "rollout_pause_s": ("0.3", 0.3),
+    "slots_per_instance": ("64", 64), "rollout_pause_s": ("0.3", 0.3),
     "logprob_s_per_token": ("1e-06", 1e-06),
 }
 COMPANIONS = {"decode_throughput_table": ["--slots-per-instance", "64"],
@@ -65,6 +65,9 @@ def samples(lengths_file):
     out["decode_throughput_table"] = (["--slots-per-instance", "64", "--decode-throughput-table", "1:30,64:1000"],
                                       {"slots_per_instance": 64, "decode_throughput_table": [[1, 30.0], [64, 1000.0]]},
                                       lambda sc: sc.decode_throughput_table, ((1, 30.0), (64, 1000.0)))
+    out["decode_slowdown_per_seq"] = (["--slots-per-instance", "64", "--decode-slowdown-per-seq", "0.01"],
+                                      {"slots_per_instance": 64, "decode_slowdown_per_seq": 0.01},
+                                      lambda sc: sc.decode_slowdown_per_seq, 0.01)
     out["kv_cache_tokens"] = (["--slots-per-instance", "64", "--kv-cache-tokens", "50000"],
                               {"slots_per_instance": 64, "kv_cache_tokens": 50000.0},
                               lambda sc: sc.kv_cache_tokens, 50000.0)

@@ -247,7 +247,7 @@ class Empirical:
     max_tokens: float | None = None
     name: str | None = None
     groups: np.ndarray | None = None
-    _hash: int = field(default=0, repr=False, compare=False)
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         v = _floats("lengths.values", self.values, _VALUES_RANGE)

@@ -315,6 +315,9 @@ class Scenario:
             raise invalid("slots_per_instance", f"must divide rollout_slots ({self.rollout_slots}), got {spi}")
         set_(self, "slots_per_instance", spi)
         set_(self, "decode_slowdown_per_seq", _field("decode_slowdown_per_seq", self.decode_slowdown_per_seq))
+        if self.decode_slowdown_per_seq > 0 and spi == 0:  # it would do nothing: independent slots never batch
+            raise invalid("decode_slowdown_per_seq", "needs slots_per_instance > 0 (the batched instances it slows), got "
+                                                     "slots_per_instance=0")
         self._check_decode_table()
         self._check_kv_cache()
         for name in ("prefix_sharing", "clear_cache_on_update"):

@@ -424,6 +424,13 @@ impl Scenario {
             ));
         }
         DECODE_SLOWDOWN_PER_SEQ.check(d.slowdown_per_seq)?;
+        if d.slowdown_per_seq > 0.0 && d.slots_per_instance == 0 {
+            // it would do nothing: independent slots never share a batch
+            return Err(Error::field(
+                "decode_slowdown_per_seq",
+                "needs slots_per_instance > 0 (the batched instances it slows), got slots_per_instance=0",
+            ));
+        }
         ROLLOUT_PAUSE_S.check(self.rollout_pause_s)?;
         let p = &self.prefill;
         PROMPT_TOKENS.check(p.prompt_tokens)?;
