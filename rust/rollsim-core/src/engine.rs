@@ -40,6 +40,12 @@ pub fn run(sc: &Scenario, opts: &RunOptions, interrupt: &mut dyn FnMut() -> bool
     }
 }
 
+/// Whether `run` takes the specialized fully-asynchronous fast path for `sc` (unless
+/// `RunOptions::general_engine`): the chapter's rules exactly, faster.
+pub fn uses_fast_path(sc: &Scenario) -> bool {
+    matches!(&sc.pipeline, Pipeline::FullyAsync(opt) if pipeline::fully_async::applies(sc, opt))
+}
+
 /// Runs `sc` without an interrupt check.
 pub fn run_simple(sc: &Scenario, opts: &RunOptions) -> Result<RunResult> {
     run(sc, opts, &mut || false)
@@ -85,7 +91,7 @@ fn with_pipeline<D: Draw>(
                 && opt.admission_eta.is_none()
                 && opt.max_lag_samples.is_none()
                 && opt.max_ready_groups.is_none();
-            let end = if pipeline::fully_async::applies(sc, opt) && !opts.general_engine {
+            let end = if uses_fast_path(sc) && !opts.general_engine {
                 pipeline::fully_async::run(sc, opt.max_staleness, draw, &mut rec, &mut ctl)?
             } else {
                 pipeline::streaming::run(sc, opt, draw, &mut rec, &mut ctl)?

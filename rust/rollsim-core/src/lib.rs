@@ -23,7 +23,7 @@ pub mod scenario;
 pub mod sweep;
 pub mod sync;
 
-pub use engine::{run, run_simple, RunOptions};
+pub use engine::{run, run_simple, uses_fast_path, RunOptions};
 pub use error::{Error, Result};
 pub use lengths::Lengths;
 pub use record::{RunResult, SampleColumns, StepColumns, Summary};
