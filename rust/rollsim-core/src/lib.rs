@@ -14,6 +14,7 @@
 
 pub mod engine;
 pub mod error;
+pub mod event;
 pub mod lengths;
 pub mod pipeline;
 pub mod queue;

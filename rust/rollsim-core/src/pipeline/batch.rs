@@ -18,6 +18,7 @@
 use super::pool::Pool;
 use crate::engine::Control;
 use crate::error::Result;
+use crate::event::{self, EventKind::*, NEVER};
 use crate::lengths::Draw;
 use crate::record::Recorder;
 use crate::scenario::{OnUpdate, PartialRollout, Scenario};
@@ -50,14 +51,14 @@ pub(crate) fn run<'a, D: Draw>(
             break;
         }
         pool.advance(g);
-        // Newest version available at g: steps ended at or before g (trainer events come first).
-        let version = train_end.partition_point(|te| *te <= g) as u32;
+        // Newest version available at g: the steps whose end comes before the batch's start.
+        let version = train_end.partition_point(|te| event::before(*te, StepEnd, g, BatchStart)) as u32;
         pool.update(version, OnUpdate::Continue);
         pool.admit_budget = submit.saturating_sub(carried_groups);
         done_groups.clear();
         pool.fill_idle()?;
         while (done_groups.len() as u64) < need {
-            let Some(ev) = pool.next_event(f64::INFINITY) else {
+            let Some(ev) = pool.next_event(NEVER) else {
                 pool.rec.s.stalled = true;
                 break;
             };

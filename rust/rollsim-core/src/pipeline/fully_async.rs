@@ -10,12 +10,14 @@
 //! trainer is idle and `batch_size` samples are ready it takes them and trains for `train_step_s`;
 //! the end of the step bumps the version. With a cap, a ready sample whose staleness exceeds it is
 //! dropped (checked after every event). Events are processed while the clock is before `horizon_s`;
-//! the event that reaches or crosses it is the last one. At equal times the trainer goes first.
+//! the event that reaches or crosses it is the last one. Events go in the order of `event` (at
+//! equal times the trainer's step end first).
 
 use std::collections::VecDeque;
 
 use crate::engine::Control;
 use crate::error::Result;
+use crate::event::{EventKind, Timers};
 use crate::lengths::Draw;
 use crate::queue::SlotQueue;
 use crate::record::Recorder;
@@ -67,7 +69,8 @@ pub(crate) fn run<D: Draw>(
     let mut ready: VecDeque<Ready> = VecDeque::new();
     let mut next_id: u64 = 0;
     let mut version: u32 = 0;
-    let mut next_train: Option<f64> = None;
+    let mut timers = Timers::new();
+    let mut training = false;
     let mut last_train_end = 0.0f64;
     let mut t = 0.0f64;
     let mut busy_s = 0.0f64;
@@ -98,13 +101,16 @@ pub(crate) fn run<D: Draw>(
 
     while t < horizon {
         let ev = queue.peek().expect("every slot always holds a sample");
-        match next_train {
-            Some(nt) if nt <= ev.time => {
+        match timers.peek() {
+            next if next < ev.key => {
                 // The trainer's step ends first: bump the version.
+                let timer = timers.pop().expect("a timer");
+                debug_assert_eq!(timer.kind, EventKind::StepEnd);
+                let nt = timer.time;
                 busy_s += busy * (nt - t);
                 t = nt;
                 version += 1;
-                next_train = None;
+                training = false;
                 last_train_end = nt;
                 if let Some(c) = cap {
                     ready.retain(|s| {
@@ -138,7 +144,7 @@ pub(crate) fn run<D: Draw>(
                 ctl.tick(rec.s.events)?;
             }
         }
-        if next_train.is_none() && ready.len() >= batch {
+        if !training && ready.len() >= batch {
             let (mut st_sum, mut st_max, mut tokens) = (0u64, 0u32, 0.0);
             for s in ready.drain(..batch) {
                 let st = rec.train_sample(s.id, s.length, s.version, s.version_finish, version);
@@ -159,7 +165,8 @@ pub(crate) fn run<D: Draw>(
                 tokens,
                 idle,
             );
-            next_train = Some(t + sc.step_s(tokens));
+            timers.push(t + sc.step_s(tokens), EventKind::StepEnd, 0);
+            training = true;
         }
     }
 

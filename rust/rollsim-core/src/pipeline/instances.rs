@@ -27,15 +27,11 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+use crate::event::time_of as key_value;
 use crate::queue::key;
 
 /// Key of nothing: later than any event.
 pub(crate) const NONE: u128 = crate::queue::IDLE;
-
-#[inline]
-fn key_value(k: u128) -> f64 {
-    f64::from_bits((k >> 32) as u64)
-}
 
 /// A winner tree over `n` leaves with `u128` keys: any leaf's key changes in O(log n); the minimum
 /// (ties: the lowest leaf) in O(1).

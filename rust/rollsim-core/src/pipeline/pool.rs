@@ -8,8 +8,9 @@ use std::collections::VecDeque;
 use super::instances::Instances;
 use crate::engine::Control;
 use crate::error::Result;
+use crate::event::Key;
 use crate::lengths::Draw;
-use crate::queue::{Event, SlotQueue};
+use crate::queue::{self, Event, SlotQueue};
 use crate::record::{Recorder, NONE_U32};
 use crate::scenario::{OnUpdate, Scenario};
 
@@ -175,11 +176,11 @@ impl<'a, D: Draw> Pool<'a, D> {
     }
 
     /// The next finish event: its time, sample id and slot; `None` when no request can finish.
-    /// With KV capacity, the pool's own events before `limit` (preemptions, and the admissions
-    /// they and earlier changes allow) are processed first; an event at or after `limit` (the
-    /// trainer's next event, which goes first at equal times) is returned as is.
+    /// With KV capacity, the pool's own events that come before the event `limit` (preemptions,
+    /// and the admissions they and earlier changes allow) are processed first; a slot event after
+    /// `limit` (the next timer's key) is returned as is.
     #[inline]
-    pub fn next_event(&mut self, limit: f64) -> Option<Event> {
+    pub fn next_event(&mut self, limit: Key) -> Option<Event> {
         if self.inst.is_some() {
             return self.next_event_batched(limit);
         }
@@ -187,7 +188,7 @@ impl<'a, D: Draw> Pool<'a, D> {
     }
 
     #[cold]
-    fn next_event_batched(&mut self, limit: f64) -> Option<Event> {
+    fn next_event_batched(&mut self, limit: Key) -> Option<Event> {
         loop {
             let b = self.inst.as_mut().expect("batched decoding");
             if b.kv.is_some() {
@@ -195,8 +196,9 @@ impl<'a, D: Draw> Pool<'a, D> {
             }
             let b = self.inst.as_mut().expect("batched decoding");
             let (time, seq, slot, preempt) = b.next_event()?;
-            if !preempt || time >= limit {
-                return Some(Event { time, seq, slot });
+            let key = queue::key(time, seq);
+            if !preempt || key > limit {
+                return Some(Event { time, seq, slot, key });
             }
             self.advance(time);
             self.preempt(slot as usize);

@@ -10,14 +10,15 @@
 //! event).
 //!
 //! Horizon: events are processed while the clock is before `horizon_s`; the event that reaches or
-//! crosses it is the last one processed, and its time is the end of the run. At equal times the
-//! trainer's event comes before slot events, and slot events come in start order.
+//! crosses it is the last one processed, and its time is the end of the run. Events go in the
+//! order of `event` (at equal times the trainer's step end first, slot events in start order).
 
 use std::collections::VecDeque;
 
 use super::pool::Pool;
 use crate::engine::Control;
 use crate::error::Result;
+use crate::event::{EventKind, Timers, NEVER};
 use crate::lengths::Draw;
 use crate::record::Recorder;
 use crate::scenario::{BatchOrder, OnStale, OnUpdate, Scenario, Streaming};
@@ -32,7 +33,10 @@ struct Engine<'a, D: Draw> {
     /// The trainer's version (steps completed); the rollout's is `pool.rollout_version`.
     version: u32,
     draining: bool,
-    next_train: Option<f64>,
+    /// Pending events other than the slots': the trainer's step end.
+    timers: Timers,
+    /// A training step is running.
+    training: bool,
     last_train_end: f64,
     /// Samples accepted into the ready queue, and trained (cumulative).
     accepted: u64,
@@ -58,7 +62,8 @@ pub(crate) fn run<'a, D: Draw>(
         edges,
         version: 0,
         draining: false,
-        next_train: None,
+        timers: Timers::new(),
+        training: false,
         last_train_end: 0.0,
         accepted: 0,
         trained: 0,
@@ -75,25 +80,25 @@ impl<'a, D: Draw> Engine<'a, D> {
     fn main_loop(&mut self) -> Result<()> {
         let horizon = self.pool.sc.horizon_s;
         while self.pool.t < horizon {
-            let ev = self.pool.next_event(self.next_train.unwrap_or(f64::INFINITY));
-            let trainer_first = match (self.next_train, ev) {
-                (Some(nt), Some(ev)) => nt <= ev.time,
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-                (None, None) => {
+            let next_timer = self.timers.peek();
+            match self.pool.next_event(next_timer) {
+                Some(ev) if ev.key < next_timer => {
+                    self.pool.advance(ev.time);
+                    self.slot_finished(ev.slot)?;
+                    self.pool.ctl.tick(self.pool.rec.s.events)?;
+                }
+                _ if next_timer != NEVER => {
+                    let timer = self.timers.pop().expect("a timer");
+                    self.pool.advance(timer.time);
+                    match timer.kind {
+                        EventKind::StepEnd => self.step_ended()?,
+                        k => unreachable!("no {k:?} timers in the streaming pipeline"),
+                    }
+                }
+                _ => {
                     self.pool.rec.s.stalled = true;
                     break;
                 }
-            };
-            if trainer_first {
-                let nt = self.next_train.take().expect("trainer event");
-                self.pool.advance(nt);
-                self.step_ended()?;
-            } else {
-                let ev = ev.expect("slot event");
-                self.pool.advance(ev.time);
-                self.slot_finished(ev.slot)?;
-                self.pool.ctl.tick(self.pool.rec.s.events)?;
             }
             self.try_batch()?;
         }
@@ -168,6 +173,7 @@ impl<'a, D: Draw> Engine<'a, D> {
     }
 
     fn step_ended(&mut self) -> Result<()> {
+        self.training = false;
         self.version += 1;
         self.last_train_end = self.pool.t;
         if self.opt.on_update == OnUpdate::Wait {
@@ -205,7 +211,7 @@ impl<'a, D: Draw> Engine<'a, D> {
     }
 
     fn try_batch(&mut self) -> Result<()> {
-        if self.next_train.is_some() {
+        if self.training {
             return Ok(());
         }
         let sc = self.pool.sc;
@@ -272,7 +278,8 @@ impl<'a, D: Draw> Engine<'a, D> {
         let wait = t - self.last_train_end;
         let end = t + sc.step_s(tokens);
         self.pool.rec.step(t, end, wait, st_sum, st_max, samples, ready_after, tokens, idle);
-        self.next_train = Some(end);
+        self.timers.push(end, EventKind::StepEnd, 0);
+        self.training = true;
         if self.opt.max_lag_samples.is_some() {
             // trained samples free lag budget
             self.set_budget();
