@@ -3,6 +3,8 @@
 use crate::error::{Error, Result};
 use crate::lengths::{Draw, EmpiricalDraw, Lengths, LogNormalDraw};
 use crate::pipeline;
+use crate::pipeline::placement::Slots;
+use crate::pipeline::Instances;
 use crate::record::{Recorder, RunResult};
 use crate::rng::{FastRng, PyRandom, Source};
 use crate::scenario::{Pipeline, RngKind, Scenario};
@@ -84,8 +86,14 @@ fn with_pipeline<D: Draw>(
     let mut rec = Recorder::new(opts.record_samples);
     let mut ctl =
         Control { interrupt, max_samples: opts.max_samples, check_every: opts.check_every.max(1), next_check: 0 };
+    let batched = sc.decode_is_batched();
     let (end_s, outrun) = match &sc.pipeline {
-        Pipeline::OffPolicy { k, partial } => (pipeline::batch::run(sc, *k, partial, draw, &mut rec, &mut ctl)?, false),
+        Pipeline::OffPolicy { k, partial } if batched => {
+            (pipeline::batch::run::<D, Instances>(sc, *k, partial, draw, &mut rec, &mut ctl)?, false)
+        }
+        Pipeline::OffPolicy { k, partial } => {
+            (pipeline::batch::run::<D, Slots>(sc, *k, partial, draw, &mut rec, &mut ctl)?, false)
+        }
         Pipeline::FullyAsync(opt) => {
             let unbounded = opt.max_staleness.is_none()
                 && opt.admission_eta.is_none()
@@ -93,8 +101,10 @@ fn with_pipeline<D: Draw>(
                 && opt.max_ready_groups.is_none();
             let end = if uses_fast_path(sc) && !opts.general_engine {
                 pipeline::fully_async::run(sc, opt.max_staleness, draw, &mut rec, &mut ctl)?
+            } else if batched {
+                pipeline::streaming::run::<D, Instances>(sc, opt, draw, &mut rec, &mut ctl)?
             } else {
-                pipeline::streaming::run(sc, opt, draw, &mut rec, &mut ctl)?
+                pipeline::streaming::run::<D, Slots>(sc, opt, draw, &mut rec, &mut ctl)?
             };
             (end, unbounded)
         }

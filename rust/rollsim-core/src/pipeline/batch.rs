@@ -15,6 +15,7 @@
 //! training step; the run ends when the last one does (the chapter's `while t < HOURS * 3600` over
 //! whole steps).
 
+use super::placement::Placement;
 use super::pool::Pool;
 use crate::engine::Control;
 use crate::error::Result;
@@ -23,7 +24,7 @@ use crate::lengths::Draw;
 use crate::record::Recorder;
 use crate::scenario::{OnUpdate, PartialRollout, Scenario};
 
-pub(crate) fn run<'a, D: Draw>(
+pub(crate) fn run<'a, D: Draw, P: Placement>(
     sc: &'a Scenario,
     k: u32,
     partial: &PartialRollout,
@@ -38,7 +39,7 @@ pub(crate) fn run<'a, D: Draw>(
         Some(o) if o.is_infinite() => u64::MAX,
         Some(o) => need + (need as f64 * o).ceil() as u64,
     };
-    let mut pool = Pool::new(sc, draw, rec, ctl);
+    let mut pool = Pool::<D, P>::new(sc, draw, rec, ctl);
     let mut train_end: Vec<f64> = Vec::new();
     let mut done_groups: Vec<u32> = Vec::with_capacity(need as usize);
     let mut gen_end_prev = 0.0f64;

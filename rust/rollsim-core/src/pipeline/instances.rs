@@ -27,8 +27,11 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+use super::placement::Placement;
+use super::pool::Req;
 use crate::event::time_of as key_value;
-use crate::queue::key;
+use crate::queue::{key, Event};
+use crate::scenario::Scenario;
 
 /// Key of nothing: later than any event.
 pub(crate) const NONE: u128 = crate::queue::IDLE;
@@ -122,6 +125,8 @@ impl Kv {
 
 pub(crate) struct Instances {
     pub per: usize,
+    /// Prompt tokens of every request (they hold its KV).
+    prompt: f64,
     /// Decode speed of one sequence with `n` sequences on board (`n = 1..=per`): `[n - 1]`.
     pub speed_by_batch: Vec<f64>,
     /// Requests on board (decoding or in prefill), per instance.
@@ -160,6 +165,7 @@ impl Instances {
         let k = slots / per;
         Instances {
             per,
+            prompt: 0.0,
             speed_by_batch,
             n: vec![0; k],
             clock: vec![0.0; k],
@@ -396,12 +402,6 @@ impl Instances {
         (k != NONE).then(|| (key_value(k), k as u32, self.top_slot[i], self.preempt[i]))
     }
 
-    /// Instances changed since the last event was taken.
-    #[inline]
-    pub fn dirty(&self) -> &[u32] {
-        &self.dirty_list
-    }
-
     /// KV held by instance `i`'s running requests at clock value `c`.
     pub fn kv_used(&self, i: usize, c: f64) -> f64 {
         let Some(kv) = &self.kv else { return 0.0 };
@@ -485,6 +485,186 @@ impl Instances {
     #[inline]
     pub fn push_idle(&mut self, slot: u32) {
         self.idle[slot as usize / self.per].push(Reverse(slot));
+    }
+}
+
+impl Instances {
+    /// KV capacity: whether a request that has decoded `done` tokens, its KV (prompt + tokens done)
+    /// plus one token, fits on instance `i` at `t`.
+    fn kv_fits(&self, i: usize, done: f64, t: f64) -> bool {
+        let kv = self.kv.as_ref().expect("KV capacity");
+        self.kv_used(i, self.clock_at(i, t)) + self.prompt + done + 1.0 <= kv.cap
+    }
+
+    /// The request on `slot` stops decoding at `t`.
+    fn stop_running(&mut self, slot: usize, t: f64) {
+        let i = slot / self.per;
+        self.advance(i, t);
+        self.remove(slot as u32);
+        self.set_n(i, self.n[i] - 1);
+    }
+
+    /// The request on `slot` leaves its instance at `t` (running, or waiting for KV).
+    fn leave(&mut self, slot: usize, t: f64) {
+        let i = slot / self.per;
+        self.set_occ(i, self.occ[i] - 1);
+        if let Some(kv) = self.kv.as_mut().filter(|kv| kv.waiting[slot]) {
+            kv.waiting[slot] = false;
+            let q = &mut kv.queue[i];
+            q.remove(q.iter().position(|&s| s as usize == slot).expect("a waiting slot"));
+            kv.wait_change(t, -1);
+            self.mark(i);
+            return;
+        }
+        self.stop_running(slot, t);
+    }
+}
+
+impl Placement for Instances {
+    const REFILL_IN_PLACE: bool = false;
+
+    fn new(sc: &Scenario) -> Self {
+        let per = sc.decode.slots_per_instance as usize;
+        let mut b = Instances::new(sc.rollout_slots as usize, per, sc.speed_by_batch(), sc.decode.kv_cache_tokens);
+        b.prompt = sc.prefill.prompt_tokens;
+        b
+    }
+
+    #[inline]
+    fn has_kv(&self) -> bool {
+        self.kv.is_some()
+    }
+
+    #[inline]
+    fn peek(&mut self) -> Option<(Event, bool)> {
+        let (time, seq, slot, preempt) = self.next_event()?;
+        Some((Event { time, seq, slot, key: key(time, seq) }, preempt))
+    }
+
+    #[inline]
+    fn progress(&self, slot: usize, r: &Req, t: f64) -> f64 {
+        if self.kv.as_ref().is_some_and(|kv| kv.waiting[slot]) {
+            return r.done;
+        }
+        let c = self.clock_at(slot / self.per, t);
+        r.done + (c - r.decode_start).clamp(0.0, r.length - r.done)
+    }
+
+    #[inline]
+    fn route(&self) -> Option<u32> {
+        Instances::route(self)
+    }
+
+    #[inline]
+    fn take(&mut self, slot: u32) {
+        self.take_idle(slot);
+    }
+
+    #[inline]
+    fn park(&mut self, slot: u32) {
+        self.push_idle(slot);
+    }
+
+    fn reset_routing(&mut self) {}
+
+    #[inline]
+    fn arrive(&mut self, slot: u32, done: f64, t: f64) -> bool {
+        let i = slot as usize / self.per;
+        self.set_occ(i, self.occ[i] + 1);
+        // with KV capacity: nobody waits ahead and it fits
+        match &self.kv {
+            None => true,
+            Some(kv) => kv.queue[i].is_empty() && self.kv_fits(i, done, t),
+        }
+    }
+
+    #[inline]
+    fn start(&mut self, slot: u32, r: &mut Req, prefill_s: f64, t: f64) {
+        let i = slot as usize / self.per;
+        self.advance(i, t);
+        self.set_n(i, self.n[i] + 1);
+        // prefill charged in clock tokens at the speed with this request on board
+        r.decode_start = self.clock[i] + prefill_s * self.rate(i);
+        let kv_base = self.prompt + r.done;
+        self.push(slot, r.decode_start + (r.length - r.done), r.id, kv_base, r.decode_start);
+    }
+
+    fn wait(&mut self, slot: u32, prefill_s: f64, t: f64) {
+        let i = slot as usize / self.per;
+        let kv = self.kv.as_mut().expect("KV capacity");
+        kv.waiting[slot as usize] = true;
+        kv.wait_prefill_s[slot as usize] = prefill_s;
+        kv.queue[i].push_back(slot);
+        kv.wait_change(t, 1);
+        self.mark(i);
+    }
+
+    /// Waiting requests start in queue order per instance, on the instances changed since the
+    /// last event, while the next one's KV (prompt + tokens done) plus one token fits.
+    fn next_admission(&mut self, cursor: &mut usize, slots: &[Option<Req>], t: f64) -> Option<(u32, f64)> {
+        self.kv.as_ref()?;
+        loop {
+            let i = *self.dirty_list.get(*cursor)? as usize;
+            let kv = self.kv.as_ref().expect("KV capacity");
+            if let Some(&s) = kv.queue[i].front() {
+                let r = slots[s as usize].as_ref().expect("a waiting request");
+                if self.kv_fits(i, r.done, t) {
+                    let kv = self.kv.as_mut().expect("KV capacity");
+                    kv.queue[i].pop_front();
+                    kv.waiting[s as usize] = false;
+                    kv.wait_change(t, -1);
+                    return Some((s, kv.wait_prefill_s[s as usize]));
+                }
+            }
+            *cursor += 1;
+        }
+    }
+
+    #[inline]
+    fn finished(&mut self, slot: u32, t: f64) {
+        self.leave(slot as usize, t);
+    }
+
+    fn take_off(&mut self, slot: u32, t: f64) {
+        self.leave(slot as usize, t);
+    }
+
+    fn preempt(&mut self, slot: u32, t: f64) {
+        let (slot, i) = (slot as usize, slot as usize / self.per);
+        #[cfg(debug_assertions)]
+        {
+            // preempted exactly when the instance's KV is full
+            let (used, cap) = (self.kv_used(i, self.clock_at(i, t)), self.kv.as_ref().expect("KV capacity").cap);
+            debug_assert!((used - cap).abs() <= 1e-6 * cap, "KV {used} at a preemption, capacity {cap}");
+        }
+        self.stop_running(slot, t);
+        let kv = self.kv.as_mut().expect("KV capacity");
+        kv.waiting[slot] = true;
+        kv.wait_prefill_s[slot] = 0.0;
+        kv.queue[i].push_front(slot as u32);
+        kv.wait_change(t, 1);
+    }
+
+    /// Every instance's clock stands still: requests running, in prefill, waiting for KV or
+    /// started during the pause all move on together.
+    fn pause(&mut self, t: f64, until: f64) -> bool {
+        self.pause_all(t, until);
+        true
+    }
+
+    #[inline]
+    fn start_delay(&self, _t: f64) -> Option<f64> {
+        None
+    }
+
+    fn prefill_left(&self, _r: &Req, _t: f64) -> f64 {
+        unreachable!("the instances' clocks absorb pauses")
+    }
+
+    fn close(&mut self, t: f64) -> Option<f64> {
+        let kv = self.kv.as_mut()?;
+        kv.wait_change(t, 0);
+        Some(kv.wait_s)
     }
 }
 

@@ -15,6 +15,7 @@
 
 use std::collections::VecDeque;
 
+use super::placement::Placement;
 use super::pool::Pool;
 use crate::engine::Control;
 use crate::error::Result;
@@ -23,8 +24,8 @@ use crate::lengths::Draw;
 use crate::record::Recorder;
 use crate::scenario::{BatchOrder, OnStale, OnUpdate, Scenario, Streaming};
 
-struct Engine<'a, D: Draw> {
-    pool: Pool<'a, D>,
+struct Engine<'a, D: Draw, P: Placement> {
+    pool: Pool<'a, D, P>,
     opt: &'a Streaming,
     /// Ready groups per length bucket, in completion order.
     ready: Vec<VecDeque<u32>>,
@@ -43,7 +44,7 @@ struct Engine<'a, D: Draw> {
     trained: u64,
 }
 
-pub(crate) fn run<'a, D: Draw>(
+pub(crate) fn run<'a, D: Draw, P: Placement>(
     sc: &'a Scenario,
     opt: &'a Streaming,
     draw: D,
@@ -54,7 +55,7 @@ pub(crate) fn run<'a, D: Draw>(
         BatchOrder::LengthBalanced { edges, quotas } => (edges.clone(), quotas.len()),
         _ => (Vec::new(), 1),
     };
-    let mut e = Engine {
+    let mut e = Engine::<D, P> {
         pool: Pool::new(sc, draw, rec, ctl),
         opt,
         ready: vec![VecDeque::new(); buckets],
@@ -76,7 +77,7 @@ pub(crate) fn run<'a, D: Draw>(
     Ok(e.pool.t)
 }
 
-impl<'a, D: Draw> Engine<'a, D> {
+impl<'a, D: Draw, P: Placement> Engine<'a, D, P> {
     fn main_loop(&mut self) -> Result<()> {
         let horizon = self.pool.sc.horizon_s;
         while self.pool.t < horizon {
