@@ -24,7 +24,8 @@ pub enum EventKind {
     /// The trainer's step ends and the policy version bumps. First at equal times: work that
     /// starts at the time a step ends sees the new version ("the trainer first at ties").
     StepEnd = 0,
-    /// A batch pipeline starts generating its next batch (a computed time, not a queued event).
+    /// A batch pipeline starts generating its next batch (a computed time, compared with the
+    /// pending timers: steps that end at that time come first).
     BatchStart = 1,
     /// A slot's request finishes, or with KV capacity is preempted (the placement's events; id:
     /// the sample id).
@@ -68,13 +69,6 @@ pub fn id_of(k: Key) -> u32 {
 #[inline]
 pub fn kind_of(k: Key) -> EventKind {
     EventKind::ALL[((k >> KIND_SHIFT) & 0xff) as usize]
-}
-
-/// Whether an event `(t, kind)` (of any id) is processed before an event of kind `later` at time
-/// `u`: the ordering rule for pipelines that compute an event's time instead of queueing it.
-#[inline]
-pub fn before(t: f64, kind: EventKind, u: f64, later: EventKind) -> bool {
-    key(t, kind, u32::MAX) < key(u, later, 0)
 }
 
 /// A pending timer: an event of any kind but `Slot`.
@@ -143,8 +137,6 @@ mod tests {
         let back: Vec<(f64, EventKind, u32)> = keys.iter().map(|&k| (time_of(k), kind_of(k), id_of(k))).collect();
         assert_eq!(back, evs);
         assert!(key(f64::MAX, EventKind::Slot, u32::MAX) < NEVER);
-        assert!(before(2.0, EventKind::StepEnd, 2.0, EventKind::BatchStart));
-        assert!(!before(2.5, EventKind::StepEnd, 2.0, EventKind::BatchStart));
     }
 
     #[test]

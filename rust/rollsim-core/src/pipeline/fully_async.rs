@@ -15,6 +15,7 @@
 
 use std::collections::VecDeque;
 
+use super::trainer::{Batch, Trainer};
 use crate::engine::Control;
 use crate::error::Result;
 use crate::event::{EventKind, Timers};
@@ -68,10 +69,8 @@ pub(crate) fn run<D: Draw>(
     let mut in_flight: Vec<Sample> = Vec::with_capacity(slots);
     let mut ready: VecDeque<Ready> = VecDeque::new();
     let mut next_id: u64 = 0;
-    let mut version: u32 = 0;
     let mut timers = Timers::new();
-    let mut training = false;
-    let mut last_train_end = 0.0f64;
+    let mut trainer = Trainer::new(sc);
     let mut t = 0.0f64;
     let mut busy_s = 0.0f64;
     let busy = slots as f64; // every slot is always busy
@@ -109,9 +108,8 @@ pub(crate) fn run<D: Draw>(
                 let nt = timer.time;
                 busy_s += busy * (nt - t);
                 t = nt;
-                version += 1;
-                training = false;
-                last_train_end = nt;
+                trainer.step_ended();
+                let version = trainer.version;
                 if let Some(c) = cap {
                     ready.retain(|s| {
                         let keep = version - s.version <= c;
@@ -127,6 +125,7 @@ pub(crate) fn run<D: Draw>(
                 t = ev.time;
                 let slot = ev.slot as usize;
                 let done = in_flight[slot];
+                let version = trainer.version;
                 rec.segment(done.id, done.version, 0.0, done.length);
                 rec.finish(done.id, done.length, t, done.version, version, 1);
                 match cap {
@@ -144,29 +143,13 @@ pub(crate) fn run<D: Draw>(
                 ctl.tick(rec.s.events)?;
             }
         }
-        if !training && ready.len() >= batch {
-            let (mut st_sum, mut st_max, mut tokens) = (0u64, 0u32, 0.0);
+        if !trainer.busy() && ready.len() >= batch {
+            let mut b = Batch::default();
             for s in ready.drain(..batch) {
-                let st = rec.train_sample(s.id, s.length, s.version, s.version_finish, version);
-                rec.train_group(st);
-                st_sum += st as u64;
-                st_max = st_max.max(st);
-                tokens += s.length;
+                trainer.take_sample(rec, &mut b, s.id, s.length, s.version, s.version_finish);
             }
             let idle = slots as f64 * t - busy_s;
-            rec.step(
-                t,
-                t + sc.step_s(tokens),
-                t - last_train_end,
-                st_sum,
-                st_max,
-                batch as u32,
-                ready.len() as u32,
-                tokens,
-                idle,
-            );
-            timers.push(t + sc.step_s(tokens), EventKind::StepEnd, 0);
-            training = true;
+            trainer.start_step(rec, &mut timers, t, &b, ready.len() as u32, idle);
         }
     }
 

@@ -7,5 +7,6 @@ mod instances;
 pub(crate) mod placement;
 pub mod pool;
 pub mod streaming;
+pub(crate) mod trainer;
 
 pub(crate) use instances::Instances;

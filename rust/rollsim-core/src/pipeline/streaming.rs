@@ -17,6 +17,7 @@ use std::collections::VecDeque;
 
 use super::placement::Placement;
 use super::pool::Pool;
+use super::trainer::{Batch, Trainer};
 use crate::engine::Control;
 use crate::error::Result;
 use crate::event::{EventKind, Timers, NEVER};
@@ -24,21 +25,20 @@ use crate::lengths::Draw;
 use crate::record::Recorder;
 use crate::scenario::{BatchOrder, OnStale, OnUpdate, Scenario, Streaming};
 
-struct Engine<'a, D: Draw, P: Placement> {
+/// The streaming pipeline's state: the pool, the trainer, the ready queue and admission control.
+struct StreamingPipeline<'a, D: Draw, P: Placement> {
     pool: Pool<'a, D, P>,
+    /// The trainer's version (steps completed) is `trainer.version`; the rollout's is
+    /// `pool.rollout_version`.
+    trainer: Trainer,
     opt: &'a Streaming,
     /// Ready groups per length bucket, in completion order.
     ready: Vec<VecDeque<u32>>,
     ready_groups: u32,
     edges: Vec<f64>,
-    /// The trainer's version (steps completed); the rollout's is `pool.rollout_version`.
-    version: u32,
     draining: bool,
     /// Pending events other than the slots': the trainer's step end.
     timers: Timers,
-    /// A training step is running.
-    training: bool,
-    last_train_end: f64,
     /// Samples accepted into the ready queue, and trained (cumulative).
     accepted: u64,
     trained: u64,
@@ -55,17 +55,15 @@ pub(crate) fn run<'a, D: Draw, P: Placement>(
         BatchOrder::LengthBalanced { edges, quotas } => (edges.clone(), quotas.len()),
         _ => (Vec::new(), 1),
     };
-    let mut e = Engine::<D, P> {
+    let mut e = StreamingPipeline::<D, P> {
         pool: Pool::new(sc, draw, rec, ctl),
+        trainer: Trainer::new(sc),
         opt,
         ready: vec![VecDeque::new(); buckets],
         ready_groups: 0,
         edges,
-        version: 0,
         draining: false,
         timers: Timers::new(),
-        training: false,
-        last_train_end: 0.0,
         accepted: 0,
         trained: 0,
     };
@@ -77,7 +75,7 @@ pub(crate) fn run<'a, D: Draw, P: Placement>(
     Ok(e.pool.t)
 }
 
-impl<'a, D: Draw, P: Placement> Engine<'a, D, P> {
+impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
     fn main_loop(&mut self) -> Result<()> {
         let horizon = self.pool.sc.horizon_s;
         while self.pool.t < horizon {
@@ -114,7 +112,7 @@ impl<'a, D: Draw, P: Placement> Engine<'a, D, P> {
         let mut budget = u64::MAX;
         if let Some(eta) = self.opt.admission_eta {
             // AReaL: (eta + version + 1) * batch - (accepted + running), in samples
-            let cap = (eta as u64 + self.version as u64 + 1) * sc.batch_size as u64;
+            let cap = (eta as u64 + self.trainer.version as u64 + 1) * sc.batch_size as u64;
             budget = budget.min(cap.saturating_sub(self.accepted + self.pool.in_progress) / n);
         }
         if let Some(max_lag) = self.opt.max_lag_samples {
@@ -141,7 +139,7 @@ impl<'a, D: Draw, P: Placement> Engine<'a, D, P> {
         let grp = &self.pool.groups[g as usize];
         self.accepted += grp.size as u64;
         if let Some(cap) = self.opt.max_staleness {
-            if self.version - grp.min_version > cap {
+            if self.trainer.version - grp.min_version > cap {
                 self.stale(g);
                 return;
             }
@@ -174,9 +172,7 @@ impl<'a, D: Draw, P: Placement> Engine<'a, D, P> {
     }
 
     fn step_ended(&mut self) -> Result<()> {
-        self.training = false;
-        self.version += 1;
-        self.last_train_end = self.pool.t;
+        self.trainer.step_ended();
         if self.opt.on_update == OnUpdate::Wait {
             self.draining = true;
             self.pool.paused = true;
@@ -187,7 +183,7 @@ impl<'a, D: Draw, P: Placement> Engine<'a, D, P> {
             self.apply_update();
         }
         if let Some(cap) = self.opt.max_staleness {
-            let version = self.version;
+            let version = self.trainer.version;
             for b in 0..self.ready.len() {
                 let mut kept = VecDeque::with_capacity(self.ready[b].len());
                 while let Some(g) = self.ready[b].pop_front() {
@@ -208,11 +204,11 @@ impl<'a, D: Draw, P: Placement> Engine<'a, D, P> {
     fn apply_update(&mut self) {
         self.draining = false;
         self.pool.paused = false;
-        self.pool.update(self.version, self.opt.on_update);
+        self.pool.update(self.trainer.version, self.opt.on_update);
     }
 
     fn try_batch(&mut self) -> Result<()> {
-        if self.training {
+        if self.trainer.busy() {
             return Ok(());
         }
         let sc = self.pool.sc;
@@ -258,29 +254,16 @@ impl<'a, D: Draw, P: Placement> Engine<'a, D, P> {
             }
         };
         self.ready_groups -= taken.len() as u32;
-        let step = self.version;
-        let (mut st_sum, mut st_max, mut tokens, mut samples) = (0u64, 0u32, 0.0, 0u32);
+        let mut batch = Batch::default();
         for g in taken {
-            let grp = &self.pool.groups[g as usize];
-            self.pool.rec.train_group(step - grp.min_version);
-            for m in &grp.members {
-                let st = self.pool.rec.train_sample(m.id, m.length, m.version_start, m.version_finish, step);
-                st_sum += st as u64;
-                st_max = st_max.max(st);
-                tokens += m.length;
-                samples += 1;
-            }
+            self.trainer.take_group(self.pool.rec, &mut batch, &self.pool.groups[g as usize]);
             self.pool.free_group(g);
         }
-        self.trained += samples as u64;
+        self.trained += batch.samples() as u64;
         let t = self.pool.t;
         let ready_after = self.ready_groups * sc.group_size;
         let idle = sc.rollout_slots as f64 * t - self.pool.busy_s;
-        let wait = t - self.last_train_end;
-        let end = t + sc.step_s(tokens);
-        self.pool.rec.step(t, end, wait, st_sum, st_max, samples, ready_after, tokens, idle);
-        self.timers.push(end, EventKind::StepEnd, 0);
-        self.training = true;
+        self.trainer.start_step(self.pool.rec, &mut self.timers, t, &batch, ready_after, idle);
         if self.opt.max_lag_samples.is_some() {
             // trained samples free lag budget
             self.set_budget();
