@@ -7,7 +7,7 @@ use crate::pipeline::placement::Slots;
 use crate::pipeline::Instances;
 use crate::record::{Recorder, RunResult};
 use crate::rng::{FastRng, PyRandom, Source};
-use crate::scenario::{Pipeline, RngKind, Scenario};
+use crate::scenario::{Pipeline, RngKind, Scenario, Streaming};
 
 /// How much to record and when to give up.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -45,7 +45,7 @@ pub fn run(sc: &Scenario, opts: &RunOptions, interrupt: &mut dyn FnMut() -> bool
 /// Whether `run` takes the specialized fully-asynchronous fast path for `sc` (unless
 /// `RunOptions::general_engine`): the chapter's rules exactly, faster.
 pub fn uses_fast_path(sc: &Scenario) -> bool {
-    matches!(&sc.pipeline, Pipeline::FullyAsync(opt) if pipeline::fully_async::applies(sc, opt))
+    pipeline::fully_async::applies(sc)
 }
 
 /// Runs `sc` without an interrupt check.
@@ -95,10 +95,15 @@ fn with_pipeline<D: Draw>(
             (pipeline::batch::run::<D, Slots>(sc, *k, partial, draw, &mut rec, &mut ctl)?, false)
         }
         Pipeline::FullyAsync(opt) => {
-            let unbounded = opt.max_staleness.is_none()
-                && opt.admission_eta.is_none()
-                && opt.max_lag_samples.is_none()
-                && opt.max_ready_groups.is_none();
+            // generation is unbounded when every option that bounds it is at its default (the
+            // others copied: a bound added later counts as one)
+            let unbounded = *opt
+                == Streaming {
+                    on_stale: opt.on_stale,
+                    batch_order: opt.batch_order.clone(),
+                    on_update: opt.on_update,
+                    ..Streaming::default()
+                };
             let end = if uses_fast_path(sc) && !opts.general_engine {
                 pipeline::fully_async::run(sc, opt.max_staleness, draw, &mut rec, &mut ctl)?
             } else if batched {
