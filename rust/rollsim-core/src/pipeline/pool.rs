@@ -249,32 +249,40 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
         self.t = t;
     }
 
+    #[inline]
     fn new_group(&mut self, prompt: f64) -> u32 {
-        let g = Group {
-            id: self.next_group_id,
-            size: self.sc.group_size,
-            remaining: self.sc.group_size,
-            members: Vec::new(),
-            prompt,
-            min_version: u32::MAX,
-            max_len: 0.0,
-            cache_version: NONE_U32,
-            seq: 0,
-            cancelled: false,
-        };
+        let (id, size) = (self.next_group_id, self.sc.group_size);
         self.next_group_id = self.next_group_id.wrapping_add(1);
-        match self.free_groups.pop() {
-            Some(i) => {
-                let slot = &mut self.groups[i as usize];
-                let members = std::mem::take(&mut slot.members);
-                *slot = Group { members, ..g };
-                i
-            }
+        let i = match self.free_groups.pop() {
+            Some(i) => i,
             None => {
-                self.groups.push(Group { members: Vec::with_capacity(self.sc.group_size as usize), ..g });
+                self.groups.push(Group {
+                    id: 0,
+                    size: 0,
+                    remaining: 0,
+                    members: Vec::with_capacity(size as usize),
+                    prompt: 0.0,
+                    min_version: 0,
+                    max_len: 0.0,
+                    cache_version: 0,
+                    seq: 0,
+                    cancelled: false,
+                });
                 (self.groups.len() - 1) as u32
             }
-        }
+        };
+        // a freed group keeps its (cleared) members' allocation
+        let g = &mut self.groups[i as usize];
+        g.id = id;
+        g.size = size;
+        g.remaining = size;
+        g.prompt = prompt;
+        g.min_version = u32::MAX;
+        g.max_len = 0.0;
+        g.cache_version = NONE_U32;
+        g.seq = 0;
+        g.cancelled = false;
+        i
     }
 
     pub fn free_group(&mut self, g: u32) {

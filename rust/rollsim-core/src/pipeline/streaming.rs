@@ -35,6 +35,8 @@ struct StreamingPipeline<'a, D: Draw, P: Placement> {
     /// Ready groups per length bucket, in completion order.
     ready: Vec<VecDeque<u32>>,
     ready_groups: u32,
+    /// Groups per batch.
+    need: usize,
     edges: Vec<f64>,
     draining: bool,
     /// Pending events other than the slots': the trainer's step end.
@@ -61,6 +63,7 @@ pub(crate) fn run<'a, D: Draw, P: Placement>(
         opt,
         ready: vec![VecDeque::new(); buckets],
         ready_groups: 0,
+        need: (sc.batch_size / sc.group_size) as usize,
         edges,
         draining: false,
         timers: Timers::new(),
@@ -83,8 +86,11 @@ impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
             match self.pool.next_event(next_timer) {
                 Some(ev) if ev.key < next_timer => {
                     self.pool.advance(ev.time);
-                    self.slot_finished(ev.slot)?;
+                    let completed = self.slot_finished(ev.slot)?;
                     self.pool.ctl.tick(self.pool.rec.s.events)?;
+                    if completed {
+                        self.maybe_batch()?;
+                    }
                 }
                 _ if next_timer != NEVER => {
                     let timer = self.timers.pop().expect("a timer");
@@ -93,13 +99,13 @@ impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
                         EventKind::StepEnd => self.step_ended()?,
                         k => unreachable!("no {k:?} timers in the streaming pipeline"),
                     }
+                    self.maybe_batch()?;
                 }
                 _ => {
                     self.pool.rec.s.stalled = true;
                     break;
                 }
             }
-            self.try_batch()?;
         }
         Ok(())
     }
@@ -122,8 +128,11 @@ impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
         self.pool.admit_budget = budget;
     }
 
-    fn slot_finished(&mut self, slot: u32) -> Result<()> {
-        if let Some(g) = self.pool.finish(slot) {
+    /// A slot's request finished; returns whether its group completed (a batch may be ready:
+    /// the ready queue grows only here and the trainer frees only at a step's end).
+    fn slot_finished(&mut self, slot: u32) -> Result<bool> {
+        let completed = self.pool.finish(slot);
+        if let Some(g) = completed {
             self.group_completed(g);
         }
         if self.draining && self.pool.busy == 0 {
@@ -132,7 +141,8 @@ impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
         if self.opt.admission_eta.is_some() || self.opt.max_lag_samples.is_some() {
             self.set_budget();
         }
-        self.pool.refill(slot)
+        self.pool.refill(slot)?;
+        Ok(completed.is_some())
     }
 
     fn group_completed(&mut self, g: u32) {
@@ -207,12 +217,20 @@ impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
         self.pool.update(self.trainer.version, self.opt.on_update);
     }
 
-    fn try_batch(&mut self) -> Result<()> {
-        if self.trainer.busy() {
+    /// Starts a step if the trainer is idle and a batch is ready.
+    #[inline]
+    fn maybe_batch(&mut self) -> Result<()> {
+        // necessary for every batch order: an idle trainer and enough ready groups
+        if self.trainer.busy() || (self.ready_groups as usize) < self.need {
             return Ok(());
         }
+        self.try_batch()
+    }
+
+    #[inline(never)]
+    fn try_batch(&mut self) -> Result<()> {
         let sc = self.pool.sc;
-        let need = (sc.batch_size / sc.group_size) as usize;
+        let need = self.need;
         let groups = &self.pool.groups;
         let taken: Vec<u32> = match &self.opt.batch_order {
             BatchOrder::Fifo => {
