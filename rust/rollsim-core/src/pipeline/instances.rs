@@ -468,6 +468,10 @@ impl Instances {
         let (k0, mut slot) = self.heap[base];
         let t0 = time(k0);
         let mut id = k0 as u32;
+        let tied = |p: usize| p < len && time(self.heap[base + p].0) == t0;
+        if !tied(1) && !tied(2) {
+            return (key(t0, id), slot); // the common case: no other request finishes at t0
+        }
         // Every request whose time equals t0 is in the heap's top subtree where times equal t0
         // (times grow with targets, targets down the heap).
         self.stack.clear();
