@@ -237,7 +237,14 @@ impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
                 if self.ready[0].len() < need {
                     return Ok(());
                 }
-                self.ready[0].drain(..need).collect()
+                // the oldest `need` groups, copied from the queue's two halves
+                let (a, b) = self.ready[0].as_slices();
+                let mut v = Vec::with_capacity(need);
+                let from_a = a.len().min(need);
+                v.extend_from_slice(&a[..from_a]);
+                v.extend_from_slice(&b[..need - from_a]);
+                self.ready[0].drain(..need);
+                v
             }
             BatchOrder::OldestFirst => {
                 if self.ready[0].len() < need {
