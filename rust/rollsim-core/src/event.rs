@@ -81,9 +81,17 @@ pub struct Timer {
 
 /// The events that are not slot events (the trainer's step ends, and whatever is added later), in
 /// event order. Few are pending at once: a binary heap of keys.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Timers {
     heap: BinaryHeap<Reverse<Key>>,
+    /// The earliest key (`NEVER` if none), read before every event.
+    head: Key,
+}
+
+impl Default for Timers {
+    fn default() -> Self {
+        Timers { heap: BinaryHeap::new(), head: NEVER }
+    }
 }
 
 impl Timers {
@@ -95,19 +103,22 @@ impl Timers {
     #[inline]
     pub fn push(&mut self, time: f64, kind: EventKind, id: u32) {
         debug_assert!(kind != EventKind::Slot, "slot events live in the slot queues");
-        self.heap.push(Reverse(key(time, kind, id)));
+        let k = key(time, kind, id);
+        self.heap.push(Reverse(k));
+        self.head = self.head.min(k);
     }
 
     /// The key of the earliest timer, `NEVER` if none.
     #[inline(always)]
     pub fn peek(&self) -> Key {
-        self.heap.peek().map_or(NEVER, |k| k.0)
+        self.head
     }
 
     /// Takes the earliest timer.
     #[inline]
     pub fn pop(&mut self) -> Option<Timer> {
         let k = self.heap.pop()?.0;
+        self.head = self.heap.peek().map_or(NEVER, |k| k.0);
         Some(Timer { time: time_of(k), kind: kind_of(k), id: id_of(k) })
     }
 
