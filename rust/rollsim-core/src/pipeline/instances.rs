@@ -15,14 +15,20 @@
 //!
 //! Routing: a second winner tree over the instances keyed by their occupied slots (full ones
 //! excluded) picks the least loaded instance (ties: the lowest), and a min-heap of idle slots per
-//! instance its lowest idle slot.
+//! instance its lowest idle slot. Both trees hold packed values (key above, instance below), so a
+//! change stops at the first match whose outcome it does not change.
 //!
 //! KV-cache capacity (`Kv`, optional): a request on a slot either runs (it is in the heap and holds
 //! KV: prompt + tokens done when it was admitted, plus one token per clock token once its prefill
 //! is over) or waits for KV in its instance's waiting queue (it holds none). The instance's KV is
 //! piecewise linear in its clock, so the clock value at which it reaches capacity is computed like
 //! a finish target and is the instance's event when it comes first: the most recently admitted
-//! running request is preempted then (vLLM preempts from the back of its running queue).
+//! running request is preempted then (vLLM preempts from the back of its running queue). The exact
+//! sums over an instance's requests (`kv_full`, `kv_fits`) are skipped when approximate sums kept
+//! up to date incrementally show, with a wide error bound, that the answer is certain (`KvApprox`):
+//! the exact sums decide every close call, so the results are theirs.
+//!
+//! `Instances` is one of the pool's placements (`placement.rs`).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
