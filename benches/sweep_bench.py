@@ -129,13 +129,13 @@ def timings(n: int, repeat: int) -> dict[str, float]:
     res: dict[str, float] = {}
     dicts = [CHAPTER.replace(seed=s).to_dict() for s in range(n)]
     for th in (1, 2):
-        best, med, busy = timed(lambda: _rollsim.simulate_many(dicts, th), repeat)
+        best, med, busy = timed(lambda d=dicts, t=th: _rollsim.simulate_many(d, t), repeat)
         res[f"raw{th}"] = best
         print(f"| engine only: one simulate_many call | {th} | {best:.2f} | {med:.2f} | {n / best:.0f} | {busy:.2f} |",
               flush=True)
     del dicts
     for th in (1, 2):
-        best, med, busy = timed(lambda: sweep(CHAPTER, seeds=range(n), threads=th, progress=False), repeat)
+        best, med, busy = timed(lambda t=th: sweep(CHAPTER, seeds=range(n), threads=t, progress=False), repeat)
         res[f"mem{th}"] = best
         print(f"| rollsim.sweep, in memory | {th} | {best:.2f} | {med:.2f} | {n / best:.0f} | {busy:.2f} |", flush=True)
     with tempfile.TemporaryDirectory() as d:
@@ -188,7 +188,7 @@ def ray_bench(n: int, repeat: int, local2: float | None) -> None:
     sweep(CHAPTER, seeds=range(10**6, 10**6 + 200), progress=False, backend="ray")  # start workers
     best, med, _ = timed(lambda: sweep(CHAPTER, seeds=range(n), progress=False, backend="ray"), repeat)
     ray.shutdown()
-    print(f"\n| backend | best s | median s | overhead vs local (2 threads) |\n|---|---|---|---|")
+    print("\n| backend | best s | median s | overhead vs local (2 threads) |\n|---|---|---|---|")
     if local2 is not None:
         print(f"| local, 2 threads | {local2:.2f} | | |")
         print(f"| ray, local cluster of 2 CPUs | {best:.2f} | {med:.2f} | {100 * (best / local2 - 1):+.0f}% |")

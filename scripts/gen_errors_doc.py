@@ -16,7 +16,7 @@ HEAD = """# Bad input and the exact error it gets
 
 Every bad input raises an exception whose message starts with the field's name and states the allowed
 range; nothing you ask for is silently changed. `ScenarioError` is a `ValueError`
-(`rollsim.ScenarioError`); the weight-sync cluster loader raises plain `ValueError`; a missing file
+(`rollsim.ScenarioError`); a run-time limit raises `rollsim.RunLimitError` (below); the weight-sync cluster loader raises plain `ValueError`; a missing file
 raises `FileNotFoundError`; the command line prints `rollsim: error: <message>` and exits with code 2
 (argparse's own errors: `rollsim <command>: error: ...`). Engine panics never reach Python: the
 bindings catch them and raise `RuntimeError("internal error in the rollsim engine (please report): ...")`.
@@ -31,20 +31,35 @@ runs `rollsim ...` (shown as `exit N: <last line of stderr>`).
 
 ## Runaway scenarios
 
-`simulate` and `sweep` estimate, before running, how many samples a scenario would start: the rollout
+`simulate` and `sweep` estimate, before running, what a run would create
+(`rollsim.simulation.estimate_size(scenario)` returns it): the samples it would start, the rollout
 pool busy for the whole horizon, `rollout_slots x (horizon_s / seconds_per_answer + 1)` with
 `seconds_per_answer = mean_tokens / decode_tokens_per_s` (+ prompt prefill), capped for batch
 pipelines by the batches that can start (each needs at least its longest answer's generation, plus
-`train_step_s` when synchronous) and for admission control by the training steps; aborted answers add
-a pool per update. Above `max_samples` (default 50,000,000) the run is refused with the estimate of
-samples, events and memory (`record="samples"`: 185 bytes per sample for the engine's columns, the
-polars frame and one segment each, plus the per-step rows). Raise `max_samples` (up to 2**32 - 1) to
-run it anyway; the engine also enforces `max_samples` exactly while running. The estimate is within
-about 1 % for the chapter's scenario (17,865 vs 17,851 samples) and for other fully asynchronous
-configurations; batch pipelines are over-estimated by 15-45 %, partial rollout by up to 80 %
-(`rollsim.simulation.estimate_size(scenario)` returns it). A sweep refuses a runaway scenario before
-running anything (`on_error="raise"`) or returns its rows with the error without running them and
-without writing them to `out` (`on_error="record"`), so a rerun with a higher limit runs them.
+the training step when synchronous) and for admission control and lag bounds by the training steps
+(a step lasts `train_step_s + weight_sync_s + (train_s_per_token + logprob_s_per_token) x
+batch_size x mean_tokens`); aborted answers add a pool per update; the events are about the samples
+plus the steps. The estimate is within about 1 % for the chapter's scenario (17,865 vs 17,851
+samples) and for other fully asynchronous configurations, within 10 % with a per-token training
+cost; batch pipelines are over-estimated by 15-45 %, partial rollout by up to 80 %. A refused run
+raises `rollsim.RunLimitError` (a `RuntimeError`, not bad input) whose message gives the estimate
+and how to proceed; nothing has run.
+
+* `record="samples"` (per-sample rows): the guard is on memory. Above `max_samples` (default
+  50,000,000, about 9 GB: 185 bytes per sample for the engine's columns, the polars frame and one
+  segment each, plus the per-step rows) the message starts with `max_samples:` and gives the memory;
+  use `record="summary"`, shorten `horizon_s`, or raise `max_samples` (up to 2**32 - 1).
+* `record="summary"`: memory is constant, so the guard is on run time. Above `max_events` (default
+  1,000,000,000, about a minute at the engine's typical ~15 M events/s) the message starts with
+  `max_events:` and says roughly how long the run would take; shorten `horizon_s`, or raise
+  `max_events` (`None`: no limit). `max_samples` applies only when given (else the engine's 2**32 - 1:
+  sample ids are 32-bit).
+
+The engine also enforces `max_samples` exactly while running (`RunLimitError`, `max_samples: the run
+would start more than N samples`). A sweep passes its `max_samples` (default 50,000,000) to every
+run and refuses a runaway scenario before running anything (`on_error="raise"`) or returns its rows
+with the error without running them and without writing them to `out` (`on_error="record"`), so a
+rerun with a higher limit runs them.
 
 ## The table ({n} rows)
 

@@ -13,7 +13,6 @@ import math
 import os
 import sys
 
-import numpy as np
 import polars as pl
 
 import rollsim

@@ -3,7 +3,8 @@
 This is the test oracle for the Rust engine in ``rng="python"`` mode: it draws from CPython's
 ``random.Random(seed)`` in the same order as the engine and applies the same rules, one event at a
 time, with ``heapq``. It is deliberately plain (no cleverness) so that it can be read against the
-chapter (``../shared/spec/chapter.txt``, "Three pipelines") and against ``rust/rollsim-core``.
+chapter ("RL inference systems: asynchronous rollout, policy staleness and weight sync", section
+"Three pipelines") and against ``rust/rollsim-core``.
 
 Rules (shared with the engine, documented in README "The model"):
 

@@ -22,4 +22,7 @@ def kill_after_parts(script: str, out: Path, parts: int, **popen) -> subprocess.
         os.kill(proc.pid, signal.SIGKILL)
     finally:
         proc.wait()
+        for f in (proc.stdin, proc.stdout, proc.stderr):
+            if f is not None:
+                f.close()
     return proc

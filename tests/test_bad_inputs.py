@@ -5,22 +5,22 @@ from __future__ import annotations
 
 import contextlib
 import io
-import math
-import os
+import math  # noqa: F401  (the rows' code strings are evaluated in this module's namespace)
+import os  # noqa: F401
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
+import numpy as np  # noqa: F401
 import polars as pl
 import pytest
 
-import rollsim
-from rollsim import (Empirical, FullyAsync, LengthBalanced, LogNormal, OffPolicy, OneStepAsync, Scenario,
+import rollsim  # noqa: F401
+from rollsim import (Empirical, FullyAsync, LengthBalanced, LogNormal, OffPolicy, OneStepAsync, Scenario,  # noqa: F401
                      ScenarioError, Synchronous, presets, simulate, sync)
-from rollsim.sweeps import config as sweep_config
-from rollsim.sync import cluster_from_dict, load_cluster
+from rollsim.sweeps import config as sweep_config  # noqa: F401
+from rollsim.sync import cluster_from_dict, load_cluster  # noqa: F401
 
 from bad_inputs import ROWS
 

@@ -9,7 +9,8 @@ import pytest
 
 from batched_cases import GOLDENS, cases, record
 
-GOLD = json.load(open(GOLDENS))
+with open(GOLDENS) as _f:
+    GOLD = json.load(_f)
 
 # summary fields whose definition changed on purpose since the goldens were recorded
 REDEFINED = {"throughput_ratio"}

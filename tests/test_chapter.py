@@ -1,7 +1,6 @@
-"""The chapter's results table (../shared/spec/chapter.txt, "Three pipelines"; also
-../shared/notes/validation.md), reproduced exactly with rng="python"."""
+"""The chapter's results table ("RL inference systems: asynchronous rollout, policy staleness and
+weight sync", section "Three pipelines"), reproduced exactly with rng="python"."""
 
-import polars as pl
 import pytest
 
 import rollsim

@@ -1,4 +1,4 @@
-"""Batched decoding (issue 4, item 1): decode speed per sequence falls with the instance's batch."""
+"""Batched decoding: decode speed per sequence falls with the instance's batch."""
 
 import polars as pl
 import pytest

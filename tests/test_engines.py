@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rollsim import FullyAsync, simulate
+from rollsim.simulation import _simulate
 from strategies import scenarios
 
 pytestmark = pytest.mark.filterwarnings("ignore::rollsim.GenerationOutrunsTrainingWarning")
@@ -20,7 +21,7 @@ chapter_pipelines = st.builds(FullyAsync, max_staleness=st.one_of(st.none(), st.
 @given(scenarios(pipeline=chapter_pipelines))
 def test_fast_path_equals_general_engine(sc):
     fast = simulate(sc)
-    general = simulate(sc, _general_engine=True)
+    general = _simulate(sc, general_engine=True)
     assert fast.samples.equals(general.samples, null_equal=True)
     assert fast.segments.equals(general.segments)
     assert fast.steps.equals(general.steps)
@@ -37,5 +38,5 @@ def test_chapter_rows_from_the_general_engine():
     from rollsim import Scenario
 
     for cap, steps, dropped in ((None, 34, 0), (2, 33, 358)):
-        s = simulate(Scenario(rng="python", pipeline=FullyAsync(cap)), _general_engine=True).summary
+        s = _simulate(Scenario(rng="python", pipeline=FullyAsync(cap)), general_engine=True).summary
         assert (s["steps"], s["samples_dropped"]) == (steps, dropped)

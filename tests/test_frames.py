@@ -1,6 +1,5 @@
 """The frames' schema and contents, the outrun flag, Empirical input, pickling and replace."""
 
-import math
 import pickle
 import warnings
 
@@ -9,7 +8,7 @@ import polars as pl
 import pytest
 
 import rollsim
-from rollsim import (Empirical, FullyAsync, GenerationOutrunsTrainingWarning, LogNormal, OneStepAsync, Scenario,
+from rollsim import (Empirical, FullyAsync, GenerationOutrunsTrainingWarning, LogNormal, Scenario,
                      Synchronous, simulate)
 
 
@@ -128,7 +127,7 @@ def test_weight_sync_adds_to_each_step():
 
 def test_deepseek_r1_dataset():
     e = rollsim.datasets.deepseek_r1_serving()
-    assert int(e.weights.sum()) == 1_385_405  # requests in ServeGen's DeepSeek-R1 data (../shared/data/README.md)
+    assert int(e.weights.sum()) == 1_385_405  # requests in ServeGen's DeepSeek-R1 data (alibaba/ServeGen)
     assert e.values.size == 19_762
     assert round(e.mean_tokens()) == 1527 and e.values.max() == 32768
     assert rollsim.datasets.deepseek_r1_serving(max_tokens=16384).values.max() == 16384

@@ -22,7 +22,7 @@ from rollsim import Empirical, FullyAsync, LengthBalanced, LogNormal, OffPolicy,
 from rollsim.sweeps import config as sweep_config
 from rollsim.sync import cluster_from_dict, load_cluster
 
-CLEAN = (ValueError, FileNotFoundError)
+CLEAN = (ValueError, FileNotFoundError, rollsim.RunLimitError)
 FUZZ = settings(max_examples=int(os.environ.get("ROLLSIM_FUZZ_EXAMPLES", "150")), deadline=None, suppress_health_check=list(HealthCheck))
 
 SCALARS = st.one_of(

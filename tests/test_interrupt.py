@@ -1,13 +1,11 @@
 """Long runs release the GIL and stop on Ctrl-C (SIGINT) within about a second."""
 
-import os
 import signal
 import subprocess
 import sys
 import threading
 import time
 
-import rollsim
 from rollsim import Scenario, simulate
 
 LONG = "import rollsim; print('started', flush=True); rollsim.simulate(rollsim.Scenario(horizon_s=3.6e8), record='summary', max_samples=2**32 - 1)"

@@ -1,4 +1,4 @@
-"""Rollout pause per weight update (issue 4, item 3): ``rollout_pause_s`` stops the pool at every
+"""Rollout pause per weight update: ``rollout_pause_s`` stops the pool at every
 update it loads; in-flight requests continue later, new ones start at the end of the pause."""
 
 import pytest

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 matplotlib = pytest.importorskip("matplotlib")
-import matplotlib.image  # noqa: E402
+pytest.importorskip("matplotlib.image")  # matplotlib.image.imread below
 from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.container import BarContainer  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
@@ -283,9 +283,23 @@ def test_sweep_stats(sweep):
 
 
 @pytest.mark.parametrize("p, dof, q", [(0.975, 1, 12.7062), (0.975, 2, 4.3027), (0.975, 10, 2.2281),
-                                       (0.95, 5, 2.0150), (0.995, 30, 2.7500), (0.975, 500, 1.9600)])
+                                       (0.95, 5, 2.0150), (0.995, 30, 2.7500), (0.975, 200, 1.9719),
+                                       (0.975, 500, 1.9647)])
 def test_t_quantile(p, dof, q):
-    assert plot._t_quantile(p, dof) == pytest.approx(q, abs=2e-3)
+    # one Student-t implementation (rollsim.sweeps.stats) serves the plots and aggregate; t-table values
+    from rollsim.sweeps.stats import t_quantile
+
+    assert t_quantile(p, dof) == pytest.approx(q, abs=1e-4)
+
+
+def test_sweep_stats_is_aggregate():
+    # 201 seeds: the interval uses t(0.975, 200) = 1.9719, not the normal 1.9600 (they once disagreed)
+    vals = np.arange(201, dtype=float) ** 1.5
+    frame = pl.DataFrame({"rollout_slots": [64] * 201, "seed": list(range(201)), "steps": vals})
+    r = plot.sweep_stats(frame, "steps", ["rollout_slots"]).row(0, named=True)
+    a = rollsim.aggregate(frame, ["steps"]).row(0, named=True)
+    assert (r["n"], r["mean"], r["ci_low"], r["ci_high"]) == (201, a["steps_mean"], a["steps_ci_low"], a["steps_ci_high"])
+    assert (r["ci_high"] - r["mean"]) / (vals.std(ddof=1) / math.sqrt(201)) == pytest.approx(1.97190, abs=1e-4)
 
 
 def test_sweep_heatmap(sweep, tmp_path):

@@ -1,7 +1,6 @@
 """Each published system's preset runs and shows the rule that defines it."""
 
 import math
-import warnings
 
 import polars as pl
 import pytest
@@ -33,6 +32,44 @@ def test_verl_fully_async():
     assert s["staleness_max"] <= 4 and s["samples_dropped"] == 0
     wait = simulate(presets.verl_fully_async(0.5, partial_rollout=False, scenario=BASE)).samples
     assert (wait["n_versions"] <= 1).all()
+
+
+def test_verl_fully_async_gated_on_sync_or_not():
+    """staleness_threshold = 0 with one batch's worth of slots: gated on the parameter sync (verl's
+    documented on-policy mode) every trained sample has staleness 0; not gated (what verl's
+    rollouter does, verl-project/verl issues 4449 and 6780, and the preset's default) every batch
+    after the first is generated while the previous one trains, with the old weights: staleness 1."""
+    base = Scenario(rollout_slots=512, horizon_s=3600.0)
+    gated = simulate(presets.verl_fully_async(0, gated_on_sync=True, scenario=base))
+    assert gated.scenario.pipeline.lag_release == "sync"
+    t = gated.samples.filter(pl.col("status") == "trained")
+    assert t["trained_step"].n_unique() >= 5 and t["staleness"].to_list() == [0] * t.height
+    verl = simulate(presets.verl_fully_async(0, scenario=base))
+    assert verl.scenario.pipeline == FullyAsync(max_lag_samples=512, on_update="keep_recompute")  # lag_release="take"
+    t = verl.samples.filter(pl.col("status") == "trained")
+    first, later = t.filter(pl.col("trained_step") == 0), t.filter(pl.col("trained_step") > 0)
+    assert first.height == 512 and first["staleness"].max() == 0
+    assert later["trained_step"].n_unique() >= 5 and later["staleness"].to_list() == [1] * later.height
+    # gating costs the overlap: each batch waits for its longest answer (16384 tokens at 30 tokens/s)
+    # and, gated, for the training step (60 s) too
+    assert gated.steps["start_s"].diff().drop_nulls().to_list() == pytest.approx([16384 / 30 + 60.0] * 5)
+    assert verl.steps["start_s"].diff().drop_nulls().to_list() == pytest.approx([16384 / 30] * 5)
+    # the default release leaves the engine's input (and sweep keys) as they were
+    assert "lag_release" not in verl.scenario.pipeline.to_dict()
+    assert gated.scenario.pipeline.to_dict()["lag_release"] == "sync"
+
+
+def test_areal_without_interruption_waits_for_the_longest_answer():
+    """AReaL's ablation of interruptible generation compares against weight updates that wait
+    for the requests in flight (the longest response included): ``on_update="wait"``, which idles
+    the pool and trains fewer tokens per second than interruptible generation."""
+    sc = presets.areal(eta=2, interruptible=False, scenario=BASE)
+    assert sc.pipeline == FullyAsync(admission_eta=2, batch_order="oldest_first", on_update="wait")
+    wait = simulate(sc, record="summary").summary
+    inter = simulate(presets.areal(eta=2, scenario=BASE), record="summary").summary
+    assert wait["steps"] < 0.7 * inter["steps"]
+    assert wait["tokens_trained"] / wait["end_s"] < 0.7 * inter["tokens_trained"] / inter["end_s"]
+    assert wait["rollout_utilization"] < inter["rollout_utilization"]
 
 
 def test_pipeline_rl():

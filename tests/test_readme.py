@@ -9,7 +9,8 @@ README = os.path.join(os.path.dirname(__file__), "..", "README.md")
 
 
 def blocks(lang):
-    text = open(README, encoding="utf-8").read()
+    with open(README, encoding="utf-8") as f:
+        text = f.read()
     return re.findall(rf"```{lang}\n(.*?)```", text, flags=re.S)
 
 

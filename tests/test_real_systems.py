@@ -1,4 +1,4 @@
-"""Issue 3: groups, staleness control, batch order, weight-update modes, prefill, over-sampling.
+"""Real systems' rules: groups, staleness control, batch order, weight-update modes, prefill, over-sampling.
 
 Property tests of each policy's guarantee over random scenarios (tests/strategies.py), the
 behaviours public reports describe, and golden values worked out by hand."""
@@ -6,15 +6,14 @@ behaviours public reports describe, and golden values worked out by hand."""
 import math
 import warnings
 
-import numpy as np
 import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rollsim import (Empirical, FullyAsync, LengthBalanced, LogNormal, OffPolicy, OneStepAsync, Scenario,
+from rollsim import (Empirical, FullyAsync, LengthBalanced, LogNormal, Scenario,
                      Synchronous, simulate)
-from strategies import on_updates, real_scenarios, streaming_pipelines
+from strategies import real_scenarios, streaming_pipelines
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -156,7 +155,7 @@ def test_lag_bound_caps_samples_alive(sc):
         events.append((row["start_s"], -row["samples"]))
     # drops free budget too; counting them as never freed makes this an upper bound check
     alive, worst = 0, 0
-    for t, d in sorted(events, key=lambda e: (e[0], e[1])):
+    for _t, d in sorted(events, key=lambda e: (e[0], e[1])):
         alive += d
         worst = max(worst, alive)
     assert worst <= sc.pipeline.max_lag_samples + df["dropped"].sum()

@@ -3,7 +3,6 @@ parameter sets and seeds, in rng="python" mode."""
 
 import math
 
-import numpy as np
 import pytest
 
 from rollsim import FullyAsync, LogNormal, OffPolicy, Scenario, simulate

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 matplotlib = pytest.importorskip("matplotlib")
-import matplotlib.image  # noqa: E402
+pytest.importorskip("matplotlib.image")  # matplotlib.image.imread below
 
 from rollsim import Scenario, cli, report, simulate  # noqa: E402
 
@@ -119,14 +119,16 @@ def test_report_sweep_one_field_and_three_fields(dirs, tmp_path):
     one = f.filter(pl.col("rollout_slots") == 16)
     one.write_parquet(tmp_path / "one.parquet")
     out = report.write_report(tmp_path / "one.parquet", tmp_path / "one.md")
-    text = open(out).read()
+    with open(out) as fh:
+        text = fh.read()
     assert "varied fields: pipeline.max_staleness." in text
     assert len(re.findall(r"figure\d+\.png\)", text)) == 6      # lines only
     three = f.with_columns(pl.lit(60.0).alias("train_step_s"))
     three = pl.concat([three, three.with_columns(pl.lit(120.0).alias("train_step_s"))])
     (tmp_path / "three").mkdir()
     three.write_parquet(tmp_path / "three" / "c.parquet")
-    text = open(report.write_report(tmp_path / "three", fmt="md")).read()
+    with open(report.write_report(tmp_path / "three", fmt="md")) as fh:
+        text = fh.read()
     assert "(with train_step_s = 60)" in text
 
 

@@ -1,14 +1,14 @@
-"""Issue 4 (partial): training time that scales with tokens, colocated placement, GPU split search,
+"""Resources: training time that scales with tokens, colocated placement, GPU split search,
 dashboard metrics."""
 
 import json
-import math
 
 import polars as pl
 import pytest
 
 from rollsim import FullyAsync, OneStepAsync, Scenario, ScenarioError, Synchronous, resources, simulate
 from rollsim.cli import main
+from rollsim.simulation import _simulate
 
 
 @pytest.mark.filterwarnings("ignore::rollsim.GenerationOutrunsTrainingWarning")
@@ -20,7 +20,7 @@ def test_training_time_scales_with_batch_tokens():
         assert (st["end_s"] - st["start_s"]).to_list() == pytest.approx((10.0 + 1e-4 * st["tokens"]).to_list())
     # the general engine and the fast path agree with a per-token cost too
     sc = Scenario(train_step_s=10.0, train_s_per_token=2e-4, horizon_s=3600.0, rng="python")
-    assert simulate(sc).steps.equals(simulate(sc, _general_engine=True).steps)
+    assert simulate(sc).steps.equals(_simulate(sc, general_engine=True).steps)
     # throughput ratio counts it: 256 * 30 / mean * (10 + 2e-4 * 512 * mean) / 512
     mean = sc.lengths.mean_tokens()
     assert sc.throughput_ratio() == pytest.approx(256 * 30 / mean * (10 + 2e-4 * 512 * mean) / 512)
@@ -80,8 +80,95 @@ def test_run_metrics():
 def test_split_cli(capsys):
     assert main(["split", "--gpus", "8", "--gpu-s-per-token", "0.004", "--horizon-s", "1800",
                  "--slots-per-instance", "32"]) == 0
-    out = capsys.readouterr().out
-    assert "<- best" in out and len(out.splitlines()) == 8
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 9 and lines[0].split()[-4:] == ["dropped", "stale", "max", "runaway"]
+    assert lines[1].endswith("<- best") and all("  excluded: generation outruns training" in ln for ln in lines[2:8])
+    assert lines[-1].startswith("best: 1 rollout + 7 training GPUs, 788 tokens trained/s (limits:")
+
+
+def test_gpu_split_does_not_recommend_a_runaway_split(capsys):
+    """The chapter's pool of 64-sequence instances on 16 GPUs: 2 rollout GPUs train the most tokens
+    per second, but their ready queue grows by 42 samples per step (staleness without bound); every
+    split from 2 to 15 rollout GPUs runs away, so the recommendation is 1 rollout GPU, and the table
+    says why each other split was left out."""
+    res = resources.gpu_split(Scenario(), 16, gpus_per_instance=1, slots_per_instance=64, gpu_s_per_token=0.004)
+    t = res.table
+    for col in ("drop_fraction", "staleness_mean", "staleness_max", "generation_outruns_training", "runaway",
+                "excluded_because", "rank"):
+        assert col in t.columns
+    fastest = t.sort("tokens_trained_per_s", descending=True).row(0, named=True)
+    assert fastest["rollout_gpus"] == 2 and fastest["generation_outruns_training"] and fastest["rank"] is None
+    assert fastest["excluded_because"] == ("generation outruns training (ready queue +42 samples per step: staleness "
+                                           "grows without bound)")
+    assert res.best is not None and res.best["rollout_gpus"] == 1 and not res.best["runaway"]
+    assert res.best["tokens_trained_per_s"] == pytest.approx(1730.42, abs=0.01)
+    assert t["runaway"].to_list() == [False] + [True] * 14 and t["rank"].to_list() == [1] + [None] * 14
+    # 14 and 15 rollout GPUs train 3 and 2 steps: too few to measure the growth, predicted from the ratio
+    assert t["generation_outruns_training"].to_list()[-2:] == [False, False]
+    assert t["excluded_because"][-1].startswith("generation outruns training (throughput_ratio 115.20 > 1; too few")
+    assert res.verdict == ("best: 1 rollout + 15 training GPUs, 1730 tokens trained/s (limits: generation does not "
+                           "outrun training, drop_fraction <= 5.0%)")
+    # asked for explicitly, the runaway splits compete
+    loose = resources.gpu_split(Scenario(), 16, gpus_per_instance=1, slots_per_instance=64, gpu_s_per_token=0.004,
+                                rollout_gpus=[1, 2, 3], exclude_runaway=False)
+    assert loose.best["rollout_gpus"] == 2 and loose.table["rank"].to_list() == [3, 1, 2]
+
+
+def test_gpu_split_limits_drops_and_staleness():
+    """The README's search (cap 2, 16-sequence instances): more rollout GPUs drop more and more of
+    what they generate (13 % to 77 %); the default limit (5 %) keeps the best at 6 rollout GPUs
+    (2.5 % dropped); tighter limits move it."""
+    sc = Scenario(horizon_s=3 * 3600.0, pipeline=FullyAsync(max_staleness=2))
+    kw = dict(gpus_per_instance=1, slots_per_instance=16, gpu_s_per_token=0.004, train_fixed_s=5.0)
+    res = resources.gpu_split(sc, 16, **kw)
+    t = res.table
+    assert res.best["rollout_gpus"] == 6 and res.best["drop_fraction"] == pytest.approx(0.0248, abs=1e-4)
+    excluded = t.filter(pl.col("excluded_because").is_not_null())
+    assert excluded["rollout_gpus"].to_list() == list(range(7, 15))
+    assert excluded["drop_fraction"].min() > 0.13 and excluded["drop_fraction"].max() > 0.77
+    assert excluded["excluded_because"][0] == "drop_fraction 13.5% > max_drop_fraction 5.0%"
+    assert t.sort("rank", nulls_last=True).row(0, named=True) == res.best   # best first
+    assert resources.gpu_split(sc, 16, max_drop_fraction=0.01, **kw).best["rollout_gpus"] == 5
+    strict = resources.gpu_split(sc, 16, max_staleness_mean=0.9, rollout_gpus=[4, 5, 6], **kw)
+    assert strict.best["rollout_gpus"] == 4
+    assert strict.table["excluded_because"].to_list() == [None, "staleness_mean 0.95 > max_staleness_mean 0.9",
+                                                         "staleness_mean 1.56 > max_staleness_mean 0.9"]
+
+
+def test_gpu_split_says_when_no_split_qualifies():
+    res = resources.gpu_split(Scenario(), 16, gpus_per_instance=1, slots_per_instance=64, gpu_s_per_token=0.004,
+                              rollout_gpus=[3, 4, 5])
+    assert res.best is None and res.table["rank"].null_count() == 3
+    assert res.nearest is not None and res.nearest["rollout_gpus"] == 3   # the slowest-growing queue
+    assert res.verdict == ("no split meets the limits (generation does not outrun training, drop_fraction <= 5.0%); "
+                           "nearest: 3 rollout + 13 training GPUs, 3202 tokens trained/s, excluded because generation "
+                           "outruns training (ready queue +362 samples per step: staleness grows without bound)")
+
+
+def test_gpu_split_reports_progress():
+    calls = []
+    res = resources.gpu_split(Scenario(horizon_s=1800.0), 4, gpus_per_instance=1, slots_per_instance=32,
+                              gpu_s_per_token=0.004, colocated_switch_s=10.0, progress=lambda d, n: calls.append((d, n)))
+    assert res.table.height == 4 and calls == [(0, 4), (1, 4), (2, 4), (3, 4), (4, 4)]
+
+
+def test_split_refuses_the_flags_it_sets_at_any_value(capsys):
+    """--train-step-s 60 and --rollout-slots 256 (their defaults) were accepted and did nothing."""
+    for flags in (["--train-step-s", "60"], ["--rollout-slots", "256"], ["--train-s-per-token", "0"],
+                  ["--logprob-s-per-token", "0"]):
+        assert main(["split", "--gpus", "4", "--gpu-s-per-token", "0.004", *flags]) == 2
+        assert f"split: {flags[0]} cannot be set: the split sizes the pool" in capsys.readouterr().err
+
+
+def test_readme_split_table_is_what_the_cli_prints(capsys):
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```text\n\$ rollsim split (.*?)\n(.*?)```", text, flags=re.S)
+    assert block is not None
+    assert main(["split", *block.group(1).split()]) == 0
+    assert capsys.readouterr().out == block.group(2)
 
 
 def test_colocated_sized_from_gpus():
@@ -118,7 +205,7 @@ def test_gpu_split_with_the_colocated_baseline(capsys):
     assert main(["split", "--gpus", "4", "--gpu-s-per-token", "0.004", "--horizon-s", "1800",
                  "--slots-per-instance", "32", "--colocated-switch-s", "10"]) == 0
     out = capsys.readouterr().out
-    assert "(colocated, synchronous: every GPU takes turns)" in out and len(out.splitlines()) == 5
+    assert "(colocated, synchronous: every GPU takes turns)" in out and len(out.splitlines()) == 6
 
 
 def test_utilization_over_time():
@@ -159,7 +246,8 @@ def test_cli_resource_flags(capsys):
                                logprob_s_per_token=1e-6), record="summary").summary
     assert s["steps"] == direct["steps"] and s["preemptions"] == direct["preemptions"] > 0
     assert main(["split", "--gpus", "4", "--gpu-s-per-token", "0.004", "--horizon-s", "1800",
-                 "--slots-per-instance", "32", "--decode-slowdown-per-seq", "0.01", "--kv-cache-tokens", "60000"]) == 0
+                 "--slots-per-instance", "32", "--decode-slowdown-per-seq", "0.01", "--kv-cache-tokens", "60000",
+                 "--allow-runaway"]) == 0
     assert "<- best" in capsys.readouterr().out
     assert main(["split", "--gpus", "4", "--gpu-s-per-token", "0.004", "--train-s-per-token", "1e-5"]) == 2
     assert "split: --train-s-per-token cannot be set" in capsys.readouterr().err

@@ -10,7 +10,8 @@ STUB = os.path.join(os.path.dirname(__file__), "..", "python", "rollsim", "_roll
 
 
 def test_stubs_match_the_extension():
-    tree = ast.parse(open(STUB, encoding="utf-8").read())
+    with open(STUB, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
     stubbed = {n.name: [a.arg for a in n.args.args] for n in tree.body if isinstance(n, ast.FunctionDef)}
     exported = {name for name in dir(_rollsim) if callable(getattr(_rollsim, name)) and not name.startswith("_")
                 and not isinstance(getattr(_rollsim, name), type)}

@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -144,7 +143,7 @@ def test_engine_errors_raise_or_are_recorded(tmp_path):
     df = sweep(SMALL, {"train_step_s": [30.0, 60.0]}, seeds=2, max_samples=2020, progress=False,
                on_error="record", out=tmp_path)
     assert df["error"].null_count() == 0
-    assert df["error"][0].startswith("ScenarioError: ") and "max_samples" in df["error"][0]
+    assert df["error"][0].startswith("RunLimitError: ") and "max_samples" in df["error"][0]
     assert df["steps"].null_count() == 4
 
 
@@ -303,7 +302,7 @@ def test_half_written_files_are_ignored_and_cleaned(tmp_path):
     junk = tmp_path / f".part-deadbeef.parquet.{socket.gethostname()}.{dead}.tmp"
     junk.write_bytes(b"PAR1 half a file")
     assert read_sweep(tmp_path).height == 3
-    Store(tmp_path)  # the next sweep on this directory removes temp files of dead processes
+    Store(tmp_path).close()  # the next sweep on this directory removes temp files of dead processes
     assert not junk.exists()
 
 

@@ -4,6 +4,7 @@ resume without a set of finished keys (also after another chunking, thread count
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 import uuid
@@ -20,6 +21,7 @@ from rollsim.sweeps import (IntUniform, LatinHypercube, RandomPoints, aggregate,
                            read_sweep, run_key, scan_sweep, scenario_key, sweep, sweep_with_info)
 from rollsim.sweeps import _plan, _run
 from rollsim.sweeps._plan import chunk_digest, make_plan
+from rollsim.sweeps._store import MANIFEST, StoreWarning
 from sweep_kill import kill_after_parts
 
 SMALL = Scenario(horizon_s=720.0)
@@ -35,6 +37,14 @@ def crash_after(n):
         if done >= n:
             raise Crash(f"at {done}")
     return hook
+
+
+def as_format_1(out: Path) -> None:
+    """Turns a sweep directory into what rollsim wrote before chunk manifests (store format 1)."""
+    for m in out.glob("part-*.parquet.json"):
+        m.unlink()
+    meta = json.loads((out / MANIFEST).read_text())
+    (out / MANIFEST).write_text(json.dumps({"format": 1, "rollsim_version": meta["rollsim_version"]}))
 
 
 def raw_rows(out: Path) -> int:
@@ -182,11 +192,13 @@ def test_crash_then_resume_with_other_chunking_loses_and_repeats_nothing(tmp_pat
 def test_changed_plan_and_old_files_are_searched_a_window_at_a_time(tmp_path, monkeypatch, stats):
     monkeypatch.setattr(_run, "FOREIGN_WINDOW", 5)
     sweep(SMALL, GRID, seeds=range(6), out=tmp_path, chunk_size=4, progress=False)
-    # files from before chunk names (random names) are found by their run keys
+    # files from before chunk names (random names, store format 1) are found by their run keys
     for p in tmp_path.glob("part-*.parquet"):
         p.rename(tmp_path / f"part-{uuid.uuid4().hex}.parquet")
+    as_format_1(tmp_path)
     stats.update(blocks=0, max_block_runs=0)
-    df, info = sweep_with_info(SMALL, GRID, seeds=range(8), out=tmp_path, chunk_size=3, progress=False)
+    with pytest.warns(StoreWarning, match="store of format 1"):
+        df, info = sweep_with_info(SMALL, GRID, seeds=range(8), out=tmp_path, chunk_size=3, progress=False)
     assert (info.resumed, info.ran) == (24, 8)
     assert stats["max_block_runs"] == 3
     assert_frame_equal(df, sweep(SMALL, GRID, seeds=range(8), progress=False), check_exact=True)
@@ -199,9 +211,12 @@ def test_changed_plan_and_old_files_are_searched_a_window_at_a_time(tmp_path, mo
 def test_a_file_that_does_not_match_its_name_is_not_trusted(tmp_path):
     sweep(SMALL, seeds=range(6), out=tmp_path, chunk_size=3, progress=False)
     a, b = sorted(tmp_path.glob("part-*.parquet"))
-    # a name claiming runs of another plan (digest mismatch): its rows are still found by key
+    # store format 1 (no manifests): a name claiming runs of another plan (digest mismatch): its rows
+    # are still found by key
     a.rename(tmp_path / f"part-{0:012d}-{3:012d}-{'0' * 32}.parquet")
-    _, info = sweep_with_info(SMALL, seeds=range(6), out=tmp_path, chunk_size=3, progress=False)
+    as_format_1(tmp_path)
+    with pytest.warns(StoreWarning, match="store of format 1"):
+        _, info = sweep_with_info(SMALL, seeds=range(6), out=tmp_path, chunk_size=3, progress=False)
     assert (info.resumed, info.ran, info.chunks) == (6, 0, 0)
 
 

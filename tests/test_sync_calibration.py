@@ -121,7 +121,7 @@ def test_slow_moe_path_is_per_tensor_overhead():
 
 def test_issue_169_constants_fall_in_published_ranges():
     # two rows, two constants (exact solve): the per-bucket cost lands in the published SGLang IPC
-    # round trip (20-41 ms, shared/notes/weight_sync.md); the per-tensor cost is 0.6 ms
+    # round trip (20-41 ms; cf. sgl-project/sglang PR 7937); the per-tensor cost is 0.6 ms
     r = cal.issue_169()
     assert r["predicted"] == pytest.approx(r["measured"], rel=1e-6)
     assert 0.020 <= r["per_bucket_s"] <= 0.041

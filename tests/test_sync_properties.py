@@ -1,4 +1,4 @@
-"""Hypothesis properties of the weight-sync model (issue 5, "Properties")."""
+"""Hypothesis properties of the weight-sync model."""
 
 import numpy as np
 import polars as pl
@@ -97,8 +97,11 @@ def test_relay_is_nearly_flat_in_instances(params, nic, alpha, fanout):
 @given(small_moe(), st.sampled_from([1, 2, 4]), st.integers(1, 4), st.integers(1, 4), st.integers(1, 4))
 def test_more_senders_never_slower(model, tp, dp, extra, instances):
     infer = rs.InferLayout(instances, 4, 1)
-    mk = lambda d: rs.Cluster(model=model, train=rs.TrainLayout(tp=tp, dp=d), infer=infer,
-                              hardware=rs.Hardware(latency_s=0.0), topology="parallel")
+
+    def mk(d):
+        return rs.Cluster(model=model, train=rs.TrainLayout(tp=tp, dp=d), infer=infer,
+                          hardware=rs.Hardware(latency_s=0.0), topology="parallel")
+
     a = rs.estimate(mk(dp)).breakdown["transfer_s"]
     b = rs.estimate(mk(dp + extra)).breakdown["transfer_s"]
     # one more copy of the weights to send from can only spread the busiest link's load

@@ -1,6 +1,6 @@
-"""Validation against published measurements (issue 4): verl one_step_off and fully_async
+"""Validation against published measurements: verl one_step_off and fully_async
 (verl docs, advance/one_step_off.md and advance/fully_async.md), the chapter's 600 s exercise, AReaL's
-eta shape (arXiv 2505.24298) and the typical speedup bands (../shared/notes/validation.md)."""
+eta shape (arXiv 2505.24298) and the typical speedup bands that those runs span."""
 
 import math
 
@@ -24,7 +24,7 @@ def table() -> dict[str, dict]:
 WITHIN = ("chapter", "verl_one_step_fsdp2", "verl_one_step_megatron")
 
 #: What the model predicts today for every case (README "Validation" table); a change of the model
-#: that moves one by more than 2 % must update the README and the notes.
+#: that moves one by more than 2 % must update the README.
 PREDICTED = {"chapter": 1.957, "verl_one_step_fsdp2": 1.227, "verl_one_step_megatron": 1.379,
              "verl_fully_async_32": 1.891, "verl_fully_async_64": 2.272, "verl_fully_async_128": 3.034,
              "verl_staleness_0": 91.25, "verl_staleness_0_1": 0.0, "verl_staleness_0_3": 0.0, "verl_staleness_0_5": 0.0}
@@ -47,14 +47,15 @@ def test_predictions_match_the_readme(table):
     assert set(table) == set(PREDICTED)
     for name, value in PREDICTED.items():
         assert table[name]["predicted"] == pytest.approx(value, rel=0.02, abs=0.5), name
-    readme = open("README.md").read()
+    with open("README.md") as f:
+        readme = f.read()
     for name in WITHIN:
         assert f"{table[name]['predicted']:.2f}" in readme, name
 
 
 def test_typical_bands(table):
     """One-step overlap 1.2-1.4x, fully async with partial rollout 1.7-2.8x
-    (../shared/notes/validation.md, "Typical band across systems")."""
+    (the band the published verl and AReaL runs span)."""
     for name in ("verl_one_step_fsdp2", "verl_one_step_megatron"):
         assert 1.2 <= table[name]["predicted"] <= 1.4, name
     for name in ("verl_fully_async_32", "verl_fully_async_64"):
@@ -79,10 +80,9 @@ def test_fit_mean_tokens_recovers_a_known_mean():
 
 
 def test_predictions_are_the_steady_state_of_run_metrics():
-    """A user reproduces a prediction with run_metrics(res, warmup_steps=2) on presets.published."""
-    from rollsim import presets
+    """A user reproduces a prediction with run_metrics(res, warmup_steps=2) on validation.published."""
 
-    sync, run = presets.published("verl_one_step_fsdp2")
+    sync, run = validation.published("verl_one_step_fsdp2")
     s = run_metrics(simulate(sync), warmup_steps=validation.WARMUP_STEPS)
     r = run_metrics(simulate(run), warmup_steps=validation.WARMUP_STEPS)
     assert s["step_time_s"] / r["step_time_s"] == pytest.approx(PREDICTED["verl_one_step_fsdp2"], rel=1e-3)
@@ -192,17 +192,17 @@ def test_sensitivity_bad_input():
 
 
 def test_presets_hold_the_published_runs():
-    from rollsim import OneStepAsync, presets
+    from rollsim import OneStepAsync
 
-    sync, run = presets.published("verl_one_step_fsdp2")
+    sync, run = validation.published("verl_one_step_fsdp2")
     assert isinstance(run.pipeline, OneStepAsync)
     assert (sync.rollout_slots, run.rollout_slots) == (16 * 1024, 4 * 1024)  # 16 GPUs colocated, 4 for rollout
     assert (run.batch_size, run.group_size, run.lengths.max_tokens) == (8192, 16, 20480.0)
     assert run.train_step_s == pytest.approx(520 - 45)
-    _, fa = presets.published("verl_fully_async_128")
+    _, fa = validation.published("verl_fully_async_128")
     assert fa.pipeline.max_lag_samples == 12288 and fa.pipeline.on_update == "keep_recompute"
     with pytest.raises(ScenarioError, match="^name: unknown published run"):
-        presets.published("nope")
+        validation.published("nope")
 
 
 def test_cli_validate_prints_the_areal_eta_curve(capsys):

@@ -1,9 +1,21 @@
 """Type stubs of the compiled extension ``rollsim._rollsim`` (rust/rollsim-py)."""
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+__all__ = [
+    "simulate",
+    "simulate_many",
+    "py_random_stream",
+    "py_lognormal_stream",
+    "sync_estimate",
+    "sync_estimate_many",
+    "sync_plan",
+    "__version__",
+]
 
 __version__: str
 

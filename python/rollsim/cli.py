@@ -1,110 +1,340 @@
 """The ``rollsim`` command line.
 
 ``rollsim compare``  the chapter's comparison (synchronous, one-step, fully async, fully async with a
-                     cap) on the default scenario or any variant of it; ``--out DIR`` writes parquet.
+                     cap) on the default scenario, a scenario file or any variant of it; ``--out DIR``
+                     writes parquet.
 ``rollsim run``      one pipeline; prints the summary; ``--out DIR`` writes the frames.
 ``rollsim sweep``    a parameter sweep from a TOML file, streamed to parquet, resumable, local or Ray.
 ``rollsim sync``     the weight-sync estimator: the chapter's table, or a cluster TOML file.
 ``rollsim report``   a Markdown / HTML report of a result directory; ``rollsim plot`` one figure.
+
+``run`` and ``compare`` take a scenario TOML file (``rollsim run scenario.toml``, format:
+:mod:`rollsim.scenario_toml`). Every field of the scenario, of its lengths and of its pipeline is a
+flag named after it (``rollout_slots`` -> ``--rollout-slots``, ``pipeline.admission_eta`` ->
+``--admission-eta``, ``pipeline.batch_order.share`` -> ``--batch-order-share``), made from the field
+list of :mod:`rollsim.scenario_toml`; flags given override the file's values. Errors print
+``rollsim: error: <message>`` and exit with code 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
 import sys
-from typing import Any, Sequence
+import tempfile
+import typing
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import polars as pl
 
 from rollsim import datasets
-from rollsim.errors import ScenarioError
-from rollsim.lengths import Empirical, LogNormal
-from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
+from rollsim import scenario_toml as schema
+from rollsim.errors import RollsimError, ScenarioError, invalid
+from rollsim.lengths import LogNormal
+from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
 from rollsim.simulation import compare, simulate
 
 _DEFAULT = Scenario()
 
+#: ``--pipeline`` spellings: the command line's and the TOML kinds.
+_PIPELINE_CLI = {"sync": "synchronous", "one-step": "one_step", "k-step": "off_policy", "fully-async": "fully_async"}
+_CLI_NAME = {v: k for k, v in _PIPELINE_CLI.items()}
 
-def _add_scenario_args(p: argparse.ArgumentParser, default_rng: str, *, instances: bool = True) -> None:
-    """The scenario's flags; ``instances=False`` leaves out ``--slots-per-instance`` (for ``split``,
-    whose own flag sizes the instances)."""
-    g = p.add_argument_group("scenario (defaults: the chapter's)")
-    g.add_argument("--rollout-slots", type=int, default=_DEFAULT.rollout_slots, help="concurrent sequences (%(default)s)")
-    g.add_argument("--decode-tokens-per-s", type=float, default=_DEFAULT.decode_tokens_per_s,
-                   help="decode speed per sequence, tokens/s (%(default)s)")
-    g.add_argument("--batch-size", type=int, default=_DEFAULT.batch_size, help="samples per step (%(default)s)")
-    g.add_argument("--train-step-s", type=float, default=_DEFAULT.train_step_s, help="seconds per training step (%(default)s)")
-    g.add_argument("--weight-sync-s", type=float, default=0.0, help="seconds per weight update (%(default)s)")
-    g.add_argument("--horizon-s", type=float, default=_DEFAULT.horizon_s, help="simulated seconds (%(default)s)")
-    g.add_argument("--seed", type=int, default=0, help="random seed (%(default)s)")
-    g.add_argument("--rng", choices=("python", "fast"), default=default_rng,
-                   help="'python' reproduces CPython's random.Random and the chapter's numbers (%(default)s)")
+
+def _mark(ns: argparse.Namespace, dest: str, flag: str | None) -> None:
+    given = getattr(ns, "_given", None)
+    if given is None:
+        given = {}
+        ns._given = given
+    given[dest] = flag or dest
+
+
+class _Given(argparse.Action):
+    """Stores the value and remembers that the flag was given: given flags override a scenario
+    file's values (and only they do)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, values)
+        _mark(namespace, self.dest, option_string)
+
+
+class _GivenBool(argparse.BooleanOptionalAction):
+    """``--flag`` / ``--no-flag``, remembered like :class:`_Given`."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        super().__call__(parser, namespace, values, option_string)
+        _mark(namespace, self.dest, option_string)
+
+
+def _named(fn: Any, name: str) -> Any:
+    fn.__name__ = name  # argparse says "invalid <name> value: ..."
+    return fn
+
+
+def _optional(conv: Any) -> Any:
+    return _named(lambda s: None if s.strip().lower() == "none" else conv(s), f"{conv.__name__} (or none)")
+
+
+def _listed(conv: Any) -> Any:
+    return _named(lambda s: tuple(conv(x) for x in s.split(",")), f"comma-separated {conv.__name__}")
+
+
+def _pairs(s: str) -> tuple[tuple[int, float], ...]:
+    out = []
+    for item in s.split(","):
+        n, sep, tp = item.partition(":")
+        if not sep:
+            raise ValueError(s)
+        out.append((int(n), float(tp)))
+    return tuple(out)
+
+
+_pairs.__name__ = "N:TOKENS_PER_S pairs"
+
+
+def _bool_word(s: str) -> bool:
+    word = s.strip().lower()
+    if word not in ("true", "false"):
+        raise ValueError(s)
+    return word == "true"
+
+
+_bool_word.__name__ = "true/false"
+
+
+def _converter(tp: Any) -> tuple[Any, str | None]:
+    """(argparse ``type``, metavar) for a field's annotation."""
+    args = [a for a in typing.get_args(tp) if a is not type(None)]
+    optional = type(None) in typing.get_args(tp)
+    base = args[0] if optional and len(args) == 1 else tp
+    conv: Any
+    if typing.get_origin(base) is typing.Literal:
+        conv, meta = str, None  # argparse shows the choices
+    elif base is str:
+        conv, meta = str, "TEXT"
+    elif base is int or base is float:
+        conv, meta = base, "N" if base is int else "X"
+    elif base is bool:  # an optional flag (bool | None): a word, so that none is reachable too
+        conv, meta = _bool_word, "true|false"
+    elif base == tuple[float, ...]:
+        conv, meta = _listed(float), "X,Y,..."
+    elif base == tuple[int, ...]:
+        conv, meta = _listed(int), "N,M,..."
+    elif base == tuple[tuple[int, float], ...]:
+        conv, meta = _pairs, "N:TOKENS_PER_S,..."
+    else:  # str | LengthBalanced and other unions with str: the string form
+        conv, meta = str, "TEXT"
+    if optional and conv is not str:
+        return _optional(conv), f"{meta}|none"
+    return conv, meta
+
+
+_OWNER_NAMES = {"lognormal": "lognormal", "empirical": "empirical", "file": "FILE", "dataset": "data sets",
+                **_CLI_NAME}
+
+
+def _help(f: schema.Field, default: Any) -> str:
+    text = f.help.replace("%", "%%")
+    if f.path == "pipeline.batch_order":
+        text += f": {', '.join((*schema.BATCH_ORDERS, schema.LENGTH_BALANCED))}"
+    notes = []
+    if f.owners and f.part != "pipeline.batch_order":
+        notes.append("with " + ", ".join(_OWNER_NAMES.get(o, o) for o in f.owners))
+    elif f.part == "pipeline.batch_order":
+        notes.append(f"with --batch-order {schema.LENGTH_BALANCED}")
+    if default is not None:
+        notes.append("default: %(default)s")
+    elif len(f.owners) <= 1 and f.default is not dataclasses.MISSING and f.default is not None:
+        notes.append(f"default: {f.default}")
+    return text + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def _add_flag(g: Any, f: schema.Field, default: Any = None, *, dest: str | None = None) -> str:
+    """Adds the flag of field ``f`` to group ``g``; returns its dest."""
+    flag = f.flag
+    assert flag is not None
+    dest = dest or flag[2:].replace("-", "_")
+    if f.type is bool:
+        g.add_argument(flag, dest=dest, action=_GivenBool, default=default, help=_help(f, default))
+        return dest
+    conv, meta = _converter(f.type)
+    choices = typing.get_args(f.type) if typing.get_origin(f.type) is typing.Literal else None
+    g.add_argument(flag, dest=dest, action=_Given, type=conv, default=default, metavar=meta, choices=choices,
+                   help=_help(f, default))
+    return dest
+
+
+def _add_scenario_args(p: argparse.ArgumentParser, default_rng: str, *, instances: bool = True,
+                       pipeline: bool = False, scenario_file: bool = False) -> None:
+    """The scenario's flags, one per field of :class:`Scenario` and of its lengths (and, with
+    ``pipeline``, of its pipeline), from :mod:`rollsim.scenario_toml`'s field list;
+    ``instances=False`` leaves out ``--slots-per-instance`` (for ``split``, whose own flag sizes
+    the instances); ``scenario_file`` adds an optional scenario TOML file whose values the given
+    flags override."""
+    if scenario_file:
+        p.add_argument("scenario", nargs="?", default=None,
+                       help="a scenario TOML file (any Scenario field; see python/rollsim/examples/scenario.toml); "
+                            "flags given override its values")
+    g = p.add_argument_group("scenario (defaults: the chapter's; with a scenario file, the file's)")
+    fields: dict[str, schema.Field] = {}
+    for f in schema.scenario_fields():
+        if f.path in ("lengths", "pipeline") or (f.path == "slots_per_instance" and not instances):
+            continue
+        default = default_rng if f.path == "rng" else f.default
+        fields[_add_flag(g, f, default, dest=f.path)] = f
     g.add_argument("--max-samples", type=int, default=50_000_000,
                    help="refuse runs that would start more samples than this (memory guard, %(default)s)")
-    g = p.add_argument_group("answer lengths")
-    g.add_argument("--lengths", default="lognormal",
-                   help="'lognormal' (with --mu/--sigma/--max-tokens), a built-in data set "
+    g = p.add_argument_group("answer lengths (flags of lengths.* fields; each applies to some kinds only)")
+    g.add_argument("--lengths", action=_Given, default="lognormal",
+                   help="'lognormal' (with --mu/--sigma/--max-tokens/--group-correlation), a built-in data set "
                         f"({', '.join(datasets.NAMES)}), or a CSV/parquet file (%(default)s)")
-    g.add_argument("--mu", type=float, default=None, help="lognormal mu, natural log of tokens (7.6)")
-    g.add_argument("--sigma", type=float, default=None, help="lognormal sigma (1.0)")
-    g.add_argument("--max-tokens", type=float, default=None,
-                   help="generation limit, tokens (lognormal default 16384; data sets: unclipped)")
-    g.add_argument("--lengths-column", default=None, help="column of lengths in the file")
-    g.add_argument("--count-column", default=None, help="column of counts in the file (a histogram)")
-    g = p.add_argument_group("inference and training resources (defaults: the chapter's independent slots)")
-    if instances:
-        g.add_argument("--slots-per-instance", type=int, default=0,
-                       help="sequences per inference instance; 0: independent slots (%(default)s)")
-    g.add_argument("--decode-slowdown-per-seq", type=float, default=0.0,
-                   help="per-sequence slowdown of a batched decode step (%(default)s)")
-    g.add_argument("--kv-cache-tokens", type=float, default=None,
-                   help="KV-cache capacity of an instance, tokens (default: unlimited)")
-    g.add_argument("--rollout-pause-s", type=float, default=0.0,
-                   help="seconds the rollout stops at every weight update (%(default)s)")
-    g.add_argument("--train-s-per-token", type=float, default=0.0,
-                   help="training seconds per token of the batch (%(default)s)")
-    g.add_argument("--logprob-s-per-token", type=float, default=0.0,
-                   help="log-prob recompute seconds per token of the batch (%(default)s)")
+    lengths: dict[str, schema.Field] = {}
+    for f in schema.lengths_fields():
+        if f.flag not in (None, "--lengths"):
+            lengths[_add_flag(g, f)] = f
+    flags: dict[str, schema.Field] = {}
+    if pipeline:
+        g = p.add_argument_group("pipeline (flags of pipeline.* fields; each applies to some kinds only)")
+        g.add_argument("--pipeline", action=_Given, choices=(*_PIPELINE_CLI, *_CLI_NAME), default="fully-async",
+                       help="the pipeline kind (%(default)s)")
+        for f in schema.pipeline_fields():
+            if f.flag != "--pipeline":
+                flags[_add_flag(g, f)] = f
+    p.set_defaults(_fields=fields, _lengths_flags=lengths, _pipeline_flags=flags)
 
 
-def _lengths(a: argparse.Namespace) -> LogNormal | Empirical:
-    if a.lengths == "lognormal":
-        return LogNormal(7.6 if a.mu is None else a.mu, 1.0 if a.sigma is None else a.sigma,
-                         16384.0 if a.max_tokens is None else a.max_tokens)
-    for flag, value in (("--mu", a.mu), ("--sigma", a.sigma)):
-        if value is not None:
-            raise ScenarioError(f"lengths: {flag} applies to --lengths lognormal only, not {a.lengths!r}")
-    if a.lengths in datasets.NAMES:
-        return datasets.by_name(a.lengths, a.max_tokens)
-    if not os.path.exists(a.lengths):
-        raise ScenarioError(f"lengths: no file {a.lengths!r} (give 'lognormal', a built-in data set: "
-                            f"{', '.join(datasets.NAMES)}, or a CSV/parquet file)")
-    return Empirical.from_file(a.lengths, a.lengths_column, a.count_column, max_tokens=a.max_tokens)
+def _applies(owners: tuple[str, ...], what: str) -> str:
+    if what == "lengths":
+        names = {"lognormal": "--lengths lognormal", "file": "--lengths FILE", "dataset": "--lengths DATASET",
+                 "empirical": "kind = \"empirical\" lengths in a scenario file"}
+    else:
+        names = {k: f"--pipeline {v}" for k, v in _CLI_NAME.items()}
+    return " or ".join(names.get(o, o) for o in owners)
+
+
+def _describe_lengths(t: dict[str, Any], variant: str) -> str:
+    if variant == "dataset":
+        return f"the data set {t['dataset']!r}"
+    if variant == "file":
+        return f"the file {t['file']!r}"
+    if variant == "empirical":
+        return "the scenario file's empirical values"
+    return f"{variant} lengths"
+
+
+def _lengths_table(a: argparse.Namespace, t: Any, given: dict[str, str], from_file: bool) -> Any:
+    """The lengths table: the file's (or lognormal), replaced by ``--lengths`` if given, with the
+    given lengths flags set; a flag that does not apply to the lengths' kind is refused."""
+    if "lengths" in given:
+        spec = a.lengths
+        if spec == "lognormal":
+            t = {"kind": "lognormal"}
+        elif spec in datasets.NAMES:
+            t = {"dataset": spec}
+        else:
+            if not os.path.exists(spec):
+                raise ScenarioError(f"lengths: no file {spec!r} (give 'lognormal', a built-in data set: "
+                                    f"{', '.join(datasets.NAMES)}, or a CSV/parquet file)")
+            t = {"file": os.path.abspath(spec) if from_file else spec}
+    elif t is None:
+        t = {"kind": "lognormal"}
+    if not isinstance(t, dict):
+        return t  # refused by the loader, naming the field
+    t = dict(t)
+    variant = schema.lengths_variant(t)
+    for dest, f in getattr(a, "_lengths_flags", {}).items():
+        if dest in given:
+            if variant not in f.owners:
+                raise invalid(f.path, f"{given[dest]} applies to {_applies(f.owners, 'lengths')} only, not "
+                                      f"{_describe_lengths(t, variant)}")
+            t[f.key] = getattr(a, dest)
+    return t
+
+
+def _pipeline_table(a: argparse.Namespace, t: Any, given: dict[str, str], from_file: bool) -> Any:
+    """The pipeline table: the file's (or fully async), replaced by ``--pipeline`` if given (the
+    file's settings that the new kind also has are kept), with the given pipeline flags set; a
+    flag that does not apply to the pipeline's kind is refused."""
+    if isinstance(t, str):
+        t = {"kind": t}
+    elif t is None:
+        t = {"kind": "fully_async"}
+    if not isinstance(t, dict):
+        return t
+    t = dict(t)
+    if "pipeline" in given:
+        kind = _PIPELINE_CLI.get(a.pipeline, a.pipeline)
+        if t.get("kind") != kind:
+            keep = schema.pipeline_keys(kind)
+            defaults = {f.key: f.default for f in schema.pipeline_fields() if f.part == "pipeline"}
+            lost = sorted(k for k, v in t.items() if k not in keep and v != defaults.get(k, object()))
+            if lost and from_file:
+                raise invalid("pipeline", f"--pipeline {a.pipeline} replaces the scenario file's {t.get('kind')!r} "
+                                          f"pipeline, whose {', '.join(lost)} would be lost ({_CLI_NAME.get(kind, kind)} "
+                                          f"pipelines have no such field): remove {'it' if len(lost) == 1 else 'them'} "
+                                          f"from the file")
+            t = {"kind": kind, **{k: v for k, v in t.items() if k in keep and k != "kind"}}
+    kind = t.get("kind")
+    name = _CLI_NAME.get(kind, repr(kind)) if isinstance(kind, str) else repr(kind)
+    flags = getattr(a, "_pipeline_flags", {})
+    for dest, f in flags.items():  # the pipeline's own fields first, then batch_order's
+        if dest in given and f.part == "pipeline":
+            if kind not in f.owners:
+                raise invalid(f.path, f"{given[dest]} applies to {_applies(f.owners, 'pipeline')} only, not {name}")
+            value = getattr(a, dest)
+            if f.key == "batch_order" and value == schema.LENGTH_BALANCED:
+                value = t.get("batch_order") if isinstance(t.get("batch_order"), dict) else {}
+            t[f.key] = value
+    for dest, f in flags.items():
+        if dest in given and f.part == "pipeline.batch_order":
+            if kind != "fully_async":
+                raise invalid(f.path, f"{given[dest]} applies to --pipeline fully-async only, not {name}")
+            order = t.get("batch_order", "fifo")
+            if not isinstance(order, dict):
+                raise invalid(f.path, f"{given[dest]} applies to --batch-order {schema.LENGTH_BALANCED} only, "
+                                      f"not {order!r}")
+            t["batch_order"] = {**order, f.key: getattr(a, dest)}
+    return t
+
+
+def _scenario_doc(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """The scenario as a TOML document (and the root for its relative paths): the scenario file's,
+    or the command's defaults, with the given flags set."""
+    given: dict[str, str] = getattr(a, "_given", None) or {}
+    fields: dict[str, schema.Field] = getattr(a, "_fields", {})
+    path = getattr(a, "scenario", None)
+    if path is not None:
+        doc = schema.read_toml(path)
+        root = os.path.dirname(os.path.abspath(path))
+        doc.update({f.path: getattr(a, dest) for dest, f in fields.items() if dest in given})
+    else:
+        doc = {f.path: getattr(a, dest) for dest, f in fields.items()}
+        root = "."
+        if "slots_per_instance" not in doc and hasattr(a, "slots_per_instance"):
+            doc["slots_per_instance"] = a.slots_per_instance  # split's own flag sizes the instances
+    doc = {k: v for k, v in doc.items() if v is not None or k not in fields}  # None: the field's default
+    doc["lengths"] = _lengths_table(a, doc.get("lengths"), given, path is not None)
+    if getattr(a, "_pipeline_flags", None):
+        doc["pipeline"] = _pipeline_table(a, doc.get("pipeline"), given, path is not None)
+    return doc, root
 
 
 def _scenario(a: argparse.Namespace, pipeline: Any = None, *, rollout_slots: int | None = None) -> Scenario:
-    return Scenario(
-        rollout_slots=a.rollout_slots if rollout_slots is None else rollout_slots,
-        slots_per_instance=a.slots_per_instance,
-        decode_slowdown_per_seq=a.decode_slowdown_per_seq,
-        kv_cache_tokens=a.kv_cache_tokens,
-        rollout_pause_s=a.rollout_pause_s,
-        train_s_per_token=a.train_s_per_token,
-        logprob_s_per_token=a.logprob_s_per_token,
-        decode_tokens_per_s=a.decode_tokens_per_s,
-        batch_size=a.batch_size,
-        train_step_s=a.train_step_s,
-        weight_sync_s=a.weight_sync_s,
-        horizon_s=a.horizon_s,
-        lengths=_lengths(a),
-        pipeline=pipeline if pipeline is not None else FullyAsync(),
-        seed=a.seed,
-        rng=a.rng,
-    )
+    """The scenario of the command line (see :func:`_scenario_doc`); ``pipeline`` and
+    ``rollout_slots`` replace the ones it gives."""
+    doc, root = _scenario_doc(a)
+    if pipeline is not None:
+        doc["pipeline"] = pipeline
+    if rollout_slots is not None:
+        doc["rollout_slots"] = rollout_slots
+    return schema.scenario_from_doc(doc, root)
 
 
 def _fmt(x: Any, kind: str) -> str:
@@ -143,6 +373,40 @@ def _pipelines(cap: int) -> list[tuple[str, Any]]:
             (f"fully async, cap {cap}", FullyAsync(max_staleness=cap))]
 
 
+def _finite(x: Any, inf: bool) -> Any:
+    """``x`` with NaN as None, and infinities as None (``inf=False``) or "inf" / "-inf"."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None if math.isnan(x) or not inf else ("inf" if x > 0 else "-inf")
+    if isinstance(x, dict):
+        return {k: _finite(v, inf) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v, inf) for v in x]
+    return x
+
+
+def _json(x: Any, *, inf: bool = False) -> str:
+    """Strict JSON (no bare NaN / Infinity): NaN is null; an infinity null or, with ``inf``, the
+    string "inf"."""
+    return json.dumps(_finite(x, inf), indent=2, allow_nan=False)
+
+
+def _out_dir(out: str | None) -> str | None:
+    """Checks, before running, that ``--out`` is (or can be made) a writable directory; makes it."""
+    if out is None:
+        return None
+    if not out:
+        raise invalid("out", "--out must name a directory, got ''")
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise invalid("out", f"{out!r} exists and is not a directory")
+    try:
+        os.makedirs(out, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as e:
+        raise invalid("out", f"cannot write to the directory {out!r}: {e.strerror or e}") from None
+    return out
+
+
 def _write_run(out: str, tag: str, sc: Scenario, max_samples: int) -> None:
     res = simulate(sc, max_samples=max_samples)
     res.samples.write_parquet(os.path.join(out, f"samples_{tag}.parquet"))
@@ -150,12 +414,22 @@ def _write_run(out: str, tag: str, sc: Scenario, max_samples: int) -> None:
 
 
 def _write_scenario(out: str, sc: Scenario) -> None:
+    """``scenario.json`` (a description) and ``scenario.toml`` (the exact scenario:
+    ``rollsim run DIR/scenario.toml`` runs it again)."""
     with open(os.path.join(out, "scenario.json"), "w") as f:
-        json.dump(sc.describe(), f, indent=2)
+        f.write(_json(sc.describe(), inf=True) + "\n")
+    sc.to_toml(os.path.join(out, "scenario.toml"))
 
 
 def _cmd_compare(a: argparse.Namespace) -> int:
     base = _scenario(a)
+    if a.scenario is not None and base.pipeline != FullyAsync():
+        raise invalid("pipeline", f"compare runs its own four pipelines (synchronous, one-step, fully async, fully "
+                                  f"async with cap --max-staleness); the scenario file's pipeline {base.pipeline!r} "
+                                  f"would be ignored: remove it from the file, or use rollsim run")
+    out = _out_dir(a.out)
+    if out:
+        _write_scenario(out, base)
     pipelines = _pipelines(a.max_staleness)
     df = compare(base, pipelines, max_samples=a.max_samples)
     if a.format == "csv":
@@ -170,44 +444,34 @@ def _cmd_compare(a: argparse.Namespace) -> int:
               f"{base.batch_size}, {base.train_step_s:g} s/step, {base.horizon_s / 3600:g} h, lengths {label}, "
               f"rng={base.rng}, seed={base.seed}")
         print(format_compare(df))
-    if a.out:
-        os.makedirs(a.out, exist_ok=True)
-        df.write_parquet(os.path.join(a.out, "compare.parquet"))
-        _write_scenario(a.out, base)
+    if out:
+        df.write_parquet(os.path.join(out, "compare.parquet"))
         for name, p in pipelines:
-            _write_run(a.out, name.replace(" ", "_").replace(",", "").replace("-", "_"), base.replace(pipeline=p),
+            _write_run(out, name.replace(" ", "_").replace(",", "").replace("-", "_"), base.replace(pipeline=p),
                        a.max_samples)
-        print(f"wrote {a.out}/compare.parquet and samples_*/steps_* parquet files", file=sys.stderr)
+        print(f"wrote {out}/compare.parquet and samples_*/steps_* parquet files", file=sys.stderr)
     return 0
 
 
 def _cmd_run(a: argparse.Namespace) -> int:
-    if a.k is not None and a.pipeline != "k-step":
-        raise ScenarioError(f"pipeline.k: --k applies to --pipeline k-step only, not {a.pipeline}")
-    if a.max_staleness is not None and a.pipeline != "fully-async":
-        raise ScenarioError(f"pipeline.max_staleness: --max-staleness applies to --pipeline fully-async only, "
-                            f"not {a.pipeline}")
-    pipeline = {"sync": Synchronous(), "one-step": OneStepAsync(), "fully-async": FullyAsync(a.max_staleness)}.get(a.pipeline)
-    if a.pipeline == "k-step":
-        pipeline = OffPolicy(1 if a.k is None else a.k)
-    sc = _scenario(a, pipeline)
-    res = simulate(sc, record="samples" if a.out else "summary", max_samples=a.max_samples)
-    print(json.dumps(res.summary, indent=2))
-    if a.out:
-        os.makedirs(a.out, exist_ok=True)
-        res.samples.write_parquet(os.path.join(a.out, "samples.parquet"))
-        res.steps.write_parquet(os.path.join(a.out, "steps.parquet"))
-        with open(os.path.join(a.out, "summary.json"), "w") as f:
-            json.dump(res.summary, f, indent=2)
-        _write_scenario(a.out, sc)
+    sc = _scenario(a)
+    out = _out_dir(a.out)
+    if out:
+        _write_scenario(out, sc)
+    res = simulate(sc, record="samples" if out else "summary", max_samples=a.max_samples)
+    print(_json(res.summary))
+    if out:
+        res.samples.write_parquet(os.path.join(out, "samples.parquet"))
+        res.steps.write_parquet(os.path.join(out, "steps.parquet"))
+        with open(os.path.join(out, "summary.json"), "w") as f:
+            f.write(_json(res.summary) + "\n")
     return 0
 
 
 def _cmd_presets(a: argparse.Namespace) -> int:
     from rollsim import presets
 
-    base = _scenario(a).replace(group_size=a.group_size, prompt_tokens=a.prompt_tokens,
-                                prefill_tokens_per_s=a.prefill_tokens_per_s)
+    base = _scenario(a)
     df = presets.compare(base)
     if a.format == "csv":
         print(df.write_csv(), end="")
@@ -225,35 +489,58 @@ def _cmd_split(a: argparse.Namespace) -> int:
     from rollsim import resources
 
     pipeline = {"sync": Synchronous(), "one-step": OneStepAsync(), "fully-async": FullyAsync(a.max_staleness)}[a.pipeline]
-    # the split sizes the pool and the trainer: flags that would be overridden are refused
-    sized = {"--rollout-slots": (a.rollout_slots, _DEFAULT.rollout_slots), "--train-step-s": (a.train_step_s,
-             _DEFAULT.train_step_s), "--train-s-per-token": (a.train_s_per_token, 0.0),
-             "--logprob-s-per-token": (a.logprob_s_per_token, 0.0)}
-    given = [flag for flag, (value, default) in sized.items() if value != default]
+    # the split sizes the pool and the trainer: flags that it would override are refused whenever given
+    sized = {"--rollout-slots": "rollout_slots", "--train-step-s": "train_step_s",
+             "--train-s-per-token": "train_s_per_token", "--logprob-s-per-token": "logprob_s_per_token"}
+    given = [flag for flag, dest in sized.items() if getattr(a, dest) is not None]
     if given:
         raise ScenarioError(f"split: {', '.join(given)} cannot be set: the split sizes the pool and the trainer from "
                             f"the GPUs (use --slots-per-instance, --train-fixed-s and --gpu-s-per-token, with any "
                             f"log-prob recompute in it)")
+    a = argparse.Namespace(**dict(vars(a), train_step_s=_DEFAULT.train_step_s, train_s_per_token=0.0,
+                                  logprob_s_per_token=0.0))
     # one instance to start from; the split's instances are the scenario's instances
     base = _scenario(a, pipeline, rollout_slots=a.slots_per_instance)
-    res = resources.gpu_split(base, a.gpus, gpus_per_instance=a.gpus_per_instance,
-                              slots_per_instance=a.slots_per_instance, gpu_s_per_token=a.gpu_s_per_token,
-                              train_fixed_s=a.train_fixed_s, colocated_switch_s=a.colocated_switch_s)
+    kwargs = dict(gpus_per_instance=a.gpus_per_instance, slots_per_instance=a.slots_per_instance,
+                  gpu_s_per_token=a.gpu_s_per_token, train_fixed_s=a.train_fixed_s,
+                  colocated_switch_s=a.colocated_switch_s, max_drop_fraction=a.max_drop_fraction,
+                  max_staleness_mean=a.max_staleness_mean, exclude_runaway=not a.allow_runaway)
+    bar: Any = None
+    if sys.stderr.isatty():  # a progress bar on a terminal only, and only with rich
+        try:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+        except ImportError:
+            pass
+        else:
+            bar = Progress(TextColumn("[bold]split"), BarColumn(), MofNCompleteColumn(), TextColumn("runs ETA"),
+                           TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+    if bar is None:
+        res = resources.gpu_split(base, a.gpus, **kwargs)
+    else:
+        with bar:
+            task = bar.add_task("split", total=None)
+            res = resources.gpu_split(base, a.gpus, progress=lambda done, total: bar.update(
+                task, completed=done, total=total), **kwargs)
     t = res.table
     if a.format == "csv":
         print(t.write_csv(), end="")
         return 0
-    header = f"{'rollout':>7} {'train':>5} {'slots':>6} {'step s':>8} {'trainer idle':>12} {'rollout util':>12} " \
-             f"{'tokens/s':>9} {'tok/s/GPU':>9} {'stale':>5}"
-    print(header)
+    print(f"{'rollout':>7} {'train':>5} {'slots':>6} {'step s':>8} {'trainer idle':>12} {'rollout util':>12} "
+          f"{'tokens/s':>9} {'tok/s/GPU':>9} {'dropped':>7} {'stale':>5} {'max':>4} {'runaway':>7}")
     for r in t.iter_rows(named=True):
-        is_best = (r["placement"], r["rollout_gpus"]) == (res.best["placement"], res.best["rollout_gpus"])
-        mark = "  <- best" if is_best else ""
+        mark = "  <- best" if r["rank"] == 1 else ""
+        if r["excluded_because"] is not None:
+            mark = f"  excluded: {r['excluded_because']}"
         if r["placement"] == "colocated":
             mark = "  (colocated, synchronous: every GPU takes turns)" + mark
-        print(f"{r['rollout_gpus']:>7} {r['train_gpus']:>5} {r['rollout_slots']:>6} {r['step_time_s']:>8.1f} "
+        stale = "-" if math.isnan(r["staleness_mean"]) else f"{r['staleness_mean']:.2f}"
+        step = "-" if math.isnan(r["step_time_s"]) else f"{r['step_time_s']:.1f}"
+        print(f"{r['rollout_gpus']:>7} {r['train_gpus']:>5} {r['rollout_slots']:>6} {step:>8} "
               f"{r['trainer_idle_fraction']:>12.0%} {r['rollout_utilization']:>12.0%} {r['tokens_trained_per_s']:>9.0f} "
-              f"{r['tokens_per_s_per_gpu']:>9.1f} {r['staleness_mean']:>5.2f}{mark}")
+              f"{r['tokens_per_s_per_gpu']:>9.1f} {r['drop_fraction']:>7.1%} {stale:>5} {r['staleness_max']:>4} "
+              f"{'yes' if r['runaway'] else 'no':>7}{mark}")
+    print(res.verdict)
     return 0
 
 
@@ -270,10 +557,30 @@ def format_validation(df: pl.DataFrame) -> str:
     return _text_table(cols, records)
 
 
+def _progress_bar(total: int, description: str) -> tuple[Callable[[int, int], Any] | None, Callable[[], None]]:
+    """A rich progress bar on stderr, as ``(callback(done, total), close)``; nothing (``None``)
+    when stderr is not a terminal or rich is not installed."""
+    if not sys.stderr.isatty():
+        return None, lambda: None
+    try:
+        import rich.progress  # noqa: F401
+    except ImportError:
+        return None, lambda: None
+    from rollsim.sweeps._progress import Progress
+
+    bar = Progress(total, 0, True, description=description)
+    return (lambda done, _total: bar.update(done)), bar.close
+
+
 def _cmd_validate(a: argparse.Namespace) -> int:
     from rollsim import validation
 
-    df = validation.validate(a.case or None)
+    names = a.case or None
+    callback, close = _progress_bar(len(names or validation.CASE_NAMES), "validate")
+    try:
+        df = validation.validate(names, progress=callback)
+    finally:
+        close()
     if a.format == "csv":
         print(df.write_csv(), end="")
         return 0
@@ -295,24 +602,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rollsim", description="Simulate RL post-training pipelines for LLMs.")
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("compare", help="the chapter's comparison of four pipelines")
-    _add_scenario_args(c, default_rng="python")
+    _add_scenario_args(c, default_rng="python", scenario_file=True)
     c.add_argument("--max-staleness", type=int, default=2, help="cap of the last row (%(default)s)")
     c.add_argument("--format", choices=("table", "csv", "json"), default="table")
-    c.add_argument("--out", default=None, help="directory for parquet frames")
+    c.add_argument("--out", default=None, help="directory for parquet frames (checked before running)")
     c.set_defaults(func=_cmd_compare)
     r = sub.add_parser("run", help="one pipeline; prints the summary as JSON")
-    _add_scenario_args(r, default_rng="fast")
-    r.add_argument("--pipeline", choices=("sync", "one-step", "k-step", "fully-async"), default="fully-async")
-    r.add_argument("--k", type=int, default=None, help="k for --pipeline k-step (1)")
-    r.add_argument("--max-staleness", type=int, default=None, help="drop-at-consumption cap (fully-async)")
-    r.add_argument("--out", default=None, help="directory for samples/steps parquet and summary.json")
+    _add_scenario_args(r, default_rng="fast", pipeline=True, scenario_file=True)
+    r.add_argument("--out", default=None,
+                   help="directory for samples/steps parquet, summary.json, scenario.json and scenario.toml "
+                        "(checked before running)")
     r.set_defaults(func=_cmd_run)
     pr = sub.add_parser("presets", help="AReaL, verl, PipelineRL, slime, PRIME-RL side by side")
     _add_scenario_args(pr, default_rng="fast")
-    pr.add_argument("--group-size", type=int, default=8, help="answers per prompt (%(default)s)")
-    pr.add_argument("--prompt-tokens", type=float, default=500.0, help="prompt length, tokens (%(default)s)")
-    pr.add_argument("--prefill-tokens-per-s", type=float, default=10000.0,
-                    help="prefill throughput per slot, tokens/s (%(default)s)")
+    pr.set_defaults(group_size=8, prompt_tokens=500.0, prefill_tokens_per_s=10000.0)
     pr.add_argument("--format", choices=("table", "csv"), default="table")
     pr.set_defaults(func=_cmd_presets)
     sp = sub.add_parser("split", help="search the rollout / training split of a GPU budget")
@@ -328,8 +631,19 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also run the colocated synchronous baseline on all GPUs, with this many seconds per step "
                          "to offload and reload the rollout engine")
     sp.add_argument("--max-staleness", type=int, default=None)
+    sp.add_argument("--max-drop-fraction", type=float, default=0.05,
+                    help="recommend only splits that drop at most this fraction of finished samples (%(default)s)")
+    sp.add_argument("--max-staleness-mean", type=float, default=None,
+                    help="recommend only splits whose mean staleness is at most this (default: no limit)")
+    sp.add_argument("--allow-runaway", action="store_true",
+                    help="also recommend splits whose ready queue grows without bound (generation outruns training)")
     sp.add_argument("--format", choices=("table", "csv"), default="table")
-    sp.set_defaults(func=_cmd_split)
+    # the split sets these: refused whenever given (None tells given from not given); hidden from --help
+    sp.set_defaults(func=_cmd_split, rollout_slots=None, train_step_s=None, train_s_per_token=None,
+                    logprob_s_per_token=None)
+    for action in sp._actions:
+        if action.dest in ("rollout_slots", "train_step_s", "train_s_per_token", "logprob_s_per_token"):
+            action.help = argparse.SUPPRESS
     va = sub.add_parser("validate", help="predicted against published speedups (verl, the chapter)")
     va.add_argument("--case", action="append", help="run only this case (repeatable); names: rollsim.validation.CASE_NAMES")
     va.add_argument("--notes", action="store_true", help="print each case's assumptions and, for misses, why")
@@ -345,12 +659,22 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _message(e: BaseException) -> str:
+    """One line: the message's lines joined."""
+    return " ".join(line.strip() for line in str(e).splitlines() if line.strip()) or type(e).__name__
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the command line; returns the exit code: 0, 2 for bad input or a file error (the message
+    on stderr as ``rollsim: error: ...``, never a traceback), 130 when interrupted."""
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (ScenarioError, ValueError, FileNotFoundError) as e:
-        print(f"rollsim: error: {e}", file=sys.stderr)
+    except BrokenPipeError:  # stdout closed early (rollsim run | head): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except (RollsimError, OSError, ValueError) as e:
+        print(f"rollsim: error: {_message(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("rollsim: interrupted", file=sys.stderr)

@@ -34,7 +34,8 @@ class ScenarioError(RollsimError, ValueError):
 
 class RunLimitError(RollsimError, RuntimeError):
     """A valid run that hits a run-time limit: it would start more than ``max_samples`` samples
-    (estimated before running, or reached while running). The message says how to proceed."""
+    (estimated before running, or reached while running), or process more than ``max_events``
+    events (estimated before running). The message says how to proceed."""
 
     __module__ = "rollsim"
 
@@ -66,7 +67,7 @@ def strict_init(cls: type, where: str, what: str) -> type:
     import functools
     import inspect
 
-    init = cls.__init__
+    init = cls.__init__  # type: ignore[misc]
     sig = inspect.signature(init)
     names = [f.name for f in dataclasses.fields(cls) if f.init and not f.name.startswith("_")]
 
@@ -82,5 +83,5 @@ def strict_init(cls: type, where: str, what: str) -> type:
             raise invalid(field, str(e) if field == what else f"{what}(...): {e}") from None
         init(self, *args, **kwargs)
 
-    cls.__init__ = __init__  # type: ignore[method-assign]
+    cls.__init__ = __init__  # type: ignore[misc]
     return cls

@@ -6,8 +6,11 @@ Lengths are float64 tokens: ``LogNormal`` draws are continuous, as in the chapte
 
 from __future__ import annotations
 
+import decimal
 import math
+import numbers
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,9 +19,107 @@ import numpy as np
 from rollsim import _check
 from rollsim.errors import invalid, strict_init
 
-__all__ = ["LogNormal", "Empirical", "Lengths"]
+__all__ = ["LogNormal", "Empirical", "Lengths", "MIN_TOKENS", "MAX_TOKENS", "MAX_WEIGHT_SUM", "MU_BOUND",
+           "MAX_SIGMA"]
+
+MIN_TOKENS = 2.0**-40
+"""The shortest ``Empirical`` length rollsim accepts, tokens (2**-40, about 9.1e-13): a smaller
+positive length is a unit error, and near the float64 underflow it would make times of 0 s (an
+answer ends the instant it starts) and NaN in the closed forms of :mod:`rollsim.theory`."""
+
+MAX_TOKENS = 2.0**40
+"""The longest answer rollsim accepts, tokens (2**40, about 1.1e12: a million times the longest
+generation limits in use). Every sum formed from lengths then stays far below the float64 limit
+(about 2**1024), so every summary stays finite: a batch's tokens (at most 2**24 answers) below
+2**64, a run's (at most 2**32 samples) below 2**72, ``value x weight`` over a histogram below
+2**104 (see :data:`MAX_WEIGHT_SUM`); and a length that is an integer stays exact (below 2**53)."""
+
+MAX_WEIGHT_SUM = 2.0**64
+"""Largest total of ``Empirical`` weights (counts): 2**64, about 1.8e19 answers. With lengths of at
+most :data:`MAX_TOKENS` every ``sum(value x weight)`` stays below 2**104 (finite)."""
+
+MU_BOUND = 100.0
+"""``LogNormal.mu`` must lie in [-100, 100] (a median length ``exp(mu)`` between 3.7e-44 and
+2.7e43 tokens, before truncation)."""
+
+MAX_SIGMA = 10.0
+"""``LogNormal.sigma`` must lie in [0, 10]. With ``|mu| <= 100`` every quantile
+``exp(mu + sigma z)`` of the untruncated distribution for ``|z| <= 38.5`` (the whole range of a
+float64 normal quantile) lies in [1e-211, 1e211] and the untruncated mean ``exp(mu + sigma**2 / 2)``
+below 1.4e65: finite and > 0, so ``mean_tokens()``, ``cdf`` and every quantile are finite. (Answer
+lengths measured in practice have sigma about 0.5 to 2.)"""
+
+_VALUES_RANGE = "must be in [2**-40, 2**40] tokens"
+_MAX_TOKENS_RANGE = "must be in [1, 2**40] tokens"
 
 
+def _shown(x: Any) -> str:
+    """A short text for a bad item (a huge integer by its size, not its 600 digits)."""
+    if isinstance(x, int) and not isinstance(x, bool) and abs(x) >= 10**30:
+        return f"an integer of about {int(abs(x).bit_length() * math.log10(2)) + 1} digits"
+    if isinstance(x, (float, np.floating)):
+        return str(float(x))
+    return repr(x)
+
+
+def _floats(key: str, data: Any, range_text: str) -> np.ndarray:
+    """``data`` (array-like of real numbers) as a new float64 array, or a ScenarioError naming ``key``.
+
+    Refuses what float64 conversion would silently change: booleans, dates, datetimes, times and
+    durations, strings, complex numbers, masked arrays with masked items, polars Series with nulls,
+    and integers too large for a float (``range_text`` is the allowed range for that message)."""
+    if isinstance(data, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(data)
+        if mask.any():
+            raise invalid(key, f"is a masked array with {int(mask.sum())} masked item(s) (the first is item "
+                               f"{int(np.argmax(mask.ravel()))}); pass arr.compressed() to drop them, or "
+                               "arr.filled(value) to replace them")
+        data = np.ma.getdata(data)
+    if type(data).__module__.split(".")[0] == "polars" and hasattr(data, "dtype") and hasattr(data, "null_count"):
+        dtype = data.dtype
+        if not dtype.is_numeric():
+            raise invalid(key, f"must be numbers, got a polars Series of {dtype}")
+        if data.null_count():
+            i = int(np.argmax(data.is_null().to_numpy()))
+            raise invalid(key, f"must be numbers; item {i} is null")
+        import polars as pl
+
+        data = data.cast(pl.Float64).to_numpy()
+    try:
+        a = np.asarray(data)
+    except (TypeError, ValueError) as e:  # ragged nested sequences
+        raise invalid(key, f"must be numbers: {e}") from None
+    kind = a.dtype.kind
+    if kind == "b":
+        raise invalid(key, "must be numbers of tokens, got booleans" if key == "lengths.values"
+                      else "must be numbers, got booleans")
+    if kind in "Mm":
+        what = "datetimes" if kind == "M" else "durations"
+        raise invalid(key, f"must be numbers, got {what} ({a.dtype}): dates and times are not lengths or counts")
+    if kind in "USV":
+        raise invalid(key, f"must be numbers, got {'strings' if kind in 'US' else 'structured items'} ({a.dtype})")
+    if kind == "c":
+        raise invalid(key, f"must be real numbers, got complex numbers ({a.dtype})")
+    if kind == "O":
+        flat = a.ravel()
+        out = np.empty(flat.shape, dtype=np.float64)
+        for i, x in enumerate(flat):
+            if isinstance(x, (bool, np.bool_)):
+                raise invalid(key, f"must be numbers; item {i} is {x!r} (a bool)")
+            if not isinstance(x, (numbers.Real, decimal.Decimal)):
+                raise invalid(key, f"must be numbers; item {i} is {type(x).__name__} {x!r}")
+            try:
+                out[i] = float(x)
+            except OverflowError:  # an int too large for a float
+                raise invalid(key, f"{range_text}; item {i} is {_shown(x)}") from None
+        return out.reshape(a.shape)
+    if kind not in "iuf":
+        raise invalid(key, f"must be numbers, got {a.dtype}")
+    if isinstance(data, (list, tuple)) and a.ndim == 1:  # np.asarray([1, True]) is [1, 1]
+        for i, x in enumerate(data):
+            if isinstance(x, (bool, np.bool_)):
+                raise invalid(key, f"must be numbers; item {i} is {x!r} (a bool)")
+    return np.array(a, dtype=np.float64, copy=True)
 
 
 @dataclass(frozen=True)
@@ -27,11 +128,14 @@ class LogNormal:
 
     Parameters
     ----------
-    mu, sigma : float
-        Mean and standard deviation of the log-length (natural log of tokens); the median length is
-        ``exp(mu)``. ``sigma >= 0``.
+    mu : float
+        Mean of the log-length (natural log of tokens), in [-100, 100]; the median length is
+        ``exp(mu)`` (before truncation).
+    sigma : float
+        Standard deviation of the log-length, in [0, 10] (see :data:`MAX_SIGMA` for why these bounds
+        keep every quantile and the mean finite).
     max_tokens : float
-        Truncation (the generation limit), tokens, ``>= 1``.
+        Truncation (the generation limit), tokens, in [1, 2**40] (:data:`MAX_TOKENS`).
     group_correlation : float
         In [0, 1). With groups (``Scenario.group_size > 1``), the answers of one prompt share a
         difficulty: ``log length = mu + sigma * (sqrt(rho) * z_prompt + sqrt(1 - rho) * z_answer)``.
@@ -41,8 +145,8 @@ class LogNormal:
     Raises
     ------
     ScenarioError (ValueError)
-        Non-finite ``mu``, ``sigma < 0`` or NaN, ``max_tokens < 1``, ``group_correlation``
-        outside [0, 1).
+        ``mu``, ``sigma``, ``max_tokens`` or ``group_correlation`` not a number or outside its range
+        (NaN and infinities included).
 
     The default is the chapter's distribution (median about 2000 tokens, truncated at 16K).
     """
@@ -55,17 +159,17 @@ class LogNormal:
     def __post_init__(self) -> None:
         rho = _check.real("lengths.group_correlation", self.group_correlation)
         if not 0 <= rho < 1:
-            raise invalid("lengths.group_correlation", f"must be in [0, 1), got {rho}")
+            raise invalid("lengths.group_correlation", f"must be in [0, 1), got {_check.given(self.group_correlation, rho)}")
         object.__setattr__(self, "group_correlation", rho)
         mu = _check.real("lengths.mu", self.mu)
         sigma = _check.real("lengths.sigma", self.sigma)
         max_tokens = _check.real("lengths.max_tokens", self.max_tokens)
-        if not math.isfinite(mu):
-            raise invalid("lengths.mu", f"must be finite, got {mu}")
-        if not (math.isfinite(sigma) and sigma >= 0):
-            raise invalid("lengths.sigma", f"must be finite and >= 0, got {sigma}")
-        if not (math.isfinite(max_tokens) and max_tokens >= 1):
-            raise invalid("lengths.max_tokens", f"must be finite and >= 1, got {max_tokens}")
+        if not -MU_BOUND <= mu <= MU_BOUND:
+            raise invalid("lengths.mu", f"must be in [-100, 100] (the log of the median length in tokens), got {_check.given(self.mu, mu)}")
+        if not 0 <= sigma <= MAX_SIGMA:
+            raise invalid("lengths.sigma", f"must be in [0, 10], got {_check.given(self.sigma, sigma)}")
+        if not 1 <= max_tokens <= MAX_TOKENS:
+            raise invalid("lengths.max_tokens", f"{_MAX_TOKENS_RANGE}, got {_check.given(self.max_tokens, max_tokens)}")
         object.__setattr__(self, "mu", mu)
         object.__setattr__(self, "sigma", sigma)
         object.__setattr__(self, "max_tokens", max_tokens)
@@ -112,12 +216,15 @@ class Empirical:
     Parameters
     ----------
     values : array-like of float, shape (n,)
-        Lengths in tokens, each finite and > 0.
+        Lengths in tokens, each in [2**-40, 2**40] (:data:`MIN_TOKENS`, :data:`MAX_TOKENS`): a list,
+        tuple, numpy array or polars Series of real numbers. Booleans, dates, datetimes, times, durations, strings, nulls
+        and masked items are refused, not converted.
     weights : array-like of float, shape (n,), optional
-        Counts per value (a histogram); finite, >= 0, not all zero.
+        Counts per value (a histogram): each finite and >= 0, not all zero, summing to at most
+        2**64 (:data:`MAX_WEIGHT_SUM`); the same types as ``values``.
     max_tokens : float, optional
-        If given, values above it are clipped to it (your generation limit); nothing is clipped
-        otherwise.
+        If given, in [1, 2**40] tokens: values above it are clipped to it (your generation limit);
+        nothing is clipped otherwise.
     name : str, optional
         A label for reports.
     groups : array-like, shape (n,), optional
@@ -131,7 +238,8 @@ class Empirical:
     Raises
     ------
     ScenarioError (ValueError)
-        Empty values, non-positive or non-finite values, bad weights, or a length mismatch.
+        Empty values, values that are not real numbers or outside [2**-40, 2**40], bad weights, a masked
+        array with masked items, or a length mismatch.
     """
 
     values: np.ndarray
@@ -142,32 +250,24 @@ class Empirical:
     _hash: int = field(default=0, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        try:
-            v = np.array(self.values, dtype=np.float64, copy=True)
-        except (TypeError, ValueError) as e:
-            raise invalid("lengths.values", f"must be numbers: {e}") from None
-        if np.asarray(self.values).dtype == np.bool_:
-            raise invalid("lengths.values", "must be numbers of tokens, got booleans")
+        v = _floats("lengths.values", self.values, _VALUES_RANGE)
         if v.ndim != 1:
             raise invalid("lengths.values", f"must be one-dimensional, got shape {v.shape}")
         if v.size == 0:
             raise invalid("lengths.values", "must hold at least one length")
-        bad = ~(np.isfinite(v) & (v > 0))
+        bad = ~((v >= MIN_TOKENS) & (v <= MAX_TOKENS))  # NaN fails both
         if bad.any():
             i = int(np.argmax(bad))
-            raise invalid("lengths.values", f"must be finite and > 0 tokens; item {i} is {v[i]}")
+            raise invalid("lengths.values", f"{_VALUES_RANGE}; item {i} is {v[i]}")
         if self.max_tokens is not None:
             m = _check.real("lengths.max_tokens", self.max_tokens)
-            if not (math.isfinite(m) and m >= 1):
-                raise invalid("lengths.max_tokens", f"must be finite and >= 1, got {m}")
+            if not 1 <= m <= MAX_TOKENS:
+                raise invalid("lengths.max_tokens", f"{_MAX_TOKENS_RANGE}, got {_check.given(self.max_tokens, m)}")
             object.__setattr__(self, "max_tokens", m)
             v = np.minimum(v, m)
         w = None
         if self.weights is not None:
-            try:
-                w = np.array(self.weights, dtype=np.float64, copy=True)
-            except (TypeError, ValueError) as e:
-                raise invalid("lengths.weights", f"must be numbers: {e}") from None
+            w = _floats("lengths.weights", self.weights, "must sum to at most 2**64")
             if w.shape != v.shape:
                 raise invalid("lengths.weights", f"must have one weight per value ({v.size} values, {w.size} weights)")
             bad = ~(np.isfinite(w) & (w >= 0))
@@ -178,12 +278,15 @@ class Empirical:
                 raise invalid("lengths.weights", "must not all be zero")
             with np.errstate(over="ignore"):
                 total = float(w.sum())
-            if not math.isfinite(total):
-                raise invalid("lengths.weights", f"must have a finite sum, got {total}")
+            if not total <= MAX_WEIGHT_SUM:
+                raise invalid("lengths.weights", f"must sum to at most 2**64, got {total}")
             w.setflags(write=False)
         if self.groups is not None:
             if w is not None:
                 raise invalid("lengths.groups", "grouped data cannot also have weights")
+            if isinstance(self.groups, np.ma.MaskedArray) and np.ma.getmaskarray(self.groups).any():
+                raise invalid("lengths.groups", "is a masked array with masked items; pass arr.compressed() (and the "
+                                                "matching values) to drop them")
             try:
                 keys = np.asarray(self.groups)
             except ValueError as e:  # ragged nested sequences
@@ -218,22 +321,54 @@ class Empirical:
         max_tokens: float | None = None,
         name: str | None = None,
         group_column: str | None = None,
-    ) -> "Empirical":
-        """Reads lengths from a CSV or parquet file (by extension; ``.csv.gz`` works too).
+        has_header: bool | None = None,
+    ) -> Empirical:
+        """Reads lengths from a CSV or parquet file; every row is one value (or one histogram bin).
 
         Parameters
         ----------
-        path : path to a ``.csv``, ``.csv.gz`` or ``.parquet`` file.
-        column : the column of lengths in tokens; may be omitted when the file has one column.
-        count_column : optional column of counts (the file is a histogram).
-        group_column : optional column of prompt keys (grouped data, see ``groups``).
+        path : str or os.PathLike
+            A regular file whose name ends in ``.csv``, ``.csv.gz`` (gzip-compressed CSV) or
+            ``.parquet``, in any case (``A.PARQUET`` is parquet). Other suffixes are refused rather
+            than guessed.
+        column : str, optional
+            The column of lengths, tokens; may be omitted when the file has one column.
+        count_column : str, optional
+            A column of counts (the file is a histogram): the ``weights``.
+        max_tokens : float, optional
+            Clip lengths at this generation limit, tokens (see the class).
+        name : str, optional
+            A label for reports; default: the file's name.
+        group_column : str, optional
+            A column of prompt keys (grouped data, see ``groups``).
+        has_header : bool or None
+            CSV only. ``None`` (default): the first line is data if every cell of it is a number,
+            else it is the header (column names). ``True`` / ``False`` force it. A CSV file without
+            a header has columns ``column_1``, ``column_2``, ... . Empty lines before the first row
+            are skipped; any other empty cell in a column that is read is refused.
+
+        Returns
+        -------
+        Empirical
+            One value per data row, in file order (nothing is dropped).
+
+        Notes
+        -----
+        Length and count cells are read as numbers (float64), whatever the first rows look like, so
+        a column of integers followed by ``100.5`` reads whole; surrounding spaces are ignored.
+        Parquet columns must have a numeric type (integers, floats, decimals) or hold numbers as
+        text; booleans, dates, datetimes, times and durations are refused. Errors about a value
+        give its place in the file: ``line N`` of a CSV file (1-based, the header included; a quoted
+        cell that spans lines counts as one) or ``row N`` of a parquet file (1-based).
 
         Raises
         ------
         FileNotFoundError
             The file does not exist.
         ScenarioError (ValueError)
-            Unreadable file, unknown column, non-numeric or invalid values.
+            Not a regular file (a directory, a FIFO, a device), an unsupported suffix, an unreadable
+            file, a duplicated column name, an unknown column, or a cell that is empty, not a
+            number or outside its range (the message gives the line or row).
         """
         import polars as pl
 
@@ -247,33 +382,63 @@ class Empirical:
                          ("lengths.group_column", group_column)):
             if col is not None and not isinstance(col, str):
                 raise invalid(key, f"must be a column name (str) or None, got {type(col).__name__} {col!r}")
-        if not os.path.exists(p):
-            raise FileNotFoundError(f"lengths file not found: {p}")
+        if has_header is not None and not isinstance(has_header, (bool, np.bool_)):
+            raise invalid("lengths.has_header", f"must be True, False or None (detect), got {has_header!r}")
+        lower = p.lower()
+        parquet = lower.endswith(".parquet")
+        if not (parquet or lower.endswith(".csv") or lower.endswith(".csv.gz")):
+            raise invalid("lengths.path", f"must name a .csv, .csv.gz or .parquet file (any case), got {p!r}")
         try:
-            if p.endswith(".parquet"):
+            mode = os.stat(p).st_mode
+        except FileNotFoundError:
+            raise FileNotFoundError(f"lengths file not found: {p}") from None
+        except (OSError, ValueError) as e:  # permission denied, a NUL byte in the path, ...
+            raise invalid("lengths.path", f"cannot read {p!r}: {e}") from None
+        if not stat.S_ISREG(mode):
+            raise invalid("lengths.path", f"must be a regular file, got {_file_kind(mode)} {p!r}")
+        if parquet and has_header is not None:
+            raise invalid("lengths.has_header", f"applies to CSV files only (a parquet file names its columns), got "
+                                                f"{has_header!r} for {p!r}")
+        if parquet:
+            try:
                 df = pl.read_parquet(p)
-            else:
-                df = pl.read_csv(p, infer_schema_length=10000)
-        except (Exception, pl.exceptions.PanicException) as e:  # polars raises several types (even a panic) for corrupt files
-            raise invalid("lengths.path", f"cannot read {p!r} as {'parquet' if p.endswith('.parquet') else 'CSV'}: {e}") from None
+            except (Exception, pl.exceptions.PanicException) as e:  # polars raises several types (even a panic)
+                raise invalid("lengths.path", f"cannot read {p!r} as parquet: {e}") from None
+            names = list(df.columns)
+            place = "row"
+            first_line = 1
+            hint = ""
+        else:
+            df, names, first_line, hint = _read_csv(p, has_header)
+            place = "line"
+        dup = sorted({c for c in names if names.count(c) > 1})
+        if dup:
+            raise invalid("lengths.path", f"{p!r} has the column name {dup[0]!r} more than once (columns: {names}); "
+                                          "rename the copies so that each column has one name")
         if column is None:
-            if len(df.columns) != 1:
-                raise invalid("lengths.column", f"the file has columns {df.columns}; say which one holds the lengths")
-            column = df.columns[0]
+            if len(names) != 1:
+                raise invalid("lengths.column", f"the file has columns {names}; say which one holds the lengths")
+            column = names[0]
         for key, col in (("lengths.column", column), ("lengths.count_column", count_column),
                          ("lengths.group_column", group_column)):
-            if col is not None and col not in df.columns:
-                raise invalid(key, f"no column {col!r} in {p!r} (columns: {df.columns})")
-        try:
-            values = df[column].cast(pl.Float64, strict=True)
-            counts = None if count_column is None else df[count_column].cast(pl.Float64, strict=True)
-        except (Exception, pl.exceptions.PanicException) as e:
-            raise invalid("lengths.column", f"must be numeric: {e}") from None
-        if values.null_count() or (counts is not None and counts.null_count()):
-            raise invalid("lengths.column", f"{p!r} has empty cells in the lengths or counts")
-        groups = None if group_column is None else df[group_column].to_numpy()
-        return cls(values.to_numpy(), None if counts is None else counts.to_numpy(), max_tokens=max_tokens,
-                   name=name or os.path.basename(p), groups=groups)
+            if col is not None and col not in names:
+                raise invalid(key, f"no column {col!r} in {p!r} (columns: {names}){hint}")
+        values = _column_floats(df[column], "lengths.column", p, place, first_line,
+                                "a number of tokens in [2**-40, 2**40]",
+                                lambda x: (x >= MIN_TOKENS) & (x <= MAX_TOKENS))
+        counts = None
+        if count_column is not None:
+            counts = _column_floats(df[count_column], "lengths.count_column", p, place, first_line,
+                                    "a count >= 0 (finite)", lambda x: (x >= 0) & (x < math.inf))
+        groups = None
+        if group_column is not None:
+            g = df[group_column]
+            if g.null_count():
+                i = int(np.argmax(g.is_null().to_numpy()))
+                raise invalid("lengths.group_column", f"{place} {first_line + i} of {p!r}: must be a prompt key, got an "
+                                                      "empty cell")
+            groups = (g if parquet else _infer(g)).to_numpy()
+        return cls(values, counts, max_tokens=max_tokens, name=name or os.path.basename(p), groups=groups)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Empirical):
@@ -306,16 +471,16 @@ class Empirical:
 
     def cdf(self, tokens: float) -> float:
         """P(length <= tokens) of one draw (grouped data: a uniform prompt, then a uniform answer)."""
-        if self.groups is not None:
-            off = self.group_offsets()
+        off = self.group_offsets()
+        if off is not None:
             return float(np.mean([np.mean(self.values[a:b] <= tokens) for a, b in zip(off[:-1], off[1:])]))
         w = np.ones_like(self.values) if self.weights is None else self.weights
         return float(w[self.values <= tokens].sum() / w.sum())
 
     def mean_tokens(self) -> float:
         """Mean length, tokens."""
-        if self.groups is not None:
-            off = self.group_offsets()
+        off = self.group_offsets()
+        if off is not None:
             return float(np.mean([self.values[a:b].mean() for a, b in zip(off[:-1], off[1:])]))
         if self.weights is None:
             return float(self.values.mean())
@@ -324,6 +489,114 @@ class Empirical:
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "empirical", "values": self.values, "weights": self.weights,
                 "group_offsets": self.group_offsets()}
+
+
+def _file_kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "not a regular file:"
+
+
+def _leading_empty_lines(path: str) -> int:
+    """How many empty lines a (possibly gzip-compressed) text file starts with (polars skips them
+    before a header); 0 if the start cannot be read (polars then reports the problem)."""
+    import gzip
+
+    try:
+        with open(path, "rb") as f:
+            head = f.read(65536)
+        if head[:2] == b"\x1f\x8b":
+            with gzip.open(path, "rb") as g:
+                head = g.read(65536)
+    except (OSError, EOFError, ValueError):
+        return 0
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    n = 0
+    for line in head.split(b"\n")[:-1]:
+        if line not in (b"", b"\r"):
+            break
+        n += 1
+    return n
+
+
+def _parse(cells: Any) -> Any:
+    """A polars String Series parsed as float64 (null where a cell is empty or not a number)."""
+    import polars as pl
+
+    return cells.str.strip_chars().cast(pl.Float64, strict=False)
+
+
+def _read_csv(p: str, has_header: bool | None) -> tuple[Any, list[str], int, str]:
+    """Reads a CSV file as text cells; returns the data rows, the column names, the line number of
+    the first data row and a hint for an unknown column (how the header was decided)."""
+    import polars as pl
+
+    skip = _leading_empty_lines(p)
+    try:
+        raw = pl.read_csv(p, has_header=False, infer_schema=False, skip_rows=skip)
+    except pl.exceptions.NoDataError:
+        raw = pl.DataFrame()
+    except (Exception, pl.exceptions.PanicException) as e:  # polars raises several types (even a panic)
+        raise invalid("lengths.path", f"cannot read {p!r} as CSV: {e}") from None
+    if raw.height == 0:
+        raise invalid("lengths.path", f"cannot read {p!r} as CSV: the file has no lines")
+    first = [raw[c][0] for c in raw.columns]
+    if has_header is None:
+        header = not all(x is not None and _parse(pl.Series([x])).null_count() == 0 for x in first)
+        hint = ("; its first line was read as the header (has_header=False reads it as data)" if header else
+                "; its first line is numbers, so it was read as data (has_header=True reads it as the header)")
+    else:
+        header = bool(has_header)
+        hint = ""
+    if header:
+        names = ["" if x is None else x for x in first]
+        data = raw.slice(1)
+    else:
+        names = [f"column_{i + 1}" for i in range(raw.width)]
+        data = raw
+    if len(set(names)) == len(names):  # (the caller refuses duplicated names: they cannot label a frame)
+        data = data.rename(dict(zip(data.columns, names)))
+    return data, names, skip + 1 + int(header), hint
+
+
+def _infer(cells: Any) -> Any:
+    """Prompt keys read as text, typed as polars' CSV inference would (integers, floats or text), so
+    grouped files keep the key order they always had."""
+    import polars as pl
+
+    for dtype in (pl.Int64, pl.Float64):
+        try:
+            return cells.cast(dtype, strict=True)
+        except (Exception, pl.exceptions.PanicException):
+            continue
+    return cells
+
+
+def _column_floats(col: Any, key: str, p: str, place: str, first_line: int, what: str, ok: Any) -> np.ndarray:
+    """A column of a length file as float64, or a ScenarioError naming the first bad cell's place."""
+    import polars as pl
+
+    where = f"{col.name!r} of {p!r}"
+    dtype = col.dtype
+    if dtype == pl.String:
+        nums = _parse(col)
+    elif dtype.is_numeric():
+        nums = col.cast(pl.Float64)
+    else:
+        raise invalid(key, f"column {where} must hold numbers, got type {dtype}")
+    x = nums.to_numpy()
+    bad = ~ok(x)  # NaN (a null too) fails every test
+    if bad.any():
+        i = int(np.argmax(bad))
+        cell = col[i]
+        shown = "an empty cell" if cell is None else (repr(cell) if dtype == pl.String and nums[i] is None
+                                                      else (cell.strip() if isinstance(cell, str) else str(cell)))
+        raise invalid(key, f"{place} {first_line + i} of {p!r}: must be {what}, got {shown}")
+    return x
 
 
 def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from rollsim import _check
-from rollsim.errors import invalid, strict_init
+from rollsim.errors import ScenarioError, invalid, strict_init
 
 __all__ = ["Synchronous", "OneStepAsync", "OffPolicy", "FullyAsync", "LengthBalanced", "Pipeline"]
 
@@ -30,15 +31,16 @@ def _compact_repr(obj: Any) -> str:
     return f"{type(obj).__name__}({', '.join(parts)})"
 
 
+#: Largest finite ``over_sampling`` (a million batches of extra prompts per batch: far more than
+#: any pool can start; ``math.inf`` keeps every slot busy).
+MAX_OVER_SAMPLING = 1e6
+
+
 def _over_sampling(value: Any) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise invalid("pipeline.over_sampling", f"must be None, a fraction >= 0 or math.inf, got {value!r}")
-    v = float(value)
-    if not v >= 0:
-        raise invalid("pipeline.over_sampling", f"must be >= 0 (or math.inf), got {v}")
-    return v
+    return _check.bounded("pipeline.over_sampling", value, 0.0, MAX_OVER_SAMPLING, allow=(math.inf,),
+                          extra="or math.inf (keep every slot busy)")
 
 
 def is_synchronous(pipeline: Any) -> bool:
@@ -58,7 +60,7 @@ class OffPolicy:
     ----------
     k : int
         In [0, 1_000_000].
-    over_sampling : float or None
+    over_sampling : float in [0, 1e6], math.inf or None
         Submit ``ceil(groups * (1 + over_sampling))`` groups per batch and stop the rest once
         ``batch_size`` answers (whole groups) have finished (verl ``over_sample_rate``, slime
         ``--over-sampling-batch-size``). ``math.inf`` keeps every slot busy until the batch is full.
@@ -139,8 +141,15 @@ class LengthBalanced:
         try:
             if isinstance(self.edges, (str, bytes)) or any(isinstance(x, (str, bytes, bool)) for x in self.edges):
                 raise TypeError
-            e = tuple(float(x) for x in self.edges)
-        except (TypeError, ValueError, OverflowError):
+            edges = tuple(self.edges)
+            huge = [i for i, x in enumerate(edges) if isinstance(x, int) and abs(x) >= 2**1024]  # never inf
+            if huge:
+                raise invalid("pipeline.batch_order.edges", f"must be finite, > 0 and strictly increasing numbers of "
+                                                            f"tokens; item {huge[0]} is {_check.show(edges[huge[0]])}")
+            e = tuple(float(x) for x in edges)
+        except (TypeError, ValueError, OverflowError) as err:
+            if isinstance(err, ScenarioError):
+                raise
             raise invalid("pipeline.batch_order.edges", f"must be numbers, got {self.edges!r}") from None
         if not e or any(not np.isfinite(x) or x <= 0 for x in e) or any(b <= a for a, b in zip(e, e[1:])):
             raise invalid("pipeline.batch_order.edges", f"must be finite, > 0 and strictly increasing, got {e}")
@@ -153,9 +162,7 @@ class LengthBalanced:
             if len(q) != len(e) + 1:
                 raise invalid("pipeline.batch_order.quotas", f"needs {len(e) + 1} quotas (one per bucket), got {len(q)}")
             object.__setattr__(self, "quotas", q)
-        if isinstance(self.share, bool) or not isinstance(self.share, (int, float)) or not 0 < float(self.share) <= 1:
-            raise invalid("pipeline.batch_order.share", f"must be in (0, 1], got {self.share!r}")
-        object.__setattr__(self, "share", float(self.share))
+        object.__setattr__(self, "share", _check.bounded("pipeline.batch_order.share", self.share, 0.0, 1.0, lo_open=True))
 
 
 _ON_UPDATE = ("continue", "abort_drop", "abort_resubmit", "wait", "keep_recompute", "keep_stale")
@@ -179,9 +186,19 @@ class FullyAsync:
     admission_eta : int or None
         AReaL's admission control (``max_head_offpolicyness``): a new group starts only while
         ``accepted + running + group_size <= (eta + version + 1) * batch_size`` samples. Nothing is
-        dropped; slots may idle (source: ../shared/notes/semantics.md, AReaL's staleness manager).
+        dropped; slots may idle (source: inclusionAI/AReaL
+        ``areal/core/staleness_manager.py``; arXiv 2505.24298).
     max_lag_samples : int or None
         PipelineRL-style bound on samples started and neither trained nor dropped; new groups wait.
+    lag_release : "take" | "sync"
+        When trained samples stop counting against ``max_lag_samples`` (so that new groups may
+        start). ``"take"`` (default): as soon as the trainer takes their batch, so generation resumes
+        with the weights the rollout has while the step trains; with a bound of one batch, every
+        batch after the first then has staleness 1 (what verl's ``fully_async_policy`` rollouter
+        does with ``staleness_threshold=0``: verl-project/verl issues 4449 and 6780). ``"sync"``:
+        only once the step that trains them has ended and the rollout has the new weights; with a
+        bound of one batch, generation and training alternate and every sample has staleness 0.
+        ``"sync"`` needs ``max_lag_samples``.
     max_ready_groups : int or None
         Bounded ready queue: on overflow the oldest finished groups are dropped (not length-biased).
     batch_order : "fifo" | "oldest_first" | LengthBalanced
@@ -206,6 +223,7 @@ class FullyAsync:
     max_ready_groups: int | None = None
     batch_order: str | LengthBalanced = "fifo"
     on_update: str = "continue"
+    lag_release: str = "take"
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -221,6 +239,11 @@ class FullyAsync:
             raise invalid("pipeline.on_stale", f"must be 'drop' or 'requeue', got {self.on_stale!r}")
         if self.on_update not in _ON_UPDATE:
             raise invalid("pipeline.on_update", f"must be one of {', '.join(_ON_UPDATE)}; got {self.on_update!r}")
+        if not isinstance(self.lag_release, str) or self.lag_release not in ("take", "sync"):
+            raise invalid("pipeline.lag_release", f"must be 'take' or 'sync', got {self.lag_release!r}")
+        if self.lag_release == "sync" and self.max_lag_samples is None:
+            raise invalid("pipeline.lag_release", "'sync' releases places under max_lag_samples: it needs "
+                                                  "max_lag_samples (an integer >= batch_size)")
         if not (isinstance(self.batch_order, LengthBalanced) or self.batch_order in ("fifo", "oldest_first")):
             raise invalid("pipeline.batch_order",
                           f"must be 'fifo', 'oldest_first' or LengthBalanced(...), got {self.batch_order!r}")
@@ -232,9 +255,12 @@ class FullyAsync:
         if isinstance(order, LengthBalanced):
             order = {"edges": list(order.edges), "quotas": None if order.quotas is None else list(order.quotas),
                      "share": order.share}
-        return {"kind": "fully_async", "max_staleness": self.max_staleness, "on_stale": self.on_stale,
-                "admission_eta": self.admission_eta, "max_lag_samples": self.max_lag_samples,
-                "max_ready_groups": self.max_ready_groups, "batch_order": order, "on_update": self.on_update}
+        d = {"kind": "fully_async", "max_staleness": self.max_staleness, "on_stale": self.on_stale,
+             "admission_eta": self.admission_eta, "max_lag_samples": self.max_lag_samples,
+             "max_ready_groups": self.max_ready_groups, "batch_order": order, "on_update": self.on_update}
+        if self.lag_release != "take":  # absent means "take": dicts and sweep keys of other runs stay as they were
+            d["lag_release"] = self.lag_release
+        return d
 
 
 for _cls, _where in ((OffPolicy, "pipeline."), (Synchronous, "pipeline."), (OneStepAsync, "pipeline."),

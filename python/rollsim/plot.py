@@ -28,16 +28,17 @@ import dataclasses
 import math
 import os
 import textwrap
-from statistics import NormalDist
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import polars as pl
 
 from rollsim.errors import invalid
-from rollsim.resources import generation_span_s
+from rollsim.frames import generation_span_s, utilization_frame
 from rollsim.scenario import Scenario
 from rollsim.simulation import Result
+from rollsim.sweeps.stats import aggregate
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -89,7 +90,7 @@ def _figure(ax: Axes | None, size: tuple[float, float]) -> tuple[Figure, Axes]:
         return fig, fig.add_subplot()
     if not isinstance(ax, Axes):
         raise invalid("ax", f"must be a matplotlib Axes or None, got {type(ax).__name__}")
-    return ax.figure, ax
+    return cast(Figure, ax.figure), ax
 
 
 def save(fig: Figure, path: str | os.PathLike[str], *, dpi: float = 120) -> None:
@@ -190,7 +191,7 @@ def _end_s(run: _Run, samples: pl.DataFrame | None) -> float:
         m = samples.select(pl.max_horizontal(pl.col("finish_s").max(), pl.col("start_s").max())).item()
         return float(m or 0.0) or 1.0
     if run.steps is not None and run.steps.height:
-        return float(run.steps["end_s"].max())
+        return float(cast(float, run.steps["end_s"].max()))
     return 1.0
 
 
@@ -201,7 +202,7 @@ def _slots(run: _Run, samples: pl.DataFrame, rollout_slots: int | None) -> int:
         return int(rollout_slots)
     if run.scenario is not None:
         return run.scenario.rollout_slots
-    return int(samples["slot"].max()) + 1 if samples.height else 1
+    return int(cast(int, samples["slot"].max())) + 1 if samples.height else 1
 
 
 def _time_unit(end_s: float) -> tuple[float, str]:
@@ -281,7 +282,8 @@ def staleness_by_length(
     raw_labels = [f"[0, {e[0]:g})"] + [f"[{a:g}, {b:g})" for a, b in zip(e, e[1:])] + [f"[{e[-1]:g}, inf)"]
     tables = []
     for run in runs:
-        df = Result(run.scenario, dict(run.summary), run.steps, _need_samples(run, "results")).staleness_by_length(e)
+        df = Result(cast(Any, run.scenario), dict(run.summary), cast(Any, run.steps),  # None: a frame, no run
+                    _need_samples(run, "results")).staleness_by_length(e)
         full = pl.DataFrame({"bin": raw_labels}).join(df, on="bin", how="left", maintain_order="left")
         tables.append(full)
 
@@ -335,7 +337,7 @@ def _darker(color: Any, f: float = 0.6) -> tuple[float, float, float]:
 def _legend_below(ax: Axes, ncol: int) -> None:
     """A legend under the x axis label (offset in inches, whatever the axes' height)."""
     fig = ax.figure
-    h_in = max(ax.get_position().height * fig.get_figheight(), 0.5)
+    h_in = max(ax.get_position().height * cast("Figure", fig).get_figheight(), 0.5)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.5 / h_in), ncol=ncol, fontsize=8, frameon=False)
 
 
@@ -422,7 +424,7 @@ def slot_timeline(
         .filter((pl.col("_f") > t0) & (pl.col("start_s") < t1))
         .with_columns(pl.col("start_s").clip(t0, t1).alias("_s"), pl.col("_f").clip(t0, t1).alias("_f"))
     )
-    vmax = int(samples["version_start"].max() or 0)
+    vmax = int(cast(int, samples["version_start"].max()) or 0)
     bounds = np.arange(-0.5, vmax + 1.5, 1.0)
     cmap = matplotlib.colormaps["viridis"]
     norm = BoundaryNorm(bounds, cmap.N)
@@ -464,67 +466,11 @@ def slot_timeline(
 
     cb = fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=ax, pad=0.01)
     cb.set_label("policy version at start")
-    ticks = [t for t in MaxNLocator(integer=True, nbins=8).tick_values(0, vmax) if 0 <= t <= vmax]
-    cb.set_ticks(ticks, labels=[f"{t:.0f}" for t in ticks])
+    cb_ticks = [t for t in MaxNLocator(integer=True, nbins=8).tick_values(0, vmax) if 0 <= t <= vmax]
+    cb.set_ticks(cb_ticks, labels=[f"{t:.0f}" for t in cb_ticks])
     default = "Slot timeline" + (f": {run.label}" if run.label else "") + " (color: policy version)"
     ax.set_title(title if title is not None else default)
     return _finish(fig, path)
-
-
-def utilization_frame(
-    samples: pl.DataFrame,
-    *,
-    rollout_slots: int,
-    end_s: float,
-    bin_s: float,
-) -> pl.DataFrame:
-    """Fraction of rollout slots busy per time bin, from the samples' busy intervals.
-
-    A sample keeps its slot busy from ``start_s`` to ``finish_s`` (to ``end_s`` while in flight).
-
-    Parameters
-    ----------
-    samples : polars.DataFrame
-        The samples frame of a run (``start_s``, ``finish_s``).
-    rollout_slots : int
-        Pool size (>= 1).
-    end_s : float
-        End of the run, simulated seconds (> 0); the last bin is cut there.
-    bin_s : float
-        Bin width, simulated seconds (> 0).
-
-    Returns
-    -------
-    polars.DataFrame
-        ``start_s`` f64, ``end_s`` f64, ``utilization`` f64 in [0, 1] (slot-busy seconds / (slots x
-        bin width)).
-
-    Raises
-    ------
-    ValueError
-        Non-positive or non-finite ``rollout_slots``, ``end_s`` or ``bin_s``; missing columns.
-    """
-    if not isinstance(samples, pl.DataFrame) or not {"start_s", "finish_s"} <= set(samples.columns):
-        raise invalid("samples", "must be a samples frame with start_s and finish_s")
-    if isinstance(rollout_slots, bool) or not isinstance(rollout_slots, (int, np.integer)) or rollout_slots < 1:
-        raise invalid("rollout_slots", f"must be a positive integer, got {rollout_slots!r}")
-    for name, v in (("end_s", end_s), ("bin_s", bin_s)):
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not (
-                math.isfinite(v) and v > 0):
-            raise invalid(name, f"must be a finite number of seconds > 0, got {v!r}")
-    nb = max(1, math.ceil(end_s / bin_s - 1e-9))
-    edges = np.minimum(np.arange(nb + 1, dtype=np.float64) * bin_s, end_s)
-    s = np.sort(np.minimum(samples["start_s"].to_numpy(), end_s))
-    f = np.sort(np.minimum(samples["finish_s"].fill_null(end_s).to_numpy(), end_s))
-
-    def busy_until(t: np.ndarray) -> np.ndarray:  # slot-busy seconds in [0, t]
-        cs, cf = np.concatenate([[0.0], np.cumsum(s)]), np.concatenate([[0.0], np.cumsum(f)])
-        i, j = np.searchsorted(s, t, side="right"), np.searchsorted(f, t, side="right")
-        return (i * t - cs[i]) - (j * t - cf[j])
-
-    b = busy_until(edges)
-    u = np.diff(b) / (rollout_slots * np.diff(edges))
-    return pl.DataFrame({"start_s": edges[:-1], "end_s": edges[1:], "utilization": np.clip(u, 0.0, 1.0)})
 
 
 def utilization(
@@ -648,7 +594,7 @@ def step_breakdown_frame(results: Any, *, weight_sync_s: float | None = None) ->
         s = None if sync is None else min(float(sync), mean_dur) if dur.size else float(sync)
         logprob = None
         if run.scenario is not None:
-            logprob = run.scenario.logprob_s_per_token * float(st["tokens"].mean()) if st.height else 0.0
+            logprob = run.scenario.logprob_s_per_token * float(cast(float, st["tokens"].mean())) if st.height else 0.0
         rows.append({
             "run": run.label,
             "steps": int(st.height),
@@ -707,7 +653,7 @@ def step_breakdown(
     labels = [""] if len(runs) == 1 and not runs[0].label else [r.label or f"run {i}" for i, r in enumerate(runs)]
     wait, train = df["wait_s"].to_numpy(), df["train_s"].to_numpy()
     sync_known = df["sync_s"].null_count() < df.height
-    sync_shown = sync_known and float(df["sync_s"].fill_null(0.0).max()) > 0
+    sync_shown = sync_known and float(cast(float, df["sync_s"].fill_null(0.0).max())) > 0
     sync = df["sync_s"].fill_null(0.0).to_numpy()
     logprob = df["logprob_s"].fill_null(0.0).to_numpy()
     ax.barh(y - h / 2, wait, h, color="#d9d9d9", edgecolor="0.5", label="trainer waits for a batch")
@@ -770,26 +716,6 @@ def _check_col(frame: pl.DataFrame, name: str, param: str, numeric: bool = False
         raise invalid(param, f"column {name!r} is not numeric ({frame.schema[name]})")
 
 
-def _t_quantile(p: float, dof: int) -> float:
-    """Student-t quantile (p in (0.5, 1)) by bisection on the CDF, numerically integrated."""
-    if dof >= 200:
-        return NormalDist().inv_cdf(p)
-    c = math.exp(math.lgamma((dof + 1) / 2) - math.lgamma(dof / 2)) / math.sqrt(dof * math.pi)
-
-    def cdf(q: float) -> float:
-        x = np.linspace(0.0, q, 4001)
-        y = c * (1 + x * x / dof) ** (-(dof + 1) / 2)
-        return 0.5 + float(np.sum((y[1:] + y[:-1]) * np.diff(x)) / 2)
-
-    lo, hi = 0.0, 1.0
-    while cdf(hi) < p:
-        hi *= 2
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if cdf(mid) < p else (lo, mid)
-    return (lo + hi) / 2
-
-
 def sweep_stats(frame: pl.DataFrame, metric: str, by: Sequence[str], *, ci: float = 0.95) -> pl.DataFrame:
     """Mean and confidence interval of ``metric`` over seeds, per combination of ``by``.
 
@@ -829,14 +755,12 @@ def sweep_stats(frame: pl.DataFrame, metric: str, by: Sequence[str], *, ci: floa
     if others:
         raise invalid("frame", f"also varies {others}; filter it to one value of each, e.g. "
                                f"frame.filter(pl.col({others[0]!r}) == ...), or plot against them")
-    g = (frame.group_by(by, maintain_order=True)
-         .agg(pl.len().alias("n"), pl.col(metric).cast(pl.Float64).mean().alias("mean"),
-              pl.col(metric).cast(pl.Float64).std().alias("sd"))
-         .sort(by, nulls_last=True))
-    half = [(_t_quantile(0.5 + ci / 2, n - 1) * sd / math.sqrt(n)) if n > 1 and sd is not None else None
-            for n, sd in zip(g["n"].to_list(), g["sd"].to_list())]
-    h = pl.Series("half", half, dtype=pl.Float64)
-    return g.with_columns((pl.col("mean") - h).alias("ci_low"), (pl.col("mean") + h).alias("ci_high"))
+    # one statistics implementation: rollsim.sweeps.aggregate (Student-t over the seeds with a value)
+    g = aggregate(frame, [metric], ci=ci, by=by)
+    return (g.select(*by, pl.col("seeds").cast(pl.UInt32).alias("n"), pl.col(f"{metric}_mean").alias("mean"),
+                     pl.col(f"{metric}_std").alias("sd"), pl.col(f"{metric}_ci_low").alias("ci_low"),
+                     pl.col(f"{metric}_ci_high").alias("ci_high"))
+            .sort(by, nulls_last=True))
 
 
 def _tick(v: Any) -> str:
@@ -911,7 +835,7 @@ def sweep_heatmap(
     ax.set_yticks(range(len(ys)), [_tick(v) for v in ys])
     ax.set_xlabel(x)
     ax.set_ylabel(y)
-    n = int(stats["n"].max())
+    n = int(cast(int, stats["n"].max()))
     cb = fig.colorbar(im, ax=ax)
     cb.set_label(metric + (f" (mean of {n} seeds)" if n > 1 else ""))
     if annotate and np.isfinite(grid).any():
@@ -982,7 +906,7 @@ def sweep_lines(
     groups = [(None, stats)] if hue is None else [
         (k[0], g) for k, g in stats.sort(hue, nulls_last=True).group_by(hue, maintain_order=True)]
     colors = _colors(len(groups))
-    n_max = int(stats["n"].max())
+    n_max = int(cast(int, stats["n"].max()))
     for (key, g), c in zip(groups, colors):
         g = g.sort(x, nulls_last=True)
         xv = g[x].to_numpy().astype(float) if numeric else np.array([xs_all.index(v) for v in g[x].to_list()])

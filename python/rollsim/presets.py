@@ -2,15 +2,15 @@
 
 Each function takes the knob the system exposes, and an optional base ``scenario`` (pool, trainer,
 lengths, groups, prompts; default ``Scenario()``), and returns a ``Scenario`` whose pipeline follows
-that system's rules as described in its public docs and code (summarized in
-../shared/notes/semantics.md). Where a system's behaviour had to be approximated, the docstring
+that system's rules as described in its public docs and code (cited in each function's
+docstring). Where a system's behaviour had to be approximated, the docstring
 says how. Use :func:`compare` for a side-by-side table.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import polars as pl
 
@@ -20,8 +20,7 @@ from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
 from rollsim.simulation import simulate
 
-__all__ = ["areal", "verl_fully_async", "pipeline_rl", "slime_partial_rollout", "prime_rl", "compare", "PRESETS",
-           "published"]
+__all__ = ["areal", "verl_fully_async", "pipeline_rl", "slime_partial_rollout", "prime_rl", "compare", "PRESETS"]
 
 
 def _base(scenario: Scenario | None) -> Scenario:
@@ -30,7 +29,6 @@ def _base(scenario: Scenario | None) -> Scenario:
     if not isinstance(scenario, Scenario):
         raise invalid("scenario", f"must be a rollsim.Scenario, got {type(scenario).__name__}")
     return scenario
-
 
 
 
@@ -46,34 +44,87 @@ def areal(eta: int = 2, *, interruptible: bool = True, scenario: Scenario | None
     * ``interruptible=True`` (the paper's interruptible generation): at each weight update the
       in-flight requests are interrupted and resubmitted as prompt + partial answer under the new
       weights (``on_update="abort_resubmit"``: one prefill of the context so far).
+      ``interruptible=False`` is the baseline of the paper's ablation of interruptible generation:
+      a weight update waits until the requests in flight have finished, the longest response
+      included, and no request starts meanwhile (``on_update="wait"``: the pool drains).
+
+    Parameters
+    ----------
+    eta : int
+        ``max_head_offpolicyness``, >= 0.
+    interruptible : bool
+        Interruptible generation (True) or drain before every update (False).
+    scenario : Scenario, optional
+        The base scenario (default ``Scenario()``).
+
+    Returns
+    -------
+    Scenario
+
+    Raises
+    ------
+    ScenarioError
+        A knob out of range.
     """
     eta = _check.integer("eta", eta, 0)
     interruptible = _check.flag("interruptible", interruptible)
     return _base(scenario).replace(pipeline=FullyAsync(
-        admission_eta=eta, batch_order="oldest_first", on_update="abort_resubmit" if interruptible else "continue"))
+        admission_eta=eta, batch_order="oldest_first", on_update="abort_resubmit" if interruptible else "wait"))
 
 
 def verl_fully_async(staleness_threshold: float = 0.5, partial_rollout: bool = True, *,
-                     scenario: Scenario | None = None) -> Scenario:
+                     gated_on_sync: bool = False, scenario: Scenario | None = None) -> Scenario:
     """verl ``fully_async_policy`` (verl docs, advance/fully_async.md).
 
     * The rollouter may produce at most ``(1 + staleness_threshold) * batch`` samples per parameter
       sync window; modelled as a bound on samples started and not yet trained:
       ``max_lag_samples = ceil((1 + staleness_threshold) * batch_size)`` (our approximation of the
-      window accounting; ``staleness_threshold = 0`` is then on-policy streaming with one batch in
-      flight).
+      window accounting).
+    * ``gated_on_sync``: whether the places of a trained batch are given back only once the new
+      weights are synced (``lag_release="sync"``), or already when the trainer takes the batch
+      (``"take"``). verl's documentation calls ``staleness_threshold = 0`` (with
+      ``trigger_parameter_sync_step = 1``) on-policy, which is ``gated_on_sync=True``: every sample
+      has staleness 0, generation and training alternate. verl's rollouter, however, resumes as
+      soon as the trainer has taken its batch from the queue, before the parameter sync lands, so
+      the next batch is generated with the old weights and has staleness 1: the one-step
+      off-policy behaviour reported in verl-project/verl issue 4449 ("Question about achieving
+      on-policy behavior in fully-async mode") and verl issue 6780 ("On-policy mode (trigger=1,
+      staleness=0) didn't match main_ppo training"). The default, ``False``, is what verl does.
     * ``partial_rollout=True``: at a sync, in-flight requests are paused and resumed with the new
       weights (``keep_recompute``: one prefill of the context); ``False``: the sync waits for them to
       finish (``wait``).
+
+    Parameters
+    ----------
+    staleness_threshold : float
+        verl's ``async_training.staleness_threshold``, in [0, 1e6).
+    partial_rollout : bool
+        verl's ``async_training.partial_rollout``.
+    gated_on_sync : bool
+        Generation of the next window waits for the parameter sync (the documented on-policy
+        behaviour) instead of resuming when the trainer takes its batch (verl's behaviour).
+    scenario : Scenario, optional
+        The base scenario (default ``Scenario()``).
+
+    Returns
+    -------
+    Scenario
+
+    Raises
+    ------
+    ScenarioError
+        A knob out of range.
     """
     if isinstance(staleness_threshold, bool) or not isinstance(staleness_threshold, (int, float)) \
             or not 0 <= staleness_threshold < 1e6:
         raise invalid("staleness_threshold", f"must be a number >= 0, got {staleness_threshold!r}")
     partial_rollout = _check.flag("partial_rollout", partial_rollout)
+    gated_on_sync = _check.flag("gated_on_sync", gated_on_sync)
     base = _base(scenario)
     lag = max(base.group_size, math.ceil((1.0 + staleness_threshold) * base.batch_size))
     return base.replace(pipeline=FullyAsync(
-        max_lag_samples=lag, on_update="keep_recompute" if partial_rollout else "wait"))
+        max_lag_samples=lag, on_update="keep_recompute" if partial_rollout else "wait",
+        lag_release="sync" if gated_on_sync else "take"))
 
 
 def pipeline_rl(max_lag: int | None = None, *, scenario: Scenario | None = None) -> Scenario:
@@ -151,17 +202,3 @@ def compare(scenario: Scenario | None = None, *, baselines: bool = True) -> pl.D
         rows.append({"system": name} | {k: s[k] for k in _COLUMNS})
     return pl.DataFrame(rows).with_columns(
         (pl.col("tokens_wasted") / pl.col("tokens_generated")).alias("wasted_fraction"))
-
-
-def published(name: str) -> tuple[Scenario, Scenario]:
-    """The scenarios of a published run that ``rollsim.validation`` predicts: ``(synchronous
-    baseline, the system's scenario)``, e.g. ``published("verl_one_step_fsdp2")`` (verl's
-    one_step_off recipe on 4 + 12 H20, Qwen2.5-Math-7B). Names: ``rollsim.validation.CASE_NAMES``;
-    the settings, sources and assumptions are in :mod:`rollsim.validation` and the README's
-    "Validation against published speedups". Raises ScenarioError for an unknown name."""
-    from rollsim import validation  # validation builds on these presets
-
-    if name not in validation.CASE_NAMES:
-        raise invalid("name", f"unknown published run {name!r} (runs: {sorted(validation.CASE_NAMES)})")
-    c = validation.case(name)
-    return c.sync, c.run

@@ -26,14 +26,16 @@ import json
 import math
 import os
 import sys
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import polars as pl
 
-from rollsim.errors import invalid
+from rollsim.errors import RollsimError, invalid
 from rollsim.simulation import Result
 
 __all__ = ["Loaded", "load", "write_report", "plot_dir", "add_parser", "run", "run_plot", "KINDS", "tag"]
+
+_NO_SCENARIO: Any = None  # a run read back from its files has no Scenario object
 
 #: Figure kinds of ``rollsim plot`` (and :func:`plot_dir`).
 KINDS = ("staleness-by-length", "slot-timeline", "utilization", "step-breakdown", "heatmap", "lines")
@@ -110,7 +112,7 @@ def load(result_dir: str | os.PathLike[str]) -> Loaded:
                     summary = json.load(f)
             except (OSError, ValueError) as e:
                 raise invalid("result_dir", f"cannot read {j('summary.json')!r}: {e}") from None
-        res = Result(None, summary, _read(j("steps.parquet"), "steps"), _read(j("samples.parquet"), "samples"))
+        res = Result(_NO_SCENARIO, summary, _read(j("steps.parquet"), "steps"), _read(j("samples.parquet"), "samples"))
         return Loaded("run", p, {"": res}, None)
     if os.path.exists(j("compare.parquet")):
         table = _read(j("compare.parquet"), "comparison")
@@ -123,9 +125,13 @@ def load(result_dir: str | os.PathLike[str]) -> Loaded:
             t = tag(name) if name in rows else name
             if not os.path.exists(j(f"steps_{t}.parquet")):
                 continue
-            runs[name] = Result(None, dict(rows.get(name, {})), _read(j(f"steps_{t}.parquet"), "steps"),
+            runs[name] = Result(_NO_SCENARIO, dict(rows.get(name, {})), _read(j(f"steps_{t}.parquet"), "steps"),
                                 _read(j(f"samples_{t}.parquet"), "samples"))
         return Loaded("compare", p, runs, table)
+    if os.path.exists(j("_rollsim_sweep.json")):  # a rollsim.sweep store: its verified chunks only
+        from rollsim.sweeps import read_sweep
+
+        return Loaded("sweep", p, {}, read_sweep(p))
     chunks = sorted(glob.glob(j("*.parquet"))) or sorted(glob.glob(j("**", "*.parquet"), recursive=True))
     if not chunks:
         raise invalid("result_dir", f"{p!r} holds no run (samples.parquet + steps.parquet), comparison "
@@ -187,7 +193,8 @@ class _Doc:
     """Accumulates sections, tables and figures; renders HTML or Markdown."""
 
     def __init__(self, fmt: str, out: str) -> None:
-        self.fmt, self.out, self.parts, self.n_fig = fmt, out, [], 0
+        self.fmt, self.out, self.n_fig = fmt, out, 0
+        self.parts: list[tuple[Any, ...]] = []
 
     def h(self, level: int, text: str) -> None:
         self.parts.append(("h", level, text))
@@ -335,7 +342,7 @@ def _report_sweep(doc: _Doc, frame: pl.DataFrame) -> None:
             stats = s if stats is None else stats.join(s, on=by, how="left", nulls_equal=True)
         if fixed:
             doc.p(f"Rows{note}.")
-        doc.table(stats.with_columns(pl.col(c).cast(pl.String).fill_null("none") for c in by))
+        doc.table(cast(pl.DataFrame, stats).with_columns(pl.col(c).cast(pl.String).fill_null("none") for c in by))
     else:
         doc.table(frame.select(shown).mean())
         return
@@ -520,8 +527,18 @@ def plot_dir(
 # command line
 
 
+def _need_matplotlib(command: str) -> None:
+    """Refuses ``command`` with a one-line message when matplotlib cannot be imported."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise RollsimError(f"{command}: needs matplotlib, which is not installed: pip install 'rollsim[plot]' "
+                           f"(or pip install matplotlib)") from None
+
+
 def run(args: argparse.Namespace) -> int:
     """``rollsim report``: writes the report, prints its path to stderr, returns 0."""
+    _need_matplotlib("report")
     path = write_report(args.result_dir, args.out, fmt=args.format, max_slots=args.max_slots)
     print(f"wrote {path}", file=sys.stderr)
     return 0
@@ -536,6 +553,7 @@ def _edges(text: str) -> tuple[float, ...]:
 
 def run_plot(args: argparse.Namespace) -> int:
     """``rollsim plot``: writes one figure to ``--out``, returns 0."""
+    _need_matplotlib("plot")
     plot_dir(args.result_dir, args.kind, args.out, pipeline=args.pipeline, metric=args.metric, x=args.x,
              y=args.y, hue=args.hue, max_slots=args.max_slots, bin_s=args.bin_s, edges=args.edges)
     print(f"wrote {args.out}", file=sys.stderr)

@@ -1,13 +1,14 @@
 """Resources: where rollout and training run, and how a GPU budget is best split between them.
 
 * :func:`colocated`: rollout and training take turns on the same GPUs; every step pays the switch
-  (offload of the rollout engine's weights and KV cache, onload back). Semantics:
-  ../shared/notes/semantics.md ("Placement": e.g. 11.2 s sleep + 3.8 s wake for a 0.6B model on
-  one L20).
+  (offload of the rollout engine's weights and KV cache, onload back), e.g. 11.2 s sleep + 3.8 s
+  wake for a 0.6B model on one L20 (vllm-project/vime issue 442 and PR 443).
 * :func:`disaggregated`: a rollout pool and a trainer on separate GPUs, sized from per-GPU
   throughputs.
 * :func:`gpu_split`: sweeps the rollout / training split of a GPU budget and reports step time,
-  trainer idle, rollout idle and throughput per split, best split first in ``summary``.
+  trainer idle, rollout idle, throughput, drops, staleness and whether generation outruns
+  training per split; it recommends the fastest split that meets limits on drops, staleness and
+  runaway queues, and says why each other split was excluded.
 * :func:`run_metrics`: the numbers users read on their dashboards (step time, generation time,
   trainer wait for data, effective throughput, tokens per second per GPU);
   :func:`utilization_over_time`: rollout utilization per time interval;
@@ -27,18 +28,21 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
+import numpy as np
 import polars as pl
 
 from rollsim import _check
 from rollsim.errors import invalid
-from rollsim.pipelines import Synchronous, is_synchronous
+from rollsim.frames import series_mean, generation_span_s, utilization_frame
+from rollsim.pipelines import FullyAsync, Synchronous, is_synchronous
 from rollsim.scenario import Scenario
 from rollsim.simulation import Result, simulate
 
 __all__ = ["colocated", "disaggregated", "gpu_split", "run_metrics", "SplitResult", "Gpu", "Model", "GPUS", "MODELS",
-           "roofline_decode", "utilization_over_time", "generation_span_s"]
+           "roofline_decode", "utilization_over_time", "generation_span_s", "MAX_DROP_FRACTION"]
 
 
 @dataclass(frozen=True)
@@ -211,9 +215,9 @@ def run_metrics(res: Result, gpus: int | None = None, *, warmup_steps: int = 0) 
     skip = _check.integer("warmup_steps", warmup_steps, 0)
     steps = res.steps.filter(pl.col("completed")).slice(skip)
     out: dict[str, float] = {
-        "step_time_s": float(steps["start_s"].diff().drop_nulls().mean()) if steps.height > 1 else math.nan,
-        "trainer_wait_s": float(steps["wait_s"].mean()) if steps.height else math.nan,
-        "train_s": float((steps["end_s"] - steps["start_s"]).mean()) if steps.height else math.nan,
+        "step_time_s": series_mean(steps["start_s"].diff().drop_nulls()) if steps.height > 1 else math.nan,
+        "trainer_wait_s": series_mean(steps["wait_s"]) if steps.height else math.nan,
+        "train_s": series_mean(steps["end_s"] - steps["start_s"]) if steps.height else math.nan,
         "steps": float(steps.height),
         "tokens_trained_per_s": res.summary["tokens_trained"] / res.summary["end_s"],
     }
@@ -225,64 +229,241 @@ def run_metrics(res: Result, gpus: int | None = None, *, warmup_steps: int = 0) 
     return out
 
 
-def generation_span_s(samples: pl.DataFrame, steps: pl.DataFrame) -> float | None:
-    """Mean generation span of the batches of ``steps`` (a steps frame): for each step, from the
-    first start to the last finish of the samples it trained (``samples``: a samples frame);
-    seconds, or None when none of them trained a sample."""
-    spans = (samples.filter(pl.col("trained_step").is_in(steps["step"].cast(pl.Int64).to_list()))
-             .group_by("trained_step").agg((pl.col("finish_s").max() - pl.col("start_s").min()).alias("span")))
-    return float(spans["span"].mean()) if spans.height else None
-
-
 def utilization_over_time(res: Result, bin_s: float) -> pl.DataFrame:
-    """Rollout utilization per interval of ``bin_s`` simulated seconds (> 0), as a dashboard plots
+    """Rollout utilization per interval of ``bin_s`` simulated seconds, as a dashboard plots
     it: ``start_s``, ``end_s``, ``utilization`` in [0, 1] (slot-busy seconds / (rollout_slots x
     interval)). A sample holds its slot from its start to its finish (see
-    :func:`rollsim.plot.utilization_frame`, which this calls). Needs ``record="samples"``;
-    raises ScenarioError otherwise or for a bad ``bin_s``."""
-    from rollsim import plot
+    :func:`rollsim.frames.utilization_frame`, which this calls). Needs ``record="samples"``.
 
+    ``bin_s`` must be finite and > 0 and give at most 10**6 bins over the run (a frame of that many
+    rows is already more than any plot shows): ``bin_s >= summary["end_s"] / 10**6``.
+
+    Raises
+    ------
+    ScenarioError
+        A run without per-sample rows, or a bad ``bin_s`` (the message gives the smallest valid one)."""
     if res._samples is None:
         raise invalid("res", "needs per-sample rows: simulate(..., record='samples')")
-    return plot.utilization_frame(res.samples, rollout_slots=res.scenario.rollout_slots, end_s=res.summary["end_s"],
-                                  bin_s=bin_s)
+    return utilization_frame(res.samples, rollout_slots=res.scenario.rollout_slots, end_s=res.summary["end_s"],
+                             bin_s=bin_s)
+
+
+#: Default ``max_drop_fraction`` of :func:`gpu_split`: a split that drops more of its finished
+#: samples than this is not recommended.
+MAX_DROP_FRACTION = 0.05
 
 
 @dataclass(frozen=True)
 class SplitResult:
-    """The GPU-split search: ``table`` has one row per split (``placement``, ``rollout_gpus``, ``train_gpus``,
-    ``rollout_slots``, ``step_time_s``, ``trainer_wait_s``, ``trainer_idle_fraction``,
-    ``rollout_utilization``, ``tokens_trained_per_s``, ``tokens_per_s_per_gpu``,
-    ``staleness_mean``, ``drop_fraction``); ``best`` is the row with the highest
-    ``tokens_trained_per_s``."""
+    """The GPU-split search.
+
+    Attributes
+    ----------
+    table : polars.DataFrame
+        One row per split, in the order run (``rollout_gpus`` ascending, then the colocated row):
+        ``placement``, ``rollout_gpus``, ``train_gpus``, ``rollout_slots``, ``step_time_s``,
+        ``trainer_wait_s``, ``trainer_idle_fraction``, ``rollout_utilization``,
+        ``tokens_trained_per_s``, ``tokens_per_s_per_gpu``, ``drop_fraction`` (dropped /
+        (trained + dropped)), ``staleness_mean``, ``staleness_max``, ``generation_outruns_training``
+        (the summary's flag: the ready queue grows without bound, staleness rises with the
+        horizon), ``ready_queue_growth_per_step``, ``throughput_ratio``, ``runaway`` (the flag, or,
+        when the run has fewer than 6 steps to measure the growth in, a fully asynchronous pipeline
+        without any bound and ``throughput_ratio > 1``), ``excluded_because`` (str, null for a split that meets
+        the limits: why it is not recommended) and ``rank`` (1 = the best split that meets the
+        limits, by ``tokens_trained_per_s``; null for excluded splits).
+        ``table.sort("rank", nulls_last=True)`` lists the qualifying splits best first.
+    best : dict or None
+        The row of rank 1, or None when no split meets the limits.
+    nearest : dict or None
+        When no split meets the limits: the split that comes closest (fewest limits broken, then
+        the smallest relative excess: drop fraction and staleness over their limits, ready-queue
+        growth per step as a fraction of ``batch_size``; ties: more tokens per second). None when
+        ``best`` exists.
+    limits : dict
+        The limits applied: ``max_drop_fraction``, ``max_staleness_mean`` (None: no limit) and
+        ``exclude_runaway``.
+    """
 
     table: pl.DataFrame
-    best: dict[str, Any]
+    best: dict[str, Any] | None
+    nearest: dict[str, Any] | None = None
+    limits: dict[str, Any] | None = None
+
+    @property
+    def verdict(self) -> str:
+        """One sentence: the best split and the limits it meets, or that none meets them and the
+        nearest, with why it was excluded."""
+        lim = self.limits or {}
+        parts = []
+        if lim.get("exclude_runaway", True):
+            parts.append("generation does not outrun training")
+        if lim.get("max_drop_fraction") is not None:
+            parts.append(f"drop_fraction <= {lim['max_drop_fraction']:.1%}")
+        if lim.get("max_staleness_mean") is not None:
+            parts.append(f"staleness_mean <= {lim['max_staleness_mean']:g}")
+        limits = ", ".join(parts) or "no limits"
+        if self.best is not None:
+            return f"best: {_describe_split(self.best)} (limits: {limits})"
+        if self.nearest is None:
+            return f"no split meets the limits ({limits})"
+        return (f"no split meets the limits ({limits}); nearest: {_describe_split(self.nearest)}, excluded because "
+                f"{self.nearest['excluded_because']}")
+
+
+def _describe_split(r: dict[str, Any]) -> str:
+    where = ("colocated on all " + str(r["rollout_gpus"]) + " GPUs" if r["placement"] == "colocated"
+             else f"{r['rollout_gpus']} rollout + {r['train_gpus']} training GPUs")
+    return f"{where}, {r['tokens_trained_per_s']:.0f} tokens trained/s"
+
+
+def _candidates(rollout_gpus: Any, total: int, gi: int) -> list[int]:
+    """The explicit rollout-GPU counts, each checked: an integer multiple of ``gi`` in ``[gi, total - 1]``,
+    no repeats; every bad entry is named."""
+    if isinstance(rollout_gpus, (str, bytes)) or not hasattr(rollout_gpus, "__iter__"):
+        raise invalid("rollout_gpus", f"must be a sequence of integers, got {rollout_gpus!r}")
+    values = list(rollout_gpus)
+    if not values:
+        raise invalid("rollout_gpus", "must name at least one split, got an empty sequence (None: every split)")
+    bad: list[str] = []
+    seen: dict[int, int] = {}
+    out: list[int] = []
+    for i, v in enumerate(values):
+        ok = not isinstance(v, bool) and isinstance(v, (int, np.integer)) and gi <= int(v) <= total - 1 \
+            and int(v) % gi == 0
+        if not ok:
+            bad.append(f"entry {i} ({v!r})")
+        elif int(v) in seen:
+            bad.append(f"entry {i} ({v!r}, repeats entry {seen[int(v)]})")
+        else:
+            seen[int(v)] = i
+            out.append(int(v))
+    if bad:
+        raise invalid("rollout_gpus", f"entries must be integer multiples of gpus_per_instance ({gi}) in [{gi}, "
+                                      f"{total - 1}] (one rollout instance at least, one training GPU at least), "
+                                      f"each once; invalid: {', '.join(bad)}")
+    return out
+
+
+def _limit(field: str, value: Any, hi: float | None) -> float | None:
+    """A limit of :func:`gpu_split`: None, or a number in ``[0, hi]`` (``[0, inf)`` without ``hi``)."""
+    if value is None:
+        return None
+    allowed = f"a number in [0, {hi:g}]" if hi is not None else "a finite number >= 0"
+    v = _check.real(field, value) if isinstance(value, (int, float, np.integer, np.floating)) else None
+    if v is None or not (math.isfinite(v) and 0 <= v <= (math.inf if hi is None else hi)):
+        raise invalid(field, f"must be {allowed} (or None: no limit), got {value!r}")
+    return v
+
+
+#: Steps the engine needs to measure the ready queue's growth (``generation_outruns_training``).
+_MEASURED_STEPS = 6
+
+
+def _unbounded(p: Any) -> bool:
+    """A fully asynchronous pipeline with nothing that bounds its ready queue."""
+    return isinstance(p, FullyAsync) and p.max_staleness is None and p.admission_eta is None \
+        and p.max_lag_samples is None and p.max_ready_groups is None
+
+
+def _exclusions(r: dict[str, Any], batch_size: int, max_drop: float | None, max_stale: float | None,
+                exclude_runaway: bool) -> tuple[list[str], float]:
+    """Why a split is not recommended, and by how much it misses (relative excess, summed)."""
+    why: list[str] = []
+    excess = 0.0
+    if r["samples_trained"] == 0:
+        why.append("no sample was trained within horizon_s")
+        excess = math.inf
+    if exclude_runaway and r["runaway"]:
+        if r["generation_outruns_training"]:
+            why.append(f"generation outruns training (ready queue +{r['ready_queue_growth_per_step']:.0f} samples "
+                       f"per step: staleness grows without bound)")
+        else:
+            why.append(f"generation outruns training (throughput_ratio {r['throughput_ratio']:.2f} > 1; too few "
+                       f"steps to measure the ready queue's growth, run a longer horizon_s to see it)")
+        excess += max(r["ready_queue_growth_per_step"] / batch_size, r["throughput_ratio"] - 1.0, 0.01)
+    if max_drop is not None and r["drop_fraction"] > max_drop:
+        why.append(f"drop_fraction {r['drop_fraction']:.1%} > max_drop_fraction {max_drop:.1%}")
+        excess += (r["drop_fraction"] - max_drop) / max(max_drop, 0.01)
+    if max_stale is not None and r["staleness_mean"] > max_stale:
+        why.append(f"staleness_mean {r['staleness_mean']:.2f} > max_staleness_mean {max_stale:g}")
+        excess += (r["staleness_mean"] - max_stale) / max(max_stale, 1.0)
+    return why, excess
 
 
 def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, slots_per_instance: int,
               gpu_s_per_token: float, train_fixed_s: float = 0.0,
-              rollout_gpus: Sequence[int] | None = None, colocated_switch_s: float | None = None) -> SplitResult:
-    """Sweeps the rollout / training split of ``total_gpus`` for ``scenario``'s pipeline and lengths.
+              rollout_gpus: Sequence[int] | None = None, colocated_switch_s: float | None = None,
+              max_drop_fraction: float | None = MAX_DROP_FRACTION, max_staleness_mean: float | None = None,
+              exclude_runaway: bool = True, progress: Callable[[int, int], Any] | None = None) -> SplitResult:
+    """Sweeps the rollout / training split of ``total_gpus`` for ``scenario``'s pipeline and lengths,
+    and recommends the split that trains the most tokens per second among those that meet the
+    limits.
 
-    Each candidate gives ``rollout_gpus`` (multiples of ``gpus_per_instance``, default all from one
-    instance to ``total_gpus - 1``) to the rollout pool and the rest to the trainer (see
-    :func:`disaggregated` for the model), and is simulated with the scenario's seed; the best split
-    maximizes tokens trained per second (effective throughput).
+    Each candidate gives ``rollout_gpus`` GPUs to the rollout pool and the rest to the trainer (see
+    :func:`disaggregated` for the model), and is simulated with the scenario's seed
+    (``record="summary"``).
 
-    With ``colocated_switch_s`` (seconds per step to offload the rollout engine and load it back,
-    >= 0), one more row, ``placement = "colocated"``, runs the synchronous pipeline on all
-    ``total_gpus`` taking turns (:func:`colocated`): the answer to "does splitting the GPUs for an
-    asynchronous pipeline pay off against the colocated baseline?". It competes for ``best`` too.
+    With ``colocated_switch_s``, one more row, ``placement = "colocated"``, runs the synchronous
+    pipeline on all ``total_gpus`` taking turns (:func:`colocated`): the answer to "does splitting
+    the GPUs for an asynchronous pipeline pay off against the colocated baseline?". It competes for
+    ``best`` too.
 
-    Raises ScenarioError for a budget that cannot hold one instance and one training GPU."""
+    A split that trains fast by letting generation outrun training (the ready queue grows without
+    bound, so staleness rises with the horizon) or by dropping what it generated is not a good
+    recommendation: ``best`` is chosen only among the splits that meet the limits, and every other
+    split says why in ``excluded_because``.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        Pipeline, lengths, batch, horizon, seed (its pool and trainer are set by each split).
+    total_gpus : int
+        The GPU budget, >= 2 (one rollout instance and one training GPU at least).
+    gpus_per_instance, slots_per_instance, gpu_s_per_token, train_fixed_s
+        As in :func:`disaggregated`.
+    rollout_gpus : sequence of int, optional
+        The rollout-GPU counts to try, each an integer multiple of ``gpus_per_instance`` in
+        ``[gpus_per_instance, total_gpus - 1]``, each once. Default: all of them.
+    colocated_switch_s : float, optional
+        Seconds per step to offload the rollout engine and load it back (>= 0): adds the colocated
+        baseline.
+    max_drop_fraction : float or None
+        Recommend only splits that drop at most this fraction of their finished samples (in [0, 1];
+        default 0.05; None: no limit).
+    max_staleness_mean : float or None
+        Recommend only splits whose mean staleness (policy versions) is at most this (>= 0;
+        default None: no limit).
+    exclude_runaway : bool
+        Recommend only splits where generation does not outrun training (the table's ``runaway``;
+        default True).
+    progress : callable, optional
+        Called as ``progress(done, total)`` (splits run so far, splits in all): once before the
+        first run and after each.
+
+    Returns
+    -------
+    SplitResult
+        The table (with ``excluded_because`` and ``rank``), ``best`` (None when no split meets the
+        limits), ``nearest`` (then the closest split), and ``verdict`` (a sentence).
+
+    Raises
+    ------
+    ScenarioError
+        A budget that cannot hold one instance and one training GPU, an invalid ``rollout_gpus``
+        entry (each named, with the allowed range), a limit out of range, or a bad ``progress``.
+    """
+    if not isinstance(scenario, Scenario):
+        raise invalid("scenario", f"must be a rollsim.Scenario, got {type(scenario).__name__}")
     total = _check.integer("total_gpus", total_gpus, 1)
     gi = _check.integer("gpus_per_instance", gpus_per_instance, 1)
-    if rollout_gpus is None:
-        rollout_gpus = list(range(gi, total, gi))
-    candidates = [int(r) for r in rollout_gpus if 0 < int(r) < total and int(r) % gi == 0]
-    if not candidates:
+    if total < gi + 1:
         raise invalid("total_gpus", f"{total} GPUs cannot hold one rollout instance ({gi} GPUs) and one training GPU")
+    candidates = list(range(gi, total, gi)) if rollout_gpus is None else _candidates(rollout_gpus, total, gi)
+    max_drop = _limit("max_drop_fraction", max_drop_fraction, 1.0)
+    max_stale = _limit("max_staleness_mean", max_staleness_mean, None)
+    exclude_runaway = _check.flag("exclude_runaway", exclude_runaway)
+    if progress is not None and not callable(progress):
+        raise invalid("progress", f"must be None or a callable progress(done, total), got {progress!r}")
     runs: list[tuple[str, int, int, Scenario]] = []
     for r in candidates:
         runs.append(("disaggregated", r, total - r, disaggregated(
@@ -293,22 +474,43 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
         runs.append(("colocated", total, total, colocated(
             scenario.replace(pipeline=Synchronous()), switch, 0.0, gpus=total, gpus_per_instance=gi,
             slots_per_instance=slots_per_instance, gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s)))
+    if progress is not None:
+        progress(0, len(runs))
     rows = []
-    for placement, r, t, sc in runs:
+    for i, (placement, r, t, sc) in enumerate(runs):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # splits with too many rollout GPUs outrun training: reported
-            res = simulate(sc)
+            res = simulate(sc, record="summary")
         m = run_metrics(res, gpus=total)
         s = res.summary
-        rows.append({
+        row = {
             "placement": placement, "rollout_gpus": r, "train_gpus": t, "rollout_slots": sc.rollout_slots,
             "step_time_s": m["step_time_s"], "trainer_wait_s": m["trainer_wait_s"],
             "trainer_idle_fraction": s["trainer_idle_s"] / s["end_s"],
             "rollout_utilization": s["rollout_utilization"],
             "tokens_trained_per_s": m["tokens_trained_per_s"], "tokens_per_s_per_gpu": m["tokens_per_s_per_gpu"],
-            "staleness_mean": s["staleness_mean"], "drop_fraction": s["drop_fraction"],
-            "generation_outruns_training": s["generation_outruns_training"],
-        })
-    table = pl.DataFrame(rows)
-    best = table.sort("tokens_trained_per_s", descending=True).row(0, named=True)
-    return SplitResult(table, best)
+            "drop_fraction": s["drop_fraction"], "staleness_mean": s["staleness_mean"],
+            "staleness_max": s["staleness_max"], "generation_outruns_training": s["generation_outruns_training"],
+            "ready_queue_growth_per_step": s["ready_queue_growth_per_step"], "throughput_ratio": s["throughput_ratio"],
+            # with fewer than 6 steps the engine cannot measure the queue's growth: predict it
+            "runaway": bool(s["generation_outruns_training"] or (res.steps.height < _MEASURED_STEPS
+                                                                 and _unbounded(sc.pipeline)
+                                                                 and s["throughput_ratio"] > 1.0)),
+        }
+        why, excess = _exclusions(dict(row, samples_trained=s["samples_trained"]), scenario.batch_size, max_drop,
+                                  max_stale, exclude_runaway)
+        rows.append((row, why, excess))
+        if progress is not None:
+            progress(i + 1, len(runs))
+    order = sorted((i for i, (_, why, _) in enumerate(rows) if not why),
+                   key=lambda i: -rows[i][0]["tokens_trained_per_s"])
+    rank = {i: k + 1 for k, i in enumerate(order)}
+    table = pl.DataFrame([dict(row, excluded_because="; ".join(why) or None, rank=rank.get(i))
+                          for i, (row, why, _) in enumerate(rows)],
+                         schema_overrides={"excluded_because": pl.String, "rank": pl.Int64})
+    limits = {"max_drop_fraction": max_drop, "max_staleness_mean": max_stale, "exclude_runaway": exclude_runaway}
+    if order:
+        return SplitResult(table, table.row(order[0], named=True), None, limits)
+    near = min(range(len(rows)), key=lambda i: (rows[i][2] == math.inf, len(rows[i][1]), rows[i][2],
+                                                -rows[i][0]["tokens_trained_per_s"]))
+    return SplitResult(table, None, table.row(near, named=True), limits)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass, field
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
+from collections.abc import Sequence
 
 import numpy as np
 
-from rollsim import _check
+from rollsim import _check, scenario_toml
 from rollsim.errors import invalid, strict_init
 from rollsim.lengths import Empirical, LogNormal
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
@@ -22,8 +24,36 @@ MAX_COUNT = 1 << 24
 _PIPELINES = (Synchronous, OneStepAsync, OffPolicy, FullyAsync)
 
 
-def _scenario_seconds(name: str, value: Any, *, allow_zero: bool) -> float:
-    return _check.number(name, value, allow_zero=allow_zero, what="a number of seconds")
+#: Accepted range and unit of every real-valued field (the engine checks the same ranges with the same
+#: messages, in rust/rollsim-core/src/scenario.rs): wide enough for any real system, narrow enough that
+#: every summary value of any accepted combination stays finite (see the Scenario docstring).
+_BOUNDS: dict[str, tuple[float, float, str]] = {
+    "decode_tokens_per_s": (1e-6, 1e9, "tokens/s"),
+    "train_step_s": (0.0, 1e12, "seconds"),
+    "weight_sync_s": (0.0, 1e12, "seconds"),
+    "rollout_pause_s": (0.0, 1e12, "seconds"),
+    "horizon_s": (1e-6, 1e12, "seconds"),
+    "train_s_per_token": (0.0, 1e3, "seconds/token"),
+    "logprob_s_per_token": (0.0, 1e3, "seconds/token"),
+    "prompt_tokens": (0.0, 1e9, "tokens"),
+    "prefill_tokens_per_s": (1e-6, 1e12, "tokens/s"),
+    "decode_slowdown_per_seq": (0.0, 1e6, ""),
+    "kv_cache_tokens": (1.0, 1e15, "tokens"),
+    "decode_throughput_table": (1e-6, 1e15, "tokens/s"),
+}
+
+
+def _field(name: str, value: Any, **kw: Any) -> float:
+    lo, hi, unit = _BOUNDS[name]
+    return _check.bounded(name, value, lo, hi, unit, **kw)
+
+
+def _sum_at_most(name: str, first: str, what: str, a: float, b: float) -> None:
+    """The engine takes ``first + name`` as one field, with ``first``'s range: refuse a sum above it."""
+    hi, unit = _BOUNDS[first][1], _BOUNDS[first][2]
+    if a + b > hi:
+        raise invalid(name, f"{first} + {name} ({what}) must be at most {_check.fmt_bound(hi)} {unit}, got "
+                            f"{a!r} + {b!r} = {a + b!r}")
 
 
 _TABLE = "decode_throughput_table"
@@ -31,7 +61,7 @@ _TABLE = "decode_throughput_table"
 
 def _throughput_table(value: Any) -> tuple[tuple[int, float], ...] | None:
     """``None`` or a tuple of ``(batch size, tokens/s)`` pairs: batch sizes integers in
-    [1, 2**24], strictly increasing from 1; throughputs finite and > 0."""
+    [1, 2**24], strictly increasing from 1; throughputs in [1e-6, 1e15] tokens/s."""
     if value is None:
         return None
     what = "must be a sequence of (running sequences, instance tokens/s) pairs"
@@ -49,13 +79,14 @@ def _throughput_table(value: Any) -> tuple[tuple[int, float], ...] | None:
         if isinstance(n, (float, np.floating)) and not isinstance(n, bool) and float(n).is_integer():
             n = int(n)  # numpy tables are float arrays
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= int(n) <= MAX_COUNT:
-            raise invalid(_TABLE, f"batch sizes must be integers in [1, {MAX_COUNT}]; item {i} has {n!r}")
+            raise invalid(_TABLE, f"batch sizes must be integers in [1, {MAX_COUNT}]; item {i} has {_check.show(n)}")
         if isinstance(tp, bool) or not isinstance(tp, (int, float, np.integer, np.floating)):
             raise invalid(_TABLE, f"throughputs must be numbers of tokens/s; item {i} has {tp!r}")
-        tpf = _check.real(_TABLE, tp)
-        if not (math.isfinite(tpf) and tpf > 0):
-            raise invalid(_TABLE, f"throughputs must be finite and > 0 tokens/s; item {i} has {tpf}")
-        out.append((int(n), tpf))
+        lo, hi, _ = _BOUNDS[_TABLE]
+        if not lo <= (int(tp) if isinstance(tp, (int, np.integer)) else float(tp)) <= hi:
+            raise invalid(_TABLE, f"throughputs must be in [{_check.fmt_bound(lo)}, {_check.fmt_bound(hi)}] tokens/s; "
+                                  f"item {i} has {_check.show(tp)}")
+        out.append((int(n), float(tp)))
     if out[0][0] != 1:
         raise invalid(_TABLE, f"must start at batch size 1, got {out[0][0]}")
     for i in range(1, len(out)):
@@ -118,69 +149,71 @@ class Scenario:
     ----------
     rollout_slots : int
         Concurrent sequences in the rollout pool, in [1, 2**24].
-    decode_tokens_per_s : float
-        Decode speed of one sequence, tokens per second, > 0.
+    decode_tokens_per_s : float, in [1e-6, 1e9]
+        Decode speed of one sequence, tokens per second.
     batch_size : int
         Samples per training step, in [1, 2**24].
-    train_step_s : float
-        Fixed seconds per training step, >= 0 (the trainer's compute).
-    train_s_per_token : float
-        Seconds per token of the batch, >= 0, added to every step: the part of training that scales
+    train_step_s : float, in [0, 1e12]
+        Fixed seconds per training step (the trainer's compute); ``train_step_s + weight_sync_s``
+        must be at most 1e12 s too.
+    train_s_per_token : float, in [0, 1e3]
+        Seconds per token of the batch, added to every step: the part of training that scales
         with the tokens trained (forward, backward, optimizer). A step over a batch of ``n`` tokens
         lasts ``train_step_s + (train_s_per_token + logprob_s_per_token) * n`` (``+ weight_sync_s``).
-    logprob_s_per_token : float
-        Seconds per token of the batch, >= 0, of an optional log-prob recompute phase before the
+    logprob_s_per_token : float, in [0, 1e3]
+        Seconds per token of the batch of an optional log-prob recompute phase before the
         update: the trainer recomputes the behaviour policy's log-probs (verl's ``old_log_prob``
         phase; ``async_training.recompute_old_log_prob``); 0 (default) when the rollout's own
         log-probs are used (verl fully_async ``use_rollout_log_probs``). Added to the step like
-        ``train_s_per_token``, and reported apart by ``rollsim.plot.step_breakdown_frame``.
-    weight_sync_s : float
-        Seconds per weight update after each step, >= 0; the new policy version is available
+        ``train_s_per_token``, and reported apart by ``rollsim.plot.step_breakdown_frame``;
+        ``train_s_per_token + logprob_s_per_token`` must be at most 1e3 s/token too.
+    weight_sync_s : float, in [0, 1e12]
+        Seconds per weight update after each step; the new policy version is available
         ``train_step_s + weight_sync_s`` after the step starts. Take it from
         ``rollsim.sync.estimate(...).total_s``.
-    rollout_pause_s : float
-        Seconds the rollout pool stops at every weight update it loads, >= 0 (vLLM / SGLang
+    rollout_pause_s : float, in [0, 1e12]
+        Seconds the rollout pool stops at every weight update it loads (vLLM / SGLang
         ``pause_generation``, load the weights, resume; verl's ``sleep()`` / ``resume()`` around a
         parameter sync): requests in flight continue that much later, with the rest of any prefill,
         and requests started during the pause begin at its end (with ``slots_per_instance``, every
         instance's token clock stands still, whatever its requests were doing). Paused requests keep their slots
         (they count as busy in ``rollout_utilization``). Applies in every ``on_update`` mode and
         pipeline; in the synchronous pipeline it delays the next batch's generation.
-    group_size : int
+    group_size : int, in [1, 2**24]
         Answers per prompt (GRPO group, ``rollout.n``). Batches are made of whole groups:
         ``batch_size`` counts samples and must be a multiple of ``group_size``.
-    prompt_tokens : float
-        Prompt length, tokens, >= 0 (prefilled before the first answer token).
-    prefill_tokens_per_s : float
-        Prefill throughput of one slot, tokens/s, > 0; ``math.inf`` (default) makes prefill free.
+    prompt_tokens : float, in [0, 1e9]
+        Prompt length, tokens (prefilled before the first answer token).
+    prefill_tokens_per_s : float, in [1e-6, 1e12] or math.inf
+        Prefill throughput of one slot, tokens/s; ``math.inf`` (default) makes prefill free.
     prefix_sharing : bool
         The answers of a group share the prompt's KV (prefix cache): only the first pays the
         prompt prefill (until the cache is cleared).
     clear_cache_on_update : bool
         The prefix cache is cleared on every weight update: answers started after an update pay the
         prompt prefill again (counted in ``tokens_recomputed``).
-    slots_per_instance : int
+    slots_per_instance : int, in [0, 2**24]
         Batched decoding: the pool is ``rollout_slots / slots_per_instance`` inference instances
         (must divide ``rollout_slots``); 0 (default) keeps every slot independent (the chapter).
-    decode_slowdown_per_seq : float
+    decode_slowdown_per_seq : float, in [0, 1e6]
         With ``slots_per_instance``: a sequence on an instance running ``n`` sequences decodes at
         ``decode_tokens_per_s / (1 + decode_slowdown_per_seq * (n - 1))`` tokens/s (a decode step
         costs a base latency plus a per-sequence cost, so ``decode_slowdown_per_seq`` = per-sequence
-        cost / (base + per-sequence cost)); the last stragglers decode fast, alone. >= 0.
+        cost / (base + per-sequence cost)); the last stragglers decode fast, alone.
     decode_throughput_table : sequence of (int, float) pairs, optional
         With ``slots_per_instance``: measured decode throughput of one instance, as
         ``(running sequences, tokens/s of the whole instance)`` points, e.g.
         ``((1, 60.0), (8, 400.0), (64, 1600.0))``; linear in between. A sequence on an instance
         running ``n`` sequences decodes at ``throughput(n) / n`` tokens/s
         (:meth:`decode_speed`). Batch sizes: integers, strictly increasing, the first 1, the last
-        ``>= slots_per_instance`` (points beyond are unused); throughputs finite and > 0. Excludes
+        ``>= slots_per_instance`` (points beyond are unused); throughputs in [1e-6, 1e15] tokens/s. Excludes
         ``decode_slowdown_per_seq > 0``. ``decode_tokens_per_s`` must then equal the table's speed
         at one sequence (``throughput(1)``): it is still the single-sequence speed that the
         analytic helpers (:mod:`rollsim.theory`, the runaway estimate) use, and rollsim does not
         silently override it. ``None`` (default): no table.
-    kv_cache_tokens : float, optional
+    kv_cache_tokens : float, in [1, 1e15], optional
         With ``slots_per_instance``: KV-cache capacity of one instance, tokens (vLLM's
-        ``num_gpu_blocks * block_size``), > 0. ``None`` (default): unlimited. A running sequence
+        ``num_gpu_blocks * block_size``). ``None`` (default): unlimited. A running sequence
         holds KV for its prompt plus the tokens it has decoded (from its admission, counting the
         whole prompt + tokens done at once; the prompt KV a group could share is *not* modelled:
         every sequence holds its own prompt). When an instance's KV would exceed the capacity, its
@@ -196,8 +229,8 @@ class Scenario:
         Must be >= ``prompt_tokens`` + the longest possible answer (``LogNormal.max_tokens``, the
         largest ``Empirical`` value) + 1, so that any request fits alone (else the run could
         deadlock).
-    horizon_s : float
-        Simulated time, seconds, > 0 (see README "Horizon" for what counts at the end).
+    horizon_s : float, in [1e-6, 1e12]
+        Simulated time, seconds (see README "Horizon" for what counts at the end).
     lengths : LogNormal | Empirical
         Answer lengths in tokens.
     pipeline : Synchronous | OneStepAsync | OffPolicy | FullyAsync
@@ -208,10 +241,20 @@ class Scenario:
         ``"fast"``: Xoshiro256++ and a ziggurat normal. ``"python"``: CPython's
         ``random.Random(seed)`` bit for bit, drawing in the chapter's order (reproduces its table).
 
+    The ranges keep every summary value finite for any combination of accepted values (answer
+    lengths within the bounds of :class:`LogNormal` / :class:`Empirical`): durations stay far below
+    the float range (tokens / the slowest speed, about 1e-6 / (1 + 1e6 * 2**24) tokens/s per
+    sequence; a step's ``tokens * seconds/token``), and so do token counts and products like
+    ``horizon_s * decode_tokens_per_s * rollout_slots`` (below 2e28). Only the staleness means of
+    the summary can be NaN, when they average nothing (see ``rollsim.Result.summary``). Numbers are
+    checked as given: an int too large for a float (``10**400``) is out of range, not infinite.
+
     Raises
     ------
     ScenarioError (ValueError)
-        Any field of the wrong type or out of range; the message starts with the field's name.
+        Any field of the wrong type or out of range; the message starts with the field's name,
+        states the range and the unit, e.g. ``decode_tokens_per_s: must be in [1e-6, 1e9]
+        tokens/s, got 1e-320``.
     """
 
     rollout_slots: int = 256
@@ -241,15 +284,13 @@ class Scenario:
         set_ = object.__setattr__
         set_(self, "rollout_slots", _check.integer("rollout_slots", self.rollout_slots, 1, MAX_COUNT))
         set_(self, "batch_size", _check.integer("batch_size", self.batch_size, 1, MAX_COUNT))
-        speed = _scenario_seconds("decode_tokens_per_s", self.decode_tokens_per_s, allow_zero=False)
-        set_(self, "decode_tokens_per_s", speed)
-        set_(self, "train_step_s", _scenario_seconds("train_step_s", self.train_step_s, allow_zero=True))
-        set_(self, "weight_sync_s", _scenario_seconds("weight_sync_s", self.weight_sync_s, allow_zero=True))
-        set_(self, "rollout_pause_s", _scenario_seconds("rollout_pause_s", self.rollout_pause_s, allow_zero=True))
-        set_(self, "train_s_per_token", _scenario_seconds("train_s_per_token", self.train_s_per_token, allow_zero=True))
-        set_(self, "logprob_s_per_token",
-             _scenario_seconds("logprob_s_per_token", self.logprob_s_per_token, allow_zero=True))
-        set_(self, "horizon_s", _scenario_seconds("horizon_s", self.horizon_s, allow_zero=False))
+        set_(self, "decode_tokens_per_s", _field("decode_tokens_per_s", self.decode_tokens_per_s))
+        for name in ("train_step_s", "weight_sync_s", "rollout_pause_s", "train_s_per_token", "logprob_s_per_token",
+                     "horizon_s"):
+            set_(self, name, _field(name, getattr(self, name)))
+        _sum_at_most("weight_sync_s", "train_step_s", "the fixed time of a step", self.train_step_s, self.weight_sync_s)
+        _sum_at_most("logprob_s_per_token", "train_s_per_token", "a step's time per token", self.train_s_per_token,
+                     self.logprob_s_per_token)
         if not isinstance(self.lengths, (LogNormal, Empirical)):
             raise invalid("lengths", f"must be LogNormal(...) or Empirical(...), got {type(self.lengths).__name__}")
         if not isinstance(self.pipeline, _PIPELINES):
@@ -258,7 +299,7 @@ class Scenario:
                 f"must be Synchronous(), OneStepAsync(), OffPolicy(k) or FullyAsync(...), got {self.pipeline!r}",
             )
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or not 0 <= int(self.seed) < 2**64:
-            raise invalid("seed", f"must be an integer in [0, 2**64 - 1], got {self.seed!r}")
+            raise invalid("seed", f"must be an integer in [0, 2**64 - 1], got {_check.show(self.seed)}")
         set_(self, "seed", int(self.seed))
         if self.rng not in ("fast", "python"):
             raise invalid("rng", f"must be 'fast' or 'python', got {self.rng!r}")
@@ -266,20 +307,14 @@ class Scenario:
         if self.batch_size % g:
             raise invalid("group_size", f"must divide batch_size ({self.batch_size}), got {g}")
         set_(self, "group_size", g)
-        set_(self, "prompt_tokens", _scenario_seconds("prompt_tokens", self.prompt_tokens, allow_zero=True))
-        rate = self.prefill_tokens_per_s
-        if isinstance(rate, bool) or not isinstance(rate, (int, float, np.integer, np.floating)) or not float(rate) > 0:
-            raise invalid("prefill_tokens_per_s", f"must be > 0 tokens/s (math.inf: free prefill), got {rate!r}")
-        try:
-            set_(self, "prefill_tokens_per_s", float(rate))
-        except OverflowError:
-            set_(self, "prefill_tokens_per_s", math.inf)
+        set_(self, "prompt_tokens", _field("prompt_tokens", self.prompt_tokens))
+        set_(self, "prefill_tokens_per_s", _field("prefill_tokens_per_s", self.prefill_tokens_per_s,
+                                                  allow=(math.inf,), extra="or math.inf (free prefill)"))
         spi = _check.integer("slots_per_instance", self.slots_per_instance, 0, MAX_COUNT)
         if spi and self.rollout_slots % spi:
             raise invalid("slots_per_instance", f"must divide rollout_slots ({self.rollout_slots}), got {spi}")
         set_(self, "slots_per_instance", spi)
-        set_(self, "decode_slowdown_per_seq",
-             _scenario_seconds("decode_slowdown_per_seq", self.decode_slowdown_per_seq, allow_zero=True))
+        set_(self, "decode_slowdown_per_seq", _field("decode_slowdown_per_seq", self.decode_slowdown_per_seq))
         self._check_decode_table()
         self._check_kv_cache()
         for name in ("prefix_sharing", "clear_cache_on_update"):
@@ -310,11 +345,7 @@ class Scenario:
         kv = self.kv_cache_tokens
         if kv is None:
             return
-        if isinstance(kv, bool) or not isinstance(kv, (int, float, np.integer, np.floating)):
-            raise invalid("kv_cache_tokens", f"must be a number of tokens or None (unlimited), got {type(kv).__name__} {kv!r}")
-        kv = _check.real("kv_cache_tokens", kv)
-        if not (math.isfinite(kv) and kv > 0):
-            raise invalid("kv_cache_tokens", f"must be finite and > 0 tokens, or None (unlimited), got {kv}")
+        kv = _field("kv_cache_tokens", kv, extra="or None (unlimited)")
         object.__setattr__(self, "kv_cache_tokens", kv)
         if self.slots_per_instance == 0:
             raise invalid("kv_cache_tokens",
@@ -363,7 +394,7 @@ class Scenario:
                                       f"bucket {i} ([{lo:g}, {hi:g}) tokens) can never fill: no answer length falls in "
                                       f"it, but its quota is {quota}; give it quota 0")
 
-    def replace(self, /, **changes: Any) -> "Scenario":
+    def replace(self, /, **changes: Any) -> Scenario:
         """A copy with some fields changed. Dotted names reach into parts:
         ``sc.replace(seed=3, **{"pipeline.max_staleness": 2, "lengths.sigma": 1.2})``.
 
@@ -381,7 +412,7 @@ class Scenario:
                 top[head] = value
         for head, sub in nested.items():
             part = top.get(head, getattr(self, head))
-            if not dataclasses.is_dataclass(part):
+            if not dataclasses.is_dataclass(part) or isinstance(part, type):
                 raise invalid(head, f"has no sub-fields to set ({sorted(sub)})")
             part_names = {f.name for f in dataclasses.fields(part) if f.init and not f.name.startswith("_")}
             for k in sub:
@@ -395,7 +426,8 @@ class Scenario:
         longest answer): ``share`` x the bucket's expected share of ``batch_size / group_size``
         groups, rounded down. Groups' longest answers are taken as independent draws (exact for
         ``group_correlation = 0`` and ungrouped data)."""
-        lb = LengthBalanced(edges, share=share)  # validates edges and share
+        given: Any = edges  # LengthBalanced validates edges (any sequence) and share
+        lb = LengthBalanced(given, share=share)
         edges, share = lb.edges, lb.share
         n = self.group_size
         cdf = [self.lengths.cdf(e) ** n for e in edges]
@@ -464,6 +496,36 @@ class Scenario:
         step_s = self.train_step_s + self.weight_sync_s + per_token * self.batch_size * mean
         return rollout * step_s / self.batch_size
 
+    @classmethod
+    def from_toml(cls, path: str | os.PathLike[str]) -> Scenario:
+        """The scenario of a TOML file (format: :mod:`rollsim.scenario_toml`; any field, omitted
+        ones at their defaults; a lengths ``file`` is taken relative to the TOML file).
+
+        Raises
+        ------
+        FileNotFoundError
+            No such file.
+        ScenarioError (ValueError)
+            Not a readable UTF-8 TOML file, an unknown key (the allowed ones are listed) or an
+            invalid value."""
+        return scenario_toml.load(path)
+
+    @classmethod
+    def from_toml_str(cls, text: str, root: str | os.PathLike[str] = ".") -> Scenario:
+        """The scenario of TOML text (see :meth:`from_toml`); relative file paths from ``root``."""
+        return scenario_toml.loads(text, root)
+
+    def to_toml(self, path: str | os.PathLike[str] | None = None) -> str:
+        """The scenario as TOML text, every field written (``None`` ones left out), written to
+        ``path`` too if given; ``Scenario.from_toml_str(sc.to_toml()) == sc``. Empirical lengths
+        read from a file or data set by :meth:`from_toml` or the command line are written as that
+        reference, others inline (see :mod:`rollsim.scenario_toml`)."""
+        text = scenario_toml.to_toml(self)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        return text
+
 
 def _longest_answer(lengths: LogNormal | Empirical) -> float:
     """The longest answer that can be drawn, tokens (``max_tokens`` for lognormal lengths)."""
@@ -487,3 +549,5 @@ def _reachable(lengths: LogNormal | Empirical, lo: float, hi: float) -> bool:
 
 
 strict_init(Scenario, "", "Scenario")
+
+scenario_toml.use_scenario_class(Scenario)  # the TOML layer builds Scenarios without importing this module

@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal, Sequence
+from typing import Any, Literal
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import polars as pl
@@ -16,7 +17,8 @@ from rollsim.lengths import LogNormal
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
 
-__all__ = ["Result", "simulate", "compare", "estimate_size", "SHORT_TOKENS", "LONG_TOKENS", "DEFAULT_MAX_SAMPLES"]
+__all__ = ["Result", "simulate", "compare", "estimate_size", "SHORT_TOKENS", "LONG_TOKENS", "DEFAULT_MAX_SAMPLES",
+           "DEFAULT_MAX_EVENTS", "EVENTS_PER_S"]
 
 #: Answers shorter than this are "short" in ``summary["staleness_mean_short"]`` (the chapter's < 1K).
 SHORT_TOKENS = 1000
@@ -47,12 +49,33 @@ BYTES_PER_SAMPLE = (sum(_ENGINE_SAMPLE_COLUMNS.values()) + sum(_FRAME_SAMPLE_COL
 BYTES_PER_STEP = sum(_ENGINE_STEP_COLUMNS.values()) + sum(_FRAME_STEP_COLUMNS.values())
 
 
+#: Default limit on the events of one run (checked against :func:`estimate_size` before running):
+#: about a minute at :data:`EVENTS_PER_S`. ``record="summary"`` keeps memory constant, so there the
+#: guard is on run time.
+DEFAULT_MAX_EVENTS = 1_000_000_000
+#: Typical engine speed, events per second on one core (10-20 M for the chapter's scenario and
+#: common variants; batched decoding and KV capacity are slower): used to say how long a refused run
+#: would take.
+EVENTS_PER_S = 15e6
+#: The most samples one run can start (sample ids are 32-bit).
+ENGINE_MAX_SAMPLES = 2**32 - 1
+
+
 def check_max_samples(max_samples: Any) -> int:
     """``max_samples`` as an int in [1, 2**32 - 1], else ScenarioError."""
     if isinstance(max_samples, bool) or not isinstance(max_samples, (int, np.integer)) \
-            or not 1 <= int(max_samples) <= 2**32 - 1:
+            or not 1 <= int(max_samples) <= ENGINE_MAX_SAMPLES:
         raise invalid("max_samples", f"must be an integer in [1, 2**32 - 1], got {max_samples!r}")
     return int(max_samples)
+
+
+def check_max_events(max_events: Any) -> int | None:
+    """``max_events`` as an int >= 1, or None (no limit), else ScenarioError."""
+    if max_events is None:
+        return None
+    if isinstance(max_events, bool) or not isinstance(max_events, (int, np.integer)) or int(max_events) < 1:
+        raise invalid("max_events", f"must be an integer >= 1 or None (no limit), got {max_events!r}")
+    return int(max_events)
 
 
 def estimate_size(scenario: Scenario, record: Literal["samples", "summary"] = "samples") -> dict[str, float]:
@@ -62,9 +85,11 @@ def estimate_size(scenario: Scenario, record: Literal["samples", "summary"] = "s
     Samples: the rollout pool busy for the whole horizon, ``rollout_slots * (horizon_s /
     seconds_per_answer + 1)`` with ``seconds_per_answer = mean_tokens / decode_tokens_per_s`` (+ the
     prompt's prefill), capped for batch pipelines by the batches that can start (at least one batch's
-    generation, and ``train_step_s`` for synchronous, per batch) and for admission control / lag bounds
-    by the training steps; aborted answers (``abort_drop``, over-sampling) add a pool per update. Within
-    about 1 % for the chapter's scenario; an estimate, not a bound (the engine still enforces
+    generation, and the training step for synchronous, per batch) and for admission control / lag
+    bounds by the training steps; aborted answers (``abort_drop``, over-sampling) add a pool per
+    update. A training step lasts ``train_step_s + weight_sync_s + (train_s_per_token +
+    logprob_s_per_token) * batch_size * mean_tokens``, and steps are at most ``horizon_s`` over it.
+    Within about 1 % for the chapter's scenario; an estimate, not a bound (the engine still enforces
     ``max_samples`` exactly while running). Infinite when answers take no time (e.g. ``mu = -1e300``)."""
     sc = scenario
     mean_tokens = sc.lengths.mean_tokens()
@@ -73,12 +98,14 @@ def estimate_size(scenario: Scenario, record: Literal["samples", "summary"] = "s
         prefill = sc.prompt_tokens / sc.prefill_tokens_per_s
         per_answer += prefill / sc.group_size if sc.prefix_sharing else prefill
     slots, batch, horizon = sc.rollout_slots, sc.batch_size, sc.horizon_s
-    step_s = sc.train_step_s + sc.weight_sync_s
+    per_token = sc.train_s_per_token + sc.logprob_s_per_token
+    step_s = sc.train_step_s + sc.weight_sync_s + (per_token * batch * mean_tokens if per_token > 0 else 0.0)
+    train_steps = horizon / step_s if step_s > 0 else math.inf
     pool = slots * (horizon / per_answer + 1) if per_answer > 0 else math.inf
     p = sc.pipeline
     if isinstance(p, FullyAsync):
         samples = pool
-        steps_max = min(pool / batch, horizon / step_s if step_s > 0 else math.inf) + 1
+        steps_max = min(pool / batch, train_steps) + 1
         if p.admission_eta is not None:
             samples = min(samples, (p.admission_eta + 1 + steps_max) * batch)
         if p.max_lag_samples is not None and p.max_staleness is None and p.max_ready_groups is None:
@@ -96,7 +123,7 @@ def estimate_size(scenario: Scenario, record: Literal["samples", "summary"] = "s
             samples = min(pool, batches * batch)
         else:  # stopped answers are aborted (or resumed): up to a pool per batch on top
             samples = min(pool + batches * slots, batches * batch * (1 + p.over_sampling))
-    steps = samples / batch + 1
+    steps = min(samples / batch, train_steps) + 1
     per_sample = BYTES_PER_SAMPLE if record == "samples" else 0
     return {"samples": samples, "steps": steps, "events": samples + steps,
             "bytes": samples * per_sample + steps * BYTES_PER_STEP}
@@ -132,25 +159,61 @@ def _fmt_bytes(x: float) -> str:
     return f"{x:.0f} B"
 
 
-def runaway_error(sc: Scenario, max_samples: int, record: str) -> str | None:
-    """The refusal message if ``sc`` is estimated to start more than ``max_samples`` samples, else None."""
+def _fmt_duration(events: float) -> str:
+    """How long ``events`` take at :data:`EVENTS_PER_S`, in words."""
+    s = events / EVENTS_PER_S
+    if not math.isfinite(s):
+        return "forever"
+    for unit, size in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if s >= size:
+            return f"about {s / size:.2g} {unit}"
+    return f"about {s:.2g} s"
+
+
+def runaway_error(sc: Scenario, max_samples: int | None, record: Literal["samples", "summary"],
+                  max_events: int | None = None) -> str | None:
+    """The refusal message for a run of ``sc`` that is estimated (:func:`estimate_size`) to exceed
+    a limit, else None.
+
+    The limits, in this order: the samples started, at most ``max_samples`` (None: the engine's
+    2**32 - 1; with ``record="samples"`` it is the memory guard and the message gives the memory),
+    then the events, at most ``max_events`` (None: no limit; the run-time guard, with the time the
+    run would take at about :data:`EVENTS_PER_S`)."""
     est = estimate_size(sc, record)
-    if est["samples"] <= max_samples:
-        return None
-    memory = (f"{_fmt_bytes(est['bytes'])} of recorded rows" if record == "samples"
-              else "record='summary' keeps memory constant")
-    return (f"max_samples: this scenario would start {_fmt_count(est['samples'])} samples ({_fmt_count(est['events'])} "
-            f"events; {memory}) over horizon_s = {sc.horizon_s:g} s, more than max_samples = {max_samples}; "
-            f"shorten horizon_s, or raise max_samples (up to 2**32 - 1) if you mean it")
+    limit = ENGINE_MAX_SAMPLES if max_samples is None else max_samples
+    where = f"over horizon_s = {sc.horizon_s:g} s"
+    if est["samples"] > limit:
+        if record == "samples":
+            cost = f"{_fmt_bytes(est['bytes'])} of recorded rows with record='samples'"
+        else:
+            cost = (f"{_fmt_count(est['events'])} events, {_fmt_duration(est['events'])} at ~15 M events/s; "
+                    f"record='summary' keeps memory constant")
+        if limit >= ENGINE_MAX_SAMPLES:
+            return (f"max_samples: this scenario would start {_fmt_count(est['samples'])} samples ({cost}) {where}, "
+                    f"more than one run can start (2**32 - 1 samples: sample ids are 32-bit); shorten horizon_s")
+        proceed = "use record='summary' (constant memory), shorten horizon_s, " if record == "samples" \
+            else "shorten horizon_s, "
+        return (f"max_samples: this scenario would start {_fmt_count(est['samples'])} samples ({cost}) {where}, more "
+                f"than max_samples = {limit}; {proceed}or raise max_samples (up to 2**32 - 1) if you mean it")
+    if max_events is not None and est["events"] > max_events:
+        memory = ("record='summary' keeps memory constant" if record == "summary"
+                  else f"record='samples' keeps {_fmt_bytes(est['bytes'])} of rows")
+        return (f"max_events: this scenario would process {_fmt_count(est['events'])} events "
+                f"({_fmt_count(est['samples'])} samples) {where}, {_fmt_duration(est['events'])} at ~15 M events/s, "
+                f"more than max_events = {max_events} (a run-time guard; {memory}); shorten horizon_s, or raise "
+                f"max_events (None: no limit) if you mean it")
+    return None
 
 
-def check_runaway(sc: Scenario, max_samples: int, record: str) -> None:
-    """Raises ScenarioError (naming ``max_samples``, with the estimate) for a runaway scenario."""
-    msg = runaway_error(sc, max_samples, record)
+def check_runaway(sc: Scenario, max_samples: int | None, record: Literal["samples", "summary"],
+                  max_events: int | None = None) -> None:
+    """Raises :class:`~rollsim.errors.RunLimitError` (naming ``max_samples`` or ``max_events``, with
+    the estimate and how to proceed) for a runaway scenario; see :func:`runaway_error`."""
+    msg = runaway_error(sc, max_samples, record, max_events)
     if msg is not None:
-        from rollsim.errors import ScenarioError
+        from rollsim.errors import RunLimitError
 
-        raise ScenarioError(msg)
+        raise RunLimitError(msg)
 
 _STATUS = pl.Enum(["trained", "dropped", "ready", "in_flight"])
 _NONE = 2**32 - 1  # "no value" in the engine's u32 columns
@@ -170,7 +233,9 @@ class Result:
         ``samples_started`` = ``samples_trained + samples_dropped + samples_ready +
         samples_in_flight``, ``samples_finished``, ``drop_fraction`` (dropped / (trained + dropped)),
         ``staleness_mean`` / ``staleness_max`` (over trained samples), ``staleness_mean_short``
-        (< 1000 tokens) / ``staleness_mean_long`` (> 8000 tokens) (NaN when no such sample),
+        (< 1000 tokens) / ``staleness_mean_long`` (> 8000 tokens) (NaN when no such sample;
+        likewise ``staleness_mean``, ``staleness_at_finish_mean`` and ``staleness_group_mean`` are
+        NaN, never None, when no sample was trained: every other float is finite),
         ``tokens_generated`` = ``tokens_trained + tokens_wasted + tokens_pending`` (wasted: dropped;
         pending: waiting in the ready queue or decoded so far by samples in flight), ``events``,
         ``ready_queue_growth_per_step``, ``generation_outruns_training``, ``throughput_ratio``.
@@ -316,7 +381,7 @@ def _warn_outrun(sc: Scenario, summary: dict[str, Any]) -> None:
                 f"ratio {summary['throughput_ratio']:.2f}); staleness grows without bound. Add a staleness cap, "
                 f"fewer rollout_slots, or a larger batch_size."
             ),
-            stacklevel=3,
+            stacklevel=4,
         )
 
 
@@ -324,8 +389,8 @@ def simulate(
     scenario: Scenario | None = None,
     *,
     record: Literal["samples", "summary"] = "samples",
-    max_samples: int = DEFAULT_MAX_SAMPLES,
-    _general_engine: bool = False,
+    max_samples: int | None = None,
+    max_events: int | None = DEFAULT_MAX_EVENTS,
 ) -> Result:
     """Runs one scenario.
 
@@ -335,12 +400,18 @@ def simulate(
         Defaults to ``Scenario()`` (the chapter's fully asynchronous scenario).
     record : "samples" | "summary"
         ``"summary"`` skips the per-sample rows (faster, constant memory; for sweeps).
-    max_samples : int
-        Refuse runs that would start more samples than this (memory guard), in [1, 2**32 - 1]. Checked
-        twice: before running, against :func:`estimate_size` (a runaway scenario is refused at once
-        with its estimated samples, events and memory; about 185 bytes per sample with
-        ``record="samples"``), and exactly by the engine while running. Raise it to run a large
-        scenario on purpose.
+    max_samples : int, optional
+        Refuse runs that would start more samples than this, in [1, 2**32 - 1]. Default: with
+        ``record="samples"`` :data:`DEFAULT_MAX_SAMPLES` (the memory guard: about 185 bytes per
+        sample); with ``record="summary"``, whose memory is constant, the engine's own limit of
+        2**32 - 1. Checked twice: before running, against :func:`estimate_size` (a runaway scenario
+        is refused at once with its estimated samples and memory), and exactly by the engine while
+        running. Raise it to run a large scenario on purpose.
+    max_events : int or None
+        The run-time guard: refuse runs estimated (:func:`estimate_size`) to process more events
+        than this (default :data:`DEFAULT_MAX_EVENTS`, about a minute at ~15 M events/s); the message
+        says how long the run would take. ``None``: no limit. An estimate only (not enforced while
+        running).
 
     Returns
     -------
@@ -350,8 +421,11 @@ def simulate(
     Raises
     ------
     ScenarioError (ValueError)
-        Invalid scenario or options, or more than ``max_samples`` samples (estimated before the run,
-        or counted during it); the message starts with ``max_samples:`` and gives the estimate.
+        Invalid scenario or options.
+    RunLimitError (RuntimeError)
+        More than ``max_samples`` samples (estimated before the run, or counted during it; the
+        message starts with ``max_samples:``) or more than ``max_events`` events (estimated; the
+        message starts with ``max_events:``). The message gives the estimate and how to proceed.
     KeyboardInterrupt
         Ctrl-C during the run (the run releases the GIL and checks for signals).
 
@@ -360,18 +434,33 @@ def simulate(
     GenerationOutrunsTrainingWarning
         Fully asynchronous without a cap, and the ready queue grows step after step.
     """
+    return _simulate(scenario, record=record, max_samples=max_samples, max_events=max_events)
+
+
+def _simulate(
+    scenario: Scenario | None = None,
+    *,
+    record: Literal["samples", "summary"] = "samples",
+    max_samples: int | None = None,
+    max_events: int | None = DEFAULT_MAX_EVENTS,
+    general_engine: bool = False,
+) -> Result:
+    """:func:`simulate`, with ``general_engine=True`` running the general streaming engine even where
+    the fully-asynchronous fast path applies (the tests cross-check the two)."""
     sc = Scenario() if scenario is None else scenario
     if not isinstance(sc, Scenario):
         raise invalid("scenario", f"must be a rollsim.Scenario, got {type(sc).__name__}")
     if record not in ("samples", "summary"):
         raise invalid("record", f"must be 'samples' or 'summary', got {record!r}")
-    max_samples = check_max_samples(max_samples)
-    if not isinstance(_general_engine, bool):
-        raise invalid("_general_engine", f"must be True or False, got {_general_engine!r}")
-    check_runaway(sc, max_samples, record)
-    # _general_engine: run the general streaming engine even where the fully-async fast path
-    # applies (tests cross-check the two)
-    out = _rollsim.simulate(sc.to_dict(), record == "samples", max_samples, bool(_general_engine))
+    limit = None if max_samples is None else check_max_samples(max_samples)
+    max_events = check_max_events(max_events)
+    if not isinstance(general_engine, bool):
+        raise invalid("general_engine", f"must be True or False, got {general_engine!r}")
+    if limit is None:
+        limit = DEFAULT_MAX_SAMPLES if record == "samples" else ENGINE_MAX_SAMPLES
+    check_runaway(sc, limit, record, max_events)
+    max_samples = limit
+    out = _rollsim.simulate(sc.to_dict(), record == "samples", max_samples, general_engine)
     summary = out["summary"]
     _warn_outrun(sc, summary)
     if summary["stalled"]:
@@ -381,7 +470,7 @@ def simulate(
                 f"start work and the trainer cannot form a batch (e.g. admission control or a length-balanced quota "
                 f"that cannot fill)"
             ),
-            stacklevel=2,
+            stacklevel=3,
         )
     samples = None if out["samples"] is None else _samples_frame(out["samples"])
     segments = None if out["segments"] is None else _segments_frame(out["segments"])
@@ -401,14 +490,16 @@ def compare(
     scenario: Scenario | None = None,
     pipelines: Iterable[tuple[str, Any]] = CHAPTER_PIPELINES,
     *,
-    max_samples: int = DEFAULT_MAX_SAMPLES,
+    max_samples: int | None = None,
+    max_events: int | None = DEFAULT_MAX_EVENTS,
 ) -> pl.DataFrame:
     """Runs ``scenario`` under each pipeline: the chapter's comparison table.
 
     Returns a frame, one row per pipeline: ``pipeline`` (str), ``steps``, ``rollout_utilization``,
     ``staleness_mean``, ``staleness_max``, ``drop_fraction``, ``staleness_mean_short`` (< 1K tokens),
     ``staleness_mean_long`` (> 8K tokens), ``samples_trained``, ``samples_dropped``,
-    ``tokens_wasted``, ``end_s``."""
+    ``tokens_wasted``, ``end_s``. ``max_samples`` and ``max_events`` limit each run as in
+    :func:`simulate` with ``record="summary"``."""
     sc = Scenario() if scenario is None else scenario
     if not isinstance(sc, Scenario):
         raise invalid("scenario", f"must be a rollsim.Scenario, got {type(sc).__name__}")
@@ -421,7 +512,8 @@ def compare(
             raise invalid("pipelines", f"item {i} must be a (name, pipeline) pair with a str name, got {item!r}")
     rows = []
     for name, pipeline in pipelines:
-        s = simulate(sc.replace(pipeline=pipeline), record="summary", max_samples=max_samples).summary
+        s = simulate(sc.replace(pipeline=pipeline), record="summary", max_samples=max_samples,
+                     max_events=max_events).summary
         rows.append({"pipeline": name} | {k: s[k] for k in (
             "steps", "rollout_utilization", "staleness_mean", "staleness_max", "drop_fraction",
             "staleness_mean_short", "staleness_mean_long", "samples_trained", "samples_dropped",

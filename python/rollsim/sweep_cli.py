@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from typing import Any
 
 import polars as pl
@@ -38,19 +39,33 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    print(f"rollsim sweep: warning: {message}", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
-    """Runs the sweep; returns 0, or 1 if some runs failed (their ``error`` column says why)."""
+    """Runs the sweep; returns 0, 1 if some runs failed (their ``error`` column says why), or 130 if
+    interrupted (Ctrl-C; stderr says how many runs are saved in ``--out``)."""
     from rollsim.sweeps import aggregate, config, sweep_with_info
 
     spec = config.load(args.config)
     kwargs: dict[str, Any] = {}
     if spec.max_samples is not None:
         kwargs["max_samples"] = spec.max_samples
-    frame, info = sweep_with_info(
-        spec.base, spec.grid, seeds=spec.seeds, metrics=spec.metrics, out=args.out, backend=args.backend,
-        threads=args.threads, chunk_size=args.chunk_size if args.chunk_size is not None else spec.chunk_size,
-        progress=not args.no_progress, on_error="record", ray_address=args.ray_address, collect=False, **kwargs,
-    )
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")   # shown as lines on stderr, each file named
+            warnings.showwarning = _show_warning
+            frame, info = sweep_with_info(
+                spec.base, spec.grid, seeds=spec.seeds, metrics=spec.metrics, out=args.out, backend=args.backend,
+                threads=args.threads, chunk_size=args.chunk_size if args.chunk_size is not None else spec.chunk_size,
+                progress=not args.no_progress, on_error="record", ray_address=args.ray_address, collect=False,
+                **kwargs,
+            )
+    except KeyboardInterrupt as e:  # the message says how many runs are saved, and where
+        print(f"rollsim sweep: {e or 'interrupted'}", file=sys.stderr)
+        return 130
     print(f"rollsim sweep: {info.runs} runs ({info.ran} run now in {info.chunks} chunks, {info.resumed} already "
           f"in {args.out}), {info.seconds:.1f} s; dataset: {args.out}", file=sys.stderr)
     if info.failed:

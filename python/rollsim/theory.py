@@ -4,11 +4,11 @@ Two families of formulas, each with its source and its assumptions; ``tests/test
 ``docs/theory.md`` show where they agree with :func:`rollsim.simulation` and explain where they don't.
 
 * **Mean staleness of a fully asynchronous pipeline**, Applied Compute, "Predicting and Controlling
-  Staleness in Fully Asynchronous RL Training" (https://www.appliedcompute.com/research/staleness-in-fully-async-rl,
-  quoted in ``../shared/notes/validation.md``): :func:`applied_compute_mean_staleness`,
+  Staleness in Fully Asynchronous RL Training" (https://www.appliedcompute.com/research/staleness-in-fully-async-rl):
+  :func:`applied_compute_mean_staleness`,
   :func:`mean_staleness`; plus this module's own formula for the simulator's *unbounded* ready queue
   when generation outruns training: :func:`unbounded_mean_staleness`.
-* **Step times** of the chapter's three pipelines (``../shared/spec/chapter.txt``, exercise 1: "a
+* **Step times** of the chapter's three pipelines (README, "the chapter"; exercise 1: "a
   synchronous step is about rollout time + training time, a one-step asynchronous step about the
   larger of the two"): :func:`expected_rollout_s`, :func:`sync_step_s`, :func:`one_step_step_s`,
   :func:`fully_async_step_s`, :func:`step_s`, :func:`speedup`.
@@ -82,7 +82,8 @@ def _lognormal_tail(d: LogNormal, x: np.ndarray) -> np.ndarray:
     if d.sigma == 0:
         out[pos] = (x[pos] < min(math.exp(d.mu), d.max_tokens)).astype(np.float64)
         return out
-    z = (np.log(x[pos]) - d.mu) / d.sigma
+    with np.errstate(over="ignore"):  # a tiny sigma: z is +-inf, where erfc gives the exact 0 or 2
+        z = (np.log(x[pos]) - d.mu) / d.sigma
     out[pos] = 0.5 * _erfc(z / math.sqrt(2.0))
     out[x >= d.max_tokens] = 0.0
     return out
@@ -163,6 +164,11 @@ def expected_max_tokens(lengths: LogNormal | Empirical, n: int) -> float:
     if d.sigma == 0:
         return min(math.exp(d.mu), d.max_tokens)
     z_hi = (math.log(_upper_tokens(d, n)) - d.mu) / d.sigma
+    if z_hi <= -38.5:  # P(L < max_tokens) = Phi(z_hi) < 1e-324: every answer is truncated
+        return d.max_tokens
+    z_top = math.sqrt(2.0 * math.log(max(n, 1) * 1e12))  # _upper_tokens' bound
+    if z_hi > z_top + 1.0:  # a tiny sigma: log(exp(mu + sigma z)) - mu rounded, then divided by sigma
+        z_hi = z_top
     z = np.linspace(min(-12.0, z_hi - 1.0), z_hi, 20001)
     q = 0.5 * _erfc(z / math.sqrt(2.0))  # P(L > x(z)), for z below the truncation
     with np.errstate(divide="ignore"):
@@ -217,8 +223,7 @@ def applied_compute_mean_staleness(
 
     Source: Applied Compute (C. Dong, A. Goel, D. Yu), "Predicting and Controlling Staleness in Fully
     Asynchronous RL Training", https://www.appliedcompute.com/research/staleness-in-fully-async-rl
-    (the "staleness in fully async RL" blog), reported within about 0.3 versions of six Qwen3-8B runs;
-    quoted in ``../shared/notes/validation.md``.
+    (the "staleness in fully async RL" blog), reported within about 0.3 versions of six Qwen3-8B runs.
 
     Parameters
     ----------
@@ -294,7 +299,7 @@ def mean_staleness(scenario: Scenario, group_size: int = 1, queue_batches: float
         Its pipeline must be ``FullyAsync()`` without a cap (the formula has no drops).
     group_size : int
         Answers per prompt, in [1, 2**24]; rollsim's engine draws answers one by one (group size 1),
-        larger values predict a grouped pipeline (issue 3).
+        larger values predict a grouped pipeline.
     queue_batches : float or None
         Ready-queue capacity in batches, for ``rho > 1``; ``None`` (rollsim's unbounded queue) gives
         ``inf`` there.
@@ -437,7 +442,7 @@ def expected_rollout_s(scenario: Scenario) -> float:
 def sync_step_s(scenario: Scenario) -> float:
     """Synchronous step time, seconds: ``expected_rollout_s + train_step_s + weight_sync_s``.
 
-    Source: the chapter (``../shared/spec/chapter.txt``, exercise 1): "a synchronous step is about
+    Source: the chapter (README, "the chapter"; exercise 1): "a synchronous step is about
     rollout time + training time". Exact in expectation given :func:`expected_rollout_s` (rollsim's
     synchronous batches are independent and back to back).
 

@@ -29,7 +29,8 @@ import math
 import warnings
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Callable, Literal
+from typing import Literal
+from collections.abc import Callable
 
 import polars as pl
 
@@ -43,7 +44,7 @@ from rollsim.scenario import Scenario
 from rollsim.simulation import Result, simulate
 
 __all__ = ["Case", "case", "cases_by_name", "CASE_NAMES", "validate", "fit_mean_tokens", "areal_eta_curve",
-           "NOT_REPRODUCED", "TARGET", "SIGMA", "WARMUP_STEPS", "sensitivity"]
+           "NOT_REPRODUCED", "TARGET", "SIGMA", "WARMUP_STEPS", "sensitivity", "published"]
 
 #: Relative error the predictions aim at.
 TARGET = 0.15
@@ -67,24 +68,24 @@ def _steady(sc: Scenario) -> dict[str, float]:
     return run_metrics(_run(sc), warmup_steps=WARMUP_STEPS)
 
 
-def fit_mean_tokens(sync: Scenario, generation_s: float, *, sigma: float = SIGMA, lo: float = 50.0,
+def fit_mean_tokens(scenario: Scenario, generation_s: float, *, sigma: float = SIGMA, lo: float = 50.0,
                     hi: float = 50_000.0, rel_tol: float = 0.005) -> float:
-    """The mean answer length (tokens) of ``LogNormal(sigma, max_tokens=sync.lengths.max_tokens)``
-    that makes the synchronous scenario ``sync`` generate a batch in ``generation_s`` seconds
+    """The mean answer length (tokens) of ``LogNormal(sigma, max_tokens=scenario.lengths.max_tokens)``
+    that makes the synchronous ``scenario`` generate a batch in ``generation_s`` seconds
     (steady state), by bisection on the log of the mean (generation time grows with the mean).
 
-    Raises ScenarioError if ``sync`` is not synchronous with LogNormal lengths, or if no mean in
+    Raises ScenarioError if ``scenario`` is not synchronous with LogNormal lengths, or if no mean in
     ``[lo, hi]`` reaches ``generation_s``."""
-    if not is_synchronous(sync.pipeline):
-        raise invalid("sync", f"must have the synchronous pipeline, got {sync.pipeline!r}")
-    if not isinstance(sync.lengths, LogNormal):
-        raise invalid("sync.lengths", "must be LogNormal (its max_tokens is kept)")
+    if not is_synchronous(scenario.pipeline):
+        raise invalid("scenario", f"must have the synchronous pipeline, got {scenario.pipeline!r}")
+    if not isinstance(scenario.lengths, LogNormal):
+        raise invalid("scenario.lengths", "must be LogNormal (its max_tokens is kept)")
     target = _check.number("generation_s", generation_s)
     sigma = _check.number("sigma", sigma)
-    cap = sync.lengths.max_tokens
+    cap = scenario.lengths.max_tokens
 
     def gen(mean: float) -> float:
-        sc = sync.replace(lengths=_lengths(mean, cap, sigma))
+        sc = scenario.replace(lengths=_lengths(mean, cap, sigma))
         return _steady(sc)["generation_s"]
 
     a, b = math.log(lo), math.log(hi)
@@ -182,7 +183,7 @@ def _fully_async(gpus: int, *, sync_step: float, sync_gen: float, step: float, w
 
 def _chapter_600() -> Case:
     base = Scenario(train_step_s=600.0, horizon_s=20 * 3600.0, rng="python")
-    return Case("chapter exercise: 600 s training", "spec/chapter.txt (exercise: 'nearly halves the step time')",
+    return Case("chapter exercise: 600 s training", "the chapter (exercise: 'nearly halves the step time')",
                 "speedup", 2.0, base.replace(pipeline=Synchronous()), base.replace(pipeline=OneStepAsync()),
                 "the chapter's scenario with train_step_s = 600",
                 note="'nearly halves' read as a speedup of 2")
@@ -284,8 +285,11 @@ def case(name: str, *, field: str = "name") -> Case:
     return _FACTORIES[name]()
 
 
-def validate(names: list[str] | None = None) -> pl.DataFrame:
+def validate(names: list[str] | None = None, progress: Callable[[int, int], object] | None = None) -> pl.DataFrame:
     """Runs the validation cases (all, or those in ``names``; see ``CASE_NAMES``).
+
+    ``progress``, if given, is called as ``progress(done, total)`` (cases) before the first case
+    and after each one (``rollsim validate`` draws a progress bar with it).
 
     Returns one row per case: ``case``, ``metric``, ``measured``, ``predicted``, ``error``
     (predicted / measured - 1), ``within_target`` (abs(error) <= TARGET), ``band`` (the typical band
@@ -294,8 +298,12 @@ def validate(names: list[str] | None = None) -> pl.DataFrame:
     and ``note``.
     Raises ScenarioError for an unknown name."""
     chosen = [(n, case(n, field="names")) for n in (_FACTORIES if names is None else names)]
+    if progress is not None and not callable(progress):
+        raise invalid("progress", f"must be a callable progress(done, total) or None, got {progress!r}")
     rows = []
-    for n, c in chosen:
+    if progress is not None:
+        progress(0, len(chosen))
+    for i, (n, c) in enumerate(chosen):
         p = c.predict()
         err = p["predicted"] / c.measured - 1.0 if c.measured else math.nan
         rows.append({
@@ -307,6 +315,8 @@ def validate(names: list[str] | None = None) -> pl.DataFrame:
             "step_s": p["step_s"], "wait_s": p["wait_s"], "source": c.source, "assumptions": c.assumptions,
             "note": c.note,
         })
+        if progress is not None:
+            progress(i + 1, len(chosen))
     return pl.DataFrame(rows)
 
 
@@ -323,6 +333,7 @@ def sensitivity(name: str, sigmas: tuple[float, ...] = (0.8, 1.0, 1.15, 1.3, 1.5
     c = case(name)
     if c.measured_sync_gen_s is None:
         raise invalid("name", f"case {name!r} has no fitted length scale")
+    assert isinstance(c.sync.lengths, LogNormal)  # every fitted case has lognormal lengths
     cap = c.sync.lengths.max_tokens
     rows = []
     for sigma in sigmas:
@@ -331,3 +342,21 @@ def sensitivity(name: str, sigmas: tuple[float, ...] = (0.8, 1.0, 1.15, 1.3, 1.5
         p = replace(c, sync=c.sync.replace(lengths=lengths), run=c.run.replace(lengths=lengths)).predict()["predicted"]
         rows.append({"sigma": float(sigma), "mean_tokens": mean, "predicted": p, "error": p / c.measured - 1.0})
     return pl.DataFrame(rows)
+
+
+def published(name: str) -> tuple[Scenario, Scenario]:
+    """The scenarios of a published run that :func:`validate` predicts: ``(synchronous baseline,
+    the system's scenario)``, e.g. ``published("verl_one_step_fsdp2")`` (verl's one_step_off recipe
+    on 4 + 12 H20, Qwen2.5-Math-7B), to start your own from. Names: :data:`CASE_NAMES`; the
+    settings, sources and assumptions are in this module and the README's "Validation against
+    published speedups".
+
+    Raises
+    ------
+    ScenarioError (ValueError)
+        An unknown name.
+    """
+    if name not in CASE_NAMES:
+        raise invalid("name", f"unknown published run {name!r} (runs: {sorted(CASE_NAMES)})")
+    c = case(name)
+    return c.sync, c.run

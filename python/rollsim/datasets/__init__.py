@@ -13,6 +13,7 @@ from importlib import resources
 
 import numpy as np
 
+from rollsim.errors import invalid
 from rollsim.lengths import Empirical
 
 __all__ = ["deepseek_r1_serving", "by_name", "NAMES"]
@@ -27,15 +28,32 @@ def deepseek_r1_serving(max_tokens: float | None = None) -> Empirical:
     ----------
     max_tokens : float, optional
         Clip lengths at your generation limit (e.g. 16384); unclipped by default (max 32,768).
+
+    Returns
+    -------
+    Empirical
+        19,762 distinct lengths (tokens) with their counts as weights.
+
+    Raises
+    ------
+    ScenarioError (ValueError)
+        ``max_tokens`` not in [1, 2**40] tokens.
     """
     path = resources.files(__package__) / "deepseek_r1_serving_output_tokens.csv.gz"
     with resources.as_file(path) as p:
+        # the file has a header line ("tokens,count"), then one "length,count" line per length
         data = np.loadtxt(p, delimiter=",", skiprows=1, dtype=np.float64)
     return Empirical(data[:, 0], data[:, 1], max_tokens=max_tokens, name="deepseek-r1-serving")
 
 
 def by_name(name: str, max_tokens: float | None = None) -> Empirical:
-    """A built-in data set by its CLI name (see ``NAMES``). Raises ValueError for unknown names."""
+    """A built-in data set by its CLI name (see ``NAMES``).
+
+    Raises
+    ------
+    ScenarioError (ValueError)
+        An unknown name, or a bad ``max_tokens``.
+    """
     if name == "deepseek-r1":
         return deepseek_r1_serving(max_tokens)
-    raise ValueError(f"lengths: unknown data set {name!r} (built in: {', '.join(NAMES)})")
+    raise invalid("lengths", f"unknown data set {name!r} (built in: {', '.join(NAMES)})")

@@ -5,7 +5,7 @@
 
 from rollsim.sweeps._keys import run_key, scenario_key
 from rollsim.sweeps._run import SUMMARY_SCHEMA, SweepInfo, sweep, sweep_with_info
-from rollsim.sweeps._store import read_sweep, scan_sweep
+from rollsim.sweeps._store import StoreWarning, read_sweep, scan_sweep
 from rollsim.sweeps import space
 from rollsim.sweeps.space import (Choice, IntUniform, LatinHypercube, LogUniform, RandomPoints, Uniform, latin_hypercube,
                                  random_points)
@@ -16,6 +16,7 @@ __all__ = [
     "aggregate",
     "read_sweep",
     "scan_sweep",
+    "StoreWarning",
     "latin_hypercube",
     "random_points",
     "LatinHypercube",

@@ -15,6 +15,7 @@ import hashlib
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -443,12 +444,12 @@ class Plan:
         return Block(start, end, keys, first, frame, dicts, combo, seed)
 
 
-def make_plan(base: Scenario | None, grid: Any, seeds: Any) -> Plan:
-    """Expands ``grid`` over ``base`` and ``seeds`` (see :func:`rollsim.sweeps.sweep`), lazily."""
-    if base is None:
-        base = Scenario()
+def make_plan(scenario: Scenario | None, grid: Any, seeds: Any) -> Plan:
+    """Expands ``grid`` over ``scenario`` and ``seeds`` (see :func:`rollsim.sweeps.sweep`), lazily."""
+    given = scenario is not None
+    base = Scenario() if scenario is None else scenario
     if not isinstance(base, Scenario):
-        raise invalid("base", f"must be a rollsim.Scenario, got {type(base).__name__}")
+        raise invalid("scenario", f"must be a rollsim.Scenario, got {type(base).__name__}")
     seed_set = _check_seeds(seeds)
     source: _Base
     if grid is None:
@@ -462,6 +463,9 @@ def make_plan(base: Scenario | None, grid: Any, seeds: Any) -> Plan:
         if not all(isinstance(x, kind) for x in grid):
             raise invalid("grid", "a list must hold only Scenario objects or only dicts of field -> value")
         if kind is Scenario:
+            if given:  # it would be ignored: each listed scenario is complete
+                raise invalid("scenario", "must be None when grid is a list of Scenarios (each is run as it is); "
+                                          "put it in the list, or give grid as a dict of changes to it")
             source = _Scenarios(grid)
             if seed_set is None:  # each scenario with its own seed
                 return Plan(source, None)
@@ -472,3 +476,13 @@ def make_plan(base: Scenario | None, grid: Any, seeds: Any) -> Plan:
     if seed_set is None:
         seed_set = range(base.seed, base.seed + 1)
     return Plan(source, seed_set)
+
+
+@dataclass
+class Claim:
+    """Runs ``[start, end)`` of a plan already in the file ``path`` (a chunk file of this plan):
+    shared by the local runner (``_run``) and the Ray runner (``_ray``)."""
+
+    start: int
+    end: int
+    path: Path

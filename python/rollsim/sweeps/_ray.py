@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import math
+import socket
 from typing import Any
 
+from rollsim.errors import invalid
+from rollsim.sweeps._plan import Claim
 from rollsim.sweeps._progress import Progress
 
-__all__ = ["run_ray", "chunk_task"]
+__all__ = ["run_ray", "chunk_task", "check_address"]
+
+#: Seconds to wait for a TCP connection to ``ray_address`` before refusing it.
+CONNECT_TIMEOUT_S = 5.0
 
 #: At most this many tasks per cluster CPU are queued at once (bounds the driver's memory).
 INFLIGHT_PER_CPU = 2
@@ -63,6 +69,7 @@ class _Shipper:
             if not arrays:
                 out.append(d)
                 continue
+            assert isinstance(lengths, dict)
             new = dict(lengths)
             for k, a in arrays.items():
                 j = index.get(id(a))
@@ -91,11 +98,45 @@ def _import_ray() -> Any:
     return ray
 
 
+def _host_port(address: str) -> tuple[str, int] | None:
+    """``(host, port)`` of a Ray address ``host:port`` or ``ray://host:port`` (IPv6 in brackets);
+    None for the names Ray resolves itself (``auto``, ``local``) and forms it parses otherwise."""
+    rest = address.strip()
+    if rest.startswith("ray://"):
+        rest = rest[len("ray://"):]
+    host, sep, port = rest.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536 or "/" in host:
+        return None
+    return host.strip("[]"), int(port)
+
+
+def check_address(address: str | None, timeout: float | None = None) -> None:
+    """Before a Ray sweep starts: Ray is importable and, unless Ray is already initialised in this
+    process, something accepts TCP connections at ``address`` within ``timeout`` seconds
+    (:data:`CONNECT_TIMEOUT_S`; ``ray.init`` itself retries for minutes on an address where nothing
+    listens). Raises ImportError, or ScenarioError naming the address."""
+    ray = _import_ray()
+    if address is None or ray.is_initialized():
+        return
+    hp = _host_port(address)
+    if hp is None:
+        return
+    t = CONNECT_TIMEOUT_S if timeout is None else timeout
+    try:
+        socket.create_connection(hp, timeout=t).close()
+    except OSError as e:
+        why = "timed out" if isinstance(e, TimeoutError) else (e.strerror or str(e))
+        raise invalid("ray_address", f"cannot reach a Ray cluster at {address!r}: TCP connection to {hp[0]}:{hp[1]} "
+                                     f"failed within {t:g} s ({why}); start one there (ray start --head) or give "
+                                     "the address that `ray status` prints") from None
+
+
 def _connect(ray: Any, address: str | None) -> bool:
     """Makes sure Ray is initialised; returns True if this call started a local Ray (to stop it)."""
     if ray.is_initialized():
         return False
     if address is not None:
+        check_address(address)
         ray.init(address=address)
         return False
     try:
@@ -110,7 +151,6 @@ def run_ray(sw: Any, max_samples: int, chunk_size: int | None, progress: Progres
     """Runs the chunks of ``sw`` (a ``_Sweep``) as Ray tasks; the driver writes each finished chunk.
     At most ``INFLIGHT_PER_CPU`` tasks per CPU are in flight, so the driver's memory is bounded by
     the cluster's size, not the sweep's."""
-    from rollsim.sweeps._run import _Claim
 
     ray = _import_ray()
     started = _connect(ray, address)
@@ -131,7 +171,7 @@ def run_ray(sw: Any, max_samples: int, chunk_size: int | None, progress: Progres
                     item = next(items, None)
                     if item is None:
                         exhausted = True
-                    elif isinstance(item, _Claim):
+                    elif isinstance(item, Claim):
                         sw.claim(item)
                     elif not item.todo:  # every run already in another file
                         sw.finish(item, None)

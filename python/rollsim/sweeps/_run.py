@@ -19,6 +19,7 @@ from rollsim.errors import invalid
 from rollsim.scenario import Scenario
 from rollsim.simulation import DEFAULT_MAX_SAMPLES, runaway_error
 from rollsim.sweeps._plan import Block, Plan, chunk_digest, make_plan
+from rollsim.sweeps._plan import Claim as _Claim
 from rollsim.sweeps._progress import Progress
 from rollsim.sweeps._store import Store, chunk_name
 
@@ -44,14 +45,23 @@ SUMMARY_SCHEMA: dict[str, pl.DataType] = {
 }
 _METRICS = list(SUMMARY_SCHEMA)
 
-#: Local backend, automatic chunk size: aim for chunks of about this many seconds of work.
-LOCAL_CHUNK_SECONDS = 4.0
+#: Local backend, automatic chunks: each engine call (a *batch* of runs) aims at about this many
+#: seconds of work, so that Ctrl-C loses at most about this much (the finished batches are written).
+BATCH_SECONDS = 1.0
+#: ... and the finished batches are written as one chunk file at least this often (seconds since the
+#: chunk's first batch started), or when the chunk reaches its cap of runs, whichever comes first:
+#: a killed process (``kill -9``, a crashed node) loses at most about this much work.
+FLUSH_SECONDS = 5.0
+#: Runs per thread in the first batch (the speed is not known yet); later batches grow at most
+#: ``BATCH_GROWTH``-fold from one to the next.
+FIRST_BATCH_PER_THREAD = 2
+BATCH_GROWTH = 8
 #: Cap on runs per chunk (bounds memory: about 3 KB of Python objects per run in flight).
 MAX_CHUNK = 4096
 #: Cap when streaming without collecting: keeps peak memory flat in the number of runs (the engine
 #: returns a dict per run; 4,096-run chunks let RSS creep up to about 50k runs, 1,024 do not).
 STREAM_MAX_CHUNK = 1024
-#: Cap on the bytes of empirical length arrays that one chunk hands to the engine (each run's
+#: Cap on the bytes of empirical length arrays that one batch hands to the engine (each run's
 #: scenario is converted, and its arrays copied, separately).
 CHUNK_ARRAY_BYTES = 64 << 20
 #: Runs of the plan looked up at once in files that are not chunks of this plan (bounds memory).
@@ -90,24 +100,41 @@ def results_frame(keys: list[str], results: Sequence[Any]) -> pl.DataFrame:
 
 
 class _ChunkSizer:
+    """Sizes of batches (runs per engine call) and when to write the finished ones as a chunk.
+
+    ``fixed`` (the user's ``chunk_size``): every batch is one chunk of exactly that many runs (the
+    last one of a range may be shorter). Otherwise batches of about :data:`BATCH_SECONDS` of work
+    (measured speed, growing at most :data:`BATCH_GROWTH`-fold per batch from a small first one) are
+    written together once :data:`FLUSH_SECONDS` have passed since the chunk's first batch started or
+    the chunk holds ``cap`` runs."""
+
     def __init__(self, fixed: int | None, threads: int, array_bytes: int, cap: int = MAX_CHUNK):
         self.fixed = fixed
         self.cores = threads if threads > 0 else (os.cpu_count() or 1)
-        self.rate: float | None = None  # runs per second
-        self.cap = cap
+        self.cap = fixed if fixed is not None else cap   # runs per chunk file
+        self.batch_cap = self.cap
         if array_bytes > 0:
-            self.cap = max(1, min(self.cap, CHUNK_ARRAY_BYTES // array_bytes))
+            self.batch_cap = max(1, min(self.batch_cap, CHUNK_ARRAY_BYTES // array_bytes))
+        self.size = max(1, min(self.batch_cap, FIRST_BATCH_PER_THREAD * self.cores))
 
-    def next(self) -> int:
+    def next(self, room: int) -> int:
+        """Runs in the next batch, when the chunk being filled has room for ``room`` more."""
         if self.fixed is not None:
             return self.fixed
-        if self.rate is None:
-            return max(1, min(self.cap, 256 * self.cores))
-        return max(1, min(self.cap, int(self.rate * LOCAL_CHUNK_SECONDS)))
+        return max(1, min(self.size, room))
 
     def observe(self, n: int, seconds: float) -> None:
-        if seconds > 0 and n > 0:
-            self.rate = n / seconds
+        if self.fixed is None and seconds > 0 and n > 0:
+            want = int(n / seconds * BATCH_SECONDS)
+            floor = min(self.cores, self.batch_cap)   # at least one run per thread
+            self.size = max(floor, min(want, self.size * BATCH_GROWTH, self.batch_cap))
+
+    def flush_due(self, runs: int, started: float) -> bool:
+        """Whether a chunk of ``runs`` finished runs whose first batch started at ``started``
+        (``time.perf_counter()``) is to be written now."""
+        if runs >= self.cap:
+            return True
+        return self.fixed is None and time.perf_counter() - started >= FLUSH_SECONDS
 
 
 def _check_int(name: str, value: Any, lo: int, hi: int) -> int:
@@ -127,15 +154,6 @@ def _align(df: pl.DataFrame) -> pl.DataFrame:
 
 
 @dataclass
-class _Claim:
-    """Runs ``[start, end)`` already in the file ``path`` (a chunk file of this plan)."""
-
-    start: int
-    end: int
-    path: Path
-
-
-@dataclass
 class _Job:
     """A chunk to finish: ``todo`` positions to compute; ``found`` results already in other files;
     ``refused`` positions of runaway scenarios (``on_error="record"``) with their messages."""
@@ -144,6 +162,21 @@ class _Job:
     found: pl.DataFrame | None
     todo: list[int]
     refused: list[tuple[int, str]]
+
+
+@dataclass
+class _Piece:
+    """A finished batch waiting to be written: runs ``[start, end)`` (``keys`` in plan order), the
+    rows to store (``part``), whether any run was computed now (``ran``), how many were refused
+    (not stored) and how many positions of the plan it keeps."""
+
+    start: int
+    end: int
+    keys: list[str]
+    part: pl.DataFrame
+    ran: bool
+    refused: int
+    kept: int
 
 
 class _Foreign:
@@ -187,7 +220,8 @@ class _Sweep:
         self.refused = refused or {}
         self.lock = threading.Lock()
         self.rows: dict[int, pl.DataFrame] = {}
-        self.ran = self.resumed = self.chunks = self.failed = 0
+        self.ran = self.resumed = self.chunks = self.failed = self.saved_now = 0
+        self._pending: list[_Piece] = []
         self.first_failure: tuple[int, str] | None = None
         claims: list[_Claim] = []
         foreign: list[Path] = []
@@ -270,8 +304,9 @@ class _Sweep:
         if missing > 0:  # should not happen: every run was either resumed or run now
             raise RuntimeError(f"sweep: {missing} runs have no result (please report)")
 
-    def finish(self, job: _Job, results: list[Any] | None) -> None:
-        """Writes a finished chunk (on the writer thread locally, on the driver for Ray)."""
+    def absorb(self, job: _Job, results: list[Any] | None) -> None:
+        """Takes a finished batch (on the writer thread locally, on the driver for Ray): its rows are
+        counted, kept for the returned frame, and added to the chunk written by :meth:`flush`."""
         block = job.block
         parts = [] if job.found is None else [job.found]
         if job.todo:
@@ -283,27 +318,69 @@ class _Sweep:
         rows = block.frame.join(res, on="run_key", how="left", maintain_order="left")
         self._check(rows)
         uniq = rows[block.first] if len(block.first) < len(block) else rows
-        if job.todo and self.store is not None:
+        if self.store is not None:
+            if self._pending and self._pending[-1].end != block.start:
+                self.flush()
             metric_cols = [c for c in res.columns if c != "run_key"]
             part = uniq.select(*self.plan.varied, "seed", *metric_cols, "scenario_key", "run_key")
-            digest = block.digest()
             if job.refused:
                 # refused runs are not stored, so that a rerun with a higher max_samples runs them:
                 # the file does not cover its range and is named so that resume searches it
                 skip = {block.keys[p] for p, _ in job.refused}
                 part = part.filter(~pl.col("run_key").is_in(list(skip)))
-                digest = chunk_digest(part["run_key"].to_list())
-            self.store.write(part, chunk_name(block.start, block.end, digest))
+            self._pending.append(_Piece(block.start, block.end, block.keys, part, bool(job.todo),
+                                        len(job.refused), len(block) - len(job.refused)))
         with self.lock:
             self.ran += len(job.todo)
             self.resumed += len(block.first) - len(job.todo)
-            self.chunks += 1 if job.todo else 0
+            if self.store is None:
+                self.chunks += 1 if job.todo else 0
             self.failed += self._failures(block.start, uniq)
             if self.collect:
                 self.rows[block.start] = rows
 
+    def flush(self) -> None:
+        """Writes the batches absorbed since the last flush (consecutive runs of the plan) as one
+        chunk file; nothing if none of them ran anything (their runs are all in other files)."""
+        pieces, self._pending = self._pending, []
+        if not pieces:
+            return
+        if any(p.ran for p in pieces):
+            assert self.store is not None
+            part = pl.concat([p.part for p in pieces], how="diagonal_relaxed") if len(pieces) > 1 else pieces[0].part
+            if len(pieces) > 1:  # a run in two batches (a duplicate of the plan) is stored once
+                part = part.unique(subset="run_key", keep="first", maintain_order=True)
+            covers = not any(p.refused for p in pieces)
+            digest = (chunk_digest(k for p in pieces for k in p.keys) if covers
+                      else chunk_digest(part["run_key"].to_list()))
+            self.store.write(part, chunk_name(pieces[0].start, pieces[-1].end, digest), covers=covers)
+        with self.lock:
+            self.chunks += 1 if any(p.ran for p in pieces) else 0
+            self.saved_now += sum(p.kept for p in pieces)
+
+    def finish(self, job: _Job, results: list[Any] | None) -> None:
+        """A finished batch written at once as its own chunk (the Ray backend: one task, one chunk)."""
+        self.absorb(job, results)
+        self.flush()
+
+    def saved(self) -> int:
+        """Runs of the plan (positions) in ``out`` now: ranges done before this call and chunks
+        written by it (refused runs excluded)."""
+        with self.lock:
+            return self.claimed_runs + self.saved_now
+
     def frame(self) -> pl.DataFrame:
         return pl.concat([self.rows[k] for k in sorted(self.rows)], how="diagonal_relaxed")
+
+
+@dataclass
+class _Fill:
+    """The chunk being filled: ``runs`` (absorbed or submitted), when its first batch ``started``
+    (``time.perf_counter()``), the plan position after its last batch (``end``)."""
+
+    runs: int = 0
+    started: float = 0.0
+    end: int = 0
 
 
 def _run_local(
@@ -313,16 +390,35 @@ def _run_local(
     chunk_size: int | None,
     progress: Progress,
 ) -> None:
-    """Runs the chunks with ``simulate_many``; a writer thread writes each finished chunk while the
-    next one runs. At most one chunk runs and one is being written at any time."""
+    """Runs the batches with ``simulate_many``; a writer thread turns each finished batch into rows
+    and writes the chunk files (:class:`_ChunkSizer` says when) while the next batch runs. At most one
+    batch runs and one is being absorbed or written at any time. When the loop stops early (Ctrl-C,
+    a failing progress callback), the batches already finished are written before the error
+    propagates."""
     sizer = _ChunkSizer(chunk_size, threads, sw.plan.array_bytes, MAX_CHUNK if sw.collect else STREAM_MAX_CHUNK)
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rollsim-sweep-writer")
     pending: Future[None] | None = None
     hook_error: list[BaseException] = []
     done = progress.done
+    fill = _Fill()
+    writer_failed = False
+
+    def submit(fn: Callable[..., None], *args: Any) -> None:
+        nonlocal pending, writer_failed
+        if pending is not None:
+            try:
+                pending.result()
+            except BaseException:
+                writer_failed = True
+                raise
+        pending = writer.submit(fn, *args)
+
     try:
-        for item in sw.items(sizer.next):
+        for item in sw.items(lambda: sizer.next(sizer.cap - fill.runs)):
             if isinstance(item, _Claim):
+                if fill.runs:  # the chunk being filled ends where this range done before begins
+                    submit(sw.flush)
+                    fill.runs = 0
                 sw.claim(item)
                 continue
             block, todo = item.block, item.todo
@@ -331,6 +427,12 @@ def _run_local(
             if offset > progress.done:
                 progress.update(offset)
             res = None
+            if fill.runs and block.start != fill.end:  # runs done before lie between: a new chunk
+                submit(sw.flush)
+                fill.runs = 0
+            t0 = time.perf_counter()
+            if fill.runs == 0:
+                fill.started = t0
             if todo:
                 dicts = block.engine_dicts(todo)
 
@@ -339,31 +441,41 @@ def _run_local(
                         return
                     try:
                         progress.update(offset + n)
-                    except BaseException as e:  # re-raised after this chunk is safely written
+                    except BaseException as e:  # re-raised after this batch is safely written
                         hook_error.append(e)
 
-                t0 = time.perf_counter()
                 res = _rollsim.simulate_many(dicts, threads, max_samples, cb)
                 sizer.observe(len(todo), time.perf_counter() - t0)
                 del dicts
-            if pending is not None:
-                pending.result()
-            pending = writer.submit(sw.finish, item, res)
-            del res, item, block, todo  # the writer holds the only references: freed once written
+            fill.runs += len(block)
+            fill.end = block.end
+            flush = sizer.flush_due(fill.runs, fill.started)
+            submit(sw.absorb, item, res)
+            if flush:
+                submit(sw.flush)
+                fill.runs = 0
+            del res, item, block, todo  # the writer holds the only references: freed once absorbed
             if hook_error:
-                pending.result()
                 raise hook_error[0]
             done = offset + n_todo
             if done > progress.done:
                 progress.update(done)
+        submit(sw.flush)
         if pending is not None:
             pending.result()
+    except BaseException:
+        if not writer_failed:  # keep what finished: the batches absorbed so far become a chunk
+            try:
+                submit(sw.flush)
+            except BaseException:
+                pass
+        raise
     finally:
-        writer.shutdown(wait=True)  # an interrupted sweep still writes every finished chunk
+        writer.shutdown(wait=True)  # an interrupted sweep still writes every finished batch
 
 
 def sweep_with_info(
-    base: Scenario | None = None,
+    scenario: Scenario | None = None,
     grid: Any = None,
     *,
     seeds: Any = None,
@@ -380,13 +492,7 @@ def sweep_with_info(
 ) -> tuple[pl.DataFrame | pl.LazyFrame, SweepInfo]:
     """:func:`sweep`, also returning a :class:`SweepInfo` (used by the CLI)."""
     t_start = time.perf_counter()
-    if metrics is not None:
-        if isinstance(metrics, str):
-            metrics = [metrics]
-        metrics = list(metrics)
-        unknown = [m for m in metrics if m not in SUMMARY_SCHEMA]
-        if unknown:
-            raise invalid("metrics", f"unknown metric(s) {unknown}; choose from {_METRICS}")
+    metrics = check_metrics(metrics)
     if backend not in ("local", "ray"):
         raise invalid("backend", f"must be 'local' or 'ray', got {backend!r}")
     threads = _check_int("threads", threads, 0, 4096)
@@ -401,9 +507,63 @@ def sweep_with_info(
         raise invalid("collect", f"must be True or False, got {collect!r}")
     if not collect and out is None:
         raise invalid("collect", "collect=False needs out=DIR (the results are only kept there)")
+    if ray_address is not None:
+        if not isinstance(ray_address, str):
+            raise invalid("ray_address", f"must be a string such as '10.0.0.1:6379', got {ray_address!r}")
+        if backend != "ray":
+            raise invalid("ray_address", f"applies to backend='ray' only, got backend={backend!r}")
+    if backend == "ray":  # before anything runs: Ray missing, or an address nothing listens on
+        from rollsim.sweeps._ray import check_address
 
-    plan = make_plan(base, grid, seeds)
+        check_address(ray_address)
+
+    plan = make_plan(scenario, grid, seeds)
     store = Store(out) if out is not None else None
+    try:
+        return _sweep_in(plan, store, out, t_start, metrics=metrics, backend=backend, threads=threads,
+                         chunk_size=chunk_size, progress=progress, max_samples=max_samples, on_error=on_error,
+                         ray_address=ray_address, collect=bool(collect))
+    finally:
+        if store is not None:
+            store.close()
+
+
+def check_metrics(metrics: Any) -> list[str] | None:
+    """``metrics`` as a list of distinct known names (``None``: all); ScenarioError otherwise."""
+    if metrics is None:
+        return None
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    try:
+        metrics = list(metrics)
+    except TypeError:
+        raise invalid("metrics", f"must be a list of metric names, got {type(metrics).__name__} {metrics!r}") from None
+    bad = [m for m in metrics if not isinstance(m, str)]
+    if bad:
+        raise invalid("metrics", f"must be metric names (str), got {bad[0]!r}; choose from {_METRICS}")
+    unknown = [m for m in metrics if m not in SUMMARY_SCHEMA]
+    if unknown:
+        raise invalid("metrics", f"unknown metric(s) {unknown}; choose from {_METRICS}")
+    twice = sorted({m for m in metrics if metrics.count(m) > 1}, key=metrics.index)
+    if twice:
+        raise invalid("metrics", f"{twice} given more than once; give each metric once (choose from {_METRICS})")
+    return metrics
+
+
+def _interrupted(sw: _Sweep, out: str | os.PathLike[str] | None) -> str:
+    if out is None:
+        return (f"sweep interrupted: {sw.ran} of {len(sw.plan)} runs had finished and none is kept "
+                "(out=None; pass out=DIR to keep finished runs and resume)")
+    return (f"sweep interrupted: {sw.saved()} of {len(sw.plan)} runs are saved in {os.fspath(out)!r} "
+            f"({sw.saved_now} written by this call); run the same sweep with this out again to finish it")
+
+
+def _sweep_in(
+    plan: Plan, store: Store | None, out: str | os.PathLike[str] | None, t_start: float, *,
+    metrics: list[str] | None, backend: str, threads: int, chunk_size: int | None,
+    progress: bool | Callable[[int, int], Any], max_samples: int, on_error: str, ray_address: str | None,
+    collect: bool,
+) -> tuple[pl.DataFrame | pl.LazyFrame, SweepInfo]:
     # runaway scenarios are refused before anything runs (an estimate; the engine also enforces it)
     refused: dict[int, str] = {}
     for c, sc in plan.source.scan():
@@ -416,7 +576,7 @@ def sweep_with_info(
         from rollsim.errors import ScenarioError
 
         raise ScenarioError(next(iter(refused.values())) + "; nothing was run (on_error='record' runs the others)")
-    sw = _Sweep(plan, store, bool(collect), refused)
+    sw = _Sweep(plan, store, collect, refused)
     bar = Progress(len(plan), sw.claimed_runs, progress)
     try:
         if backend == "local":
@@ -425,6 +585,8 @@ def sweep_with_info(
             from rollsim.sweeps._ray import run_ray
 
             run_ray(sw, max_samples, chunk_size, bar, ray_address)
+    except KeyboardInterrupt as e:
+        raise KeyboardInterrupt(_interrupted(sw, out)) from e
     finally:
         bar.close()
 
@@ -455,7 +617,7 @@ def sweep_with_info(
 
 
 def sweep(
-    base: Scenario | None = None,
+    scenario: Scenario | None = None,
     grid: Any = None,
     *,
     seeds: Any = None,
@@ -474,26 +636,29 @@ def sweep(
 
     Parameters
     ----------
-    base : Scenario, optional
-        The scenario the grid varies; ``Scenario()`` (the chapter's) by default.
+    scenario : Scenario, optional
+        The base scenario the grid varies; ``Scenario()`` (the chapter's) by default.
     grid : dict | list, optional
         What to vary. A dict ``{field: [values, ...]}`` (dotted names reach into parts, e.g.
         ``"pipeline.max_staleness"``, ``"lengths.sigma"``; values may also be whole parts, e.g.
         ``"pipeline": [Synchronous(), FullyAsync(2)]``) gives the Cartesian product, the last field
         varying fastest. A list of dicts of changes (e.g. from :mod:`rollsim.sweeps.space`) gives one
-        scenario per dict. A list of :class:`Scenario` runs those scenarios (``base`` is ignored).
-        ``None``: ``base`` alone.
+        scenario per dict. A list of :class:`Scenario` runs those scenarios (``scenario`` must then be
+        None). ``None``: ``scenario`` alone.
     seeds : int | iterable of int, optional
         A count ``n`` (seeds ``0..n-1``) or the seeds themselves, each in [0, 2**64 - 1]; every
-        scenario runs once per seed. Default: ``base.seed`` (for a list of Scenarios: each one's own).
+        scenario runs once per seed. Default: ``scenario.seed`` (for a list of Scenarios: each one's own).
     metrics : list of str, optional
         Summary metrics to return as columns (see :data:`SUMMARY_SCHEMA`); all by default. The
         dataset in ``out`` always stores all of them.
     out : path, optional
-        Directory of the parquet dataset (created if needed). Each chunk of finished runs is written
-        atomically as it completes; runs already in ``out`` (same scenario dict and seed, by
-        ``run_key``) are not run again, so re-running an interrupted sweep completes it. ``None``:
-        results stay in memory.
+        Directory of the parquet dataset (created if needed; not ``""``). Each chunk of finished runs
+        is written atomically with a manifest holding its SHA-256; runs already in ``out`` (same
+        scenario dict and seed, by ``run_key``) in chunks that match their manifest are not run
+        again, so re-running an interrupted sweep completes it; a damaged chunk, or a ``part-*``
+        file the store did not write, is moved to ``out/_rejected/`` (a ``StoreWarning`` names it)
+        and its runs are computed again. The directory is locked while the sweep writes it: a
+        second sweep into it is refused. ``None``: results stay in memory.
     backend : "local" | "ray"
         ``"local"``: this machine's cores (rayon, the GIL released). ``"ray"``: chunks as Ray tasks on
         the running Ray (``ray.init`` already called), on ``ray_address``, on the cluster found by
@@ -502,10 +667,11 @@ def sweep(
     threads : int
         Local backend: worker threads, 0 = all cores; in [0, 4096]. Results do not depend on it.
     chunk_size : int, optional
-        Runs per chunk (per parquet file, per Ray task), in [1, 10**7]. Default: local, chunks of
-        about 4 s of work (at most 4096 runs); Ray, about three tasks per CPU of the cluster. At most
-        two chunks are in memory at once locally (one running, one being written); resuming works
-        whatever the chunk size or thread count of the interrupted call.
+        Runs per chunk (per parquet file, per Ray task), in [1, 10**7]. Default: locally, the engine
+        runs batches of about 1 s of work (starting from two runs per thread) and a chunk is written
+        every 5 s of work or at 4,096 runs (1,024 with ``collect=False``), whichever comes first;
+        on Ray, about three tasks per CPU of the cluster. Resuming works whatever the chunk size or
+        thread count of the interrupted call.
     progress : bool | callable
         True: a progress bar with ETA on stderr (rich if installed, else a plain line). A callable
         ``f(done, total)`` is called instead (``done`` counts resumed runs); if it raises, the sweep
@@ -520,7 +686,9 @@ def sweep(
         the sweep (finished runs are kept in ``out``); ``"record"`` returns it as a row with null
         metrics and the message in ``error``.
     ray_address : str, optional
-        Address of the Ray cluster for ``backend="ray"`` when Ray is not initialised yet.
+        Address of the Ray cluster (``"host:port"`` or ``"ray://host:port"``) for ``backend="ray"``
+        when Ray is not initialised yet; refused with another backend. Something must accept a TCP
+        connection there within 5 s, else ScenarioError (before anything runs).
     collect : bool
         True (default): build and return the frame of the whole sweep (memory grows with the number
         of runs, about 0.25 KB each). False (needs ``out``): build nothing per run; return a
@@ -547,12 +715,16 @@ def sweep(
     Raises
     ------
     ScenarioError (ValueError)
-        An unknown field or invalid value in ``base``/``grid``/``seeds``/options (the message names
-        it), an unusable ``out``, or (``on_error="raise"``) a run the engine rejected.
+        An unknown field or invalid value in ``scenario``/``grid``/``seeds``/options (the message names
+        it; ``metrics`` are checked before anything runs), an unusable ``out`` (not a directory,
+        read-only, full: the message names it; finished chunks stay there), ``out`` being written by
+        another sweep (named with its process id), an unreachable ``ray_address``, or
+        (``on_error="raise"``) a run the engine rejected.
     ImportError
         ``backend="ray"`` without Ray installed.
     KeyboardInterrupt
-        Ctrl-C: the runs in progress stop; every chunk already finished is in ``out``.
+        Ctrl-C: the runs in progress stop; the batches already finished are written to ``out``
+        first, and the message says how many runs of the sweep are saved there.
 
     Examples
     --------
@@ -563,7 +735,7 @@ def sweep(
     [(0, 0, 1), (0, 1, 1), (2, 0, 2), (2, 1, 2)]
     """
     frame, _ = sweep_with_info(
-        base, grid, seeds=seeds, metrics=metrics, out=out, backend=backend, threads=threads,
+        scenario, grid, seeds=seeds, metrics=metrics, out=out, backend=backend, threads=threads,
         chunk_size=chunk_size, progress=progress, max_samples=max_samples, on_error=on_error,
         ray_address=ray_address, collect=collect,
     )

@@ -7,14 +7,15 @@ Example (``python/rollsim/examples/sweep.toml`` has a complete one)::
     chunk_size = 2000              # optional
     max_samples = 50000000         # optional
 
-    [base]                         # any Scenario field; omitted fields keep the chapter's values
-    train_step_s = 60.0
+    [base]                         # a scenario, as in a scenario file (rollsim.scenario_toml): any Scenario
+    train_step_s = 60.0            # field; omitted fields keep the chapter's values
     rng = "fast"
     lengths = { kind = "lognormal", mu = 7.6, sigma = 1.0, max_tokens = 16384 }
     # lengths = { dataset = "deepseek-r1", max_tokens = 16384 }
     # lengths = { file = "lengths.csv", column = "tokens", count_column = "n" }   # path relative to this file
-    pipeline = { kind = "fully_async", max_staleness = 2 }
-    # pipeline kinds: "synchronous", "one_step", "off_policy" (k = ...), "fully_async" (max_staleness = ...)
+    pipeline = { kind = "fully_async", max_staleness = 2, on_update = "abort_resubmit" }
+    # pipeline kinds: "synchronous", "one_step", "off_policy" (k = ...), "fully_async"; each takes every
+    # field of its class (FullyAsync: max_staleness, admission_eta, batch_order, on_update, ...)
 
     [grid]                         # Cartesian product; dotted names in quotes
     "pipeline.max_staleness" = [0, 1, 2, 4]
@@ -35,15 +36,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rollsim import datasets
+from rollsim import scenario_toml
 from rollsim.errors import invalid
 from rollsim.lengths import Empirical, LogNormal
-from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
 from rollsim.sweeps.space import Choice, IntUniform, LogUniform, Uniform, latin_hypercube, random_points
 
@@ -59,7 +58,7 @@ class SweepSpec:
 
     base: Scenario
     grid: dict[str, list[Any]] | list[dict[str, Any]] | None
-    seeds: list[int] | None
+    seeds: range | list[int] | None
     metrics: list[str] | None
     chunk_size: int | None
     max_samples: int | None
@@ -78,51 +77,11 @@ def _only(where: str, table: dict[str, Any], allowed: set[str]) -> None:
 
 
 def _lengths(where: str, value: Any, root: Path) -> LogNormal | Empirical:
-    t = _table(where, value)
-    if "dataset" in t:
-        _only(where, t, {"dataset", "max_tokens"})
-        if t["dataset"] not in datasets.NAMES:
-            raise invalid(f"{where}.dataset", f"unknown data set {t['dataset']!r} (built in: {list(datasets.NAMES)})")
-        return datasets.by_name(t["dataset"], t.get("max_tokens"))
-    if "file" in t:
-        _only(where, t, {"file", "column", "count_column", "max_tokens", "name"})
-        if not isinstance(t["file"], str):
-            raise invalid(f"{where}.file", f"must be a path (string), got {t['file']!r}")
-        path = Path(t["file"])
-        if not path.is_absolute():
-            path = root / path
-        return Empirical.from_file(path, t.get("column"), t.get("count_column"), max_tokens=t.get("max_tokens"),
-                                   name=t.get("name"))
-    kind = t.get("kind", "lognormal")
-    if kind == "lognormal":
-        _only(where, t, {"kind", "mu", "sigma", "max_tokens"})
-        return LogNormal(**{k: v for k, v in t.items() if k != "kind"})
-    if kind == "empirical":
-        _only(where, t, {"kind", "values", "weights", "max_tokens", "name"})
-        if "values" not in t:
-            raise invalid(f"{where}.values", "an empirical distribution needs values = [...]")
-        return Empirical(**{k: v for k, v in t.items() if k != "kind"})
-    raise invalid(f"{where}.kind", f"must be 'lognormal' or 'empirical' (or give dataset = ... / file = ...), got {kind!r}")
+    return scenario_toml.lengths_from_doc(where, value, root)
 
 
 def _pipeline(where: str, value: Any) -> Any:
-    if isinstance(value, str):
-        value = {"kind": value}
-    t = _table(where, value)
-    kind = t.get("kind")
-    if kind == "synchronous":
-        _only(where, t, {"kind"})
-        return Synchronous()
-    if kind == "one_step":
-        _only(where, t, {"kind"})
-        return OneStepAsync()
-    if kind == "off_policy":
-        _only(where, t, {"kind", "k"})
-        return OffPolicy(t.get("k", 1))
-    if kind == "fully_async":
-        _only(where, t, {"kind", "max_staleness"})
-        return FullyAsync(t.get("max_staleness"))
-    raise invalid(f"{where}.kind", f"must be 'synchronous', 'one_step', 'off_policy' or 'fully_async', got {kind!r}")
+    return scenario_toml.pipeline_from_doc(where, value)
 
 
 def _part(field: str, where: str, value: Any, root: Path) -> Any:
@@ -130,25 +89,50 @@ def _part(field: str, where: str, value: Any, root: Path) -> Any:
         return _lengths(where, value, root)
     if field == "pipeline":
         return _pipeline(where, value)
+    if field == "pipeline.batch_order":
+        return scenario_toml.batch_order_from_doc(where, value)
     return value
 
 
-def _seeds(value: Any) -> list[int] | None:
+#: Largest count of seeds (as ``rollsim.sweep(seeds=n)``).
+MAX_SEED_COUNT = 2**32
+
+
+def _seeds(value: Any) -> range | list[int] | None:
+    """A count or ``{start, count}`` as a ``range`` (8 bytes a seed are never allocated), validated
+    before anything is built; a list of seeds as it is."""
     if value is None:
         return None
     if isinstance(value, dict):
         _only("seeds", value, {"start", "count"})
         start, count = value.get("start", 0), value.get("count")
-        for k, v in (("seeds.start", start), ("seeds.count", count)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < (1 if k == "seeds.count" else 0):
-                raise invalid(k, f"must be an integer {'>= 1' if k == 'seeds.count' else '>= 0'}, got {v!r}")
-        return list(range(start, start + count))
+        if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start < 2**64:
+            raise invalid("seeds.start", f"must be an integer in [0, 2**64 - 1], got {start!r}")
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_SEED_COUNT:
+            raise invalid("seeds.count", f"must be an integer in [1, 2**32], got {count!r}")
+        if start + count > 2**64:
+            raise invalid("seeds.count", f"the last seed, start + count - 1 = {start + count - 1}, must be at most "
+                                         f"2**64 - 1 (start = {start})")
+        return range(start, start + count)
     if isinstance(value, bool) or not isinstance(value, (int, list)):
         raise invalid("seeds", f"must be a count, a list of seeds or {{start, count}}, got {value!r}")
-    if isinstance(value, list) and not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**64
-                                           for s in value):
+    if isinstance(value, int):
+        if not 1 <= value <= MAX_SEED_COUNT:
+            raise invalid("seeds", f"a count of seeds must be in [1, 2**32], got {value}")
+        return range(value)
+    if not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**64 for s in value):
         raise invalid("seeds", f"a list of seeds must hold integers in [0, 2**64 - 1], got {value!r}")
-    return list(range(value)) if isinstance(value, int) else value
+    return value
+
+
+def _metrics(value: Any) -> list[str] | None:
+    if value is not None and (not isinstance(value, list) or not all(isinstance(m, str) for m in value)):
+        raise invalid("metrics", f"must be a list of metric names, got {value!r}")
+    if value is not None:
+        from rollsim.sweeps._run import check_metrics
+
+        check_metrics(value)  # unknown or repeated names: refused before anything is built or run
+    return value
 
 
 def _dimension(where: str, value: Any) -> Any:
@@ -175,10 +159,9 @@ def parse(doc: dict[str, Any], root: str | os.PathLike[str] = ".") -> SweepSpec:
     ``root``. Raises ScenarioError (ValueError) naming the first unknown key or invalid value."""
     rootp = Path(root)
     _only("", doc, _TOP)
-    base_t = _table("base", doc.get("base", {}))
-    _only("base", base_t, set(_SCENARIO_FIELDS))
-    base_kw = {k: _part(k, f"base.{k}", v, rootp) for k, v in base_t.items()}
-    base = Scenario(**base_kw)
+    seeds = _seeds(doc.get("seeds"))  # first: cheap, and never expanded into a list
+    metrics = _metrics(doc.get("metrics"))
+    base = scenario_toml.scenario_from_doc(_table("base", doc.get("base", {})), rootp, where="base")
 
     grid: dict[str, list[Any]] | list[dict[str, Any]] | None = None
     if "grid" in doc and "sample" in doc:
@@ -212,14 +195,11 @@ def parse(doc: dict[str, Any], root: str | os.PathLike[str] = ".") -> SweepSpec:
         fn = latin_hypercube if method == "latin_hypercube" else random_points
         grid = fn(space, s["n"], s.get("seed", 0))
 
-    metrics = doc.get("metrics")
-    if metrics is not None and (not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics)):
-        raise invalid("metrics", f"must be a list of metric names, got {metrics!r}")
     for k in ("chunk_size", "max_samples"):
         v = doc.get(k)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
             raise invalid(k, f"must be an integer >= 1, got {v!r}")
-    return SweepSpec(base, grid, _seeds(doc.get("seeds")), metrics, doc.get("chunk_size"), doc.get("max_samples"))
+    return SweepSpec(base, grid, seeds, metrics, doc.get("chunk_size"), doc.get("max_samples"))
 
 
 def load(path: str | os.PathLike[str]) -> SweepSpec:
@@ -233,9 +213,6 @@ def load(path: str | os.PathLike[str]) -> SweepSpec:
         Invalid TOML, an unknown key (the message names it, e.g. ``base.foo``) or an invalid value.
     """
     p = Path(path)
-    with open(p, "rb") as f:
-        try:
-            doc = tomllib.load(f)
-        except tomllib.TOMLDecodeError as e:
-            raise invalid("sweep file", f"{str(p)!r} is not valid TOML: {e}") from None
+    doc = scenario_toml.read_toml(p, "sweep file")  # a directory, FIFO or non-UTF-8 file: a clear error
+    scenario_toml.check_integers("", doc)  # a 400-digit integer: named, not an OverflowError
     return parse(doc, p.parent)

@@ -207,7 +207,7 @@ class RandomPoints(_Lazy):
 
     def _unit(self, start: int, stop: int) -> np.ndarray:
         d = len(self._dims)
-        bits = np.random.default_rng(self._seed).bit_generator
+        bits = np.random.PCG64(self._seed)  # what default_rng(seed) uses
         bits.advance(start * d)  # one 64-bit draw per float64, row-major, as rng.random((n, d))
         return np.random.Generator(bits).random((stop - start, d))
 

@@ -9,7 +9,7 @@ fixes it. Formulas and published timings: ``docs/weight_sync.md``.
 2.5
 """
 
-from .model import (
+from .cluster import (
     BF16,
     FP8_BLOCK128,
     TOPOLOGIES,
@@ -22,7 +22,7 @@ from .model import (
     TensorGroup,
     TrainLayout,
 )
-from .estimate import SWEEPABLE, TERMS, Estimate, Plan, estimate, estimate_many, plan
+from .estimator import SWEEPABLE, TERMS, Estimate, Plan, estimate, estimate_many, plan, rank_topologies
 from .replay import Replay, id_bytes, routing_replay
 from .presets import HARDWARE, MODELS, SOFTWARE, model, transformer
 from .chapter import chapter_cluster, chapter_table
@@ -47,6 +47,7 @@ __all__ = [
     "estimate",
     "estimate_many",
     "plan",
+    "rank_topologies",
     "Replay",
     "id_bytes",
     "routing_replay",

@@ -1,4 +1,5 @@
-"""Calibration against published weight-sync timings (``shared/notes/weight_sync.md``).
+"""Calibration against published weight-sync timings (each row names its public source; table in
+``docs/weight_sync.md``).
 
 One software stack = one set of (``efficiency``, ``per_update_s``, ``per_tensor_s``) fitted on
 some published rows of that stack, then used unchanged to predict its other rows. The model is
@@ -12,12 +13,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import numpy as np
 import polars as pl
 
-from .estimate import estimate
-from .model import Cluster, InferLayout, ModelSpec, SoftwareStack, TrainLayout
+from .estimator import estimate
+from .cluster import Cluster, InferLayout, ModelSpec, SoftwareStack, TrainLayout
 from .presets import HARDWARE, MODELS
 
 __all__ = ["Measurement", "MEASUREMENTS", "STACKS", "FIT_PARAMS", "fit_stack", "validation_table"]
@@ -166,7 +168,8 @@ def validation_table() -> pl.DataFrame:
     """
     rows = []
     for m in MEASUREMENTS:
-        sw = dataclasses.replace(m.cluster.software, **fit_stack(m.stack))
+        fitted: dict[str, Any] = fit_stack(m.stack)  # float fields only; Any for replace()'s other fields
+        sw = dataclasses.replace(m.cluster.software, **fitted)
         e = estimate(m.cluster.replace(software=sw))
         rows.append(dict(stack=m.stack, setting=m.setting, role="fit" if m.fit else "held out", measured_s=m.measured_s,
                          lo_s=m.lo_s, hi_s=m.hi_s, predicted_s=e.total_s, residual=e.total_s / m.measured_s - 1,

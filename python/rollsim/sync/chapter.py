@@ -1,18 +1,18 @@
-"""The chapter's weight-sync table (``spec/chapter.txt``, "The time budget of weight sync").
+"""The chapter's weight-sync table (its section "The time budget of weight sync").
 
 1e12 bytes per instance (1T parameters in FP8), 50 GB/s NIC per GPU, 450 GB/s NVLink, 8 GPUs per
 instance; the chapter prints co-located 0.28 s; naive 20 / 160 / 1280 s; 8 senders instance by
 instance 2.5 / 20 / 160 s; 8 senders + pipelined relay 2.5 / 2.6 / 2.6 s (a flat 5 %). Here the
 relay row comes from the chunked-pipeline formula with alpha = 50 us per chunk (NCCL inter-node
-alpha, ``shared/notes/weight_sync.md``), and every row pays alpha per message.
+alpha), and every row pays alpha per message.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from .estimate import estimate
-from .model import Cluster, InferLayout, TrainLayout
+from .estimator import estimate
+from .cluster import Cluster, InferLayout, TrainLayout
 from .presets import HARDWARE, MODELS, SOFTWARE
 
 __all__ = ["chapter_cluster", "chapter_table", "CHAPTER_PRINTED"]
@@ -49,7 +49,7 @@ def chapter_table(instances: tuple[int, ...] = (1, 8, 64)) -> pl.DataFrame:
     """
     rows = []
     for topo in ("colocated", "naive", "parallel", "relay"):
-        for i, n in enumerate(instances):
+        for n in instances:
             e = estimate(chapter_cluster(topo, n))
             printed = CHAPTER_PRINTED[topo][(1, 8, 64).index(n)] if n in (1, 8, 64) else None
             rows.append(dict(design=topo, instances=n, total_s=e.total_s, chapter_s=printed, dominant_term=e.dominant_term))

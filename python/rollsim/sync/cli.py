@@ -17,7 +17,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "sync",
         help="weight-sync time and routing-replay volume",
         description="Without a file: the chapter's weight-sync table and routing-replay numbers. "
-        "With a cluster TOML file: the estimate, its breakdown, and every topology compared.",
+        "With a cluster TOML file: the estimate, its breakdown, and every topology compared, fastest first, "
+        "with the term that makes each slower one slower.",
     )
     p.add_argument("cluster", nargs="?", help="cluster TOML file (see python/rollsim/sync/examples/cluster.toml)")
     p.add_argument("--validation", action="store_true", help="print predicted vs published timings")
@@ -48,11 +49,14 @@ def _chapter() -> None:
 
 
 def _cluster(path: str) -> None:
-    from .config import load_cluster
-    from .estimate import estimate
-    from .model import TOPOLOGIES
+    from rollsim import scenario_toml
 
-    c = load_cluster(path)
+    from .config import cluster_from_dict
+    from .estimator import estimate, rank_topologies
+
+    doc = scenario_toml.read_toml(path, "cluster file")  # a directory, FIFO or non-UTF-8 file: a clear error
+    scenario_toml.check_integers("", doc)  # a 400-digit integer: named, not an OverflowError
+    c = cluster_from_dict(doc)
     e = estimate(c)
     m = c.model
     print(f"{m.name}: {m.n_params / 1e9:.1f}B params, {m.n_tensors} tensors, {e.model_bytes / 1e9:.1f} GB per copy "
@@ -64,13 +68,33 @@ def _cluster(path: str) -> None:
     for k, v in e.breakdown.items():
         share = v / e.total_s * 100 if e.total_s else 0.0
         print(f"  {k:<16}{v:>10.4f} s {share:>6.1f} %")
-    print("all topologies with this cluster:")
-    for t in TOPOLOGIES:
-        try:
-            x = estimate(c.replace(topology=t))
-            print(f"  {t:<10}{x.total_s:>10.3f} s  ({x.dominant_term})")
-        except ValueError as err:
-            print(f"  {t:<10} n/a ({err})")
+    ranked = rank_topologies(c)
+    best = ranked.row(0, named=True)
+    print("all topologies with this cluster, fastest first (slower: by how much, and the term that makes it slower):")
+    for r in ranked.iter_rows(named=True):
+        t = r["topology"]
+        if r["error"] is not None:
+            print(f"  {t:<10} n/a ({r['error']})")
+        elif r["rank"] == 1:
+            print(f"  {t:<10}{r['total_s']:>10.3f} s  ({r['dominant_term']})  fastest")
+        else:
+            print(f"  {t:<10}{r['total_s']:>10.3f} s  ({r['dominant_term']})  {_why_slower(r, best)}")
+    line = f"fastest topology for this cluster: {best['topology']} ({best['total_s']:.3f} s)"
+    own = ranked.filter(ranked["topology"] == c.topology).row(0, named=True)
+    if own["topology"] != best["topology"] and own["error"] is None:
+        line += f"; the configured {own['topology']} is {_why_slower(own, best)}"
+    print(line)
+
+
+def _why_slower(r: dict, best: dict) -> str:
+    """``X s slower: TERM +Y s`` for a row of :func:`rank_topologies` against the fastest row."""
+    if r["slower_because"] is None:
+        return "as fast (a tie)"
+    text = f"{r['slower_by_s']:.3f} s slower: {r['slower_because']} +{r['slower_because_s']:.3f} s"
+    if r["slower_because"] == "software_s" and r["tensors_charged"] != best["tensors_charged"]:
+        text += (f" ({r['tensors_charged']:.0f} tensors charged per_tensor_s on the busiest rank, against "
+                 f"{best['tensors_charged']:.0f} for {best['topology']})")
+    return text
 
 
 def _validation() -> None:
@@ -84,7 +108,9 @@ def _validation() -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Runs the subcommand; returns the exit code (2 on a bad cluster file, with the message on
-    stderr)."""
+    stderr as ``rollsim: error: ...``, like every rollsim command)."""
+    from rollsim.errors import RollsimError
+
     try:
         if getattr(args, "validation", False):
             _validation()
@@ -92,8 +118,11 @@ def run(args: argparse.Namespace) -> int:
             _cluster(args.cluster)
         else:
             _chapter()
-    except (ValueError, OSError) as e:
-        print(f"rollsim sync: {e}", file=sys.stderr)
+    except BrokenPipeError:  # stdout closed early: the main command line stops quietly
+        raise
+    except (RollsimError, ValueError, OSError, OverflowError) as e:
+        text = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
+        print(f"rollsim: error: {text or type(e).__name__}", file=sys.stderr)
         return 2
     return 0
 

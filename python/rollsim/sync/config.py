@@ -21,11 +21,12 @@ Unknown keys raise ``ValueError`` naming the key.
 from __future__ import annotations
 
 import dataclasses
-import math
 import tomllib
 from pathlib import Path
 
-from .model import Cluster, Hardware, InferLayout, ModelSpec, Precision, SoftwareStack, TrainLayout
+from rollsim import _check
+
+from .cluster import INT_BOUNDS, MAX_PARAMS, Cluster, Hardware, InferLayout, ModelSpec, SoftwareStack, TrainLayout
 from .presets import HARDWARE, MODELS, SOFTWARE
 
 __all__ = ["load_cluster", "cluster_from_dict"]
@@ -53,7 +54,7 @@ def _build(cls, section: str, d: dict, base=None, skip=("name", "source")):
             raise ValueError(f"{section}.{k}: must be an integer, got {v!r}")
         if want in ("float",) and (not isinstance(v, (int, float)) or isinstance(v, bool)):
             raise ValueError(f"{section}.{k}: must be a number, got {v!r}")
-        kw[k] = float(v) if want == "float" else v
+        kw[k] = v  # the dataclass checks the range (an int too large for a float is out of range, not inf)
     return dataclasses.replace(base, **kw) if base is not None else cls(**kw)
 
 
@@ -101,13 +102,10 @@ def cluster_from_dict(d: dict) -> Cluster:
         model: ModelSpec = MODELS[name.lower()]
     elif "params" in m:
         p, t, layers = m["params"], m.get("tensors", 1000), m.get("layers", 1)
-        if not isinstance(p, (int, float)) or isinstance(p, bool) or not 1 <= p < math.inf:
-            raise ValueError(f"model.params: must be a finite number >= 1, got {p!r}")
-        if not isinstance(t, int) or isinstance(t, bool) or t < 1:
-            raise ValueError(f"model.tensors: must be an integer >= 1, got {t!r}")
-        if not isinstance(layers, int) or isinstance(layers, bool) or layers < 1:
-            raise ValueError(f"model.layers: must be an integer >= 1, got {layers!r}")
-        model = ModelSpec.dense("custom", float(p), n_tensors=t, layers=layers)
+        p = _check.bounded("model.params", p, 1.0, MAX_PARAMS, "parameters")
+        t = _check.integer("model.tensors", t, *INT_BOUNDS["model.groups.count"])
+        layers = _check.integer("model.layers", layers, *INT_BOUNDS["model.groups.layers"])
+        model = ModelSpec.dense("custom", p, n_tensors=t, layers=layers)
     else:
         raise ValueError("model: give preset = \"name\" or params = N")
     for key in ("train_precision", "infer_precision"):
@@ -127,7 +125,7 @@ def cluster_from_dict(d: dict) -> Cluster:
     fanout = d.get("fanout", 1)
     if not isinstance(fanout, int) or isinstance(fanout, bool):
         raise ValueError(f"fanout: must be an integer, got {fanout!r}")
-    from .model import TOPOLOGIES
+    from .cluster import TOPOLOGIES
 
     if topo not in TOPOLOGIES:
         raise ValueError(f"topology: must be one of {', '.join(TOPOLOGIES)}, got {topo!r}")

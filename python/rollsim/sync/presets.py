@@ -8,7 +8,7 @@ GLM-4.5-Air 106B + MTP, Qwen3-4B 4.0B).
 
 from __future__ import annotations
 
-from .model import Hardware, ModelSpec, Precision, SoftwareStack, TensorGroup
+from .cluster import Hardware, ModelSpec, Precision, SoftwareStack, TensorGroup
 
 __all__ = ["transformer", "MODELS", "model", "HARDWARE", "SOFTWARE"]
 
@@ -136,11 +136,11 @@ MODELS: dict[str, ModelSpec] = {
         tie_embeddings=True, source="huggingface.co/Qwen/Qwen3-4B config.json",
     ),
 }
-#: The chapter's example (spec/chapter.txt): 1e12 parameters in FP8 (1 byte each, per-tensor
+#: The chapter's example ("The time budget of weight sync"): 1e12 parameters in FP8 (1 byte each, per-tensor
 #: scales), 8,000 equal tensors.
 MODELS["chapter-1t"] = ModelSpec.dense(
     "chapter 1T (FP8)", 1e12, n_tensors=8000, infer_precision=Precision("fp8", 0), train_precision=Precision("fp8", 0),
-    source="spec/chapter.txt: W = 1e12 bytes per instance",
+    source="the chapter, \"The time budget of weight sync\": W = 1e12 bytes per instance",
 )
 
 

@@ -1,10 +1,10 @@
 """Routing-replay data volume: the expert ids an inference engine returns per token.
 
 vLLM and SGLang (``--enable-return-routed-experts``) return an int32 array
-``[tokens, layers, top_k]`` per request (``shared/notes/semantics.md``, "MoE routing replay";
-vLLM ``model_executor/layers/fused_moe/routed_experts_capturer.py``). Bytes per token =
+``[tokens, layers, top_k]`` per request (vllm-project/vllm
+``model_executor/layers/fused_moe/routed_experts_capturer.py``). Bytes per token =
 ``layers * top_k * id_bytes``; ids fit in 1 byte up to 256 experts, 2 bytes up to 65,536.
-Chapter (``spec/chapter.txt``, "Routing replay for MoE"): 61 layers x 8 ids, about 500 bytes per
+The chapter (section "Routing replay for MoE"): 61 layers x 8 ids, about 500 bytes per
 token, about 8 MB for a 16K answer.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from .model import ModelSpec
+from .cluster import ModelSpec
 
 __all__ = ["id_bytes", "Replay", "routing_replay"]
 
@@ -124,6 +124,7 @@ def routing_replay(
     for name, v in (("layers", L), ("top_k", k), ("n_experts", e)):
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise ValueError(f"{name}: must be an int >= 1 (a MoE model or an explicit value), got {v!r}")
+    assert isinstance(L, int) and isinstance(k, int) and isinstance(e, int)  # checked just above (for mypy)
     if k > e:
         raise ValueError(f"top_k: must be <= n_experts ({e}), got {k}")
     for name, v in (("answer_tokens", answer_tokens), ("batch_answers", batch_answers)):

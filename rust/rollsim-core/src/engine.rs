@@ -102,6 +102,7 @@ fn with_pipeline<D: Draw>(
                     on_stale: opt.on_stale,
                     batch_order: opt.batch_order.clone(),
                     on_update: opt.on_update,
+                    lag_release: opt.lag_release,
                     ..Streaming::default()
                 };
             let end = if uses_fast_path(sc) && !opts.general_engine {

@@ -4,6 +4,20 @@ use crate::error::{Error, Result};
 use crate::rng::Source;
 use std::sync::Arc;
 
+/// The longest answer accepted, tokens (2^40; the Python API's `rollsim.lengths.MAX_TOKENS`): every
+/// sum formed from lengths (a batch's or a run's tokens, value x weight over a histogram) stays
+/// far below the f64 limit.
+pub const MAX_TOKENS: f64 = 1_099_511_627_776.0;
+/// The shortest empirical length accepted, tokens (2^-40; `rollsim.lengths.MIN_TOKENS`).
+pub const MIN_TOKENS: f64 = 1.0 / MAX_TOKENS;
+/// Largest total of empirical weights (2^64; `rollsim.lengths.MAX_WEIGHT_SUM`).
+pub const MAX_WEIGHT_SUM: f64 = 18_446_744_073_709_551_616.0;
+/// `|mu|` bound of lognormal lengths (`rollsim.lengths.MU_BOUND`).
+pub const MU_BOUND: f64 = 100.0;
+/// `sigma` bound of lognormal lengths (`rollsim.lengths.MAX_SIGMA`): with `|mu| <= 100` every
+/// quantile and the mean of the untruncated distribution are finite and > 0.
+pub const MAX_SIGMA: f64 = 10.0;
+
 /// Where answer lengths come from. Lengths are `f64` tokens: lognormal draws are continuous,
 /// as in the chapter's model.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,16 +80,22 @@ impl Lengths {
                         format!("must be in [0, 1), got {group_correlation}"),
                     ));
                 }
-                if !mu.is_finite() {
-                    return Err(Error::field("lengths.mu", format!("must be finite, got {mu}")));
+                if !(-MU_BOUND..=MU_BOUND).contains(mu) {
+                    return Err(Error::field(
+                        "lengths.mu",
+                        format!(
+                            "must be in [-100, 100] (the log of the median length in tokens), got {}",
+                            py_float(*mu)
+                        ),
+                    ));
                 }
-                if !(sigma.is_finite() && *sigma >= 0.0) {
-                    return Err(Error::field("lengths.sigma", format!("must be finite and >= 0, got {sigma}")));
+                if !(0.0..=MAX_SIGMA).contains(sigma) {
+                    return Err(Error::field("lengths.sigma", format!("must be in [0, 10], got {}", py_float(*sigma))));
                 }
-                if !(max_tokens.is_finite() && *max_tokens >= 1.0) {
+                if !(1.0..=MAX_TOKENS).contains(max_tokens) {
                     return Err(Error::field(
                         "lengths.max_tokens",
-                        format!("must be finite and >= 1, got {max_tokens}"),
+                        format!("must be in [1, 2**40] tokens, got {}", py_float(*max_tokens)),
                     ));
                 }
                 Ok(())
@@ -131,12 +151,39 @@ impl Lengths {
     }
 }
 
+/// `x` as Python's `repr(float)` writes it (`16384.0`, `1e+300`, `2.5e-07`, `inf`, `nan`), so that
+/// the engine's messages read exactly like the Python API's.
+fn py_float(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    let a = x.abs();
+    if a != 0.0 && !(1e-4..1e16).contains(&a) {
+        let s = format!("{x:e}");
+        let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
+        let e: i32 = exp.parse().unwrap_or(0);
+        return format!("{mantissa}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
+    }
+    let s = format!("{x}");
+    if s.contains('.') {
+        s
+    } else {
+        s + ".0"
+    }
+}
+
 fn check_values(values: &[f64]) -> Result<()> {
     if values.is_empty() {
         return Err(Error::field("lengths.values", "must hold at least one length"));
     }
-    if let Some((i, v)) = values.iter().enumerate().find(|(_, v)| !(v.is_finite() && **v > 0.0)) {
-        return Err(Error::field("lengths.values", format!("must be finite and > 0 tokens; item {i} is {v}")));
+    if let Some((i, v)) = values.iter().enumerate().find(|(_, v)| !(**v >= MIN_TOKENS && **v <= MAX_TOKENS)) {
+        return Err(Error::field(
+            "lengths.values",
+            format!("must be in [2**-40, 2**40] tokens; item {i} is {}", py_float(*v)),
+        ));
     }
     Ok(())
 }
@@ -163,6 +210,9 @@ fn check_cum_weights(cum: &[f64]) -> Result<()> {
     }
     if prev <= 0.0 {
         return Err(Error::field("lengths.weights", "must not all be zero"));
+    }
+    if prev > MAX_WEIGHT_SUM {
+        return Err(Error::field("lengths.weights", format!("must sum to at most 2**64, got {}", py_float(prev))));
     }
     Ok(())
 }
@@ -329,5 +379,52 @@ mod tests {
         assert!(Lengths::empirical(vec![1.0, f64::NAN], None).is_err());
         assert!(Lengths::empirical(vec![1.0, 2.0], Some(vec![0.0, 0.0])).is_err());
         assert!(Lengths::empirical(vec![1.0, 2.0], Some(vec![1.0])).is_err());
+    }
+
+    fn message(r: Result<()>) -> String {
+        r.unwrap_err().to_string()
+    }
+
+    #[test]
+    fn bounds_match_the_python_api() {
+        let big = Lengths::empirical(vec![1.0, 1e308], None).unwrap_err().to_string();
+        assert!(big.starts_with("lengths.values: must be in [2**-40, 2**40] tokens; item 1 is "), "{big}");
+        assert!(Lengths::empirical(vec![MAX_TOKENS], None).is_ok());
+        let w = Lengths::empirical(vec![1.0, 2.0], Some(vec![MAX_WEIGHT_SUM, 1e6])).unwrap_err().to_string();
+        assert!(w.starts_with("lengths.weights: must sum to at most 2**64, got "), "{w}");
+        assert!(Lengths::empirical(vec![1.0, 2.0], Some(vec![MAX_WEIGHT_SUM, 0.0])).is_ok());
+        let ln = |mu: f64, sigma: f64, max_tokens: f64| {
+            Lengths::LogNormal { mu, sigma, max_tokens, group_correlation: 0.0 }.validate()
+        };
+        assert!(ln(100.0, 10.0, MAX_TOKENS).is_ok() && ln(-100.0, 0.0, 1.0).is_ok());
+        assert_eq!(
+            message(ln(100.5, 1.0, 16384.0)),
+            "lengths.mu: must be in [-100, 100] (the log of the median length in tokens), got 100.5"
+        );
+        assert_eq!(message(ln(7.6, 10.5, 16384.0)), "lengths.sigma: must be in [0, 10], got 10.5");
+        assert_eq!(message(ln(7.6, f64::NAN, 16384.0)), "lengths.sigma: must be in [0, 10], got nan");
+        assert_eq!(message(ln(1e300, 1.0, 16384.0)).rsplit(' ').next(), Some("1e+300"));
+        assert_eq!(
+            message(ln(7.6, 1.0, 2.0 * MAX_TOKENS)),
+            "lengths.max_tokens: must be in [1, 2**40] tokens, got 2199023255552.0"
+        );
+        for (x, repr) in [
+            (16384.0, "16384.0"),
+            (0.5, "0.5"),
+            (-3.0, "-3.0"),
+            (1e16, "1e+16"),
+            (2.5e-7, "2.5e-07"),
+            (0.0, "0.0"),
+            (1.5e308, "1.5e+308"),
+            (f64::NEG_INFINITY, "-inf"),
+            (1e-4, "0.0001"),
+        ] {
+            assert_eq!(py_float(x), repr);
+        }
+        // the closed-form mean stays finite at the corners of the accepted ranges
+        for (mu, sigma) in [(100.0, 10.0), (-100.0, 10.0), (100.0, 0.0), (-100.0, 0.0), (0.0, 5e-324)] {
+            let m = truncated_lognormal_mean(mu, sigma, MAX_TOKENS);
+            assert!(m.is_finite() && m >= 0.0, "mu {mu} sigma {sigma}: {m}");
+        }
     }
 }

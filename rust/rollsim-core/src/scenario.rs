@@ -87,6 +87,19 @@ pub enum OnUpdate {
     KeepStale,
 }
 
+/// When a trained sample stops counting against `max_lag_samples`, so that a new one may start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LagRelease {
+    /// When the trainer takes its batch: generation resumes at once, with the weights the rollout
+    /// has, while the step trains (verl's rollouter as observed in verl-project/verl#4449: with
+    /// `staleness_threshold = 0` every batch after the first has staleness 1).
+    #[default]
+    Take,
+    /// Once the step that trains it has ended and the rollout has loaded the new weights: with a
+    /// bound of one batch, generation and training alternate and every sample has staleness 0.
+    Sync,
+}
+
 /// Options of the streaming (fully asynchronous) pipeline.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Streaming {
@@ -99,6 +112,8 @@ pub struct Streaming {
     /// PipelineRL-style bound: start a new group only while the samples started and neither trained
     /// nor dropped, plus the group, stay within `max_lag_samples`.
     pub max_lag_samples: Option<u64>,
+    /// When trained samples free their places under `max_lag_samples` (needs it for `Sync`).
+    pub lag_release: LagRelease,
     /// Bounded ready queue: on overflow the oldest finished groups are dropped.
     pub max_ready_groups: Option<u32>,
     pub batch_order: BatchOrder,
@@ -218,6 +233,103 @@ pub const MAX_COUNT: u32 = 1 << 24;
 /// Largest accepted k for `OffPolicy`.
 pub const MAX_K: u32 = 1_000_000;
 
+/// The accepted range of a real-valued field, and how its messages spell it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bound {
+    pub field: &'static str,
+    pub lo: f64,
+    pub hi: f64,
+    /// The range as messages print it, e.g. `"[1e-6, 1e9]"`.
+    pub range: &'static str,
+    /// `" tokens/s"`, `" seconds"`, ... (with its leading space), or `""`.
+    pub unit: &'static str,
+    /// Special values besides the range, e.g. `", or math.inf (free prefill)"`, or `""`.
+    pub extra: &'static str,
+}
+
+impl Bound {
+    /// `Ok` for a value in `[lo, hi]` (never NaN), else the field's error:
+    /// `decode_tokens_per_s: must be in [1e-6, 1e9] tokens/s, got 1e-320`.
+    pub fn check(&self, v: f64) -> Result<()> {
+        if (self.lo..=self.hi).contains(&v) {
+            Ok(())
+        } else {
+            Err(Error::field(
+                self.field,
+                format!("must be in {}{}{}, got {}", self.range, self.unit, self.extra, show(v)),
+            ))
+        }
+    }
+}
+
+const fn bound(field: &'static str, lo: f64, hi: f64, range: &'static str, unit: &'static str) -> Bound {
+    Bound { field, lo, hi, range, unit, extra: "" }
+}
+
+/// Decode speed of one sequence: 1e-6 to 1e9 tokens/s.
+pub const DECODE_TOKENS_PER_S: Bound = bound("decode_tokens_per_s", 1e-6, 1e9, "[1e-6, 1e9]", " tokens/s");
+/// Fixed seconds per step (with the weight sync): at most 1e12 s.
+pub const TRAIN_STEP_S: Bound = bound("train_step_s", 0.0, 1e12, "[0, 1e12]", " seconds");
+/// Seconds per token of a batch (with any log-prob recompute): at most 1e3 s/token.
+pub const TRAIN_S_PER_TOKEN: Bound = bound("train_s_per_token", 0.0, 1e3, "[0, 1e3]", " seconds/token");
+pub const HORIZON_S: Bound = bound("horizon_s", 1e-6, 1e12, "[1e-6, 1e12]", " seconds");
+pub const ROLLOUT_PAUSE_S: Bound = bound("rollout_pause_s", 0.0, 1e12, "[0, 1e12]", " seconds");
+pub const PROMPT_TOKENS: Bound = bound("prompt_tokens", 0.0, 1e9, "[0, 1e9]", " tokens");
+/// Finite prefill speeds (`INFINITY`, free prefill, is accepted besides).
+pub const PREFILL_TOKENS_PER_S: Bound = Bound {
+    extra: ", or math.inf (free prefill)",
+    ..bound("prefill_tokens_per_s", 1e-6, 1e12, "[1e-6, 1e12]", " tokens/s")
+};
+pub const DECODE_SLOWDOWN_PER_SEQ: Bound = bound("decode_slowdown_per_seq", 0.0, 1e6, "[0, 1e6]", "");
+/// Nonzero capacities (0 is unlimited: `None` in the Python API).
+pub const KV_CACHE_TOKENS: Bound =
+    Bound { extra: ", or None (unlimited)", ..bound("kv_cache_tokens", 1.0, 1e15, "[1, 1e15]", " tokens") };
+/// Each throughput of `decode_throughput_table`.
+pub const TABLE_THROUGHPUT: Bound = bound("decode_throughput_table", 1e-6, 1e15, "[1e-6, 1e15]", " tokens/s");
+/// Finite over-sampling fractions (`INFINITY`, every slot busy, is accepted besides).
+pub const OVER_SAMPLING: Bound = Bound {
+    extra: ", or math.inf (keep every slot busy)",
+    ..bound("pipeline.over_sampling", 0.0, 1e6, "[0, 1e6]", "")
+};
+/// Every bound above.
+pub const BOUNDS: [Bound; 11] = [
+    DECODE_TOKENS_PER_S,
+    TRAIN_STEP_S,
+    TRAIN_S_PER_TOKEN,
+    HORIZON_S,
+    ROLLOUT_PAUSE_S,
+    PROMPT_TOKENS,
+    PREFILL_TOKENS_PER_S,
+    DECODE_SLOWDOWN_PER_SEQ,
+    KV_CACHE_TOKENS,
+    TABLE_THROUGHPUT,
+    OVER_SAMPLING,
+];
+
+/// A float as Python's `repr` prints it (`1e-320`, `30.0`, `1e+16`, `1e-05`, `inf`, `nan`), so
+/// that the engine's messages read like the Python API's. Rust's `{:?}` already switches to
+/// exponent notation at the same thresholds (below 1e-4, from 1e16) with the same shortest
+/// digits; only the exponent is spelled differently.
+pub fn show(v: f64) -> String {
+    if v.is_nan() {
+        return "nan".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    let s = format!("{v:?}");
+    match s.split_once('e') {
+        None => s,
+        Some((m, e)) => {
+            let (sign, digits) = match e.strip_prefix('-') {
+                Some(d) => ('-', d),
+                None => ('+', e),
+            };
+            format!("{m}e{sign}{digits:0>2}")
+        }
+    }
+}
+
 impl Default for Scenario {
     /// The chapter's scenario: 256 slots at 30 tokens/s, 512 samples per step, 60 s per step, 2 hours,
     /// lengths `min(lognormal(7.6, 1.0), 16384)`, fully asynchronous without a cap, seed 0.
@@ -281,7 +393,9 @@ impl Scenario {
         crate::pipeline::trainer::TrainModel::of(self).step_s(tokens)
     }
 
-    /// Checks every field; the error names the first bad one and its allowed range.
+    /// Checks every field; the error names the first bad one and its allowed range. The ranges
+    /// ([`BOUNDS`]) and messages are the Python API's (`rollsim.Scenario`), so that both sides
+    /// refuse the same values with the same words; they keep every summary value finite.
     pub fn validate(&self) -> Result<()> {
         if self.rollout_slots == 0 || self.rollout_slots > MAX_COUNT {
             return Err(Error::field(
@@ -289,27 +403,13 @@ impl Scenario {
                 format!("must be in [1, {MAX_COUNT}], got {}", self.rollout_slots),
             ));
         }
-        if !(self.decode_tokens_per_s.is_finite() && self.decode_tokens_per_s > 0.0) {
-            return Err(Error::field(
-                "decode_tokens_per_s",
-                format!("must be finite and > 0, got {}", self.decode_tokens_per_s),
-            ));
-        }
+        DECODE_TOKENS_PER_S.check(self.decode_tokens_per_s)?;
         if self.batch_size == 0 || self.batch_size > MAX_COUNT {
             return Err(Error::field("batch_size", format!("must be in [1, {MAX_COUNT}], got {}", self.batch_size)));
         }
-        if !(self.train_s_per_token.is_finite() && self.train_s_per_token >= 0.0) {
-            return Err(Error::field(
-                "train_s_per_token",
-                format!("must be finite and >= 0, got {}", self.train_s_per_token),
-            ));
-        }
-        if !(self.train_step_s.is_finite() && self.train_step_s >= 0.0) {
-            return Err(Error::field("train_step_s", format!("must be finite and >= 0, got {}", self.train_step_s)));
-        }
-        if !(self.horizon_s.is_finite() && self.horizon_s > 0.0) {
-            return Err(Error::field("horizon_s", format!("must be finite and > 0, got {}", self.horizon_s)));
-        }
+        TRAIN_S_PER_TOKEN.check(self.train_s_per_token)?;
+        TRAIN_STEP_S.check(self.train_step_s)?;
+        HORIZON_S.check(self.horizon_s)?;
         if self.group_size == 0 || self.group_size > self.batch_size || self.batch_size % self.group_size != 0 {
             return Err(Error::field(
                 "group_size",
@@ -323,41 +423,23 @@ impl Scenario {
                 format!("must divide rollout_slots ({}), got {}", self.rollout_slots, d.slots_per_instance),
             ));
         }
-        if !(d.slowdown_per_seq.is_finite() && d.slowdown_per_seq >= 0.0) {
-            return Err(Error::field(
-                "decode_slowdown_per_seq",
-                format!("must be finite and >= 0, got {}", d.slowdown_per_seq),
-            ));
-        }
-        if !(self.rollout_pause_s.is_finite() && self.rollout_pause_s >= 0.0) {
-            return Err(Error::field(
-                "rollout_pause_s",
-                format!("must be finite and >= 0, got {}", self.rollout_pause_s),
-            ));
+        DECODE_SLOWDOWN_PER_SEQ.check(d.slowdown_per_seq)?;
+        ROLLOUT_PAUSE_S.check(self.rollout_pause_s)?;
+        let p = &self.prefill;
+        PROMPT_TOKENS.check(p.prompt_tokens)?;
+        if p.prefill_tokens_per_s != f64::INFINITY {
+            PREFILL_TOKENS_PER_S.check(p.prefill_tokens_per_s)?;
         }
         self.validate_table()?;
         self.validate_kv()?;
-        let p = &self.prefill;
-        if !(p.prompt_tokens.is_finite() && p.prompt_tokens >= 0.0) {
-            return Err(Error::field("prompt_tokens", format!("must be finite and >= 0, got {}", p.prompt_tokens)));
-        }
-        if p.prefill_tokens_per_s.is_nan() || p.prefill_tokens_per_s <= 0.0 {
-            return Err(Error::field(
-                "prefill_tokens_per_s",
-                format!("must be > 0 (or infinite: free prefill), got {}", p.prefill_tokens_per_s),
-            ));
-        }
         match &self.pipeline {
             Pipeline::OffPolicy { k, partial } => {
                 if *k > MAX_K {
                     return Err(Error::field("pipeline.k", format!("must be in [0, {MAX_K}], got {k}")));
                 }
                 if let Some(o) = partial.over_sampling {
-                    if o.is_nan() || o < 0.0 {
-                        return Err(Error::field(
-                            "pipeline.over_sampling",
-                            format!("must be >= 0 (or infinite), got {o}"),
-                        ));
+                    if o != f64::INFINITY {
+                        OVER_SAMPLING.check(o)?;
                     }
                 }
             }
@@ -372,6 +454,12 @@ impl Scenario {
                             format!("must be >= group_size ({}), got {m}", self.group_size),
                         ));
                     }
+                }
+                if o.lag_release == LagRelease::Sync && o.max_lag_samples.is_none() {
+                    return Err(Error::field(
+                        "pipeline.lag_release",
+                        "'sync' releases places under max_lag_samples: it needs max_lag_samples",
+                    ));
                 }
                 if let BatchOrder::LengthBalanced { edges, quotas } = &o.batch_order {
                     if quotas.len() != edges.len() + 1 {
@@ -396,12 +484,10 @@ impl Scenario {
     fn validate_kv(&self) -> Result<()> {
         const F: &str = "kv_cache_tokens";
         let kv = self.decode.kv_cache_tokens;
-        if !(kv.is_finite() && kv >= 0.0) {
-            return Err(Error::field(F, format!("must be finite and >= 0 tokens (0: unlimited), got {kv}")));
-        }
         if kv == 0.0 {
-            return Ok(());
+            return Ok(()); // unlimited (None in the Python API)
         }
+        KV_CACHE_TOKENS.check(kv)?;
         if self.decode.slots_per_instance == 0 {
             return Err(Error::field(
                 F,
@@ -443,8 +529,11 @@ impl Scenario {
                     format!("batch sizes must be integers in [1, {MAX_COUNT}]; item {i} has {n}"),
                 ));
             }
-            if !(tp.is_finite() && *tp > 0.0) {
-                return Err(Error::field(F, format!("throughputs must be finite and > 0 tokens/s; item {i} has {tp}")));
+            if !(TABLE_THROUGHPUT.lo..=TABLE_THROUGHPUT.hi).contains(tp) {
+                return Err(Error::field(
+                    F,
+                    format!("throughputs must be in {} tokens/s; item {i} has {}", TABLE_THROUGHPUT.range, show(*tp)),
+                ));
             }
             if i > 0 && *n <= t[i - 1].0 {
                 let prev = t[i - 1].0;
@@ -494,5 +583,61 @@ impl Scenario {
         let rollout = self.rollout_slots as f64 * self.full_pool_speed() / self.lengths.mean_tokens();
         let step_s = self.train_step_s + self.train_s_per_token * self.batch_size as f64 * self.lengths.mean_tokens();
         rollout * step_s / self.batch_size as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn show_prints_floats_as_python_repr() {
+        for (v, want) in [
+            (1e-320, "1e-320"),
+            (30.0, "30.0"),
+            (1e16, "1e+16"),
+            (1.5e-5, "1.5e-05"),
+            (1e-4, "0.0001"),
+            (-0.5, "-0.5"),
+            (1e308, "1e+308"),
+            (f64::INFINITY, "inf"),
+            (f64::NAN, "nan"),
+            (123456789012345.0, "123456789012345.0"),
+        ] {
+            assert_eq!(show(v), want);
+        }
+    }
+
+    #[test]
+    fn degenerate_numbers_are_refused_naming_the_field() {
+        let cases: [(fn(&mut Scenario), &str); 6] = [
+            (|s| s.decode_tokens_per_s = 1e-320, "decode_tokens_per_s: must be in [1e-6, 1e9] tokens/s, got 1e-320"),
+            (|s| s.prefill.prompt_tokens = 1e308, "prompt_tokens: must be in [0, 1e9] tokens, got 1e+308"),
+            (|s| s.horizon_s = f64::NAN, "horizon_s: must be in [1e-6, 1e12] seconds, got nan"),
+            (
+                |s| s.prefill.prefill_tokens_per_s = 0.0,
+                "prefill_tokens_per_s: must be in [1e-6, 1e12] tokens/s, or math.inf (free prefill), got 0.0",
+            ),
+            (
+                |s| {
+                    s.pipeline = Pipeline::OffPolicy {
+                        k: 1,
+                        partial: PartialRollout { over_sampling: Some(1e300), keep_partial: false },
+                    }
+                },
+                "pipeline.over_sampling: must be in [0, 1e6], or math.inf (keep every slot busy), got 1e+300",
+            ),
+            (|s| s.train_s_per_token = 1e4, "train_s_per_token: must be in [0, 1e3] seconds/token, got 10000.0"),
+        ];
+        for (change, want) in cases {
+            let mut sc = Scenario::default();
+            change(&mut sc);
+            assert_eq!(sc.validate().unwrap_err().to_string(), want);
+        }
+        let mut sc = Scenario::default();
+        sc.prefill.prefill_tokens_per_s = f64::INFINITY;
+        sc.decode_tokens_per_s = 1e9;
+        sc.horizon_s = 1e12;
+        assert!(sc.validate().is_ok());
     }
 }

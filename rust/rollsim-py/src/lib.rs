@@ -14,7 +14,7 @@ use pyo3::types::{PyDict, PyList};
 
 mod sync;
 
-use rollsim_core::scenario::{BatchOrder, Decode, OnStale, OnUpdate, PartialRollout, Prefill, Streaming};
+use rollsim_core::scenario::{BatchOrder, Decode, LagRelease, OnStale, OnUpdate, PartialRollout, Prefill, Streaming};
 use rollsim_core::{Error, Lengths, Pipeline, RngKind, RunOptions, RunResult, Scenario, Summary};
 
 // The exceptions are defined in Python (`rollsim/errors.py`), so that they pickle and cross Ray or
@@ -134,6 +134,15 @@ fn pipeline_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Pipeline> {
                 "keep_stale" => OnUpdate::KeepStale,
                 other => return Err(ScenarioError::new_err(format!("pipeline.on_update: unknown mode {other:?}"))),
             };
+            let lag_release = match opt_item::<String>(d, "lag_release", "take".into())?.as_str() {
+                "take" => LagRelease::Take,
+                "sync" => LagRelease::Sync,
+                other => {
+                    return Err(ScenarioError::new_err(format!(
+                        "pipeline.lag_release: must be 'take' or 'sync', got {other:?}"
+                    )))
+                }
+            };
             let batch_order = match d.get_item("batch_order")? {
                 None => BatchOrder::Fifo,
                 Some(v) if v.is_none() => BatchOrder::Fifo,
@@ -156,6 +165,7 @@ fn pipeline_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Pipeline> {
                 on_stale,
                 admission_eta: opt_item(d, "admission_eta", None)?,
                 max_lag_samples: opt_item(d, "max_lag_samples", None)?,
+                lag_release,
                 max_ready_groups: opt_item(d, "max_ready_groups", None)?,
                 batch_order,
                 on_update,

@@ -9,11 +9,13 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBool, PyDict, PyInt, PyList};
 
+use rollsim_core::scenario::show;
 use rollsim_core::sync::{
-    build_plan, estimate_cached, Estimate, Hardware, InferLayout, Model, PlanCache, PlanOptions, Software, TensorGroup,
-    Topology, TrainLayout,
+    build_plan, estimate_cached, Estimate, Hardware, InferLayout, IntBound, Model, PlanCache, PlanOptions, Software,
+    TensorGroup, Topology, TrainLayout, ALIGN_ELEMS, FANOUT, GPUS_PER_NODE, GROUP_COUNT, GROUP_ELEMS, GROUP_EXPERTS,
+    GROUP_LAYERS, LAYOUT_MAX,
 };
 
 use crate::{panic_err, to_py_err, ScenarioError};
@@ -24,6 +26,61 @@ fn get<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, prefix: &str, key
         let e: PyErr = e.into();
         ScenarioError::new_err(format!("{prefix}{key}: {e}"))
     })
+}
+
+/// A huge Python int as rollsim's messages show it (`10**400`, `2**2000`), never in full.
+fn show_int(v: &Bound<'_, PyAny>) -> String {
+    v.py()
+        .import("rollsim._check")
+        .and_then(|m| m.getattr("show"))
+        .and_then(|f| f.call1((v,)))
+        .and_then(|s| s.extract::<String>())
+        .unwrap_or_else(|_| "an integer beyond 64 bits".into())
+}
+
+/// An integer field in `[b.lo, b.hi]` (named `prefix + key`), with a checked conversion whose
+/// error names the field and the range (`fanout: must be in [1, 1024], got -3`), like the
+/// Python API's; PyO3's own conversion would say only "out of range integral type conversion".
+fn get_int<T: TryFrom<u64>>(d: &Bound<'_, PyDict>, prefix: &str, key: &str, b: IntBound) -> PyResult<T> {
+    let name = format!("{prefix}{key}");
+    let v = d.get_item(key)?.ok_or_else(|| ScenarioError::new_err(format!("{name}: missing")))?;
+    let (lo, hi) = (b.lo, b.hi);
+    let out_of_range = |got: String| ScenarioError::new_err(format!("{name}: must be in [{lo}, {hi}], got {got}"));
+    if v.is_instance_of::<PyBool>() {
+        return Err(ScenarioError::new_err(format!("{name}: must be an integer in [{lo}, {hi}], got bool {v}")));
+    }
+    match v.extract::<i64>() {
+        Ok(x) if x >= 0 && (lo..=hi).contains(&(x as u64)) => {
+            T::try_from(x as u64).map_err(|_| out_of_range(x.to_string()))
+        }
+        Ok(x) => Err(out_of_range(x.to_string())),
+        Err(_) if v.is_instance_of::<PyInt>() => Err(out_of_range(show_int(&v))),
+        Err(_) => {
+            let kind = v.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+            let repr = v.repr().map(|r| r.to_string()).unwrap_or_default();
+            Err(ScenarioError::new_err(format!("{name}: must be an integer in [{lo}, {hi}], got {kind} {repr}")))
+        }
+    }
+}
+
+/// A float field; an int too large for a float is refused naming the field (not a raw OverflowError).
+fn get_f64(d: &Bound<'_, PyDict>, prefix: &str, key: &str) -> PyResult<f64> {
+    let name = format!("{prefix}{key}");
+    let v = d.get_item(key)?.ok_or_else(|| ScenarioError::new_err(format!("{name}: missing")))?;
+    if v.is_instance_of::<PyBool>() {
+        return Err(ScenarioError::new_err(format!("{name}: must be a number, got bool {v}")));
+    }
+    match v.extract::<f64>() {
+        Ok(x) => Ok(x),
+        Err(_) if v.is_instance_of::<PyInt>() => {
+            Err(ScenarioError::new_err(format!("{name}: must be a finite number, got {}", show_int(&v))))
+        }
+        Err(e) => Err(ScenarioError::new_err(format!("{name}: {e}"))),
+    }
+}
+
+fn layout(name: &'static str) -> IntBound {
+    IntBound { field: name, lo: 1, hi: LAYOUT_MAX }
 }
 
 struct Config {
@@ -42,10 +99,10 @@ fn parse(cfg: &Bound<'_, PyDict>) -> PyResult<Config> {
     for g in groups.iter() {
         let g = g.cast::<PyDict>().map_err(|_| ScenarioError::new_err("model.groups: each group must be a dict"))?;
         gs.push(TensorGroup {
-            count: get(g, "model.groups.", "count")?,
-            elems: get(g, "model.groups.", "elems")?,
-            n_experts: get(g, "model.groups.", "n_experts")?,
-            layers: get(g, "model.groups.", "layers")?,
+            count: get_int(g, "model.groups.", "count", GROUP_COUNT)?,
+            elems: get_int(g, "model.groups.", "elems", GROUP_ELEMS)?,
+            n_experts: get_int(g, "model.groups.", "n_experts", GROUP_EXPERTS)?,
+            layers: get_int(g, "model.groups.", "layers", GROUP_LAYERS)?,
             replicated: get(g, "model.groups.", "replicated")?,
             broadcast: match g.get_item("broadcast")? {
                 None => false,
@@ -57,42 +114,42 @@ fn parse(cfg: &Bound<'_, PyDict>) -> PyResult<Config> {
     }
     let model = Model {
         groups: gs,
-        infer_bytes_per_elem: get(&m, "model.", "infer_bytes_per_elem")?,
-        train_bytes_per_elem: get(&m, "model.", "train_bytes_per_elem")?,
-        align_elems: get(&m, "model.", "align_elems")?,
+        infer_bytes_per_elem: get_f64(&m, "model.", "infer_bytes_per_elem")?,
+        train_bytes_per_elem: get_f64(&m, "model.", "train_bytes_per_elem")?,
+        align_elems: get_int(&m, "model.", "align_elems", ALIGN_ELEMS)?,
     };
     let t: Bound<'_, PyDict> = get(cfg, "", "train")?;
     let train = TrainLayout {
-        tp: get(&t, "train.", "tp")?,
-        pp: get(&t, "train.", "pp")?,
-        dp: get(&t, "train.", "dp")?,
-        ep: get(&t, "train.", "ep")?,
+        tp: get_int(&t, "train.", "tp", layout("train.tp"))?,
+        pp: get_int(&t, "train.", "pp", layout("train.pp"))?,
+        dp: get_int(&t, "train.", "dp", layout("train.dp"))?,
+        ep: get_int(&t, "train.", "ep", layout("train.ep"))?,
         fsdp: get(&t, "train.", "fsdp")?,
     };
     let i: Bound<'_, PyDict> = get(cfg, "", "infer")?;
     let infer = InferLayout {
-        instances: get(&i, "infer.", "instances")?,
-        tp: get(&i, "infer.", "tp")?,
-        ep: get(&i, "infer.", "ep")?,
+        instances: get_int(&i, "infer.", "instances", layout("infer.instances"))?,
+        tp: get_int(&i, "infer.", "tp", layout("infer.tp"))?,
+        ep: get_int(&i, "infer.", "ep", layout("infer.ep"))?,
     };
     let h: Bound<'_, PyDict> = get(cfg, "", "hardware")?;
     let hw = Hardware {
-        gpus_per_node: get(&h, "", "gpus_per_node")?,
-        nvlink_bytes_per_s: get(&h, "", "nvlink_bytes_per_s")?,
-        nic_bytes_per_s: get(&h, "", "nic_bytes_per_s")?,
-        pcie_bytes_per_s: get(&h, "", "pcie_bytes_per_s")?,
-        latency_s: get(&h, "", "latency_s")?,
+        gpus_per_node: get_int(&h, "", "gpus_per_node", GPUS_PER_NODE)?,
+        nvlink_bytes_per_s: get_f64(&h, "", "nvlink_bytes_per_s")?,
+        nic_bytes_per_s: get_f64(&h, "", "nic_bytes_per_s")?,
+        pcie_bytes_per_s: get_f64(&h, "", "pcie_bytes_per_s")?,
+        latency_s: get_f64(&h, "", "latency_s")?,
         colocated: get(&h, "", "colocated")?,
     };
     let s: Bound<'_, PyDict> = get(cfg, "", "software")?;
     let sw = Software {
-        efficiency: get(&s, "", "efficiency")?,
-        per_tensor_s: get(&s, "", "per_tensor_s")?,
-        per_bucket_s: get(&s, "", "per_bucket_s")?,
-        per_update_s: get(&s, "", "per_update_s")?,
-        bucket_bytes: get(&s, "", "bucket_bytes")?,
-        quant_bytes_per_s: get(&s, "", "quant_bytes_per_s")?,
-        pause_resume_s: get(&s, "", "pause_resume_s")?,
+        efficiency: get_f64(&s, "", "efficiency")?,
+        per_tensor_s: get_f64(&s, "", "per_tensor_s")?,
+        per_bucket_s: get_f64(&s, "", "per_bucket_s")?,
+        per_update_s: get_f64(&s, "", "per_update_s")?,
+        bucket_bytes: get_f64(&s, "", "bucket_bytes")?,
+        quant_bytes_per_s: get_f64(&s, "", "quant_bytes_per_s")?,
+        pause_resume_s: get_f64(&s, "", "pause_resume_s")?,
         overlap_stages: get(&s, "", "overlap_stages")?,
         source_on_host: get(&s, "", "source_on_host")?,
         grouped_experts: get(&s, "", "grouped_experts")?,
@@ -101,7 +158,7 @@ fn parse(cfg: &Bound<'_, PyDict>) -> PyResult<Config> {
         "colocated" => Topology::Colocated,
         "naive" => Topology::Naive,
         "parallel" => Topology::Parallel,
-        "relay" => Topology::Relay { fanout: get(cfg, "", "fanout")? },
+        "relay" => Topology::Relay { fanout: get_int(cfg, "", "fanout", FANOUT)? },
         "broadcast" => Topology::Broadcast,
         other => {
             return Err(ScenarioError::new_err(format!(
@@ -190,8 +247,13 @@ fn sync_estimate_many<'py>(
         if !OK.contains(&name.as_str()) {
             return Err(ScenarioError::new_err(format!("{name}: cannot be swept; allowed: {}", OK.join(", "))));
         }
-        if name == "instances" && vals.iter().any(|x| !(x.fract() == 0.0 && *x >= 1.0 && *x <= 65_536.0)) {
-            return Err(ScenarioError::new_err("instances: every value must be a whole number in 1..=65536"));
+        if name == "instances" {
+            if let Some(x) = vals.iter().find(|x| !(x.fract() == 0.0 && **x >= 1.0 && **x <= LAYOUT_MAX as f64)) {
+                return Err(ScenarioError::new_err(format!(
+                    "instances: must be whole numbers in [1, {LAYOUT_MAX}], got {}",
+                    show(*x)
+                )));
+            }
         }
         cols.push((name, vals));
     }

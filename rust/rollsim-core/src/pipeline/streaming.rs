@@ -23,7 +23,7 @@ use crate::error::Result;
 use crate::event::{EventKind, Timers, NEVER};
 use crate::lengths::Draw;
 use crate::record::Recorder;
-use crate::scenario::{BatchOrder, OnStale, OnUpdate, Scenario, Streaming};
+use crate::scenario::{BatchOrder, LagRelease, OnStale, OnUpdate, Scenario, Streaming};
 
 /// The streaming pipeline's state: the pool, the trainer, the ready queue and admission control.
 struct StreamingPipeline<'a, D: Draw, P: Placement> {
@@ -44,6 +44,10 @@ struct StreamingPipeline<'a, D: Draw, P: Placement> {
     /// Samples accepted into the ready queue, and trained (cumulative).
     accepted: u64,
     trained: u64,
+    /// Trained samples of the steps that have ended, and trained samples no longer counted
+    /// against `max_lag_samples` (`trained` itself with `LagRelease::Take`).
+    trained_ended: u64,
+    released: u64,
 }
 
 pub(crate) fn run<'a, D: Draw, P: Placement>(
@@ -69,6 +73,8 @@ pub(crate) fn run<'a, D: Draw, P: Placement>(
         timers: Timers::new(),
         accepted: 0,
         trained: 0,
+        trained_ended: 0,
+        released: 0,
     };
     e.set_budget();
     e.pool.fill_idle()?;
@@ -122,7 +128,7 @@ impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
             budget = budget.min(cap.saturating_sub(self.accepted + self.pool.in_progress) / n);
         }
         if let Some(max_lag) = self.opt.max_lag_samples {
-            let alive = self.pool.admitted - self.trained - self.pool.rec.s.samples_dropped;
+            let alive = self.pool.admitted - self.released - self.pool.rec.s.samples_dropped;
             budget = budget.min(max_lag.saturating_sub(alive) / n);
         }
         self.pool.admit_budget = budget;
@@ -183,6 +189,7 @@ impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
 
     fn step_ended(&mut self) -> Result<()> {
         self.trainer.step_ended();
+        self.trained_ended = self.trained;
         if self.opt.on_update == OnUpdate::Wait {
             self.draining = true;
             self.pool.paused = true;
@@ -215,6 +222,10 @@ impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
         self.draining = false;
         self.pool.paused = false;
         self.pool.update(self.trainer.version, self.opt.on_update);
+        if self.opt.lag_release == LagRelease::Sync {
+            // the new weights are in the rollout: the samples they were trained on free their places
+            self.released = self.trained_ended;
+        }
     }
 
     /// Starts a step if the trainer is idle and a batch is ready.
@@ -285,15 +296,55 @@ impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
             self.pool.free_group(g);
         }
         self.trained += batch.samples() as u64;
+        if self.opt.lag_release == LagRelease::Take {
+            self.released = self.trained;
+        }
         let t = self.pool.t;
         let ready_after = self.ready_groups * sc.group_size;
         let idle = sc.rollout_slots as f64 * t - self.pool.busy_s;
         self.trainer.start_step(self.pool.rec, &mut self.timers, t, &batch, ready_after, idle);
-        if self.opt.max_lag_samples.is_some() {
+        if self.opt.max_lag_samples.is_some() && self.opt.lag_release == LagRelease::Take {
             // trained samples free lag budget
             self.set_budget();
             self.pool.fill_idle()?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::{LagRelease, Pipeline, Scenario, Streaming};
+    use crate::{run_simple, RunOptions};
+
+    /// With a bound of one batch, releasing places at the sync makes generation and training
+    /// alternate (staleness 0); releasing them when the batch is taken lets the next batch start
+    /// on the old weights (staleness 1 after the first step).
+    #[test]
+    fn lag_release_at_sync_keeps_one_batch_on_policy() {
+        let staleness = |release| {
+            let opt = Streaming { max_lag_samples: Some(512), lag_release: release, ..Streaming::default() };
+            let sc = Scenario { pipeline: Pipeline::FullyAsync(opt), ..Scenario::default() };
+            let r = run_simple(&sc, &RunOptions::default()).expect("valid scenario");
+            let s = r.samples.expect("recorded");
+            let mut by_step = std::collections::BTreeMap::<i64, u32>::new();
+            for (i, &step) in s.trained_step.iter().enumerate() {
+                if step >= 0 {
+                    let st = (step as u32) - s.version_start[i];
+                    let e = by_step.entry(step).or_insert(st);
+                    *e = (*e).max(st);
+                }
+            }
+            by_step
+        };
+        let gated = staleness(LagRelease::Sync);
+        assert!(gated.len() > 3 && gated.values().all(|&m| m == 0), "{gated:?}");
+        let taken = staleness(LagRelease::Take);
+        assert!(taken.len() > 3 && taken[&0] == 0 && taken.iter().skip(1).all(|(_, &m)| m == 1), "{taken:?}");
+        let bad = Scenario {
+            pipeline: Pipeline::FullyAsync(Streaming { lag_release: LagRelease::Sync, ..Streaming::default() }),
+            ..Scenario::default()
+        };
+        assert!(bad.validate().unwrap_err().to_string().starts_with("pipeline.lag_release:"));
     }
 }

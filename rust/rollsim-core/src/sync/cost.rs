@@ -1,6 +1,6 @@
 //! Cost models of the weight-sync topologies, and the staged per-bucket pipeline.
 //!
-//! Alpha-beta model (`shared/notes/weight_sync.md`): a message of `m` bytes over a link costs
+//! Alpha-beta model (Thakur, Rabenseifner and Gropp, IJHPCA 2005; `docs/weight_sync.md`): a message of `m` bytes over a link costs
 //! `alpha + m / beta`, with `beta = efficiency * link bandwidth`.
 //!
 //! * co-located: each inference GPU takes its `S / g` shard over NVLink (CUDA IPC hand-off).
@@ -26,9 +26,10 @@
 
 use std::collections::HashMap;
 
+use super::bounds::*;
 use super::plan::{build_plan, LinkLoads, PlanOptions};
-use super::{finite_nonneg, finite_pos, InferLayout, Model, TrainLayout};
-use crate::error::{Error, Result};
+use super::{InferLayout, Model, TrainLayout, FANOUT, GPUS_PER_NODE};
+use crate::error::Result;
 
 /// Links and placement.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -131,27 +132,23 @@ pub struct Estimate {
 
 impl Hardware {
     pub fn validate(&self) -> Result<()> {
-        if self.gpus_per_node == 0 || self.gpus_per_node > 1024 {
-            return Err(Error::field("gpus_per_node", format!("must be in 1..=1024, got {}", self.gpus_per_node)));
-        }
-        finite_pos("nvlink_bytes_per_s", self.nvlink_bytes_per_s)?;
-        finite_pos("nic_bytes_per_s", self.nic_bytes_per_s)?;
-        finite_pos("pcie_bytes_per_s", self.pcie_bytes_per_s)?;
-        finite_nonneg("latency_s", self.latency_s)
+        GPUS_PER_NODE.check(self.gpus_per_node as u64, "")?;
+        NVLINK_BYTES_PER_S.check(self.nvlink_bytes_per_s)?;
+        NIC_BYTES_PER_S.check(self.nic_bytes_per_s)?;
+        PCIE_BYTES_PER_S.check(self.pcie_bytes_per_s)?;
+        LATENCY_S.check(self.latency_s)
     }
 }
 
 impl Software {
     pub fn validate(&self) -> Result<()> {
-        if !(self.efficiency.is_finite() && self.efficiency > 0.0 && self.efficiency <= 1.0) {
-            return Err(Error::field("efficiency", format!("must be in (0, 1], got {}", self.efficiency)));
-        }
-        finite_nonneg("per_tensor_s", self.per_tensor_s)?;
-        finite_nonneg("per_bucket_s", self.per_bucket_s)?;
-        finite_nonneg("per_update_s", self.per_update_s)?;
-        finite_pos("bucket_bytes", self.bucket_bytes)?;
-        finite_pos("quant_bytes_per_s", self.quant_bytes_per_s)?;
-        finite_nonneg("pause_resume_s", self.pause_resume_s)
+        EFFICIENCY.check(self.efficiency)?;
+        PER_TENSOR_S.check(self.per_tensor_s)?;
+        PER_BUCKET_S.check(self.per_bucket_s)?;
+        PER_UPDATE_S.check(self.per_update_s)?;
+        BUCKET_BYTES.check(self.bucket_bytes)?;
+        QUANT_BYTES_PER_S.check(self.quant_bytes_per_s)?;
+        PAUSE_RESUME_S.check(self.pause_resume_s)
     }
 }
 
@@ -268,9 +265,7 @@ pub fn estimate_cached(
     hw.validate()?;
     sw.validate()?;
     if let Topology::Relay { fanout } = topo {
-        if fanout == 0 || fanout > 1024 {
-            return Err(Error::field("fanout", format!("must be in 1..=1024, got {fanout}")));
-        }
+        FANOUT.check(fanout as u64, "")?;
     }
     // only `parallel` sends the broadcast groups apart; the other topologies move every tensor alike
     let unsplit;

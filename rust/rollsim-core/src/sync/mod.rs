@@ -1,4 +1,4 @@
-//! Weight-sync estimator (issue 5): how long it takes to move a new policy's weights from the
+//! Weight-sync estimator: how long it takes to move a new policy's weights from the
 //! training GPUs to every inference GPU, and which term (wire, per-message latency, per-tensor
 //! software overhead, quantization, host-to-device copies) dominates.
 //!
@@ -9,7 +9,7 @@
 //!   gather-and-send, parallel per-rank sends along the plan, chunked pipelined relay, NCCL
 //!   broadcast) and the staged per-bucket pipeline (H2D, quantize, transfer, load).
 //!
-//! Formulas: `shared/notes/weight_sync.md` (alpha-beta model; chunked pipeline
+//! Formulas: `docs/weight_sync.md` (alpha-beta model; chunked pipeline
 //! `T = (C + h - 1)(alpha + m / beta)`, optimum `T* = (sqrt(S / beta) + sqrt((h - 1) alpha))^2`).
 //! Units: bytes, seconds, bytes per second. Pure Rust; `rollsim-py` binds it.
 
@@ -59,28 +59,88 @@ pub struct Model {
     pub align_elems: u64,
 }
 
+/// Range of an integer input, as the Python API (`rollsim.sync.cluster.INT_BOUNDS`) states it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IntBound {
+    pub field: &'static str,
+    pub lo: u64,
+    pub hi: u64,
+}
+
+impl IntBound {
+    /// `Ok` for a value in `[lo, hi]`, else `field: must be in [lo, hi], got v` (+ `where_`).
+    pub fn check(&self, v: u64, where_: &str) -> Result<()> {
+        if (self.lo..=self.hi).contains(&v) {
+            Ok(())
+        } else {
+            Err(Error::field(self.field, format!("must be in [{}, {}], got {v}{where_}", self.lo, self.hi)))
+        }
+    }
+}
+
+const fn ib(field: &'static str, lo: u64, hi: u64) -> IntBound {
+    IntBound { field, lo, hi }
+}
+
+/// Tensors per group: at most 2**24 (the plan visits each tensor).
+pub const GROUP_COUNT: IntBound = ib("model.groups.count", 1, 1 << 24);
+/// Elements per tensor: at most 2**50.
+pub const GROUP_ELEMS: IntBound = ib("model.groups.elems", 1, 1 << 50);
+pub const GROUP_EXPERTS: IntBound = ib("model.groups.n_experts", 0, 65_536);
+pub const GROUP_LAYERS: IntBound = ib("model.groups.layers", 1, 65_536);
+/// Slices are cut on multiples of this (at most a 4096 x 4096 block).
+pub const ALIGN_ELEMS: IntBound = ib("model.align_elems", 1, 1 << 24);
+/// Every parallel size (`train.tp`, ..., `infer.ep`): at most 65536.
+pub const LAYOUT_MAX: u64 = 65_536;
+pub const GPUS_PER_NODE: IntBound = ib("gpus_per_node", 1, 1024);
+pub const FANOUT: IntBound = ib("fanout", 1, 1024);
+
+/// Bytes per element of either format (FP8 with its scales: `1 + 4 / b^2`, at most 5).
+pub const BYTES_PER_ELEM: (f64, f64, &str) = (1e-3, 16.0, "[1e-3, 16]");
+
+/// Real-valued inputs of the cluster: bandwidths 1 kB/s to 1 PB/s, efficiency from 1e-6, seconds up
+/// to 1e6, buckets 1 kB to 1 PB. With the integer bounds, every term of an estimate stays finite.
+pub mod bounds {
+    use crate::scenario::Bound;
+
+    const fn b(field: &'static str, lo: f64, hi: f64, range: &'static str, unit: &'static str) -> Bound {
+        Bound { field, lo, hi, range, unit, extra: "" }
+    }
+    pub const NVLINK_BYTES_PER_S: Bound = b("nvlink_bytes_per_s", 1e3, 1e15, "[1e3, 1e15]", " bytes/s");
+    pub const NIC_BYTES_PER_S: Bound = b("nic_bytes_per_s", 1e3, 1e15, "[1e3, 1e15]", " bytes/s");
+    pub const PCIE_BYTES_PER_S: Bound = b("pcie_bytes_per_s", 1e3, 1e15, "[1e3, 1e15]", " bytes/s");
+    pub const LATENCY_S: Bound = b("latency_s", 0.0, 1e6, "[0, 1e6]", " seconds");
+    pub const EFFICIENCY: Bound = b("efficiency", 1e-6, 1.0, "[1e-6, 1]", "");
+    pub const PER_TENSOR_S: Bound = b("per_tensor_s", 0.0, 1e6, "[0, 1e6]", " seconds");
+    pub const PER_BUCKET_S: Bound = b("per_bucket_s", 0.0, 1e6, "[0, 1e6]", " seconds");
+    pub const PER_UPDATE_S: Bound = b("per_update_s", 0.0, 1e6, "[0, 1e6]", " seconds");
+    pub const BUCKET_BYTES: Bound = b("bucket_bytes", 1e3, 1e15, "[1e3, 1e15]", " bytes");
+    pub const QUANT_BYTES_PER_S: Bound = b("quant_bytes_per_s", 1e3, 1e15, "[1e3, 1e15]", " bytes/s");
+    pub const PAUSE_RESUME_S: Bound = b("pause_resume_s", 0.0, 1e6, "[0, 1e6]", " seconds");
+}
+
 impl Model {
     pub fn validate(&self) -> Result<()> {
         if self.groups.is_empty() {
             return Err(Error::field("model.groups", "at least one tensor group is needed"));
         }
         for (i, g) in self.groups.iter().enumerate() {
-            if g.count == 0 {
-                return Err(Error::field("model.groups.count", format!("group {i}: must be >= 1")));
-            }
-            if g.elems == 0 {
-                return Err(Error::field("model.groups.elems", format!("group {i}: must be >= 1")));
-            }
-            if g.layers == 0 {
-                return Err(Error::field("model.groups.layers", format!("group {i}: must be >= 1")));
+            let at = format!(" (group {i})");
+            GROUP_COUNT.check(g.count, &at)?;
+            GROUP_ELEMS.check(g.elems, &at)?;
+            GROUP_EXPERTS.check(g.n_experts as u64, &at)?;
+            GROUP_LAYERS.check(g.layers as u64, &at)?;
+        }
+        for (field, v) in [
+            ("model.infer_bytes_per_elem", self.infer_bytes_per_elem),
+            ("model.train_bytes_per_elem", self.train_bytes_per_elem),
+        ] {
+            let (lo, hi, range) = BYTES_PER_ELEM;
+            if !(lo..=hi).contains(&v) {
+                return Err(Error::field(field, format!("must be in {range} bytes, got {}", crate::scenario::show(v))));
             }
         }
-        finite_pos("model.infer_bytes_per_elem", self.infer_bytes_per_elem)?;
-        finite_pos("model.train_bytes_per_elem", self.train_bytes_per_elem)?;
-        if self.align_elems == 0 {
-            return Err(Error::field("model.align_elems", "must be >= 1"));
-        }
-        Ok(())
+        ALIGN_ELEMS.check(self.align_elems, "")
     }
 
     /// Total number of tensors.
@@ -128,9 +188,7 @@ impl TrainLayout {
     }
     pub fn validate(&self) -> Result<()> {
         for (name, v) in [("train.tp", self.tp), ("train.pp", self.pp), ("train.dp", self.dp), ("train.ep", self.ep)] {
-            if v == 0 || v > 65_536 {
-                return Err(Error::field(name, format!("must be in 1..=65536, got {v}")));
-            }
+            ib(name, 1, LAYOUT_MAX).check(v as u64, "")?;
         }
         let stage = self.tp as u64 * self.dp as u64;
         if stage % self.ep as u64 != 0 {
@@ -161,9 +219,7 @@ impl InferLayout {
     }
     pub fn validate(&self) -> Result<()> {
         for (name, v) in [("infer.instances", self.instances), ("infer.tp", self.tp), ("infer.ep", self.ep)] {
-            if v == 0 || v > 65_536 {
-                return Err(Error::field(name, format!("must be in 1..=65536, got {v}")));
-            }
+            ib(name, 1, LAYOUT_MAX).check(v as u64, "")?;
         }
         if self.tp % self.ep != 0 {
             return Err(Error::field("infer.ep", format!("must divide infer.tp = {}, got {}", self.tp, self.ep)));
@@ -172,21 +228,5 @@ impl InferLayout {
             return Err(Error::field("infer", "instances * tp must be <= 1048576"));
         }
         Ok(())
-    }
-}
-
-pub(crate) fn finite_pos(field: &'static str, v: f64) -> Result<()> {
-    if v.is_finite() && v > 0.0 {
-        Ok(())
-    } else {
-        Err(Error::field(field, format!("must be a finite number > 0, got {v}")))
-    }
-}
-
-pub(crate) fn finite_nonneg(field: &'static str, v: f64) -> Result<()> {
-    if v.is_finite() && v >= 0.0 {
-        Ok(())
-    } else {
-        Err(Error::field(field, format!("must be a finite number >= 0, got {v}")))
     }
 }

@@ -6,7 +6,7 @@
 //! EP group, or the whole tensor if it is replicated). The plan intersects each needed slice with
 //! the parts of one copy, choosing the copy whose ranks are least loaded so far (ties: lowest
 //! index), which spreads the work over senders. Slices are cut on multiples of `align_elems`
-//! (whole quantization blocks). Method: `shared/notes/weight_sync.md`, "Re-sharding plan".
+//! (whole quantization blocks). Method: `docs/weight_sync.md`.
 
 use std::collections::HashMap;
 
@@ -110,10 +110,8 @@ pub fn build_plan(model: &Model, train: &TrainLayout, infer: &InferLayout, opts:
     model.validate()?;
     train.validate()?;
     infer.validate()?;
-    if opts.gpus_per_node == 0 {
-        return Err(Error::field("gpus_per_node", "must be >= 1"));
-    }
-    super::finite_pos("bucket_bytes", opts.bucket_bytes)?;
+    super::GPUS_PER_NODE.check(opts.gpus_per_node as u64, "")?;
+    super::bounds::BUCKET_BYTES.check(opts.bucket_bytes)?;
     let (tp, pp, dp, ep) = (train.tp as u64, train.pp as u64, train.dp as u64, train.ep as u64);
     let tw = train.world();
     let iw = infer.world();

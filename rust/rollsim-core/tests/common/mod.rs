@@ -11,7 +11,7 @@
 use std::sync::OnceLock;
 
 use rollsim_core::record::SegmentColumns;
-use rollsim_core::scenario::{BatchOrder, Decode, OnStale, OnUpdate, PartialRollout, Prefill, Streaming};
+use rollsim_core::scenario::{BatchOrder, Decode, LagRelease, OnStale, OnUpdate, PartialRollout, Prefill, Streaming};
 use rollsim_core::{Lengths, Pipeline, RngKind, RunResult, SampleColumns, Scenario, StepColumns, Summary};
 
 /// FNV-1a (64 bit) over bytes: a small, dependency-free digest of result columns.
@@ -482,6 +482,8 @@ pub fn scenario(seed: u64, kinds: LengthKinds) -> Scenario {
                     BatchOrder::LengthBalanced { edges: vec![800.0, 3000.0], quotas: vec![q0, q1, 0] }
                 }
             },
+            // drawn last (below), so that the other fields' draws stay as they were
+            lag_release: d.lag_release,
             on_update: if on(Extra::OnUpdate) {
                 g.pick(&[
                     OnUpdate::AbortDrop,
@@ -510,7 +512,7 @@ pub fn scenario(seed: u64, kinds: LengthKinds) -> Scenario {
         }
     };
 
-    Scenario {
+    let mut sc = Scenario {
         rollout_slots,
         decode_tokens_per_s,
         batch_size,
@@ -525,5 +527,11 @@ pub fn scenario(seed: u64, kinds: LengthKinds) -> Scenario {
         rollout_pause_s: if on(Extra::Pause) { g.pick(&[0.5, 3.0, 20.0]) } else { 0.0 },
         seed: g.u64(),
         rng: if g.chance(0.5) { RngKind::Fast } else { RngKind::Python },
+    };
+    if let Pipeline::FullyAsync(o) = &mut sc.pipeline {
+        if o.max_lag_samples.is_some() && g.chance(0.5) {
+            o.lag_release = LagRelease::Sync;
+        }
     }
+    sc
 }

@@ -1,14 +1,21 @@
 """Model, layout, hardware and software descriptions for the weight-sync estimator.
 
 All classes are frozen dataclasses; units are in the field names (``_bytes_per_s``, ``_s``,
-``_bytes``). Validation happens once, in the Rust core, and every error is a ``ValueError`` whose
-message starts with the field's name.
+``_bytes``). Every numeric field is checked on construction against a documented range
+(:data:`BOUNDS`, :data:`INT_BOUNDS`) chosen so that any accepted cluster gives a finite estimate
+and breakdown; the Rust core checks the same ranges again (with the same messages). Every error is
+a :class:`~rollsim.ScenarioError` (a ``ValueError``) whose message starts with the field's name,
+e.g. ``nic_bytes_per_s: must be in [1e3, 1e15] bytes/s, got 1e-300``.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import Any
+
+from rollsim import _check
+from rollsim.errors import invalid
 
 __all__ = [
     "Precision",
@@ -25,6 +32,55 @@ __all__ = [
 ]
 
 TOPOLOGIES = ("colocated", "naive", "parallel", "relay", "broadcast")
+
+#: Range and unit of every real-valued field (the Rust core, ``rollsim_core::sync``, checks the same):
+#: bandwidths from 1 kB/s to 1 PB/s, efficiencies from 1e-6, seconds up to 1e6 (11.6 days), buckets
+#: from 1 kB to 1 PB. With tensor counts and sizes bounded too (:data:`INT_BOUNDS`), every term
+#: of an estimate stays far below the float range (bytes / bandwidth < 1e40 s).
+BOUNDS: dict[str, tuple[float, float, str]] = {
+    "nvlink_bytes_per_s": (1e3, 1e15, "bytes/s"),
+    "nic_bytes_per_s": (1e3, 1e15, "bytes/s"),
+    "pcie_bytes_per_s": (1e3, 1e15, "bytes/s"),
+    "latency_s": (0.0, 1e6, "seconds"),
+    "efficiency": (1e-6, 1.0, ""),
+    "per_tensor_s": (0.0, 1e6, "seconds"),
+    "per_bucket_s": (0.0, 1e6, "seconds"),
+    "per_update_s": (0.0, 1e6, "seconds"),
+    "bucket_bytes": (1e3, 1e15, "bytes"),
+    "quant_bytes_per_s": (1e3, 1e15, "bytes/s"),
+    "pause_resume_s": (0.0, 1e6, "seconds"),
+}
+#: Range of every integer field, by its name in messages.
+INT_BOUNDS: dict[str, tuple[int, int]] = {
+    "model.groups.count": (1, 2**24),
+    "model.groups.elems": (1, 2**50),
+    "model.groups.n_experts": (0, 65536),
+    "model.groups.layers": (1, 65536),
+    "model.layers": (0, 65536),
+    "model.moe_layers": (0, 65536),
+    "model.top_k": (0, 65536),
+    "model.n_experts": (0, 65536),
+    "train.tp": (1, 65536), "train.pp": (1, 65536), "train.dp": (1, 65536), "train.ep": (1, 65536),
+    "infer.instances": (1, 65536), "infer.tp": (1, 65536), "infer.ep": (1, 65536),
+    "gpus_per_node": (1, 1024),
+    "fanout": (1, 1024),
+}
+#: Largest ``n_params`` of :meth:`ModelSpec.dense` (and ``params`` of a cluster file).
+MAX_PARAMS = 1e15
+
+
+def _real(obj: Any, name: str) -> None:
+    lo, hi, unit = BOUNDS[name]
+    object.__setattr__(obj, name, _check.bounded(name, getattr(obj, name), lo, hi, unit))
+
+
+def _int(obj: Any, prefix: str, name: str) -> None:
+    lo, hi = INT_BOUNDS[prefix + name]
+    object.__setattr__(obj, name, _check.integer(prefix + name, getattr(obj, name), lo, hi))
+
+
+def _flag(obj: Any, prefix: str, name: str) -> None:
+    object.__setattr__(obj, name, _check.flag(prefix + name, getattr(obj, name)))
 
 
 @dataclass(frozen=True)
@@ -49,7 +105,7 @@ class Precision:
             raise ValueError(f"precision: must be one of 'bf16', 'fp16', 'fp32', 'fp8', got {self.name!r}")
         if self.name == "fp8":
             if not (isinstance(self.block, int) and 0 <= self.block <= 4096):
-                raise ValueError(f"precision.block: must be an int in 0..=4096 for fp8, got {self.block!r}")
+                raise invalid("precision.block", f"must be an int in [0, 4096] for fp8, got {_check.show(self.block)}")
         elif self.block != 0:
             raise ValueError(f"precision.block: only fp8 takes a block size, got {self.block!r} for {self.name}")
 
@@ -64,7 +120,7 @@ class Precision:
         return self.block * self.block if self.name == "fp8" and self.block else 1
 
     @classmethod
-    def parse(cls, s: str) -> "Precision":
+    def parse(cls, s: str) -> Precision:
         """``"bf16"``, ``"fp8"`` (128 x 128 blocks) or ``"fp8:64"``; ValueError otherwise."""
         if not isinstance(s, str):
             raise ValueError(f"precision: expected a string like 'bf16' or 'fp8:128', got {s!r}")
@@ -92,14 +148,14 @@ class TensorGroup:
     name : str
         Label (e.g. ``"experts.down_proj"``).
     count : int
-        Number of tensors (>= 1).
+        Number of tensors, in [1, 2**24].
     elems : int
-        Elements per tensor (>= 1).
+        Elements per tensor, in [1, 2**50].
     n_experts : int
-        0 for dense tensors; else the number of experts the tensors are spread over (layer-major
+        In [0, 65536]: 0 for dense tensors; else the number of experts the tensors are spread over (layer-major
         order: within a layer, consecutive tensors belong to consecutive experts).
     layers : int
-        Number of layers the group spans (decides each tensor's pipeline stage).
+        Number of layers the group spans (decides each tensor's pipeline stage), in [1, 65536].
     replicated : bool
         Tensors that no layout shards (norms, router): every rank needs them whole.
     quantized : bool
@@ -114,6 +170,12 @@ class TensorGroup:
     layers: int = 1
     replicated: bool = False
     quantized: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("count", "elems", "n_experts", "layers"):
+            _int(self, "model.groups.", name)
+        for name in ("replicated", "quantized"):
+            _flag(self, "model.groups.", name)
 
 
 @dataclass(frozen=True)
@@ -137,6 +199,20 @@ class ModelSpec:
     n_experts: int = 0
     source: str = ""
 
+    def __post_init__(self) -> None:
+        groups = self.groups
+        if isinstance(groups, (str, bytes)) or not hasattr(groups, "__iter__"):
+            raise invalid("model.groups", f"must be a sequence of TensorGroup, got {type(groups).__name__}")
+        groups = tuple(groups)
+        if not groups or not all(isinstance(g, TensorGroup) for g in groups):
+            raise invalid("model.groups", f"must be a non-empty sequence of TensorGroup, got {groups!r}")
+        object.__setattr__(self, "groups", groups)
+        for name in ("train_precision", "infer_precision"):
+            if not isinstance(getattr(self, name), Precision):
+                raise invalid(f"model.{name}", f"must be a Precision, got {getattr(self, name)!r}")
+        for name in ("layers", "moe_layers", "top_k", "n_experts"):
+            _int(self, "model.", name)
+
     @property
     def n_params(self) -> int:
         """Number of parameters (elements)."""
@@ -155,7 +231,7 @@ class ModelSpec:
         """Bytes of one full copy in the inference format."""
         return self.n_params * self.infer_precision.bytes_per_elem
 
-    def with_precision(self, train: Precision | str | None = None, infer: Precision | str | None = None) -> "ModelSpec":
+    def with_precision(self, train: Precision | str | None = None, infer: Precision | str | None = None) -> ModelSpec:
         """A copy with other precisions (strings as in :meth:`Precision.parse`)."""
         t = Precision.parse(train) if isinstance(train, str) else train
         i = Precision.parse(infer) if isinstance(infer, str) else infer
@@ -186,25 +262,33 @@ class ModelSpec:
         )
 
     @classmethod
-    def dense(cls, name: str, n_params: float, n_tensors: int = 1000, layers: int = 1, **kw) -> "ModelSpec":
-        """A model known only by its size: ``n_tensors`` equal dense tensors holding ``n_params``."""
-        if not (n_params >= 1 and n_tensors >= 1):
-            raise ValueError(f"n_params and n_tensors: must be >= 1, got {n_params}, {n_tensors}")
-        elems = max(1, round(n_params / n_tensors))
-        return cls(name, (TensorGroup("weights", int(n_tensors), int(elems), layers=max(1, layers)),), **kw)
+    def dense(cls, name: str, n_params: float, n_tensors: int = 1000, layers: int = 1, **kw) -> ModelSpec:
+        """A model known only by its size: ``n_tensors`` equal dense tensors (in [1, 2**24]) holding
+        ``n_params`` (in [1, 1e15]) parameters, over ``layers`` layers (in [1, 65536])."""
+        p = _check.bounded("n_params", n_params, 1.0, MAX_PARAMS, "parameters")
+        t = _check.integer("n_tensors", n_tensors, *INT_BOUNDS["model.groups.count"])
+        lyr = _check.integer("layers", layers, *INT_BOUNDS["model.groups.layers"])
+        elems = max(1, round(p / t))
+        return cls(name, (TensorGroup("weights", t, int(elems), layers=lyr),), **kw)
 
 
 @dataclass(frozen=True)
 class TrainLayout:
     """Training-side parallelism (Megatron convention: ``tp * pp * dp`` GPUs; experts over ``ep``
     ranks carved out of each stage's ``tp * dp`` ranks; ``fsdp``: DP replicas shard instead of
-    copying)."""
+    copying). Each size in [1, 65536]; the Rust core also checks ``ep`` divides ``tp * dp`` and
+    ``tp * pp * dp <= 2**20``."""
 
     tp: int = 1
     pp: int = 1
     dp: int = 1
     ep: int = 1
     fsdp: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("tp", "pp", "dp", "ep"):
+            _int(self, "train.", name)
+        _flag(self, "train.", "fsdp")
 
     @property
     def gpus(self) -> int:
@@ -214,11 +298,16 @@ class TrainLayout:
 @dataclass(frozen=True)
 class InferLayout:
     """Inference side: ``instances`` engines of ``tp`` GPUs; experts over ``ep`` groups of
-    ``tp / ep`` GPUs (``ep == tp``: vLLM/SGLang expert parallelism)."""
+    ``tp / ep`` GPUs (``ep == tp``: vLLM/SGLang expert parallelism). Each in [1, 65536]; the Rust core
+    also checks ``ep`` divides ``tp`` and ``instances * tp <= 2**20``."""
 
     instances: int = 1
     tp: int = 8
     ep: int = 1
+
+    def __post_init__(self) -> None:
+        for name in ("instances", "tp", "ep"):
+            _int(self, "infer.", name)
 
     @property
     def gpus(self) -> int:
@@ -230,8 +319,11 @@ class Hardware:
     """Links, per GPU and per direction.
 
     Defaults: H100/H200 class (NVLink 4: 450 GB/s per direction; one 400 Gb/s NIC per GPU:
-    50 GB/s; PCIe Gen5 x16 about 50 GB/s; NCCL inter-node alpha about 50 us per call), from
-    ``shared/notes/weight_sync.md``.
+    50 GB/s; PCIe Gen5 x16 about 50 GB/s; NCCL inter-node alpha about 50 us per call): NVIDIA's
+    H100 / H200 specifications (NVLink 900 GB/s bidirectional) and typical NCCL latencies.
+
+    Ranges: ``gpus_per_node`` in [1, 1024]; bandwidths in [1e3, 1e15] bytes/s; ``latency_s`` in
+    [0, 1e6] seconds.
     """
 
     gpus_per_node: int = 8
@@ -240,6 +332,12 @@ class Hardware:
     pcie_bytes_per_s: float = 50e9
     latency_s: float = 50e-6
     colocated: bool = False
+
+    def __post_init__(self) -> None:
+        _int(self, "", "gpus_per_node")
+        for name in ("nvlink_bytes_per_s", "nic_bytes_per_s", "pcie_bytes_per_s", "latency_s"):
+            _real(self, name)
+        _flag(self, "", "colocated")
 
 
 @dataclass(frozen=True)
@@ -250,16 +348,16 @@ class SoftwareStack:
     ----------
     name : str
     efficiency : float
-        Achieved fraction of link bandwidth, in (0, 1].
+        Achieved fraction of link bandwidth, in [1e-6, 1].
     per_tensor_s, per_bucket_s, per_update_s : float
         Seconds per tensor loaded by the engine, per bucket (update call / IPC round trip), and per
-        update (RPCs, barriers).
+        update (RPCs, barriers), each in [0, 1e6].
     bucket_bytes : float
-        Bucket (and relay chunk buffer) size in bytes.
+        Bucket (and relay chunk buffer) size in bytes, in [1e3, 1e15].
     quant_bytes_per_s : float
-        Quantization throughput per GPU (input bytes per second).
+        Quantization throughput per GPU (input bytes per second), in [1e3, 1e15].
     pause_resume_s : float
-        Pausing and resuming generation, clearing caches.
+        Pausing and resuming generation, clearing caches, seconds in [0, 1e6].
     overlap_stages : bool
         Pipeline the per-bucket stages (H2D, quantize, transfer, load).
     source_on_host : bool
@@ -296,6 +394,11 @@ class SoftwareStack:
     source: str = ""
 
     def __post_init__(self) -> None:
+        for name in ("efficiency", "per_tensor_s", "per_bucket_s", "per_update_s", "bucket_bytes",
+                     "quant_bytes_per_s", "pause_resume_s"):
+            _real(self, name)
+        for name in ("overlap_stages", "source_on_host", "grouped_experts"):
+            _flag(self, "", name)
         pg = self.plan_groups
         if isinstance(pg, str) or not all(isinstance(x, str) for x in pg):
             raise ValueError(f"plan_groups: must be a list of tensor-group names, got {pg!r}")
@@ -307,7 +410,7 @@ class Cluster:
     """Everything an estimate needs: model, both layouts, hardware, software, topology.
 
     ``topology`` is one of ``"colocated"``, ``"naive"``, ``"parallel"``, ``"relay"``,
-    ``"broadcast"``; ``fanout`` is the relay's fanout (1 = chain, 2 = binary tree).
+    ``"broadcast"``; ``fanout`` is the relay's fanout (1 = chain, 2 = binary tree), in [1, 1024].
     """
 
     model: ModelSpec
@@ -318,7 +421,16 @@ class Cluster:
     topology: str = "relay"
     fanout: int = 1
 
-    def replace(self, **kw) -> "Cluster":
+    def __post_init__(self) -> None:
+        for name, cls in (("model", ModelSpec), ("train", TrainLayout), ("infer", InferLayout), ("hardware", Hardware),
+                          ("software", SoftwareStack)):
+            if not isinstance(getattr(self, name), cls):
+                raise invalid(name, f"must be a {cls.__name__}, got {type(getattr(self, name)).__name__}")
+        if self.topology not in TOPOLOGIES:
+            raise invalid("topology", f"must be one of {', '.join(TOPOLOGIES)}, got {self.topology!r}")
+        _int(self, "", "fanout")
+
+    def replace(self, **kw) -> Cluster:
         """A copy with some fields changed (``dataclasses.replace``)."""
         return replace(self, **kw)
 

@@ -7,11 +7,12 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from rollsim import _rollsim
+from rollsim import _check, _rollsim
+from rollsim.errors import invalid
 
-from .model import Cluster
+from .cluster import TOPOLOGIES, Cluster
 
-__all__ = ["Estimate", "Plan", "TERMS", "estimate", "estimate_many", "plan"]
+__all__ = ["Estimate", "Plan", "TERMS", "estimate", "estimate_many", "plan", "rank_topologies"]
 
 #: Breakdown terms, in order. ``overlap_s`` (<= 0) is the time saved by pipelining the stages.
 TERMS = ("transfer_s", "latency_s", "software_s", "quantization_s", "h2d_s", "pause_resume_s", "overlap_s")
@@ -44,9 +45,11 @@ class Estimate:
     dominant_term : str
         The largest positive term, e.g. ``"software_s"``.
     busiest_link_bytes, model_bytes, n_buckets, chunks, hops : float
-        Bytes on the busiest link, bytes of one model copy, buckets, relay chunks and hops.
+        Bytes on the busiest link, bytes of one model copy, buckets, relay chunks and hops (finite
+        for every accepted cluster, except ``chunks``: inf for a relay with ``latency_s = 0``, whose
+        chunks are then infinitely fine; ``total_s`` and the breakdown are always finite).
     tensors_charged : float
-        Tensors charged ``per_tensor_s`` (see :class:`~rollsim.sync.model.SoftwareStack`).
+        Tensors charged ``per_tensor_s`` (see :class:`~rollsim.sync.cluster.SoftwareStack`).
     cluster : Cluster
         The input.
     """
@@ -68,7 +71,7 @@ class Estimate:
     @property
     def dominant_term(self) -> str:
         pos = {k: v for k, v in self.breakdown.items() if k != "overlap_s"}
-        return max(pos, key=pos.get)
+        return max(pos, key=lambda k: pos[k])
 
     def frame(self) -> pl.DataFrame:
         """The breakdown as a frame: columns ``term`` (str), ``seconds`` (f64), ``share`` (f64,
@@ -87,7 +90,7 @@ class Estimate:
 def estimate(cluster: Cluster) -> Estimate:
     """Estimates one weight update for ``cluster``.
 
-    Formulas (``shared/notes/weight_sync.md``; :mod:`rollsim_core::sync::cost`): alpha-beta
+    Formulas (``docs/weight_sync.md``; :mod:`rollsim_core::sync::cost`): alpha-beta
     messages ``alpha + m / (efficiency * bandwidth)``; naive ``n * S / beta`` plus pipelined
     gather/scatter; parallel = busiest link of the re-sharding plan; relay = chunked pipeline
     ``(C + h - 1)(alpha + tau / C)`` at the best ``C``; broadcast ``S / beta_bottleneck``;
@@ -105,7 +108,7 @@ def estimate(cluster: Cluster) -> Estimate:
     ------
     ValueError
         A field is out of range (the message starts with the field's name), e.g.
-        ``efficiency: must be in (0, 1]``.
+        ``efficiency: must be in [1e-6, 1], got 0.0``.
     """
     d = _call(_rollsim.sync_estimate, cluster.to_dict())
     return Estimate(
@@ -120,6 +123,77 @@ def estimate(cluster: Cluster) -> Estimate:
         tensors_charged=float(d["tensors_charged"]),
     )
 
+
+
+def rank_topologies(cluster: Cluster, topologies: tuple[str, ...] | list[str] = TOPOLOGIES) -> pl.DataFrame:
+    """Every topology for ``cluster`` (its model, layouts, hardware and software stack), fastest
+    first, and for each slower one the term of the breakdown that makes it slower.
+
+    With a real software stack the cheapest wire is not always the fastest update: e.g. a relay
+    moves the model with little NIC time but pays the per-tensor software cost for every tensor on
+    every hop, where NeMo-RL's re-sharding plan (``parallel``) charges only the tensors of its
+    busiest rank. The term that explains a slower topology is the breakdown term (:data:`TERMS`)
+    whose seconds exceed the fastest topology's by the most.
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The configuration; its own ``topology`` is one of the rows.
+    topologies : sequence of str
+        The topologies to compare (default: all of :data:`~rollsim.sync.cluster.TOPOLOGIES`;
+        ``"colocated"`` assumes training and inference share the GPUs).
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per topology, fastest first (topologies that do not apply last): ``rank`` (i64, 1 =
+        fastest; null if it does not apply), ``topology`` (str), ``total_s`` (f64), ``dominant_term``
+        (str, the largest term), ``slower_by_s`` (f64, ``total_s`` minus the fastest's),
+        ``slower_because`` (str, the term with the largest excess over the fastest topology; null
+        for the fastest and for ties), ``slower_because_s`` (f64, that excess), ``tensors_charged``
+        (f64, tensors charged ``per_tensor_s``), every term of :data:`TERMS` (f64 seconds) and
+        ``error`` (str: why the topology does not apply, else null).
+
+    Raises
+    ------
+    ValueError
+        An unknown topology, or a cluster that no topology can estimate (the first error).
+    """
+    names = list(topologies)
+    for t in names:
+        if t not in TOPOLOGIES:
+            raise ValueError(f"topology: must be one of {', '.join(TOPOLOGIES)}, got {t!r}")
+    ests: dict[str, Estimate] = {}
+    errors: dict[str, str] = {}
+    for t in names:
+        try:
+            ests[t] = estimate(cluster.replace(topology=t))
+        except ValueError as err:
+            errors[t] = str(err)
+    if not ests:
+        raise ValueError(next(iter(errors.values())) if errors else "topologies: give at least one topology")
+    order = sorted(ests, key=lambda t: ests[t].total_s)   # stable: ties keep the given order
+    fastest = ests[order[0]]
+    rows = []
+    for k, t in enumerate(order):
+        e = ests[t]
+        diff = {term: e.breakdown[term] - fastest.breakdown[term] for term in TERMS}
+        worst = max(diff, key=lambda term: diff[term])
+        slower = e.total_s - fastest.total_s
+        because = worst if slower > 0 and diff[worst] > 0 else None
+        rows.append({"rank": k + 1, "topology": t, "total_s": e.total_s, "dominant_term": e.dominant_term,
+                     "slower_by_s": slower, "slower_because": because,
+                     "slower_because_s": diff[worst] if because else None, "tensors_charged": e.tensors_charged,
+                     **e.breakdown, "error": None})
+    for t in names:
+        if t in errors:
+            rows.append({"rank": None, "topology": t, "total_s": None, "dominant_term": None, "slower_by_s": None,
+                         "slower_because": None, "slower_because_s": None, "tensors_charged": None,
+                         **dict.fromkeys(TERMS), "error": errors[t]})
+    schema = {"rank": pl.Int64, "topology": pl.String, "total_s": pl.Float64, "dominant_term": pl.String,
+              "slower_by_s": pl.Float64, "slower_because": pl.String, "slower_because_s": pl.Float64,
+              "tensors_charged": pl.Float64, **dict.fromkeys(TERMS, pl.Float64), "error": pl.String}
+    return pl.DataFrame(rows, schema=schema)
 
 SWEEPABLE = (
     "instances",
@@ -164,8 +238,14 @@ def estimate_many(cluster: Cluster, **arrays) -> pl.DataFrame:
     for k in arrays:
         if k not in SWEEPABLE:
             raise ValueError(f"{k}: cannot be swept; allowed: {', '.join(SWEEPABLE)}")
+    values = []
+    for k, v in arrays.items():
+        try:
+            values.append(np.asarray(v, dtype=np.float64))
+        except (TypeError, ValueError, OverflowError) as e:  # strings, None, an int too large for a float
+            raise invalid(k, f"must be an array of numbers: {e}") from None
     try:
-        cols = np.broadcast_arrays(*[np.asarray(v, dtype=np.float64) for v in arrays.values()]) if arrays else []
+        cols = np.broadcast_arrays(*values) if values else []
     except ValueError as e:
         raise ValueError(f"{', '.join(arrays)}: arrays do not broadcast together ({e})") from None
     flat = {k: np.ascontiguousarray(c.ravel()) for k, c in zip(arrays, cols)}
@@ -220,15 +300,17 @@ def plan(cluster: Cluster, *, record_transfers: bool = True, max_transfers: int 
     """The re-sharding plan from ``cluster.train`` to ``cluster.infer`` (all instances).
 
     Method: intersect each inference rank's slice of each tensor with the slices of one training
-    copy, the copy whose ranks are least loaded so far (``shared/notes/weight_sync.md``,
-    "Re-sharding plan"); slices are cut on whole FP8 blocks.
+    copy, the copy whose ranks are least loaded so far (``rust/rollsim-core/src/sync/plan.rs``);
+    slices are cut on whole FP8 blocks.
 
     Raises
     ------
     ValueError
-        Bad layout (named field), or ``max_transfers`` exceeded.
+        Bad layout (named field), or ``max_transfers`` (an integer in [0, 2**64 - 1]) exceeded.
     """
-    d = _call(_rollsim.sync_plan, cluster.to_dict(), record_transfers, int(max_transfers))
+    record = _check.flag("record_transfers", record_transfers)
+    limit = _check.integer("max_transfers", max_transfers, 0, 2**64 - 1)
+    d = _call(_rollsim.sync_plan, cluster.to_dict(), record, limit)
     names = [g.name for g in cluster.model.groups]
     if cluster.model.infer_precision.name == "fp8":
         names += [g.name + ".scale" for g in cluster.model.groups if g.quantized]

@@ -1,0 +1,93 @@
+"""Bad answer-length inputs (``Empirical``, ``LogNormal``, ``Empirical.from_file`` and its CLI / sweep TOML
+callers) and the exact error each gets; appended to the table of ``tests/bad_inputs.py`` (see its format)."""
+
+from __future__ import annotations
+
+VALUES = "lengths.values: must be in [2**-40, 2**40] tokens; "
+CELL = "must be a number of tokens in \\[2\\*\\*-40, 2\\*\\*40\\]"
+
+ROWS: list[tuple[str, str, str, str]] = [
+    # ---------------------------------------------------------------- LogNormal bounds
+    ("lengths", "LogNormal(mu=150.0)", "ScenarioError",
+     "lengths.mu: must be in [-100, 100] (the log of the median length in tokens), got 150.0"),
+    ("lengths", "LogNormal(mu=10**400)", "ScenarioError",
+     "lengths.mu: must be in [-100, 100] (the log of the median length in tokens), got 10**400"),
+    ("lengths", "LogNormal(sigma=11.0)", "ScenarioError", "lengths.sigma: must be in [0, 10], got 11.0"),
+    ("lengths", "LogNormal(max_tokens=1e15)", "ScenarioError",
+     "lengths.max_tokens: must be in [1, 2**40] tokens, got 1000000000000000.0"),
+    ("lengths", "LogNormal(max_tokens=2**2000)", "ScenarioError", "lengths.max_tokens: must be in [1, 2**40] tokens, got 2**2000"),
+    # ---------------------------------------------------------------- Empirical values, weights
+    ("lengths", "Empirical([1e308] * 2)", "ScenarioError", VALUES + "item 0 is 1e+308"),
+    ("lengths", "Empirical([100.0, 1e-13])", "ScenarioError", VALUES + "item 1 is 1e-13"),
+    ("lengths", "Empirical([2**2000])", "ScenarioError", VALUES + "item 0 is an integer of about 603 digits"),
+    ("lengths", "Empirical([100, 10**400])", "ScenarioError", VALUES + "item 1 is an integer of about 401 digits"),
+    ("lengths", "Empirical([100.0], max_tokens=1e13)", "ScenarioError",
+     "lengths.max_tokens: must be in [1, 2**40] tokens, got 10000000000000.0"),
+    ("lengths", "Empirical([1.0, 2.0], [2.0**64, 2.0**60])", "ScenarioError",
+     "lengths.weights: must sum to at most 2**64, got 1.95996655783164e+19"),
+    ("lengths", "Empirical([1.0, 2.0], [2**2000, 1])", "ScenarioError",
+     "lengths.weights: must sum to at most 2**64; item 0 is an integer of about 603 digits"),
+    ("lengths", "Empirical([100, True])", "ScenarioError", "lengths.values: must be numbers; item 1 is True (a bool)"),
+    ("lengths", "Empirical([100.0, 200.0], [True, False])", "ScenarioError", "lengths.weights: must be numbers, got booleans"),
+    ("lengths", "Empirical(np.array(['2024-01-01'], dtype='datetime64[D]'))", "ScenarioError",
+     "lengths.values: must be numbers, got datetimes (datetime64[D]): dates and times are not lengths or counts"),
+    ("lengths", "Empirical(np.array([5], dtype='timedelta64[s]'))", "ScenarioError",
+     "lengths.values: must be numbers, got durations (timedelta64[s]): dates and times are not lengths or counts"),
+    ("lengths", "Empirical(pl.Series([1, 2]).cast(pl.Datetime))", "ScenarioError",
+     "lengths.values: must be numbers, got a polars Series of Datetime(time_unit='us', time_zone=None)"),
+    ("lengths", "Empirical(pl.Series([True, False]))", "ScenarioError",
+     "lengths.values: must be numbers, got a polars Series of Boolean"),
+    ("lengths", "Empirical(pl.Series([100.0, None]))", "ScenarioError", "lengths.values: must be numbers; item 1 is null"),
+    ("lengths", "Empirical(['100', '200'])", "ScenarioError", "lengths.values: must be numbers, got strings (<U3)"),
+    ("lengths", "Empirical([100 + 0j])", "ScenarioError",
+     "lengths.values: must be real numbers, got complex numbers (complex128)"),
+    ("lengths", "Empirical(np.ma.array([100.0, 200.0, 300.0], mask=[False, True, False]))", "ScenarioError",
+     "lengths.values: is a masked array with 1 masked item(s) (the first is item 1); pass arr.compressed() to drop "
+     "them, or arr.filled(value) to replace them"),
+    ("lengths", "Empirical([1.0, 2.0], groups=np.ma.array([1, 2], mask=[True, False]))", "ScenarioError",
+     "lengths.groups: is a masked array with masked items; pass arr.compressed() (and the matching values) to drop them"),
+    # ---------------------------------------------------------------- length files
+    ("length file", "Empirical.from_file(write('a.csv', '100\\n200\\n-3\\n'))", "ScenarioError",
+     f"re:lengths\\.column: line 3 of '.*/a\\.csv': {CELL}, got -3"),
+    ("length file", "Empirical.from_file(write('a.csv', '\\n\\ntokens\\n100\\n0.0\\n'))", "ScenarioError",
+     f"re:lengths\\.column: line 5 of '.*/a\\.csv': {CELL}, got 0\\.0"),
+    ("length file", "Empirical.from_file(write('a.csv', 'tokens\\ntrue\\nfalse\\n'))", "ScenarioError",
+     f"re:lengths\\.column: line 2 of '.*/a\\.csv': {CELL}, got 'true'"),
+    ("length file", "Empirical.from_file(write('a.csv', 'tokens\\n100\\n2024-01-01\\n'))", "ScenarioError",
+     f"re:lengths\\.column: line 3 of '.*/a\\.csv': {CELL}, got '2024-01-01'"),
+    ("length file", "Empirical.from_file(write('a.csv', 'tokens\\n100\\n1e400\\n'))", "ScenarioError",
+     f"re:lengths\\.column: line 3 of '.*/a\\.csv': {CELL}, got 1e400"),
+    ("length file", "Empirical.from_file(write('a.csv', 'tokens,n\\n100,1\\n200,\\n'), 'tokens', 'n')", "ScenarioError",
+     "re:lengths\\.count_column: line 3 of '.*/a\\.csv': must be a count >= 0 \\(finite\\), got an empty cell"),
+    ("length file", "Empirical.from_file(write('a.csv', 'tokens,g\\n100,1\\n200,\\n'), 'tokens', group_column='g')",
+     "ScenarioError", "re:lengths\\.group_column: line 3 of '.*/a\\.csv': must be a prompt key, got an empty cell"),
+    ("length file", "Empirical.from_file(write('a.csv', 'tokens,tokens\\n100,200\\n'), 'tokens')", "ScenarioError",
+     "re:lengths\\.path: '.*/a\\.csv' has the column name 'tokens' more than once \\(columns: \\['tokens', 'tokens'\\]\\); "
+     "rename the copies so that each column has one name"),
+    ("length file", "Empirical.from_file(write('a.csv', '100,5\\n'), 'tokens', 'n')", "ScenarioError",
+     "re:lengths\\.column: no column 'tokens' in '.*/a\\.csv' \\(columns: \\['column_1', 'column_2'\\]\\); its first "
+     "line is numbers, so it was read as data \\(has_header=True reads it as the header\\)"),
+    ("length file", "Empirical.from_file(write('a.csv', '100\\n'), has_header='yes')", "ScenarioError",
+     "lengths.has_header: must be True, False or None (detect), got 'yes'"),
+    ("length file", "Empirical.from_file(write('a.parquet', parquet({'tokens': [1.0]})), has_header=True)", "ScenarioError",
+     "re:lengths\\.has_header: applies to CSV files only \\(a parquet file names its columns\\), got True for "
+     "'.*/a\\.parquet'"),
+    ("length file", "Empirical.from_file(write('a.txt', '100\\n'))", "ScenarioError",
+     "re:lengths\\.path: must name a \\.csv, \\.csv\\.gz or \\.parquet file \\(any case\\), got '.*/a\\.txt'"),
+    ("length file", "(os.mkdir(write('d.csv', None)), Empirical.from_file(write('d.csv', None)))", "ScenarioError",
+     "re:lengths\\.path: must be a regular file, got a directory '.*/d\\.csv'"),
+    ("length file", "(os.mkfifo(write('f.csv', None)), Empirical.from_file(write('f.csv', None)))", "ScenarioError",
+     "re:lengths\\.path: must be a regular file, got a FIFO \\(named pipe\\) '.*/f\\.csv'"),
+    ("length file", "Empirical.from_file(write('a.parquet', parquet({'tokens': [True, False]})))", "ScenarioError",
+     "re:lengths\\.column: column 'tokens' of '.*/a\\.parquet' must hold numbers, got type Boolean"),
+    ("length file", "Empirical.from_file(write('a.PARQUET', parquet({'tokens': pl.Series([1, 2]).cast(pl.Date)})))",
+     "ScenarioError", "re:lengths\\.column: column 'tokens' of '.*/a\\.PARQUET' must hold numbers, got type Date"),
+    ("length file", "Empirical.from_file(write('a.parquet', parquet({'tokens': [100.0, None]})))", "ScenarioError",
+     f"re:lengths\\.column: row 2 of '.*/a\\.parquet': {CELL}, got an empty cell"),
+    ("CLI", "(os.mkdir(write('d.csv', None)), cli('compare', '--lengths', write('d.csv', None)))", "CliExit",
+     "re:exit 2: rollsim: error: lengths\\.path: must be a regular file, got a directory '.*/d\\.csv'"),
+    ("CLI", "cli('compare', '--lengths', write('a.csv', 'tokens\\n100\\n-3\\n'))", "CliExit",
+     f"re:exit 2: rollsim: error: lengths\\.column: line 3 of '.*/a\\.csv': {CELL}, got -3"),
+    ("sweep TOML", "sweep_config.load(toml('[base]\\nlengths = { file = \"a.tsv\" }'))", "ScenarioError",
+     "re:lengths\\.path: must name a \\.csv, \\.csv\\.gz or \\.parquet file \\(any case\\), got '.*/a\\.tsv'"),
+]
