@@ -3,9 +3,11 @@
 use crate::error::{Error, Result};
 use crate::lengths::{Draw, EmpiricalDraw, Lengths, LogNormalDraw};
 use crate::pipeline;
+use crate::pipeline::placement::Slots;
+use crate::pipeline::Instances;
 use crate::record::{Recorder, RunResult};
 use crate::rng::{FastRng, PyRandom, Source};
-use crate::scenario::{Pipeline, RngKind, Scenario};
+use crate::scenario::{Pipeline, RngKind, Scenario, Streaming};
 
 /// How much to record and when to give up.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -38,6 +40,12 @@ pub fn run(sc: &Scenario, opts: &RunOptions, interrupt: &mut dyn FnMut() -> bool
         RngKind::Python => with_lengths(sc, PyRandom::new(sc.seed), opts, interrupt),
         RngKind::Fast => with_lengths(sc, FastRng::new(sc.seed), opts, interrupt),
     }
+}
+
+/// Whether `run` takes the specialized fully-asynchronous fast path for `sc` (unless
+/// `RunOptions::general_engine`): the chapter's rules exactly, faster.
+pub fn uses_fast_path(sc: &Scenario) -> bool {
+    pipeline::fully_async::applies(sc)
 }
 
 /// Runs `sc` without an interrupt check.
@@ -78,17 +86,31 @@ fn with_pipeline<D: Draw>(
     let mut rec = Recorder::new(opts.record_samples);
     let mut ctl =
         Control { interrupt, max_samples: opts.max_samples, check_every: opts.check_every.max(1), next_check: 0 };
+    let batched = sc.decode_is_batched();
     let (end_s, outrun) = match &sc.pipeline {
-        Pipeline::OffPolicy { k, partial } => (pipeline::batch::run(sc, *k, partial, draw, &mut rec, &mut ctl)?, false),
+        Pipeline::OffPolicy { k, partial } if batched => {
+            (pipeline::batch::run::<D, Instances>(sc, *k, partial, draw, &mut rec, &mut ctl)?, false)
+        }
+        Pipeline::OffPolicy { k, partial } => {
+            (pipeline::batch::run::<D, Slots>(sc, *k, partial, draw, &mut rec, &mut ctl)?, false)
+        }
         Pipeline::FullyAsync(opt) => {
-            let unbounded = opt.max_staleness.is_none()
-                && opt.admission_eta.is_none()
-                && opt.max_lag_samples.is_none()
-                && opt.max_ready_groups.is_none();
-            let end = if pipeline::fully_async::applies(sc, opt) && !opts.general_engine {
+            // generation is unbounded when every option that bounds it is at its default (the
+            // others copied: a bound added later counts as one)
+            let unbounded = *opt
+                == Streaming {
+                    on_stale: opt.on_stale,
+                    batch_order: opt.batch_order.clone(),
+                    on_update: opt.on_update,
+                    lag_release: opt.lag_release,
+                    ..Streaming::default()
+                };
+            let end = if uses_fast_path(sc) && !opts.general_engine {
                 pipeline::fully_async::run(sc, opt.max_staleness, draw, &mut rec, &mut ctl)?
+            } else if batched {
+                pipeline::streaming::run::<D, Instances>(sc, opt, draw, &mut rec, &mut ctl)?
             } else {
-                pipeline::streaming::run(sc, opt, draw, &mut rec, &mut ctl)?
+                pipeline::streaming::run::<D, Slots>(sc, opt, draw, &mut rec, &mut ctl)?
             };
             (end, unbounded)
         }

@@ -14,6 +14,7 @@
 
 pub mod engine;
 pub mod error;
+pub mod event;
 pub mod lengths;
 pub mod pipeline;
 pub mod queue;
@@ -23,7 +24,7 @@ pub mod scenario;
 pub mod sweep;
 pub mod sync;
 
-pub use engine::{run, run_simple, RunOptions};
+pub use engine::{run, run_simple, uses_fast_path, RunOptions};
 pub use error::{Error, Result};
 pub use lengths::Lengths;
 pub use record::{RunResult, SampleColumns, StepColumns, Summary};

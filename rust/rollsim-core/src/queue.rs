@@ -1,5 +1,5 @@
-//! The event queue of the rollout slots: a tournament (loser) tree over the slots, keyed by
-//! (finish time, insertion sequence).
+//! The event queue of the rollout slots: a tournament (loser) tree over the slots, keyed by the
+//! slot events' keys (finish time, kind `Slot`, sample id: see `event`).
 //!
 //! Every pending slot event is "slot s finishes its current work at time t", and the engine's hot
 //! operation is: take the earliest one and give that same slot its next finish time. A loser tree
@@ -9,18 +9,17 @@
 //! 16 M). Changes to other slots (idle slots starting, pauses, aborts) are rare, once per weight
 //! update at most: they mark the tree stale and the next `peek` rebuilds it in O(slots).
 //!
-//! Times are non-negative finite `f64`, whose IEEE-754 bit patterns order like the numbers, so
-//! (time, seq) packs into one `u128` and compares as an integer. Equal times are served in
-//! insertion order (seq is the sample id, which grows with every start): runs are deterministic.
+//! Equal times are served in sample-id order (ids grow with every start): runs are deterministic.
+
+use crate::event::{self, EventKind, Key};
 
 /// Key of an idle slot: later than any event.
-pub(crate) const IDLE: u128 = u128::MAX;
+pub(crate) const IDLE: Key = event::NEVER;
 
-/// (non-negative finite time or clock value, sequence number) packed to compare as an integer.
-#[inline]
-pub(crate) fn key(time: f64, seq: u32) -> u128 {
-    debug_assert!(time >= 0.0 && time.is_finite());
-    ((time.to_bits() as u128) << 32) | seq as u128
+/// The key of a slot event: finish time (or token-clock value), sample id.
+#[inline(always)]
+pub(crate) fn key(time: f64, seq: u32) -> Key {
+    event::key(time, EventKind::Slot, seq)
 }
 
 /// The earliest pending event.
@@ -29,13 +28,15 @@ pub struct Event {
     pub time: f64,
     pub seq: u32,
     pub slot: u32,
+    /// The event's key (`event::key(time, EventKind::Slot, seq)`).
+    pub key: Key,
 }
 
 /// Pending finish events of `n` slots (at most one per slot).
 #[derive(Clone, Debug)]
 pub struct SlotQueue {
     /// Key per leaf; leaves `n..size` are padding and stay `IDLE`.
-    keys: Vec<u128>,
+    keys: Vec<Key>,
     /// `tree[0]` is the winner (earliest slot); `tree[1..size]` hold the loser of each match.
     tree: Vec<u32>,
     size: usize,
@@ -81,7 +82,7 @@ impl SlotQueue {
         }
         let slot = self.tree[0];
         let k = self.keys[slot as usize];
-        (k != IDLE).then(|| Event { time: f64::from_bits((k >> 32) as u64), seq: k as u32, slot })
+        (k != IDLE).then(|| Event { time: event::time_of(k), seq: event::id_of(k), slot, key: k })
     }
 
     /// Replays the matches on the path of the winning leaf `slot` after its key changed (any new
@@ -105,7 +106,7 @@ impl SlotQueue {
     }
 
     #[inline]
-    fn set_key(&mut self, slot: u32, k: u128) {
+    fn set_key(&mut self, slot: u32, k: Key) {
         self.keys[slot as usize] = k;
         if !self.stale && slot == self.tree[0] {
             self.replay(slot);
@@ -131,7 +132,7 @@ impl SlotQueue {
     #[inline]
     pub fn get(&self, slot: u32) -> Option<(f64, u32)> {
         let k = self.keys[slot as usize];
-        (k != IDLE).then(|| (f64::from_bits((k >> 32) as u64), k as u32))
+        (k != IDLE).then(|| (event::time_of(k), event::id_of(k)))
     }
 }
 

@@ -387,10 +387,10 @@ impl Scenario {
         }
     }
 
-    /// Duration of a training step over a batch of `tokens` tokens, seconds.
+    /// Duration of a training step over a batch of `tokens` tokens, seconds (the trainer's model).
     #[inline]
     pub fn step_s(&self, tokens: f64) -> f64 {
-        self.train_step_s + self.train_s_per_token * tokens
+        crate::pipeline::trainer::TrainModel::of(self).step_s(tokens)
     }
 
     /// Checks every field; the error names the first bad one and its allowed range. The ranges

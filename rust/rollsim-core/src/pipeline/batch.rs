@@ -15,14 +15,17 @@
 //! training step; the run ends when the last one does (the chapter's `while t < HOURS * 3600` over
 //! whole steps).
 
+use super::placement::Placement;
 use super::pool::Pool;
+use super::trainer::{Batch, Trainer};
 use crate::engine::Control;
 use crate::error::Result;
+use crate::event::{self, EventKind, Timers, NEVER};
 use crate::lengths::Draw;
 use crate::record::Recorder;
 use crate::scenario::{OnUpdate, PartialRollout, Scenario};
 
-pub(crate) fn run<'a, D: Draw>(
+pub(crate) fn run<'a, D: Draw, P: Placement>(
     sc: &'a Scenario,
     k: u32,
     partial: &PartialRollout,
@@ -37,7 +40,9 @@ pub(crate) fn run<'a, D: Draw>(
         Some(o) if o.is_infinite() => u64::MAX,
         Some(o) => need + (need as f64 * o).ceil() as u64,
     };
-    let mut pool = Pool::new(sc, draw, rec, ctl);
+    let mut pool = Pool::<D, P>::new(sc, draw, rec, ctl);
+    let mut trainer = Trainer::new(sc);
+    let mut timers = Timers::new();
     let mut train_end: Vec<f64> = Vec::new();
     let mut done_groups: Vec<u32> = Vec::with_capacity(need as usize);
     let mut gen_end_prev = 0.0f64;
@@ -50,14 +55,18 @@ pub(crate) fn run<'a, D: Draw>(
             break;
         }
         pool.advance(g);
-        // Newest version available at g: steps ended at or before g (trainer events come first).
-        let version = train_end.partition_point(|te| *te <= g) as u32;
-        pool.update(version, OnUpdate::Continue);
+        // Newest version available at g: the steps whose end comes before the batch's start.
+        while timers.peek() < event::key(g, EventKind::BatchStart, 0) {
+            let timer = timers.pop().expect("a timer");
+            debug_assert_eq!(timer.kind, EventKind::StepEnd);
+            trainer.step_ended();
+        }
+        pool.update(trainer.version, OnUpdate::Continue);
         pool.admit_budget = submit.saturating_sub(carried_groups);
         done_groups.clear();
         pool.fill_idle()?;
         while (done_groups.len() as u64) < need {
-            let Some(ev) = pool.next_event(f64::INFINITY) else {
+            let Some(ev) = pool.next_event(NEVER) else {
                 pool.rec.s.stalled = true;
                 break;
             };
@@ -86,24 +95,13 @@ pub(crate) fn run<'a, D: Draw>(
         }
         let prev_end = if i > 0 { train_end[i - 1] } else { 0.0 };
         let ts = gen_end.max(prev_end);
-        let step = i as u32;
-        let (mut st_sum, mut st_max, mut tokens, mut samples) = (0u64, 0u32, 0.0, 0u32);
+        let mut batch = Batch::default();
         for &grp in &done_groups {
-            let gr = &pool.groups[grp as usize];
-            pool.rec.train_group(step.saturating_sub(gr.min_version));
-            for m in &gr.members {
-                let st = pool.rec.train_sample(m.id, m.length, m.version_start, m.version_finish, step);
-                st_sum += st as u64;
-                st_max = st_max.max(st);
-                tokens += m.length;
-                samples += 1;
-            }
+            trainer.take_group(pool.rec, &mut batch, &pool.groups[grp as usize]);
             pool.free_group(grp);
         }
-        let te = ts + sc.step_s(tokens);
         let idle = sc.rollout_slots as f64 * gen_end - pool.busy_s;
-        pool.rec.step(ts, te, ts - prev_end, st_sum, st_max, samples, 0, tokens, idle);
-        train_end.push(te);
+        train_end.push(trainer.start_step(pool.rec, &mut timers, ts, &batch, 0, idle));
         gen_end_prev = gen_end;
     }
     let end = *train_end.last().expect("the first batch always starts at t = 0 < horizon_s");

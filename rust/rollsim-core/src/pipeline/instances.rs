@@ -15,80 +15,91 @@
 //!
 //! Routing: a second winner tree over the instances keyed by their occupied slots (full ones
 //! excluded) picks the least loaded instance (ties: the lowest), and a min-heap of idle slots per
-//! instance its lowest idle slot.
+//! instance its lowest idle slot. Both trees hold packed values (key above, instance below), so a
+//! change stops at the first match whose outcome it does not change.
 //!
 //! KV-cache capacity (`Kv`, optional): a request on a slot either runs (it is in the heap and holds
 //! KV: prompt + tokens done when it was admitted, plus one token per clock token once its prefill
 //! is over) or waits for KV in its instance's waiting queue (it holds none). The instance's KV is
 //! piecewise linear in its clock, so the clock value at which it reaches capacity is computed like
 //! a finish target and is the instance's event when it comes first: the most recently admitted
-//! running request is preempted then (vLLM preempts from the back of its running queue).
+//! running request is preempted then (vLLM preempts from the back of its running queue). The exact
+//! sums over an instance's requests (`kv_full`, `kv_fits`) are skipped when approximate sums kept
+//! up to date incrementally show, with a wide error bound, that the answer is certain (`KvApprox`):
+//! the exact sums decide every close call, so the results are theirs.
+//!
+//! `Instances` is one of the pool's placements (`placement.rs`).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use crate::queue::key;
+use super::placement::Placement;
+use super::pool::Req;
+use crate::event::time_of as key_value;
+use crate::queue::{key, Event};
+use crate::scenario::Scenario;
 
 /// Key of nothing: later than any event.
 pub(crate) const NONE: u128 = crate::queue::IDLE;
 
-#[inline]
-fn key_value(k: u128) -> f64 {
-    f64::from_bits((k >> 32) as u64)
-}
-
-/// A winner tree over `n` leaves with `u128` keys: any leaf's key changes in O(log n); the minimum
-/// (ties: the lowest leaf) in O(1).
+/// A winner tree of values that carry their leaf's index in their low bits (so that they are
+/// distinct and equal keys go to the lowest leaf): a leaf's value changes in O(log n), stopping as
+/// soon as a match's winner is unchanged; the minimum in O(1).
 #[derive(Clone, Debug)]
-pub(crate) struct MinTree {
-    keys: Vec<u128>,
-    /// `win[size + i] = i`; `win[node]` = winner of its subtree; `win[1]` the overall winner.
-    win: Vec<u32>,
+pub(crate) struct MinTree<T> {
+    /// Per node, the smallest value of its subtree: leaves at `size..2 * size`, the root at 1
+    /// (with one leaf, the leaf itself).
+    v: Vec<T>,
     size: usize,
 }
 
-impl MinTree {
-    pub fn new(n: usize, init: u128) -> Self {
+impl<T: Copy + Ord> MinTree<T> {
+    /// `n` leaves (rounded up to a power of two) valued `leaf(i)`.
+    pub fn new(n: usize, leaf: impl Fn(usize) -> T) -> Self {
         let size = n.max(1).next_power_of_two();
-        let mut keys = vec![NONE; size];
-        keys[..n].fill(init);
-        let mut win = vec![0u32; 2 * size];
-        for i in 0..size {
-            win[size + i] = i as u32;
-        }
-        let mut t = MinTree { keys, win, size };
+        let mut v: Vec<T> = (0..2 * size).map(|i| leaf(i.saturating_sub(size))).collect();
         for node in (1..size).rev() {
-            t.win[node] = t.pick(node);
+            v[node] = v[2 * node].min(v[2 * node + 1]);
         }
-        t
+        MinTree { v, size }
     }
 
     #[inline]
-    fn pick(&self, node: usize) -> u32 {
-        let (a, b) = (self.win[2 * node], self.win[2 * node + 1]);
-        if self.keys[b as usize] < self.keys[a as usize] {
-            b
-        } else {
-            a
-        }
-    }
-
-    #[inline]
-    pub fn set(&mut self, i: usize, k: u128) {
-        self.keys[i] = k;
-        let mut node = (i + self.size) >> 1;
-        while node > 0 {
-            self.win[node] = self.pick(node);
+    pub fn set(&mut self, i: usize, x: T) {
+        let mut node = i + self.size;
+        self.v[node] = x;
+        let mut x = x;
+        while node > 1 {
+            let m = x.min(self.v[node ^ 1]);
             node >>= 1;
+            if self.v[node] == m {
+                return; // this match and every one above it are unchanged
+            }
+            self.v[node] = m;
+            x = m;
         }
     }
 
-    /// The leaf with the smallest key and its key.
+    /// The smallest value.
     #[inline]
-    pub fn min(&self) -> (usize, u128) {
-        let w = self.win[1] as usize;
-        (w, self.keys[w])
+    pub fn min(&self) -> T {
+        self.v[1]
     }
+}
+
+/// Bits of a tree value that hold the leaf (instances are slots, at most `MAX_COUNT = 2^24`).
+const LEAF_BITS: u32 = 24;
+/// An instance's next event in the top tree: its key above, the instance below (event keys use
+/// the low 104 bits of a `u128`, so nothing is lost).
+#[inline(always)]
+fn top_value(k: u128, i: usize) -> u128 {
+    (k << LEAF_BITS) | i as u128
+}
+/// An instance's load in the routing tree: occupied slots above (`u32::MAX`: full), the instance
+/// below.
+#[inline(always)]
+fn load_value(occ: u32, i: usize) -> u64 {
+    ((occ as u64) << 32) | i as u64
 }
 
 /// KV-cache capacity per instance, and the per-slot state it needs.
@@ -112,7 +123,30 @@ pub(crate) struct Kv {
     pub wait_s: f64,
     wait_t: f64,
     scratch: Vec<f64>,
+    approx: KvApprox,
 }
+
+/// The KV each instance holds, kept up to date incrementally (and so only approximately: its
+/// rounding differs from the exact sums'), with a bound on its error. It decides nothing by
+/// itself: it lets `kv_full` and `kv_fits` skip their exact O(slots per instance) sums when the
+/// answer is certain with a wide margin (the KV is far from the capacity), and the exact sums
+/// decide whenever it is not, so the results are those of the exact sums.
+struct KvApprox {
+    /// Per instance, over its running requests: the KV held when admitted; and over those known
+    /// to decode (their decoding started at or before the instance's clock): how many, and the
+    /// sum of the clock values at which they started.
+    held: Vec<f64>,
+    n_dec: Vec<u32>,
+    sum_ds: Vec<f64>,
+    /// Per instance, the running requests still in prefill when they were last looked at.
+    prefill: Vec<Vec<u32>>,
+    in_prefill: Vec<bool>,
+    /// Per instance, updates since the sums were last recomputed exactly.
+    updates: Vec<u32>,
+}
+
+/// Updates to an instance's approximate sums between two exact recomputations.
+const RESYNC_EVERY: u32 = 512;
 
 impl Kv {
     /// The number of waiting requests changes by `delta` at `t`.
@@ -126,6 +160,10 @@ impl Kv {
 
 pub(crate) struct Instances {
     pub per: usize,
+    /// The instance of each slot (`slot / per`, without a division).
+    inst_of: Vec<u32>,
+    /// Prompt tokens of every request (they hold its KV).
+    prompt: f64,
     /// Decode speed of one sequence with `n` sequences on board (`n = 1..=per`): `[n - 1]`.
     pub speed_by_batch: Vec<f64>,
     /// Requests on board (decoding or in prefill), per instance.
@@ -141,13 +179,13 @@ pub(crate) struct Instances {
     /// Position of each busy slot's entry in its instance's heap.
     pos: Vec<u32>,
     /// Next event per instance: (time, sample id) key, and its slot.
-    top: MinTree,
+    top: MinTree<u128>,
     top_slot: Vec<u32>,
     dirty: Vec<bool>,
     dirty_list: Vec<u32>,
     /// Routing: occupied slots per instance (running or waiting for KV; `NONE` when full).
     pub occ: Vec<u32>,
-    load: MinTree,
+    load: MinTree<u64>,
     pub kv: Option<Kv>,
     /// Per instance: its next event is a preemption (KV full), not a finish.
     preempt: Vec<bool>,
@@ -164,6 +202,8 @@ impl Instances {
         let k = slots / per;
         Instances {
             per,
+            inst_of: (0..slots).map(|s| (s / per) as u32).collect(),
+            prompt: 0.0,
             speed_by_batch,
             n: vec![0; k],
             clock: vec![0.0; k],
@@ -172,12 +212,12 @@ impl Instances {
             heap: vec![(NONE, 0); slots],
             len: vec![0; k],
             pos: vec![0; slots],
-            top: MinTree::new(k, NONE),
+            top: MinTree::new(k, |i| top_value(NONE, i)),
             top_slot: vec![0; k],
             dirty: vec![false; k],
             dirty_list: Vec::new(),
             occ: vec![0; k],
-            load: MinTree::new(k, 0),
+            load: MinTree::new(k, |i| load_value(if i < k { 0 } else { u32::MAX }, i)),
             kv: (kv_cap > 0.0).then(|| Kv {
                 cap: kv_cap,
                 base: vec![0.0; slots],
@@ -191,11 +231,25 @@ impl Instances {
                 wait_s: 0.0,
                 wait_t: 0.0,
                 scratch: Vec::new(),
+                approx: KvApprox {
+                    held: vec![0.0; k],
+                    n_dec: vec![0; k],
+                    sum_ds: vec![0.0; k],
+                    prefill: vec![Vec::new(); k],
+                    in_prefill: vec![false; slots],
+                    updates: vec![0; k],
+                },
             }),
             preempt: vec![false; k],
             idle: (0..k).map(|i| ((i * per) as u32..((i + 1) * per) as u32).map(Reverse).collect()).collect(),
             stack: Vec::new(),
         }
+    }
+
+    /// The instance of `slot`.
+    #[inline(always)]
+    fn inst(&self, slot: usize) -> usize {
+        self.inst_of[slot] as usize
     }
 
     /// Decode speed of one sequence on instance `i` now.
@@ -239,7 +293,7 @@ impl Instances {
     #[inline]
     pub fn set_occ(&mut self, i: usize, occ: u32) {
         self.occ[i] = occ;
-        self.load.set(i, if (occ as usize) < self.per { occ as u128 } else { NONE });
+        self.load.set(i, load_value(if (occ as usize) < self.per { occ } else { u32::MAX }, i));
     }
 
     #[inline]
@@ -255,13 +309,23 @@ impl Instances {
     /// `decode_start` on.
     #[inline]
     pub fn push(&mut self, slot: u32, target: f64, id: u32, kv_base: f64, decode_start: f64) {
+        let i = self.inst(slot as usize);
         if let Some(kv) = &mut self.kv {
             kv.base[slot as usize] = kv_base;
             kv.ds[slot as usize] = decode_start;
             kv.seq[slot as usize] = kv.next_seq;
             kv.next_seq += 1;
+            let a = &mut kv.approx;
+            a.held[i] += kv_base;
+            if decode_start > self.clock[i] {
+                a.prefill[i].push(slot);
+                a.in_prefill[slot as usize] = true;
+            } else {
+                a.n_dec[i] += 1;
+                a.sum_ds[i] += decode_start;
+            }
+            a.updates[i] += 1;
         }
-        let i = slot as usize / self.per;
         let p = self.len[i] as usize;
         self.len[i] += 1;
         self.heap[i * self.per + p] = (key(target, id), slot);
@@ -273,12 +337,29 @@ impl Instances {
     /// Takes the request on `slot` out of its instance's heap.
     #[inline]
     pub fn remove(&mut self, slot: u32) {
-        let i = slot as usize / self.per;
+        let i = self.inst(slot as usize);
         let base = i * self.per;
         let p = self.pos[slot as usize] as usize;
         let last = self.len[i] as usize - 1;
         self.len[i] -= 1;
         self.mark(i);
+        if let Some(kv) = &mut self.kv {
+            let a = &mut kv.approx;
+            let su = slot as usize;
+            a.held[i] -= kv.base[su];
+            if a.in_prefill[su] {
+                a.in_prefill[su] = false;
+                let q = &mut a.prefill[i];
+                q.swap_remove(q.iter().position(|&s| s == slot).expect("a request in prefill"));
+            } else {
+                a.n_dec[i] -= 1;
+                a.sum_ds[i] -= kv.ds[su];
+            }
+            a.updates[i] += 1;
+            if self.len[i] == 0 || a.updates[i] >= RESYNC_EVERY {
+                self.resync(i, p);
+            }
+        }
         if p == last {
             return;
         }
@@ -341,7 +422,7 @@ impl Instances {
             self.dirty[i] = false;
             let (mut k, mut slot) = self.next_of(i);
             self.preempt[i] = false;
-            if self.kv.is_some() {
+            if self.kv.is_some() && !self.kv_below_cap_until_next_finish(i) {
                 if let Some((t_full, victim, id)) = self.kv_full(i) {
                     // a finish at the same time goes first (it frees KV)
                     if k == NONE || t_full < key_value(k) {
@@ -350,9 +431,32 @@ impl Instances {
                     }
                 }
             }
-            self.top.set(i, k);
+            self.top.set(i, top_value(k, i));
             self.top_slot[i] = slot;
         }
+    }
+
+    /// KV capacity: whether instance `i`'s KV certainly stays below capacity until its next finish
+    /// (so that `kv_full` would find no preemption before it): the approximate KV at the clock
+    /// value of the earliest finish, plus its error bound, is below capacity. Its clock time is
+    /// the finish's, and both times grow with the clock value, so the finish goes first.
+    #[inline]
+    fn kv_below_cap_until_next_finish(&mut self, i: usize) -> bool {
+        if self.len[i] == 0 {
+            return false;
+        }
+        let x0 = key_value(self.heap[i * self.per].0);
+        let (used, err) = self.kv_approx(i, x0);
+        let cap = self.kv.as_ref().expect("KV capacity").cap;
+        let below = used + err < cap;
+        #[cfg(debug_assertions)]
+        if below {
+            let t0 = self.run_from(i) + (x0 - self.clock[i]).max(0.0) / self.rate(i);
+            if let Some((t_full, _, _)) = self.kv_full(i) {
+                debug_assert!(t_full >= t0, "KV bound: a preemption at {t_full} before the finish at {t0}");
+            }
+        }
+        below
     }
 
     /// Instance `i`'s next finish: (time, sample id) key and slot. The time of a request is the
@@ -370,6 +474,10 @@ impl Instances {
         let (k0, mut slot) = self.heap[base];
         let t0 = time(k0);
         let mut id = k0 as u32;
+        let tied = |p: usize| p < len && time(self.heap[base + p].0) == t0;
+        if !tied(1) && !tied(2) {
+            return (key(t0, id), slot); // the common case: no other request finishes at t0
+        }
         // Every request whose time equals t0 is in the heap's top subtree where times equal t0
         // (times grow with targets, targets down the heap).
         self.stack.clear();
@@ -396,14 +504,9 @@ impl Instances {
     #[inline]
     pub fn next_event(&mut self) -> Option<(f64, u32, u32, bool)> {
         self.flush();
-        let (i, k) = self.top.min();
-        (k != NONE).then(|| (key_value(k), k as u32, self.top_slot[i], self.preempt[i]))
-    }
-
-    /// Instances changed since the last event was taken.
-    #[inline]
-    pub fn dirty(&self) -> &[u32] {
-        &self.dirty_list
+        let v = self.top.min();
+        let (k, i) = (v >> LEAF_BITS, (v as usize) & ((1 << LEAF_BITS) - 1));
+        (k != NONE >> LEAF_BITS).then(|| (key_value(k), k as u32, self.top_slot[i], self.preempt[i]))
     }
 
     /// KV held by instance `i`'s running requests at clock value `c`.
@@ -414,6 +517,56 @@ impl Instances {
             .iter()
             .map(|&(_, s)| kv.base[s as usize] + (c - kv.ds[s as usize]).max(0.0))
             .sum()
+    }
+
+    /// Recomputes instance `i`'s approximate sums from its running requests, but the one at heap
+    /// position `removed` (being taken out).
+    #[cold]
+    fn resync(&mut self, i: usize, removed: usize) {
+        let base = i * self.per;
+        let c = self.clock[i];
+        let kv = self.kv.as_mut().expect("KV capacity");
+        let a = &mut kv.approx;
+        let (mut held, mut n, mut sum) = (0.0, 0, 0.0);
+        for &s in &a.prefill[i] {
+            a.in_prefill[s as usize] = false;
+        }
+        a.prefill[i].clear();
+        for (p, &(_, s)) in self.heap[base..base + self.len[i] as usize + 1].iter().enumerate() {
+            let su = s as usize;
+            if p == removed {
+                continue;
+            }
+            held += kv.base[su];
+            if kv.ds[su] > c {
+                a.prefill[i].push(s);
+                a.in_prefill[su] = true;
+            } else {
+                n += 1;
+                sum += kv.ds[su];
+            }
+        }
+        (a.held[i], a.n_dec[i], a.sum_ds[i], a.updates[i]) = (held, n, sum, 0);
+    }
+
+    /// Instance `i`'s KV at clock value `x` (not before its clock) from the approximate sums, and
+    /// a bound on its difference from `kv_used` (the rounding of both, with a wide margin).
+    #[inline]
+    fn kv_approx(&self, i: usize, x: f64) -> (f64, f64) {
+        let kv = self.kv.as_ref().expect("KV capacity");
+        let a = &kv.approx;
+        let n = a.n_dec[i] as f64;
+        let mut used = a.held[i] + (n * x - a.sum_ds[i]);
+        let mut magnitude = a.held[i].abs() + a.sum_ds[i].abs() + n * x.abs();
+        for &s in &a.prefill[i] {
+            let ds = kv.ds[s as usize];
+            if x > ds {
+                used += x - ds;
+            }
+            magnitude += x.abs() + ds.abs();
+        }
+        let rounding = (RESYNC_EVERY as f64 + 2.0 * self.per as f64 + 64.0) * 8.0 * f64::EPSILON;
+        (used, 1e-6 * kv.cap + 1e-6 + rounding * (magnitude + kv.cap))
     }
 
     /// When instance `i`'s KV reaches capacity if nothing else changes: (time, the slot and sample
@@ -471,24 +624,218 @@ impl Instances {
     /// instance).
     #[inline]
     pub fn route(&self) -> Option<u32> {
-        let (i, k) = self.load.min();
-        if k == NONE {
+        let v = self.load.min();
+        if (v >> 32) as u32 == u32::MAX {
             return None;
         }
-        self.idle[i].peek().map(|s| s.0)
+        self.idle[v as u32 as usize].peek().map(|s| s.0)
     }
 
     /// `slot` (just filled) leaves the idle slots.
     #[inline]
     pub fn take_idle(&mut self, slot: u32) {
-        let i = slot as usize / self.per;
+        let i = self.inst(slot as usize);
         let s = self.idle[i].pop();
         debug_assert_eq!(s, Some(Reverse(slot)));
     }
 
     #[inline]
     pub fn push_idle(&mut self, slot: u32) {
-        self.idle[slot as usize / self.per].push(Reverse(slot));
+        let i = self.inst(slot as usize);
+        self.idle[i].push(Reverse(slot));
+    }
+}
+
+impl Instances {
+    /// KV capacity: whether a request that has decoded `done` tokens, its KV (prompt + tokens done)
+    /// plus one token, fits on instance `i` at `t`.
+    fn kv_fits(&self, i: usize, done: f64, t: f64) -> bool {
+        let kv = self.kv.as_ref().expect("KV capacity");
+        let c = self.clock_at(i, t);
+        // certain either way when the approximate KV is far from the capacity
+        let (used, err) = self.kv_approx(i, c);
+        let need = self.prompt + done + 1.0;
+        let exact = || self.kv_used(i, c) + self.prompt + done + 1.0 <= kv.cap;
+        if used + err + need <= kv.cap {
+            debug_assert!(exact(), "KV bound: fits");
+            true
+        } else if used - err + need > kv.cap {
+            debug_assert!(!exact(), "KV bound: does not fit");
+            false
+        } else {
+            exact()
+        }
+    }
+
+    /// The request on `slot` stops decoding at `t`.
+    fn stop_running(&mut self, slot: usize, t: f64) {
+        let i = self.inst(slot);
+        self.advance(i, t);
+        self.remove(slot as u32);
+        self.set_n(i, self.n[i] - 1);
+    }
+
+    /// The request on `slot` leaves its instance at `t` (running, or waiting for KV).
+    fn leave(&mut self, slot: usize, t: f64) {
+        let i = self.inst(slot);
+        self.set_occ(i, self.occ[i] - 1);
+        if let Some(kv) = self.kv.as_mut().filter(|kv| kv.waiting[slot]) {
+            kv.waiting[slot] = false;
+            let q = &mut kv.queue[i];
+            q.remove(q.iter().position(|&s| s as usize == slot).expect("a waiting slot"));
+            kv.wait_change(t, -1);
+            self.mark(i);
+            return;
+        }
+        self.stop_running(slot, t);
+    }
+}
+
+impl Placement for Instances {
+    const REFILL_IN_PLACE: bool = false;
+
+    fn new(sc: &Scenario) -> Self {
+        let per = sc.decode.slots_per_instance as usize;
+        let mut b = Instances::new(sc.rollout_slots as usize, per, sc.speed_by_batch(), sc.decode.kv_cache_tokens);
+        b.prompt = sc.prefill.prompt_tokens;
+        b
+    }
+
+    #[inline]
+    fn has_kv(&self) -> bool {
+        self.kv.is_some()
+    }
+
+    #[inline]
+    fn peek(&mut self) -> Option<(Event, bool)> {
+        let (time, seq, slot, preempt) = self.next_event()?;
+        Some((Event { time, seq, slot, key: key(time, seq) }, preempt))
+    }
+
+    #[inline]
+    fn progress(&self, slot: usize, r: &Req, t: f64) -> f64 {
+        if self.kv.as_ref().is_some_and(|kv| kv.waiting[slot]) {
+            return r.done;
+        }
+        let c = self.clock_at(self.inst(slot), t);
+        r.done + (c - r.decode_start).clamp(0.0, r.length - r.done)
+    }
+
+    #[inline]
+    fn route(&self) -> Option<u32> {
+        Instances::route(self)
+    }
+
+    #[inline]
+    fn take(&mut self, slot: u32) {
+        self.take_idle(slot);
+    }
+
+    #[inline]
+    fn park(&mut self, slot: u32) {
+        self.push_idle(slot);
+    }
+
+    fn reset_routing(&mut self) {}
+
+    #[inline]
+    fn arrive(&mut self, slot: u32, done: f64, t: f64) -> bool {
+        let i = self.inst(slot as usize);
+        self.set_occ(i, self.occ[i] + 1);
+        // with KV capacity: nobody waits ahead and it fits
+        match &self.kv {
+            None => true,
+            Some(kv) => kv.queue[i].is_empty() && self.kv_fits(i, done, t),
+        }
+    }
+
+    #[inline]
+    fn start(&mut self, slot: u32, r: &mut Req, prefill_s: f64, t: f64) {
+        let i = self.inst(slot as usize);
+        self.advance(i, t);
+        self.set_n(i, self.n[i] + 1);
+        // prefill charged in clock tokens at the speed with this request on board
+        r.decode_start = self.clock[i] + prefill_s * self.rate(i);
+        let kv_base = self.prompt + r.done;
+        self.push(slot, r.decode_start + (r.length - r.done), r.id, kv_base, r.decode_start);
+    }
+
+    fn wait(&mut self, slot: u32, prefill_s: f64, t: f64) {
+        let i = self.inst(slot as usize);
+        let kv = self.kv.as_mut().expect("KV capacity");
+        kv.waiting[slot as usize] = true;
+        kv.wait_prefill_s[slot as usize] = prefill_s;
+        kv.queue[i].push_back(slot);
+        kv.wait_change(t, 1);
+        self.mark(i);
+    }
+
+    /// Waiting requests start in queue order per instance, on the instances changed since the
+    /// last event, while the next one's KV (prompt + tokens done) plus one token fits.
+    fn next_admission(&mut self, cursor: &mut usize, slots: &[Option<Req>], t: f64) -> Option<(u32, f64)> {
+        self.kv.as_ref()?;
+        loop {
+            let i = *self.dirty_list.get(*cursor)? as usize;
+            let kv = self.kv.as_ref().expect("KV capacity");
+            if let Some(&s) = kv.queue[i].front() {
+                let r = slots[s as usize].as_ref().expect("a waiting request");
+                if self.kv_fits(i, r.done, t) {
+                    let kv = self.kv.as_mut().expect("KV capacity");
+                    kv.queue[i].pop_front();
+                    kv.waiting[s as usize] = false;
+                    kv.wait_change(t, -1);
+                    return Some((s, kv.wait_prefill_s[s as usize]));
+                }
+            }
+            *cursor += 1;
+        }
+    }
+
+    #[inline]
+    fn finished(&mut self, slot: u32, t: f64) {
+        self.leave(slot as usize, t);
+    }
+
+    fn take_off(&mut self, slot: u32, t: f64) {
+        self.leave(slot as usize, t);
+    }
+
+    fn preempt(&mut self, slot: u32, t: f64) {
+        let (slot, i) = (slot as usize, self.inst(slot as usize));
+        #[cfg(debug_assertions)]
+        {
+            // preempted exactly when the instance's KV is full
+            let (used, cap) = (self.kv_used(i, self.clock_at(i, t)), self.kv.as_ref().expect("KV capacity").cap);
+            debug_assert!((used - cap).abs() <= 1e-6 * cap, "KV {used} at a preemption, capacity {cap}");
+        }
+        self.stop_running(slot, t);
+        let kv = self.kv.as_mut().expect("KV capacity");
+        kv.waiting[slot] = true;
+        kv.wait_prefill_s[slot] = 0.0;
+        kv.queue[i].push_front(slot as u32);
+        kv.wait_change(t, 1);
+    }
+
+    /// Every instance's clock stands still: requests running, in prefill, waiting for KV or
+    /// started during the pause all move on together.
+    fn pause(&mut self, t: f64, until: f64) -> bool {
+        self.pause_all(t, until);
+        true
+    }
+
+    #[inline]
+    fn start_delay(&self, _t: f64) -> Option<f64> {
+        None
+    }
+
+    fn prefill_left(&self, _r: &Req, _t: f64) -> f64 {
+        unreachable!("the instances' clocks absorb pauses")
+    }
+
+    fn close(&mut self, t: f64) -> Option<f64> {
+        let kv = self.kv.as_mut()?;
+        kv.wait_change(t, 0);
+        Some(kv.wait_s)
     }
 }
 
@@ -501,15 +848,15 @@ mod tests {
     fn min_tree_agrees_with_brute_force() {
         for n in [1usize, 2, 3, 5, 8, 13] {
             let mut rng = FastRng::new(n as u64);
-            let mut t = MinTree::new(n, NONE);
-            let mut keys = vec![NONE; n];
+            let mut t = MinTree::new(n, |i| load_value(u32::MAX, i));
+            let mut keys = vec![u32::MAX; n];
             for _ in 0..2000 {
                 let i = (rng.uniform() * n as f64) as usize;
-                let k = if rng.uniform() < 0.2 { NONE } else { (rng.uniform() * 8.0) as u128 };
-                t.set(i, k);
+                let k = if rng.uniform() < 0.2 { u32::MAX } else { (rng.uniform() * 8.0) as u32 };
+                t.set(i, load_value(k, i));
                 keys[i] = k;
                 let best = keys.iter().enumerate().min_by_key(|(j, k)| (**k, *j)).unwrap();
-                assert_eq!(t.min(), (best.0, *best.1));
+                assert_eq!(t.min(), load_value(*best.1, best.0));
             }
         }
     }

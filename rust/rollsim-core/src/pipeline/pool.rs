@@ -1,15 +1,18 @@
-//! The rollout pool shared by every pipeline: slots, the requests waiting for them, groups of
-//! answers, prefill and the prefix cache, token spans per policy version, and what a weight update
-//! does to in-flight requests. The pipelines (`batch`, `streaming`) drive it: they decide when
-//! groups may start, when the weights change and which finished groups are trained.
+//! The rollout pool shared by every pipeline: the requests and their lifecycle (waiting, on a
+//! slot, finished, taken off, aborted), groups of answers, prefill and the prefix cache, token
+//! spans per policy version, and what a weight update does to in-flight requests. Where requests
+//! run and when they finish is the placement's (`placement.rs`). The pipelines (`batch`,
+//! `streaming`) drive the pool: they decide when groups may start, when the weights change and
+//! which finished groups are trained.
 
 use std::collections::VecDeque;
 
-use super::instances::Instances;
+use super::placement::Placement;
 use crate::engine::Control;
 use crate::error::Result;
+use crate::event::Key;
 use crate::lengths::Draw;
-use crate::queue::{Event, SlotQueue};
+use crate::queue::Event;
 use crate::record::{Recorder, NONE_U32};
 use crate::scenario::{OnUpdate, Scenario};
 
@@ -87,17 +90,15 @@ pub(crate) struct Group {
     pub cancelled: bool,
 }
 
-pub(crate) struct Pool<'a, D: Draw> {
+pub(crate) struct Pool<'a, D: Draw, P: Placement> {
     pub sc: &'a Scenario,
     pub draw: D,
     pub rec: &'a mut Recorder,
     pub ctl: &'a mut Control<'a>,
-    pub speed: f64,
-    /// Finish events per slot (without batched decoding; see `next_event`).
-    queue: SlotQueue,
+    /// Where requests run: slot events, routing, progress.
+    placement: P,
+    /// The request on each slot (running, or waiting for KV).
     pub slots: Vec<Option<Req>>,
-    /// Idle slots, refilled from the top (without batched decoding; see `park`).
-    idle: Vec<u32>,
     pub busy: u32,
     pub pending: VecDeque<Req>,
     pub groups: Vec<Group>,
@@ -118,12 +119,9 @@ pub(crate) struct Pool<'a, D: Draw> {
     /// Samples of admitted groups neither completed nor dropped.
     pub in_progress: u64,
     pub admitted: u64,
-    inst: Option<Instances>,
-    /// End of the current rollout pause (`rollout_pause_s` after the last update).
-    resume_at: f64,
 }
 
-impl<'a, D: Draw> Pool<'a, D> {
+impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
     pub fn new(sc: &'a Scenario, draw: D, rec: &'a mut Recorder, ctl: &'a mut Control<'a>) -> Self {
         let slots = sc.rollout_slots as usize;
         Pool {
@@ -131,10 +129,8 @@ impl<'a, D: Draw> Pool<'a, D> {
             draw,
             rec,
             ctl,
-            speed: sc.decode_tokens_per_s,
-            queue: SlotQueue::new(slots),
+            placement: P::new(sc),
             slots: vec![None; slots],
-            idle: if sc.decode_is_batched() { Vec::new() } else { (0..slots as u32).rev().collect() },
             busy: 0,
             pending: VecDeque::new(),
             groups: Vec::new(),
@@ -151,101 +147,47 @@ impl<'a, D: Draw> Pool<'a, D> {
             busy_s: 0.0,
             in_progress: 0,
             admitted: 0,
-            resume_at: 0.0,
-            inst: sc.decode_is_batched().then(|| {
-                let per = sc.decode.slots_per_instance as usize;
-                Instances::new(slots, per, sc.speed_by_batch(), sc.decode.kv_cache_tokens)
-            }),
-        }
-    }
-
-    /// Tokens the request on `slot` has decoded by time `t`.
-    #[inline]
-    fn progress_of(&self, slot: usize, r: &Req, t: f64) -> f64 {
-        match &self.inst {
-            None => r.progress(t, self.speed),
-            Some(b) => {
-                if b.kv.as_ref().is_some_and(|kv| kv.waiting[slot]) {
-                    return r.done;
-                }
-                let c = b.clock_at(slot / b.per, t);
-                r.done + (c - r.decode_start).clamp(0.0, r.length - r.done)
-            }
         }
     }
 
     /// The next finish event: its time, sample id and slot; `None` when no request can finish.
-    /// With KV capacity, the pool's own events before `limit` (preemptions, and the admissions
-    /// they and earlier changes allow) are processed first; an event at or after `limit` (the
-    /// trainer's next event, which goes first at equal times) is returned as is.
+    /// With KV capacity, the pool's own events that come before the event `limit` (preemptions,
+    /// and the admissions they and earlier changes allow) are processed first; a slot event after
+    /// `limit` (the next timer's key) is returned as is.
     #[inline]
-    pub fn next_event(&mut self, limit: f64) -> Option<Event> {
-        if self.inst.is_some() {
-            return self.next_event_batched(limit);
-        }
-        self.queue.peek()
-    }
-
-    #[cold]
-    fn next_event_batched(&mut self, limit: f64) -> Option<Event> {
+    pub fn next_event(&mut self, limit: Key) -> Option<Event> {
         loop {
-            let b = self.inst.as_mut().expect("batched decoding");
-            if b.kv.is_some() {
+            if self.placement.has_kv() {
                 self.admit_waiting();
             }
-            let b = self.inst.as_mut().expect("batched decoding");
-            let (time, seq, slot, preempt) = b.next_event()?;
-            if !preempt || time >= limit {
-                return Some(Event { time, seq, slot });
+            let (ev, preempt) = self.placement.peek()?;
+            if !preempt || ev.key > limit {
+                return Some(ev);
             }
-            self.advance(time);
-            self.preempt(slot as usize);
+            self.advance(ev.time);
+            self.preempt(ev.slot as usize);
         }
     }
 
-    /// KV capacity: starts the waiting requests of the instances changed since the last event, in
-    /// queue order, while the next one's KV (prompt + tokens done) plus one token fits.
+    /// KV capacity: starts the waiting requests the placement admits now.
     fn admit_waiting(&mut self) {
         let t = self.t;
-        let mut k = 0;
-        loop {
-            let b = self.inst.as_mut().expect("batched decoding");
-            let Some(&i) = b.dirty().get(k) else { break };
-            k += 1;
-            let i = i as usize;
-            loop {
-                let b = self.inst.as_mut().expect("batched decoding");
-                let kv = b.kv.as_ref().expect("KV capacity");
-                let Some(&s) = kv.queue[i].front() else { break };
-                let r = self.slots[s as usize].expect("a waiting request");
-                if !self.kv_fits(i, &r) {
-                    break;
-                }
-                let b = self.inst.as_mut().expect("batched decoding");
-                let kv = b.kv.as_mut().expect("KV capacity");
-                kv.queue[i].pop_front();
-                kv.waiting[s as usize] = false;
-                kv.wait_change(t, -1);
-                let prefill_s = kv.wait_prefill_s[s as usize];
-                self.admit(s, r, prefill_s);
-            }
+        let mut cursor = 0;
+        while let Some((s, prefill_s)) = self.placement.next_admission(&mut cursor, &self.slots, t) {
+            let r = self.slots[s as usize].expect("a waiting request");
+            self.admit(s, r, prefill_s);
         }
     }
 
-    /// KV capacity: whether `r`'s KV (prompt + tokens done) plus one token fits on instance `i` now.
-    fn kv_fits(&self, i: usize, r: &Req) -> bool {
-        let b = self.inst.as_ref().expect("batched decoding");
-        let kv = b.kv.as_ref().expect("KV capacity");
-        b.kv_used(i, b.clock_at(i, self.t)) + self.sc.prefill.prompt_tokens + r.done + 1.0 <= kv.cap
-    }
-
-    /// KV capacity: `r` starts decoding on `slot` (after `prefill_s`, or after recomputing its KV
-    /// if a preemption freed it).
+    /// `r` starts decoding on `slot` (after `prefill_s`, or after recomputing its KV if a
+    /// preemption freed it).
+    #[inline(always)]
     fn admit(&mut self, slot: u32, mut r: Req, mut prefill_s: f64) {
         if r.kv_lost {
             prefill_s = self.recompute(&mut r);
         }
-        self.run_on_instance(slot, r, prefill_s);
+        self.placement.start(slot, &mut r, prefill_s, self.t);
+        self.slots[slot as usize] = Some(r);
     }
 
     /// `r` gets its KV back before it decodes on (it was resubmitted, carried to the next batch,
@@ -270,124 +212,33 @@ impl<'a, D: Draw> Pool<'a, D> {
     /// KV capacity: the request on `slot` is preempted at `self.t` (its KV is freed; it waits at
     /// the front of its instance's queue with its progress, and its token span stays open).
     fn preempt(&mut self, slot: usize) {
-        #[cfg(debug_assertions)]
-        {
-            // preempted exactly when the instance's KV is full
-            let b = self.inst.as_ref().expect("batched decoding");
-            let i = slot / b.per;
-            let (used, cap) = (b.kv_used(i, b.clock_at(i, self.t)), b.kv.as_ref().expect("KV capacity").cap);
-            debug_assert!((used - cap).abs() <= 1e-6 * cap, "KV {used} at a preemption, capacity {cap}");
-        }
         let mut r = self.slots[slot].expect("a running request");
-        let progress = self.progress_of(slot, &r, self.t);
+        let progress = self.placement.progress(slot, &r, self.t);
         self.rec.decoded(progress - r.done);
         self.rec.s.preemptions += 1;
         r.done = progress;
         r.kv_lost = true;
         self.slots[slot] = Some(r);
-        self.stop_running(slot);
-        let t = self.t;
-        let b = self.inst.as_mut().expect("batched decoding");
-        let kv = b.kv.as_mut().expect("KV capacity");
-        kv.waiting[slot] = true;
-        kv.wait_prefill_s[slot] = 0.0;
-        kv.queue[slot / b.per].push_front(slot as u32);
-        kv.wait_change(t, 1);
+        self.placement.preempt(slot as u32, self.t);
     }
 
     /// Marks `slot` (whose request has finished or been taken off) idle, to be refilled later.
     #[inline]
     pub fn park(&mut self, slot: u32) {
-        match &mut self.inst {
-            None => {
-                self.queue.set_idle(slot);
-                self.idle.push(slot);
-            }
-            Some(b) => b.push_idle(slot),
-        }
-    }
-
-    /// Batched decoding: the request on `slot` leaves its instance at `self.t` (running, or
-    /// waiting for KV).
-    #[cold]
-    fn leave_instance(&mut self, slot: usize) {
-        let t = self.t;
-        let Some(b) = &mut self.inst else { return };
-        let i = slot / b.per;
-        b.set_occ(i, b.occ[i] - 1);
-        if let Some(kv) = b.kv.as_mut().filter(|kv| kv.waiting[slot]) {
-            kv.waiting[slot] = false;
-            let q = &mut kv.queue[i];
-            q.remove(q.iter().position(|&s| s as usize == slot).expect("a waiting slot"));
-            kv.wait_change(t, -1);
-            b.mark(i);
-            return;
-        }
-        self.stop_running(slot);
-    }
-
-    /// Batched decoding: the request on `slot` stops decoding at `self.t`.
-    fn stop_running(&mut self, slot: usize) {
-        let t = self.t;
-        let b = self.inst.as_mut().expect("batched decoding");
-        let i = slot / b.per;
-        b.advance(i, t);
-        b.remove(slot as u32);
-        b.set_n(i, b.n[i] - 1);
+        self.placement.park(slot);
     }
 
     /// Stores `r` on `slot` starting at `self.t` after `prefill_s` seconds of prefill, and sets its
-    /// finish event.
+    /// finish event (with KV capacity it may wait for KV instead).
     #[inline(always)]
-    fn place(&mut self, slot: u32, mut r: Req, prefill_s: f64) {
-        if self.inst.is_some() {
-            return self.place_batched(slot, r, prefill_s);
-        }
-        r.decode_start = self.t + prefill_s;
-        let finish = r.decode_start + (r.length - r.done) / self.speed;
-        self.queue.set(slot, finish, r.id);
-        self.slots[slot as usize] = Some(r);
+    fn place(&mut self, slot: u32, r: Req, prefill_s: f64) {
         self.busy += 1;
-    }
-
-    /// `place` with batched decoding: the request joins its instance (whose speed changes), or
-    /// with KV capacity its waiting queue (it starts at the next `next_event` if its KV fits).
-    #[cold]
-    fn place_batched(&mut self, slot: u32, r: Req, prefill_s: f64) {
-        let t = self.t;
-        let b = self.inst.as_mut().expect("batched decoding");
-        let i = slot as usize / b.per;
-        b.set_occ(i, b.occ[i] + 1);
-        self.busy += 1;
-        if b.kv.as_ref().is_some_and(|kv| kv.queue[i].is_empty()) && self.kv_fits(i, &r) {
-            // nobody waits ahead and it fits: it starts at once
-            return self.admit(slot, r, prefill_s);
-        }
-        let b = self.inst.as_mut().expect("batched decoding");
-        if let Some(kv) = &mut b.kv {
-            kv.waiting[slot as usize] = true;
-            kv.wait_prefill_s[slot as usize] = prefill_s;
-            kv.queue[i].push_back(slot);
-            kv.wait_change(t, 1);
-            b.mark(i);
+        if self.placement.arrive(slot, r.done, self.t) {
+            self.admit(slot, r, prefill_s);
+        } else {
+            self.placement.wait(slot, prefill_s, self.t);
             self.slots[slot as usize] = Some(r);
-            return;
         }
-        self.run_on_instance(slot, r, prefill_s);
-    }
-
-    /// Starts decoding `r` on `slot` at `self.t` after `prefill_s` seconds of prefill.
-    fn run_on_instance(&mut self, slot: u32, mut r: Req, prefill_s: f64) {
-        let t = self.t;
-        let b = self.inst.as_mut().expect("batched decoding");
-        let i = slot as usize / b.per;
-        b.advance(i, t);
-        b.set_n(i, b.n[i] + 1);
-        // prefill charged in clock tokens at the speed with this request on board
-        r.decode_start = b.clock[i] + prefill_s * b.rate(i);
-        let kv_base = self.sc.prefill.prompt_tokens + r.done;
-        b.push(slot, r.decode_start + (r.length - r.done), r.id, kv_base, r.decode_start);
-        self.slots[slot as usize] = Some(r);
     }
 
     /// Moves the clock to `t`, integrating busy slot-time.
@@ -398,32 +249,40 @@ impl<'a, D: Draw> Pool<'a, D> {
         self.t = t;
     }
 
+    #[inline]
     fn new_group(&mut self, prompt: f64) -> u32 {
-        let g = Group {
-            id: self.next_group_id,
-            size: self.sc.group_size,
-            remaining: self.sc.group_size,
-            members: Vec::new(),
-            prompt,
-            min_version: u32::MAX,
-            max_len: 0.0,
-            cache_version: NONE_U32,
-            seq: 0,
-            cancelled: false,
-        };
+        let (id, size) = (self.next_group_id, self.sc.group_size);
         self.next_group_id = self.next_group_id.wrapping_add(1);
-        match self.free_groups.pop() {
-            Some(i) => {
-                let slot = &mut self.groups[i as usize];
-                let members = std::mem::take(&mut slot.members);
-                *slot = Group { members, ..g };
-                i
-            }
+        let i = match self.free_groups.pop() {
+            Some(i) => i,
             None => {
-                self.groups.push(Group { members: Vec::with_capacity(self.sc.group_size as usize), ..g });
+                self.groups.push(Group {
+                    id: 0,
+                    size: 0,
+                    remaining: 0,
+                    members: Vec::with_capacity(size as usize),
+                    prompt: 0.0,
+                    min_version: 0,
+                    max_len: 0.0,
+                    cache_version: 0,
+                    seq: 0,
+                    cancelled: false,
+                });
                 (self.groups.len() - 1) as u32
             }
-        }
+        };
+        // a freed group keeps its (cleared) members' allocation
+        let g = &mut self.groups[i as usize];
+        g.id = id;
+        g.size = size;
+        g.remaining = size;
+        g.prompt = prompt;
+        g.min_version = u32::MAX;
+        g.max_len = 0.0;
+        g.cache_version = NONE_U32;
+        g.seq = 0;
+        g.cancelled = false;
+        i
     }
 
     pub fn free_group(&mut self, g: u32) {
@@ -533,36 +392,21 @@ impl<'a, D: Draw> Pool<'a, D> {
         } else {
             0.0
         };
-        if self.resume_at > t && self.inst.is_none() {
-            // started during a rollout pause (with instances, their clocks stand still instead)
-            prefill_s += self.resume_at - t;
+        if let Some(delay) = self.placement.start_delay(t) {
+            // started during a rollout pause the placement's clocks do not absorb
+            prefill_s += delay;
         }
         self.place(slot, r, prefill_s);
         Ok(true)
     }
 
-    /// Fills idle slots while requests can start. With batched decoding a request is routed to
-    /// the least loaded instance (ties: the lowest slot).
+    /// Fills idle slots while requests can start, on the slots the placement routes them to.
     pub fn fill_idle(&mut self) -> Result<()> {
-        if self.inst.is_some() {
-            return self.fill_idle_batched();
-        }
-        while let Some(&s) = self.idle.last() {
+        while let Some(s) = self.placement.route() {
             if !self.fill_slot(s)? {
                 break;
             }
-            self.idle.pop();
-        }
-        Ok(())
-    }
-
-    #[cold]
-    fn fill_idle_batched(&mut self) -> Result<()> {
-        while let Some(s) = self.inst.as_ref().expect("batched decoding").route() {
-            if !self.fill_slot(s)? {
-                break;
-            }
-            self.inst.as_mut().expect("batched decoding").take_idle(s);
+            self.placement.take(s);
         }
         Ok(())
     }
@@ -574,9 +418,7 @@ impl<'a, D: Draw> Pool<'a, D> {
         let r = self.slots[slot as usize].take().expect("a slot event comes from a busy slot");
         self.busy -= 1;
         let t = self.t;
-        if self.inst.is_some() {
-            self.leave_instance(slot as usize);
-        }
+        self.placement.finished(slot, t);
         // the last span (empty when the answer was complete when it was stopped at a batch's end)
         let (mut n_versions, mut version_end) = (r.n_versions, r.version_end);
         if r.length > r.seg_first || n_versions == 0 {
@@ -608,24 +450,12 @@ impl<'a, D: Draw> Pool<'a, D> {
         Some(r.group)
     }
 
-    /// Refills `slot` after a finish, or marks it idle.
+    /// Refills `slot` after a finish (or marks it idle), then the idle slots.
     #[inline]
     pub fn refill(&mut self, slot: u32) -> Result<()> {
-        if self.inst.is_some() {
-            return self.refill_batched(slot);
+        if !P::REFILL_IN_PLACE || !self.fill_slot(slot)? {
+            self.placement.park(slot);
         }
-        if !self.fill_slot(slot)? {
-            self.queue.set_idle(slot);
-            self.idle.push(slot);
-        }
-        self.fill_idle()
-    }
-
-    /// Batched decoding: the next request goes to the least loaded instance, not necessarily to
-    /// the slot that freed.
-    #[cold]
-    fn refill_batched(&mut self, slot: u32) -> Result<()> {
-        self.park(slot);
         self.fill_idle()
     }
 
@@ -655,7 +485,7 @@ impl<'a, D: Draw> Pool<'a, D> {
     /// With `close_span`, the current token span ends here (the weights change); otherwise it
     /// stays open and continues if the request resumes under the same version.
     fn take_off(&mut self, slot: usize, close_span: bool) -> Option<Req> {
-        let progress = self.progress_of(slot, self.slots[slot].as_ref()?, self.t);
+        let progress = self.placement.progress(slot, self.slots[slot].as_ref()?, self.t);
         let mut r = self.slots[slot].take()?;
         self.rec.decoded(progress - r.done);
         r.done = progress;
@@ -663,11 +493,7 @@ impl<'a, D: Draw> Pool<'a, D> {
             self.close_span(&mut r);
         }
         self.busy -= 1;
-        if self.inst.is_some() {
-            self.leave_instance(slot);
-        } else {
-            self.queue.set_idle(slot as u32);
-        }
+        self.placement.take_off(slot as u32, self.t);
         Some(r)
     }
 
@@ -703,14 +529,9 @@ impl<'a, D: Draw> Pool<'a, D> {
         }
         self.rollout_version = version;
         let mut pause = self.sc.rollout_pause_s;
-        if pause > 0.0 {
-            self.resume_at = self.t + pause;
-            if let Some(b) = &mut self.inst {
-                // batched decoding: every instance's clock stands still (requests running, in
-                // prefill, waiting for KV or started during the pause all move on together)
-                b.pause_all(self.t, self.resume_at);
-                pause = 0.0;
-            }
+        if pause > 0.0 && self.placement.pause(self.t, self.t + pause) {
+            // the placement's clocks stand still instead
+            pause = 0.0;
         }
         if matches!(mode, OnUpdate::Continue | OnUpdate::Wait) {
             if pause > 0.0 {
@@ -744,7 +565,7 @@ impl<'a, D: Draw> Pool<'a, D> {
     fn pause_in_flight(&mut self, pause: f64) {
         for slot in 0..self.slots.len() {
             let Some(r) = self.slots[slot] else { continue };
-            let prefill_left = (r.decode_start - self.t).max(0.0);
+            let prefill_left = self.placement.prefill_left(&r, self.t);
             let r = self.take_off(slot, false).expect("busy slot");
             self.place(slot as u32, r, prefill_left + pause);
         }
@@ -776,8 +597,7 @@ impl<'a, D: Draw> Pool<'a, D> {
         for r in kept.into_iter().rev() {
             self.pending.push_front(r);
         }
-        // the idle stack back in slot order, so the next batch fills slots 0, 1, 2, ...
-        self.idle.sort_unstable_by(|a, b| b.cmp(a));
+        self.placement.reset_routing();
     }
 
     /// Tokens decoded by requests in flight, and by partial answers waiting to resume, plus the
@@ -789,7 +609,7 @@ impl<'a, D: Draw> Pool<'a, D> {
         // open spans end with the run: every answer's spans tile the tokens it decoded
         for slot in 0..self.slots.len() {
             let Some(mut r) = self.slots[slot] else { continue };
-            let progress = self.progress_of(slot, &r, t);
+            let progress = self.placement.progress(slot, &r, t);
             self.rec.decoded(progress - r.done);
             r.done = progress;
             self.close_span(&mut r);
@@ -812,9 +632,8 @@ impl<'a, D: Draw> Pool<'a, D> {
             }
         }
         self.rec.s.slot_busy_s = self.busy_s;
-        if let Some(kv) = self.inst.as_mut().and_then(|b| b.kv.as_mut()) {
-            kv.wait_change(t, 0);
-            self.rec.s.kv_wait_s = kv.wait_s;
+        if let Some(kv_wait_s) = self.placement.close(t) {
+            self.rec.s.kv_wait_s = kv_wait_s;
         }
         pending
     }

@@ -10,30 +10,37 @@
 //! event).
 //!
 //! Horizon: events are processed while the clock is before `horizon_s`; the event that reaches or
-//! crosses it is the last one processed, and its time is the end of the run. At equal times the
-//! trainer's event comes before slot events, and slot events come in start order.
+//! crosses it is the last one processed, and its time is the end of the run. Events go in the
+//! order of `event` (at equal times the trainer's step end first, slot events in start order).
 
 use std::collections::VecDeque;
 
+use super::placement::Placement;
 use super::pool::Pool;
+use super::trainer::{Batch, Trainer};
 use crate::engine::Control;
 use crate::error::Result;
+use crate::event::{EventKind, Timers, NEVER};
 use crate::lengths::Draw;
 use crate::record::Recorder;
 use crate::scenario::{BatchOrder, LagRelease, OnStale, OnUpdate, Scenario, Streaming};
 
-struct Engine<'a, D: Draw> {
-    pool: Pool<'a, D>,
+/// The streaming pipeline's state: the pool, the trainer, the ready queue and admission control.
+struct StreamingPipeline<'a, D: Draw, P: Placement> {
+    pool: Pool<'a, D, P>,
+    /// The trainer's version (steps completed) is `trainer.version`; the rollout's is
+    /// `pool.rollout_version`.
+    trainer: Trainer,
     opt: &'a Streaming,
     /// Ready groups per length bucket, in completion order.
     ready: Vec<VecDeque<u32>>,
     ready_groups: u32,
+    /// Groups per batch.
+    need: usize,
     edges: Vec<f64>,
-    /// The trainer's version (steps completed); the rollout's is `pool.rollout_version`.
-    version: u32,
     draining: bool,
-    next_train: Option<f64>,
-    last_train_end: f64,
+    /// Pending events other than the slots': the trainer's step end.
+    timers: Timers,
     /// Samples accepted into the ready queue, and trained (cumulative).
     accepted: u64,
     trained: u64,
@@ -43,7 +50,7 @@ struct Engine<'a, D: Draw> {
     released: u64,
 }
 
-pub(crate) fn run<'a, D: Draw>(
+pub(crate) fn run<'a, D: Draw, P: Placement>(
     sc: &'a Scenario,
     opt: &'a Streaming,
     draw: D,
@@ -54,16 +61,16 @@ pub(crate) fn run<'a, D: Draw>(
         BatchOrder::LengthBalanced { edges, quotas } => (edges.clone(), quotas.len()),
         _ => (Vec::new(), 1),
     };
-    let mut e = Engine {
+    let mut e = StreamingPipeline::<D, P> {
         pool: Pool::new(sc, draw, rec, ctl),
+        trainer: Trainer::new(sc),
         opt,
         ready: vec![VecDeque::new(); buckets],
         ready_groups: 0,
+        need: (sc.batch_size / sc.group_size) as usize,
         edges,
-        version: 0,
         draining: false,
-        next_train: None,
-        last_train_end: 0.0,
+        timers: Timers::new(),
         accepted: 0,
         trained: 0,
         trained_ended: 0,
@@ -77,31 +84,34 @@ pub(crate) fn run<'a, D: Draw>(
     Ok(e.pool.t)
 }
 
-impl<'a, D: Draw> Engine<'a, D> {
+impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
     fn main_loop(&mut self) -> Result<()> {
         let horizon = self.pool.sc.horizon_s;
         while self.pool.t < horizon {
-            let ev = self.pool.next_event(self.next_train.unwrap_or(f64::INFINITY));
-            let trainer_first = match (self.next_train, ev) {
-                (Some(nt), Some(ev)) => nt <= ev.time,
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-                (None, None) => {
+            let next_timer = self.timers.peek();
+            match self.pool.next_event(next_timer) {
+                Some(ev) if ev.key < next_timer => {
+                    self.pool.advance(ev.time);
+                    let completed = self.slot_finished(ev.slot)?;
+                    self.pool.ctl.tick(self.pool.rec.s.events)?;
+                    if completed {
+                        self.maybe_batch()?;
+                    }
+                }
+                _ if next_timer != NEVER => {
+                    let timer = self.timers.pop().expect("a timer");
+                    self.pool.advance(timer.time);
+                    match timer.kind {
+                        EventKind::StepEnd => self.step_ended()?,
+                        k => unreachable!("no {k:?} timers in the streaming pipeline"),
+                    }
+                    self.maybe_batch()?;
+                }
+                _ => {
                     self.pool.rec.s.stalled = true;
                     break;
                 }
-            };
-            if trainer_first {
-                let nt = self.next_train.take().expect("trainer event");
-                self.pool.advance(nt);
-                self.step_ended()?;
-            } else {
-                let ev = ev.expect("slot event");
-                self.pool.advance(ev.time);
-                self.slot_finished(ev.slot)?;
-                self.pool.ctl.tick(self.pool.rec.s.events)?;
             }
-            self.try_batch()?;
         }
         Ok(())
     }
@@ -114,7 +124,7 @@ impl<'a, D: Draw> Engine<'a, D> {
         let mut budget = u64::MAX;
         if let Some(eta) = self.opt.admission_eta {
             // AReaL: (eta + version + 1) * batch - (accepted + running), in samples
-            let cap = (eta as u64 + self.version as u64 + 1) * sc.batch_size as u64;
+            let cap = (eta as u64 + self.trainer.version as u64 + 1) * sc.batch_size as u64;
             budget = budget.min(cap.saturating_sub(self.accepted + self.pool.in_progress) / n);
         }
         if let Some(max_lag) = self.opt.max_lag_samples {
@@ -124,8 +134,11 @@ impl<'a, D: Draw> Engine<'a, D> {
         self.pool.admit_budget = budget;
     }
 
-    fn slot_finished(&mut self, slot: u32) -> Result<()> {
-        if let Some(g) = self.pool.finish(slot) {
+    /// A slot's request finished; returns whether its group completed (a batch may be ready:
+    /// the ready queue grows only here and the trainer frees only at a step's end).
+    fn slot_finished(&mut self, slot: u32) -> Result<bool> {
+        let completed = self.pool.finish(slot);
+        if let Some(g) = completed {
             self.group_completed(g);
         }
         if self.draining && self.pool.busy == 0 {
@@ -134,14 +147,15 @@ impl<'a, D: Draw> Engine<'a, D> {
         if self.opt.admission_eta.is_some() || self.opt.max_lag_samples.is_some() {
             self.set_budget();
         }
-        self.pool.refill(slot)
+        self.pool.refill(slot)?;
+        Ok(completed.is_some())
     }
 
     fn group_completed(&mut self, g: u32) {
         let grp = &self.pool.groups[g as usize];
         self.accepted += grp.size as u64;
         if let Some(cap) = self.opt.max_staleness {
-            if self.version - grp.min_version > cap {
+            if self.trainer.version - grp.min_version > cap {
                 self.stale(g);
                 return;
             }
@@ -174,9 +188,8 @@ impl<'a, D: Draw> Engine<'a, D> {
     }
 
     fn step_ended(&mut self) -> Result<()> {
-        self.version += 1;
+        self.trainer.step_ended();
         self.trained_ended = self.trained;
-        self.last_train_end = self.pool.t;
         if self.opt.on_update == OnUpdate::Wait {
             self.draining = true;
             self.pool.paused = true;
@@ -187,7 +200,7 @@ impl<'a, D: Draw> Engine<'a, D> {
             self.apply_update();
         }
         if let Some(cap) = self.opt.max_staleness {
-            let version = self.version;
+            let version = self.trainer.version;
             for b in 0..self.ready.len() {
                 let mut kept = VecDeque::with_capacity(self.ready[b].len());
                 while let Some(g) = self.ready[b].pop_front() {
@@ -208,26 +221,41 @@ impl<'a, D: Draw> Engine<'a, D> {
     fn apply_update(&mut self) {
         self.draining = false;
         self.pool.paused = false;
-        self.pool.update(self.version, self.opt.on_update);
+        self.pool.update(self.trainer.version, self.opt.on_update);
         if self.opt.lag_release == LagRelease::Sync {
             // the new weights are in the rollout: the samples they were trained on free their places
             self.released = self.trained_ended;
         }
     }
 
-    fn try_batch(&mut self) -> Result<()> {
-        if self.next_train.is_some() {
+    /// Starts a step if the trainer is idle and a batch is ready.
+    #[inline]
+    fn maybe_batch(&mut self) -> Result<()> {
+        // necessary for every batch order: an idle trainer and enough ready groups
+        if self.trainer.busy() || (self.ready_groups as usize) < self.need {
             return Ok(());
         }
+        self.try_batch()
+    }
+
+    #[inline(never)]
+    fn try_batch(&mut self) -> Result<()> {
         let sc = self.pool.sc;
-        let need = (sc.batch_size / sc.group_size) as usize;
+        let need = self.need;
         let groups = &self.pool.groups;
         let taken: Vec<u32> = match &self.opt.batch_order {
             BatchOrder::Fifo => {
                 if self.ready[0].len() < need {
                     return Ok(());
                 }
-                self.ready[0].drain(..need).collect()
+                // the oldest `need` groups, copied from the queue's two halves
+                let (a, b) = self.ready[0].as_slices();
+                let mut v = Vec::with_capacity(need);
+                let from_a = a.len().min(need);
+                v.extend_from_slice(&a[..from_a]);
+                v.extend_from_slice(&b[..need - from_a]);
+                self.ready[0].drain(..need);
+                v
             }
             BatchOrder::OldestFirst => {
                 if self.ready[0].len() < need {
@@ -262,31 +290,19 @@ impl<'a, D: Draw> Engine<'a, D> {
             }
         };
         self.ready_groups -= taken.len() as u32;
-        let step = self.version;
-        let (mut st_sum, mut st_max, mut tokens, mut samples) = (0u64, 0u32, 0.0, 0u32);
+        let mut batch = Batch::default();
         for g in taken {
-            let grp = &self.pool.groups[g as usize];
-            self.pool.rec.train_group(step - grp.min_version);
-            for m in &grp.members {
-                let st = self.pool.rec.train_sample(m.id, m.length, m.version_start, m.version_finish, step);
-                st_sum += st as u64;
-                st_max = st_max.max(st);
-                tokens += m.length;
-                samples += 1;
-            }
+            self.trainer.take_group(self.pool.rec, &mut batch, &self.pool.groups[g as usize]);
             self.pool.free_group(g);
         }
-        self.trained += samples as u64;
+        self.trained += batch.samples() as u64;
         if self.opt.lag_release == LagRelease::Take {
             self.released = self.trained;
         }
         let t = self.pool.t;
         let ready_after = self.ready_groups * sc.group_size;
         let idle = sc.rollout_slots as f64 * t - self.pool.busy_s;
-        let wait = t - self.last_train_end;
-        let end = t + sc.step_s(tokens);
-        self.pool.rec.step(t, end, wait, st_sum, st_max, samples, ready_after, tokens, idle);
-        self.next_train = Some(end);
+        self.trainer.start_step(self.pool.rec, &mut self.timers, t, &batch, ready_after, idle);
         if self.opt.max_lag_samples.is_some() && self.opt.lag_release == LagRelease::Take {
             // trained samples free lag budget
             self.set_budget();
