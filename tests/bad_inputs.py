@@ -291,7 +291,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("CLI", "cli('sweep', toml('[grid]\\nbatch_size = 4'), '--out', write('o', None))", "CliExit",
      "exit 2: rollsim: error: grid.batch_size: must be a list of values, got 4"),
     ("CLI", "cli('sweep', '/nonexistent.toml', '--out', write('o', None))", "CliExit",
-     "exit 2: rollsim: error: [Errno 2] No such file or directory: '/nonexistent.toml'"),
+     "exit 2: rollsim: error: no such file or directory: '/nonexistent.toml'"),
     ("CLI", "cli('sweep', toml(''))", "CliExit", "exit 2: rollsim sweep: error: the following arguments are required: --out"),
     ("CLI", "cli('sync', toml('topology = \"ring\"\\n[model]\\npreset = \"qwen3-4b\"'))", "CliExit",
      "exit 2: rollsim: error: topology: must be one of colocated, naive, parallel, relay, broadcast, got 'ring'"),

@@ -109,4 +109,16 @@ ROWS: list[tuple[str, str, str, str]] = [
      _ERR + "fanout: must be an integer of at most 20 digits, got one of 401 digits"),
     ("CLI", "cli('sweep', os.path.dirname(write('x', '')), '--out', write('o', None))", "CliExit",
      "re:" + _ERR + "sweep file: '.*' is a directory, not a TOML file"),
+    # prefixes are not expanded: --k was taken for --kv-cache-tokens
+    ("CLI", "cli('compare', '--k', '3')", "CliExit", "exit 2: rollsim: error: unrecognized arguments: --k"),
+    ("CLI", "cli('run', '--horizon', '100')", "CliExit", "exit 2: rollsim: error: unrecognized arguments: --horizon"),
+    ("CLI", "cli('split', '--gpus', '16', '--gpu-s-per-token', '0.004', '--pipeline', 'sync', '--max-staleness', '2')",
+     "CliExit", "exit 2: rollsim: error: pipeline.max_staleness: --max-staleness applies to --pipeline fully-async "
+                "only, not sync"),
+    ("CLI", "cli('split', '--gpus', '100000', '--gpu-s-per-token', '0.004')", "CliExit",
+     "re:exit 2: rollsim: error: max_events: the 99999 splits would process about .* events \\(about .*\\), more "
+     "than max_events = 1000000000; give fewer splits \\(rollout_gpus=\\[\\.\\.\\.\\]\\), a shorter horizon_s, or "
+     "raise max_events \\(None: no limit\\)"),
+    ("CLI", "cli('run', 'nonexistent.toml')", "CliExit",
+     "exit 2: rollsim: error: no such file or directory: 'nonexistent.toml'"),
 ]

@@ -242,7 +242,7 @@ def everything(draw):
     if spi and draw(st.booleans()):
         kv = 200_000.0 + draw(st.floats(0.0, 1e6))
     return Scenario(rollout_slots=slots, slots_per_instance=spi, decode_tokens_per_s=v, decode_throughput_table=table,
-                    decode_slowdown_per_seq=0.0 if table else draw(st.floats(0.0, 0.1)), kv_cache_tokens=kv,
+                    decode_slowdown_per_seq=0.0 if table or not spi else draw(st.floats(0.0, 0.1)), kv_cache_tokens=kv,
                     batch_size=group * draw(st.integers(1, 16)), group_size=group, lengths=lengths, pipeline=pipe,
                     train_step_s=draw(st.floats(0.0, 1e4)), weight_sync_s=draw(st.floats(0.0, 10.0)),
                     train_s_per_token=draw(st.floats(0.0, 1e-3)), logprob_s_per_token=draw(st.floats(0.0, 1e-3)),

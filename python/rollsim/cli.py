@@ -26,8 +26,9 @@ import os
 import sys
 import tempfile
 import typing
+import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import polars as pl
 
@@ -488,6 +489,9 @@ def _cmd_presets(a: argparse.Namespace) -> int:
 def _cmd_split(a: argparse.Namespace) -> int:
     from rollsim import resources
 
+    if a.max_staleness is not None and a.pipeline != "fully-async":
+        raise ScenarioError(f"pipeline.max_staleness: --max-staleness applies to --pipeline fully-async only, "
+                            f"not {a.pipeline}")
     pipeline = {"sync": Synchronous(), "one-step": OneStepAsync(), "fully-async": FullyAsync(a.max_staleness)}[a.pipeline]
     # the split sizes the pool and the trainer: flags that it would override are refused whenever given
     sized = {"--rollout-slots": "rollout_slots", "--train-step-s": "train_step_s",
@@ -599,7 +603,7 @@ def _cmd_validate(a: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="rollsim", description="Simulate RL post-training pipelines for LLMs.")
+    p = _Parser(prog="rollsim", description="Simulate RL post-training pipelines for LLMs.")
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("compare", help="the chapter's comparison of four pipelines")
     _add_scenario_args(c, default_rng="python", scenario_file=True)
@@ -630,7 +634,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--colocated-switch-s", type=float, default=None,
                     help="also run the colocated synchronous baseline on all GPUs, with this many seconds per step "
                          "to offload and reload the rollout engine")
-    sp.add_argument("--max-staleness", type=int, default=None)
+    sp.add_argument("--max-staleness", type=int, default=None,
+                    help="drop-at-consumption cap (with --pipeline fully-async; default: no cap)")
     sp.add_argument("--max-drop-fraction", type=float, default=0.05,
                     help="recommend only splits that drop at most this fraction of finished samples (%(default)s)")
     sp.add_argument("--max-staleness-mean", type=float, default=None,
@@ -659,8 +664,29 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse without prefix abbreviations (``--k`` is not ``--kv-cache-tokens``: an unknown flag
+    is refused, never taken for another) and with one-line errors (``rollsim run: error: ...``); the
+    subcommands' parsers are of this class too."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    """Warnings on the command line: one line, without the source location."""
+    print(f"rollsim: warning: {message}", file=sys.stderr)
+
+
 def _message(e: BaseException) -> str:
-    """One line: the message's lines joined."""
+    """One line: the message's lines joined (an OSError as its reason and file name)."""
+    if isinstance(e, OSError) and e.strerror and e.filename is not None:
+        return f"{e.strerror.lower()}: {os.fsdecode(e.filename)!r}"
     return " ".join(line.strip() for line in str(e).splitlines() if line.strip()) or type(e).__name__
 
 
@@ -669,7 +695,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     on stderr as ``rollsim: error: ...``, never a traceback), 130 when interrupted."""
     args = build_parser().parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return int(args.func(args) or 0)
     except BrokenPipeError:  # stdout closed early (rollsim run | head): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1

@@ -39,7 +39,9 @@ from rollsim.errors import invalid
 from rollsim.frames import series_mean, generation_span_s, utilization_frame
 from rollsim.pipelines import FullyAsync, Synchronous, is_synchronous
 from rollsim.scenario import Scenario
-from rollsim.simulation import Result, simulate
+from rollsim.errors import RunLimitError
+from rollsim.simulation import (DEFAULT_MAX_EVENTS, Result, check_max_events, duration_words, estimate_size,
+                                simulate)
 
 __all__ = ["colocated", "disaggregated", "gpu_split", "run_metrics", "SplitResult", "Gpu", "Model", "GPUS", "MODELS",
            "roofline_decode", "utilization_over_time", "generation_span_s", "MAX_DROP_FRACTION"]
@@ -394,7 +396,8 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
               gpu_s_per_token: float, train_fixed_s: float = 0.0,
               rollout_gpus: Sequence[int] | None = None, colocated_switch_s: float | None = None,
               max_drop_fraction: float | None = MAX_DROP_FRACTION, max_staleness_mean: float | None = None,
-              exclude_runaway: bool = True, progress: Callable[[int, int], Any] | None = None) -> SplitResult:
+              exclude_runaway: bool = True, progress: Callable[[int, int], Any] | None = None,
+              max_events: int | None = DEFAULT_MAX_EVENTS) -> SplitResult:
     """Sweeps the rollout / training split of ``total_gpus`` for ``scenario``'s pipeline and lengths,
     and recommends the split that trains the most tokens per second among those that meet the
     limits.
@@ -439,6 +442,10 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
     progress : callable, optional
         Called as ``progress(done, total)`` (splits run so far, splits in all): once before the
         first run and after each.
+    max_events : int or None
+        The run-time guard of the whole search: refuse (before running anything) a search whose
+        splits are estimated to process more events than this in all (default
+        ``rollsim.simulation.DEFAULT_MAX_EVENTS``, about a minute); ``None``: no limit.
 
     Returns
     -------
@@ -474,6 +481,12 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
         runs.append(("colocated", total, total, colocated(
             scenario.replace(pipeline=Synchronous()), switch, 0.0, gpus=total, gpus_per_instance=gi,
             slots_per_instance=slots_per_instance, gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s)))
+    limit = check_max_events(max_events)
+    events = sum(estimate_size(sc, "summary")["events"] for *_, sc in runs)
+    if limit is not None and events > limit:  # the search as a whole, not only each split
+        raise RunLimitError(f"max_events: the {len(runs)} splits would process about {events:.3g} events ("
+                            f"{duration_words(events)}), more than max_events = {limit}; give fewer splits "
+                            f"(rollout_gpus=[...]), a shorter horizon_s, or raise max_events (None: no limit)")
     if progress is not None:
         progress(0, len(runs))
     rows = []

@@ -159,7 +159,7 @@ def _fmt_bytes(x: float) -> str:
     return f"{x:.0f} B"
 
 
-def _fmt_duration(events: float) -> str:
+def duration_words(events: float) -> str:
     """How long ``events`` take at :data:`EVENTS_PER_S`, in words."""
     s = events / EVENTS_PER_S
     if not math.isfinite(s):
@@ -186,7 +186,7 @@ def runaway_error(sc: Scenario, max_samples: int | None, record: Literal["sample
         if record == "samples":
             cost = f"{_fmt_bytes(est['bytes'])} of recorded rows with record='samples'"
         else:
-            cost = (f"{_fmt_count(est['events'])} events, {_fmt_duration(est['events'])} at ~15 M events/s; "
+            cost = (f"{_fmt_count(est['events'])} events, {duration_words(est['events'])} at ~15 M events/s; "
                     f"record='summary' keeps memory constant")
         if limit >= ENGINE_MAX_SAMPLES:
             return (f"max_samples: this scenario would start {_fmt_count(est['samples'])} samples ({cost}) {where}, "
@@ -199,7 +199,7 @@ def runaway_error(sc: Scenario, max_samples: int | None, record: Literal["sample
         memory = ("record='summary' keeps memory constant" if record == "summary"
                   else f"record='samples' keeps {_fmt_bytes(est['bytes'])} of rows")
         return (f"max_events: this scenario would process {_fmt_count(est['events'])} events "
-                f"({_fmt_count(est['samples'])} samples) {where}, {_fmt_duration(est['events'])} at ~15 M events/s, "
+                f"({_fmt_count(est['samples'])} samples) {where}, {duration_words(est['events'])} at ~15 M events/s, "
                 f"more than max_events = {max_events} (a run-time guard; {memory}); shorten horizon_s, or raise "
                 f"max_events (None: no limit) if you mean it")
     return None
