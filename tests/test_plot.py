@@ -403,3 +403,13 @@ def test_step_breakdown_with_logprob_recompute(tmp_path):
     assert labels[:3] == ["trainer waits for a batch", "log-prob recompute", "training"]
     d = base.replace(logprob_s_per_token=1e-5).describe()
     assert d["train_s_per_token"] == 2e-5 and d["logprob_s_per_token"] == 1e-5
+
+
+def test_sweep_stats_refuses_runs_of_different_scenarios_under_one_label():
+    # two sweeps with other base scenarios in one directory: same varied field and seed, other scenario_key
+    frame = pl.DataFrame({"rollout_slots": [64, 64], "scenario_key": ["a", "b"], "seed": [0, 0], "steps": [3, 9]})
+    with pytest.raises(rollsim.ScenarioError, match=r"^frame: holds runs of several scenarios for the same "
+                                                   r"\['rollout_slots'\] and seed"):
+        plot.sweep_stats(frame, "steps", ["rollout_slots"])
+    one = frame.filter(pl.col("scenario_key") == "a")
+    assert plot.sweep_stats(one, "steps", ["rollout_slots"])["mean"].to_list() == [3.0]

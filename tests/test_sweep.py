@@ -21,7 +21,7 @@ from rollsim import Empirical, FullyAsync, Scenario, ScenarioError, Synchronous
 from rollsim.sweeps import (SUMMARY_SCHEMA, Choice, IntUniform, LogUniform, Uniform, aggregate, latin_hypercube,
                            random_points, read_sweep, run_key, scenario_key, sweep, sweep_with_info, t_quantile)
 from rollsim.sweeps._keys import KEY_VERSION, canonical
-from rollsim.sweeps._store import MANIFEST, Store
+from rollsim.sweeps._store import MANIFEST, Store, StoreWarning
 from strategies import scenarios
 
 # Small, fast scenarios (a tenth of the chapter's horizon): ~0.1 ms per run.
@@ -288,8 +288,10 @@ def test_extending_a_sweep_runs_only_new_runs(tmp_path):
     assert df.height == 24
     assert_frame_equal(df, sweep(SMALL, {"train_step_s": [30.0, 60.0]}, seeds=range(12), progress=False),
                        check_exact=True)
-    # a sweep over other fields in the same directory: parts with other columns are combined
-    sweep(SMALL, {"batch_size": [256]}, seeds=2, out=tmp_path, progress=False)
+    # a sweep over other fields in the same directory: parts with other columns are combined, and
+    # the sweep says that the directory now holds another sweep's runs (reading it returns them too)
+    with pytest.warns(StoreWarning, match=r"holds 26 distinct runs, 24 more than this sweep's 2: runs of another sweep"):
+        sweep(SMALL, {"batch_size": [256]}, seeds=2, out=tmp_path, progress=False)
     back = read_sweep(tmp_path)
     assert back.height == 26 and {"train_step_s", "batch_size"} <= set(back.columns)
 

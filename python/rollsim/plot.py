@@ -755,6 +755,13 @@ def sweep_stats(frame: pl.DataFrame, metric: str, by: Sequence[str], *, ci: floa
     if others:
         raise invalid("frame", f"also varies {others}; filter it to one value of each, e.g. "
                                f"frame.filter(pl.col({others[0]!r}) == ...), or plot against them")
+    if "scenario_key" in frame.columns:
+        mixed = frame.group_by([*by, "seed"]).agg(pl.col("scenario_key").n_unique().alias("n"))["n"].max()
+        if mixed is not None and int(mixed) > 1:  # e.g. two sweeps with other base scenarios in one directory
+            raise invalid("frame", f"holds runs of several scenarios for the same {by} and seed (their "
+                                   f"scenario_key differs, their varied fields do not: e.g. two sweeps with "
+                                   f"different base scenarios in one directory); averaging them would mix "
+                                   f"them: filter the frame by scenario_key first, or use one directory per sweep")
     # one statistics implementation: rollsim.sweeps.aggregate (Student-t over the seeds with a value)
     g = aggregate(frame, [metric], ci=ci, by=by)
     return (g.select(*by, pl.col("seeds").cast(pl.UInt32).alias("n"), pl.col(f"{metric}_mean").alias("mean"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -520,12 +521,34 @@ def sweep_with_info(
     plan = make_plan(scenario, grid, seeds)
     store = Store(out) if out is not None else None
     try:
-        return _sweep_in(plan, store, out, t_start, metrics=metrics, backend=backend, threads=threads,
+        done = _sweep_in(plan, store, out, t_start, metrics=metrics, backend=backend, threads=threads,
                          chunk_size=chunk_size, progress=progress, max_samples=max_samples, on_error=on_error,
                          ray_address=ray_address, collect=bool(collect))
     finally:
         if store is not None:
             store.close()
+    if out is not None:
+        _warn_foreign_runs(out, len(plan))
+    return done
+
+
+def _warn_foreign_runs(out: str | os.PathLike[str], planned: int) -> None:
+    """A store that holds more distinct runs than this sweep planned also holds another sweep's runs
+    (e.g. one with another base scenario): reading it returns those too, which a user must know."""
+    from rollsim.sweeps._store import StoreWarning, scan_sweep
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StoreWarning)  # already reported while sweeping
+        lazy = scan_sweep(out)
+        if "run_key" not in lazy.collect_schema().names():  # nothing stored (e.g. only failed runs)
+            return
+        stored = lazy.select(pl.col("run_key").n_unique()).collect().item()
+    if stored > planned:
+        warnings.warn(StoreWarning(
+            f"{os.fspath(out)!r} holds {stored} distinct runs, {stored - planned} more than this sweep's {planned}: "
+            f"runs of another sweep (another base scenario, grid or seeds) are in it, and read_sweep / scan_sweep "
+            f"return them too (their scenario_key tells them apart); use one directory per experiment"),
+            stacklevel=4)
 
 
 def check_metrics(metrics: Any) -> list[str] | None:
