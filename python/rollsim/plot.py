@@ -756,8 +756,8 @@ def sweep_stats(frame: pl.DataFrame, metric: str, by: Sequence[str], *, ci: floa
         raise invalid("frame", f"also varies {others}; filter it to one value of each, e.g. "
                                f"frame.filter(pl.col({others[0]!r}) == ...), or plot against them")
     if "scenario_key" in frame.columns:
-        mixed = frame.group_by([*by, "seed"]).agg(pl.col("scenario_key").n_unique().alias("n"))["n"].max()
-        if mixed is not None and int(mixed) > 1:  # e.g. two sweeps with other base scenarios in one directory
+        counts = frame.group_by([*by, "seed"]).agg(pl.col("scenario_key").n_unique().alias("n"))["n"]
+        if counts.len() and bool((counts > 1).any()):  # e.g. two sweeps with other base scenarios in one directory
             raise invalid("frame", f"holds runs of several scenarios for the same {by} and seed (their "
                                    f"scenario_key differs, their varied fields do not: e.g. two sweeps with "
                                    f"different base scenarios in one directory); averaging them would mix "
