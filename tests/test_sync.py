@@ -203,7 +203,7 @@ def test_example_toml_loads():
     ('[model]\npreset="qwen3-4b"\n[hardware]\nnic_gbps = 2', "hardware.nic_gbps"),
     ('[model]\npreset="qwen3-4b"\n[software]\npreset = "fastest"', "software.preset"),
     ('[model]\npreset="qwen3-4b"\n[train]\ntp = "two"', "train.tp"),
-    ('[model]\npreset="qwen3-4b"\ninfer_precision = "fp4"', "model.precision"),
+    ('[model]\npreset="qwen3-4b"\ninfer_precision = "fp4"', "model.infer_precision"),
     ('topology = "star"\n[model]\npreset="qwen3-4b"', "topology"),
     ('[model]\nparams = -1', "model.params"),
     ('[train]\ntp = 1', "model"),

@@ -124,13 +124,14 @@ class Precision:
         """``"bf16"``, ``"fp8"`` (128 x 128 blocks) or ``"fp8:64"``; ValueError otherwise."""
         if not isinstance(s, str):
             raise ValueError(f"precision: expected a string like 'bf16' or 'fp8:128', got {s!r}")
-        name, _, blk = s.lower().partition(":")
+        name, colon, blk = s.lower().partition(":")
         if name == "fp8":
-            try:
-                return cls("fp8", int(blk) if blk else 128)
-            except ValueError as e:
-                raise ValueError(f"precision: bad block size in {s!r}: {e}") from None
-        if blk:
+            if not colon:
+                return cls("fp8", 128)
+            if not blk.isdigit() or int(blk) < 1:
+                raise ValueError(f"precision: the block size after 'fp8:' must be a positive integer, got {s!r}")
+            return cls("fp8", int(blk))
+        if colon:
             raise ValueError(f"precision: only fp8 takes a block size, got {s!r}")
         return cls(name)
 

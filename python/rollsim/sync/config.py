@@ -26,7 +26,8 @@ from pathlib import Path
 
 from rollsim import _check
 
-from .cluster import INT_BOUNDS, MAX_PARAMS, Cluster, Hardware, InferLayout, ModelSpec, SoftwareStack, TrainLayout
+from .cluster import (INT_BOUNDS, MAX_PARAMS, Cluster, Hardware, InferLayout, ModelSpec, Precision, SoftwareStack,
+                      TrainLayout)
 from .presets import HARDWARE, MODELS, SOFTWARE
 
 __all__ = ["load_cluster", "cluster_from_dict"]
@@ -111,10 +112,13 @@ def cluster_from_dict(d: dict) -> Cluster:
     for key in ("train_precision", "infer_precision"):
         if key in m and not isinstance(m[key], str):
             raise ValueError(f"model.{key}: must be a string such as \"bf16\" or \"fp8:128\", got {m[key]!r}")
-    try:
-        model = model.with_precision(m.get("train_precision"), m.get("infer_precision"))
-    except ValueError as e:
-        raise ValueError(f"model.{str(e)}") from None
+    for key in ("train_precision", "infer_precision"):
+        if key in m:
+            try:
+                Precision.parse(m[key])
+            except ValueError as e:  # "precision: ..." named by its key
+                raise ValueError(f"model.{key}: {str(e).removeprefix('precision: ')}") from None
+    model = model.with_precision(m.get("train_precision"), m.get("infer_precision"))
     train = _build(TrainLayout, "train", d.get("train", {}))
     infer = _build(InferLayout, "infer", d.get("infer", {}))
     hw_t = d.get("hardware", {})
