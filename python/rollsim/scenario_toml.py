@@ -306,13 +306,15 @@ def _join(where: str, key: str) -> str:
     return f"{where}.{key}" if where else key
 
 
-def _table(where: str, value: Any) -> dict[str, Any]:
+def table(where: str, value: Any) -> dict[str, Any]:
+    """``value`` if it is a TOML table, else a ScenarioError naming ``where``."""
     if not isinstance(value, dict):
         raise invalid(where, f"must be a table, got {type(value).__name__} {value!r}")
     return value
 
 
-def _only(where: str, table: dict[str, Any], allowed: set[str]) -> None:
+def only(where: str, table: dict[str, Any], allowed: set[str]) -> None:
+    """Refuses a key of ``table`` outside ``allowed``, naming it and listing the allowed ones."""
     for k in table:
         if k not in allowed:
             raise invalid(_join(where, k), f"unknown key (allowed: {sorted(allowed)})")
@@ -356,11 +358,11 @@ def lengths_from_doc(where: str, value: Any, root: str | os.PathLike[str] = ".")
     """
     if isinstance(value, (LogNormal, Empirical)):
         return value
-    t = _table(where, value)
+    t = table(where, value)
     check_integers(where, t)
     variant = lengths_variant(t)
     if variant == "dataset":
-        _only(where, t, lengths_keys("dataset"))
+        only(where, t, lengths_keys("dataset"))
         name = t["dataset"]
         if not isinstance(name, str) or name not in datasets.NAMES:
             raise invalid(f"{where}.dataset", f"unknown data set {name!r} (built in: {list(datasets.NAMES)})")
@@ -368,7 +370,7 @@ def lengths_from_doc(where: str, value: Any, root: str | os.PathLike[str] = ".")
         _SOURCES[emp] = dict(t)
         return emp
     if variant == "file":
-        _only(where, t, lengths_keys("file"))
+        only(where, t, lengths_keys("file"))
         if not isinstance(t["file"], str):
             raise invalid(f"{where}.file", f"must be a path (string), got {t['file']!r}")
         path = Path(t["file"])
@@ -379,10 +381,10 @@ def lengths_from_doc(where: str, value: Any, root: str | os.PathLike[str] = ".")
         _SOURCES[emp] = {"file": os.path.abspath(path), **kw}
         return emp
     if variant == "lognormal":
-        _only(where, t, lengths_keys("lognormal"))
+        only(where, t, lengths_keys("lognormal"))
         return LogNormal(**{k: v for k, v in t.items() if k != "kind"})
     if variant == "empirical":
-        _only(where, t, lengths_keys("empirical"))
+        only(where, t, lengths_keys("empirical"))
         if "values" not in t:
             raise invalid(f"{where}.values", "an empirical distribution needs values = [...]")
         return Empirical(**{k: v for k, v in t.items() if k != "kind"})
@@ -398,7 +400,7 @@ def batch_order_from_doc(where: str, value: Any) -> str | LengthBalanced:
         return LengthBalanced()
     if not isinstance(value, dict):
         return value  # a string (checked by FullyAsync) or already a LengthBalanced
-    _only(where, value, batch_order_keys())
+    only(where, value, batch_order_keys())
     if value.get("kind", LENGTH_BALANCED) != LENGTH_BALANCED:
         raise invalid(f"{where}.kind", f"must be '{LENGTH_BALANCED}' in a batch_order table, got {value['kind']!r}")
     return LengthBalanced(**{k: v for k, v in value.items() if k != "kind"})
@@ -417,12 +419,12 @@ def pipeline_from_doc(where: str, value: Any) -> Any:
         return value
     if isinstance(value, str):
         value = {"kind": value}
-    t = _table(where, value)
+    t = table(where, value)
     check_integers(where, t)
     kind = t.get("kind")
     if not isinstance(kind, str) or kind not in PIPELINE_KINDS:
         raise invalid(f"{where}.kind", f"must be 'synchronous', 'one_step', 'off_policy' or 'fully_async', got {kind!r}")
-    _only(where, t, pipeline_keys(kind))
+    only(where, t, pipeline_keys(kind))
     kw = {k: v for k, v in t.items() if k != "kind"}
     if "batch_order" in kw:
         kw["batch_order"] = batch_order_from_doc(f"{where}.batch_order", kw["batch_order"])
@@ -441,8 +443,8 @@ def scenario_from_doc(doc: Any, root: str | os.PathLike[str] = ".", where: str =
     FileNotFoundError
         A lengths ``file`` does not exist.
     """
-    t = _table(where or "scenario", doc)
-    _only(where, t, {f.key for f in scenario_fields()})
+    t = table(where or "scenario", doc)
+    only(where, t, {f.key for f in scenario_fields()})
     check_integers(where, {k: v for k, v in t.items() if k not in ("lengths", "pipeline")})
     kw = dict(t)
     if "lengths" in kw:

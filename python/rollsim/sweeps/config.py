@@ -64,16 +64,8 @@ class SweepSpec:
     max_samples: int | None
 
 
-def _table(where: str, value: Any) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise invalid(where, f"must be a table, got {type(value).__name__} {value!r}")
-    return value
-
-
-def _only(where: str, table: dict[str, Any], allowed: set[str]) -> None:
-    for k in table:
-        if k not in allowed:
-            raise invalid(f"{where}.{k}" if where else k, f"unknown key (allowed: {sorted(allowed)})")
+_table = scenario_toml.table  # one implementation of the TOML table checks
+_only = scenario_toml.only
 
 
 def _lengths(where: str, value: Any, root: Path) -> LogNormal | Empirical:
