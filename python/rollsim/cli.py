@@ -183,7 +183,8 @@ def _add_scenario_args(p: argparse.ArgumentParser, default_rng: str, *, instance
         p.add_argument("scenario", nargs="?", default=None,
                        help="a scenario TOML file (any Scenario field; see python/rollsim/examples/scenario.toml); "
                             "flags given override its values")
-    g = p.add_argument_group("scenario (defaults: the chapter's; with a scenario file, the file's)")
+    g = p.add_argument_group("scenario (defaults: the chapter's; with a scenario file, the file's)" if scenario_file
+                             else "scenario (defaults: the chapter's)")
     fields: dict[str, schema.Field] = {}
     for f in schema.scenario_fields():
         if f.path in ("lengths", "pipeline") or (f.path == "slots_per_instance" and not instances):
