@@ -202,8 +202,8 @@ class Scenario:
         cost / (base + per-sequence cost)); the last stragglers decode fast, alone.
     decode_throughput_table : sequence of (int, float) pairs, optional
         With ``slots_per_instance``: measured decode throughput of one instance, as
-        ``(running sequences, tokens/s of the whole instance)`` points, e.g.
-        ``((1, 60.0), (8, 400.0), (64, 1600.0))``; linear in between. A sequence on an instance
+        ``(running sequences, tokens/s of the whole instance)`` points such as
+        ``((1, 60.0), (8, 400.0), (64, 1600.0))``, linear in between. A sequence on an instance
         running ``n`` sequences decodes at ``throughput(n) / n`` tokens/s
         (:meth:`decode_speed`). Batch sizes: integers, strictly increasing, the first 1, the last
         ``>= slots_per_instance`` (points beyond are unused); throughputs in [1e-6, 1e15] tokens/s. Excludes
@@ -238,8 +238,8 @@ class Scenario:
         In [0, 2**64 - 1]. Same scenario and seed: identical results on any machine and thread count
         (bit-identical for the same OS and libm; see README "Determinism").
     rng : "fast" | "python"
-        ``"fast"``: Xoshiro256++ and a ziggurat normal. ``"python"``: CPython's
-        ``random.Random(seed)`` bit for bit, drawing in the chapter's order (reproduces its table).
+        ``"fast"`` (Xoshiro256++ and a ziggurat normal) or ``"python"`` (CPython's
+        ``random.Random(seed)`` bit for bit, drawing in the chapter's order: reproduces its table).
 
     The ranges keep every summary value finite for any combination of accepted values (answer
     lengths within the bounds of :class:`LogNormal` / :class:`Empirical`): durations stay far below
