@@ -121,4 +121,9 @@ ROWS: list[tuple[str, str, str, str]] = [
      "raise max_events \\(None: no limit\\)"),
     ("CLI", "cli('run', 'nonexistent.toml')", "CliExit",
      "exit 2: rollsim: error: no such file or directory: 'nonexistent.toml'"),
+    # report / plot check --out before reading or drawing anything
+    ("CLI", "cli('plot', write('r', None), '--kind', 'utilization', '--out', write('f', 'x') + '/x.png')", "CliExit",
+     "re:exit 2: rollsim: error: out: cannot make the directory '.*/f' for 'x\\.png': '.*/f' is a file"),
+    ("CLI", "cli('report', write('r', None), '--out', os.path.dirname(write('x', '')))", "CliExit",
+     "re:exit 2: rollsim: error: out: '.*' is a directory; give a file name"),
 ]

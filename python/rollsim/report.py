@@ -536,9 +536,29 @@ def _need_matplotlib(command: str) -> None:
                            f"(or pip install matplotlib)") from None
 
 
+def _check_out_file(path: str | None) -> None:
+    """Before drawing anything: ``--out`` names a file that can be written (its directory exists
+    and is writable, and it is not a directory), else a ScenarioError naming ``out``."""
+    if path is None:
+        return
+    if not path:
+        raise invalid("out", "must name a file, got ''")
+    if os.path.isdir(path):
+        raise invalid("out", f"{path!r} is a directory; give a file name")
+    parent = os.path.dirname(os.path.abspath(path))
+    base = parent
+    while not os.path.exists(base):  # missing directories are made when the file is written
+        base = os.path.dirname(base)
+    if not os.path.isdir(base):
+        raise invalid("out", f"cannot make the directory {parent!r} for {os.path.basename(path)!r}: {base!r} is a file")
+    if not os.access(base, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise invalid("out", f"cannot write {path!r} (permission denied)")
+
+
 def run(args: argparse.Namespace) -> int:
     """``rollsim report``: writes the report, prints its path to stderr, returns 0."""
     _need_matplotlib("report")
+    _check_out_file(args.out)
     path = write_report(args.result_dir, args.out, fmt=args.format, max_slots=args.max_slots)
     print(f"wrote {path}", file=sys.stderr)
     return 0
@@ -554,6 +574,7 @@ def _edges(text: str) -> tuple[float, ...]:
 def run_plot(args: argparse.Namespace) -> int:
     """``rollsim plot``: writes one figure to ``--out``, returns 0."""
     _need_matplotlib("plot")
+    _check_out_file(args.out)
     plot_dir(args.result_dir, args.kind, args.out, pipeline=args.pipeline, metric=args.metric, x=args.x,
              y=args.y, hue=args.hue, max_slots=args.max_slots, bin_s=args.bin_s, edges=args.edges)
     print(f"wrote {args.out}", file=sys.stderr)
