@@ -22,7 +22,7 @@ from rollsim.simulation import DEFAULT_MAX_SAMPLES, runaway_error
 from rollsim.sweeps._plan import Block, Plan, chunk_digest, make_plan
 from rollsim.sweeps._plan import Claim as _Claim
 from rollsim.sweeps._progress import Progress
-from rollsim.sweeps._store import Store, chunk_name
+from rollsim.sweeps._store import Store, StoreWarning, chunk_name
 
 __all__ = ["sweep", "SUMMARY_SCHEMA", "SweepInfo"]
 
@@ -527,28 +527,23 @@ def sweep_with_info(
     finally:
         if store is not None:
             store.close()
-    if out is not None:
-        _warn_foreign_runs(out, len(plan))
     return done
 
 
-def _warn_foreign_runs(out: str | os.PathLike[str], planned: int) -> None:
+def _warn_foreign_runs(store: Store, out: str | os.PathLike[str], planned: int) -> None:
     """A store that holds more distinct runs than this sweep planned also holds another sweep's runs
-    (e.g. one with another base scenario): reading it returns those too, which a user must know."""
-    from rollsim.sweeps._store import StoreWarning, scan_sweep
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", StoreWarning)  # already reported while sweeping
-        lazy = scan_sweep(out)
-        if "run_key" not in lazy.collect_schema().names():  # nothing stored (e.g. only failed runs)
-            return
-        stored = lazy.select(pl.col("run_key").n_unique()).collect().item()
+    (e.g. one with another base scenario): reading it returns those too, which a user must know. Reads
+    the ``run_key`` column of the parts the store verified or wrote in this call (no second check)."""
+    lazy = store.scan()
+    if "run_key" not in lazy.collect_schema().names():  # nothing stored (e.g. only failed runs)
+        return
+    stored = lazy.select(pl.col("run_key").n_unique()).collect().item()
     if stored > planned:
         warnings.warn(StoreWarning(
             f"{os.fspath(out)!r} holds {stored} distinct runs, {stored - planned} more than this sweep's {planned}: "
             f"runs of another sweep (another base scenario, grid or seeds) are in it, and read_sweep / scan_sweep "
             f"return them too (their scenario_key tells them apart); use one directory per experiment"),
-            stacklevel=4)
+            stacklevel=5)
 
 
 def check_metrics(metrics: Any) -> list[str] | None:
@@ -635,6 +630,8 @@ def _sweep_in(
         raise invalid("sweep", f"{failed} of {len(plan)} runs failed; first: {first}"
                                + (f" (results so far are in {os.fspath(out)!r})" if out is not None else "")
                                + "; pass on_error='record' to get them as rows with an error")
+    if store is not None and out is not None and sw.foreign is not None:  # else: only this plan's chunks
+        _warn_foreign_runs(store, out, len(plan))
     info = SweepInfo(len(plan), sw.resumed, sw.ran, sw.chunks, failed, time.perf_counter() - t_start)
     return result, info
 
