@@ -5,8 +5,6 @@ scenario (:class:`rollsim.hardware.Deployment`)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from .specs import ACCELERATORS, MODELS, Accelerator, ModelSpec, accelerator, model, model_from_hf_config
 
 __all__ = ["ACCELERATORS", "MODELS", "Accelerator", "ModelSpec", "accelerator", "model", "model_from_hf_config"]
