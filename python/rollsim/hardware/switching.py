@@ -163,10 +163,10 @@ CALIBRATION: tuple[_Case, ...] = (
     *(_Case(f"vLLM level-1 sleep with pre-allocated buffers, 1 H20, {m}", "sleep", s, _PR58066,
             {"model": m, "accelerator": "H20", "gpus": 1, "engine": "vllm", "preallocated": True})
       for m, s in (("Qwen3-0.6B", 0.059), ("Qwen3-8B", 0.343), ("Qwen3-30B-A3B", 1.160))),
-    *(_Case(f"vLLM 0.11 level-1 wake, A100, {m}", "wake", s, _BLOG,
+    *(_Case(f"vLLM 0.11 level-1 wake, A100, {'Phi-3-vision' if m == 'phi3v' else m}", "wake", s, _BLOG,
             {"model": m, "accelerator": "A100-80G", "gpus": 1, "engine": "vllm"})
       for m, s in (("Qwen3-0.6B", 0.26), ("phi3v", 0.82))),
-    *(_Case(f"vLLM 0.11 level-2 wake, A100, {m}", "wake", s, _BLOG,
+    *(_Case(f"vLLM 0.11 level-2 wake, A100, {'Phi-3-vision' if m == 'phi3v' else m}", "wake", s, _BLOG,
             {"model": m, "accelerator": "A100-80G", "gpus": 1, "engine": "vllm-level2"})
       for m, s in (("Qwen3-0.6B", 0.85), ("phi3v", 2.58))),
     _Case("vime colocated GRPO, 1 L20, Qwen3-0.6B: sleep", "sleep", 11.23, _VIME,
@@ -214,13 +214,13 @@ def fit() -> dict[str, float]:
 
 
 def switch_validation_rows() -> list[dict[str, Any]]:
-    """Every switching measurement with its prediction: ``case``, ``predicted_s``, ``measured_s``,
-    ``error`` (predicted / measured - 1), ``in_fit``, ``source`` and ``note``."""
+    """Every switching measurement with its prediction: ``case``, ``predicted``, ``measured``,
+    ``unit`` ("s"), ``error`` (predicted / measured - 1), ``in_fit``, ``source`` and ``note``."""
     out = []
     for c in CALIBRATION:
         p = _predict(c)
-        out.append({"case": c.name, "predicted_s": p, "measured_s": c.measured_s, "error": p / c.measured_s - 1.0,
-                    "in_fit": c.fit, "source": c.source, "note": c.note})
+        out.append({"case": c.name, "predicted": p, "measured": c.measured_s, "unit": "s",
+                    "error": p / c.measured_s - 1.0, "in_fit": c.fit, "source": c.source, "note": c.note})
     return out
 
 
@@ -228,6 +228,6 @@ def calibration_report() -> str:
     """The fitted constants and every row's residual, as text."""
     lines = ["switch fit: " + ", ".join(f"{k} {v:g}" for k, v in fit().items())]
     for r in switch_validation_rows():
-        lines.append(f"{r['error']:+7.1%}  predicted {r['predicted_s']:7.3f} s  measured {r['measured_s']:7.3f} s  "
+        lines.append(f"{r['error']:+7.1%}  predicted {r['predicted']:7.3f} s  measured {r['measured']:7.3f} s  "
                      f"{'fit ' if r['in_fit'] else 'check'}  {r['case']}  [{r['source']}]")
     return "\n".join(lines)
