@@ -160,7 +160,7 @@ def _lengths(field: str, lengths: Any) -> np.ndarray:
     bad = ~((a >= 1) & (a <= 1e9))
     if bad.any():
         i = int(np.argmax(bad))
-        raise invalid(field, f"every length must be in [1, 1e9] tokens, got {a[i]!r} at index {i}")
+        raise invalid(field, f"every length must be in [1, 1e9] tokens, got {float(a[i])!r} at index {i}")
     return a
 
 
@@ -657,11 +657,11 @@ CALIBRATION: tuple[_Case, ...] = (
           {"model": "Llama-3.1-8B", "accelerator": "H100", "train_gpus": 8, "tokens": 128 * 8192,
            "sequences": 128, "recompute_logprob": False, "reference": False, "precision": "fp8"}),
     _Case("UniRL Qwen3-4B, 16 H20, 512 samples, 4 mini-updates, balanced ranks: train phase 15.3 s",
-          "fsdp2", 15.3, "Tencent-Hunyuan/UniRL PR 45 (issue 40)",
+          "fsdp2", 15.3, "Tencent-Hunyuan/UniRL PR 45, Tencent-Hunyuan/UniRL issue 40",
           {"model": "Qwen3-4B", "accelerator": "H20", "train_gpus": 16, "mini_batches": 4,
            "recompute_logprob": False, "reference": False, "dispatch": "lpt", "lengths": "unirl"}),
     _Case("UniRL same, groups dispatched contiguously (no balancing): train phase 28.4 s",
-          "fsdp2", 28.4, "Tencent-Hunyuan/UniRL PR 45 (issue 40)",
+          "fsdp2", 28.4, "Tencent-Hunyuan/UniRL PR 45, Tencent-Hunyuan/UniRL issue 40",
           {"model": "Qwen3-4B", "accelerator": "H20", "train_gpus": 16, "mini_batches": 4,
            "recompute_logprob": False, "reference": False, "dispatch": "contiguous", "lengths": "unirl"},
           fit=False, note="the balancing mechanism: same MFU, only the rank assignment differs"),
