@@ -212,3 +212,19 @@ def test_no_nan_anywhere():
     ph = tr.train_step_s("Qwen3-30B-A3B", "H100", train_gpus=32, backend="megatron", model_parallel=2,
                          tokens=2048 * 3300.0, sequences=2048, mini_batches=4)
     assert all(math.isfinite(v) and v >= 0 for v in ph.values())
+
+
+def test_expected_slowest_fraction():
+    from rollsim import LogNormal
+
+    kw = {"batch_size": 512, "group_size": 8, "prompt_tokens": 200, "train_gpus": 16, "mini_batches": 4, "draws": 4}
+    ln = LogNormal(mu=6.66, sigma=0.7, max_tokens=8192, group_correlation=0.5)
+    con = tr.expected_slowest_fraction("Qwen3-4B", "H20", lengths=ln, dispatch="contiguous", **kw)
+    lpt = tr.expected_slowest_fraction("Qwen3-4B", "H20", lengths=ln, dispatch="lpt", **kw)
+    assert 1.0 <= lpt < 1.1 < 1.8 < con
+    assert con == tr.expected_slowest_fraction("Qwen3-4B", "H20", lengths=ln, dispatch="contiguous", **kw)
+    same = tr.expected_slowest_fraction("Qwen3-4B", "H20", lengths=LogNormal(mu=6.66, sigma=0.0), dispatch="contiguous",
+                                        **kw)
+    assert same == pytest.approx(1.0)
+    with pytest.raises(ScenarioError, match=r"^group_size: must divide batch_size \(512\), got 3$"):
+        tr.expected_slowest_fraction("Qwen3-4B", "H20", lengths=ln, batch_size=512, group_size=3, train_gpus=16)

@@ -50,7 +50,7 @@ from rollsim.errors import invalid
 
 __all__ = ["MFU", "BACKENDS", "DISPATCHES", "OVERLAP_SLOWDOWN", "COLLECTIVE_TIMEOUT_S", "OPTIMIZER_BYTES_PER_PARAM",
            "OPTIMIZER_HBM_EFFICIENCY", "sequence_flops", "train_step_s", "rank_loads", "RankLoads", "assign_ranks",
-           "engine_train_params", "group_lengths", "CALIBRATION", "fit", "calibration_report",
+           "engine_train_params", "expected_slowest_fraction", "group_lengths", "CALIBRATION", "fit", "calibration_report",
            "training_validation_rows"]
 
 
@@ -613,6 +613,66 @@ def engine_train_params(model: Any, accelerator: Any, *, train_gpus: int, mean_t
     compute = ph["actor"] + ph["logprob"] + ph["reference"] + ph["critic"]
     fixed = ph["optimizer"] + ph["collectives"]
     return {"train_step_s": fixed, "train_s_per_token": compute * slowest / (mean * n)}
+
+
+def expected_slowest_fraction(model: Any, accelerator: Any, *, lengths: Any, batch_size: int, group_size: int = 1,
+                              prompt_tokens: float = 0.0, train_gpus: int, draws: int = 32, seed: int = 0,
+                              **kwargs: Any) -> float:
+    """Mean :attr:`RankLoads.slowest_fraction` over random batches of a length distribution: the
+    ``slowest_fraction`` to give :func:`engine_train_params`.
+
+    Parameters
+    ----------
+    model, accelerator, train_gpus
+        As for :func:`rank_loads`.
+    lengths : rollsim.LogNormal
+        Response lengths; ``group_correlation`` makes a group's answers alike (answers of one
+        prompt are consecutive in the batch, as rollout returns them).
+    batch_size : int
+        Sequences per training step, in [1, 2**24].
+    group_size : int
+        Answers per prompt; must divide ``batch_size``.
+    prompt_tokens : float
+        Prompt tokens added to every response, tokens, in [0, 1e9].
+    draws : int
+        Batches averaged, in [1, 10000].
+    seed : int
+        Seed of numpy's default generator (PCG64), in [0, 2**63 - 1].
+    **kwargs
+        ``dispatch``, ``mini_batches``, ``model_parallel``, ``max_tokens_per_gpu``, as for
+        :func:`rank_loads`.
+
+    Returns
+    -------
+    float
+        At least 1.
+
+    Raises
+    ------
+    ScenarioError (ValueError)
+        ``lengths`` not a LogNormal, or an argument outside its range.
+    """
+    from rollsim.lengths import LogNormal
+
+    if not isinstance(lengths, LogNormal):
+        raise invalid("lengths", f"must be a rollsim.LogNormal, got {type(lengths).__name__}")
+    n = _check.integer("batch_size", batch_size, 1, 1 << 24)
+    g = _check.integer("group_size", group_size, 1, 1 << 24)
+    if n % g:
+        raise invalid("group_size", f"must divide batch_size ({n}), got {g}")
+    prompt = _check.bounded("prompt_tokens", prompt_tokens, 0, 1e9, "tokens")
+    k = _check.integer("draws", draws, 1, 10000)
+    rng = np.random.default_rng(_check.integer("seed", seed, 0, (1 << 63) - 1))
+    rho = lengths.group_correlation
+    total = 0.0
+    for _ in range(k):
+        zp = np.repeat(rng.standard_normal(n // g), g)
+        za = rng.standard_normal(n)
+        z = math.sqrt(rho) * zp + math.sqrt(1 - rho) * za
+        resp = np.maximum(np.minimum(np.exp(lengths.mu + lengths.sigma * z), lengths.max_tokens).round(), 1.0)
+        total += rank_loads(model, accelerator, lengths=resp + prompt, train_gpus=train_gpus,
+                            **kwargs).slowest_fraction
+    return total / k
 
 
 # ---------------------------------------------------------------- calibration
