@@ -10,15 +10,15 @@ of :class:`Row`); :func:`table` evaluates them all.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import polars as pl
 
 from . import serving
-from .serving import EngineParams, engine_params
+from .serving import FIT_LOWER, FIT_TERMS, EngineParams, engine_params
 
-__all__ = ["Row", "serving_rows", "table", "ROW_BUILDERS", "SHAREGPT_INPUT_TOKENS", "SHAREGPT_OUTPUT_TOKENS",
+__all__ = ["Row", "serving_rows", "fit", "table", "ROW_BUILDERS", "SHAREGPT_INPUT_TOKENS", "SHAREGPT_OUTPUT_TOKENS",
            "format_table", "summary"]
 
 #: Mean input / output tokens of the ShareGPT benchmark of ``vllm bench serve --num-prompts 1000``
@@ -218,3 +218,90 @@ def format_table(df: pl.DataFrame, *, markdown: bool = False) -> str:
             lines.append(f"{r['error']:+7.1%}{mark} {r['label']:<34} {r['quantity']:<14} measured {r['measured']:>10,.4g}  "
                          f"predicted {r['predicted']:>10,.4g}  {r['source']}")
     return "\n".join(lines)
+
+
+def fit(rows: list[Row] | None = None, *, engine: str = "vllm", verbose: bool = False) -> dict[str, Any]:
+    """Fit the six global terms of ``engine`` (:data:`FIT_TERMS`) once, by least squares on the
+    relative errors of the published decode / prefill measurements (every row counts once).
+
+    The model is linear in those terms (each row's predicted time is a sum of term x feature), so
+    the fit is exact least squares with a non-negativity bound (numpy), no per-case parameter.
+
+    Parameters
+    ----------
+    rows : list of validation rows, optional
+        Default :func:`serving_rows` with ``fit=True``.
+    engine : str
+        Which engine's fixed terms (all-reduce, memory) to use.
+    verbose : bool
+        Print the fitted terms and every row's residual.
+
+    Returns
+    -------
+    dict
+        ``params`` (an :class:`EngineParams`), ``terms`` (name -> value) and ``residuals`` (row
+        label -> relative error of the predicted time).
+    """
+    import numpy as np
+
+    rows = [r for r in (rows if rows is not None else serving_rows()) if r.fit]
+    base = engine_params(engine)
+    # features: the row's predicted time with one term set to 1 and the others to 0
+    feats = []
+    for r in rows:
+        f = []
+        for term in FIT_TERMS:
+            unit = _with(base, {t: (1.0 if t == term else 0.0) for t in FIT_TERMS})
+            zero = _with(base, {t: 0.0 for t in FIT_TERMS})
+            f.append(r.time_s(unit) - r.time_s(zero))
+        feats.append(f)
+    zero = _with(base, {t: 0.0 for t in FIT_TERMS})
+    fixed = np.array([r.time_s(zero) for r in rows])
+    meas = np.array([r.measured_time_s for r in rows])
+    A = np.array(feats)
+    lo = np.array(FIT_LOWER)
+    floor = fixed + A @ lo  # every row's time at the datasheet peaks with no overhead
+    keep = floor <= meas
+    excluded = [r.label for r, k in zip(rows, keep) if not k]
+    An = A[keep] / meas[keep, None]
+    y = 1.0 - floor[keep] / meas[keep]
+    x = lo + _nnls(An, y)
+    terms = dict(zip(FIT_TERMS, (float(v) for v in x)))
+    params = _with(base, terms)
+    res = {r.label: r.time_s(params) / r.measured_time_s - 1.0 for r in rows}
+    if verbose:
+        print("fitted terms:", ", ".join(f"{k}={v:.4g}" for k, v in terms.items()))
+        for k, v in res.items():
+            print(f"  {v:+7.1%}  {k}{'  (faster than the datasheet roofline: not fitted)' if k in excluded else ''}")
+    return {"params": params, "terms": terms, "residuals": res, "excluded": excluded}
+
+
+def _with(base: EngineParams, values: dict[str, float]) -> EngineParams:
+    kw: dict[str, Any] = dict(values)
+    return replace(base, **kw)
+
+
+def _nnls(A: Any, y: Any, iters: int = 200) -> Any:
+    """Non-negative least squares ``min |A x - y|, x >= 0`` (Lawson and Hanson's active-set method)."""
+    import numpy as np
+
+    n = A.shape[1]
+    x = np.zeros(n)
+    passive = np.zeros(n, dtype=bool)
+    for _ in range(iters):
+        w = A.T @ (y - A @ x)
+        if passive.all() or (w[~passive] <= 1e-12).all():
+            break
+        j = int(np.argmax(np.where(passive, -np.inf, w)))
+        passive[j] = True
+        while True:
+            z = np.zeros(n)
+            z[passive] = np.linalg.lstsq(A[:, passive], y, rcond=None)[0]
+            if (z[passive] > 0).all():
+                x = z
+                break
+            neg = passive & (z <= 0)
+            alpha = np.min(x[neg] / (x[neg] - z[neg]))
+            x = x + alpha * (z - x)
+            passive &= x > 1e-12
+    return x
