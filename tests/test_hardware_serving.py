@@ -235,3 +235,9 @@ def test_cli_split_with_a_deployment(capsys):
     assert "best:" in capsys.readouterr().out
     assert main(["split", "--gpus", "4", "--model", "Qwen3-8B", "--gpu", "H100", "--gpu-s-per-token", "0.01"]) == 2
     assert "gpu_s_per_token: --gpu-s-per-token cannot be set with --model" in capsys.readouterr().err
+
+
+def test_readme_resource_table_is_current():
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    table = validation.format_table(validation.table(), markdown=True)
+    assert table in readme

@@ -202,6 +202,10 @@ def summary(df: pl.DataFrame) -> str:
     return f"{k} of {n} rows within 25 % of measured ({k / n:.0%}); median |error| {med:.1%}"
 
 
+def _num(x: float) -> str:
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
 def format_table(df: pl.DataFrame, *, markdown: bool = False) -> str:
     """The table as text (or a Markdown table for the README)."""
     lines = []
@@ -210,13 +214,13 @@ def format_table(df: pl.DataFrame, *, markdown: bool = False) -> str:
         lines.append("|---|---|---:|---:|---:|---|")
         for r in df.iter_rows(named=True):
             mark = "" if r["fit"] else " (held out)"
-            lines.append(f"| {str(r['setting'])}{mark} | {r['quantity']} | {r['measured']:,.4g} | {r['predicted']:,.4g} | "
-                         f"{r['error']:+.0%} | {r['source']} |")
+            lines.append(f"| {str(r['setting'])}{mark} | {r['quantity']} | {_num(r['measured'])} | "
+                         f"{_num(r['predicted'])} | {r['error']:+.0%} | {r['source']} |")
     else:
         for r in df.iter_rows(named=True):
             mark = " " if r["fit"] else "*"
-            lines.append(f"{r['error']:+7.1%}{mark} {r['label']:<34} {r['quantity']:<14} measured {r['measured']:>10,.4g}  "
-                         f"predicted {r['predicted']:>10,.4g}  {r['source']}")
+            lines.append(f"{r['error']:+7.1%}{mark} {r['label']:<34} {r['quantity']:<14} measured "
+                         f"{_num(r['measured']):>8}  predicted {_num(r['predicted']):>8}  {r['source']}")
     return "\n".join(lines)
 
 
