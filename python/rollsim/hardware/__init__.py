@@ -9,5 +9,15 @@ from typing import Any
 
 from .specs import ACCELERATORS, MODELS, Accelerator, ModelSpec, accelerator, model, model_from_hf_config
 
-__all__ = ["ACCELERATORS", "MODELS", "Accelerator", "ModelSpec", "accelerator", "model", "model_from_hf_config"]
+__all__ = ["ACCELERATORS", "MODELS", "Accelerator", "ModelSpec", "accelerator", "model", "model_from_hf_config",
+           "Deployment"]
+
+
+def __getattr__(name: str) -> Any:
+    # Deployment imports rollsim.scenario and the lengths; rollsim.resources imports this package's
+    # specs: load it on first use so that importing either first works
+    if name == "Deployment":
+        from .deployment import Deployment
+        return Deployment
+    raise AttributeError(f"module 'rollsim.hardware' has no attribute {name!r}")
 
