@@ -51,7 +51,7 @@ from rollsim.errors import invalid
 __all__ = ["MFU", "BACKENDS", "DISPATCHES", "OVERLAP_SLOWDOWN", "COLLECTIVE_TIMEOUT_S", "OPTIMIZER_BYTES_PER_PARAM",
            "OPTIMIZER_HBM_EFFICIENCY", "sequence_flops", "train_step_s", "rank_loads", "RankLoads", "assign_ranks",
            "engine_train_params", "expected_slowest_fraction", "group_lengths", "CALIBRATION", "HELD_OUT", "fit",
-           "calibration_report", "training_validation_rows", "COLLECTIVE_EFFICIENCY"]
+           "calibration_report", "training_validation_rows", "COLLECTIVE_EFFICIENCY", "table_rows"]
 
 
 class _Model(Protocol):
@@ -796,7 +796,8 @@ def fit() -> dict[str, float]:
 def training_validation_rows() -> list[dict[str, Any]]:
     """Every calibration measurement (:data:`CALIBRATION`) and held-out check (:data:`HELD_OUT`)
     with its prediction: ``case``, ``predicted``, ``measured``, ``unit`` ("s", or "x" for a ratio),
-    ``error`` (predicted / measured - 1), ``in_fit``, ``source`` and ``note``. The last row is the
+    ``error`` (predicted / measured - 1), ``in_fit``, ``source``, ``note`` and a short ``label``. The
+    last row is the
     balancing mechanism as a ratio (contiguous over balanced train time), derived from two
     published rows."""
     rows = []
@@ -804,12 +805,17 @@ def training_validation_rows() -> list[dict[str, Any]]:
     for c in CALIBRATION + HELD_OUT:
         p = _predict(c)
         pred[c.name] = p
-        rows.append({"case": c.name, "predicted": p, "measured": c.measured_s, "unit": "s",
+        kw = c.kwargs
+        label = f"{c.backend} {kw['model']} {kw['train_gpus']}x{kw['accelerator']}"
+        if kw.get("dispatch"):
+            label += f" {kw['dispatch']}"
+        rows.append({"case": c.name, "label": label, "predicted": p, "measured": c.measured_s, "unit": "s",
                      "error": p / c.measured_s - 1.0, "in_fit": c.fit, "source": c.source, "note": c.note})
     bal, con = (c for c in CALIBRATION if c.source.startswith("Tencent-Hunyuan/UniRL"))
     ratio_p = pred[con.name] / pred[bal.name]
     ratio_m = con.measured_s / bal.measured_s
     rows.append({"case": "UniRL train time without / with rank balancing (28.4 s / 15.3 s) [derived]",
+                 "label": "fsdp2 Qwen3-4B 16xH20 contiguous/lpt",
                  "predicted": ratio_p, "measured": ratio_m, "unit": "x", "error": ratio_p / ratio_m - 1.0,
                  "in_fit": False, "source": bal.source,
                  "note": "lengths assumed: lognormal sigma 0.7, group correlation 0.5, mean 1,000 + 200 prompt"})
@@ -825,3 +831,27 @@ def calibration_report() -> str:
                      f"{'fit ' if r['in_fit'] else 'check'}  {r['case']}  [{r['source']}]")
     return "\n".join(lines)
 
+
+
+def table_rows() -> list[Any]:
+    """The rows of :func:`training_validation_rows` as :class:`rollsim.hardware.validation.Row` (area
+    "training") for ``rollsim validate --resources``."""
+    from rollsim.hardware.validation import Row
+
+    out = []
+    for r in training_validation_rows():
+        quantity = "train s" if r["unit"] == "s" else "ratio"
+        out.append(Row(label=r["label"], setting=r["case"], quantity=quantity, measured=r["measured"],
+                       source=r["source"], time_s=_const(r["predicted"]), measured_time_s=r["measured"],
+                       display=_same, fit=r["in_fit"], area="training", note=r["note"]))
+    return out
+
+
+def _const(value: float) -> Any:
+    def time_s(_params: Any) -> float:
+        return value
+    return time_s
+
+
+def _same(t: float) -> float:
+    return t
