@@ -177,7 +177,17 @@ def serving_rows() -> list[Row]:
 
 
 #: Builders of validation rows; other parts of the resource model (training, switching) append theirs.
-ROW_BUILDERS: list[Callable[[], list[Row]]] = [serving_rows]
+def _training_rows() -> list[Row]:
+    from .training import table_rows
+    return table_rows()
+
+
+def _switching_rows() -> list[Row]:
+    from .switching import table_rows
+    return table_rows()
+
+
+ROW_BUILDERS: list[Callable[[], list[Row]]] = [serving_rows, _training_rows, _switching_rows]
 
 
 def table(params: EngineParams | None = None, rows: list[Row] | None = None) -> pl.DataFrame:
