@@ -153,9 +153,11 @@ def test_fit_reproduces_the_shipped_constants():
 
 
 def test_validation_target_and_table():
-    df = validation.table()
+    df = validation.table(rows=validation.serving_rows())
     assert df.height == 20
     assert df["within_25pct"].mean() >= 0.80
+    every = validation.table()  # with the rows other parts add (training, switching)
+    assert every.height >= df.height and set(every["area"]) >= {"decode", "prefill"}
     assert set(df.columns) >= {"area", "label", "measured", "predicted", "error", "source", "setting"}
     assert df["source"].str.len_chars().min() > 10
     md = validation.format_table(df, markdown=True)
@@ -222,7 +224,7 @@ def test_cli_hardware_and_validate_resources(capsys):
     assert "Ascend-910B" in capsys.readouterr().out
     assert main(["validate", "--resources", "--notes"]) == 0
     out = capsys.readouterr().out
-    assert "fitted terms:" in out and "16 of 20 rows within 25 %" in out
+    assert "fitted terms:" in out and "rows within 25 % of measured" in out and "gpt-oss-120b H100 TP4" in out
     assert main(["hardware", "--gpu", "H100"]) == 2
     assert "rollsim: error: model: give --model or --hf-config" in capsys.readouterr().err
 
@@ -239,5 +241,5 @@ def test_cli_split_with_a_deployment(capsys):
 
 def test_readme_resource_table_is_current():
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    table = validation.format_table(validation.table(), markdown=True)
+    table = validation.format_table(validation.table(rows=validation.serving_rows()), markdown=True)
     assert table in readme
