@@ -607,7 +607,7 @@ def _cmd_validate(a: argparse.Namespace) -> int:
     if a.resources:  # the resource model's rows (rollsim.hardware.validation)
         from rollsim.hardware.cli import print_resource_validation
 
-        print_resource_validation(fit=a.notes, fmt=a.format)
+        print_resource_validation(fit=a.notes, fmt=a.format, cases=a.case)
         return 0
 
     names = a.case or None
@@ -689,7 +689,8 @@ def build_parser() -> argparse.ArgumentParser:
     va.add_argument("--format", choices=("table", "csv"), default="table")
     va.add_argument("--resources", action="store_true",
                     help="the resource model (rollsim.hardware) against published decode / prefill / training "
-                         "measurements; with --notes, the global fit and its residuals first")
+                         "measurements; with --notes, the global fit and its residuals first; with --case, those "
+                         "verl cases rebuilt from a deployment")
     va.set_defaults(func=_cmd_validate)
     from rollsim import report as report_cli
     from rollsim import sweep_cli

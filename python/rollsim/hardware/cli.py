@@ -68,11 +68,25 @@ def run(a: argparse.Namespace) -> int:
     return 0
 
 
-def print_resource_validation(*, fit: bool = False, fmt: str = "table") -> None:
+def print_resource_validation(*, fit: bool = False, fmt: str = "table", cases: list[str] | None = None) -> None:
     """Every resource-model row (decode, prefill, and what other parts add): predicted, measured,
-    error, source; with ``fit`` the global fit and its residuals first."""
+    error, source; with ``fit`` the global fit and its residuals first. With ``cases``, instead, those
+    verl cases of ``rollsim validate`` rebuilt from a deployment (:func:`validation.deployment_cases`)."""
     from . import validation
 
+    if cases:
+        from .cases import deployment_cases
+
+        df = deployment_cases(cases)
+        if fmt == "csv":
+            print(df.write_csv(), end="")
+            return
+        for r in df.iter_rows(named=True):
+            print(f"{r['case']:<26} {r['metric']:<8} measured {r['measured']:8.3g}  roofline {r['predicted_roofline']:8.3g}"
+                  f" ({r['error_roofline']:+.0%}, mean {r['mean_tokens_roofline']:,.0f} tokens)  deployment "
+                  f"{r['predicted_deployment']:8.3g} ({r['error_deployment']:+.0%}, mean "
+                  f"{r['mean_tokens_deployment']:,.0f} tokens)")
+        return
     if fit:
         validation.fit(verbose=True)
     df = validation.table()

@@ -241,7 +241,7 @@ def calibration_report() -> str:
 def table_rows() -> list[Any]:
     """The rows of :func:`switch_validation_rows` as :class:`rollsim.hardware.validation.Row` (area
     "switching") for ``rollsim validate --resources``."""
-    from rollsim.hardware.validation import Row
+    from rollsim.hardware.rows import Row
 
     out = []
     for r in switch_validation_rows():

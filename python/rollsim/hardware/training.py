@@ -841,7 +841,7 @@ def calibration_report() -> str:
 def table_rows() -> list[Any]:
     """The rows of :func:`training_validation_rows` as :class:`rollsim.hardware.validation.Row` (area
     "training") for ``rollsim validate --resources``."""
-    from rollsim.hardware.validation import Row
+    from rollsim.hardware.rows import Row
 
     out = []
     for r in training_validation_rows():

@@ -10,12 +10,13 @@ of :class:`Row`); :func:`table` evaluates them all.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import polars as pl
 
 from . import serving
+from .rows import Row
 from .serving import FIT_LOWER, FIT_TERMS, EngineParams, engine_params
 
 __all__ = ["Row", "serving_rows", "fit", "table", "ROW_BUILDERS", "SHAREGPT_INPUT_TOKENS", "SHAREGPT_OUTPUT_TOKENS",
@@ -30,53 +31,6 @@ _SG_PREFILL = SHAREGPT_INPUT_TOKENS / SHAREGPT_OUTPUT_TOKENS  # prompt tokens pr
 
 _GPUSTACK = "gpustack/gpustack docs/performance-lab/"
 _TT = "tenstorrent/tt-inference-server issue 340"
-
-
-@dataclass(frozen=True)
-class Row:
-    """One published measurement and how the model predicts it.
-
-    Attributes
-    ----------
-    label : str
-        Short name.
-    setting : str
-        The setting as published (model, GPUs, engine, workload).
-    quantity : str
-        What is compared, with its unit ("TPOT ms", "output tok/s", "TTFT ms", ...).
-    measured : float
-        The published value, in ``quantity``'s unit.
-    source : str
-        Repository + path, issue or PR, or paper.
-    time_s : Callable[[EngineParams], float]
-        The model's time for the measured quantity (a step, a time to first token, seconds per request).
-    measured_time_s : float
-        The same time, from the published value.
-    display : Callable[[float], float]
-        From the model's time to ``quantity``'s unit.
-    fit : bool
-        Whether the global fit uses the row (False: a held-out check).
-    area : str
-        "decode", "prefill", "training", "switching".
-    note : str
-        Assumptions (derived concurrency, lengths).
-    """
-
-    label: str
-    setting: str
-    quantity: str
-    measured: float
-    source: str
-    time_s: Callable[[EngineParams], float] = field(repr=False)
-    measured_time_s: float
-    display: Callable[[float], float] = field(repr=False)
-    fit: bool = True
-    area: str = "decode"
-    note: str = ""
-
-    def predicted(self, params: EngineParams | None = None) -> float:
-        """The model's value in ``quantity``'s unit."""
-        return self.display(self.time_s(params or engine_params("vllm")))
 
 
 def _tpot(label: str, setting: str, src: str, m: str, gpu: str, tp: int, batch: float, ctx: float, tpot_ms: float,
@@ -319,3 +273,4 @@ def _nnls(A: Any, y: Any, iters: int = 200) -> Any:
             x = x + alpha * (z - x)
             passive &= x > 1e-12
     return x
+
