@@ -10,7 +10,7 @@
     train_precision = "bf16"    # bf16 | fp16 | fp32 | fp8 | fp8:BLOCK
     infer_precision = "fp8:128"
 
-    [train]                     # tp, pp, dp, ep, fsdp
+    [train]                     # tp, pp, dp, ep, cp, fsdp
     [infer]                     # instances, tp, ep
     [hardware]                  # preset = "h100" and/or gpus_per_node, nvlink_bytes_per_s, ...
     [software]                  # preset = "ideal" | a calibrated stack, and/or efficiency, ...
