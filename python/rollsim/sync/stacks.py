@@ -388,6 +388,8 @@ def estimate_stack(cluster: Cluster, st: Stack | str) -> StackEstimate:
     if st.transport == "filesystem":
         base["transfer_s"] = 0.0
         base["latency_s"] = 0.0
+    if st.quantize_on == "receiver":  # a term of its own (postprocess_s)
+        base["quantization_s"] = 0.0
     ex = _extras(c, st, base, e.n_buckets, float(c.infer.instances), st.efficiency, c.hardware.nic_bytes_per_s,
                  st.per_instance_bucket_s, lambda: received_bytes_per_rank(c))
     bd = {**base, **{k: float(v) for k, v in ex.items()}}
@@ -442,6 +444,8 @@ def estimate_stack_many(cluster: Cluster, st: Stack | str, **arrays: Any) -> pl.
     if st.transport == "filesystem":
         base["transfer_s"] = np.zeros_like(base["transfer_s"])
         base["latency_s"] = np.zeros_like(base["latency_s"])
+    if st.quantize_on == "receiver":
+        base["quantization_s"] = np.zeros_like(base["quantization_s"])
     bucket = flat.get("bucket_bytes", st.bucket_bytes)
     nb = np.maximum(1.0, np.ceil(one.model_bytes / np.asarray(bucket)))
     inst = flat.get("instances", float(c.infer.instances))
