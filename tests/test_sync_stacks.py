@@ -176,3 +176,39 @@ def test_cli_validate_prints_the_leave_one_out_table():
     assert "predictions within 25 %: 7 of 8" in text
     assert "1 -> 16 instances, Kimi-K2: measured +11.7 %, predicted +11.2 %" in text
     assert text.count("calibration") == sum(len(v[1]) for v in CALIBRATION.values())
+
+
+def test_sync_hardware_and_models_come_from_the_shared_registry():
+    from rollsim.hardware import specs
+    from rollsim.sync import Hardware, cluster_from_dict
+    from rollsim.sync.presets import from_spec, hardware, model
+
+    # the presets are the registry's accelerators with the sync's deployment differences
+    assert HARDWARE["h100"] == Hardware()
+    assert HARDWARE["h800"].nvlink_bytes_per_s == specs.accelerator("H800").scale_up_bytes_per_s == 200e9
+    assert HARDWARE["h20"].nic_bytes_per_s == 25e9 and specs.accelerator("H20").nic_bytes_per_s == 50e9
+    assert HARDWARE["gb200"].gpus_per_node == 72
+    mi = hardware("MI300X")
+    assert (mi.nvlink_bytes_per_s, mi.nic_bytes_per_s, mi.pcie_bytes_per_s) == (448e9, 50e9, 64e9)
+    c = cluster_from_dict({"model": {"preset": "Llama-3.1-70B"}, "hardware": {"preset": "b200"}, "topology": "parallel"})
+    assert c.hardware.nvlink_bytes_per_s == 900e9
+    assert c.model.n_params == specs.model("Llama-3.1-70B").total_params
+    for name in ("Qwen3-8B", "Qwen3-235B-A22B", "Kimi-K2"):
+        assert from_spec(name).n_params == pytest.approx(specs.model(name).total_params, rel=1e-3)
+    assert model("qwen3-4b") is MODELS["qwen3-4b"]   # the sync's own presets first
+    with pytest.raises(ScenarioError, match="^hardware: must be one of h100, "):
+        hardware("TPU-v5")
+
+
+def test_ten_thousand_estimates_in_under_a_second():
+    import time
+
+    row = next(r for r in ROWS if r.setting.startswith("DeepSeek-V3.1 FP8, 256xH20"))
+    n = 10_000
+    rng = np.random.default_rng(0)
+    args = dict(instances=rng.integers(1, 65, n).astype(float), bucket_bytes=rng.uniform(0.25, 8, n) * GiB)
+    estimate_stack_many(row.cluster, "checkpoint-engine", instances=[1.0], bucket_bytes=[GiB])
+    t = time.perf_counter()
+    f = estimate_stack_many(row.cluster, "checkpoint-engine", **args)
+    assert time.perf_counter() - t < 1.0
+    assert f.height == n and f["total_s"].min() > 0

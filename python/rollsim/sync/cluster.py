@@ -354,6 +354,39 @@ class Hardware:
             _real(self, name)
         _flag(self, "", "colocated")
 
+    @classmethod
+    def from_accelerator(cls, name: Any, **overrides: Any) -> Hardware:
+        """The links of an accelerator of the shared registry (:mod:`rollsim.hardware.specs`).
+
+        Parameters
+        ----------
+        name : str or rollsim.hardware.specs.Accelerator
+            An accelerator name or alias (``"H100"``, ``"h20"``, ``"MI300X"``, ...).
+        **overrides
+            Fields of :class:`Hardware` that differ in the deployment (e.g. ``nic_bytes_per_s``
+            for nodes with fewer NICs than the typical node, ``gpus_per_node`` for an NVLink domain
+            larger than a node).
+
+        Returns
+        -------
+        Hardware
+            ``nvlink_bytes_per_s`` = the scale-up link, ``nic_bytes_per_s`` = the scale-out NIC,
+            ``pcie_bytes_per_s`` = the host link, ``gpus_per_node`` = the accelerator's node size,
+            all per device and per direction; then ``overrides``.
+
+        Raises
+        ------
+        rollsim.ScenarioError
+            An unknown accelerator (the message lists the known ones), or an override out of range.
+        """
+        from rollsim.hardware import specs
+
+        a = specs.accelerator(name)
+        kw: dict[str, Any] = dict(gpus_per_node=a.gpus_per_node, nvlink_bytes_per_s=a.scale_up_bytes_per_s,
+                                  nic_bytes_per_s=a.nic_bytes_per_s, pcie_bytes_per_s=a.host_link_bytes_per_s)
+        kw.update(overrides)
+        return cls(**kw)
+
 
 @dataclass(frozen=True)
 class SoftwareStack:

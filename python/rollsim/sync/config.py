@@ -29,6 +29,7 @@ from rollsim import _check
 from .cluster import (INT_BOUNDS, MAX_PARAMS, Cluster, Hardware, InferLayout, ModelSpec, Precision, SoftwareStack,
                       TrainLayout)
 from .presets import HARDWARE, MODELS, SOFTWARE
+from .presets import model as preset_model
 
 __all__ = ["load_cluster", "cluster_from_dict"]
 
@@ -68,6 +69,16 @@ def _preset(table: dict, presets: dict, section: str):
     allp = dict(presets)
     if section == "software":
         allp.update(calibration.STACKS)
+    if section == "hardware" and isinstance(name, str) and name.lower() not in allp:
+        from rollsim.hardware import specs
+
+        from .cluster import Hardware
+
+        # any accelerator of the shared registry, as its typical node
+        known = {a.lower(): a for a in specs.ACCELERATORS}
+        if name.lower() in known:
+            return Hardware.from_accelerator(known[name.lower()])
+        allp.update(known)
     if not isinstance(name, str) or name.lower() not in allp:
         raise ValueError(f"{section}.preset: unknown preset {name!r}; known: {', '.join(sorted(allp))}")
     return allp[name.lower()]
@@ -98,9 +109,12 @@ def cluster_from_dict(d: dict) -> Cluster:
         if "params" in m or "tensors" in m:
             raise ValueError("model.params: give either a preset or params/tensors, not both")
         name = m["preset"]
-        if not isinstance(name, str) or name.lower() not in MODELS:
+        if not isinstance(name, str):
             raise ValueError(f"model.preset: unknown preset {name!r}; known: {', '.join(sorted(MODELS))}")
-        model: ModelSpec = MODELS[name.lower()]
+        try:  # a sync preset, else a model of the shared registry (rollsim.hardware.specs)
+            model: ModelSpec = preset_model(name)
+        except ValueError as e:
+            raise ValueError(f"model.preset: {str(e).removeprefix('model: ')}") from None
     elif "params" in m:
         p, t, layers = m["params"], m.get("tensors", 1000), m.get("layers", 1)
         p = _check.bounded("model.params", p, 1.0, MAX_PARAMS, "parameters")
