@@ -212,3 +212,17 @@ def test_ten_thousand_estimates_in_under_a_second():
     f = estimate_stack_many(row.cluster, "checkpoint-engine", **args)
     assert time.perf_counter() - t < 1.0
     assert f.height == n and f["total_s"].min() > 0
+
+
+def test_readme_and_docs_tables_are_the_validation_table():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    t = validation_table()
+    for doc in (root / "README.md", root / "docs" / "sync_stacks.md"):
+        text = doc.read_text()
+        for r in t.iter_rows(named=True):
+            line = next(x for x in text.splitlines() if x.startswith(f"| {r['stack']} | {r['setting']} |"))
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            assert cells[2] == r["role"] and cells[4] == f"{r['predicted_s']:.2f} s", (doc.name, line)
+            assert cells[5] == f"{r['error'] * 100:+.1f} %", (doc.name, line)
