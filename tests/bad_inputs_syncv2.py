@@ -5,7 +5,8 @@ context-parallel size of ``rollsim.sync.TrainLayout``."""
 from __future__ import annotations
 
 TRANSPORTS = "nccl-broadcast, nccl-p2p, nccl-ring-relay, rdma-write, cuda-ipc, filesystem"
-STACKS = "checkpoint-engine, nemo-rl-reshard, rdma-write, verl-ring, sglang-per-tensor, cuda-ipc, filesystem"
+STACKS = ("checkpoint-engine, nemo-rl-reshard, rdma-write, verl-ring, sglang-per-tensor, cuda-ipc, filesystem, "
+          "nccl-broadcast-rank0, nccl-broadcast-all-ranks")
 CL = ("sync.Cluster(model=sync.MODELS['qwen3-4b'], train=sync.TrainLayout(tp=8), infer=sync.InferLayout(tp=8), "
       "topology='broadcast')")
 
@@ -32,4 +33,17 @@ ROWS: list[tuple[str, str, str, str]] = [
      "fit: must name parameters among efficiency, per_update_s, per_tensor_s, per_bucket_s, per_instance_bucket_s, "
      "got 'bucket_bytes'"),
     ("sync stacks", "sync.TrainLayout(cp=0)", "ScenarioError", "train.cp: must be in [1, 65536], got 0"),
+]
+ROWS += [
+    ("sync stacks", "sync.config.stack_from_dict({'stack': 'nccl'})", "ValueError", f"stack: unknown stack 'nccl'; known: {STACKS}"),
+    ("sync stacks", "sync.config.stack_from_dict({'stack': {'efficiency': 0.5}})", "ValueError",
+     "stack.transport: give preset = NAME or transport = ..."),
+    ("sync stacks", "sync.config.stack_from_dict({'stack': {'preset': 'rdma-write', 'senders': 3}})", "ScenarioError",
+     "senders: must be one of one, stage_heads, all, got 3"),
+    ("sync stacks", "sync.config.stack_from_dict({'stack': {'preset': 'rdma-write', 'colour': 'red'}})", "ValueError",
+     "re:stack\\.colour: unknown key; allowed: preset, name, transport, efficiency, .*"),
+    ("sync stacks", "sync.config.stack_from_dict({'stack': {'preset': 'rdma-write', 'efficiency': 'fast'}})", "ValueError",
+     "stack.efficiency: must be a number, got 'fast'"),
+    ("sync stacks", "sync.presets.hardware('TPU-v5')", "ScenarioError",
+     "re:hardware: must be one of h100, h200, h800, h20, chapter, gb200 or an accelerator \\(H100, .*\\), got 'TPU-v5'"),
 ]

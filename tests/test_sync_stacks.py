@@ -226,3 +226,24 @@ def test_readme_and_docs_tables_are_the_validation_table():
             cells = [c.strip() for c in line.strip("|").split("|")]
             assert cells[2] == r["role"] and cells[4] == f"{r['predicted_s']:.2f} s", (doc.name, line)
             assert cells[5] == f"{r['error'] * 100:+.1f} %", (doc.name, line)
+
+
+def test_cluster_file_with_a_stack_prints_its_estimate_and_the_ranking(tmp_path):
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parent.parent / "python" / "rollsim" / "sync" / "examples" / "cluster.toml"
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main([str(example)]) == 0
+    text = out.getvalue()
+    assert "stack nemo-rl-reshard (nccl-p2p): " in text
+    assert "calibrated stacks on this cluster, fastest first" in text
+    rank0 = next(line for line in text.splitlines() if line.strip().startswith("nccl-broadcast-rank0"))
+    assert "slower: egress_s +" in rank0
+    custom = tmp_path / "c.toml"
+    custom.write_text('[model]\npreset = "qwen3-8b"\n[hardware]\npreset = "H200"\n'
+                      '[stack]\ntransport = "nccl-broadcast"\nsenders = "one"\nefficiency = 0.5\n')
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main([str(custom)]) == 0
+    assert "stack custom (nccl-broadcast): " in out.getvalue() and "egress_s" in out.getvalue()

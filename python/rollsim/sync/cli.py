@@ -71,6 +71,7 @@ def _cluster(path: str) -> None:
     for k, v in e.breakdown.items():
         share = v / e.total_s * 100 if e.total_s else 0.0
         print(f"  {k:<16}{v:>10.4f} s {share:>6.1f} %")
+    _stack(doc, c)
     ranked = rank_topologies(c)
     best = ranked.row(0, named=True)
     print("all topologies with this cluster, fastest first (slower: by how much, and the term that makes it slower):")
@@ -90,6 +91,21 @@ def _cluster(path: str) -> None:
     print(line)
 
 
+def _stack(doc: dict, c) -> None:
+    from .config import stack_from_dict
+    from .stacks import estimate_stack
+
+    st = stack_from_dict(doc)
+    if st is None:
+        return
+    e = estimate_stack(c, st)
+    print(f"stack {st.name} ({st.transport}): {e.total_s:.3f} s per update; dominant: {e.dominant_term}; "
+          f"{e.received_bytes_per_rank / 2**30:.2f} GiB into the busiest inference GPU")
+    for k, v in e.breakdown.items():
+        if v:
+            print(f"  {k:<16}{v:>10.4f} s {v / e.total_s * 100:>6.1f} %")
+
+
 def _designs(c) -> None:
     from .stacks import rank_designs
 
@@ -99,7 +115,7 @@ def _designs(c) -> None:
         why = "fastest" if r["rank"] == 1 else (
             "as fast (a tie)" if r["slower_because"] is None
             else f"{r['slower_by_s']:.3f} s slower: {r['slower_because']} +{r['slower_because_s']:.3f} s")
-        print(f"  {r['stack']:<18}{r['transport']:<16}{r['total_s']:>10.3f} s  ({r['dominant_term']})  {why}")
+        print(f"  {r['stack']:<26}{r['transport']:<16}{r['total_s']:>10.3f} s  ({r['dominant_term']})  {why}")
 
 
 def _validate() -> None:

@@ -31,7 +31,7 @@ from .cluster import (INT_BOUNDS, MAX_PARAMS, Cluster, Hardware, InferLayout, Mo
 from .presets import HARDWARE, MODELS, SOFTWARE
 from .presets import model as preset_model
 
-__all__ = ["load_cluster", "cluster_from_dict"]
+__all__ = ["load_cluster", "cluster_from_dict", "stack_from_dict"]
 
 
 def _fields(cls) -> dict:
@@ -92,7 +92,7 @@ def cluster_from_dict(d: dict) -> Cluster:
     ValueError
         Unknown keys or presets, wrong types (the message names ``section.key``).
     """
-    allowed = {"topology", "fanout", "model", "train", "infer", "hardware", "software"}
+    allowed = {"topology", "fanout", "model", "train", "infer", "hardware", "software", "stack"}
     if not isinstance(d, dict):
         raise ValueError(f"cluster: must be a table (dict) with a [model] table, got {type(d).__name__}")
     for k in d:
@@ -148,6 +148,42 @@ def cluster_from_dict(d: dict) -> Cluster:
     if topo not in TOPOLOGIES:
         raise ValueError(f"topology: must be one of {', '.join(TOPOLOGIES)}, got {topo!r}")
     return Cluster(model=model, train=train, infer=infer, hardware=hw, software=sw, topology=topo, fanout=fanout)
+
+
+def stack_from_dict(d: dict):
+    """The ``stack`` of a cluster document, or None: a name of :data:`rollsim.sync.stacks.STACKS`
+    (``stack = "nemo-rl-reshard"``) or a ``[stack]`` table with ``preset = NAME`` and/or fields of
+    :class:`rollsim.sync.stacks.Stack` (``transport`` is required without a preset).
+
+    Raises
+    ------
+    ValueError
+        An unknown stack or key, a wrong type or a value out of range (named ``stack.<key>``).
+    """
+    from .stacks import STACKS, Stack
+
+    t = d.get("stack") if isinstance(d, dict) else None
+    if t is None:
+        return None
+    names = ", ".join(STACKS)
+    if isinstance(t, str):
+        if t.lower() not in STACKS:
+            raise ValueError(f"stack: unknown stack {t!r}; known: {names}")
+        return STACKS[t.lower()]
+    if not isinstance(t, dict):
+        raise ValueError(f"stack: must be a stack name or a [stack] table, got {type(t).__name__}")
+    base = None
+    if "preset" in t:
+        p = t["preset"]
+        if not isinstance(p, str) or p.lower() not in STACKS:
+            raise ValueError(f"stack.preset: unknown stack {p!r}; known: {names}")
+        base = STACKS[p.lower()]
+    elif "transport" not in t:
+        raise ValueError("stack.transport: give preset = NAME or transport = ...")
+    t = {k: (tuple(v) if k == "plan_groups" and isinstance(v, list) else v) for k, v in t.items()}
+    if "name" not in t and base is None:
+        t["name"] = "custom"
+    return _build(Stack, "stack", t, base=base, skip=("source", "calibrated_on"))
 
 
 def load_cluster(path: str | Path) -> Cluster:

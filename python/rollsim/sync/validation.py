@@ -223,9 +223,21 @@ FITTED: dict[str, dict[str, float]] = {
 }
 
 
+#: Design variants built from fitted stacks (not calibrated on rows of their own): an off-node NCCL
+#: broadcast from one root GPU (verl's classic update), and the same with every training rank
+#: broadcasting its own shard (volcengine/verl PR 7263); both with checkpoint-engine's NCCL
+#: efficiency and per-instance receive overhead.
+VARIANTS: dict[str, tuple[str, dict]] = {
+    "nccl-broadcast-rank0": ("checkpoint-engine", dict(senders="one", source="volcengine/verl NCCL weight update from rank 0")),
+    "nccl-broadcast-all-ranks": ("checkpoint-engine", dict(senders="all", source="volcengine/verl PR 7263 (all ranks send)")),
+}
+
+
 def _register() -> None:
     for k, base in BASE_STACKS.items():
         STACKS[k] = base.replace(**FITTED.get(k, {}), calibrated_on=CALIBRATION.get(k, ((), ()))[1])
+    for k, (parent, kw) in VARIANTS.items():
+        STACKS[k] = STACKS[parent].replace(name=k, calibrated_on=(), **kw)
 
 
 _register()
