@@ -32,6 +32,8 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("sync stacks", f"sync.calibrate({CL}, 5.0, fit_params=('bucket_bytes',))", "ScenarioError",
      "fit: must name parameters among efficiency, per_update_s, per_tensor_s, per_bucket_s, per_instance_bucket_s, "
      "got 'bucket_bytes'"),
+    ("sync stacks", f"sync.calibrate({CL}, -2.0)", "ScenarioError", "measured_s: must be in (0, 1e6] seconds, got -2.0"),
+    ("sync stacks", f"sync.calibrate({CL}, '5')", "ScenarioError", "measured_s: must be a number of seconds, got str '5'"),
     ("sync stacks", "sync.TrainLayout(cp=0)", "ScenarioError", "train.cp: must be in [1, 65536], got 0"),
 ]
 ROWS += [

@@ -116,7 +116,7 @@ def test_calibrate_fits_efficiency_and_predicts_other_sizes():
     assert f["total_s"].is_sorted() and f["total_s"][1] == pytest.approx(12.0, rel=1e-9)
     b = cal.predict(bucket_bytes=[0.5 * GiB, 4 * GiB])
     assert b["instances_s"][0] > b["instances_s"][1]   # more buckets: more per-instance receive cost
-    m = cal.predict(model=[MODELS["qwen3-4b"], MODELS["qwen3-235b-a22b"]])
+    m = cal.predict(model=[MODELS["qwen3-4b"], "Qwen3-235B-A22B"])
     assert m["total_s"][0] < m["total_s"][1]
     per_update = calibrate(c, 12.0, "checkpoint-engine", fit_params=("per_update_s",))
     assert per_update.estimate().total_s == pytest.approx(12.0, rel=1e-9)

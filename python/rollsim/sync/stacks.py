@@ -554,8 +554,9 @@ class Calibration:
             Inference instances, each in [1, 65536].
         bucket_bytes : float or sequence of float, optional
             Bucket sizes, bytes in [1e3, 1e15].
-        model : ModelSpec or sequence of ModelSpec, optional
-            Other models (same layouts and hardware).
+        model : ModelSpec or str, or a sequence of them, optional
+            Other models (a name: a sync preset or a model of :mod:`rollsim.hardware.specs`; same
+            layouts and hardware).
 
         Returns
         -------
@@ -568,8 +569,11 @@ class Calibration:
                 return [default]
             return list(v) if isinstance(v, (list, tuple, np.ndarray)) else [v]
 
+        from .presets import model as preset
+
         rows = []
         for m in seq(model, self.cluster.model):
+            m = preset(m) if isinstance(m, str) else m
             for n in seq(instances, self.cluster.infer.instances):
                 for b in seq(bucket_bytes, self.stack.bucket_bytes):
                     c = self.cluster.replace(model=m, infer=dataclasses.replace(self.cluster.infer, instances=n))
@@ -606,9 +610,10 @@ def calibrate(cluster: Cluster, measured_s: float, st: Stack | str | None = None
         ``measured_s`` out of range or shorter than the stack's fixed terms, or more parameters than
         measurements.
     """
-    meas = _check.bounded("measured_s", measured_s, 0.0, 1e6, "seconds")
-    if meas <= 0:
+    if isinstance(measured_s, (int, float, np.floating, np.integer)) and not isinstance(measured_s, bool) \
+            and not 0 < measured_s <= 1e6:
         raise invalid("measured_s", f"must be in (0, 1e6] seconds, got {_check.show(measured_s)}")
+    meas = _check.bounded("measured_s", measured_s, 0.0, 1e6, "seconds")   # a wrong type: named
     if isinstance(fit_params, str):
         fit_params = (fit_params,)
     fit_params = tuple(fit_params)
