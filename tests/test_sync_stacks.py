@@ -247,3 +247,12 @@ def test_cluster_file_with_a_stack_prints_its_estimate_and_the_ranking(tmp_path)
     with redirect_stdout(out):
         assert main([str(custom)]) == 0
     assert "stack custom (nccl-broadcast): " in out.getvalue() and "egress_s" in out.getvalue()
+
+
+def test_a_bad_stack_in_a_cluster_file_is_refused_before_any_output(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[model]\npreset = "qwen3-8b"\n[stack]\npreset = "rdma-write"\nefficiency = 2.0\n')
+    assert main([str(bad)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == "rollsim: error: efficiency: must be in [1e-6, 1], got 2.0\n"

@@ -54,12 +54,13 @@ def _chapter() -> None:
 def _cluster(path: str) -> None:
     from rollsim import scenario_toml
 
-    from .config import cluster_from_dict
+    from .config import cluster_from_dict, stack_from_dict
     from .estimator import estimate, rank_topologies
 
     doc = scenario_toml.read_toml(path, "cluster file")  # a directory, FIFO or non-UTF-8 file: a clear error
     scenario_toml.check_integers("", doc)  # a 400-digit integer: named, not an OverflowError
     c = cluster_from_dict(doc)
+    st = stack_from_dict(doc)  # a bad [stack] is refused before anything is printed
     e = estimate(c)
     m = c.model
     print(f"{m.name}: {m.n_params / 1e9:.1f}B params, {m.n_tensors} tensors, {e.model_bytes / 1e9:.1f} GB per copy "
@@ -71,7 +72,7 @@ def _cluster(path: str) -> None:
     for k, v in e.breakdown.items():
         share = v / e.total_s * 100 if e.total_s else 0.0
         print(f"  {k:<16}{v:>10.4f} s {share:>6.1f} %")
-    _stack(doc, c)
+    _stack(st, c)
     ranked = rank_topologies(c)
     best = ranked.row(0, named=True)
     print("all topologies with this cluster, fastest first (slower: by how much, and the term that makes it slower):")
@@ -91,11 +92,9 @@ def _cluster(path: str) -> None:
     print(line)
 
 
-def _stack(doc: dict, c) -> None:
-    from .config import stack_from_dict
+def _stack(st, c) -> None:
     from .stacks import estimate_stack
 
-    st = stack_from_dict(doc)
     if st is None:
         return
     e = estimate_stack(c, st)
