@@ -39,6 +39,16 @@ _BOUNDS: dict[str, tuple[float, float, str]] = {
 }
 
 
+#: Fields of :class:`Scenario` that exist only in Python (none today: every field crosses to the
+#: engine; a Python-only one would be listed here, and tests/test_schema.py checks the list).
+PYTHON_ONLY: tuple[str, ...] = ()
+
+
+def _default(name: str) -> Any:
+    """The schema's default of a field (the dataclass's defaults are these)."""
+    return SCHEMA_FIELDS[name]["default"]
+
+
 def _int_range(name: str) -> tuple[int, int]:
     """The schema's range of an integer field."""
     f = SCHEMA_FIELDS[name]
@@ -244,28 +254,28 @@ class Scenario:
         tokens/s, got 1e-320``.
     """
 
-    rollout_slots: int = 256
-    decode_tokens_per_s: float = 30.0
-    batch_size: int = 512
-    train_step_s: float = 60.0
-    horizon_s: float = 7200.0
+    rollout_slots: int = _default("rollout_slots")
+    decode_tokens_per_s: float = _default("decode_tokens_per_s")
+    batch_size: int = _default("batch_size")
+    train_step_s: float = _default("train_step_s")
+    horizon_s: float = _default("horizon_s")
     lengths: LogNormal | Empirical = field(default_factory=LogNormal)
     pipeline: Synchronous | OneStepAsync | OffPolicy | FullyAsync = field(default_factory=FullyAsync)
-    seed: int = 0
-    rng: Literal["fast", "python"] = "fast"
-    weight_sync_s: float = 0.0
-    train_s_per_token: float = 0.0
-    group_size: int = 1
-    prompt_tokens: float = 0.0
-    prefill_tokens_per_s: float = math.inf
-    prefix_sharing: bool = True
-    clear_cache_on_update: bool = True
-    slots_per_instance: int = 0
-    decode_slowdown_per_seq: float = 0.0
-    rollout_pause_s: float = 0.0
-    logprob_s_per_token: float = 0.0
-    decode_throughput_table: tuple[tuple[int, float], ...] | None = None
-    kv_cache_tokens: float | None = None
+    seed: int = _default("seed")
+    rng: Literal["fast", "python"] = _default("rng")
+    weight_sync_s: float = _default("weight_sync_s")
+    train_s_per_token: float = _default("train_s_per_token")
+    group_size: int = _default("group_size")
+    prompt_tokens: float = _default("prompt_tokens")
+    prefill_tokens_per_s: float = _default("prefill_tokens_per_s")
+    prefix_sharing: bool = _default("prefix_sharing")
+    clear_cache_on_update: bool = _default("clear_cache_on_update")
+    slots_per_instance: int = _default("slots_per_instance")
+    decode_slowdown_per_seq: float = _default("decode_slowdown_per_seq")
+    rollout_pause_s: float = _default("rollout_pause_s")
+    logprob_s_per_token: float = _default("logprob_s_per_token")
+    decode_throughput_table: tuple[tuple[int, float], ...] | None = _default("decode_throughput_table")
+    kv_cache_tokens: float | None = _default("kv_cache_tokens")
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
