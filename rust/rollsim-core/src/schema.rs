@@ -330,7 +330,7 @@ pub const SUMMARY: &[Column] = &[
     col("steps", U64, "", "Training steps completed by the end of the run"),
     col("steps_started", U64, "", "Training steps started (the last may still be running)"),
     col("end_s", F64, "seconds", "Simulated time covered (the time of the last event processed)"),
-    col("rollout_utilization", F64, "", "slot_busy_s / (slot_busy_s + slot_idle_s)"),
+    col("rollout_utilization", F64, "", "Share of slot time with a request: slot_busy_s / (rollout_slots * end_s)"),
     col(
         "slot_busy_s",
         F64,

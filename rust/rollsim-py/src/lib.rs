@@ -196,9 +196,15 @@ enum Arg<T> {
 /// The Rust types of the wire fields; bools are ints in Python, refused where a number is due.
 trait WireType {
     const TAKES_BOOL: bool = false;
+    /// An int that does not convert is too large (not of the wrong type).
+    const NUMBER: bool = false;
 }
-impl WireType for i128 {}
-impl WireType for f64 {}
+impl WireType for i128 {
+    const NUMBER: bool = true;
+}
+impl WireType for f64 {
+    const NUMBER: bool = true;
+}
 impl WireType for String {}
 impl WireType for Vec<Vec<f64>> {}
 impl WireType for bool {
@@ -240,7 +246,7 @@ where
         }
         Ok(match obj.extract::<T>() {
             Ok(v) => Arg::Given(v),
-            Err(_) if owned.is_instance_of::<PyInt>() && !T::TAKES_BOOL => Arg::Huge(shown(&owned)),
+            Err(_) if owned.is_instance_of::<PyInt>() && T::NUMBER => Arg::Huge(shown(&owned)),
             Err(_) => Arg::Bad(given(&owned)),
         })
     }
@@ -318,7 +324,12 @@ fn int_field(name: &'static str, a: Arg<i128>) -> PyResult<u64> {
             _ => unreachable!("{name} has an integer default"),
         },
         Arg::Given(v) if (lo as i128..=hi as i128).contains(&v) => Ok(v as u64),
-        Arg::Given(v) => Err(field_err(name, format!("must be in [{lo}, {shown_hi}], got {v}"))),
+        Arg::Given(v) => {
+            // as the Python API prints it (`2**64`, not 18446744073709551616)
+            let got =
+                Python::attach(|py| v.into_pyobject(py).map(|o| shown(o.as_any()))).unwrap_or_else(|_| v.to_string());
+            Err(field_err(name, format!("must be in [{lo}, {shown_hi}], got {got}")))
+        }
         Arg::Huge(v) => Err(field_err(name, format!("must be in [{lo}, {shown_hi}], got {v}"))),
         Arg::Bad(g) => Err(field_err(name, format!("must be an integer in [{lo}, {shown_hi}], got {g}"))),
     }
