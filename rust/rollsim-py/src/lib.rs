@@ -17,7 +17,7 @@ mod sync;
 use rollsim_core::record::Col;
 use rollsim_core::scenario::{
     BatchOrder, Decode, LagRelease, OnStale, OnUpdate, PartialRollout, Prefill, Streaming, KV_CACHE_TOKENS,
-    LOGPROB_S_PER_TOKEN, WEIGHT_SYNC_S,
+    LOGPROB_S_PER_TOKEN, MAX_K, WEIGHT_SYNC_S,
 };
 use rollsim_core::schema;
 use rollsim_core::{Error, Lengths, Pipeline, RngKind, RunOptions, RunResult, Scenario, Summary};
@@ -111,54 +111,131 @@ fn lengths_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Lengths> {
     })
 }
 
+/// A pipeline dict (`rollsim.pipelines.*.to_dict()`), extracted in one typed pass; `kind` picks
+/// the fields that apply. Errors name the field without the `pipeline.` prefix (added by the caller).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct WirePipeline<'py> {
+    kind: Arg<String>,
+    #[pyo3(default)]
+    k: Arg<i128>,
+    #[pyo3(default)]
+    over_sampling: Arg<f64>,
+    #[pyo3(default)]
+    keep_partial: Arg<bool>,
+    #[pyo3(default)]
+    max_staleness: Arg<i128>,
+    #[pyo3(default)]
+    on_stale: Arg<String>,
+    #[pyo3(default)]
+    admission_eta: Arg<i128>,
+    #[pyo3(default)]
+    max_lag_samples: Arg<i128>,
+    #[pyo3(default)]
+    lag_release: Arg<String>,
+    #[pyo3(default)]
+    max_ready_groups: Arg<i128>,
+    #[pyo3(default)]
+    batch_order: Option<Bound<'py, PyAny>>,
+    #[pyo3(default)]
+    on_update: Arg<String>,
+}
+
+/// An optional integer of a part in `[0, hi]` (absent or None: `None`).
+fn opt_int(name: &str, a: Arg<i128>, hi: u64) -> PyResult<Option<u64>> {
+    match a {
+        Arg::Missing => Ok(None),
+        Arg::Given(v) if (0..=hi as i128).contains(&v) => Ok(Some(v as u64)),
+        Arg::Given(v) => Err(field_err(name, format!("must be in [0, {hi}], got {v}"))),
+        Arg::Huge(v) => Err(field_err(name, format!("must be in [0, {hi}], got {v}"))),
+        Arg::Bad(g) => Err(field_err(name, format!("must be an integer in [0, {hi}], got {g}"))),
+    }
+}
+
+fn opt_u32(name: &str, a: Arg<i128>) -> PyResult<Option<u32>> {
+    opt_int(name, a, u32::MAX as u64).map(|v| v.map(|x| x as u32))
+}
+
+/// A string option of a part: its default when absent, else one of `choices`.
+fn choice<'c>(name: &str, a: Arg<String>, default: &'c str, choices: &[&'c str], bad: &str) -> PyResult<&'c str> {
+    match a {
+        Arg::Missing => Ok(default),
+        Arg::Given(s) => match choices.iter().find(|c| **c == s) {
+            Some(c) => Ok(c),
+            None => Err(field_err(name, format!("{bad}, got {s:?}"))),
+        },
+        Arg::Huge(g) | Arg::Bad(g) => Err(field_err(name, format!("{bad}, got {g}"))),
+    }
+}
+
 fn pipeline_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Pipeline> {
-    Ok(match item::<String>(d, "kind")?.as_str() {
+    if !d.contains("kind")? {
+        return Err(ScenarioError::new_err("kind: missing"));
+    }
+    let w: WirePipeline<'_> = d.extract()?;
+    let kind = match w.kind {
+        Arg::Missing => return Err(ScenarioError::new_err("kind: missing")),
+        Arg::Given(k) => k,
+        Arg::Huge(g) | Arg::Bad(g) => return Err(field_err("kind", format!("must be a string, got {g}"))),
+    };
+    Ok(match kind.as_str() {
         "off_policy" => Pipeline::OffPolicy {
-            k: item(d, "k")?,
+            k: match w.k {
+                Arg::Missing => return Err(ScenarioError::new_err("k: missing")),
+                k => opt_int("k", k, MAX_K as u64)?.unwrap_or(0) as u32,
+            },
             partial: PartialRollout {
-                over_sampling: opt_item(d, "over_sampling", None)?,
-                keep_partial: opt_item(d, "keep_partial", false)?,
+                over_sampling: match w.over_sampling {
+                    Arg::Missing => None,
+                    Arg::Given(v) => Some(v),
+                    Arg::Huge(g) => return Err(field_err("over_sampling", format!("must be in [0, 1e6], got {g}"))),
+                    Arg::Bad(g) => return Err(field_err("over_sampling", format!("must be a number, got {g}"))),
+                },
+                keep_partial: match w.keep_partial {
+                    Arg::Missing => false,
+                    Arg::Given(v) => v,
+                    Arg::Huge(g) | Arg::Bad(g) => {
+                        return Err(field_err("keep_partial", format!("must be True or False, got {g}")))
+                    }
+                },
             },
         },
         "fully_async" => {
-            let on_stale = match opt_item::<String>(d, "on_stale", "drop".into())?.as_str() {
-                "drop" => OnStale::Drop,
-                "requeue" => OnStale::Requeue,
-                other => {
-                    return Err(ScenarioError::new_err(format!(
-                        "pipeline.on_stale: must be 'drop' or 'requeue', got {other:?}"
-                    )))
+            let on_stale =
+                match choice("on_stale", w.on_stale, "drop", &["drop", "requeue"], "must be 'drop' or 'requeue'")? {
+                    "requeue" => OnStale::Requeue,
+                    _ => OnStale::Drop,
+                };
+            let modes = ["continue", "abort_drop", "abort_resubmit", "wait", "keep_recompute", "keep_stale"];
+            let on_update = match w.on_update {
+                Arg::Given(ref s) if !modes.contains(&s.as_str()) => {
+                    return Err(field_err("on_update", format!("unknown mode {s:?}")))
                 }
+                a => match choice("on_update", a, "continue", &modes, "unknown mode")? {
+                    "abort_drop" => OnUpdate::AbortDrop,
+                    "abort_resubmit" => OnUpdate::AbortResubmit,
+                    "wait" => OnUpdate::Wait,
+                    "keep_recompute" => OnUpdate::KeepRecompute,
+                    "keep_stale" => OnUpdate::KeepStale,
+                    _ => OnUpdate::Continue,
+                },
             };
-            let on_update = match opt_item::<String>(d, "on_update", "continue".into())?.as_str() {
-                "continue" => OnUpdate::Continue,
-                "abort_drop" => OnUpdate::AbortDrop,
-                "abort_resubmit" => OnUpdate::AbortResubmit,
-                "wait" => OnUpdate::Wait,
-                "keep_recompute" => OnUpdate::KeepRecompute,
-                "keep_stale" => OnUpdate::KeepStale,
-                other => return Err(ScenarioError::new_err(format!("pipeline.on_update: unknown mode {other:?}"))),
-            };
-            let lag_release = match opt_item::<String>(d, "lag_release", "take".into())?.as_str() {
-                "take" => LagRelease::Take,
-                "sync" => LagRelease::Sync,
-                other => {
-                    return Err(ScenarioError::new_err(format!(
-                        "pipeline.lag_release: must be 'take' or 'sync', got {other:?}"
-                    )))
-                }
-            };
-            let batch_order = match d.get_item("batch_order")? {
+            let lag_release =
+                match choice("lag_release", w.lag_release, "take", &["take", "sync"], "must be 'take' or 'sync'")? {
+                    "sync" => LagRelease::Sync,
+                    _ => LagRelease::Take,
+                };
+            let batch_order = match w.batch_order {
                 None => BatchOrder::Fifo,
                 Some(v) if v.is_none() => BatchOrder::Fifo,
                 Some(v) => match v.extract::<String>() {
                     Ok(s) if s == "fifo" => BatchOrder::Fifo,
                     Ok(s) if s == "oldest_first" => BatchOrder::OldestFirst,
-                    Ok(s) => return Err(ScenarioError::new_err(format!("pipeline.batch_order: unknown order {s:?}"))),
+                    Ok(s) => return Err(ScenarioError::new_err(format!("batch_order: unknown order {s:?}"))),
                     Err(_) => {
                         let b = v.cast::<PyDict>().map_err(|_| {
                             ScenarioError::new_err(format!(
-                                "pipeline.batch_order: must be 'fifo', 'oldest_first' or a dict {{edges, quotas}}, got {v}"
+                                "batch_order: must be 'fifo', 'oldest_first' or a dict {{edges, quotas}}, got {v}"
                             ))
                         })?;
                         BatchOrder::LengthBalanced { edges: item(b, "edges")?, quotas: item(b, "quotas")? }
@@ -166,17 +243,17 @@ fn pipeline_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Pipeline> {
                 },
             };
             Pipeline::FullyAsync(Streaming {
-                max_staleness: opt_item(d, "max_staleness", None)?,
+                max_staleness: opt_u32("max_staleness", w.max_staleness)?,
                 on_stale,
-                admission_eta: opt_item(d, "admission_eta", None)?,
-                max_lag_samples: opt_item(d, "max_lag_samples", None)?,
+                admission_eta: opt_u32("admission_eta", w.admission_eta)?,
+                max_lag_samples: opt_int("max_lag_samples", w.max_lag_samples, u64::MAX)?,
                 lag_release,
-                max_ready_groups: opt_item(d, "max_ready_groups", None)?,
+                max_ready_groups: opt_u32("max_ready_groups", w.max_ready_groups)?,
                 batch_order,
                 on_update,
             })
         }
-        other => return Err(ScenarioError::new_err(format!("pipeline.kind: unknown kind {other:?}"))),
+        other => return Err(ScenarioError::new_err(format!("kind: unknown kind {other:?}"))),
     })
 }
 
