@@ -7,7 +7,7 @@ table of ``tests/bad_inputs.py`` (see its format)."""
 from __future__ import annotations
 
 D = "dict(rollsim.Scenario(horizon_s=60.0).to_dict(), "
-I = "dict(rollsim.Scenario(horizon_s=60.0, slots_per_instance=8).to_dict(), "
+INST = "dict(rollsim.Scenario(horizon_s=60.0, slots_per_instance=8).to_dict(), "
 
 ROWS: list[tuple[str, str, str, str]] = [
     ("schema", f"rollsim._rollsim.simulate({D}rollout_slots=-1))", "ScenarioError",
@@ -29,12 +29,12 @@ ROWS: list[tuple[str, str, str, str]] = [
      "weight_sync_s: must be in [0, 1e12] seconds, got -1.0"),
     ("schema", f"rollsim._rollsim.simulate({D}logprob_s_per_token=1e4))", "ScenarioError",
      "logprob_s_per_token: must be in [0, 1e3] seconds/token, got 10000.0"),
-    ("schema", f"rollsim._rollsim.simulate({I}kv_cache_tokens=0.0))", "ScenarioError",
+    ("schema", f"rollsim._rollsim.simulate({INST}kv_cache_tokens=0.0))", "ScenarioError",
      "kv_cache_tokens: must be in [1, 1e15] tokens, or None (unlimited), got 0.0"),
     ("schema", f"rollsim._rollsim.simulate({D}prefix_sharing=1))", "ScenarioError",
      "prefix_sharing: must be True or False, got int 1"),
     ("schema", f"rollsim._rollsim.simulate({D}rng=1))", "ScenarioError", "rng: must be 'python' or 'fast', got int 1"),
-    ("schema", f"rollsim._rollsim.simulate({I}decode_throughput_table=5))", "ScenarioError",
+    ("schema", f"rollsim._rollsim.simulate({INST}decode_throughput_table=5))", "ScenarioError",
      "decode_throughput_table: must be a list of [running sequences (integer >= 1), tokens/s] pairs, got int 5"),
     ("schema", f"rollsim._rollsim.simulate({D}pipeline=5))", "ScenarioError", "pipeline: must be a dict, got int 5"),
     ("schema", "rollsim._rollsim.simulate({'pipeline': {'kind': 'fully_async'}})", "ScenarioError", "lengths: missing"),
