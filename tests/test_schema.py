@@ -223,13 +223,13 @@ def test_the_streaming_strategy_of_the_cross_check_sets_every_field():
     def departs(sc):
         return {n for n, f in FIELDS.items() if f["kind"] != "part" and getattr(sc, n) != f["default"]}
 
-    quick = settings(max_examples=500, database=None, phases=[Phase.generate])  # no shrinking
+    quick = settings(max_examples=1000, database=None, phases=[Phase.generate])  # no shrinking
     strategy = every_field_scenarios(pipeline=st_fully_async())
     everything = {n for n, f in FIELDS.items() if f["kind"] != "part"}
-    exclusive = {"decode_throughput_table", "decode_slowdown_per_seq"}  # one speed model or the other
-    for one in exclusive:
-        want = everything - exclusive | {one}
-        assert departs(find(strategy, lambda sc, want=want: departs(sc) == want, settings=quick)) == want
+    for name in sorted(everything):  # each field departs from its default in some scenario
+        assert name in departs(find(strategy, lambda sc, name=name: name in departs(sc), settings=quick))
+    # and many fields at once
+    assert len(departs(find(strategy, lambda sc: len(departs(sc)) >= len(everything) - 3, settings=quick))) >= 16
     # and the chapter's shape (only the run's size drawn) comes up too, for the fast path
     chapter_fields = {"rollout_slots", "batch_size", "horizon_s", "decode_tokens_per_s", "train_step_s", "seed", "rng"}
     find(strategy, lambda sc: departs(sc) <= chapter_fields, settings=quick)
