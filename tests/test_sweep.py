@@ -63,8 +63,8 @@ def test_rows_equal_single_simulate_calls():
         for m, v in expected.items():
             got = row[m]
             assert got == v or (isinstance(v, float) and math.isnan(v) and math.isnan(got)), (m, got, v)
-        assert row["run_key"] == run_key(sc.to_dict())
-        assert row["scenario_key"] == scenario_key(sc.to_dict())
+        assert row["run_key"] == run_key(sc)
+        assert row["scenario_key"] == scenario_key(sc)
 
 
 def test_chapter_values_in_a_sweep():
@@ -167,7 +167,7 @@ def test_golden_keys():
     assert canonical({k: v for k, v in d.items() if k != "seed"}) == text
     assert hashlib.sha256(KEY_VERSION + b"\0run\0" + text.encode() + b"\0seed=0").hexdigest()[:32] == GOLDEN_RUN_KEY
     sc = Scenario(lengths=Empirical([100.0, 2000.0, 9000.0], [1.0, 2.0, 3.0]), pipeline=FullyAsync(2), seed=7)
-    assert run_key(sc.to_dict()) == GOLDEN_EMPIRICAL_KEY
+    assert run_key(sc) == GOLDEN_EMPIRICAL_KEY
     assert sweep(sc, progress=False)["run_key"][0] == GOLDEN_EMPIRICAL_KEY
 
 
@@ -185,14 +185,14 @@ def test_keys_stable_across_processes():
 
 def test_keys_distinguish_what_changes_results():
     base = Scenario()
-    keys = {run_key(s.to_dict()) for s in [
+    keys = {run_key(s) for s in [
         base, base.replace(seed=1), base.replace(train_step_s=math.nextafter(60.0, 61.0)),
         base.replace(rng="python"), base.replace(**{"pipeline.max_staleness": 0}),
         base.replace(lengths=Empirical([1.0, 2.0])), base.replace(lengths=Empirical([1.0, 2.0], [1.0, 2.0])),
     ]}
     assert len(keys) == 7
     # weight_sync_s folds into the engine's step time: same engine input, same key
-    assert run_key(base.replace(train_step_s=50.0, weight_sync_s=10.0).to_dict()) == run_key(base.to_dict())
+    assert run_key(base.replace(train_step_s=50.0, weight_sync_s=10.0)) == run_key(base)
 
 
 @given(sc=scenarios(), seed=st.integers(0, 2**64 - 1))
@@ -200,9 +200,9 @@ def test_key_is_a_function_of_the_engine_dict(sc, seed):
     a = sc.replace(seed=seed)
     b = Scenario(**{f: getattr(a, f) for f in ("rollout_slots", "decode_tokens_per_s", "batch_size", "train_step_s",
                                                 "horizon_s", "lengths", "pipeline", "seed", "rng", "weight_sync_s")})
-    assert run_key(a.to_dict()) == run_key(b.to_dict())
-    assert run_key(a.to_dict()) == run_key(a.replace(seed=0).to_dict(), seed)
-    assert len(run_key(a.to_dict())) == 32
+    assert run_key(a) == run_key(b)
+    assert run_key(a) == run_key(a.replace(seed=0), seed)
+    assert len(run_key(a)) == 32
 
 
 # ---------------------------------------------------------------- determinism
