@@ -34,11 +34,7 @@ pub fn run_many(
     if let Some((i, it)) = items.iter().enumerate().find(|(_, it)| it.scenario >= scenarios.len()) {
         return Err(Error::field(
             "runs",
-            format!(
-                "scenario indices must be in [0, {}], got {} at item {i}",
-                scenarios.len() as i64 - 1,
-                it.scenario
-            ),
+            format!("scenario indices must be in [0, {}], got {} at item {i}", scenarios.len() as i64 - 1, it.scenario),
         ));
     }
     let opts = RunOptions { record_samples: false, max_samples, ..RunOptions::default() };
@@ -241,7 +237,14 @@ mod tests {
 
     #[test]
     fn bad_index_is_refused() {
-        let e = run_many(&[small(0)], &[RunItem { scenario: 1, seed: 0 }], 1, 10, &AtomicBool::new(false), &AtomicU64::new(0));
+        let e = run_many(
+            &[small(0)],
+            &[RunItem { scenario: 1, seed: 0 }],
+            1,
+            10,
+            &AtomicBool::new(false),
+            &AtomicU64::new(0),
+        );
         assert_eq!(e.unwrap_err().to_string(), "runs: scenario indices must be in [0, 0], got 1 at item 0");
     }
 

@@ -133,11 +133,8 @@ fn simulate_many_inner<'py>(
         scs.push(sc);
     }
     drop(shared);
-    let items: Vec<RunItem> = index
-        .iter()
-        .zip(&seeds)
-        .map(|(&x, &seed)| RunItem { scenario: slot[x as usize].unwrap_or(0), seed })
-        .collect();
+    let items: Vec<RunItem> =
+        index.iter().zip(&seeds).map(|(&x, &seed)| RunItem { scenario: slot[x as usize].unwrap_or(0), seed }).collect();
     drop((index, seeds));
 
     let total = items.len();
