@@ -680,7 +680,7 @@ def sweep(
     out : path, optional
         Directory of the parquet dataset (created if needed; not ``""``). Each chunk of finished runs
         is written atomically with a manifest holding its SHA-256; runs already in ``out`` (same
-        scenario dict and seed, by ``run_key``) in chunks that match their manifest are not run
+        scenario and seed, by ``run_key``) in chunks that match their manifest are not run
         again, so re-running an interrupted sweep completes it; a damaged chunk, or a ``part-*``
         file the store did not write, is moved to ``out/_rejected/`` (a ``StoreWarning`` names it)
         and its runs are computed again. The directory is locked while the sweep writes it: a
@@ -735,8 +735,9 @@ def sweep(
         seconds/fractions/tokens, Boolean ``generation_outruns_training``; NaN where the summary
         has NaN, e.g. no long sample); ``error`` (String, null when the run succeeded);
         ``scenario_key`` (String, 32 hex digits, equal for all seeds of a scenario) and
-        ``run_key`` (String, 32 hex digits: SHA-256 of the scenario's engine dict and seed,
-        stable across processes, machines and versions of Python).
+        ``run_key`` (String, 32 hex digits: SHA-256 of a canonical form of the scenario's fields
+        and the seed, stable across processes, machines and versions of Python; of key version 2,
+        or of the version ``out`` was created with, see :func:`rollsim.sweeps.run_key`).
 
     Raises
     ------
