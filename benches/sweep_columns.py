@@ -5,8 +5,9 @@
 Prints a markdown table of runs per second (best of ``--repeat``) for
 - ``rollsim.sweep`` in memory (one scenario x ``--runs`` seeds, and a 20-point grid x seeds),
 - the bare engine call ``_rollsim.simulate_many`` on the same runs,
-for each scenario size: ``tiny`` (16 slots, 32 samples/step, 10 simulated minutes) and ``small``
-(the chapter's scenario over 12 simulated minutes). Runs with the rollsim on ``sys.path`` (run it
+for each scenario size: ``tiny`` (16 slots, 32 samples/step, 10 simulated minutes), the same with
+1,000,000 empirical lengths (8 MB of values) and ``small`` (the chapter's scenario over 12 simulated
+minutes). Runs with the rollsim on ``sys.path`` (run it
 once with each build to compare: the script accepts both forms of ``simulate_many``, the list of
 dicts with one summary dict per run, and each distinct scenario once with (index, seed) arrays and
 columns back). The load average is printed, since the machine may be shared.
@@ -29,6 +30,9 @@ from rollsim.sweeps import sweep
 
 SCENARIOS = {
     "tiny": rollsim.Scenario(rollout_slots=16, batch_size=32, horizon_s=600.0),
+    "tiny, 1M empirical lengths": rollsim.Scenario(
+        rollout_slots=16, batch_size=32, horizon_s=600.0,
+        lengths=rollsim.Empirical(np.random.default_rng(0).lognormal(7.6, 1.0, 1_000_000).clip(1.0, 16384.0))),
     "small": rollsim.Scenario(horizon_s=720.0),
 }
 
@@ -67,6 +71,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=20_000)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated names of SCENARIOS")
     a = ap.parse_args()
     warnings.simplefilter("ignore")
     new_api = columns_api()
@@ -77,7 +82,8 @@ def main() -> None:
           f"load average {'/'.join(f'{x:.2f}' for x in os.getloadavg())}\n")
     print("| scenario | what | threads | best s | median s | runs/s (best) |")
     print("|---|---|---|---|---|---|")
-    for name, sc in SCENARIOS.items():
+    for name in a.scenarios.split(","):
+        sc = SCENARIOS[name]
         sweep(sc, seeds=range(10**6, 10**6 + 500), progress=False)  # warm-up
         grid = {"train_step_s": [float(x) for x in range(20, 60, 2)]}  # 20 scenarios
         for th in [int(x) for x in a.threads.split(",")]:

@@ -345,6 +345,8 @@ class Plan:
         per = 1 if seeds is None else len(seeds)
         self.n_runs = source.count * per
         self._per = per
+        #: Consecutive runs of one scenario (its seeds).
+        self.runs_per_scenario = per
         self.key_version = KEY_VERSION
         self._array_cache: dict[int, tuple[np.ndarray, Any]] = {}
         self._sc_cache: dict[int, tuple[dict[str, Any], KeyMaker, list[Any], int]] = {}

@@ -62,8 +62,8 @@ MAX_CHUNK = 4096
 #: Cap when streaming without collecting: keeps peak memory flat in the number of runs (the engine
 #: returned a dict per run, and 4,096-run chunks let RSS creep up to about 50k runs, 1,024 did not).
 STREAM_MAX_CHUNK = 1024
-#: Cap on the bytes of empirical length arrays that one batch hands to the engine (each run's
-#: scenario is converted, and its arrays copied, separately).
+#: Cap on the bytes of empirical length arrays that one batch hands to the engine (each distinct
+#: scenario of a batch is converted, and its arrays copied unless another one holds the same).
 CHUNK_ARRAY_BYTES = 64 << 20
 #: Runs of the plan looked up at once in files that are not chunks of this plan (bounds memory).
 FOREIGN_WINDOW = 8192
@@ -113,13 +113,15 @@ class _ChunkSizer:
     written together once :data:`FLUSH_SECONDS` have passed since the chunk's first batch started or
     the chunk holds ``cap`` runs."""
 
-    def __init__(self, fixed: int | None, threads: int, array_bytes: int, cap: int = MAX_CHUNK):
+    def __init__(self, fixed: int | None, threads: int, array_bytes: int, cap: int = MAX_CHUNK,
+                 runs_per_scenario: int = 1):
         self.fixed = fixed
         self.cores = threads if threads > 0 else (os.cpu_count() or 1)
         self.cap = fixed if fixed is not None else cap   # runs per chunk file
         self.batch_cap = self.cap
-        if array_bytes > 0:
-            self.batch_cap = max(1, min(self.batch_cap, CHUNK_ARRAY_BYTES // array_bytes))
+        if array_bytes > 0:  # about CHUNK_ARRAY_BYTES of distinct scenarios' arrays per batch
+            scenarios = max(1, CHUNK_ARRAY_BYTES // array_bytes)
+            self.batch_cap = max(1, min(self.batch_cap, scenarios * max(1, runs_per_scenario)))
         self.size = max(1, min(self.batch_cap, FIRST_BATCH_PER_THREAD * self.cores))
 
     def next(self, room: int) -> int:
@@ -400,7 +402,8 @@ def _run_local(
     batch runs and one is being absorbed or written at any time. When the loop stops early (Ctrl-C,
     a failing progress callback), the batches already finished are written before the error
     propagates."""
-    sizer = _ChunkSizer(chunk_size, threads, sw.plan.array_bytes, MAX_CHUNK if sw.collect else STREAM_MAX_CHUNK)
+    sizer = _ChunkSizer(chunk_size, threads, sw.plan.array_bytes, MAX_CHUNK if sw.collect else STREAM_MAX_CHUNK,
+                        sw.plan.runs_per_scenario)
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rollsim-sweep-writer")
     pending: Future[None] | None = None
     hook_error: list[BaseException] = []
