@@ -28,6 +28,7 @@ Key version 1 (rollsim before key version 2) hashed the engine dict; it is kept,
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -99,15 +100,22 @@ def _array_v2(a: np.ndarray, cache: _ArrayCache | None) -> dict[str, Any]:
     return out
 
 
-def _default_tree(cls: type, f: dataclasses.Field[Any], cache: _ArrayCache | None) -> Any:
+def _default_tree(cls: type, f: dataclasses.Field[Any]) -> Any:
     table = DEFAULTS_V2.get(cls.__name__)
     if table is not None and f.name in table:
         return table[f.name]
     if f.default is not dataclasses.MISSING:
-        return _tree(f.default, cache)
+        return _tree(f.default)
     if f.default_factory is not dataclasses.MISSING:
-        return _tree(f.default_factory(), cache)
+        return _tree(f.default_factory())
     return _NO_DEFAULT
+
+
+@functools.lru_cache(maxsize=64)
+def _fields(cls: type) -> tuple[tuple[str, Any], ...]:
+    """(name, canonical default) of each field of ``cls`` that the canonical form holds."""
+    return tuple((f.name, _default_tree(cls, f)) for f in dataclasses.fields(cls)
+                 if not f.name.startswith("_") and not (cls.__name__ == "Scenario" and f.name == "seed"))
 
 
 def _tree(value: Any, cache: _ArrayCache | None = None) -> Any:
@@ -127,12 +135,10 @@ def _tree(value: Any, cache: _ArrayCache | None = None) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         cls = type(value)
         out: dict[str, Any] = {"@type": cls.__name__}
-        for f in dataclasses.fields(value):
-            if f.name.startswith("_") or (cls.__name__ == "Scenario" and f.name == "seed"):
-                continue
-            v = _tree(getattr(value, f.name), cache)
-            if v != _default_tree(cls, f, cache) or type(v) is not type(_default_tree(cls, f, cache)):
-                out[f.name] = v
+        for name, default in _fields(cls):
+            v = _tree(getattr(value, name), cache)
+            if type(v) is not type(default) or v != default:
+                out[name] = v
         return out
     raise TypeError(f"cannot encode {type(value).__name__} in a run key")
 
