@@ -86,6 +86,24 @@ impl<T: Copy + Ord> MinTree<T> {
     }
 }
 
+/// An entry of an instance's heap: its clock target's bits, sample id and slot packed so that
+/// integer order is (target, id) order, in 16 bytes (a key and a slot took 32).
+#[inline(always)]
+fn entry(target: f64, id: u32, slot: u32) -> u128 {
+    debug_assert!(target >= 0.0 && target.is_finite(), "clock target {target}");
+    ((target.to_bits() as u128) << 64) | ((id as u128) << 32) | slot as u128
+}
+/// The slot of a heap entry.
+#[inline(always)]
+fn entry_slot(e: u128) -> u32 {
+    e as u32
+}
+/// A heap entry as (the slot event key of its target and id, its slot).
+#[inline(always)]
+fn split(e: u128) -> (u128, u32) {
+    (key(f64::from_bits((e >> 64) as u64), (e >> 32) as u32), e as u32)
+}
+
 /// `Instances::hole` when no heap has a hole at its top.
 const NO_HOLE: usize = usize::MAX;
 
@@ -233,8 +251,9 @@ pub(crate) struct Instances {
     pub clock_t: Vec<f64>,
     /// Every clock stands still until this time (a rollout pause at a weight update).
     pub paused_until: f64,
-    /// Per instance `i`, a min-heap of (clock target key, slot) in `heap[i * per..i * per + len[i]]`.
-    heap: Vec<(u128, u32)>,
+    /// Per instance `i`, a min-heap of `entry(clock target, id, slot)` in
+    /// `heap[i * per..i * per + len[i]]`.
+    heap: Vec<u128>,
     len: Vec<u32>,
     /// Position of each busy slot's entry in its instance's heap.
     pos: Vec<u32>,
@@ -273,7 +292,7 @@ impl Instances {
             clock: vec![0.0; k],
             clock_t: vec![0.0; k],
             paused_until: 0.0,
-            heap: vec![(NONE, 0); slots],
+            heap: vec![u128::MAX; slots],
             len: vec![0; k],
             pos: vec![0; slots],
             hole: NO_HOLE,
@@ -395,7 +414,7 @@ impl Instances {
             // the new request takes the place of the removed top
             self.hole = NO_HOLE;
             self.len[i] += 1;
-            self.heap[i * self.per] = (key(target, id), slot);
+            self.heap[i * self.per] = entry(target, id, slot);
             self.pos[slot as usize] = 0;
             self.sift_down(i, 0);
             self.mark(i);
@@ -403,7 +422,7 @@ impl Instances {
         }
         let p = self.len[i] as usize;
         self.len[i] += 1;
-        self.heap[i * self.per + p] = (key(target, id), slot);
+        self.heap[i * self.per + p] = entry(target, id, slot);
         self.pos[slot as usize] = p as u32;
         self.sift_up(i, p);
         self.mark(i);
@@ -418,7 +437,7 @@ impl Instances {
         if len > 0 {
             let moved = self.heap[base + len];
             self.heap[base] = moved;
-            self.pos[moved.1 as usize] = 0;
+            self.pos[entry_slot(moved) as usize] = 0;
             self.sift_down(i, 0);
         }
     }
@@ -463,8 +482,8 @@ impl Instances {
         }
         let moved = self.heap[base + last];
         self.heap[base + p] = moved;
-        self.pos[moved.1 as usize] = p as u32;
-        if p > 0 && moved.0 < self.heap[base + (p - 1) / 2].0 {
+        self.pos[entry_slot(moved) as usize] = p as u32;
+        if p > 0 && moved < self.heap[base + (p - 1) / 2] {
             self.sift_up(i, p);
         } else {
             self.sift_down(i, p);
@@ -477,15 +496,15 @@ impl Instances {
         while p > 0 {
             let parent = (p - 1) / 2;
             let q = self.heap[base + parent];
-            if q.0 <= e.0 {
+            if q <= e {
                 break;
             }
             self.heap[base + p] = q;
-            self.pos[q.1 as usize] = p as u32;
+            self.pos[entry_slot(q) as usize] = p as u32;
             p = parent;
         }
         self.heap[base + p] = e;
-        self.pos[e.1 as usize] = p as u32;
+        self.pos[entry_slot(e) as usize] = p as u32;
     }
 
     fn sift_down(&mut self, i: usize, mut p: usize) {
@@ -497,19 +516,19 @@ impl Instances {
             if c >= len {
                 break;
             }
-            if c + 1 < len && self.heap[base + c + 1].0 < self.heap[base + c].0 {
+            if c + 1 < len && self.heap[base + c + 1] < self.heap[base + c] {
                 c += 1;
             }
             let q = self.heap[base + c];
-            if e.0 <= q.0 {
+            if e <= q {
                 break;
             }
             self.heap[base + p] = q;
-            self.pos[q.1 as usize] = p as u32;
+            self.pos[entry_slot(q) as usize] = p as u32;
             p = c;
         }
         self.heap[base + p] = e;
-        self.pos[e.1 as usize] = p as u32;
+        self.pos[entry_slot(e) as usize] = p as u32;
     }
 
     /// Recomputes the top-level keys of the instances changed since the last call.
@@ -543,7 +562,7 @@ impl Instances {
         if self.len[i] == 0 {
             return false;
         }
-        let x0 = key_value(self.heap[i * self.per].0);
+        let x0 = key_value(split(self.heap[i * self.per]).0);
         let (used, err) = self.kv_approx(i, x0);
         let cap = self.kv.as_ref().expect("KV capacity").cap;
         let below = used + err < cap;
@@ -572,7 +591,7 @@ impl Instances {
         let base = i * self.per;
         let (t, c, rate) = (self.run_from(i), self.clock[i], self.rate(i));
         let time = |k: u128| t + (key_value(k) - c).max(0.0) / rate;
-        let (k0, mut slot) = self.heap[base];
+        let (k0, mut slot) = split(self.heap[base]);
         let t0 = time(k0);
         let mut id = k0 as u32;
         // A target more than `close` clock tokens beyond the top's finishes later for certain
@@ -581,7 +600,7 @@ impl Instances {
         let (x0, close) = (key_value(k0).max(c), 1e-14 * rate * t0.max(1.0));
         let tied = |p: usize| {
             p < len && {
-                let k = self.heap[base + p].0;
+                let k = split(self.heap[base + p]).0;
                 let later = key_value(k) - x0 > close;
                 debug_assert!(!later || time(k) > t0, "a target {close} tokens later finishes at the same time");
                 !later && time(k) == t0
@@ -599,7 +618,7 @@ impl Instances {
             if p >= len {
                 continue;
             }
-            let (k, s) = self.heap[base + p];
+            let (k, s) = split(self.heap[base + p]);
             if time(k) == t0 {
                 if (k as u32) < id {
                     id = k as u32;
@@ -627,7 +646,8 @@ impl Instances {
         let base = i * self.per;
         self.heap[base..base + self.len[i] as usize]
             .iter()
-            .map(|&(_, s)| kv.base[s as usize] + (c - kv.ds[s as usize]).max(0.0))
+            .map(|&e| (e, entry_slot(e)))
+            .map(|(_, s)| kv.base[s as usize] + (c - kv.ds[s as usize]).max(0.0))
             .sum()
     }
 
@@ -644,7 +664,7 @@ impl Instances {
             a.in_prefill[s as usize] = false;
         }
         a.prefill[i].clear();
-        for (p, &(_, s)) in self.heap[base..base + self.len[i] as usize + 1].iter().enumerate() {
+        for (p, (_, s)) in self.heap[base..base + self.len[i] as usize + 1].iter().map(|&e| split(e)).enumerate() {
             let su = s as usize;
             if p == removed {
                 continue;
@@ -694,7 +714,7 @@ impl Instances {
         let (mut used, mut m) = (0.0, 0u32);
         let mut victim = (0u64, 0u32, 0u32);
         kv.scratch.clear();
-        for &(k, s) in &self.heap[base..base + len] {
+        for (k, s) in self.heap[base..base + len].iter().map(|&e| split(e)) {
             let su = s as usize;
             used += kv.base[su];
             if kv.ds[su] <= c {
