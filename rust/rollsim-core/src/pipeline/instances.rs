@@ -292,7 +292,8 @@ impl Instances {
             clock: vec![0.0; k],
             clock_t: vec![0.0; k],
             paused_until: 0.0,
-            heap: vec![u128::MAX; slots],
+            // one entry of padding: `sift_down` reads a right child past the last instance's end
+            heap: vec![u128::MAX; slots + 1],
             len: vec![0; k],
             pos: vec![0; slots],
             hole: NO_HOLE,
@@ -516,10 +517,12 @@ impl Instances {
             if c >= len {
                 break;
             }
-            if c + 1 < len && self.heap[base + c + 1] < self.heap[base + c] {
-                c += 1;
-            }
-            let q = self.heap[base + c];
+            // branch-free (which child is smaller is random); an entry past `len` is read (it is
+            // in the heap's storage or its padding) but never chosen
+            let (l, r) = (self.heap[base + c], self.heap[base + c + 1]);
+            let right = (c + 1 < len) & (r < l);
+            c += right as usize;
+            let q = if right { r } else { l };
             if e <= q {
                 break;
             }
