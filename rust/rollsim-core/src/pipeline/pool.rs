@@ -148,29 +148,6 @@ impl<'a> IntoIterator for &'a Members {
     }
 }
 
-#[cfg(test)]
-mod members_tests {
-    use super::{Member, Members};
-
-    #[test]
-    fn members_keep_finish_order_in_place_or_not() {
-        for size in [1usize, 2, 5] {
-            let mut m = Members::with_capacity(size);
-            for round in 0..3 {
-                m.clear();
-                assert!(m.is_empty());
-                let n = size + round; // more members than the size: requeued groups never do, but it is safe
-                for id in 0..n as u32 {
-                    m.push(Member { id, length: id as f64, ..Member::default() });
-                }
-                let ids: Vec<u32> = (&m).into_iter().map(|x| x.id).collect();
-                assert_eq!(ids, (0..n as u32).collect::<Vec<_>>());
-                assert_eq!(m.iter().map(|x| x.length).sum::<f64>(), (0..n).sum::<usize>() as f64);
-            }
-        }
-    }
-}
-
 pub(crate) struct Pool<'a, D: Draw, P: Placement> {
     pub sc: &'a Scenario,
     pub draw: D,
@@ -717,5 +694,28 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
             self.rec.s.kv_wait_s = kv_wait_s;
         }
         pending
+    }
+}
+
+#[cfg(test)]
+mod members_tests {
+    use super::{Member, Members};
+
+    #[test]
+    fn members_keep_finish_order_in_place_or_not() {
+        for size in [1usize, 2, 5] {
+            let mut m = Members::with_capacity(size);
+            for round in 0..3 {
+                m.clear();
+                assert!(m.is_empty());
+                let n = size + round; // more members than the size: requeued groups never do, but it is safe
+                for id in 0..n as u32 {
+                    m.push(Member { id, length: id as f64, ..Member::default() });
+                }
+                let ids: Vec<u32> = (&m).into_iter().map(|x| x.id).collect();
+                assert_eq!(ids, (0..n as u32).collect::<Vec<_>>());
+                assert_eq!(m.iter().map(|x| x.length).sum::<f64>(), (0..n).sum::<usize>() as f64);
+            }
+        }
     }
 }
