@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::lengths::Lengths;
+pub use crate::pipeline::agentic::AgenticConfig;
 
 /// How generation and training are interleaved.
 #[derive(Debug, Clone, PartialEq)]
@@ -226,6 +227,8 @@ pub struct Scenario {
     pub rollout_pause_s: f64,
     pub seed: u64,
     pub rng: RngKind,
+    /// Multi-turn agentic rollouts (`None`: one answer per sample).
+    pub agentic: Option<AgenticConfig>,
 }
 
 /// Largest accepted `rollout_slots` and `batch_size` (sample ids are 32-bit).
@@ -349,6 +352,7 @@ impl Default for Scenario {
             rollout_pause_s: 0.0,
             seed: 0,
             rng: RngKind::Fast,
+            agentic: None,
         }
     }
 }
@@ -439,6 +443,9 @@ impl Scenario {
         }
         self.validate_table()?;
         self.validate_kv()?;
+        if let Some(a) = &self.agentic {
+            a.validate(self)?;
+        }
         match &self.pipeline {
             Pipeline::OffPolicy { k, partial } => {
                 if *k > MAX_K {

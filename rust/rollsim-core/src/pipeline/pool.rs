@@ -7,6 +7,7 @@
 
 use std::collections::VecDeque;
 
+use super::agentic::Agent;
 use super::placement::Placement;
 use crate::engine::Control;
 use crate::error::Result;
@@ -96,7 +97,9 @@ pub(crate) struct Pool<'a, D: Draw, P: Placement> {
     pub rec: &'a mut Recorder,
     pub ctl: &'a mut Control<'a>,
     /// Where requests run: slot events, routing, progress.
-    placement: P,
+    pub(crate) placement: P,
+    /// Multi-turn trajectories (`Scenario::agentic`).
+    pub(crate) agent: Option<Box<Agent>>,
     /// The request on each slot (running, or waiting for KV).
     pub slots: Vec<Option<Req>>,
     pub busy: u32,
@@ -130,6 +133,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
             rec,
             ctl,
             placement: P::new(sc),
+            agent: Agent::new(sc),
             slots: vec![None; slots],
             busy: 0,
             pending: VecDeque::new(),
@@ -231,7 +235,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
     /// Stores `r` on `slot` starting at `self.t` after `prefill_s` seconds of prefill, and sets its
     /// finish event (with KV capacity it may wait for KV instead).
     #[inline(always)]
-    fn place(&mut self, slot: u32, r: Req, prefill_s: f64) {
+    pub(crate) fn place(&mut self, slot: u32, r: Req, prefill_s: f64) {
         self.busy += 1;
         if self.placement.arrive(slot, r.done, self.t) {
             self.admit(slot, r, prefill_s);
@@ -368,6 +372,9 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
             r.version_start = self.rollout_version;
             r.seg_version = self.rollout_version;
             r.version_end = self.rollout_version;
+            if let Some(a) = self.agent.as_deref_mut() {
+                a.begin(self.sc.agentic.as_ref().expect("agentic"), p.prompt_tokens, &mut r, slot);
+            }
             let g = &mut self.groups[r.group as usize];
             self.rec.start(r.length, t, self.rollout_version, slot, g.id);
             if p.prompt_tokens > 0.0 {
@@ -386,7 +393,11 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
             resumed = true;
         }
         let mut prefill_s = if resumed {
-            self.recompute(&mut r)
+            // a trajectory's next turn, else a partial answer
+            match self.turn_prefill_s(r.id, slot) {
+                Some(s) => s,
+                None => self.recompute(&mut r),
+            }
         } else if prefill > 0.0 {
             prefill / p.prefill_tokens_per_s
         } else {
@@ -441,6 +452,10 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
             return None;
         }
         if g.cancelled {
+            if self.agent.is_some() {
+                // a trajectory of a group dropped while it ran (a sibling's tool call failed)
+                self.rec.drop_sample(r.id, r.length);
+            }
             self.free_group(r.group);
             return None;
         }
@@ -469,7 +484,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
 
     /// Group `g` is dropped while some of its answers are unfinished: its finished members are
     /// dropped now, its waiting requests when they come up, its running ones by the caller.
-    fn cancel_group(&mut self, g: u32) {
+    pub(crate) fn cancel_group(&mut self, g: u32) {
         let grp = &mut self.groups[g as usize];
         if grp.cancelled {
             return;
@@ -498,7 +513,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
     }
 
     /// Records the span of `r` from `seg_first` to the tokens decoded so far, if not empty.
-    fn close_span(&mut self, r: &mut Req) {
+    pub(crate) fn close_span(&mut self, r: &mut Req) {
         if r.done > r.seg_first {
             self.rec.segment(r.id, r.seg_version, r.seg_first, r.done);
             r.n_versions += 1;
@@ -635,6 +650,6 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
         if let Some(kv_wait_s) = self.placement.close(t) {
             self.rec.s.kv_wait_s = kv_wait_s;
         }
-        pending
+        pending + self.close_agentic()
     }
 }
