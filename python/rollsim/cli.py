@@ -187,7 +187,7 @@ def _add_scenario_args(p: argparse.ArgumentParser, default_rng: str, *, instance
                              else "scenario (defaults: the chapter's)")
     fields: dict[str, schema.Field] = {}
     for f in schema.scenario_fields():
-        if f.path in ("lengths", "pipeline") or (f.path == "slots_per_instance" and not instances):
+        if f.path in ("lengths", "pipeline", "agentic") or (f.path == "slots_per_instance" and not instances):
             continue
         default = default_rng if f.path == "rng" else f.default
         fields[_add_flag(g, f, default, dest=f.path)] = f

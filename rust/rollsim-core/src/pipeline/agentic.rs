@@ -194,7 +194,7 @@ impl AgenticConfig {
             ));
         }
         let kv = sc.decode.kv_cache_tokens;
-        if kv > 0.0 && kv < self.max_context_tokens + 1.0 {
+        if kv > 0.0 && self.max_turns > 1 && kv < self.max_context_tokens + 1.0 {
             return Err(Error::field(
                 "agentic.max_context_tokens",
                 format!(
@@ -556,7 +556,8 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
     }
 
     /// The end of the run (after `slot_busy_s` and `kv_wait_s` are final): tokens of trajectories
-    /// in a tool call (pending), their spans closed, and the agentic totals and columns into the
+    /// in a tool call, or of a dropped group waiting for a slot (pending, like requests of dropped
+    /// groups still on a slot), their spans closed; the agentic totals and columns into the
     /// recorder.
     pub(crate) fn close_agentic(&mut self) -> f64 {
         let Some(mut a) = self.agent.take() else { return 0.0 };
@@ -574,7 +575,14 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
                 a.s.gpu_hold_s -= (tr.ret - t).max(0.0);
             }
             let mut r = tr.req;
-            if !self.groups[r.group as usize].cancelled {
+            self.close_span(&mut r);
+            pending += r.done;
+        }
+        // trajectories back from a call, waiting for a slot, of a group dropped meanwhile (the
+        // pool counts those of live groups)
+        let waiting: Vec<Req> = self.pending.iter().copied().collect();
+        for mut r in waiting {
+            if r.id != NONE_U32 && self.groups[r.group as usize].cancelled {
                 self.close_span(&mut r);
                 pending += r.done;
             }

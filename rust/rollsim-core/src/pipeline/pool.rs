@@ -324,8 +324,13 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
     fn next_request(&mut self) -> Option<Req> {
         loop {
             match self.pending.pop_front() {
-                Some(r) if self.groups[r.group as usize].cancelled => {
+                Some(mut r) if self.groups[r.group as usize].cancelled => {
                     // a request of a dropped group that never started (or was stopped)
+                    if self.agent.is_some() && r.id != NONE_U32 {
+                        // a trajectory back from a tool call: aborted, its tokens wasted
+                        self.close_span(&mut r);
+                        self.rec.abort_sample(r.id, r.done, self.t, r.version_end, r.n_versions);
+                    }
                     let g = &mut self.groups[r.group as usize];
                     g.remaining -= 1;
                     if g.remaining == 0 {
@@ -448,14 +453,14 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
         });
         g.min_version = g.min_version.min(r.version_start);
         g.max_len = g.max_len.max(r.length);
+        if g.cancelled && self.agent.is_some() {
+            // a trajectory of a group dropped while it ran (a sibling's tool call failed)
+            self.rec.drop_sample(r.id, r.length);
+        }
         if g.remaining > 0 {
             return None;
         }
         if g.cancelled {
-            if self.agent.is_some() {
-                // a trajectory of a group dropped while it ran (a sibling's tool call failed)
-                self.rec.drop_sample(r.id, r.length);
-            }
             self.free_group(r.group);
             return None;
         }
