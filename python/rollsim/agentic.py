@@ -15,6 +15,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
+
 from rollsim import _check
 from rollsim.errors import invalid, strict_init
 from rollsim.lengths import Empirical, LogNormal
@@ -123,7 +125,11 @@ class Agentic:
             raise invalid("agentic.kv_policy", f"must be 'keep', 'drop' or 'hold', got {self.kv_policy!r}")
         set_(self, "sticky", _check.flag("agentic.sticky", self.sticky))
         if self.env_slots is not None:
-            set_(self, "env_slots", _check.integer("agentic.env_slots", self.env_slots, 1, _MAX_COUNT))
+            v = self.env_slots
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= _MAX_COUNT:
+                raise invalid("agentic.env_slots", f"must be an integer in [1, {_MAX_COUNT}], or None (unbounded), got "
+                                                   f"{_check.show(v)}")
+            set_(self, "env_slots", int(v))
         set_(self, "env_overhead_s", _check.bounded("agentic.env_overhead_s", self.env_overhead_s, 0.0, 1e9, "seconds"))
         rate = _check.bounded("agentic.failure_rate", self.failure_rate, 0.0, 1.0)
         if rate >= 1.0:
