@@ -14,9 +14,9 @@ use pyo3::types::{PyDict, PyList};
 
 mod sync;
 
+use rollsim_core::pipeline::agentic::{AgenticConfig, AgenticResult, Dist, KvPolicy, OnFailure};
 use rollsim_core::scenario::{BatchOrder, Decode, LagRelease, OnStale, OnUpdate, PartialRollout, Prefill, Streaming};
 use rollsim_core::{Error, Lengths, Pipeline, RngKind, RunOptions, RunResult, Scenario, Summary};
-use rollsim_core::pipeline::agentic::{AgenticConfig, AgenticResult, Dist, KvPolicy, OnFailure};
 
 // The exceptions are defined in Python (`rollsim/errors.py`), so that they pickle and cross Ray or
 // multiprocessing boundaries; the bindings raise those classes.

@@ -55,7 +55,9 @@ impl Dist {
     fn validate(&self, field: &'static str, hi: f64, unit: &str) -> Result<()> {
         match self {
             Dist::Const(v) if (0.0..=hi).contains(v) => Ok(()),
-            Dist::Const(v) => Err(Error::field(field, format!("must be in [0, {}] {unit}, got {}", show(hi), show(*v)))),
+            Dist::Const(v) => {
+                Err(Error::field(field, format!("must be in [0, {}] {unit}, got {}", show(hi), show(*v))))
+            }
             Dist::Of(l) => l.validate().map_err(|e| {
                 let m = e.to_string();
                 Error::field(field, m.strip_prefix("lengths.").unwrap_or(&m).to_string())
@@ -153,7 +155,10 @@ impl AgenticConfig {
     /// Checks every field (messages start with `agentic.<field>`).
     pub fn validate(&self, sc: &Scenario) -> Result<()> {
         if self.max_turns == 0 || self.max_turns > MAX_TURNS {
-            return Err(Error::field("agentic.max_turns", format!("must be in [1, {MAX_TURNS}], got {}", self.max_turns)));
+            return Err(Error::field(
+                "agentic.max_turns",
+                format!("must be in [1, {MAX_TURNS}], got {}", self.max_turns),
+            ));
         }
         if !(0.0..=1.0).contains(&self.stop_prob) {
             return Err(Error::field("agentic.stop_prob", format!("must be in [0, 1], got {}", show(self.stop_prob))));
@@ -165,7 +170,10 @@ impl AgenticConfig {
             ));
         }
         if let Some((i, s)) = self.turn_scale.iter().enumerate().find(|(_, s)| !(1e-6..=1e6).contains(*s)) {
-            return Err(Error::field("agentic.turn_scale", format!("must be in [1e-6, 1e6]; item {i} is {}", show(*s))));
+            return Err(Error::field(
+                "agentic.turn_scale",
+                format!("must be in [1e-6, 1e6]; item {i} is {}", show(*s)),
+            ));
         }
         if !(0.0..=MAX_TOOL_S).contains(&self.env_overhead_s) {
             return Err(Error::field(
@@ -182,7 +190,8 @@ impl AgenticConfig {
         self.tool_latency_s.validate("agentic.tool_latency_s", MAX_TOOL_S, "seconds")?;
         self.observation_tokens.validate("agentic.observation_tokens", 1e9, "tokens")?;
         let prompt = sc.prefill.prompt_tokens;
-        if self.max_context_tokens != f64::INFINITY && !(self.max_context_tokens > prompt && self.max_context_tokens <= 1e12)
+        if self.max_context_tokens != f64::INFINITY
+            && !(self.max_context_tokens > prompt && self.max_context_tokens <= 1e12)
         {
             return Err(Error::field(
                 "agentic.max_context_tokens",
@@ -613,4 +622,3 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
         pending
     }
 }
-
