@@ -3,7 +3,7 @@ error each gets; appended to the table of ``tests/bad_inputs.py`` (see its forma
 
 from __future__ import annotations
 
-FIELDS = ("['env_overhead_s', 'env_slots', 'failure_rate', 'kv_policy', 'max_context_tokens', 'max_turns', "
+FIELDS = ("['env_overhead_s', 'env_slots', 'failure_rate', 'kv_policy', 'max_context_tokens', 'max_trajectories', 'max_turns', "
           "'observation_tokens', 'on_failure', 'sticky', 'stop_prob', 'switch_version_at_turn', 'tool_latency_s', "
           "'turn_scale']")
 DIST = "or LogNormal(...) / Empirical(...)"
@@ -11,7 +11,7 @@ DIST = "or LogNormal(...) / Empirical(...)"
 ROWS: list[tuple[str, str, str, str]] = [
     # ---------------------------------------------------------------- Agentic fields
     ("agentic", "rollsim.Agentic(foo=1)", "ScenarioError", f"agentic.foo: unknown field of Agentic (fields: {FIELDS})"),
-    ("agentic", "rollsim.Agentic(*range(14))", "ScenarioError", "agentic: Agentic(...): too many positional arguments"),
+    ("agentic", "rollsim.Agentic(*range(15))", "ScenarioError", "agentic: Agentic(...): too many positional arguments"),
     ("agentic", "rollsim.Agentic(max_turns=0)", "ScenarioError", "agentic.max_turns: must be in [1, 1048576], got 0"),
     ("agentic", "rollsim.Agentic(max_turns=2**20 + 1)", "ScenarioError", "agentic.max_turns: must be in [1, 1048576], got 1048577"),
     ("agentic", "rollsim.Agentic(tool_latency_s=-1.0)", "ScenarioError",
@@ -27,6 +27,10 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("agentic", "rollsim.Agentic(on_failure='ignore')", "ScenarioError", "agentic.on_failure: must be 'drop' or 'retry', got 'ignore'"),
     ("agentic", "rollsim.Agentic(env_slots=0)", "ScenarioError",
      "agentic.env_slots: must be an integer in [1, 16777216], or None (unbounded), got 0"),
+    ("agentic", "rollsim.Agentic(max_trajectories=0)", "ScenarioError",
+     "agentic.max_trajectories: must be an integer in [1, 16777216], or None (unbounded), got 0"),
+    ("agentic", "Scenario(group_size=8, agentic=rollsim.Agentic(max_trajectories=4))", "ScenarioError",
+     "agentic.max_trajectories: must be >= group_size (8), or None (unbounded), got 4"),
     ("agentic", "rollsim.Agentic(env_overhead_s=-1)", "ScenarioError", "agentic.env_overhead_s: must be in [0, 1e9] seconds, got -1"),
     ("agentic", "rollsim.Agentic(turn_scale=(1.0, 0.0))", "ScenarioError", "agentic.turn_scale[1]: must be in [1e-6, 1e6], got 0.0"),
     ("agentic", "rollsim.Agentic(turn_scale='fast')", "ScenarioError",

@@ -207,3 +207,54 @@ def test_scenario_round_trips_through_toml() -> None:
     sc = BASES[1].replace(agentic=AGENTS[0])
     assert Scenario.from_toml_str(sc.to_toml()) == sc
     assert np.isfinite(rollsim.simulate(sc, record="summary").summary["env_mean_busy"])
+
+
+def test_max_trajectories_bounds_the_trajectories_in_flight() -> None:
+    base = BASES[0].replace(horizon_s=1800.0)
+    free = rollsim.simulate(base.replace(agentic=Agentic(max_turns=10, tool_latency_s=60.0, env_slots=8)))
+    bound = rollsim.simulate(base.replace(agentic=Agentic(max_turns=10, tool_latency_s=60.0, env_slots=8,
+                                                          max_trajectories=64)))
+    assert free.summary["samples_in_flight"] > 500  # released slots keep starting trajectories
+    assert bound.summary["samples_in_flight"] <= 64
+    # at every start, at most 64 trajectories had started and not finished
+    df = bound.samples.select("start_s", pl.col("finish_s").fill_null(math.inf))
+    starts = np.sort(df["start_s"].to_numpy())
+    live = np.searchsorted(starts, starts, side="right") - np.searchsorted(np.sort(df["finish_s"].to_numpy()),
+                                                                            starts, side="right")
+    assert live.max() <= 64
+    _check_invariants(bound)
+
+
+def test_presets_and_trajectory_frames(tmp_path: object) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from rollsim import trajectories as T
+
+    for preset in (T.code_interpreter_math, T.swe_agent):
+        res = rollsim.simulate(preset().replace(horizon_s=2 * 3600.0))
+        _check_invariants(res)
+        assert res.summary["steps"] > 0 and res.summary["turns"] > 2 * res.summary["samples_finished"]
+        by = T.staleness_by_turns(res)
+        assert by["trained"].sum() == res.summary["samples_trained"]
+        st = T.token_weighted_staleness(res)
+        assert 0.0 <= st <= res.summary["staleness_max"]
+        assert T.staleness_by_trajectory_length(res)["samples"].sum() == by["trained"].sum() + by["dropped"].sum()
+        fig = T.turn_timeline(res, max_slots=8, time_range_s=(0.0, 600.0))
+        assert fig.axes[0].get_title() == "Turns and tool calls per slot"
+    res = rollsim.simulate(Scenario(horizon_s=600.0))
+    with pytest.raises(rollsim.ScenarioError, match="^result: is not a multi-turn agentic run"):
+        T.staleness_by_turns(res)
+    with pytest.raises(rollsim.ScenarioError, match="^record: turns are recorded"):
+        _ = res.turns
+
+
+def test_turn_rows_match_the_trajectories() -> None:
+    res = rollsim.simulate(BASES[1].replace(agentic=AGENTS[0]))
+    t, df = res.turns, res.samples
+    assert t.height == res.summary["turns"]
+    per = t.group_by("sample_id").agg(pl.len().alias("n"), pl.col("turn").max().alias("last"))
+    j = df.join(per, on="sample_id")
+    assert (j["n"] == j["turns"]).all() and (j["last"] == j["turns"] - 1).all()
+    assert (t["end_s"] >= t["start_s"]).all() and (t.drop_nulls("call_end_s").select(
+        pl.col("call_end_s") >= pl.col("end_s")).to_series()).all()

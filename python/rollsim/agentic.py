@@ -75,6 +75,12 @@ class Agentic:
     env_slots : int, optional
         Concurrent environments (sandboxes) in [1, 2**24]: calls wait in a FIFO queue for a free
         one. ``None`` (default): unbounded.
+    max_trajectories : int, optional
+        Trajectories in flight at most, in [1, 2**24] and >= ``group_size``: samples of groups
+        started and not yet complete (a bound on concurrent rollouts). No new group starts beyond
+        it, so slots may idle. ``None`` (default): unbounded; a slot released during a tool call
+        then starts a new trajectory at once, and with a slow environment pool the trajectories in
+        flight (and the queue for environments) grow without end.
     env_overhead_s : float, in [0, 1e9]
         Seconds added to every call (sandbox start, request round trip).
     failure_rate : float, in [0, 1)
@@ -102,6 +108,7 @@ class Agentic:
     kv_policy: Literal["keep", "drop", "hold"] = "keep"
     sticky: bool = True
     env_slots: int | None = None
+    max_trajectories: int | None = None
     env_overhead_s: float = 0.0
     failure_rate: float = 0.0
     on_failure: Literal["drop", "retry"] = "drop"
@@ -130,6 +137,12 @@ class Agentic:
                 raise invalid("agentic.env_slots", f"must be an integer in [1, {_MAX_COUNT}], or None (unbounded), got "
                                                    f"{_check.show(v)}")
             set_(self, "env_slots", int(v))
+        if self.max_trajectories is not None:
+            v = self.max_trajectories
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= _MAX_COUNT:
+                raise invalid("agentic.max_trajectories", f"must be an integer in [1, {_MAX_COUNT}], or None "
+                                                          f"(unbounded), got {_check.show(v)}")
+            set_(self, "max_trajectories", int(v))
         set_(self, "env_overhead_s", _check.bounded("agentic.env_overhead_s", self.env_overhead_s, 0.0, 1e9, "seconds"))
         rate = _check.bounded("agentic.failure_rate", self.failure_rate, 0.0, 1.0)
         if rate >= 1.0:
@@ -139,8 +152,12 @@ class Agentic:
             raise invalid("agentic.on_failure", f"must be 'drop' or 'retry', got {self.on_failure!r}")
         set_(self, "switch_version_at_turn", _check.flag("agentic.switch_version_at_turn", self.switch_version_at_turn))
 
-    def check(self, prompt_tokens: float, kv_cache_tokens: float | None, fully_async: bool) -> None:
+    def check(self, prompt_tokens: float, kv_cache_tokens: float | None, fully_async: bool,
+              group_size: int = 1) -> None:
         """Checks against the scenario (called by :class:`rollsim.Scenario`)."""
+        if self.max_trajectories is not None and self.max_trajectories < group_size:
+            raise invalid("agentic.max_trajectories", f"must be >= group_size ({group_size}), or None (unbounded), "
+                                                      f"got {self.max_trajectories}")
         m = self.max_context_tokens
         if m is not None and m <= prompt_tokens:
             raise invalid("agentic.max_context_tokens",
@@ -174,6 +191,7 @@ class Agentic:
             "kv_policy": self.kv_policy,
             "sticky": self.sticky,
             "env_slots": self.env_slots or 0,
+            "max_trajectories": self.max_trajectories or 0,
             "env_overhead_s": self.env_overhead_s,
             "failure_rate": self.failure_rate,
             "on_failure": self.on_failure,

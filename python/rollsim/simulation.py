@@ -269,6 +269,18 @@ class Result:
     steps: pl.DataFrame
     _samples: pl.DataFrame | None
     _segments: pl.DataFrame | None = None
+    _turns: pl.DataFrame | None = None
+
+    @property
+    def turns(self) -> pl.DataFrame:
+        """Multi-turn agentic runs: one row per turn decoded to its end, in the order turns end:
+        ``sample_id`` u32, ``turn`` u32 (0 first), ``slot`` u32, ``start_s`` f64 (placed on the
+        slot: prefill, then decoding), ``end_s`` f64, ``version`` u32 (of its last token span),
+        ``call_end_s`` f64 (when the tool call after it returns; null when the trajectory ended
+        with it). A slot holds the trajectory during the call only with ``kv_policy="hold"``."""
+        if self._turns is None:
+            raise invalid("record", "turns are recorded for agentic scenarios with record='samples'")
+        return self._turns
 
     @property
     def samples(self) -> pl.DataFrame:
@@ -486,11 +498,13 @@ def _simulate(
         )
     samples = None if out["samples"] is None else _samples_frame(out["samples"])
     segments = None if out["segments"] is None else _segments_frame(out["segments"])
-    if "agentic" in out:  # multi-turn trajectories: their totals, and their columns joined to the samples
+    turns = None
+    if "agentic" in out:  # multi-turn trajectories: their totals, their columns joined to the samples, turns
         summary.update(out["agentic"]["summary"])
         if samples is not None:
             samples = samples.with_columns(**{k: pl.Series(k, v) for k, v in out["agentic"]["columns"].items()})
-    return Result(sc, summary, _steps_frame(out["steps"], summary["end_s"]), samples, segments)
+            turns = pl.DataFrame(out["agentic"]["turns"]).with_columns(pl.col("call_end_s").fill_nan(None))
+    return Result(sc, summary, _steps_frame(out["steps"], summary["end_s"]), samples, segments, turns)
 
 
 #: The four rows of the chapter's comparison.

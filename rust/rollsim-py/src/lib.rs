@@ -276,6 +276,7 @@ fn agentic_from_dict(d: &Bound<'_, PyDict>) -> PyResult<AgenticConfig> {
         kv_policy,
         sticky: opt_item(d, "sticky", true)?,
         env_slots: opt_item(d, "env_slots", 0)?,
+        max_trajectories: opt_item(d, "max_trajectories", 0)?,
         env_overhead_s: opt_item(d, "env_overhead_s", 0.0)?,
         failure_rate: opt_item(d, "failure_rate", 0.0)?,
         on_failure,
@@ -316,6 +317,20 @@ fn agentic_dict<'py>(py: Python<'py>, a: AgenticResult) -> PyResult<Bound<'py, P
             d.set_item("truncated", PyArray1::from_vec(py, c.truncated))?;
             d.set_item("failed", PyArray1::from_vec(py, c.failed))?;
             out.set_item("columns", d)?;
+        }
+    }
+    match a.turns {
+        None => out.set_item("turns", py.None())?,
+        Some(c) => {
+            let d = PyDict::new(py);
+            d.set_item("sample_id", PyArray1::from_vec(py, c.sample_id))?;
+            d.set_item("turn", PyArray1::from_vec(py, c.turn))?;
+            d.set_item("slot", PyArray1::from_vec(py, c.slot))?;
+            d.set_item("start_s", PyArray1::from_vec(py, c.start_s))?;
+            d.set_item("end_s", PyArray1::from_vec(py, c.end_s))?;
+            d.set_item("version", PyArray1::from_vec(py, c.version))?;
+            d.set_item("call_end_s", PyArray1::from_vec(py, c.call_end_s))?;
+            out.set_item("turns", d)?;
         }
     }
     Ok(out)

@@ -118,6 +118,9 @@ pub struct AgenticConfig {
     pub sticky: bool,
     /// Concurrent environments (0: unbounded).
     pub env_slots: u32,
+    /// Samples of groups started and not complete at most (0: unbounded): no new group starts
+    /// beyond it, so that slots released during tool calls do not start trajectories without end.
+    pub max_trajectories: u32,
     pub env_overhead_s: f64,
     pub failure_rate: f64,
     pub on_failure: OnFailure,
@@ -138,6 +141,7 @@ impl Default for AgenticConfig {
             kv_policy: KvPolicy::Keep,
             sticky: true,
             env_slots: 0,
+            max_trajectories: 0,
             env_overhead_s: 0.0,
             failure_rate: 0.0,
             on_failure: OnFailure::Drop,
@@ -185,6 +189,15 @@ impl AgenticConfig {
             return Err(Error::field(
                 "agentic.env_slots",
                 format!("must be in [0, {}] (0: unbounded), got {}", crate::scenario::MAX_COUNT, self.env_slots),
+            ));
+        }
+        if self.max_trajectories > 0 && self.max_trajectories < sc.group_size {
+            return Err(Error::field(
+                "agentic.max_trajectories",
+                format!(
+                    "must be >= group_size ({}), or None (unbounded), got {}",
+                    sc.group_size, self.max_trajectories
+                ),
             ));
         }
         self.tool_latency_s.validate("agentic.tool_latency_s", MAX_TOOL_S, "seconds")?;
@@ -244,6 +257,8 @@ struct Traj {
     ret: f64,
     /// The slot of its last turn (held during the call with `KvPolicy::Hold`).
     slot: u32,
+    /// When its current turn was placed on a slot.
+    turn_start: f64,
     /// Prefill tokens of the next turn if it lands on the instance of `slot` (KV hit) or not.
     hit: f64,
     miss: f64,
@@ -267,6 +282,22 @@ pub struct AgenticColumns {
     pub tool_retries: Vec<u32>,
     pub truncated: Vec<bool>,
     pub failed: Vec<bool>,
+}
+
+/// One row per turn decoded to its end, in the order turns end (recorded with per-sample rows).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnColumns {
+    pub sample_id: Vec<u32>,
+    /// 0 for the first turn.
+    pub turn: Vec<u32>,
+    pub slot: Vec<u32>,
+    /// When the turn was placed on its slot (its prefill, then decoding), and when it ended.
+    pub start_s: Vec<f64>,
+    pub end_s: Vec<f64>,
+    /// The policy version of its tokens (of its last span).
+    pub version: Vec<u32>,
+    /// When the tool call after it returns (`NaN`: the trajectory ended with this turn).
+    pub call_end_s: Vec<f64>,
 }
 
 /// Totals of the agentic part of a run.
@@ -299,6 +330,7 @@ pub struct AgenticSummary {
 pub struct AgenticResult {
     pub summary: AgenticSummary,
     pub columns: Option<AgenticColumns>,
+    pub turns: Option<TurnColumns>,
 }
 
 /// The pool's agentic state.
@@ -308,21 +340,42 @@ pub(crate) struct Agent {
     /// Free times (f64 bits) of the environments, with `env_slots > 0`.
     env_free: BinaryHeap<Reverse<u64>>,
     pub s: AgenticSummary,
+    turns: Option<TurnColumns>,
+    /// `AgenticConfig::max_trajectories` (`u64::MAX`: unbounded).
+    pub max_trajectories: u64,
 }
 
 impl Agent {
-    pub fn new(sc: &Scenario) -> Option<Box<Agent>> {
+    /// The agentic state of `sc`'s pool, if it has one; `record_turns`: a row per turn.
+    pub fn new(sc: &Scenario, record_turns: bool) -> Option<Box<Agent>> {
         let cfg = sc.agentic.as_ref()?;
         Some(Box::new(Agent {
             rng: FastRng::new(sc.seed ^ 0xA6E4_71C0_5EED_0001),
             traj: Vec::new(),
             env_free: (0..cfg.env_slots).map(|_| Reverse(0f64.to_bits())).collect(),
             s: AgenticSummary::default(),
+            turns: record_turns.then(TurnColumns::default),
+            max_trajectories: if cfg.max_trajectories > 0 { cfg.max_trajectories as u64 } else { u64::MAX },
         }))
     }
 
+    /// Trajectory `id`'s turn on `slot` ended at `t`; `call_end` when its call returns (`NaN`: none).
+    #[inline]
+    fn turn_row(&mut self, id: u32, slot: u32, version: u32, t: f64, call_end: f64) {
+        if let Some(c) = &mut self.turns {
+            let tr = &self.traj[id as usize];
+            c.sample_id.push(id);
+            c.turn.push(tr.turns - 1);
+            c.slot.push(slot);
+            c.start_s.push(tr.turn_start);
+            c.end_s.push(t);
+            c.version.push(version);
+            c.call_end_s.push(call_end);
+        }
+    }
+
     /// A new trajectory starts with `r` (its first turn drawn): scale and cut its first turn.
-    pub fn begin(&mut self, cfg: &AgenticConfig, prompt: f64, r: &mut Req, slot: u32) {
+    pub fn begin(&mut self, cfg: &AgenticConfig, prompt: f64, r: &mut Req, slot: u32, t: f64) {
         debug_assert_eq!(r.id as usize, self.traj.len());
         let mut cut = false;
         r.length *= scale(cfg, 0);
@@ -342,6 +395,7 @@ impl Agent {
             call_start: 0.0,
             ret: 0.0,
             slot,
+            turn_start: t,
             hit: 0.0,
             miss: 0.0,
             in_tool: false,
@@ -379,9 +433,10 @@ impl Agent {
     }
 
     /// The returning request `id` lands on `slot` of instance `inst`: its prefill tokens.
-    pub fn landing_prefill(&mut self, id: u32, inst: u32, home: u32) -> Option<f64> {
+    pub fn landing_prefill(&mut self, id: u32, inst: u32, home: u32, t: f64) -> Option<f64> {
         let tr = self.traj.get_mut(id as usize).filter(|t| t.returning)?;
         tr.returning = false;
+        tr.turn_start = t;
         let tokens = if inst == home { tr.hit } else { tr.miss };
         tr.prefill += tokens;
         self.s.tokens_prefilled_turns += tokens;
@@ -416,12 +471,13 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
         let tr = &mut a.traj[r.id as usize];
         tr.turns += 1;
         a.s.turns += 1;
-        if tr.cut {
+        let cut = tr.cut;
+        if cut {
             tr.truncated = true;
             a.s.trajectories_truncated += 1;
-            return false;
         }
-        if tr.turns >= cfg.max_turns || (cfg.stop_prob > 0.0 && a.rng.uniform() < cfg.stop_prob) {
+        if cut || tr.turns >= cfg.max_turns || (cfg.stop_prob > 0.0 && a.rng.uniform() < cfg.stop_prob) {
+            a.turn_row(r.id, slot, r.seg_version, t, f64::NAN);
             return false;
         }
         let obs = cfg.observation_tokens.draw(&mut a.rng);
@@ -431,6 +487,7 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
             // the observation does not fit: the trajectory ends here, truncated
             tr.truncated = true;
             a.s.trajectories_truncated += 1;
+            a.turn_row(r.id, slot, r.seg_version, t, f64::NAN);
             return false;
         }
         let g = &self.groups[r.group as usize];
@@ -468,6 +525,7 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
             self.placement.finished(slot, t);
         }
         let ret = a.call(cfg, r.id, t);
+        a.turn_row(r.id, slot, r.seg_version, t, ret);
         if cfg.kv_policy == KvPolicy::Hold {
             a.s.gpu_hold_s += ret - t;
         }
@@ -558,7 +616,7 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
         let a = self.agent.as_deref_mut()?;
         let home = a.home_slot(id);
         let (inst, home_inst) = (self.placement.instance_of(slot), self.placement.instance_of(home));
-        let tokens = a.landing_prefill(id, inst, home_inst)?;
+        let tokens = a.landing_prefill(id, inst, home_inst, self.t)?;
         self.rec.prefill(tokens, false);
         let pps = self.sc.prefill.prefill_tokens_per_s;
         Some(if tokens > 0.0 && pps.is_finite() { tokens / pps } else { 0.0 })
@@ -618,7 +676,7 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
             }
             c
         });
-        self.rec.agentic = Some(AgenticResult { summary: a.s.clone(), columns });
+        self.rec.agentic = Some(AgenticResult { summary: a.s.clone(), columns, turns: a.turns.take() });
         pending
     }
 }

@@ -127,13 +127,14 @@ pub(crate) struct Pool<'a, D: Draw, P: Placement> {
 impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
     pub fn new(sc: &'a Scenario, draw: D, rec: &'a mut Recorder, ctl: &'a mut Control<'a>) -> Self {
         let slots = sc.rollout_slots as usize;
+        let record_turns = rec.samples.is_some();
         Pool {
             sc,
             draw,
             rec,
             ctl,
             placement: P::new(sc),
-            agent: Agent::new(sc),
+            agent: Agent::new(sc, record_turns),
             slots: vec![None; slots],
             busy: 0,
             pending: VecDeque::new(),
@@ -339,7 +340,12 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
                 }
                 Some(r) => return Some(r),
                 None => {
-                    if self.admit_budget == 0 {
+                    if self.admit_budget == 0
+                        || self
+                            .agent
+                            .as_ref()
+                            .is_some_and(|a| self.in_progress + self.sc.group_size as u64 > a.max_trajectories)
+                    {
                         return None;
                     }
                     self.admit_budget -= 1;
@@ -378,7 +384,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
             r.seg_version = self.rollout_version;
             r.version_end = self.rollout_version;
             if let Some(a) = self.agent.as_deref_mut() {
-                a.begin(self.sc.agentic.as_ref().expect("agentic"), p.prompt_tokens, &mut r, slot);
+                a.begin(self.sc.agentic.as_ref().expect("agentic"), p.prompt_tokens, &mut r, slot, t);
             }
             let g = &mut self.groups[r.group as usize];
             self.rec.start(r.length, t, self.rollout_version, slot, g.id);
