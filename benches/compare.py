@@ -182,6 +182,12 @@ def main() -> None:
     sc = rollsim.Scenario(horizon_s=H, slots_per_instance=32, decode_slowdown_per_seq=0.01, kv_cache_tokens=160000.0)
     dt, res = best_of(lambda: rollsim.simulate(sc, record="summary"), a.repeat)
     rows.append(("rollsim batched (32), KV 160K tokens/instance", res.summary["events"], dt))
+    # 30-turn agentic trajectories on the same instances (events: turn ends, tool returns, finishes, steps)
+    ag = rollsim.Agentic(max_turns=30, tool_latency_s=rollsim.LogNormal(1.0, 1.0, 600.0), observation_tokens=200.0,
+                         max_context_tokens=150_000.0)
+    sc = sc.replace(lengths=rollsim.LogNormal(6.0, 1.0, 4096.0), agentic=ag)
+    dt, res = best_of(lambda: rollsim.simulate(sc, record="summary"), a.repeat)
+    rows.append(("rollsim agentic 30 turns, batched (32), KV 160K", res.summary["events"], dt))
 
     dt, n = best_of(lambda: heapq_loop(h), a.repeat)
     rows.append(("python heapq loop", n, dt))

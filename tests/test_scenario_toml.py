@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from rollsim import (Empirical, FullyAsync, LengthBalanced, LogNormal, OffPolicy, OneStepAsync, Scenario,
                      ScenarioError, Synchronous, datasets)
 from rollsim import cli
+from rollsim.agentic import Agentic
 from rollsim import scenario_toml as schema
 from rollsim.sweeps import config as sweep_config
 from strategies import real_scenarios, scenarios, streaming_pipelines
@@ -75,6 +76,9 @@ def samples(lengths_file):
     out["lengths"] = (["--lengths", "deepseek-r1"], {"lengths": {"dataset": "deepseek-r1"}},
                       lambda sc: sc.lengths, ds)
     out["pipeline"] = (["--pipeline", "one-step"], {"pipeline": "one_step"}, lambda sc: sc.pipeline, OneStepAsync())
+    # agentic: a TOML table only (no flags), see TOML_ONLY
+    out["agentic"] = ([], {"agentic": {"max_turns": 3, "tool_latency_s": {"kind": "lognormal", "mu": 1.0}}},
+                      lambda sc: sc.agentic, Agentic(max_turns=3, tool_latency_s=LogNormal(mu=1.0)))
     # lengths
     lengths = lambda sc: sc.lengths  # noqa: E731
     out["lengths.kind"] = (["--lengths", "lognormal"], {"lengths": {"kind": "lognormal"}}, lengths, LogNormal())
@@ -161,12 +165,18 @@ def test_every_field_has_a_sample(lengths_file):
 
 
 FIELD_PATHS = [f.path for f in schema.all_fields()]
+#: Nested option tables that scenario files set and the command line does not (its flags would be a
+#: family of their own): ``[agentic]``.
+TOML_ONLY = {"agentic"}
 
 
 @pytest.mark.parametrize("path", FIELD_PATHS)
 def test_every_field_is_a_flag_and_a_toml_key(path, lengths_file):
     argv, doc, get, want = samples(lengths_file)[path]
     f = next(f for f in schema.all_fields() if f.path == path)
+    if path in TOML_ONLY:
+        assert get(from_toml(doc)) == want and get(sweep_config.parse({"base": doc}).base) == want
+        return
     if f.flag is not None:
         assert f.flag in argv or f.flag.replace("--", "--no-", 1) in argv
     else:  # Empirical's arrays: from the file's columns
@@ -187,7 +197,7 @@ def test_every_scenario_flag_is_in_every_scenario_command():
     for command in ("run", "compare", "presets", "split"):
         flags = {s for a in sub.choices[command]._actions for s in a.option_strings}
         for f in schema.scenario_fields():
-            if f.path not in ("lengths", "pipeline"):
+            if f.path not in ("lengths", "pipeline", *TOML_ONLY):
                 assert f.flag in flags, (command, f.flag)
         for f in schema.lengths_fields():
             assert f.flag is None or f.flag in flags, (command, f.flag)
@@ -336,7 +346,7 @@ batch_order = { kind = "length_balanced", edges = [2000.0], share = 0.8 }
 
 
 @pytest.mark.parametrize("text, message", [
-    ("foo = 1", "foo: unknown key (allowed: ['batch_size', 'clear_cache_on_update', "),
+    ("foo = 1", "foo: unknown key (allowed: ['agentic', 'batch_size', 'clear_cache_on_update', "),
     ("[pipeline]\nkind = 'fully_async'\ncap = 2", "pipeline.cap: unknown key (allowed: ['admission_eta', 'batch_order', "
                                                   "'kind', 'lag_release', 'max_lag_samples', 'max_ready_groups', 'max_staleness', "
                                                   "'on_stale', 'on_update'])"),

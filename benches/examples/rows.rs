@@ -4,8 +4,9 @@
 //! `cargo run --release -p rollsim-benches --example rows -- [hours] [repeat] [row-filter]`
 //! prints one line per row: name, events, best CPU seconds of the thread, M events/s. `mem` runs a 400-hour chapter
 //! run in samples mode and prints the growth of peak RSS per sample started (Linux: VmHWM).
+use rollsim_core::pipeline::agentic::{AgenticConfig, Dist};
 use rollsim_core::scenario::{BatchOrder, Decode, OnUpdate, Prefill, Streaming};
-use rollsim_core::{run_simple, Pipeline, RngKind, RunOptions, Scenario};
+use rollsim_core::{run_simple, Lengths, Pipeline, RngKind, RunOptions, Scenario};
 
 fn rows(h: f64) -> Vec<(&'static str, Scenario, RunOptions)> {
     let summary = RunOptions { record_samples: false, ..RunOptions::default() };
@@ -33,6 +34,24 @@ fn rows(h: f64) -> Vec<(&'static str, Scenario, RunOptions)> {
         }),
         ..sc.clone()
     };
+    // 30-turn agentic trajectories: ~660-token turns, lognormal tool calls (median 2.7 s), 200-token
+    // observations, contexts up to 150K tokens, on the KV row's instances
+    let agentic = Scenario {
+        lengths: Lengths::LogNormal { mu: 6.0, sigma: 1.0, max_tokens: 4096.0, group_correlation: 0.0 },
+        agentic: Some(AgenticConfig {
+            max_turns: 30,
+            tool_latency_s: Dist::Of(Lengths::LogNormal {
+                mu: 1.0,
+                sigma: 1.0,
+                max_tokens: 600.0,
+                group_correlation: 0.0,
+            }),
+            observation_tokens: Dist::Const(200.0),
+            max_context_tokens: 150_000.0,
+            ..AgenticConfig::default()
+        }),
+        ..kv.clone()
+    };
     let wide = Scenario { rollout_slots: 65_536, batch_size: 131_072, horizon_s: h / 16.0, ..sc.clone() };
     vec![
         ("fast path, rng=fast, summary", sc.clone(), summary),
@@ -47,6 +66,7 @@ fn rows(h: f64) -> Vec<(&'static str, Scenario, RunOptions)> {
         ("batched decoding (32 per instance)", batched, summary),
         ("batched decoding (256 per instance)", batched256, summary),
         ("batched (32), KV 160K tokens/instance", kv, summary),
+        ("agentic 30 turns, batched (32), KV 160K", agentic, summary),
         ("fast path, 65536 slots, summary", wide, summary),
     ]
 }

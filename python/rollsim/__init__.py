@@ -11,6 +11,7 @@ from rollsim._rollsim import __version__
 from rollsim.errors import (GenerationOutrunsTrainingWarning, RollsimError, RunLimitError, RunStalledWarning,
                             ScenarioError)
 from rollsim.lengths import Empirical, LogNormal
+from rollsim.agentic import Agentic
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
 from rollsim.simulation import LONG_TOKENS, SHORT_TOKENS, Result, compare, simulate
@@ -27,6 +28,7 @@ __all__ = [
     "OffPolicy",
     "FullyAsync",
     "LengthBalanced",
+    "Agentic",
     "RunStalledWarning",
     "simulate",
     "compare",

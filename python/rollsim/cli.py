@@ -47,6 +47,10 @@ _PIPELINE_CLI = {"sync": "synchronous", "one-step": "one_step", "k-step": "off_p
 _CLI_NAME = {v: k for k, v in _PIPELINE_CLI.items()}
 
 
+#: Scenario fields with no flag of their own: set them in a scenario TOML file (``[agentic]``).
+TOML_ONLY: tuple[str, ...] = ("agentic",)
+
+
 def _mark(ns: argparse.Namespace, dest: str, flag: str | None) -> None:
     given = getattr(ns, "_given", None)
     if given is None:
@@ -187,7 +191,7 @@ def _add_scenario_args(p: argparse.ArgumentParser, default_rng: str, *, instance
                              else "scenario (defaults: the chapter's)")
     fields: dict[str, schema.Field] = {}
     for f in schema.scenario_fields():
-        if f.path in ("lengths", "pipeline") or (f.path == "slots_per_instance" and not instances):
+        if f.path in ("lengths", "pipeline") + TOML_ONLY or (f.path == "slots_per_instance" and not instances):
             continue
         default = default_rng if f.path == "rng" else f.default
         fields[_add_flag(g, f, default, dest=f.path)] = f

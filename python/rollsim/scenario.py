@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from rollsim import _check, _rollsim, scenario_toml
+from rollsim.agentic import Agentic
 from rollsim.errors import invalid, strict_init
 from rollsim.lengths import Empirical, LogNormal
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
@@ -237,6 +238,10 @@ class Scenario:
     rng : "fast" | "python"
         ``"fast"`` (Xoshiro256++ and a ziggurat normal) or ``"python"`` (CPython's
         ``random.Random(seed)`` bit for bit, drawing in the chapter's order: reproduces its table).
+    agentic : Agentic, optional
+        Multi-turn agentic trajectories (:class:`rollsim.agentic.Agentic`: turns, tool calls, an
+        environment pool, what a request does with its slot and KV during a call); with it,
+        ``lengths`` gives the tokens of one turn. ``None`` (default): one answer per sample.
 
     The ranges keep every summary value finite for any combination of accepted values (answer
     lengths within the bounds of :class:`LogNormal` / :class:`Empirical`): durations stay far below
@@ -276,6 +281,7 @@ class Scenario:
     logprob_s_per_token: float = _default("logprob_s_per_token")
     decode_throughput_table: tuple[tuple[int, float], ...] | None = _default("decode_throughput_table")
     kv_cache_tokens: float | None = _default("kv_cache_tokens")
+    agentic: Agentic | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -322,6 +328,11 @@ class Scenario:
                 raise invalid(name, f"must be True or False, got {getattr(self, name)!r}")
         if isinstance(self.pipeline, FullyAsync):
             self._check_deliverable(self.pipeline)
+        if self.agentic is not None:
+            if not isinstance(self.agentic, Agentic):
+                raise invalid("agentic", f"must be None or Agentic(...), got {self.agentic!r}")
+            self.agentic.check(self.prompt_tokens, self.kv_cache_tokens, isinstance(self.pipeline, FullyAsync),
+                               self.group_size)
 
     def _check_decode_table(self) -> None:
         table = _throughput_table(self.decode_throughput_table)
@@ -466,6 +477,8 @@ class Scenario:
             else [list(p) for p in self.decode_throughput_table],
             "kv_cache_tokens": self.kv_cache_tokens,
         }
+        if self.agentic is not None:
+            d["agentic"] = self.agentic.to_dict()
         return _drop_defaults(d)
 
     def describe(self) -> dict[str, Any]:

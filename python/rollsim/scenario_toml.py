@@ -460,6 +460,8 @@ def scenario_from_doc(doc: Any, root: str | os.PathLike[str] = ".", where: str =
         kw["lengths"] = lengths_from_doc(_join(where, "lengths"), kw["lengths"], root)
     if "pipeline" in kw:
         kw["pipeline"] = pipeline_from_doc(_join(where, "pipeline"), kw["pipeline"])
+    if "agentic" in kw:
+        kw["agentic"] = _agentic_from_doc(_join(where, "agentic"), kw["agentic"], root)
     sc: Scenario = _SCENARIO(**kw)
     return sc
 
@@ -539,6 +541,31 @@ def _dataset(name: str, max_tokens: float | None) -> Empirical:
     return datasets.by_name(name, max_tokens)
 
 
+_AGENTIC_DISTS = ("tool_latency_s", "observation_tokens")
+
+
+def _agentic_from_doc(where: str, value: Any, root: str | os.PathLike[str]) -> Any:
+    """An ``[agentic]`` table: the fields of :class:`rollsim.agentic.Agentic`; its distributions
+    are numbers or lengths tables (``[agentic.tool_latency_s]``)."""
+    from rollsim.agentic import Agentic
+
+    if isinstance(value, Agentic):
+        return value
+    t = dict(table(where, value))
+    for k in _AGENTIC_DISTS:
+        if isinstance(t.get(k), dict):
+            t[k] = lengths_from_doc(_join(where, k), t[k], root)
+    return Agentic(**t)
+
+
+def _agentic_to_doc(x: Any) -> dict[str, Any]:
+    out = {f.name: getattr(x, f.name) for f in dataclasses.fields(x)}
+    for k in _AGENTIC_DISTS:
+        if isinstance(out[k], (LogNormal, Empirical)):
+            out[k] = _lengths_to_doc(out[k])
+    return out
+
+
 def _lengths_to_doc(x: LogNormal | Empirical) -> dict[str, Any]:
     if isinstance(x, LogNormal):
         return {"kind": "lognormal", **{f.name: getattr(x, f.name) for f in dataclasses.fields(x)}}
@@ -576,6 +603,8 @@ def scenario_to_doc(scenario: Scenario) -> dict[str, Any]:
             v = _lengths_to_doc(v)
         elif f.path == "pipeline":
             v = _pipeline_to_doc(v)
+        elif f.path == "agentic" and v is not None:
+            v = _agentic_to_doc(v)
         doc[f.path] = v
     out = _plain("", doc)
     if any(isinstance(x, float) and math.isnan(x) for x in np.ravel(out["lengths"].get("groups", []))):

@@ -246,13 +246,25 @@ class Result:
         NaN, never None, when no sample was trained: every other float is finite),
         ``tokens_generated`` = ``tokens_trained + tokens_wasted + tokens_pending`` (wasted: dropped;
         pending: waiting in the ready queue or decoded so far by samples in flight), ``events``,
-        ``ready_queue_growth_per_step``, ``generation_outruns_training``, ``throughput_ratio``.
+        ``ready_queue_growth_per_step``, ``generation_outruns_training``, ``throughput_ratio``. With
+        ``Scenario.agentic`` also: ``turns`` (turns decoded to their end), ``tool_calls``,
+        ``tool_retries``, ``trajectories_truncated``, ``trajectories_failed``, ``tokens_observed``,
+        ``tokens_prefilled_turns`` (prefill of later turns), ``env_busy_s`` (environment-seconds
+        busy within the run), ``env_wait_s`` (seconds calls queued for an environment),
+        ``env_utilization`` (``env_busy_s / (env_slots * end_s)``, NaN when unbounded),
+        ``env_mean_busy`` (mean calls running), and slot-seconds ``gpu_hold_s`` (held idle during
+        calls), ``gpu_prefill_s`` (prefill tokens / ``prefill_tokens_per_s``), ``gpu_decode_s``
+        (the rest of ``slot_busy_s``, KV waiting excluded).
     samples : polars.DataFrame
         One row per sample started (``record="samples"`` only): ``sample_id`` u32,
         ``length_tokens`` f64, ``start_s`` f64, ``finish_s`` f64 (null while in flight at the end),
         ``version_start`` u32, ``trained_step`` i64 (null if not trained), ``staleness`` i64
         (``trained_step - version_start``, null if not trained), ``dropped`` bool, ``slot`` u32,
-        ``status`` enum (trained / dropped / ready / in_flight).
+        ``status`` enum (trained / dropped / ready / in_flight). With ``Scenario.agentic``,
+        ``length_tokens`` counts the tokens generated over every turn (the target of the current
+        turn while in flight) and the rows also have ``turns`` u32, ``tokens_observed`` f64,
+        ``tool_s`` f64 (tool calls, queueing included), ``env_wait_s`` f64, ``prefill_tokens`` f64
+        (of later turns), ``tool_retries`` u32, ``truncated`` bool, ``failed`` bool.
     steps : polars.DataFrame
         One row per training step started: ``step`` u32 (= the policy version it trains), ``start_s``,
         ``end_s``, ``staleness_mean`` f64, ``staleness_max`` u32, ``wait_s`` (trainer idle before the
@@ -265,6 +277,18 @@ class Result:
     steps: pl.DataFrame
     _samples: pl.DataFrame | None
     _segments: pl.DataFrame | None = None
+    _turns: pl.DataFrame | None = None
+
+    @property
+    def turns(self) -> pl.DataFrame:
+        """Multi-turn agentic runs: one row per turn decoded to its end, in the order turns end:
+        ``sample_id`` u32, ``turn`` u32 (0 first), ``slot`` u32, ``start_s`` f64 (placed on the
+        slot: prefill, then decoding), ``end_s`` f64, ``version`` u32 (of its last token span),
+        ``call_end_s`` f64 (when the tool call after it returns; null when the trajectory ended
+        with it). A slot holds the trajectory during the call only with ``kv_policy="hold"``."""
+        if self._turns is None:
+            raise invalid("record", "turns are recorded for agentic scenarios with record='samples'")
+        return self._turns
 
     @property
     def samples(self) -> pl.DataFrame:
@@ -488,7 +512,13 @@ def _simulate(
         )
     samples = None if out["samples"] is None else _samples_frame(out["samples"])
     segments = None if out["segments"] is None else _segments_frame(out["segments"])
-    return Result(sc, summary, _steps_frame(out["steps"], summary["end_s"]), samples, segments)
+    turns = None
+    if "agentic" in out:  # multi-turn trajectories: their totals, their columns joined to the samples, turns
+        summary.update(out["agentic"]["summary"])
+        if samples is not None:
+            samples = samples.with_columns(**{k: pl.Series(k, v) for k, v in out["agentic"]["columns"].items()})
+            turns = pl.DataFrame(out["agentic"]["turns"]).with_columns(pl.col("call_end_s").fill_nan(None))
+    return Result(sc, summary, _steps_frame(out["steps"], summary["end_s"]), samples, segments, turns)
 
 
 #: The four rows of the chapter's comparison.

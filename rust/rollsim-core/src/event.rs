@@ -27,13 +27,17 @@ pub enum EventKind {
     /// A batch pipeline starts generating its next batch (a computed time, compared with the
     /// pending timers: steps that end at that time come first).
     BatchStart = 1,
+    /// An agentic trajectory's tool call returns (id: the sample id): its next turn is routed.
+    /// After the step ends of its time (a turn that resumes then sees the new version), before
+    /// the slot events.
+    ToolReturn = 2,
     /// A slot's request finishes, or with KV capacity is preempted (the placement's events; id:
     /// the sample id).
-    Slot = 2,
+    Slot = 3,
 }
 
 impl EventKind {
-    const ALL: [EventKind; 3] = [EventKind::StepEnd, EventKind::BatchStart, EventKind::Slot];
+    const ALL: [EventKind; 4] = [EventKind::StepEnd, EventKind::BatchStart, EventKind::ToolReturn, EventKind::Slot];
 }
 
 /// An event's `(time, kind, id)` packed so that integer order is event order.

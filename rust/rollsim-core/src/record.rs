@@ -128,6 +128,8 @@ pub struct Summary {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunResult {
     pub summary: Summary,
+    /// Multi-turn agentic runs: their totals and per-trajectory columns.
+    pub agentic: Option<crate::pipeline::agentic::AgenticResult>,
     pub samples: Option<SampleColumns>,
     pub segments: Option<SegmentColumns>,
     pub steps: StepColumns,
@@ -139,6 +141,7 @@ pub(crate) struct Recorder {
     pub segments: Option<SegmentColumns>,
     pub steps: StepColumns,
     pub s: Summary,
+    pub agentic: Option<crate::pipeline::agentic::AgenticResult>,
     staleness_sum: u64,
     finish_staleness_sum: i64,
     group_staleness_sum: u64,
@@ -158,6 +161,7 @@ impl Recorder {
             segments: record_samples.then(SegmentColumns::default),
             steps: StepColumns::default(),
             s: Summary::default(),
+            agentic: None,
             staleness_sum: 0,
             finish_staleness_sum: 0,
             group_staleness_sum: 0,
@@ -349,7 +353,13 @@ impl Recorder {
             && self.steps.ready_after.len() >= 6
             && s.ready_queue_growth_per_step > 0.01 * batch as f64
             && *self.steps.ready_after.last().unwrap() as f64 >= batch as f64;
-        RunResult { summary: self.s, samples: self.samples, segments: self.segments, steps: self.steps }
+        RunResult {
+            summary: self.s,
+            agentic: self.agentic,
+            samples: self.samples,
+            segments: self.segments,
+            steps: self.steps,
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::lengths::Lengths;
+pub use crate::pipeline::agentic::AgenticConfig;
 
 /// How generation and training are interleaved.
 #[derive(Debug, Clone, PartialEq)]
@@ -225,6 +226,8 @@ pub struct Scenario {
     pub rollout_pause_s: f64,
     pub seed: u64,
     pub rng: RngKind,
+    /// Multi-turn agentic rollouts (`None`: one answer per sample).
+    pub agentic: Option<AgenticConfig>,
 }
 
 use crate::schema::{self, Range, Value};
@@ -341,6 +344,7 @@ impl Default for Scenario {
             rollout_pause_s: default_f64("rollout_pause_s"),
             seed: default_int("seed"),
             rng: RngKind::Fast,
+            agentic: None,
         }
     }
 }
@@ -434,6 +438,9 @@ impl Scenario {
         }
         self.validate_table()?;
         self.validate_kv()?;
+        if let Some(a) = &self.agentic {
+            a.validate(self)?;
+        }
         match &self.pipeline {
             Pipeline::OffPolicy { k, partial } => {
                 if *k > MAX_K {

@@ -272,6 +272,16 @@ pub const SCENARIO: &[Field] = &[
         omit_at_default: true,
         doc: "KV-cache capacity of one instance (None: unlimited)",
     },
+    Field {
+        name: "agentic",
+        kind: Kind::Part,
+        unit: "",
+        default: Value::None,
+        range: Range::Any,
+        choices: &["agentic"],
+        omit_at_default: true,
+        doc: "Multi-turn trajectories of turns and tool calls: Agentic(...) (None: one answer per sample)",
+    },
 ];
 
 /// The scenario field named `name`.

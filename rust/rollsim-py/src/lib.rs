@@ -13,6 +13,7 @@ use pyo3::types::{PyBool, PyDict, PyInt, PyList};
 mod many;
 mod sync;
 
+use rollsim_core::pipeline::agentic::{AgenticConfig, AgenticResult, Dist, KvPolicy, OnFailure};
 use rollsim_core::record::Col;
 use rollsim_core::scenario::{
     BatchOrder, Decode, LagRelease, OnStale, OnUpdate, PartialRollout, Prefill, Streaming, KV_CACHE_TOKENS,
@@ -536,7 +537,107 @@ fn scenario_from_dict_with(d: &Bound<'_, PyDict>, lengths: Option<Lengths>) -> P
         rollout_pause_s: real_field("rollout_pause_s", w.rollout_pause_s)?,
         seed: int_field("seed", w.seed)?,
         rng,
+        agentic: match d.get_item("agentic")? {
+            Some(a) if !a.is_none() => Some(in_part(d.py(), "agentic.", agentic_from_dict(a.cast::<PyDict>()?))?),
+            _ => None,
+        },
     })
+}
+
+/// A constant (a number) or a lengths dict.
+fn dist_from(d: &Bound<'_, PyDict>, key: &'static str) -> PyResult<Dist> {
+    match d.get_item(key)? {
+        Some(v) if v.is_instance_of::<PyDict>() => {
+            Ok(Dist::Of(in_part(d.py(), &format!("{key}."), lengths_from_dict(v.cast::<PyDict>()?))?))
+        }
+        Some(_) => Ok(Dist::Const(item(d, key)?)),
+        None => Ok(Dist::Const(0.0)),
+    }
+}
+
+/// `Scenario.agentic` (`rollsim.agentic.Agentic.to_dict()`).
+fn agentic_from_dict(d: &Bound<'_, PyDict>) -> PyResult<AgenticConfig> {
+    let kv_policy = match opt_item::<String>(d, "kv_policy", "keep".into())?.as_str() {
+        "keep" => KvPolicy::Keep,
+        "drop" => KvPolicy::Drop,
+        "hold" => KvPolicy::Hold,
+        other => {
+            return Err(ScenarioError::new_err(format!("kv_policy: must be 'keep', 'drop' or 'hold', got {other:?}")))
+        }
+    };
+    let on_failure = match opt_item::<String>(d, "on_failure", "drop".into())?.as_str() {
+        "drop" => OnFailure::Drop,
+        "retry" => OnFailure::Retry,
+        other => return Err(ScenarioError::new_err(format!("on_failure: must be 'drop' or 'retry', got {other:?}"))),
+    };
+    Ok(AgenticConfig {
+        turn_scale: opt_item(d, "turn_scale", Vec::new())?,
+        tool_latency_s: dist_from(d, "tool_latency_s")?,
+        observation_tokens: dist_from(d, "observation_tokens")?,
+        stop_prob: opt_item(d, "stop_prob", 0.0)?,
+        max_turns: item(d, "max_turns")?,
+        max_context_tokens: opt_item(d, "max_context_tokens", f64::INFINITY)?,
+        kv_policy,
+        sticky: opt_item(d, "sticky", true)?,
+        env_slots: opt_item(d, "env_slots", 0)?,
+        max_trajectories: opt_item(d, "max_trajectories", 0)?,
+        env_overhead_s: opt_item(d, "env_overhead_s", 0.0)?,
+        failure_rate: opt_item(d, "failure_rate", 0.0)?,
+        on_failure,
+        switch_version_at_turn: opt_item(d, "switch_version_at_turn", true)?,
+    })
+}
+
+/// The agentic part of a run's result: `{"summary": dict, "columns": dict of numpy arrays | None}`.
+fn agentic_dict<'py>(py: Python<'py>, a: AgenticResult) -> PyResult<Bound<'py, PyDict>> {
+    let s = &a.summary;
+    let d = PyDict::new(py);
+    d.set_item("turns", s.turns)?;
+    d.set_item("tool_calls", s.tool_calls)?;
+    d.set_item("tool_retries", s.tool_retries)?;
+    d.set_item("trajectories_truncated", s.trajectories_truncated)?;
+    d.set_item("trajectories_failed", s.trajectories_failed)?;
+    d.set_item("tokens_observed", s.tokens_observed)?;
+    d.set_item("tokens_prefilled_turns", s.tokens_prefilled_turns)?;
+    d.set_item("env_busy_s", s.env_busy_s)?;
+    d.set_item("env_wait_s", s.env_wait_s)?;
+    d.set_item("env_utilization", s.env_utilization)?;
+    d.set_item("env_mean_busy", s.env_mean_busy)?;
+    d.set_item("gpu_hold_s", s.gpu_hold_s)?;
+    d.set_item("gpu_prefill_s", s.gpu_prefill_s)?;
+    d.set_item("gpu_decode_s", s.gpu_decode_s)?;
+    let out = PyDict::new(py);
+    out.set_item("summary", d)?;
+    match a.columns {
+        None => out.set_item("columns", py.None())?,
+        Some(c) => {
+            let d = PyDict::new(py);
+            d.set_item("turns", PyArray1::from_vec(py, c.turns))?;
+            d.set_item("tokens_observed", PyArray1::from_vec(py, c.tokens_observed))?;
+            d.set_item("tool_s", PyArray1::from_vec(py, c.tool_s))?;
+            d.set_item("env_wait_s", PyArray1::from_vec(py, c.env_wait_s))?;
+            d.set_item("prefill_tokens", PyArray1::from_vec(py, c.prefill_tokens))?;
+            d.set_item("tool_retries", PyArray1::from_vec(py, c.tool_retries))?;
+            d.set_item("truncated", PyArray1::from_vec(py, c.truncated))?;
+            d.set_item("failed", PyArray1::from_vec(py, c.failed))?;
+            out.set_item("columns", d)?;
+        }
+    }
+    match a.turns {
+        None => out.set_item("turns", py.None())?,
+        Some(c) => {
+            let d = PyDict::new(py);
+            d.set_item("sample_id", PyArray1::from_vec(py, c.sample_id))?;
+            d.set_item("turn", PyArray1::from_vec(py, c.turn))?;
+            d.set_item("slot", PyArray1::from_vec(py, c.slot))?;
+            d.set_item("start_s", PyArray1::from_vec(py, c.start_s))?;
+            d.set_item("end_s", PyArray1::from_vec(py, c.end_s))?;
+            d.set_item("version", PyArray1::from_vec(py, c.version))?;
+            d.set_item("call_end_s", PyArray1::from_vec(py, c.call_end_s))?;
+            out.set_item("turns", d)?;
+        }
+    }
+    Ok(out)
 }
 
 fn summary_dict<'py>(py: Python<'py>, s: &Summary) -> PyResult<Bound<'py, PyDict>> {
@@ -569,6 +670,9 @@ fn columns_dict<'py>(py: Python<'py>, cols: Vec<(&'static str, Col)>) -> PyResul
 fn result_dict<'py>(py: Python<'py>, r: RunResult) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     out.set_item("summary", summary_dict(py, &r.summary)?)?;
+    if let Some(a) = r.agentic {
+        out.set_item("agentic", agentic_dict(py, a)?)?;
+    }
     match r.samples {
         None => out.set_item("samples", py.None())?,
         Some(c) => out.set_item("samples", columns_dict(py, c.into_named())?)?,

@@ -972,6 +972,28 @@ impl Placement for Instances {
         kv.wait_change(t, 0);
         Some(kv.wait_s)
     }
+
+    // a held slot stays occupied for routing; its KV is freed (not modelled while it waits)
+    fn hold(&mut self, slot: u32, t: f64) {
+        self.stop_running(slot as usize, t);
+    }
+
+    fn unhold(&mut self, slot: u32) {
+        let i = self.inst(slot as usize);
+        self.set_occ(i, self.occ[i] - 1);
+    }
+
+    fn instance_of(&self, slot: u32) -> u32 {
+        self.inst_of[slot as usize]
+    }
+
+    fn route_on(&self, inst: u32) -> Option<u32> {
+        let i = inst as usize;
+        if self.occ[i] as usize >= self.per {
+            return None;
+        }
+        self.idle.lowest(i)
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The pipelines, one module each, and the parts they are built of (`pool`, `placement`). Each
 //! `run` returns the simulated end time of the run.
 
+pub mod agentic;
 pub mod batch;
 pub mod fully_async;
 mod instances;

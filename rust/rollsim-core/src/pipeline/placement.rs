@@ -72,6 +72,21 @@ pub(crate) trait Placement {
 
     /// The end of the run at `t`: the slot-seconds requests waited for KV, with KV capacity.
     fn close(&mut self, t: f64) -> Option<f64>;
+
+    /// Agentic rollouts: the request on `slot` stops decoding for a tool call and keeps its slot
+    /// (not routed to) until `unhold`, after which it arrives on it again.
+    fn hold(&mut self, slot: u32, t: f64) {
+        self.take_off(slot, t);
+    }
+    fn unhold(&mut self, _slot: u32) {}
+    /// The instance of `slot` (independent slots: one).
+    fn instance_of(&self, _slot: u32) -> u32 {
+        0
+    }
+    /// The slot the next request takes on instance `inst`, if one is idle there.
+    fn route_on(&self, _inst: u32) -> Option<u32> {
+        self.route()
+    }
 }
 
 /// Independent slots.

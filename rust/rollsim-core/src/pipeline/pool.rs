@@ -7,6 +7,7 @@
 
 use std::collections::VecDeque;
 
+use super::agentic::Agent;
 use super::placement::Placement;
 use crate::engine::Control;
 use crate::error::Result;
@@ -154,7 +155,9 @@ pub(crate) struct Pool<'a, D: Draw, P: Placement> {
     pub rec: &'a mut Recorder,
     pub ctl: &'a mut Control<'a>,
     /// Where requests run: slot events, routing, progress.
-    placement: P,
+    pub(crate) placement: P,
+    /// Multi-turn trajectories (`Scenario::agentic`).
+    pub(crate) agent: Option<Box<Agent>>,
     /// The request on each slot (running, or waiting for KV).
     pub slots: Vec<Option<Req>>,
     pub busy: u32,
@@ -182,12 +185,14 @@ pub(crate) struct Pool<'a, D: Draw, P: Placement> {
 impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
     pub fn new(sc: &'a Scenario, draw: D, rec: &'a mut Recorder, ctl: &'a mut Control<'a>) -> Self {
         let slots = sc.rollout_slots as usize;
+        let record_turns = rec.samples.is_some();
         Pool {
             sc,
             draw,
             rec,
             ctl,
             placement: P::new(sc),
+            agent: Agent::new(sc, record_turns),
             slots: vec![None; slots],
             busy: 0,
             pending: VecDeque::new(),
@@ -289,7 +294,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
     /// Stores `r` on `slot` starting at `self.t` after `prefill_s` seconds of prefill, and sets its
     /// finish event (with KV capacity it may wait for KV instead).
     #[inline(always)]
-    fn place(&mut self, slot: u32, r: Req, prefill_s: f64) {
+    pub(crate) fn place(&mut self, slot: u32, r: Req, prefill_s: f64) {
         self.busy += 1;
         if self.placement.arrive(slot, r.done, self.t) {
             self.admit(slot, r, prefill_s);
@@ -378,8 +383,13 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
     fn next_request(&mut self) -> Option<Req> {
         loop {
             match self.pending.pop_front() {
-                Some(r) if self.groups[r.group as usize].cancelled => {
+                Some(mut r) if self.groups[r.group as usize].cancelled => {
                     // a request of a dropped group that never started (or was stopped)
+                    if self.agent.is_some() && r.id != NONE_U32 {
+                        // a trajectory back from a tool call: aborted, its tokens wasted
+                        self.close_span(&mut r);
+                        self.rec.abort_sample(r.id, r.done, self.t, r.version_end, r.n_versions);
+                    }
                     let g = &mut self.groups[r.group as usize];
                     g.remaining -= 1;
                     if g.remaining == 0 {
@@ -388,7 +398,12 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
                 }
                 Some(r) => return Some(r),
                 None => {
-                    if self.admit_budget == 0 {
+                    if self.admit_budget == 0
+                        || self
+                            .agent
+                            .as_ref()
+                            .is_some_and(|a| self.in_progress + self.sc.group_size as u64 > a.max_trajectories)
+                    {
                         return None;
                     }
                     self.admit_budget -= 1;
@@ -426,6 +441,9 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
             r.version_start = self.rollout_version;
             r.seg_version = self.rollout_version;
             r.version_end = self.rollout_version;
+            if let Some(a) = self.agent.as_deref_mut() {
+                a.begin(self.sc.agentic.as_ref().expect("agentic"), p.prompt_tokens, &mut r, slot, t);
+            }
             let g = &mut self.groups[r.group as usize];
             self.rec.start(r.length, t, self.rollout_version, slot, g.id);
             if p.prompt_tokens > 0.0 {
@@ -444,7 +462,11 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
             resumed = true;
         }
         let mut prefill_s = if resumed {
-            self.recompute(&mut r)
+            // a trajectory's next turn, else a partial answer
+            match self.turn_prefill_s(r.id, slot) {
+                Some(s) => s,
+                None => self.recompute(&mut r),
+            }
         } else if prefill > 0.0 {
             prefill / p.prefill_tokens_per_s
         } else {
@@ -495,6 +517,10 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
         });
         g.min_version = g.min_version.min(r.version_start);
         g.max_len = g.max_len.max(r.length);
+        if g.cancelled && self.agent.is_some() {
+            // a trajectory of a group dropped while it ran (a sibling's tool call failed)
+            self.rec.drop_sample(r.id, r.length);
+        }
         if g.remaining > 0 {
             return None;
         }
@@ -527,7 +553,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
 
     /// Group `g` is dropped while some of its answers are unfinished: its finished members are
     /// dropped now, its waiting requests when they come up, its running ones by the caller.
-    fn cancel_group(&mut self, g: u32) {
+    pub(crate) fn cancel_group(&mut self, g: u32) {
         let grp = &mut self.groups[g as usize];
         if grp.cancelled {
             return;
@@ -556,7 +582,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
     }
 
     /// Records the span of `r` from `seg_first` to the tokens decoded so far, if not empty.
-    fn close_span(&mut self, r: &mut Req) {
+    pub(crate) fn close_span(&mut self, r: &mut Req) {
         if r.done > r.seg_first {
             self.rec.segment(r.id, r.seg_version, r.seg_first, r.done);
             r.n_versions += 1;
@@ -693,7 +719,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
         if let Some(kv_wait_s) = self.placement.close(t) {
             self.rec.s.kv_wait_s = kv_wait_s;
         }
-        pending
+        pending + self.close_agentic()
     }
 }
 

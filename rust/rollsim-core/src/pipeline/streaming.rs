@@ -103,6 +103,7 @@ impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
                     self.pool.advance(timer.time);
                     match timer.kind {
                         EventKind::StepEnd => self.step_ended()?,
+                        EventKind::ToolReturn => self.pool.tool_return(timer.id, &mut self.timers)?,
                         k => unreachable!("no {k:?} timers in the streaming pipeline"),
                     }
                     self.maybe_batch()?;
@@ -137,6 +138,10 @@ impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
     /// A slot's request finished; returns whether its group completed (a batch may be ready:
     /// the ready queue grows only here and the trainer frees only at a step's end).
     fn slot_finished(&mut self, slot: u32) -> Result<bool> {
+        if self.pool.agent.is_some() && self.pool.turn_end(slot, &mut self.timers) {
+            // the trajectory goes on after a tool call: its slot is released (refilled) or held
+            return self.turn_ended(slot).map(|()| false);
+        }
         let completed = self.pool.finish(slot);
         if let Some(g) = completed {
             self.group_completed(g);
@@ -149,6 +154,20 @@ impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
         }
         self.pool.refill(slot)?;
         Ok(completed.is_some())
+    }
+
+    /// A trajectory left `slot` for a tool call.
+    #[cold]
+    fn turn_ended(&mut self, slot: u32) -> Result<()> {
+        if self.draining && self.pool.busy == 0 {
+            self.apply_update();
+        }
+        let held = self.pool.sc.agentic.as_ref().is_some_and(|a| a.kv_policy == super::agentic::KvPolicy::Hold);
+        if held {
+            Ok(())
+        } else {
+            self.pool.refill(slot)
+        }
     }
 
     fn group_completed(&mut self, g: u32) {

@@ -527,6 +527,7 @@ pub fn scenario(seed: u64, kinds: LengthKinds) -> Scenario {
         rollout_pause_s: if on(Extra::Pause) { g.pick(&[0.5, 3.0, 20.0]) } else { 0.0 },
         seed: g.u64(),
         rng: if g.chance(0.5) { RngKind::Fast } else { RngKind::Python },
+        agentic: None,
     };
     if let Pipeline::FullyAsync(o) = &mut sc.pipeline {
         if o.max_lag_samples.is_some() && g.chance(0.5) {

@@ -1,0 +1,202 @@
+"""Multi-turn agentic rollouts: the :class:`Agentic` option of a :class:`rollsim.Scenario`.
+
+A sample is a trajectory of turns. A turn decodes tokens (the scenario's ``lengths``, scaled by
+``turn_scale``); then, unless the trajectory ends (``stop_prob``, ``max_turns``,
+``max_context_tokens``), it makes one tool / environment call: the request leaves the decode batch
+(``kv_policy``), waits for one of ``env_slots`` environments, runs ``env_overhead_s`` plus a
+``tool_latency_s`` draw, and comes back with an observation of ``observation_tokens`` appended to
+its context; its next turn prefills what its KV does not hold and decodes on. See README
+"Agentic rollouts".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from rollsim import _check
+from rollsim.errors import invalid, strict_init
+from rollsim.lengths import Empirical, LogNormal
+
+__all__ = ["Agentic", "MAX_TURNS"]
+
+#: Largest ``max_turns``.
+MAX_TURNS = 1 << 20
+_MAX_COUNT = 1 << 24
+
+
+def _dist(name: str, value: Any, hi: float, unit: str) -> float | LogNormal | Empirical:
+    if isinstance(value, (LogNormal, Empirical)):
+        return value
+    return _check.bounded(name, value, 0.0, hi, unit, extra="or LogNormal(...) / Empirical(...)")
+
+
+@dataclass(frozen=True)
+class Agentic:
+    """Multi-turn agentic trajectories (``Scenario(agentic=Agentic(...))``; the fully
+    asynchronous pipeline only).
+
+    Parameters
+    ----------
+    max_turns : int, in [1, 2**20]
+        Turns per trajectory at most (verl ``multi_turn.max_assistant_turns``). ``max_turns=1``
+        is a single-turn run, identical to ``agentic=None``.
+    tool_latency_s : float in [0, 1e9], LogNormal or Empirical
+        Seconds one tool call runs, a constant or a distribution (``LogNormal(mu, sigma,
+        max_tokens)`` with ``max_tokens`` the cap in seconds; ``Empirical`` values or
+        ``Empirical.from_file``).
+    observation_tokens : float in [0, 1e9], LogNormal or Empirical
+        Tokens a tool call appends to the context (verl ``multi_turn.max_tool_response_length``
+        caps it), a constant or a distribution.
+    stop_prob : float, in [0, 1]
+        Probability that a trajectory ends after a turn (before ``max_turns``); the number of
+        turns is then geometric, mean ``1 / stop_prob`` without the cap.
+    turn_scale : tuple of float, each in [1e-6, 1e6]
+        Turn ``k`` decodes ``lengths`` draw times ``turn_scale[min(k, len - 1)]`` tokens
+        (empty, default: every turn draws from ``lengths`` as is).
+    max_context_tokens : float, optional
+        Prompt + generated + observed tokens at most, in (``prompt_tokens``, 1e12]: a turn is cut
+        where the context reaches it, and the trajectory ends there, truncated. With
+        ``kv_cache_tokens`` it must be at most ``kv_cache_tokens - 1``. ``None``: no bound.
+    kv_policy : "keep" | "drop" | "hold"
+        What a request does during a tool call. ``"keep"`` (default): it releases its slot and its
+        KV stays cached on its instance; the next turn prefills only the observation if it lands on
+        the same instance, else its whole context. ``"drop"``: it releases the slot and the KV;
+        the next turn prefills its whole context (prompt, unless the group's prefix cache holds
+        it, plus every generated and observed token). ``"hold"``: it keeps its slot, which idles
+        (counted busy) until the call returns; the next turn prefills the observation. The KV of a
+        request in a tool call does not count against ``kv_cache_tokens``.
+    sticky : bool
+        A returning request goes back to its previous instance when that has an idle slot (else
+        anywhere: with ``"keep"``, a KV miss).
+    env_slots : int, optional
+        Concurrent environments (sandboxes) in [1, 2**24]: calls wait in a FIFO queue for a free
+        one. ``None`` (default): unbounded.
+    max_trajectories : int, optional
+        Trajectories in flight at most, in [1, 2**24] and >= ``group_size``: samples of groups
+        started and not yet complete (a bound on concurrent rollouts). No new group starts beyond
+        it, so slots may idle. ``None`` (default): unbounded; a slot released during a tool call
+        then starts a new trajectory at once, and with a slow environment pool the trajectories in
+        flight (and the queue for environments) grow without end.
+    env_overhead_s : float, in [0, 1e9]
+        Seconds added to every call (sandbox start, request round trip).
+    failure_rate : float, in [0, 1)
+        Probability that a call fails (known when it returns).
+    on_failure : "drop" | "retry"
+        ``"drop"``: the trajectory is aborted (its tokens wasted) and its group dropped (members
+        still running are dropped when they finish). ``"retry"``: the call is submitted again.
+    switch_version_at_turn : bool
+        A returning request generates its next turn with the rollout's current weights (a new
+        token span), the natural switch point of multi-turn systems; ``False``: it goes on with the
+        version it had, like a request in flight under ``on_update="continue"``.
+
+    Raises
+    ------
+    ScenarioError
+        A field of the wrong type or out of range, named ``agentic.<field>``.
+    """
+
+    max_turns: int = 10
+    tool_latency_s: float | LogNormal | Empirical = 1.0
+    observation_tokens: float | LogNormal | Empirical = 100.0
+    stop_prob: float = 0.0
+    turn_scale: tuple[float, ...] = ()
+    max_context_tokens: float | None = None
+    kv_policy: Literal["keep", "drop", "hold"] = "keep"
+    sticky: bool = True
+    env_slots: int | None = None
+    max_trajectories: int | None = None
+    env_overhead_s: float = 0.0
+    failure_rate: float = 0.0
+    on_failure: Literal["drop", "retry"] = "drop"
+    switch_version_at_turn: bool = True
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "max_turns", _check.integer("agentic.max_turns", self.max_turns, 1, MAX_TURNS))
+        set_(self, "tool_latency_s", _dist("agentic.tool_latency_s", self.tool_latency_s, 1e9, "seconds"))
+        set_(self, "observation_tokens", _dist("agentic.observation_tokens", self.observation_tokens, 1e9, "tokens"))
+        set_(self, "stop_prob", _check.bounded("agentic.stop_prob", self.stop_prob, 0.0, 1.0))
+        if isinstance(self.turn_scale, (str, bytes)) or not hasattr(self.turn_scale, "__iter__"):
+            raise invalid("agentic.turn_scale", f"must be a sequence of numbers in [1e-6, 1e6], got {self.turn_scale!r}")
+        set_(self, "turn_scale", tuple(_check.bounded(f"agentic.turn_scale[{i}]", s, 1e-6, 1e6)
+                                       for i, s in enumerate(self.turn_scale)))
+        if self.max_context_tokens is not None:
+            set_(self, "max_context_tokens", _check.bounded("agentic.max_context_tokens", self.max_context_tokens,
+                                                            0.0, 1e12, "tokens", lo_open=True,
+                                                            extra="or None (no bound)"))
+        if self.kv_policy not in ("keep", "drop", "hold"):
+            raise invalid("agentic.kv_policy", f"must be 'keep', 'drop' or 'hold', got {self.kv_policy!r}")
+        set_(self, "sticky", _check.flag("agentic.sticky", self.sticky))
+        if self.env_slots is not None:
+            v = self.env_slots
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= _MAX_COUNT:
+                raise invalid("agentic.env_slots", f"must be an integer in [1, {_MAX_COUNT}], or None (unbounded), got "
+                                                   f"{_check.show(v)}")
+            set_(self, "env_slots", int(v))
+        if self.max_trajectories is not None:
+            v = self.max_trajectories
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= _MAX_COUNT:
+                raise invalid("agentic.max_trajectories", f"must be an integer in [1, {_MAX_COUNT}], or None "
+                                                          f"(unbounded), got {_check.show(v)}")
+            set_(self, "max_trajectories", int(v))
+        set_(self, "env_overhead_s", _check.bounded("agentic.env_overhead_s", self.env_overhead_s, 0.0, 1e9, "seconds"))
+        rate = _check.bounded("agentic.failure_rate", self.failure_rate, 0.0, 1.0)
+        if rate >= 1.0:
+            raise invalid("agentic.failure_rate", f"must be in [0, 1), got {_check.show(self.failure_rate)}")
+        set_(self, "failure_rate", rate)
+        if self.on_failure not in ("drop", "retry"):
+            raise invalid("agentic.on_failure", f"must be 'drop' or 'retry', got {self.on_failure!r}")
+        set_(self, "switch_version_at_turn", _check.flag("agentic.switch_version_at_turn", self.switch_version_at_turn))
+
+    def check(self, prompt_tokens: float, kv_cache_tokens: float | None, fully_async: bool,
+              group_size: int = 1) -> None:
+        """Checks against the scenario (called by :class:`rollsim.Scenario`)."""
+        if self.max_trajectories is not None and self.max_trajectories < group_size:
+            raise invalid("agentic.max_trajectories", f"must be >= group_size ({group_size}), or None (unbounded), "
+                                                      f"got {self.max_trajectories}")
+        m = self.max_context_tokens
+        if m is not None and m <= prompt_tokens:
+            raise invalid("agentic.max_context_tokens",
+                          f"must be > prompt_tokens ({prompt_tokens!r}), or None (no bound), got {m!r}")
+        if kv_cache_tokens is not None and self.max_turns > 1:
+            if m is None or m > kv_cache_tokens - 1:
+                raise invalid("agentic.max_context_tokens",
+                              f"with kv_cache_tokens, must be at most kv_cache_tokens - 1 = {kv_cache_tokens - 1!r} "
+                              f"(a trajectory must fit alone), got {m!r}")
+        if not fully_async:
+            raise invalid("agentic", "needs the fully asynchronous pipeline (FullyAsync(...)): the batch pipelines do "
+                                     "not run multi-turn trajectories")
+
+    def mean_tool_s(self) -> float:
+        """Expected seconds of one tool call, ``env_overhead_s`` included (queueing excluded)."""
+        lat = self.tool_latency_s
+        return self.env_overhead_s + (lat if isinstance(lat, float) else lat.mean_tokens())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The engine's form."""
+        def dist(v: float | LogNormal | Empirical) -> Any:
+            return v if isinstance(v, float) else v.to_dict()
+
+        return {
+            "max_turns": self.max_turns,
+            "tool_latency_s": dist(self.tool_latency_s),
+            "observation_tokens": dist(self.observation_tokens),
+            "stop_prob": self.stop_prob,
+            "turn_scale": list(self.turn_scale),
+            "max_context_tokens": math.inf if self.max_context_tokens is None else self.max_context_tokens,
+            "kv_policy": self.kv_policy,
+            "sticky": self.sticky,
+            "env_slots": self.env_slots or 0,
+            "max_trajectories": self.max_trajectories or 0,
+            "env_overhead_s": self.env_overhead_s,
+            "failure_rate": self.failure_rate,
+            "on_failure": self.on_failure,
+            "switch_version_at_turn": self.switch_version_at_turn,
+        }
+
+
+strict_init(Agentic, "agentic.", "Agentic")
