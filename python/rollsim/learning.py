@@ -128,7 +128,8 @@ class DriftModel:
     def var(self, staleness: Any) -> np.ndarray:
         """Variance of the per-token log-ratio at ``staleness`` (versions, array-like >= 0), nats**2."""
         s = np.asarray(staleness, dtype=np.float64)
-        return self.noise_sd**2 + self.drift_sd**2 * np.where(s > 0, s, 0.0) ** (2.0 * self.drift_exponent)
+        grown = np.where(s > 0, np.where(s > 0, s, 1.0) ** (2.0 * self.drift_exponent), 0.0)  # 0 at s = 0, even for exponent 0
+        return self.noise_sd**2 + self.drift_sd**2 * grown
 
 
 strict_init(DriftModel, "model.", "DriftModel")
@@ -190,8 +191,8 @@ def _token_table(model: DriftModel, rules: _Rules, staleness: np.ndarray, seed: 
         trunc = 1.0 - _ncdf(lc, m, v)
         ice = (1.0 - _ncdf(ip_hi, m, v)) + (_ncdf(ip_lo, m, v) if ip_lo > -math.inf else 0.0)
         # lognormal partial moments: E[e^{kX} 1{X < c}] = e^{k m + k^2 v / 2} Phi((c - m - k v) / sqrt v)
-        e1 = np.exp(m + v / 2) * _ncdf(lc, m + v, v) + rules.tis_cap * trunc
-        e2 = np.exp(2 * m + 2 * v) * _ncdf(lc, m + 2 * v, v) + rules.tis_cap**2 * trunc
+        e1 = np.exp(m + v / 2 + _log_ncdf(lc, m + v, v)) + rules.tis_cap * trunc
+        e2 = np.exp(2 * m + 2 * v + _log_ncdf(lc, m + 2 * v, v)) + rules.tis_cap**2 * trunc
     else:
         z = _t_draws(model.tail_df, seed)
         x = m[:, None] + np.sqrt(v)[:, None] * z[None, :]
@@ -403,7 +404,8 @@ def _seq_stats(m: np.ndarray, v: np.ndarray, n: np.ndarray, rules: _Rules) -> di
     gclip = (1.0 - _ncdf_vec(math.log1p(rules.gspo_clip[1]), gm, gv)) + _ncdf_vec(math.log1p(-rules.gspo_clip[0]), gm, gv)
     w1 = np.exp(m + v / 2 + _log_ncdf(lc, m + v, v)) + rules.seq_cap * trunc
     w2 = np.exp(2 * m + 2 * v + _log_ncdf(lc, m + 2 * v, v)) + rules.seq_cap**2 * trunc
-    g1, g2 = np.exp(gm + gv / 2), np.exp(2 * gm + 2 * gv)
+    with np.errstate(over="ignore"):  # only answers shorter than a token could overflow
+        g1, g2 = np.exp(gm + gv / 2), np.exp(2 * gm + 2 * gv)
     return {"seq_truncated": trunc, "seq_masked": masked, "gspo_clipfrac": gclip, "w1": w1, "w2": w2,
             "g1": g1, "g2": g2}
 
