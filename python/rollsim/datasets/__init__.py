@@ -161,10 +161,10 @@ def tail(name: str, *, mean_tokens: float | None = None, max_tokens: float | Non
     if mean_tokens is None:
         return base
     cap = base.max_tokens
-    m = _check.bounded("mean_tokens", mean_tokens, 0.0, cap, "tokens", lo_open=True)
-    if m >= cap:
-        raise invalid("mean_tokens", f"must be below max_tokens = {cap:g} (the truncated mean never reaches it), "
-                                     f"got {m!r}")
+    m = _check.number("mean_tokens", mean_tokens, what="a number of tokens")
+    if not m < cap:
+        raise invalid("mean_tokens", f"must be in (0, {cap:g}) tokens (below max_tokens: a truncated mean "
+                                     f"never reaches it), got {m!r}")
     lo, hi = -100.0, math.log(cap) + 10 * sigma + 1
     for _ in range(200):  # the truncated mean grows with mu: bisection
         mid = (lo + hi) / 2
