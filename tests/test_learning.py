@@ -182,3 +182,23 @@ def test_tail_fits_and_mean_shift() -> None:
     shifted = datasets.tail("sky-t1", mean_tokens=8000.0, max_tokens=16384)
     assert shifted.mean_tokens() == pytest.approx(8000.0, rel=1e-9)
     assert shifted.sigma == pytest.approx(0.9171, abs=1e-3)
+
+
+def test_plot_and_report_show_learning_beside_staleness(tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    from rollsim import plot, report
+    from rollsim.cli import main
+
+    res = rollsim.simulate(Scenario(horizon_s=1200.0))
+    fig = plot.learning_by_length({"a": res, "b": res})
+    ax, tw = fig.axes[0], fig.axes[1]
+    assert len(ax.containers) == 2 and len(tw.lines) == 6
+    expect = L.learning(res).by_length["pg_clipfrac"].to_numpy()
+    got = tw.lines[0].get_ydata()
+    assert np.allclose(got[~np.isnan(got)], expect)
+    out = tmp_path / "run"
+    assert main(["run", "--horizon-s", "1200", "--out", str(out)]) == 0
+    assert (out / "segments.parquet").exists()
+    with open(report.write_report(out, tmp_path / "r.md")) as fh:
+        text = fh.read()
+    assert "What staleness costs the learner (a model)" in text and "pg_clipfrac" in text
