@@ -75,7 +75,7 @@ def test_report_run_html(dirs, capsys):
     assert f"wrote {out}" in capsys.readouterr().err
     text = out.read_text()
     assert text.startswith("<!DOCTYPE html>") and "<h1>rollsim run report</h1>" in text
-    assert text.count("<table>") == 3                   # summary, staleness by length, step time
+    assert text.count("<table>") == 5                   # summary, staleness by length, learning (2), step time
     assert "<td class=\"s\">rollout_utilization</td><td class=\"s\">100.0%</td>" in text
     assert "[16000, inf)" in text and "generation_s" in text
     imgs = images(text)
