@@ -49,12 +49,12 @@ ROWS: list[tuple[str, str, str, str]] = [
      "finished_only: must be True or False, got 1"),
 ]
 ROWS += [
-    ("learning", "rollsim.learning.learning_sweep(grid=[1])", "ScenarioError",
+    ("learning", "rollsim.sweeps.learning_sweep(grid=[1])", "ScenarioError",
      "grid: must be a dict of field name -> list of values, got list"),
-    ("learning", "rollsim.learning.learning_sweep(grid={'batch_size': []})", "ScenarioError",
+    ("learning", "rollsim.sweeps.learning_sweep(grid={'batch_size': []})", "ScenarioError",
      "grid.batch_size: must be a non-empty list of values, got []"),
-    ("learning", "rollsim.learning.learning_sweep(seeds=3)", "ScenarioError",
+    ("learning", "rollsim.sweeps.learning_sweep(seeds=3)", "ScenarioError",
      "seeds: must be a non-empty sequence of integers, got 3"),
-    ("learning", "rollsim.learning.learning_sweep(grid={'foo': [1]})", "ScenarioError",
+    ("learning", "rollsim.sweeps.learning_sweep(grid={'foo': [1]})", "ScenarioError",
      "re:foo: unknown scenario field .*"),
 ]

@@ -207,10 +207,10 @@ def test_plot_and_report_show_learning_beside_staleness(tmp_path) -> None:
 def test_learning_sweep_beside_throughput() -> None:
     base = Scenario(horizon_s=3600.0)
     grid = {"pipeline.max_staleness": [1, 4], "pipeline.admission_eta": [None, 1]}
-    df = L.learning_sweep(base, grid, seeds=[0, 1])
+    df = rollsim.sweeps.learning_sweep(base, grid, seeds=[0, 1])
     assert df.height == 8
     assert rollsim.plot.sweep_fields(df) == ["pipeline.max_staleness", "pipeline.admission_eta"]
-    assert set(L.SWEEP_METRICS) <= set(rollsim.plot.sweep_metrics(df))
+    assert set(rollsim.sweeps.SWEEP_METRICS) <= set(rollsim.plot.sweep_metrics(df))
     one = df.filter((pl.col("pipeline.max_staleness") == 1) & pl.col("pipeline.admission_eta").is_null()
                     & (pl.col("seed") == 1)).row(0, named=True)
     res = rollsim.simulate(base.replace(seed=1, **{"pipeline.max_staleness": 1}))
