@@ -220,3 +220,21 @@ def test_learning_sweep_beside_throughput() -> None:
     # 1354 -> 897 tokens); a looser cap drops less and narrows the gap
     by = df.group_by("pipeline.max_staleness").agg(pl.col("length_gap").mean()).sort("pipeline.max_staleness")
     assert by["length_gap"][0] < by["length_gap"][1] < 0
+
+
+def test_length_drift_schedules() -> None:
+    assert L.LengthDrift("linear", 0.01).scale([0, 10, 100]).tolist() == [1.0, 1.1, 2.0]
+    assert L.LengthDrift("log", 0.5).scale([0.0, math.e - 1]).tolist() == pytest.approx([1.0, 1.5])
+    t = L.LengthDrift("table", table=((0, 1.0), (10, 2.0)))
+    assert t.scale([-1, 0, 5, 10, 50]).tolist() == [1.0, 1.0, 1.5, 2.0, 2.0]
+    assert L.LengthDrift("linear", -1.0).scale([5])[0] == 1e-6
+
+
+def test_length_feedback_follows_the_gap() -> None:
+    res = rollsim.simulate(Scenario(horizon_s=3600.0, pipeline=rollsim.FullyAsync(max_staleness=1)))
+    out = res.learning()
+    assert L.length_feedback(out, 0.0)["scale"].to_list() == [1.0] * out.steps.height
+    fb = L.length_feedback(out, 0.5)
+    ratio = (out.steps["trained_length_mean"] / out.steps["generated_length_mean"]).to_numpy()
+    assert fb["scale"].to_numpy() == pytest.approx(np.cumprod(np.sqrt(ratio)))
+    assert fb["scale"][-1] < 1.0  # the cap trains short answers: lengths shrink under feedback
