@@ -47,8 +47,8 @@ from rollsim.errors import invalid, strict_init
 if TYPE_CHECKING:
     from rollsim.simulation import Result
 
-__all__ = ["DriftModel", "LearningResult", "learning", "fit", "fit_table", "LengthDrift", "length_feedback", "token_stats", "FIT_TARGETS",
-           "DEFAULT_EDGES"]
+__all__ = ["DriftModel", "LearningResult", "learning", "token_stats", "fit", "fit_table", "FIT_TARGETS",
+           "LengthDrift", "length_feedback", "DEFAULT_EDGES"]
 
 DEFAULT_EDGES = (1000.0, 2000.0, 4000.0, 8000.0, 16000.0)
 """Default length-bin edges, tokens (as ``Result.staleness_by_length``)."""
@@ -401,17 +401,13 @@ def _seq_stats(m: np.ndarray, v: np.ndarray, n: np.ndarray, rules: _Rules) -> di
     masked = (1.0 - _ncdf(math.log(hi), m, v)) + (_ncdf(math.log(lo), m, v) if lo > 0 else 0.0)
     # clip bounds on S / n are bounds on S scaled by n: P(S/n > c) = P(S > n c)
     gm, gv = m / n, v / n**2
-    gclip = (1.0 - _ncdf_vec(math.log1p(rules.gspo_clip[1]), gm, gv)) + _ncdf_vec(math.log1p(-rules.gspo_clip[0]), gm, gv)
+    gclip = (1.0 - _ncdf(math.log1p(rules.gspo_clip[1]), gm, gv)) + _ncdf(math.log1p(-rules.gspo_clip[0]), gm, gv)
     w1 = np.exp(m + v / 2 + _log_ncdf(lc, m + v, v)) + rules.seq_cap * trunc
     w2 = np.exp(2 * m + 2 * v + _log_ncdf(lc, m + 2 * v, v)) + rules.seq_cap**2 * trunc
     with np.errstate(over="ignore"):  # only answers shorter than a token could overflow
         g1, g2 = np.exp(gm + gv / 2), np.exp(2 * gm + 2 * gv)
     return {"seq_truncated": trunc, "seq_masked": masked, "gspo_clipfrac": gclip, "w1": w1, "w2": w2,
             "g1": g1, "g2": g2}
-
-
-def _ncdf_vec(c: float, m: np.ndarray, v: np.ndarray) -> np.ndarray:
-    return _ncdf(c, m, v)
 
 
 def _log_ncdf(c: float, m: np.ndarray, v: np.ndarray) -> np.ndarray:
