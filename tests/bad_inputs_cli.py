@@ -7,7 +7,7 @@ _FIELDS = ("['agentic', 'batch_size', 'clear_cache_on_update', 'decode_slowdown_
            "'pipeline', 'prefill_tokens_per_s', 'prefix_sharing', 'prompt_tokens', 'rng', 'rollout_pause_s', "
            "'rollout_slots', 'seed', 'slots_per_instance', 'train_s_per_token', 'train_step_s', 'weight_sync_s']")
 _ERR = "exit 2: rollsim: error: "
-_SOURCES = "(give 'lognormal', a built-in data set: deepseek-r1, or a CSV/parquet file)"
+_SOURCES = "(give 'lognormal', a built-in data set: deepseek-r1, sky-t1, or a CSV/parquet file)"
 
 ROWS: list[tuple[str, str, str, str]] = [
     # ---------------------------------------------------------------- scenario files (TOML)

@@ -417,6 +417,7 @@ def _write_run(out: str, tag: str, sc: Scenario, max_samples: int) -> None:
     res = simulate(sc, max_samples=max_samples)
     res.samples.write_parquet(os.path.join(out, f"samples_{tag}.parquet"))
     res.steps.write_parquet(os.path.join(out, f"steps_{tag}.parquet"))
+    res.segments.write_parquet(os.path.join(out, f"segments_{tag}.parquet"))  # for the report's learning section
 
 
 def _write_scenario(out: str, sc: Scenario) -> None:
@@ -469,6 +470,7 @@ def _cmd_run(a: argparse.Namespace) -> int:
     if out:
         res.samples.write_parquet(os.path.join(out, "samples.parquet"))
         res.steps.write_parquet(os.path.join(out, "steps.parquet"))
+        res.segments.write_parquet(os.path.join(out, "segments.parquet"))  # for the report's learning section
         with open(os.path.join(out, "summary.json"), "w") as f:
             f.write(_json(res.summary) + "\n")
     return 0

@@ -342,6 +342,16 @@ class Result:
         )
 
 
+    def learning(self, model: Any = None, **rules: Any) -> Any:
+        """Clip, truncation and mask fractions and effective sample sizes of this run's batches under a
+        per-token drift model of the importance log-ratio: :func:`rollsim.learning.learning` (see it
+        for the parameters and the returned frames; the statistics are a model, the staleness is
+        simulated)."""
+        from rollsim.learning import learning
+
+        return learning(self, model, **rules)
+
+
 def _samples_frame(cols: dict[str, np.ndarray]) -> pl.DataFrame:
     n = cols["length_tokens"].shape[0]
     df = pl.DataFrame(
