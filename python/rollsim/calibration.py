@@ -469,7 +469,7 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
         draws.append(fit(m[idx.tolist()], **kw))
     src = {"lengths.mu": "response_mean, response_max, response_clip_ratio", "lengths.drift": "the same, over steps",
            "lengths.sigma": "response_mean, response_max, response_clip_ratio", "decode_tokens_per_s": "gen_s",
-           "gen_overhead_s": "gen_s", "train_step_s": "train_s + logprob_s", "train_s_per_token": "train_s",
+           "gen_overhead_s": "gen_s", "train_step_s": "train_s, logprob_s", "train_s_per_token": "train_s",
            "logprob_s_per_token": "logprob_s", "weight_sync_s": "sync_s" if "sync_s" in m.columns else "step_s - phases"}
     rows = []
     for name in PARAMS:

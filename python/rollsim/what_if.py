@@ -81,7 +81,7 @@ def grid(**axes: Any) -> list[dict[str, Any]]:
 def _label(v: dict[str, Any]) -> str:
     if "name" in v:
         return str(v["name"])
-    return ", ".join(f"{k}={v[k]}" for k in v) or "baseline"
+    return ", ".join(str(v[k]) if k == "pipeline" else f"{k}={v[k]}" for k in v) or "baseline"
 
 
 def _variant(cal: Calibrated, sc: Scenario, v: dict[str, Any]) -> Scenario:
@@ -265,5 +265,4 @@ def plot_whatif(frame: pl.DataFrame, *, ax: Any = None, path: Any = None) -> Any
     ax.set_xticklabels(frame["variant"].to_list(), rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("step time, s (interval: calibration bootstrap)")
     ax.set_title("what if: predicted step time")
-    fig.tight_layout()
     return plot._finish(fig, path)

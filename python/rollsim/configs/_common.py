@@ -205,6 +205,7 @@ class Reader:
             if name in self.used or self.options[name] is None:
                 continue
             if any(name == p or name.startswith(p) for p in prefixes):
+                self.used.add(name)
                 self.note(name, self.options[name], f"ignored: {why}", "ignored")
 
 

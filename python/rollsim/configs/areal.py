@@ -147,5 +147,6 @@ def _build(flat: dict[str, Any], source: str) -> ImportedConfig:
                       ("sglang.context_length", "gconfig.max_new_tokens bounds the answers")):
         r.ignore(name, why)
     r.ignore_rest(("actor.rejection_sampling", "rollout.pause_grace_period"))
+    r.ignore_rest(("",))  # every other option given: noted, not silently lost
     return build(r, framework="areal", source=source, prompts=cbs, group=n, max_response=max_new, pipeline=pipeline,
                  layout=layout, slots=slots, model=model)

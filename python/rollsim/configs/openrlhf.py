@@ -108,5 +108,6 @@ def _build(o: dict[str, Any], source: str) -> ImportedConfig:
                       ("--algo.dynamic_filtering_enable", "filtering is not modelled")):
         r.ignore(name, why)
     r.ignore_rest(("--algo.advantage.is_correction",))
+    r.ignore_rest(("",))  # every other option given: noted, not silently lost
     return build(r, framework="openrlhf", source=source, prompts=prompts, group=n, max_response=max_new,
                  pipeline=pipeline, layout=layout, slots=layout.engines * 256, model=model)

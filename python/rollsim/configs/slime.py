@@ -32,6 +32,9 @@ def parse_argv(words: list[str], *, dashes_to_dots: bool = False) -> dict[str, A
     """``--key value`` pairs and bare ``--flag`` switches (True) of an argument list; ``--key=value``
     too. Names keep their spelling (``--rollout-batch-size``)."""
     out: dict[str, Any] = {}
+    # shell arrays (ARGS=( --a 1 ... )) hold arguments that the command expands with ${ARGS[@]}: their
+    # words count, the brackets and the expansions do not
+    words = [w for w in words if w not in ("(", ")") and not w.endswith("=(") and not w.startswith("$")]
     i = 0
     while i < len(words):
         w = words[i]
@@ -40,13 +43,8 @@ def parse_argv(words: list[str], *, dashes_to_dots: bool = False) -> dict[str, A
                 k, _, v = w.partition("=")
                 out[k] = scalar(v)
             elif i + 1 < len(words) and not (words[i + 1].startswith("--") and len(words[i + 1]) > 2):
-                vals = []
-                j = i + 1
-                while j < len(words) and not (words[j].startswith("--") and len(words[j]) > 2):
-                    vals.append(words[j])
-                    j += 1
-                out[w] = scalar(vals[0]) if len(vals) == 1 else [scalar(v) for v in vals]
-                i = j
+                out[w] = scalar(words[i + 1])  # one value per option (the options read take one)
+                i += 2
                 continue
             else:
                 out[w] = True
@@ -167,5 +165,6 @@ def _build(o: dict[str, Any], entry: str, source: str, *, explicit: bool) -> Imp
                       ("--mask-offpolicy-in-partial-rollout", "a loss-side option"),
                       ("--use-rollout-routing-replay", "see rollsim.sync.routing_replay")):
         r.ignore(name, why)
+    r.ignore_rest(("",))  # every other option given: noted, not silently lost
     return build(r, framework="slime", source=source, prompts=prompts, group=n, max_response=max_resp,
                  pipeline=pipeline, layout=layout, slots=layout.engines * conc, model=model)

@@ -218,5 +218,6 @@ def _build(flat: dict[str, Any], recipe: str, source: str) -> ImportedConfig:
     r.ignore_rest(("algorithm.rollout_correction", "async_training", f"{_AR}.rollout.multi_turn",
                    f"{_AR}.rollout.agent", "actor_rollout_ref.checkpoint_engine"))
     steps_i = steps if isinstance(steps, int) and not isinstance(steps, bool) else None
+    r.ignore_rest(("",))  # every other option given: noted, not silently lost
     return build(r, framework="verl", source=source, prompts=prompts, group=n, max_response=max_resp,
                  pipeline=pipeline, layout=layout, slots=layout.engines * seqs, model=model, steps=steps_i)
