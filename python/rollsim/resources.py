@@ -35,6 +35,7 @@ import numpy as np
 import polars as pl
 
 from rollsim import _check
+from rollsim.hardware import specs as _specs
 from rollsim.errors import invalid
 from rollsim.frames import series_mean, generation_span_s, utilization_frame
 from rollsim.pipelines import FullyAsync, Synchronous, is_synchronous
@@ -56,14 +57,10 @@ class Gpu:
     bf16_flops: float
 
 
-#: Datasheet numbers (NVIDIA H100 / H800 SXM, H20, A100 SXM 80 GB product briefs): dense BF16, no
-#: sparsity. H800 is an H100 with reduced NVLink; H20 trades compute for bandwidth.
-GPUS: dict[str, Gpu] = {
-    "H100": Gpu("H100", 3.35e12, 989e12),
-    "H800": Gpu("H800", 3.35e12, 989e12),
-    "H20": Gpu("H20", 4.0e12, 148e12),
-    "A100": Gpu("A100", 2.039e12, 312e12),
-}
+#: Datasheet numbers from :data:`rollsim.hardware.ACCELERATORS` (dense BF16, no sparsity), by the same
+#: names; "A100" is the 80 GB SXM part. H800 is an H100 with reduced NVLink; H20 trades compute for bandwidth.
+GPUS: dict[str, Gpu] = {n: Gpu(n, a.hbm_bytes_per_s, a.bf16_flops) for n, a in _specs.ACCELERATORS.items()}
+GPUS["A100"] = Gpu("A100", GPUS["A100-80G"].hbm_bytes_per_s, GPUS["A100-80G"].bf16_flops)
 
 
 @dataclass(frozen=True)
@@ -76,12 +73,11 @@ class Model:
     kv_bytes_per_token: float
 
 
-#: Qwen2.5 configs (Hugging Face ``config.json``): 7B has 28 layers, 4 KV heads of 128; 1.5B has 28
-#: layers, 2 KV heads of 128. DeepSeek-R1-Distill-Qwen models share them.
-MODELS: dict[str, Model] = {
-    "Qwen2.5-7B": Model("Qwen2.5-7B", 7.62e9, 28 * 4 * 128 * 2 * 2),
-    "Qwen2.5-1.5B": Model("Qwen2.5-1.5B", 1.54e9, 28 * 2 * 128 * 2 * 2),
-}
+#: The dense models of :data:`rollsim.hardware.MODELS` (built from their Hugging Face ``config.json``),
+#: parameters rounded to 3 significant figures as this roofline always used them (Qwen2.5-7B: 7.62e9).
+#: DeepSeek-R1-Distill-Qwen models share the Qwen2.5 shapes.
+MODELS: dict[str, Model] = {n: Model(n, _specs._sig3(m.total_params), m.kv_bytes_per_token())
+                            for n, m in _specs.MODELS.items() if not m.is_moe and not m.sliding_window_layers}
 
 
 def roofline_decode(model: Model | str, gpu: Gpu | str, *, context_tokens: float, tp: int = 1,

@@ -1,0 +1,283 @@
+"""One entry point from a deployment (model, GPUs, engine, trainer) to its speeds and to a scenario.
+
+>>> from rollsim.hardware import Deployment
+>>> d = Deployment(model="Qwen3-30B-A3B", gpu="H100", rollout_gpus=16, rollout_tp=4, train_gpus=16)
+>>> d.instances
+4
+>>> round(d.decode_tokens_per_s(1, 2000)) > round(d.decode_tokens_per_s(256, 2000))
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rollsim import _check
+from rollsim.errors import invalid
+from rollsim.lengths import Empirical, LogNormal
+
+from . import serving
+from .specs import Accelerator, ModelSpec, accelerator, model
+
+__all__ = ["Deployment"]
+
+
+def _max_length(lengths: LogNormal | Empirical) -> float:
+    if isinstance(lengths, LogNormal):
+        return float(lengths.max_tokens)
+    top = float(np.max(lengths.values))
+    return min(top, float(lengths.max_tokens)) if lengths.max_tokens is not None else top
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """A deployment: a model served by ``rollout_gpus / rollout_tp`` engine instances and trained on
+    ``train_gpus`` GPUs of one accelerator type.
+
+    Parameters
+    ----------
+    model : str | ModelSpec
+        A registry name (:data:`rollsim.hardware.MODELS`), a Hugging Face id, or a spec
+        (e.g. from :func:`rollsim.hardware.model_from_hf_config`).
+    gpu : str | Accelerator
+        A registry name or alias (:data:`rollsim.hardware.ACCELERATORS`).
+    rollout_gpus : int
+        GPUs serving rollouts, a multiple of ``rollout_tp``.
+    rollout_tp : int
+        Tensor-parallel (x expert-parallel) GPUs per engine instance.
+    train_gpus : int
+        Training GPUs (the same GPUs as the rollout when ``colocated``).
+    train_backend : str
+        "fsdp2" or "megatron" (:func:`rollsim.hardware.training.train_step_s`).
+    engine : str
+        "vllm" or "sglang" (:data:`rollsim.hardware.serving.ENGINES`).
+    gpu_memory_utilization : float, optional
+        Fraction of device memory the engine may use, in (0, 1]; default the engine's (0.9 vLLM).
+    max_num_seqs : int, optional
+        Running sequences per instance at most; default the engine's (1024).
+    colocated : bool
+        Rollout and training take turns on the same GPUs (needs ``rollout_gpus == train_gpus``):
+        every step pays :meth:`switch_s`.
+    train_options : dict
+        Further keyword arguments of :func:`rollsim.hardware.training.train_step_s` (``ppo_epochs``,
+        ``reference``, ``critic``, ``mini_batches``, ``model_parallel``, ...).
+
+    Raises
+    ------
+    ScenarioError
+        For an unknown model, GPU, engine or backend, a value out of range, ``rollout_gpus`` not a
+        multiple of ``rollout_tp``, or weights that do not fit an instance.
+    """
+
+    model: str | ModelSpec
+    gpu: str | Accelerator
+    rollout_gpus: int
+    rollout_tp: int = 1
+    train_gpus: int = 1
+    train_backend: str = "fsdp2"
+    engine: str = "vllm"
+    gpu_memory_utilization: float | None = None
+    max_num_seqs: int | None = None
+    colocated: bool = False
+    train_options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "model", model(self.model))
+        set_(self, "gpu", accelerator(self.gpu))
+        tp = _check.integer("rollout_tp", self.rollout_tp, 1, 4096)
+        r = _check.integer("rollout_gpus", self.rollout_gpus, 1, 2**20)
+        if r % tp:
+            raise invalid("rollout_gpus", f"must be a multiple of rollout_tp ({tp}), got {r}")
+        t = _check.integer("train_gpus", self.train_gpus, 1, 2**20)
+        set_(self, "rollout_tp", tp)
+        set_(self, "rollout_gpus", r)
+        set_(self, "train_gpus", t)
+        e = serving.engine_params(self.engine)
+        set_(self, "engine", e.engine)
+        if self.train_backend not in ("fsdp2", "megatron"):
+            raise invalid("train_backend", f"must be 'fsdp2' or 'megatron', got {self.train_backend!r}")
+        if self.gpu_memory_utilization is not None:
+            set_(self, "gpu_memory_utilization", _check.bounded("gpu_memory_utilization", self.gpu_memory_utilization,
+                                                                0.0, 1.0, lo_open=True))
+        if self.max_num_seqs is not None:
+            set_(self, "max_num_seqs", _check.integer("max_num_seqs", self.max_num_seqs, 1, 2**24))
+        set_(self, "colocated", _check.flag("colocated", self.colocated))
+        if self.colocated and r != t:
+            raise invalid("colocated", f"needs rollout_gpus == train_gpus (the same GPUs), got {r} and {t}")
+        if not isinstance(self.train_options, dict):
+            raise invalid("train_options", f"must be a dict of train_step_s arguments, got "
+                                           f"{type(self.train_options).__name__}")
+        self.kv_capacity_tokens()  # refuses weights that do not fit
+
+    # ----------------------------------------------------------------------------------------- serving
+    @property
+    def spec(self) -> ModelSpec:
+        """The model's spec."""
+        assert isinstance(self.model, ModelSpec)
+        return self.model
+
+    @property
+    def accelerator(self) -> Accelerator:
+        """The GPU's spec."""
+        assert isinstance(self.gpu, Accelerator)
+        return self.gpu
+
+    @property
+    def instances(self) -> int:
+        """Engine instances serving rollouts."""
+        return self.rollout_gpus // self.rollout_tp
+
+    @property
+    def slots_per_instance(self) -> int:
+        """Running sequences one instance admits at most (``max_num_seqs``)."""
+        return self.max_num_seqs or serving.engine_params(self.engine).max_num_seqs
+
+    def step_breakdown(self, batch: float, context_tokens: float, prefill_tokens: float = 0.0) -> dict[str, float]:
+        """The terms of one engine step (:func:`rollsim.hardware.serving.step_time`), seconds."""
+        return serving.step_time(self.spec, self.accelerator, tp=self.rollout_tp, batch=batch,
+                                 context_tokens=context_tokens, prefill_tokens=prefill_tokens, engine=self.engine)
+
+    def decode_tokens_per_s(self, batch: float, context_tokens: float) -> float:
+        """Decode speed of one sequence, tokens/s, on an instance running ``batch`` sequences of
+        ``context_tokens`` context each (one token per sequence per step)."""
+        b = _check.number("batch", batch)
+        return 1.0 / self.step_breakdown(b, context_tokens)["total_s"]
+
+    def kv_capacity_tokens(self, context_tokens: float | None = None) -> float:
+        """KV-cache capacity of one instance, tokens (:func:`rollsim.hardware.serving.kv_capacity_tokens`)."""
+        return serving.kv_capacity_tokens(self.spec, self.accelerator, tp=self.rollout_tp,
+                                          gpu_memory_utilization=self.gpu_memory_utilization, engine=self.engine,
+                                          context_tokens=context_tokens)
+
+    def prefill_s(self, tokens: float) -> float:
+        """Seconds to the first token of one lone request of ``tokens`` prompt tokens."""
+        return serving.prefill_s(self.spec, self.accelerator, tp=self.rollout_tp, tokens=tokens, engine=self.engine)
+
+    # ----------------------------------------------------------------------------------------- training
+    def train_step_s(self, tokens: float, sequences: int, **kwargs: Any) -> dict[str, float]:
+        """Seconds of each phase of one training step on ``train_gpus`` and their ``total``
+        (:func:`rollsim.hardware.training.train_step_s`; ``kwargs`` override ``train_options``)."""
+        from .training import train_step_s
+
+        opts = {**self.train_options, **kwargs}
+        return train_step_s(self.spec, self.accelerator, train_gpus=self.train_gpus, backend=self.train_backend,
+                            tokens=tokens, sequences=sequences, **opts)
+
+    def switch_s(self, **kwargs: Any) -> dict[str, float]:
+        """Seconds of one colocated switch of an instance (sleep and wake of the engine,
+        :func:`rollsim.hardware.switching.switch_s`), with its KV cache at this deployment's capacity."""
+        from .switching import switch_s
+
+        kv = self.kv_capacity_tokens() * self.spec.kv_bytes_per_token()
+        return switch_s(self.spec, self.accelerator, gpus=self.rollout_tp, kv_cache_bytes=kv,
+                        engine=self.engine, **kwargs)
+
+    # ----------------------------------------------------------------------------------------- scenario
+    def scenario(self, *, lengths: LogNormal | Empirical, prompts_per_step: int, group_size: int = 1,
+                 prompt_tokens: float = 0.0, pipeline: Any = None, **scenario_fields: Any) -> Any:
+        """A :class:`rollsim.Scenario` of this deployment.
+
+        * rollout: ``instances x slots_per_instance`` slots in instances of ``slots_per_instance``
+          (``max_num_seqs``); ``decode_throughput_table`` from the serving model at the mean
+          context (prompt + half the mean answer), with each group's prompt prefilled in the decode
+          steps (chunked prefill; one prefill per group: prefix sharing); ``kv_cache_tokens`` from
+          memory (the engine's KV preemption applies).
+        * training: ``train_step_s`` and ``train_s_per_token`` from
+          :func:`rollsim.hardware.training.engine_train_params` at the mean sequence length.
+        * colocated: ``weight_sync_s`` grows by :meth:`switch_s` (synchronous pipeline only).
+
+        Parameters
+        ----------
+        lengths : LogNormal | Empirical
+            Answer lengths, tokens.
+        prompts_per_step : int
+            Prompts per training step; ``batch_size = prompts_per_step x group_size`` samples.
+        group_size : int
+            Answers per prompt.
+        prompt_tokens : float
+            Prompt length, tokens.
+        pipeline : Synchronous | OneStepAsync | OffPolicy | FullyAsync, optional
+            Default :class:`rollsim.Synchronous` when colocated, else :class:`rollsim.FullyAsync`.
+        **scenario_fields
+            Any other :class:`rollsim.Scenario` field (``horizon_s``, ``seed``, ``weight_sync_s``, ...).
+
+        Returns
+        -------
+        rollsim.Scenario
+
+        Raises
+        ------
+        ScenarioError
+            If the instance's KV cache cannot hold one prompt and the longest answer, or a field is
+            out of range.
+        """
+        from rollsim.pipelines import FullyAsync, Synchronous, is_synchronous
+        from rollsim.scenario import Scenario
+
+        from .training import engine_train_params
+
+        if not isinstance(lengths, LogNormal | Empirical):
+            raise invalid("lengths", f"must be LogNormal(...) or Empirical(...), got {type(lengths).__name__}")
+        p = _check.integer("prompts_per_step", prompts_per_step, 1, 2**24)
+        g = _check.integer("group_size", group_size, 1, 2**24)
+        pt = _check.number("prompt_tokens", prompt_tokens, allow_zero=True)
+        if pipeline is None:
+            pipeline = Synchronous() if self.colocated else FullyAsync()
+        if self.colocated and not is_synchronous(pipeline):
+            raise invalid("pipeline", f"a colocated deployment runs rollout and training in turns: it needs "
+                                      f"Synchronous(), got {pipeline!r}")
+        mean = lengths.mean_tokens()
+        ctx = pt + mean / 2.0
+        spi = self.slots_per_instance
+        kv = self.kv_capacity_tokens(context_tokens=ctx)
+        need = pt + _max_length(lengths) + 1
+        if kv < need:
+            raise invalid("kv_cache_tokens", f"an instance of {self.rollout_tp} {self.accelerator.name} holds "
+                                             f"{kv:.0f} tokens of KV cache, less than one request's {need:.0f} "
+                                             "(prompt + longest answer + 1); raise rollout_tp or "
+                                             "gpu_memory_utilization, or cap the lengths")
+        table = serving.decode_throughput_table(self.spec, self.accelerator, tp=self.rollout_tp, context_tokens=ctx,
+                                                max_seqs=spi, engine=self.engine,
+                                                prefill_tokens_per_token=pt / (g * mean))
+        tr = engine_train_params(self.spec, self.accelerator, train_gpus=self.train_gpus, mean_tokens=pt + mean,
+                                 backend=self.train_backend, **self.train_options)
+        fields: dict[str, Any] = dict(
+            rollout_slots=self.instances * spi, slots_per_instance=spi, decode_tokens_per_s=table[0][1],
+            decode_throughput_table=table, kv_cache_tokens=math.floor(kv), batch_size=p * g, group_size=g,
+            prompt_tokens=pt, lengths=lengths, pipeline=pipeline, train_step_s=tr["train_step_s"],
+            train_s_per_token=tr["train_s_per_token"],
+        )
+        fields.update(scenario_fields)
+        if self.colocated:
+            fields["weight_sync_s"] = fields.get("weight_sync_s", 0.0) + self.switch_s()["total"]
+            fields["train_step_s"] = max(fields["train_step_s"], fields["weight_sync_s"])
+        return Scenario(**fields)
+
+    def breakdown(self, context_tokens: float = 2048.0) -> str:
+        """A text summary: instances, KV capacity, step terms at 1 and at the full batch, prefill,
+        and (colocated) the switch."""
+        spi = self.slots_per_instance
+        kv = self.kv_capacity_tokens(context_tokens=context_tokens)
+        full = max(1, min(spi, int(kv // context_tokens)))
+        m, a = self.spec, self.accelerator
+        lines = [f"{m.name} on {self.rollout_gpus} x {a.name} ({self.instances} {self.engine} instances of TP "
+                 f"{self.rollout_tp}), training on {self.train_gpus} GPUs ({self.train_backend})"
+                 f"{', colocated' if self.colocated else ''}",
+                 f"  weights {m.weight_bytes(None) / 2**30:.1f} GiB; KV {m.kv_bytes(context_tokens) / context_tokens:,.0f}"
+                 f" bytes/token; KV capacity {kv:,.0f} tokens per instance",
+                 f"  context {context_tokens:g} tokens: {full} sequences fit (max_num_seqs {spi})"]
+        for b in sorted({1, full}):
+            t = self.step_breakdown(b, context_tokens)
+            terms = ", ".join(f"{k.removesuffix('_s')} {v * 1e3:.2f}" for k, v in t.items()
+                              if k.endswith("_s") and k != "total_s" and v)
+            lines.append(f"  batch {b}: step {t['total_s'] * 1e3:.2f} ms ({terms} ms): {b / t['total_s']:,.0f} tokens/s "
+                         f"per instance, {1 / t['total_s']:,.1f} per sequence")
+        lines.append(f"  prefill of {context_tokens:g} tokens alone: {self.prefill_s(context_tokens) * 1e3:.1f} ms")
+        if self.colocated:
+            lines.append(f"  colocated switch: {self.switch_s()['total']:.2f} s per step")
+        return "\n".join(lines)

@@ -1,0 +1,420 @@
+"""A serving engine's step time from specs (vLLM / SGLang-like), per instance of ``tp`` GPUs.
+
+One engine step runs the ``batch`` decoding sequences (one token each) and, with chunked prefill,
+``prefill_tokens`` of waiting prompts in the same forward pass. Its time is additive:
+
+``step = step_overhead + layers x layer_overhead``
+``     + bandwidth_scale x bytes_read / (tp x hbm_bytes_per_s)``
+``     + decode_compute_scale x decode_flops / (tp x peak) + prefill_compute_scale x prefill_flops / (tp x peak)``
+``     + layers x 2 x all_reduce(tokens x hidden x 2 bytes)``
+
+* bytes read: every weight a token uses except the input embedding (a lookup) once per step; for a
+  MoE model, of each MoE layer's routed experts only the expected number of *distinct* experts the
+  step's tokens touch, ``experts x (1 - (1 - top_k / experts) ** tokens)`` (uniform routing: between
+  top-k for one token and all of them for many); plus the KV cache of every sequence's context (its
+  KV heads split over ``tp``; MLA's single latent is replicated on every rank).
+* FLOPs: ``2 x (active parameters - input embedding)`` per token plus attention over the context
+  (:meth:`ModelSpec.attention_flops_per_token`); dense BF16 peak (FP8 for an FP8 checkpoint).
+* all-reduce: two per layer (after attention, after the MLP) when ``tp > 1``, each
+  ``latency x log2(tp) + 2 (tp - 1) / tp x bytes / (allreduce_bw_fraction x scale_up_bytes_per_s)``;
+  latency (12 us) and bandwidth fraction (0.65) are read off microsoft/vidur's profiled H100 / A100
+  NCCL all-reduce times (``data/vidur_profiling.csv``), not fitted.
+
+A request also pays ``request_overhead_s`` outside the GPU step (HTTP, tokenize, dispatch,
+detokenize): it adds to its latency, not to the instance's step. KV capacity per instance is
+``(hbm x gpu_memory_utilization - weights / tp - activation_reserve) x tp / kv bytes per token``,
+and ``max_num_seqs`` bounds the running batch.
+
+The scales (inverse achieved efficiencies) and overheads are global per engine (:data:`ENGINES`),
+fitted once by :func:`fit` on the published decode and prefill measurements of
+:func:`rollsim.hardware.validation.serving_rows`; ``rollsim validate --resources`` prints the fit
+and every row's error.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+from rollsim import _check
+from rollsim.errors import invalid
+
+from .specs import Accelerator, ModelSpec, accelerator, model
+
+__all__ = ["EngineParams", "ENGINES", "engine_params", "expected_experts", "step_time", "decode_step_s",
+           "prefill_s", "kv_capacity_tokens", "max_batch", "decode_throughput_table", "allreduce_s", "FIT_TERMS"]
+
+#: The fitted terms, in the order :func:`fit` solves for them.
+FIT_TERMS = ("bandwidth_scale", "decode_compute_scale", "moe_compute_scale", "prefill_compute_scale",
+             "attention_compute_scale", "step_overhead_s", "ampere_step_overhead_s", "layer_overhead_s", "request_overhead_s")
+#: Lower bounds of the fitted terms: achieved efficiencies cannot exceed the datasheet (scales >= 1),
+#: overheads are >= 0.
+FIT_LOWER = (1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class EngineParams:
+    """Achieved efficiencies and overheads of one serving engine (global: every model and GPU).
+
+    Attributes
+    ----------
+    engine : str
+        "vllm" or "sglang".
+    bandwidth_scale : float
+        Datasheet HBM bandwidth / achieved (>= 1).
+    decode_compute_scale, moe_compute_scale, prefill_compute_scale : float
+        Datasheet FLOP/s / achieved in decode (dense layers and attention: small-batch GEMMs), in
+        decode through routed experts (grouped GEMMs of a few tokens per expert), and in prefill.
+    attention_compute_scale : float
+        Datasheet FLOP/s / achieved in attention over the context (FlashAttention-style kernels,
+        prefill and decode).
+    step_overhead_s : float
+        Fixed seconds per engine step (scheduling, sampling, graph launch) on every family but Ampere.
+    ampere_step_overhead_s : float
+        The same on Ampere GPUs (A100 / A800: older hosts and kernels in the published runs).
+    token_overhead_s : float
+        Seconds per decoding sequence per step outside the matrix multiplications (sampling, logits
+        processing, scheduler bookkeeping, short-context attention kernels).
+    layer_overhead_s : float
+        Seconds per layer per step (kernel launches and small kernels: norms, rotary, activation).
+    request_overhead_s : float
+        Seconds per request outside the GPU step (API server, tokenizer, detokenizer), in its latency.
+    allreduce_latency_s : float
+        Fixed seconds of one tensor-parallel all-reduce per doubling of the group (``x log2(tp)``).
+    allreduce_bw_fraction : float
+        Achieved fraction of ``scale_up_bytes_per_s`` of an all-reduce's bus bandwidth.
+    activation_reserve_gib : float
+        GiB per GPU kept for activations, CUDA graphs and the allocator (not KV cache).
+    gpu_memory_utilization : float
+        The engine's default fraction of device memory it may use (vLLM ``gpu_memory_utilization``
+        0.9; SGLang ``mem_fraction_static``, about 0.88 on 80 GB parts).
+    max_num_seqs : int
+        The engine's default cap on running sequences (vLLM ``max_num_seqs``, SGLang
+        ``max_running_requests``).
+    source : str
+        How the numbers were obtained.
+    """
+
+    engine: str
+    bandwidth_scale: float
+    decode_compute_scale: float
+    moe_compute_scale: float
+    prefill_compute_scale: float
+    attention_compute_scale: float
+    step_overhead_s: float
+    ampere_step_overhead_s: float
+    token_overhead_s: float
+    layer_overhead_s: float
+    request_overhead_s: float
+    allreduce_latency_s: float
+    allreduce_bw_fraction: float
+    activation_reserve_gib: float
+    gpu_memory_utilization: float
+    max_num_seqs: int
+    source: str = ""
+
+
+_FIT_NOTE = ("fitted once by rollsim.hardware.serving.fit() on the published measurements of "
+             "rollsim.hardware.validation.serving_rows(); all-reduce terms from microsoft/vidur's profiling data")
+
+#: Per-engine parameters. Both engines share the physics; the fitted terms are global (SGLang takes
+#: vLLM's: there are too few SGLang measurements to fit it separately), its defaults differ.
+ENGINES: dict[str, EngineParams] = {
+    "vllm": EngineParams("vllm", bandwidth_scale=1.0, decode_compute_scale=7.35, moe_compute_scale=25.7,
+                         prefill_compute_scale=1.0, attention_compute_scale=4.27, step_overhead_s=0.0,
+                         ampere_step_overhead_s=0.000931, token_overhead_s=0.0, layer_overhead_s=9.36e-05,
+                         request_overhead_s=0.00547, allreduce_latency_s=1.2e-5, allreduce_bw_fraction=0.65, activation_reserve_gib=0.5,
+                         gpu_memory_utilization=0.9, max_num_seqs=1024, source=_FIT_NOTE),
+}
+ENGINES["sglang"] = replace(ENGINES["vllm"], engine="sglang", gpu_memory_utilization=0.88, max_num_seqs=1024)
+
+
+def engine_params(engine: str | EngineParams) -> EngineParams:
+    """The :class:`EngineParams` of ``engine`` ("vllm", "sglang"), or ``engine`` itself.
+
+    Raises
+    ------
+    ScenarioError
+        For an unknown engine name.
+    """
+    if isinstance(engine, EngineParams):
+        return engine
+    if isinstance(engine, str) and engine.lower() in ENGINES:
+        return ENGINES[engine.lower()]
+    raise invalid("engine", f"must be one of {', '.join(ENGINES)} or an EngineParams, got {engine!r}")
+
+
+def expected_experts(experts: int, top_k: int, tokens: float) -> float:
+    """Expected number of distinct experts (of ``experts``) that ``tokens`` tokens, each routed to
+    ``top_k`` of them uniformly, touch: ``experts x (1 - (1 - top_k / experts) ** tokens)``; 0 for
+    no tokens, ``top_k`` for one, ``experts`` in the limit."""
+    if experts <= 0 or tokens <= 0:
+        return 0.0
+    return experts * -math.expm1(tokens * math.log1p(-top_k / experts)) if top_k < experts else float(experts)
+
+
+def _kv_split(m: ModelSpec, tp: int) -> int:
+    """Ranks the KV cache is split over: KV heads shard up to ``tp``; MLA's latent is replicated."""
+    return 1 if m.is_mla else max(1, min(tp, m.kv_heads))
+
+
+def _peak(m: ModelSpec, g: Accelerator) -> float:
+    return g.fp8_flops if (m.dense_bytes_per_param <= 1.0 and g.fp8_flops) else g.bf16_flops
+
+
+def allreduce_s(nbytes: float, gpu: Accelerator | str, tp: int, engine: str | EngineParams = "vllm") -> float:
+    """Seconds of one all-reduce of ``nbytes`` over ``tp`` GPUs of ``gpu`` (ring: each rank sends and
+    receives ``2 (tp - 1) / tp x nbytes``), on the scale-up fabric when the group fits in it, else
+    over the NIC; 0 for ``tp = 1``."""
+    if tp <= 1:
+        return 0.0
+    g = accelerator(gpu)
+    e = engine_params(engine)
+    bw = g.scale_up_bytes_per_s if tp <= g.tp_domain else g.nic_bytes_per_s
+    return e.allreduce_latency_s * math.log2(tp) + 2.0 * (tp - 1) / tp * nbytes / (e.allreduce_bw_fraction * bw)
+
+
+def step_time(model_: ModelSpec | str, gpu: Accelerator | str, *, tp: int = 1, batch: float,
+              context_tokens: float, prefill_tokens: float = 0.0, prefill_context_tokens: float | None = None,
+              engine: str | EngineParams = "vllm", params: EngineParams | None = None) -> dict[str, float]:
+    """The time of one engine step and its terms.
+
+    Parameters
+    ----------
+    model_, gpu : ModelSpec | str, Accelerator | str
+        The model and the accelerator (registry names or specs).
+    tp : int
+        Tensor-parallel GPUs of the instance, >= 1.
+    batch : float
+        Decoding sequences in the step, >= 0.
+    context_tokens : float
+        Mean context of a decoding sequence (prompt + tokens so far), tokens, >= 0.
+    prefill_tokens : float
+        Prompt tokens prefilled in the same step (chunked prefill), >= 0.
+    prefill_context_tokens : float, optional
+        Mean context those prompt tokens attend to (default: half the chunk: causal attention
+        within one fresh prompt).
+    engine : str | EngineParams
+        "vllm" (default) or "sglang".
+    params : EngineParams, optional
+        Overrides ``engine`` (used by :func:`fit`).
+
+    Returns
+    -------
+    dict[str, float]
+        Seconds: ``overhead_s``, ``weights_s``, ``kv_s``, ``decode_compute_s``, ``moe_compute_s``,
+        ``prefill_compute_s``, ``attention_compute_s``,
+        ``allreduce_s``, and ``total_s``; also ``experts_touched`` (per MoE layer) and
+        ``bytes_read`` (per GPU).
+    """
+    m, g = model(model_), accelerator(gpu)
+    e = params or engine_params(engine)
+    tp = _check.integer("tp", tp, 1, 4096)
+    b = _check.number("batch", batch, allow_zero=True)
+    ctx = _check.number("context_tokens", context_tokens, allow_zero=True)
+    p = _check.number("prefill_tokens", prefill_tokens, allow_zero=True)
+    pctx = p / 2.0 if prefill_context_tokens is None else _check.number("prefill_context_tokens",
+                                                                        prefill_context_tokens, allow_zero=True)
+    tokens = b + p
+    touched = expected_experts(m.experts, m.experts_per_token, tokens) if m.is_moe else 0.0
+    wbytes = ((m.always_params - m.embedding_params) * m.dense_bytes_per_param
+              + m.moe_layers * touched * m.expert_params * m.expert_bytes_per_param)
+    kvbytes = b * m.kv_bytes(ctx) / _kv_split(m, tp)
+    per_token = 2.0 * (m.active_params - m.embedding_params)
+    peak = tp * _peak(m, g)
+    expert_flops = 2.0 * m.moe_layers * m.experts_per_token * m.expert_params
+    dflops = b * (per_token - expert_flops)
+    mflops = b * expert_flops
+    pflops = p * per_token
+    aflops = b * m.attention_flops_per_token(ctx) + p * m.attention_flops_per_token(pctx)
+    ar = 2 * m.layers * allreduce_s(tokens * m.hidden_size * 2.0, g, tp, e) if tokens > 0 else 0.0
+    fixed = e.ampere_step_overhead_s if g.family == "ampere" else e.step_overhead_s
+    out = {
+        "overhead_s": fixed + m.layers * e.layer_overhead_s + b * e.token_overhead_s,
+        "weights_s": e.bandwidth_scale * wbytes / (tp * g.hbm_bytes_per_s) if tokens > 0 else 0.0,
+        "kv_s": e.bandwidth_scale * kvbytes / g.hbm_bytes_per_s,
+        "decode_compute_s": e.decode_compute_scale * dflops / peak,
+        "moe_compute_s": e.moe_compute_scale * mflops / peak,
+        "prefill_compute_s": e.prefill_compute_scale * pflops / peak,
+        "attention_compute_s": e.attention_compute_scale * aflops / peak,
+        "allreduce_s": ar,
+    }
+    out["total_s"] = math.fsum(out.values())
+    out["experts_touched"] = touched
+    out["bytes_read"] = wbytes / tp + kvbytes
+    return out
+
+
+def decode_step_s(model_: ModelSpec | str, gpu: Accelerator | str, *, tp: int = 1, batch: float,
+                  context_tokens: float, engine: str | EngineParams = "vllm") -> float:
+    """Seconds of one decode step of ``batch`` sequences with ``context_tokens`` of context each
+    (no prefill in the step); see :func:`step_time`."""
+    return step_time(model_, gpu, tp=tp, batch=batch, context_tokens=context_tokens, engine=engine)["total_s"]
+
+
+def prefill_s(model_: ModelSpec | str, gpu: Accelerator | str, *, tp: int = 1, tokens: float,
+              engine: str | EngineParams = "vllm", chunk_tokens: float = 8192.0) -> float:
+    """Seconds to prefill one prompt of ``tokens`` tokens alone on the instance, in chunks of
+    ``chunk_tokens`` (vLLM's ``max_num_batched_tokens``; each chunk attends to the prompt so far),
+    plus the request's ``request_overhead_s``: the time to first token of a lone request."""
+    e = engine_params(engine)
+    n = _check.number("tokens", tokens)
+    c = _check.number("chunk_tokens", chunk_tokens)
+    total, done = 0.0, 0.0
+    while done < n:
+        k = min(c, n - done)
+        total += step_time(model_, gpu, tp=tp, batch=0.0, context_tokens=0.0, prefill_tokens=k,
+                           prefill_context_tokens=done + k / 2.0, params=e)["total_s"]
+        done += k
+    return total + e.request_overhead_s
+
+
+def kv_capacity_tokens(model_: ModelSpec | str, gpu: Accelerator | str, *, tp: int = 1,
+                       gpu_memory_utilization: float | None = None, engine: str | EngineParams = "vllm",
+                       context_tokens: float | None = None) -> float:
+    """KV-cache capacity of one instance, tokens:
+    ``(hbm x gpu_memory_utilization - weights / tp - activation_reserve) x (KV split ranks) / kv bytes per token``.
+
+    With ``context_tokens``, the bytes per token are those of a sequence of that context (gpt-oss's
+    sliding-window layers hold only their window), else those of the full-attention layers.
+
+    Raises
+    ------
+    ScenarioError
+        If the weights do not fit (the message gives the bytes).
+    """
+    m, g = model(model_), accelerator(gpu)
+    e = engine_params(engine)
+    tp = _check.integer("tp", tp, 1, 4096)
+    gmu = e.gpu_memory_utilization if gpu_memory_utilization is None else _check.bounded(
+        "gpu_memory_utilization", gpu_memory_utilization, 0.0, 1.0, lo_open=True)
+    free = g.hbm_bytes * gmu - m.weight_bytes(None) / tp - e.activation_reserve_gib * 2.0**30
+    if free <= 0:
+        raise invalid("gpu_memory_utilization",
+                      f"leaves no room for KV cache: {m.name} needs {m.weight_bytes(None) / tp / 2**30:.1f} GiB of "
+                      f"weights per GPU at tp={tp}, {g.name} x {gmu} gives {g.hbm_bytes * gmu / 2**30:.1f} GiB "
+                      f"(with {e.activation_reserve_gib} GiB for activations); raise tp or gpu_memory_utilization")
+    per = m.kv_bytes(context_tokens) / context_tokens if context_tokens else m.kv_bytes_per_token()
+    return free * _kv_split(m, tp) / per
+
+
+def max_batch(model_: ModelSpec | str, gpu: Accelerator | str, *, tp: int = 1, context_tokens: float,
+              max_num_seqs: int | None = None, gpu_memory_utilization: float | None = None,
+              engine: str | EngineParams = "vllm") -> int:
+    """Running sequences one instance holds at ``context_tokens`` each: the KV capacity over the
+    context, capped by ``max_num_seqs`` (the engine's default when None); at least 1."""
+    e = engine_params(engine)
+    cap = e.max_num_seqs if max_num_seqs is None else _check.integer("max_num_seqs", max_num_seqs, 1, 2**24)
+    ctx = _check.number("context_tokens", context_tokens)
+    kv = kv_capacity_tokens(model_, gpu, tp=tp, gpu_memory_utilization=gpu_memory_utilization, engine=e,
+                            context_tokens=ctx)
+    return max(1, min(cap, int(kv // ctx)))
+
+
+def decode_throughput_table(model_: ModelSpec | str, gpu: Accelerator | str, *, tp: int = 1,
+                            context_tokens: float, max_seqs: int, engine: str | EngineParams = "vllm",
+                            prefill_tokens_per_token: float = 0.0, points: int = 24) -> tuple[tuple[int, float], ...]:
+    """The ``decode_throughput_table`` of a :class:`rollsim.Scenario`: ``(running sequences, tokens/s
+    of the instance)`` from 1 to ``max_seqs`` (about ``points`` points, geometric, always 1 and
+    ``max_seqs``), at ``context_tokens`` mean context. ``prefill_tokens_per_token`` prompt tokens per
+    decoded token are prefilled in the same steps (chunked prefill: a group's prompt shared by its
+    answers counts once)."""
+    ms = _check.integer("max_seqs", max_seqs, 1, 2**24)
+    pts = _check.integer("points", points, 2, 4096)
+    ns = sorted({1, ms} | {max(1, round(ms ** (i / (pts - 1)))) for i in range(pts)})
+    out = []
+    for n in ns:
+        t = step_time(model_, gpu, tp=tp, batch=n, context_tokens=context_tokens,
+                      prefill_tokens=n * prefill_tokens_per_token, engine=engine)["total_s"]
+        out.append((n, n / t))
+    return tuple(out)
+
+
+def fit(rows: list[Any] | None = None, *, engine: str = "vllm", verbose: bool = False) -> dict[str, Any]:
+    """Fit the six global terms of ``engine`` (:data:`FIT_TERMS`) once, by least squares on the
+    relative errors of the published decode / prefill measurements (every row counts once).
+
+    The model is linear in those terms (each row's predicted time is a sum of term x feature), so
+    the fit is exact least squares with a non-negativity bound (numpy), no per-case parameter.
+
+    Parameters
+    ----------
+    rows : list of validation rows, optional
+        Default :func:`rollsim.hardware.validation.serving_rows` with ``fit=True``.
+    engine : str
+        Which engine's fixed terms (all-reduce, memory) to use.
+    verbose : bool
+        Print the fitted terms and every row's residual.
+
+    Returns
+    -------
+    dict
+        ``params`` (an :class:`EngineParams`), ``terms`` (name -> value) and ``residuals`` (row
+        label -> relative error of the predicted time).
+    """
+    import numpy as np
+
+    from .validation import serving_rows
+
+    rows = [r for r in (rows if rows is not None else serving_rows()) if r.fit]
+    base = engine_params(engine)
+    # features: the row's predicted time with one term set to 1 and the others to 0
+    feats = []
+    for r in rows:
+        f = []
+        for term in FIT_TERMS:
+            unit = _with(base, {t: (1.0 if t == term else 0.0) for t in FIT_TERMS})
+            zero = _with(base, {t: 0.0 for t in FIT_TERMS})
+            f.append(r.time_s(unit) - r.time_s(zero))
+        feats.append(f)
+    zero = _with(base, {t: 0.0 for t in FIT_TERMS})
+    fixed = np.array([r.time_s(zero) for r in rows])
+    meas = np.array([r.measured_time_s for r in rows])
+    A = np.array(feats)
+    lo = np.array(FIT_LOWER)
+    floor = fixed + A @ lo  # every row's time at the datasheet peaks with no overhead
+    keep = floor <= meas
+    excluded = [r.label for r, k in zip(rows, keep) if not k]
+    An = A[keep] / meas[keep, None]
+    y = 1.0 - floor[keep] / meas[keep]
+    x = lo + _nnls(An, y)
+    terms = dict(zip(FIT_TERMS, (float(v) for v in x)))
+    params = _with(base, terms)
+    res = {r.label: r.time_s(params) / r.measured_time_s - 1.0 for r in rows}
+    if verbose:
+        print("fitted terms:", ", ".join(f"{k}={v:.4g}" for k, v in terms.items()))
+        for k, v in res.items():
+            print(f"  {v:+7.1%}  {k}{'  (faster than the datasheet roofline: not fitted)' if k in excluded else ''}")
+    return {"params": params, "terms": terms, "residuals": res, "excluded": excluded}
+
+
+def _with(base: EngineParams, values: dict[str, float]) -> EngineParams:
+    kw: dict[str, Any] = dict(values)
+    return replace(base, **kw)
+
+
+def _nnls(A: Any, y: Any, iters: int = 200) -> Any:
+    """Non-negative least squares ``min |A x - y|, x >= 0`` (Lawson and Hanson's active-set method)."""
+    import numpy as np
+
+    n = A.shape[1]
+    x = np.zeros(n)
+    passive = np.zeros(n, dtype=bool)
+    for _ in range(iters):
+        w = A.T @ (y - A @ x)
+        if passive.all() or (w[~passive] <= 1e-12).all():
+            break
+        j = int(np.argmax(np.where(passive, -np.inf, w)))
+        passive[j] = True
+        while True:
+            z = np.zeros(n)
+            z[passive] = np.linalg.lstsq(A[:, passive], y, rcond=None)[0]
+            if (z[passive] > 0).all():
+                x = z
+                break
+            neg = passive & (z <= 0)
+            alpha = np.min(x[neg] / (x[neg] - z[neg]))
+            x = x + alpha * (z - x)
+            passive &= x > 1e-12
+    return x

@@ -1,0 +1,788 @@
+"""Training cost of an RL step from FLOPs, and how samples reach data-parallel ranks.
+
+A step's phases (seconds), each from the FLOPs of the sequences it processes:
+
+* ``actor``: forward + backward of the policy, ``3 x F`` per pass, times ``ppo_epochs``;
+* ``logprob``: the recompute of the old log-probabilities (one forward, ``F``);
+* ``reference``: the reference model's log-probabilities (one forward, ``F``);
+* ``critic``: PPO's value model when it has one (a forward for the values, then ``3 x F`` per epoch);
+* ``optimizer``: the Adam step, memory-bound: the bytes of parameters, gradients and optimizer
+  states each GPU reads and writes, over HBM;
+* ``collectives``: the data-parallel gradient / parameter traffic of each optimizer step that the
+  compute does not hide.
+
+``F`` of a sequence of ``T`` tokens is ``2 x N x T + 2 x layers x heads x head_dim x T**2`` (the
+matrix FLOPs of the ``N`` active parameters, and causal attention's scores and weighted sum: half of
+the ``T x T`` square, two matmuls). The first term gives the usual ``6 N T`` of training (Kaplan et
+al. 2020, arXiv 2001.08361); the second is what makes long sequences cost more than their tokens.
+Every parameter counts (an embedding lookup too: at most a few per cent high for untied models).
+
+The achieved model-FLOPs utilization (:data:`MFU`) is one global number per backend, fitted once by
+:func:`fit` on the measurements of :data:`CALIBRATION` (printed with their residuals by
+:func:`calibration_report`), never per case.
+
+Data-parallel ranks (:func:`rank_loads`): each optimizer step synchronizes every rank (FSDP's
+collectives run every micro-batch), so a mini-batch takes as long as its slowest rank. How samples
+reach ranks decides that rank: ``"contiguous"`` (the batch cut in equal consecutive chunks, as
+dispatch does without balancing: a GRPO group's answers stay together, so a prompt with long answers
+loads one rank), ``"round_robin"``, ``"balanced"`` (verl's ``trainer.balance_batch``: equal-count
+partitions of the whole batch by the largest differencing method of Karmarkar and Karp on a
+per-sequence workload of linear + quadratic form, volcengine/verl ``verl/utils/seqlen_balancing.py``;
+each rank keeps its samples in batch order and cuts them into mini-batches, so a mini-batch can
+still be uneven), ``"balanced_minibatch"`` (the same per mini-batch: verl's ``keep_minibatch``),
+``"lpt"`` (greedy longest-first into equal-count ranks, each rank training its samples heaviest
+first, so its k-th mini-batch matches every other rank's: Tencent-Hunyuan/UniRL PR 45) and
+``"packed"`` (token packing into micro-batches of at most ``max_tokens_per_gpu`` tokens, dealt to
+ranks heaviest first, like slime's ``--use-dynamic-batch-size --max-tokens-per-gpu``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from rollsim import _check
+from rollsim.errors import invalid
+
+__all__ = ["MFU", "BACKENDS", "DISPATCHES", "OVERLAP_SLOWDOWN", "COLLECTIVE_TIMEOUT_S", "OPTIMIZER_BYTES_PER_PARAM",
+           "OPTIMIZER_HBM_EFFICIENCY", "sequence_flops", "train_step_s", "rank_loads", "RankLoads", "assign_ranks",
+           "engine_train_params", "expected_slowest_fraction", "group_lengths", "CALIBRATION", "fit", "calibration_report",
+           "training_validation_rows"]
+
+
+class _Model(Protocol):
+    name: str
+    total_params: float
+    active_params: float
+    layers: int
+    attention_heads: int
+    head_dim: int
+
+
+class _Gpu(Protocol):
+    name: str
+    hbm_bytes_per_s: float
+    bf16_flops: float
+    fp8_flops: float | None
+    scale_up_bytes_per_s: float
+    nic_bytes_per_s: float
+    host_link_bytes_per_s: float
+    gpus_per_node: int
+
+
+BACKENDS = ("fsdp2", "megatron")
+DISPATCHES = ("contiguous", "round_robin", "balanced", "balanced_minibatch", "lpt", "packed")
+
+#: Achieved model-FLOPs utilization per backend (model FLOPs as counted by :func:`sequence_flops`
+#: over the dense peak of the precision used). Fitted by :func:`fit` on :data:`CALIBRATION`; a test
+#: checks that the fit reproduces these values.
+MFU: dict[str, float] = {"fsdp2": 0.3675, "megatron": 0.3994}
+
+#: Training compute slows down while rollout runs on other GPUs beside it (shared host, PCIe, NICs
+#: and power): vllm-project/vime measured its train compute at 81.4 s alone and 99.6 s with rollout
+#: overlapping; 99.6 / 81.4 = 1.224.
+OVERLAP_SLOWDOWN = 99.6 / 81.4
+
+#: verl's collective timeout (``actor_rollout_ref.nccl_timeout``, 600 s in
+#: ``verl/trainer/config/ppo_trainer.yaml``): a rank that waits longer for the slowest one aborts.
+COLLECTIVE_TIMEOUT_S = 600.0
+
+#: Bytes one Adam step reads and writes per parameter in mixed precision: read fp32 master weights,
+#: fp32 gradients, both moments (4 x 4), write master weights and moments (3 x 4) and the bf16
+#: copy (2).
+OPTIMIZER_BYTES_PER_PARAM = 30.0
+
+#: Fraction of the HBM peak an elementwise (fused, multi-tensor) optimizer kernel achieves. An
+#: assumption, not fitted: the optimizer is milliseconds in every calibration case.
+OPTIMIZER_HBM_EFFICIENCY = 0.7
+
+#: Fraction of the link bandwidth the data-parallel collectives achieve (NCCL bus bandwidth is
+#: typically 70-85 % of the line rate on NVLink and InfiniBand). An assumption, not fitted.
+COLLECTIVE_EFFICIENCY = 0.75
+
+_MAX_GPUS = 1 << 20
+_MAX_TOKENS = 1e15
+
+
+def _peak(gpu: _Gpu, precision: str) -> float:
+    if precision == "bf16":
+        return float(gpu.bf16_flops)
+    if precision == "fp8":
+        if gpu.fp8_flops is None:
+            raise invalid("precision", f"'fp8' needs an accelerator with FP8 tensor cores, {gpu.name} has none")
+        return float(gpu.fp8_flops)
+    raise invalid("precision", f"must be 'bf16' or 'fp8', got {precision!r}")
+
+
+def _resolve(model: Any, accelerator: Any) -> tuple[_Model, _Gpu]:
+    if isinstance(model, str) or isinstance(accelerator, str):
+        from rollsim.hardware import specs  # the registry; imported late (it imports nothing of ours)
+
+        if isinstance(model, str):
+            model = specs.model(model)
+        if isinstance(accelerator, str):
+            accelerator = specs.accelerator(accelerator)
+    return model, accelerator
+
+
+def sequence_flops(model: _Model, lengths: Any) -> np.ndarray:
+    """FLOPs of one forward pass over each sequence.
+
+    Parameters
+    ----------
+    model : ModelSpec
+        Its ``active_params``, ``layers``, ``attention_heads`` and ``head_dim`` are used.
+    lengths : array-like of float
+        Tokens of each sequence (prompt + response), tokens.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``2 N T + 2 layers heads head_dim T**2`` per sequence, FLOPs (float64).
+    """
+    t = np.asarray(lengths, dtype=np.float64)
+    attn = 2.0 * model.layers * model.attention_heads * model.head_dim
+    return 2.0 * float(model.active_params) * t + attn * t * t
+
+
+# ---------------------------------------------------------------- ranks
+def _lengths(field: str, lengths: Any) -> np.ndarray:
+    try:
+        a = np.asarray(lengths, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise invalid(field, f"must be a sequence of token counts (numbers in [1, 1e9]), got {lengths!r}") from None
+    if a.ndim != 1 or a.size == 0:
+        raise invalid(field, f"must be a non-empty 1-d sequence of token counts, got shape {a.shape}")
+    bad = ~((a >= 1) & (a <= 1e9))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise invalid(field, f"every length must be in [1, 1e9] tokens, got {float(a[i])!r} at index {i}")
+    return a
+
+
+def _karmarkar_karp(work: np.ndarray, k: int) -> list[list[int]]:
+    """Equal-count partition of ``work`` into ``k`` sets (``len(work) % k == 0``) by the largest
+    differencing method: states of ``k`` sets each, merged largest spread first, the heaviest set of
+    one state joined with the lightest of the other."""
+    order = np.argsort(work, kind="stable")
+    heap: list[tuple[float, int, list[tuple[float, list[int]]]]] = []
+    for n, off in enumerate(range(0, len(order), k)):
+        sets = sorted(((float(work[i]), [int(i)]) for i in order[off:off + k]), key=lambda s: -s[0])
+        heapq.heappush(heap, (-(sets[0][0] - sets[-1][0]), n, sets))
+    n = len(heap)
+    while len(heap) > 1:
+        _, _, a = heapq.heappop(heap)
+        _, _, b = heapq.heappop(heap)
+        merged = [(a[i][0] + b[k - 1 - i][0], a[i][1] + b[k - 1 - i][1]) for i in range(k)]
+        merged.sort(key=lambda s: -s[0])
+        n += 1
+        heapq.heappush(heap, (-(merged[0][0] - merged[-1][0]), n, merged))
+    return [sorted(s[1]) for s in heap[0][2]]
+
+
+def assign_ranks(lengths: Any, ranks: int, *, dispatch: str = "balanced", workload: Any = None,
+                 max_tokens_per_gpu: float | None = None, mini_batches: int = 1) -> list[np.ndarray]:
+    """Which sequences each data-parallel rank trains.
+
+    Parameters
+    ----------
+    lengths : array-like of float
+        Tokens per sequence in batch order (a GRPO group's answers consecutive), tokens.
+    ranks : int
+        Data-parallel ranks, in [1, 2**20]; ``contiguous``, ``round_robin`` and ``balanced``
+        need ``len(lengths)`` divisible by it (equal counts per rank, as verl's dispatch does).
+    dispatch : {"contiguous", "round_robin", "balanced", "balanced_minibatch", "lpt", "packed"}
+        See the module docstring.
+    workload : array-like of float, optional
+        What ``balanced`` and ``packed`` balance (default: the tokens themselves), e.g.
+        :func:`sequence_flops`.
+    max_tokens_per_gpu : float, optional
+        ``packed`` only: the token budget of one micro-batch, tokens (at least the longest
+        sequence).
+    mini_batches : int
+        Mini-batches each rank cuts its samples into (``balanced_minibatch`` balances them one by
+        one). The balancing dispatches keep the batch order (``contiguous``) when it is the better
+        split: the heuristics alone (verl's included) can be a few per cent worse than an order
+        that happens to be balanced already; a balancer here is never slower than no balancing.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        ``ranks`` index arrays (int64), each in the order the rank trains them (cut into
+        consecutive mini-batches): batch order, except ``lpt`` (heaviest first) and
+        ``balanced_minibatch`` (mini-batch by mini-batch).
+
+    Raises
+    ------
+    ScenarioError (ValueError)
+        A bad length, rank count, dispatch name or budget.
+    """
+    t = _lengths("lengths", lengths)
+    k = _check.integer("ranks", ranks, 1, _MAX_GPUS)
+    if dispatch not in DISPATCHES:
+        raise invalid("dispatch", f"must be one of {list(DISPATCHES)}, got {dispatch!r}")
+    w = t if workload is None else np.asarray(workload, dtype=np.float64)
+    n = t.size
+    if dispatch == "packed":
+        if max_tokens_per_gpu is None:
+            raise invalid("max_tokens_per_gpu", "dispatch='packed' needs the micro-batch token budget, got None")
+        budget = _check.bounded("max_tokens_per_gpu", max_tokens_per_gpu, 1, 1e9, "tokens")
+        if budget < t.max():
+            raise invalid("max_tokens_per_gpu", f"must be at least the longest sequence ({t.max():g} tokens), "
+                          f"got {budget:g}")
+        return [np.sort(np.concatenate(r)) if r else np.zeros(0, np.int64) for r in _packed(t, w, k, budget)]
+    if max_tokens_per_gpu is not None:
+        raise invalid("max_tokens_per_gpu", f"applies to dispatch='packed' only, got dispatch={dispatch!r}")
+    if n % k:
+        raise invalid("ranks", f"must divide the number of sequences ({n}) for dispatch={dispatch!r}, got {k}")
+    if dispatch == "contiguous":
+        return [np.arange(r * (n // k), (r + 1) * (n // k), dtype=np.int64) for r in range(k)]
+    if dispatch == "round_robin":
+        return [np.arange(r, n, k, dtype=np.int64) for r in range(k)]
+    m = _check.integer("mini_batches", mini_batches, 1, 1 << 24)
+    if dispatch == "balanced":
+        parts = [np.asarray(p, dtype=np.int64) for p in _karmarkar_karp(w, k)]
+    elif dispatch == "lpt":
+        parts = _lpt(w, k)
+    else:
+        if n % (k * m):
+            raise invalid("mini_batches", f"ranks x mini_batches ({k} x {m}) must divide the number of sequences "
+                          f"({n}) for dispatch='balanced_minibatch'")
+        size = n // m
+        per = [_karmarkar_karp(w[j * size:(j + 1) * size], k) for j in range(m)]
+        parts = [np.concatenate([np.asarray(per[j][r], dtype=np.int64) + j * size for j in range(m)])
+                 for r in range(k)]
+    contiguous = [np.arange(r * (n // k), (r + 1) * (n // k), dtype=np.int64) for r in range(k)]
+    return contiguous if _cost(w, contiguous, m) < _cost(w, parts, m) else parts
+
+
+def _cost(w: np.ndarray, parts: list[np.ndarray], m: int) -> float:
+    """Sum over mini-batches of the heaviest rank's workload."""
+    if any(len(p) < m for p in parts):
+        return math.inf
+    per = np.array([[w[c].sum() for c in np.array_split(p, m)] for p in parts])
+    return float(per.max(axis=0).sum())
+
+
+def _lpt(w: np.ndarray, k: int) -> list[np.ndarray]:
+    """Greedy longest-processing-time into ``k`` equal-count ranks: heaviest first onto the least
+    loaded rank with room; each rank keeps its samples in that (descending) order."""
+    cap = len(w) // k
+    loads = [(0.0, r) for r in range(k)]
+    out: list[list[int]] = [[] for _ in range(k)]
+    for i in np.argsort(-w, kind="stable"):
+        load, r = heapq.heappop(loads)
+        out[r].append(int(i))
+        if len(out[r]) < cap:
+            heapq.heappush(loads, (load + float(w[i]), r))
+    return [np.asarray(o, dtype=np.int64) for o in out]
+
+
+def _packed(t: np.ndarray, w: np.ndarray, k: int, budget: float) -> list[list[np.ndarray]]:
+    """First-fit decreasing into micro-batches of at most ``budget`` tokens, then micro-batches dealt
+    to ranks heaviest first onto the least loaded rank."""
+    bins: list[list[int]] = []
+    room: list[float] = []
+    for i in np.argsort(-t, kind="stable"):
+        for b, free in enumerate(room):
+            if t[i] <= free:
+                bins[b].append(int(i))
+                room[b] -= t[i]
+                break
+        else:
+            bins.append([int(i)])
+            room.append(budget - t[i])
+    loads = [(0.0, r) for r in range(k)]
+    out: list[list[np.ndarray]] = [[] for _ in range(k)]
+    for members in sorted(bins, key=lambda m: -float(w[m].sum())):
+        load, r = heapq.heappop(loads)
+        out[r].append(np.asarray(members, dtype=np.int64))
+        heapq.heappush(loads, (load + float(w[members].sum()), r))
+    return out
+
+
+@dataclass(frozen=True)
+class RankLoads:
+    """The work of each data-parallel rank in each mini-batch (optimizer step) of a training step.
+
+    Attributes
+    ----------
+    dispatch : str
+        How samples reached ranks.
+    flops : numpy.ndarray
+        Shape ``(mini_batches, ranks)``: forward FLOPs of each rank's sequences in each mini-batch.
+    tokens : numpy.ndarray
+        Shape ``(mini_batches, ranks)``: tokens of each rank in each mini-batch.
+    rank_flops_per_s : float
+        FLOP/s one rank achieves (its GPUs x peak x MFU), FLOP/s.
+    """
+
+    dispatch: str
+    flops: np.ndarray
+    tokens: np.ndarray
+    rank_flops_per_s: float
+
+    @property
+    def ranks(self) -> int:
+        return int(self.flops.shape[1])
+
+    @property
+    def slowest_fraction(self) -> float:
+        """Sum over mini-batches of the slowest rank's FLOPs over the sum of the mean rank's: 1 is
+        perfectly balanced; the step's compute is this much longer than an even split."""
+        mean = float(self.flops.mean(axis=1).sum())
+        return float(self.flops.max(axis=1).sum()) / mean if mean > 0 else 1.0
+
+    def forward_s(self) -> float:
+        """Seconds of one forward pass over the batch at the slowest rank's pace (per mini-batch)."""
+        return float(self.flops.max(axis=1).sum()) / self.rank_flops_per_s
+
+    def spread_s(self, passes: float = 3.0) -> float:
+        """Largest wait of the fastest rank for the slowest in one mini-batch of ``passes`` forward
+        equivalents (3: forward + backward), seconds."""
+        d = (self.flops.max(axis=1) - self.flops.min(axis=1)).max()
+        return float(d) * passes / self.rank_flops_per_s
+
+    def exceeds_timeout(self, timeout_s: float = COLLECTIVE_TIMEOUT_S, passes: float = 3.0) -> bool:
+        """True if a rank would wait longer than ``timeout_s`` seconds at a collective (the job
+        aborts with an NCCL timeout; verl's default is 600 s)."""
+        return self.spread_s(passes) > timeout_s
+
+
+def group_lengths(prompt_tokens: float, response_tokens: Any) -> np.ndarray:
+    """Sequence lengths (prompt + response), tokens, of a batch whose responses are given."""
+    return _lengths("response_tokens", response_tokens) + float(prompt_tokens)
+
+
+def rank_loads(model: Any, accelerator: Any, *, lengths: Any, train_gpus: int, model_parallel: int = 1,
+               backend: str = "fsdp2", dispatch: str = "balanced", mini_batches: int = 1,
+               max_tokens_per_gpu: float | None = None, precision: str = "bf16",
+               mfu: float | None = None) -> RankLoads:
+    """Each data-parallel rank's work per mini-batch for a batch of sequences.
+
+    Parameters
+    ----------
+    model, accelerator : ModelSpec or str, Accelerator or str
+        The policy and the GPU (names are looked up in :mod:`rollsim.hardware.specs`).
+    lengths : array-like of float
+        Tokens per sequence (prompt + response) in batch order, tokens.
+    train_gpus : int
+        Training GPUs, in [1, 2**20]; ``train_gpus / model_parallel`` data-parallel ranks.
+    model_parallel : int
+        GPUs per data-parallel rank (tensor x pipeline x context parallel), must divide
+        ``train_gpus``.
+    backend : {"fsdp2", "megatron"}
+        Picks the achieved MFU (:data:`MFU`).
+    dispatch : {"contiguous", "round_robin", "balanced", "packed"}
+        How samples reach ranks (:func:`assign_ranks`).
+    mini_batches : int
+        Optimizer steps per training step (verl's ``train_batch_size / ppo_mini_batch_size``); each
+        rank cuts its samples into this many consecutive parts, and every part ends at a
+        synchronization.
+    max_tokens_per_gpu : float, optional
+        Micro-batch token budget for ``dispatch="packed"``, tokens.
+    precision : {"bf16", "fp8"}
+        Which dense peak the MFU applies to.
+    mfu : float, optional
+        Your own measured MFU in (0, 1] instead of the backend default.
+
+    Returns
+    -------
+    RankLoads
+
+    Raises
+    ------
+    ScenarioError (ValueError)
+        Any argument outside its range, or ranks that do not divide the batch.
+    """
+    model, accelerator = _resolve(model, accelerator)
+    t = _lengths("lengths", lengths)
+    gpus = _check.integer("train_gpus", train_gpus, 1, _MAX_GPUS)
+    mp = _check.integer("model_parallel", model_parallel, 1, _MAX_GPUS)
+    if gpus % mp:
+        raise invalid("model_parallel", f"must divide train_gpus ({gpus}), got {mp}")
+    m = _check.integer("mini_batches", mini_batches, 1, 1 << 24)
+    rate = mp * _peak(accelerator, precision) * _mfu(backend, mfu)
+    ranks = gpus // mp
+    f = sequence_flops(model, t)
+    parts = assign_ranks(t, ranks, dispatch=dispatch, workload=f, max_tokens_per_gpu=max_tokens_per_gpu,
+                         mini_batches=m)
+    if any(len(p) < m for p in parts):
+        raise invalid("mini_batches", f"must be at most the sequences of each rank ({min(len(p) for p in parts)}), "
+                      f"got {m}")
+    flops = np.zeros((m, ranks))
+    tokens = np.zeros((m, ranks))
+    for r, p in enumerate(parts):
+        for j, chunk in enumerate(np.array_split(p, m)):
+            flops[j, r] = f[chunk].sum()
+            tokens[j, r] = t[chunk].sum()
+    return RankLoads(dispatch, flops, tokens, rate)
+
+
+def _mfu(backend: str, mfu: float | None) -> float:
+    if backend not in BACKENDS:
+        raise invalid("backend", f"must be one of {list(BACKENDS)}, got {backend!r}")
+    if mfu is None:
+        return MFU[backend]
+    return _check.bounded("mfu", mfu, 0, 1, lo_open=True)
+
+
+# ---------------------------------------------------------------- the step
+def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str = "fsdp2",
+                 tokens: float | None = None, sequences: int | None = None, lengths: Any = None,
+                 ppo_epochs: int = 1, recompute_logprob: bool = True, reference: bool = True,
+                 critic: bool = False, critic_model: Any = None, mini_batches: int = 1, model_parallel: int = 1,
+                 dispatch: str = "balanced", max_tokens_per_gpu: float | None = None, precision: str = "bf16",
+                 overlap_rollout: bool = False, mfu: float | None = None) -> dict[str, float]:
+    """Seconds of each phase of one RL training step, and their total.
+
+    Parameters
+    ----------
+    model, accelerator : ModelSpec or str, Accelerator or str
+        The policy and the training GPU.
+    train_gpus : int
+        Training GPUs, in [1, 2**20].
+    backend : {"fsdp2", "megatron"}
+        Picks the achieved MFU (:data:`MFU`) and the collectives (FSDP gathers parameters every
+        micro-batch; Megatron's distributed optimizer reduce-scatters gradients and gathers
+        parameters once per optimizer step).
+    tokens : float, optional
+        Tokens of the batch (prompt + response of every sequence), tokens. With ``sequences`` and
+        without ``lengths``: every sequence has ``tokens / sequences`` tokens (the attention term is
+        then a lower bound, and ranks are balanced).
+    sequences : int, optional
+        Sequences (samples) in the batch.
+    lengths : array-like of float, optional
+        Tokens of each sequence in batch order, instead of ``tokens`` and ``sequences``: exact
+        attention FLOPs and the slowest rank under ``dispatch``.
+    ppo_epochs : int
+        Passes of the actor (and critic) over the batch, in [1, 1000].
+    recompute_logprob : bool
+        The old log-probabilities are recomputed by the trainer (verl, most PPO setups) rather than
+        taken from the rollout engine.
+    reference : bool
+        A reference model computes log-probabilities for a KL term.
+    critic : bool
+        PPO with a value model (GAE); ``critic_model`` defaults to the policy's size.
+    mini_batches : int
+        Optimizer steps per epoch (each synchronizes the ranks).
+    model_parallel : int
+        GPUs per data-parallel rank (tensor x pipeline x context parallel).
+    dispatch : {"contiguous", "round_robin", "balanced", "packed"}
+        How samples reach ranks (only matters with ``lengths``).
+    max_tokens_per_gpu : float, optional
+        Micro-batch token budget (``dispatch="packed"``; otherwise the FSDP micro-batch count
+        defaults to one per mini-batch), tokens.
+    precision : {"bf16", "fp8"}
+        Training precision: which dense peak the MFU applies to.
+    overlap_rollout : bool
+        Rollout runs on other GPUs beside training: compute phases take :data:`OVERLAP_SLOWDOWN`
+        times longer.
+    mfu : float, optional
+        Your own measured MFU in (0, 1] instead of the backend default.
+
+    Returns
+    -------
+    dict of str to float
+        ``actor``, ``logprob``, ``reference``, ``critic``, ``optimizer``, ``collectives`` and
+        ``total``, seconds.
+
+    Raises
+    ------
+    ScenarioError (ValueError)
+        Any argument outside its range, neither ``lengths`` nor ``tokens`` and ``sequences``, or
+        both.
+
+    Examples
+    --------
+    Hand-checkable: 1e9 active parameters, 1e6 tokens of 1 000-token sequences on 8 GPUs of
+    1e15 FLOP/s at MFU 0.5 spend ``6e15 (1 + attention) / 4e15`` seconds in the actor pass.
+    """
+    model, accelerator = _resolve(model, accelerator)
+    gpus = _check.integer("train_gpus", train_gpus, 1, _MAX_GPUS)
+    mp = _check.integer("model_parallel", model_parallel, 1, _MAX_GPUS)
+    if gpus % mp:
+        raise invalid("model_parallel", f"must divide train_gpus ({gpus}), got {mp}")
+    epochs = _check.integer("ppo_epochs", ppo_epochs, 1, 1000)
+    m = _check.integer("mini_batches", mini_batches, 1, 1 << 24)
+    flags = {k: _check.flag(k, v) for k, v in (("recompute_logprob", recompute_logprob), ("reference", reference),
+                                               ("critic", critic), ("overlap_rollout", overlap_rollout))}
+    rate = _peak(accelerator, precision) * _mfu(backend, mfu)
+    if lengths is not None:
+        if tokens is not None or sequences is not None:
+            raise invalid("lengths", "give either lengths or tokens and sequences, not both")
+        loads = rank_loads(model, accelerator, lengths=lengths, train_gpus=gpus, model_parallel=mp, backend=backend,
+                           dispatch=dispatch, mini_batches=m, max_tokens_per_gpu=max_tokens_per_gpu,
+                           precision=precision, mfu=mfu)
+        fwd = loads.forward_s()
+        mb_tokens = float(loads.tokens.max())
+    else:
+        if tokens is None or sequences is None:
+            raise invalid("tokens", "give tokens and sequences (or lengths), got "
+                          f"tokens={tokens!r}, sequences={sequences!r}")
+        batch_tokens = _check.bounded("tokens", tokens, 1, _MAX_TOKENS, "tokens")
+        n_seq = _check.integer("sequences", sequences, 1, 1 << 40)
+        if n_seq > batch_tokens:
+            raise invalid("sequences", f"must be at most tokens ({batch_tokens:g}), got {n_seq}")
+        if max_tokens_per_gpu is not None:
+            _check.bounded("max_tokens_per_gpu", max_tokens_per_gpu, 1, 1e9, "tokens")
+        per = batch_tokens / n_seq
+        fwd = float(sequence_flops(model, [per])[0]) * n_seq / (gpus * rate)
+        mb_tokens = batch_tokens / (gpus // mp) / m
+    slow = OVERLAP_SLOWDOWN if flags["overlap_rollout"] else 1.0
+    critic_scale = 1.0
+    if flags["critic"] and critic_model is not None:
+        cm, _ = _resolve(critic_model, accelerator)
+        critic_scale = float(cm.active_params) / float(model.active_params)
+    phases = {
+        "actor": 3.0 * epochs * fwd * slow,
+        "logprob": fwd * slow if flags["recompute_logprob"] else 0.0,
+        "reference": fwd * slow if flags["reference"] else 0.0,
+        "critic": (1.0 + 3.0 * epochs) * fwd * critic_scale * slow if flags["critic"] else 0.0,
+    }
+    params_per_gpu = float(model.total_params) / gpus
+    opt_one = OPTIMIZER_BYTES_PER_PARAM * params_per_gpu / (accelerator.hbm_bytes_per_s * OPTIMIZER_HBM_EFFICIENCY)
+    steps = epochs * m
+    phases["optimizer"] = steps * opt_one * (1.0 + (critic_scale if flags["critic"] else 0.0))
+    phases["collectives"] = steps * _exposed_comm(model, accelerator, gpus, mp, backend, mb_tokens, max_tokens_per_gpu,
+                                                  3.0 * fwd / m)
+    phases["total"] = sum(phases.values())
+    return phases
+
+
+def _exposed_comm(model: _Model, gpu: _Gpu, gpus: int, mp: int, backend: str, mb_tokens: float,
+                  max_tokens_per_gpu: float | None, compute_s: float) -> float:
+    """Seconds of one optimizer step's data-parallel traffic not hidden behind its compute."""
+    dp = gpus // mp
+    if dp == 1:
+        return 0.0
+    wbytes = 2.0 * float(model.total_params) / mp
+    link = gpu.scale_up_bytes_per_s if gpus <= gpu.gpus_per_node else gpu.nic_bytes_per_s
+    frac = (dp - 1) / dp
+    if backend == "fsdp2":
+        micro = 1 if max_tokens_per_gpu is None else max(1, math.ceil(mb_tokens / float(max_tokens_per_gpu)))
+        moved = micro * 3.0 * wbytes * frac  # all-gather forward and backward, reduce-scatter gradients
+    else:
+        moved = 2.0 * wbytes * frac  # distributed optimizer: reduce-scatter gradients, all-gather parameters
+    return max(0.0, moved / (link * COLLECTIVE_EFFICIENCY) - compute_s)
+
+
+def engine_train_params(model: Any, accelerator: Any, *, train_gpus: int, mean_tokens: float,
+                        slowest_fraction: float = 1.0, **kwargs: Any) -> dict[str, float]:
+    """The engine's train-step parameters (``Scenario.train_step_s`` and
+    ``Scenario.train_s_per_token``) from :func:`train_step_s`.
+
+    The engine's step is ``fixed + per_token x batch tokens``. The per-token part is the compute of a
+    batch of ``mean_tokens``-token sequences (its attention term at that length), scaled by the
+    expected slowest rank's share ``slowest_fraction`` (:attr:`RankLoads.slowest_fraction` of a
+    representative batch); the fixed part is the optimizer and the exposed collectives.
+
+    Parameters
+    ----------
+    model, accelerator, train_gpus
+        As for :func:`train_step_s`.
+    mean_tokens : float
+        Mean tokens per sequence (prompt + response), tokens, in [1, 1e9].
+    slowest_fraction : float
+        Expected slowest-rank factor, in [1, 1e6].
+    **kwargs
+        Any other argument of :func:`train_step_s` except ``tokens``, ``sequences`` and
+        ``lengths``.
+
+    Returns
+    -------
+    dict of str to float
+        ``train_step_s`` (seconds) and ``train_s_per_token`` (seconds/token).
+
+    Raises
+    ------
+    ScenarioError (ValueError)
+        As :func:`train_step_s`.
+    """
+    mean = _check.bounded("mean_tokens", mean_tokens, 1, 1e9, "tokens")
+    slowest = _check.bounded("slowest_fraction", slowest_fraction, 1, 1e6)
+    for k in ("tokens", "sequences", "lengths"):
+        if k in kwargs:
+            raise invalid(k, "is set by engine_train_params (the per-token rate is for any batch)")
+    n = 1 << 20
+    ph = train_step_s(model, accelerator, train_gpus=train_gpus, tokens=mean * n, sequences=n, **kwargs)
+    compute = ph["actor"] + ph["logprob"] + ph["reference"] + ph["critic"]
+    fixed = ph["optimizer"] + ph["collectives"]
+    return {"train_step_s": fixed, "train_s_per_token": compute * slowest / (mean * n)}
+
+
+def expected_slowest_fraction(model: Any, accelerator: Any, *, lengths: Any, batch_size: int, group_size: int = 1,
+                              prompt_tokens: float = 0.0, train_gpus: int, draws: int = 32, seed: int = 0,
+                              **kwargs: Any) -> float:
+    """Mean :attr:`RankLoads.slowest_fraction` over random batches of a length distribution: the
+    ``slowest_fraction`` to give :func:`engine_train_params`.
+
+    Parameters
+    ----------
+    model, accelerator, train_gpus
+        As for :func:`rank_loads`.
+    lengths : rollsim.LogNormal
+        Response lengths; ``group_correlation`` makes a group's answers alike (answers of one
+        prompt are consecutive in the batch, as rollout returns them).
+    batch_size : int
+        Sequences per training step, in [1, 2**24].
+    group_size : int
+        Answers per prompt; must divide ``batch_size``.
+    prompt_tokens : float
+        Prompt tokens added to every response, tokens, in [0, 1e9].
+    draws : int
+        Batches averaged, in [1, 10000].
+    seed : int
+        Seed of numpy's default generator (PCG64), in [0, 2**63 - 1].
+    **kwargs
+        ``dispatch``, ``mini_batches``, ``model_parallel``, ``max_tokens_per_gpu``, as for
+        :func:`rank_loads`.
+
+    Returns
+    -------
+    float
+        At least 1.
+
+    Raises
+    ------
+    ScenarioError (ValueError)
+        ``lengths`` not a LogNormal, or an argument outside its range.
+    """
+    from rollsim.lengths import LogNormal
+
+    if not isinstance(lengths, LogNormal):
+        raise invalid("lengths", f"must be a rollsim.LogNormal, got {type(lengths).__name__}")
+    n = _check.integer("batch_size", batch_size, 1, 1 << 24)
+    g = _check.integer("group_size", group_size, 1, 1 << 24)
+    if n % g:
+        raise invalid("group_size", f"must divide batch_size ({n}), got {g}")
+    prompt = _check.bounded("prompt_tokens", prompt_tokens, 0, 1e9, "tokens")
+    k = _check.integer("draws", draws, 1, 10000)
+    rng = np.random.default_rng(_check.integer("seed", seed, 0, (1 << 63) - 1))
+    rho = lengths.group_correlation
+    total = 0.0
+    for _ in range(k):
+        zp = np.repeat(rng.standard_normal(n // g), g)
+        za = rng.standard_normal(n)
+        z = math.sqrt(rho) * zp + math.sqrt(1 - rho) * za
+        resp = np.maximum(np.minimum(np.exp(lengths.mu + lengths.sigma * z), lengths.max_tokens).round(), 1.0)
+        total += rank_loads(model, accelerator, lengths=resp + prompt, train_gpus=train_gpus,
+                            **kwargs).slowest_fraction
+    return total / k
+
+
+# ---------------------------------------------------------------- calibration
+def _lognormal_groups(n: int, group: int, mean_tokens: float, sigma: float, rho: float, max_tokens: float,
+                      seed: int) -> np.ndarray:
+    """Response lengths of ``n // group`` groups: ``log L = mu + sigma (sqrt(rho) z_prompt +
+    sqrt(1 - rho) z_answer)`` (rollsim's ``LogNormal`` with ``group_correlation``), truncated at
+    ``max_tokens``, ``mu`` set so the untruncated mean is ``mean_tokens``."""
+    rng = np.random.default_rng(seed)
+    mu = math.log(mean_tokens) - sigma**2 / 2
+    zp = np.repeat(rng.standard_normal(n // group), group)
+    za = rng.standard_normal(n)
+    return np.minimum(np.exp(mu + sigma * (math.sqrt(rho) * zp + math.sqrt(1 - rho) * za)), max_tokens).round()
+
+
+@dataclass(frozen=True)
+class _Case:
+    name: str
+    backend: str
+    measured_s: float
+    source: str
+    kwargs: dict[str, Any]
+    fit: bool = True        # used by the fit (False: a validation-only row)
+    note: str = ""
+
+
+def _unirl_lengths() -> np.ndarray:
+    # 512 samples = 64 prompts x 8 answers, response length about 1k (the "light" regime), cap 8192;
+    # the prompt length is not published: 200 tokens assumed (a DAPO-Math prompt with its template).
+    return group_lengths(200, _lognormal_groups(512, 8, 1000.0, 0.7, 0.5, 8192.0, seed=0))
+
+
+#: The training measurements (published) the MFU is fitted on and checked against. ``kwargs`` go to
+#: :func:`train_step_s`; a case measured as tokens/s/GPU is converted to the seconds of its step.
+CALIBRATION: tuple[_Case, ...] = (
+    _Case("torchtitan Llama-3.1-8B, 8 H100, FSDP, seq 8192, local batch 2: 5,762 tokens/s/GPU",
+          "fsdp2", 8 * 2 * 8192 / (5762 * 8), "pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md",
+          {"model": "Llama-3.1-8B", "accelerator": "H100", "train_gpus": 8, "tokens": 8 * 2 * 8192, "sequences": 16,
+           "recompute_logprob": False, "reference": False}),
+    _Case("Megatron-Bridge 25.11 Llama-3-8B FP8 pretraining, 8 H100, seq 8192: 14,451 tokens/s/GPU",
+          "megatron", 128 * 8192 / (14451 * 8), "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md",
+          {"model": "Llama-3.1-8B", "accelerator": "H100", "train_gpus": 8, "tokens": 128 * 8192,
+           "sequences": 128, "recompute_logprob": False, "reference": False, "precision": "fp8"}),
+    _Case("UniRL Qwen3-4B, 16 H20, 512 samples, 4 mini-updates, balanced ranks: train phase 15.3 s",
+          "fsdp2", 15.3, "Tencent-Hunyuan/UniRL PR 45, Tencent-Hunyuan/UniRL issue 40",
+          {"model": "Qwen3-4B", "accelerator": "H20", "train_gpus": 16, "mini_batches": 4,
+           "recompute_logprob": False, "reference": False, "dispatch": "lpt", "lengths": "unirl"}),
+    _Case("UniRL same, groups dispatched contiguously (no balancing): train phase 28.4 s",
+          "fsdp2", 28.4, "Tencent-Hunyuan/UniRL PR 45, Tencent-Hunyuan/UniRL issue 40",
+          {"model": "Qwen3-4B", "accelerator": "H20", "train_gpus": 16, "mini_batches": 4,
+           "recompute_logprob": False, "reference": False, "dispatch": "contiguous", "lengths": "unirl"},
+          fit=False, note="the balancing mechanism: same MFU, only the rank assignment differs"),
+    _Case("vime Qwen3-0.6B GRPO, 1 L20, 16 samples, max response 192: actor train 0.47 s",
+          "fsdp2", 0.47, "vllm-project/vime issue 442",
+          {"model": "Qwen3-0.6B", "accelerator": "L20", "train_gpus": 1, "tokens": 16 * (150 + 150),
+           "sequences": 16, "recompute_logprob": False, "reference": False}),
+)
+
+
+def _predict(case: _Case, mfu: float | None = None) -> float:
+    kw = dict(case.kwargs)
+    if kw.get("lengths") == "unirl":
+        kw["lengths"] = _unirl_lengths()
+    return train_step_s(kw.pop("model"), kw.pop("accelerator"), backend=case.backend, mfu=mfu, **kw)["total"]
+
+
+def fit() -> dict[str, float]:
+    """The MFU per backend that minimizes the squared log errors of the :data:`CALIBRATION` rows
+    marked for the fit: the geometric mean over those rows of ``predicted at MFU 1 / measured``
+    (compute dominates every row, so the prediction is nearly proportional to ``1 / MFU``; the
+    result is refined by one fixed-point step)."""
+    out = {}
+    for b in BACKENDS:
+        rows = [c for c in CALIBRATION if c.fit and c.backend == b]
+        est = math.exp(sum(math.log(_predict(c, 1.0) / c.measured_s) for c in rows) / len(rows))
+        for _ in range(3):  # non-compute terms: re-solve around the estimate
+            ratio = math.exp(sum(math.log(_predict(c, est) / c.measured_s) for c in rows) / len(rows))
+            est = min(1.0, est * ratio)
+        out[b] = round(est, 4)
+    return out
+
+
+def training_validation_rows() -> list[dict[str, Any]]:
+    """Every calibration measurement with its prediction: ``case``, ``predicted``, ``measured``,
+    ``unit`` ("s", or "x" for a ratio), ``error`` (predicted / measured - 1), ``in_fit``,
+    ``source`` and ``note``. The last row is the balancing mechanism as a ratio (contiguous over
+    balanced train time), derived from two published rows."""
+    rows = []
+    pred: dict[str, float] = {}
+    for c in CALIBRATION:
+        p = _predict(c)
+        pred[c.name] = p
+        rows.append({"case": c.name, "predicted": p, "measured": c.measured_s, "unit": "s",
+                     "error": p / c.measured_s - 1.0, "in_fit": c.fit, "source": c.source, "note": c.note})
+    bal, con = (c for c in CALIBRATION if c.source.startswith("Tencent-Hunyuan/UniRL"))
+    ratio_p = pred[con.name] / pred[bal.name]
+    ratio_m = con.measured_s / bal.measured_s
+    rows.append({"case": "UniRL train time without / with rank balancing (28.4 s / 15.3 s) [derived]",
+                 "predicted": ratio_p, "measured": ratio_m, "unit": "x", "error": ratio_p / ratio_m - 1.0,
+                 "in_fit": False, "source": bal.source,
+                 "note": "lengths assumed: lognormal sigma 0.7, group correlation 0.5, mean 1,000 + 200 prompt"})
+    return rows
+
+
+def calibration_report() -> str:
+    """The fit (MFU per backend) and every row's residual, as text."""
+    lines = ["training MFU fit: " + ", ".join(f"{k} {v:.4f}" for k, v in fit().items())]
+    for r in training_validation_rows():
+        lines.append(f"{r['error']:+7.1%}  predicted {r['predicted']:8.3f} {r['unit']}  measured {r['measured']:8.3f} "
+                     f"{r['unit']}  "
+                     f"{'fit ' if r['in_fit'] else 'check'}  {r['case']}  [{r['source']}]")
+    return "\n".join(lines)
+

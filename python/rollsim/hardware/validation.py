@@ -1,0 +1,220 @@
+"""The resource model against published measurements: every row with its setting, the measured and
+predicted value, the error and the source (``rollsim validate --resources``).
+
+:func:`serving_rows` are the decode and prefill measurements the serving engine's global terms are
+fitted on (:func:`rollsim.hardware.serving.fit`), plus a few held-out checks (``fit=False``).
+Other parts of the resource model add their rows to :data:`ROW_BUILDERS` (a builder returns a list
+of :class:`Row`); :func:`table` evaluates them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from . import serving
+from .serving import EngineParams, engine_params
+
+__all__ = ["Row", "serving_rows", "table", "ROW_BUILDERS", "SHAREGPT_INPUT_TOKENS", "SHAREGPT_OUTPUT_TOKENS",
+           "format_table", "summary"]
+
+#: Mean input / output tokens of the ShareGPT benchmark of ``vllm bench serve --num-prompts 1000``
+#: (217,393 and 201,422 tokens over 1,000 requests: gpustack/gpustack docs/performance-lab/qwen3-32b/h100.md).
+SHAREGPT_INPUT_TOKENS = 217.4
+SHAREGPT_OUTPUT_TOKENS = 201.4
+_SG_CTX = SHAREGPT_INPUT_TOKENS + SHAREGPT_OUTPUT_TOKENS / 2
+_SG_PREFILL = SHAREGPT_INPUT_TOKENS / SHAREGPT_OUTPUT_TOKENS  # prompt tokens prefilled per decoded token
+
+_GPUSTACK = "gpustack/gpustack docs/performance-lab/"
+_TT = "tenstorrent/tt-inference-server issue 340"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One published measurement and how the model predicts it.
+
+    Attributes
+    ----------
+    label : str
+        Short name.
+    setting : str
+        The setting as published (model, GPUs, engine, workload).
+    quantity : str
+        What is compared, with its unit ("TPOT ms", "output tok/s", "TTFT ms", ...).
+    measured : float
+        The published value, in ``quantity``'s unit.
+    source : str
+        Repository + path, issue or PR, or paper.
+    time_s : Callable[[EngineParams], float]
+        The model's time for the measured quantity (a step, a time to first token, seconds per request).
+    measured_time_s : float
+        The same time, from the published value.
+    display : Callable[[float], float]
+        From the model's time to ``quantity``'s unit.
+    fit : bool
+        Whether the global fit uses the row (False: a held-out check).
+    area : str
+        "decode", "prefill", "training", "switching".
+    note : str
+        Assumptions (derived concurrency, lengths).
+    """
+
+    label: str
+    setting: str
+    quantity: str
+    measured: float
+    source: str
+    time_s: Callable[[EngineParams], float] = field(repr=False)
+    measured_time_s: float
+    display: Callable[[float], float] = field(repr=False)
+    fit: bool = True
+    area: str = "decode"
+    note: str = ""
+
+    def predicted(self, params: EngineParams | None = None) -> float:
+        """The model's value in ``quantity``'s unit."""
+        return self.display(self.time_s(params or engine_params("vllm")))
+
+
+def _tpot(label: str, setting: str, src: str, m: str, gpu: str, tp: int, batch: float, ctx: float, tpot_ms: float,
+          *, prefill_per_token: float = 0.0, engine: str = "vllm", fit: bool = True, note: str = "",
+          quantity: str = "TPOT ms", display: Callable[[float], float] | None = None, measured: float | None = None
+          ) -> Row:
+    def t(p: EngineParams) -> float:
+        return serving.step_time(m, gpu, tp=tp, batch=batch, context_tokens=ctx,
+                                 prefill_tokens=batch * prefill_per_token, params=p)["total_s"]
+
+    return Row(label, setting, quantity, tpot_ms if measured is None else measured, src, t, tpot_ms / 1e3,
+               display or (lambda s: s * 1e3), fit, "decode", note)
+
+
+def _ttft(label: str, setting: str, src: str, m: str, gpu: str, tokens: float, ttft_ms: float) -> Row:
+    def t(p: EngineParams) -> float:
+        return serving.prefill_s(m, gpu, tokens=tokens, engine=p)
+
+    return Row(label, setting, "prefill tok/s", tokens / (ttft_ms / 1e3), src, t, ttft_ms / 1e3,
+               lambda s: tokens / s, True, "prefill", "prefill = input / TTFT (one request alone)")
+
+
+def _long_prompts(label: str, setting: str, src: str, m: str, gpu: str, inp: float, out: float, requests: int,
+                  duration_s: float, *, fit: bool = True) -> Row:
+    """A random-dataset run whose prompts leave room for few sequences: per request, its prompt's
+    prefill (compute shared by the instance) plus ``out`` decode steps shared by the running batch."""
+    def t(p: EngineParams) -> float:
+        b = min(requests, serving.max_batch(m, gpu, context_tokens=inp + out / 2, engine=p))
+        pre = serving.prefill_s(m, gpu, tokens=inp, engine=p) - p.request_overhead_s
+        step = serving.step_time(m, gpu, batch=b, context_tokens=inp + out / 2, params=p)["total_s"]
+        return pre + out * step / b
+
+    per = duration_s / requests
+    return Row(label, setting, "total tok/s", (inp + out) / per, src, t, per, lambda s: (inp + out) / s, fit,
+               "prefill", "concurrency from the predicted KV capacity (vLLM defaults, max-model-len 40,960)")
+
+
+def _rate(tokens_per_step: float) -> Callable[[float], float]:
+    return lambda s: tokens_per_step / s
+
+
+def serving_rows() -> list[Row]:
+    """The decode and prefill rows (published settings; see each row's source)."""
+    rows: list[Row] = []
+    sg = f"ShareGPT, mean {SHAREGPT_INPUT_TOKENS:.0f} in / {SHAREGPT_OUTPUT_TOKENS:.0f} out"
+    little = ("concurrency = throughput x TPOT (Little's law) [derived]; chunked prefill of the prompts shares "
+              "the steps")
+    for tp, thr, tpot in ((1, 2901.0, 54.1), (2, 7649.0, 86.5), (4, 11327.0, 55.8)):
+        b = thr * tpot / 1e3
+        rows.append(_tpot(f"gpt-oss-120b H100 TP{tp}", f"vLLM v0.10.2, gpt-oss-120b, {tp} H100, {sg}, 1000 prompts",
+                          _GPUSTACK + "gpt-oss-120b/h100.md", "gpt-oss-120b", "H100", tp, b, _SG_CTX, tpot,
+                          prefill_per_token=_SG_PREFILL, note=little + f" ({b:.0f} sequences)",
+                          quantity="output tok/s", measured=thr, display=_rate(b)))
+    rows.append(_tpot("Qwen3-8B H100 conc 4 vLLM", f"vLLM v0.11.0, Qwen3-8B, 1 H100 SXM, {sg}, concurrency 4",
+                      _GPUSTACK + "qwen3-8b/h100-latency.md", "Qwen3-8B", "H100", 1, 4, _SG_CTX, 7.38,
+                      prefill_per_token=_SG_PREFILL))
+    rows.append(_tpot("Qwen3-8B H100 conc 4 SGLang", f"SGLang 0.5.3, Qwen3-8B, 1 H100 SXM, {sg}, concurrency 4",
+                      _GPUSTACK + "qwen3-8b/h100-latency.md", "Qwen3-8B", "H100", 1, 4, _SG_CTX, 7.19,
+                      prefill_per_token=_SG_PREFILL, engine="sglang"))
+    b32 = 1131.6 * 88.1 / 1e3
+    rows.append(_tpot("Qwen3-32B H100 ShareGPT", f"vLLM v0.11.0, Qwen3-32B, 1 H100, {sg}, 1000 prompts",
+                      _GPUSTACK + "qwen3-32b/h100.md", "Qwen3-32B", "H100", 1, b32, _SG_CTX, 88.1,
+                      prefill_per_token=_SG_PREFILL, note=little + f" ({b32:.0f} sequences)",
+                      quantity="output tok/s", measured=1131.6, display=_rate(b32)))
+    for name, tpot in (("Qwen3-30B-A3B", 9.6), ("Qwen3-0.6B", 4.2), ("Qwen3-1.7B", 4.6)):
+        rows.append(_tpot(f"{name} A100 conc 1", f"{name}, A100, concurrency 1, 128 in / 128 out", _TT, name,
+                          "A100-80G", 1, 1, 192.0, tpot, note="A100 80 GB assumed"))
+    bl = 256.0
+    rows.append(_tpot("Llama-3-8B H100 throughput", "vLLM (Aug 2024), Llama-3-8B, 1 H100, benchmark_throughput "
+                      "256 in / 256 out", "vllm-project/vllm PR 7117", "Llama-3.1-8B", "H100", 1, bl, 384.0,
+                      bl / (24.3 * 256) * 1e3, prefill_per_token=1.0, quantity="total tok/s", measured=12453.0,
+                      display=lambda s: 2 * bl / s, note="256 running sequences (max_num_seqs default of the time)"))
+    rows.append(_tpot("Qwen3-4B H20 last sequence", "Qwen3-4B, H20, the last sequence of a rollout batch decoding "
+                      "alone", "Tencent-Hunyuan/UniRL issue 94", "Qwen3-4B", "H20", 1, 1, 8192.0, 1e3 / 130.0,
+                      quantity="tok/s", measured=130.0, display=lambda s: 1 / s,
+                      note="context 8,192 (the run's max new tokens) assumed"))
+    # prefill
+    for tokens, thr in ((1024, 14560.0), (2048, 25292.0), (4096, 54463.0)):
+        rows.append(_ttft(f"Qwen3-30B-A3B A100 prefill {tokens}", f"Qwen3-30B-A3B, A100, concurrency 1, {tokens} in",
+                          _TT, "Qwen3-30B-A3B", "A100-80G", tokens, tokens / thr * 1e3))
+    for tokens, thr in ((1024, 38833.0), (2048, 66234.0)):
+        rows.append(_ttft(f"Qwen3-1.7B A100 prefill {tokens}", f"Qwen3-1.7B, A100, concurrency 1, {tokens} in", _TT,
+                          "Qwen3-1.7B", "A100-80G", tokens, tokens / thr * 1e3))
+    q32 = _GPUSTACK + "qwen3-32b/h100.md"
+    rows.append(_long_prompts("Qwen3-32B H100 32k prompts", "vLLM v0.11.0, Qwen3-32B, 1 H100, 100 random prompts of "
+                              "32,000 tokens, 100 out", q32, "Qwen3-32B", "H100", 32000, 100, 100, 1157.25))
+    rows.append(_long_prompts("Qwen3-32B H100 4k prompts", "vLLM v0.11.0, Qwen3-32B, 1 H100, 500 random prompts of "
+                              "4,000 tokens, 200 out", q32, "Qwen3-32B", "H100", 4000, 200, 500, 976.29))
+    # held-out checks (same page, not in the fit)
+    rows.append(_long_prompts("Qwen3-32B H100 2k prompts", "vLLM v0.11.0, Qwen3-32B, 1 H100, 500 random prompts of "
+                              "2,000 tokens, 100 out", q32, "Qwen3-32B", "H100", 2000, 100, 500, 328.04, fit=False))
+    b32s = 814.03 * 57.86 / 1e3
+    rows.append(_tpot("Qwen3-32B H100 ShareGPT SGLang", f"SGLang v0.5.5, Qwen3-32B, 1 H100, {sg}, 1000 prompts", q32,
+                      "Qwen3-32B", "H100", 1, b32s, _SG_CTX, 57.86, prefill_per_token=_SG_PREFILL, engine="sglang",
+                      fit=False, note=little + f" ({b32s:.0f} sequences)", quantity="output tok/s", measured=814.03,
+                      display=_rate(b32s)))
+    return rows
+
+
+#: Builders of validation rows; other parts of the resource model (training, switching) append theirs.
+ROW_BUILDERS: list[Callable[[], list[Row]]] = [serving_rows]
+
+
+def table(params: EngineParams | None = None, rows: list[Row] | None = None) -> pl.DataFrame:
+    """Every row: ``area, label, quantity, measured, predicted, error`` (predicted / measured - 1),
+    ``within_25pct, fit, setting, source, note``."""
+    rows = rows if rows is not None else [r for b in ROW_BUILDERS for r in b()]
+    recs: list[dict[str, Any]] = []
+    for r in rows:
+        pred = r.predicted(params)
+        err = pred / r.measured - 1.0
+        recs.append({"area": r.area, "label": r.label, "quantity": r.quantity, "measured": r.measured,
+                     "predicted": pred, "error": err, "within_25pct": abs(err) <= 0.25, "fit": r.fit,
+                     "setting": r.setting, "source": r.source, "note": r.note})
+    return pl.DataFrame(recs)
+
+
+def summary(df: pl.DataFrame) -> str:
+    """One line: how many rows are within 25 %."""
+    n = df.height
+    k = int(df["within_25pct"].sum())
+    med = float(df["error"].abs().median())  # type: ignore[arg-type]
+    return f"{k} of {n} rows within 25 % of measured ({k / n:.0%}); median |error| {med:.1%}"
+
+
+def format_table(df: pl.DataFrame, *, markdown: bool = False) -> str:
+    """The table as text (or a Markdown table for the README)."""
+    lines = []
+    if markdown:
+        lines.append("| measurement | quantity | measured | predicted | error | source |")
+        lines.append("|---|---|---:|---:|---:|---|")
+        for r in df.iter_rows(named=True):
+            mark = "" if r["fit"] else " (held out)"
+            lines.append(f"| {str(r['setting'])}{mark} | {r['quantity']} | {r['measured']:,.4g} | {r['predicted']:,.4g} | "
+                         f"{r['error']:+.0%} | {r['source']} |")
+    else:
+        for r in df.iter_rows(named=True):
+            mark = " " if r["fit"] else "*"
+            lines.append(f"{r['error']:+7.1%}{mark} {r['label']:<34} {r['quantity']:<14} measured {r['measured']:>10,.4g}  "
+                         f"predicted {r['predicted']:>10,.4g}  {r['source']}")
+    return "\n".join(lines)
