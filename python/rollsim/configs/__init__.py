@@ -67,7 +67,8 @@ def detect(path: str | Path) -> str:
                   f"{', '.join(FRAMEWORKS)}")
 
 
-def load(path: str | Path, framework: str | None = None, overrides: list[str] | tuple[str, ...] = ()) -> ImportedConfig:
+def load(path: str | Path, framework: str | None = None, overrides: list[str] | tuple[str, ...] = (), *,
+         gpu: str | None = None) -> ImportedConfig:
     """Reads a framework's config into a scenario.
 
     Parameters
@@ -82,11 +83,14 @@ def load(path: str | Path, framework: str | None = None, overrides: list[str] | 
     overrides : list of str
         Options applied after the file's: ``key=value`` for verl and AReaL, ``--name value`` for
         slime and OpenRLHF.
+    gpu : str, optional
+        The accelerator (:data:`rollsim.hardware.ACCELERATORS`; configs do not name it): builds
+        ``.deployment`` (:class:`rollsim.hardware.Deployment`) when the model is known.
 
     Returns
     -------
     ImportedConfig
-        ``.scenario``, ``.deployment`` (None: see the notes), ``.sync``, ``.notes``, ``.layout``.
+        ``.scenario``, ``.deployment`` (None without ``gpu``: see the notes), ``.sync``, ``.notes``, ``.layout``.
 
     Raises
     ------
@@ -110,4 +114,4 @@ def load(path: str | Path, framework: str | None = None, overrides: list[str] | 
         from . import slime as mod  # type: ignore[no-redef]
     else:
         from . import openrlhf as mod  # type: ignore[no-redef]
-    return mod.load(p, overrides)
+    return mod.load(p, overrides, gpu)

@@ -345,7 +345,8 @@ def default_lengths(max_response: float, r: Reader) -> LogNormal:
 
 def build(r: Reader, *, framework: str, source: str, prompts: int, group: int, max_response: float,
           pipeline: Synchronous | OneStepAsync | OffPolicy | FullyAsync, layout: Layout, slots: int,
-          model: str | None, prompt_tokens: float | None = None, steps: int | None = None) -> ImportedConfig:
+          model: str | None, prompt_tokens: float | None = None, steps: int | None = None, gpu: str | None = None,
+          engine: str = "vllm", gpu_memory_utilization: Any = None) -> ImportedConfig:
     """The scenario of an import, with the assumptions every framework shares noted."""
     batch = prompts * group
     if batch > 2**24:
@@ -377,8 +378,8 @@ def build(r: Reader, *, framework: str, source: str, prompts: int, group: int, m
         r.note("(horizon)", "-", f"horizon_s = {horizon:g} s (rollsim's default; the config asks for {steps} steps)",
                "assumed")
     sc = Scenario(horizon_s=horizon, **sc_kw)
-    r.note("(deployment)", "-", "deployment = None (rollsim.hardware is not available in this version)", "assumed")
-    return ImportedConfig(framework=framework, source=source, scenario=sc, deployment=None, sync=sync,
+    deployment = _deployment(r, model, gpu, layout, engine, gpu_memory_utilization)
+    return ImportedConfig(framework=framework, source=source, scenario=sc, deployment=deployment, sync=sync,
                           notes=tuple(r.notes), layout=layout, prompts_per_step=prompts,
                           max_response_tokens=float(max_response), model=model)
 
@@ -412,3 +413,29 @@ def sync_cluster(model: str | None, layout: Layout, r: Reader):
     r.note("(sync cluster)", model, f"sync = Cluster(model={key!r}, train dp={layout.train_gpus} FSDP, "
            f"{layout.engines} engines x TP{layout.rollout_tp}, topology={topology!r}, H100-class links)", "assumed")
     return cl
+
+
+def _deployment(r: Reader, model: str | None, gpu: str | None, layout: Layout, engine: str, mem: Any):
+    """A :class:`rollsim.hardware.Deployment` when the accelerator is given and the model is known to
+    :data:`rollsim.hardware.MODELS` (matched on the path's last component), else None with a note."""
+    if gpu is None:
+        r.note("(deployment)", "-", "deployment = None (the config does not name the accelerator; pass gpu=, "
+               "--gpu on the command line)", "assumed")
+        return None
+    from rollsim.hardware import MODELS, Deployment
+
+    leaf = str(model or "").rstrip("/").rsplit("/", 1)[-1].lower()
+    names = {k.lower(): k for k in MODELS}
+    if leaf not in names:
+        r.note("(deployment)", str(model), "deployment = None (model not among rollsim.hardware.MODELS)", "assumed")
+        return None
+    eng = engine.lower() if engine.lower() in ("vllm", "sglang") else "vllm"
+    mem_ok = mem if isinstance(mem, (int, float)) and not isinstance(mem, bool) and 0 < mem <= 1 else None
+    rollout = max(layout.rollout_tp, (layout.rollout_gpus // layout.rollout_tp) * layout.rollout_tp)
+    d = Deployment(model=names[leaf], gpu=gpu, rollout_gpus=rollout, rollout_tp=layout.rollout_tp,
+                   train_gpus=rollout if layout.colocated else layout.train_gpus, engine=eng,
+                   gpu_memory_utilization=mem_ok, max_num_seqs=layout.slots_per_engine, colocated=layout.colocated)
+    r.note("(deployment)", gpu, f"deployment = Deployment({names[leaf]!r}, {gpu!r}, {rollout} rollout GPUs x TP"
+           f"{layout.rollout_tp}, {d.train_gpus} training GPUs, {eng}{', colocated' if layout.colocated else ''}): "
+           "hardware-model speeds, deployment.scenario(...)", "read")
+    return d

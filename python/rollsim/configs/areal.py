@@ -60,13 +60,15 @@ def _allocation(option: str, text: str) -> tuple[dict[str, int], dict[str, int] 
     raise invalid(option, f"must be 'rollout+training' such as 'sglang.d4p1t1+d4p1t1', got {text!r}")
 
 
-def load(path: Path, overrides: list[str] | tuple[str, ...] = ()) -> ImportedConfig:
+def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | None = None) -> ImportedConfig:
     """Reads an AReaL YAML experiment config (``key=value`` overrides as on its command line).
 
     Parameters
     ----------
     path : Path
         The YAML file.
+    gpu : str, optional
+        The accelerator (a :data:`rollsim.hardware.ACCELERATORS` name): builds ``.deployment``.
     overrides : list of str
         ``key=value`` overrides applied after the file.
 
@@ -83,10 +85,10 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = ()) -> ImportedCon
 
     flat = flatten(read_yaml(path))
     flat.update(parse_overrides(list(overrides))[0])
-    return _build(resolve(flat), str(path))
+    return _build(resolve(flat), str(path), gpu)
 
 
-def _build(flat: dict[str, Any], source: str) -> ImportedConfig:
+def _build(flat: dict[str, Any], source: str, gpu: str | None = None) -> ImportedConfig:
     r = Reader(flat, "the AReaL config")
     n, g = r.positive_int("gconfig.n_samples", 1)
     r.read("gconfig.n_samples", n, g, f"group_size = {n}")
@@ -104,10 +106,12 @@ def _build(flat: dict[str, Any], source: str) -> ImportedConfig:
     r.read("cluster.n_gpus_per_node", gpn, g, "GPUs per node")
     r.read("cluster.n_nodes", nnodes, g3, f"{nnodes * gpn} GPUs")
     colocated = False
+    engine_name = "sglang"
     if r.has("rollout.backend") or r.has("actor.backend"):
         rb, _ = r.get("rollout.backend", "sglang:d1", kind=str)
         ab, _ = r.get("actor.backend", "fsdp:d1", kind=str)
         engine, rd = parse_backend("rollout.backend", rb)
+        engine_name = engine
         _, ad = parse_backend("actor.backend", ab)
         r.read("rollout.backend", rb, True, f"{rd['d']} {engine} engines x TP{rd['t']} x PP{rd['p']}")
         r.read("actor.backend", ab, True, f"{ad['d'] * ad['t'] * ad['p']} training GPUs")
@@ -149,4 +153,5 @@ def _build(flat: dict[str, Any], source: str) -> ImportedConfig:
     r.ignore_rest(("actor.rejection_sampling", "rollout.pause_grace_period"))
     r.ignore_rest(("",))  # every other option given: noted, not silently lost
     return build(r, framework="areal", source=source, prompts=cbs, group=n, max_response=max_new, pipeline=pipeline,
-                 layout=layout, slots=slots, model=model)
+                 layout=layout, slots=slots, model=model, gpu=gpu,
+                 engine=engine_name)

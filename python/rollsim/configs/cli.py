@@ -53,6 +53,7 @@ def add_parsers(sub: Any) -> None:
     im.add_argument("overrides", nargs="*", help="options after the file's: key=value (verl, AReaL), or after -- "
                                                  "the --name value arguments (slime, OpenRLHF)")
     im.add_argument("--framework", choices=_FW, default=None, help="detected from the file when not given")
+    im.add_argument("--gpu", default=None, help="the accelerator (rollsim.hardware.ACCELERATORS): adds the deployment")
     im.add_argument("--toml", action="store_true", help="print the scenario as TOML (rollsim run FILE.toml runs it)")
     im.set_defaults(func=_cmd_import)
     for name, helptext in (("calibrate", "fit a config's scenario on a run's per-step metrics"),
@@ -90,13 +91,14 @@ def add_parsers(sub: Any) -> None:
 def _cmd_import(a: argparse.Namespace) -> int:
     from rollsim import configs
 
-    imp = configs.load(a.file, a.framework, a.overrides)
+    imp = configs.load(a.file, a.framework, a.overrides, gpu=a.gpu)
     if a.toml:
         print(imp.scenario.to_toml(), end="")
         return 0
     print(f"rollsim import: {imp.framework} config {imp.source}")
     print(f"scenario: {imp.scenario!r}")
     print(f"sync: {'none' if imp.sync is None else 'rollsim.sync.Cluster (model ' + str(imp.model) + ')'}")
+    print(f"deployment: {'none' if imp.deployment is None else imp.deployment.breakdown()}")
     print()
     print(imp.notes_table())
     return 0

@@ -22,13 +22,15 @@ from .slime import parse_argv
 __all__ = ["load"]
 
 
-def load(path: Path, overrides: list[str] | tuple[str, ...] = ()) -> ImportedConfig:
+def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | None = None) -> ImportedConfig:
     """Reads an OpenRLHF ``train_ppo_ray`` launch script (or its argument list).
 
     Parameters
     ----------
     path : Path
         A shell script running ``openrlhf.cli.train_ppo_ray``, or a file of its arguments.
+    gpu : str, optional
+        The accelerator (a :data:`rollsim.hardware.ACCELERATORS` name): builds ``.deployment``.
     overrides : list of str
         More arguments, applied after the file's.
 
@@ -43,10 +45,10 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = ()) -> ImportedCon
     """
     opts = parse_argv(split_command(path.read_text()))
     opts.update(parse_argv(list(overrides)))
-    return _build(opts, str(path))
+    return _build(opts, str(path), gpu)
 
 
-def _build(o: dict[str, Any], source: str) -> ImportedConfig:
+def _build(o: dict[str, Any], source: str, gpu: str | None = None) -> ImportedConfig:
     r = Reader(o, "the OpenRLHF arguments")
     prompts, g = r.positive_int("--rollout.batch_size", 1024)
     n, g2 = r.positive_int("--rollout.n_samples_per_prompt", 1)
@@ -110,4 +112,5 @@ def _build(o: dict[str, Any], source: str) -> ImportedConfig:
     r.ignore_rest(("--algo.advantage.is_correction",))
     r.ignore_rest(("",))  # every other option given: noted, not silently lost
     return build(r, framework="openrlhf", source=source, prompts=prompts, group=n, max_response=max_new,
-                 pipeline=pipeline, layout=layout, slots=layout.engines * 256, model=model)
+                 pipeline=pipeline, layout=layout, slots=layout.engines * 256, model=model, gpu=gpu,
+                 engine="vllm")

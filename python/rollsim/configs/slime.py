@@ -60,7 +60,7 @@ def _entry(words: list[str]) -> str | None:
     return None
 
 
-def load(path: Path, overrides: list[str] | tuple[str, ...] = ()) -> ImportedConfig:
+def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | None = None) -> ImportedConfig:
     """Reads a slime launch script (or a file holding its argument list).
 
     Parameters
@@ -68,6 +68,8 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = ()) -> ImportedCon
     path : Path
         A shell script whose command runs ``train.py`` or ``train_async.py``; a bare argument list is
         read as ``train.py``.
+    gpu : str, optional
+        The accelerator (a :data:`rollsim.hardware.ACCELERATORS` name): builds ``.deployment``.
     overrides : list of str
         More arguments (``--rollout-batch-size 64``), applied after the file's.
 
@@ -85,10 +87,10 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = ()) -> ImportedCon
     entry = _entry(words) or "train.py"
     opts = parse_argv(words)
     opts.update(parse_argv(list(overrides)))
-    return _build(opts, entry, str(path), explicit=_entry(words) is not None)
+    return _build(opts, entry, str(path), explicit=_entry(words) is not None, gpu=gpu)
 
 
-def _build(o: dict[str, Any], entry: str, source: str, *, explicit: bool) -> ImportedConfig:
+def _build(o: dict[str, Any], entry: str, source: str, *, explicit: bool, gpu: str | None = None) -> ImportedConfig:
     r = Reader(o, "the slime arguments")
     fn, _ = r.get("--rollout-function-path", "slime.rollout.sglang_rollout.generate_rollout", kind=str)
     fully = entry == "train_async.py" and fn == FULLY_ASYNC_ROLLOUT
@@ -167,4 +169,5 @@ def _build(o: dict[str, Any], entry: str, source: str, *, explicit: bool) -> Imp
         r.ignore(name, why)
     r.ignore_rest(("",))  # every other option given: noted, not silently lost
     return build(r, framework="slime", source=source, prompts=prompts, group=n, max_response=max_resp,
-                 pipeline=pipeline, layout=layout, slots=layout.engines * conc, model=model)
+                 pipeline=pipeline, layout=layout, slots=layout.engines * conc, model=model, gpu=gpu,
+                 engine="sglang")

@@ -80,7 +80,7 @@ def parse_overrides(words: list[str]) -> tuple[dict[str, Any], str | None, list[
     return out, recipe, files
 
 
-def load(path: Path, overrides: list[str] | tuple[str, ...] = ()) -> ImportedConfig:
+def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | None = None) -> ImportedConfig:
     """Reads a verl YAML config, or a launch script (``python3 -m verl.trainer.main_ppo key=value
     ...``), plus optional dotted ``overrides`` (as on the command line).
 
@@ -89,6 +89,8 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = ()) -> ImportedCon
     path : Path
         A ``.yaml`` config (full or partial: absent options take verl's defaults), or a shell
         script whose command names verl's entry module and Hydra overrides.
+    gpu : str, optional
+        The accelerator (a :data:`rollsim.hardware.ACCELERATORS` name): builds ``.deployment``.
     overrides : list of str
         ``key=value`` overrides applied after the file (``data.train_batch_size=512``).
 
@@ -130,10 +132,10 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = ()) -> ImportedCon
     if recipe is None:
         recipe = "fully_async_policy" if any(k.startswith("async_training.") for k in flat) else "ppo"
     flat = resolve(flat)
-    return _build(flat, recipe, str(path))
+    return _build(flat, recipe, str(path), gpu)
 
 
-def _build(flat: dict[str, Any], recipe: str, source: str) -> ImportedConfig:
+def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = None) -> ImportedConfig:
     r = Reader(flat, "the verl config")
     r.note("(recipe)", recipe, {"ppo": "verl.trainer.main_ppo: synchronous pipeline",
                                 "one_step_off_policy": "one_step_off_policy: one-step off-policy pipeline",
@@ -152,6 +154,8 @@ def _build(flat: dict[str, Any], recipe: str, source: str) -> ImportedConfig:
     r.read("trainer.nnodes", nodes, g, "trainer nodes")
     gpn, g = r.positive_int("trainer.n_gpus_per_node", 8, hi=1024)
     r.read("trainer.n_gpus_per_node", gpn, g, f"{nodes * gpn} trainer GPUs")
+    engine, _ = r.get(f"{_AR}.rollout.name", "vllm")
+    mem, _ = r.get(f"{_AR}.rollout.gpu_memory_utilization", None)
     model, g = r.get(f"{_AR}.model.path", None, kind=str)
     if g:
         r.read(f"{_AR}.model.path", model, g, "model (weight-sync cluster when known)")
@@ -210,8 +214,8 @@ def _build(flat: dict[str, Any], recipe: str, source: str) -> ImportedConfig:
                       (f"{_AR}.actor.use_dynamic_bsz", "token packing: part of the calibrated training cost"),
                       (f"{_AR}.actor.ppo_max_token_len_per_gpu", "token packing: part of the calibrated training cost"),
                       ("trainer.balance_batch", "rank balancing: part of the calibrated training cost"),
-                      (f"{_AR}.rollout.gpu_memory_utilization", "KV capacity is not modelled by the import"),
-                      (f"{_AR}.rollout.name", "engine choice: part of the calibrated decode speed"),
+                      (f"{_AR}.rollout.gpu_memory_utilization", "KV capacity is not modelled by the import (the deployment's, with --gpu)"),
+                      (f"{_AR}.rollout.name", "engine choice: part of the calibrated decode speed (the deployment's engine, with --gpu)"),
                       (f"{_AR}.rollout.enable_prefix_caching", "prefill is free until calibrated"),
                       (f"{_AR}.rollout.free_cache_engine", "sleep / wake cost: part of the calibrated overhead")):
         r.ignore(name, why)
@@ -220,4 +224,5 @@ def _build(flat: dict[str, Any], recipe: str, source: str) -> ImportedConfig:
     steps_i = steps if isinstance(steps, int) and not isinstance(steps, bool) else None
     r.ignore_rest(("",))  # every other option given: noted, not silently lost
     return build(r, framework="verl", source=source, prompts=prompts, group=n, max_response=max_resp,
-                 pipeline=pipeline, layout=layout, slots=layout.engines * seqs, model=model, steps=steps_i)
+                 pipeline=pipeline, layout=layout, slots=layout.engines * seqs, model=model, steps=steps_i,
+                 gpu=gpu, engine=str(engine), gpu_memory_utilization=mem)
