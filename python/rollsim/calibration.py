@@ -455,18 +455,18 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
         raise invalid("bootstrap", f"must be an integer in [0, 100000], got {bootstrap!r}")
     m, fw, sources = normalize(read_metrics(metrics), framework)
     cap = sc.lengths.max_tokens if isinstance(sc.lengths, LogNormal) else float(sc.lengths.max_tokens or 16384.0)
-    if float(m["response_max"].max()) > cap * 1.001:  # type: ignore[operator]
-        raise invalid("metrics", f"response_max {float(m['response_max'].max()):g} tokens exceeds the config's "  # type: ignore[arg-type]
-                      f"length limit {cap:g}; check the config's max response length")
-    kw = dict(batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap))
-    values = fit(m, **kw)
+    longest = float(m["response_max"].to_numpy().max())
+    if longest > cap * 1.001:
+        raise invalid("metrics", f"response_max {longest:g} tokens exceeds the config's length limit {cap:g}; check "
+                      "the config's max response length")
+    values = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap))
     rng = np.random.default_rng(seed)
     draws = []
     for _ in range(bootstrap):
         idx = np.sort(rng.integers(0, m.height, m.height))
         if len(set(idx.tolist())) < 3:
             continue
-        draws.append(fit(m[idx.tolist()], **kw))
+        draws.append(fit(m[idx.tolist()], batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap)))
     src = {"lengths.mu": "response_mean, response_max, response_clip_ratio", "lengths.drift": "the same, over steps",
            "lengths.sigma": "response_mean, response_max, response_clip_ratio", "decode_tokens_per_s": "gen_s",
            "gen_overhead_s": "gen_s", "train_step_s": "train_s, logprob_s", "train_s_per_token": "train_s",
@@ -528,21 +528,22 @@ def synthetic_metrics(scenario: Scenario, steps: int, *, drift: float = 0.0, noi
     """
     from rollsim.simulation import simulate
 
-    if not isinstance(scenario.lengths, LogNormal):
+    lengths = scenario.lengths
+    if not isinstance(lengths, LogNormal):
         raise invalid("lengths", "synthetic_metrics needs LogNormal lengths")
     if isinstance(steps, bool) or not isinstance(steps, int) or not 3 <= steps <= 100_000:
         raise invalid("steps", f"must be an integer in [3, 100000], got {steps!r}")
     if not (isinstance(noise, (int, float)) and 0 <= noise <= 1):
         raise invalid("noise", f"must be in [0, 1], got {noise!r}")
     rng = np.random.default_rng(seed)
-    cap = scenario.lengths.max_tokens
+    cap = lengths.max_tokens
     sc0 = scenario
     one = (cap / sc0.decode_tokens_per_s + sc0.rollout_pause_s + sc0.train_step_s + sc0.weight_sync_s
            + (sc0.train_s_per_token + sc0.logprob_s_per_token) * cap * sc0.batch_size)
     rows = []
     for t in range(steps):
         sc = sc0.replace(pipeline=Synchronous(), seed=seed * 100_003 + t, horizon_s=min(1e12, 2.5 * one),
-                         **{"lengths.mu": float(sc0.lengths.mu + drift * t)})
+                         **{"lengths.mu": float(lengths.mu + drift * t)})
         res = simulate(sc)
         st = res.steps
         s = res.samples.filter(pl.col("trained_step") == 1)["length_tokens"].to_numpy()

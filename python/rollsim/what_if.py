@@ -19,6 +19,7 @@ interval (2.5 / 97.5 % over the draws).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from typing import Any
@@ -91,18 +92,12 @@ def _variant(cal: Calibrated, sc: Scenario, v: dict[str, Any]) -> Scenario:
         raise invalid(unknown[0], f"unknown variant key (allowed: {', '.join(sorted(_KNOWN))} or a scenario field)")
     out = sc
     pipeline = pipeline_from_name(v["pipeline"]) if "pipeline" in v else sc.pipeline
-    if isinstance(pipeline, FullyAsync) and not isinstance(sc.pipeline, FullyAsync) and "pipeline" in v:
-        pipeline = FullyAsync(**{k: getattr(pipeline, k) for k in ("max_staleness", "on_stale", "admission_eta",
-                                                                   "max_lag_samples", "max_ready_groups",
-                                                                   "batch_order", "on_update", "lag_release")})
     if "max_staleness" in v or "admission_eta" in v:
         if not isinstance(pipeline, FullyAsync):
             key = "max_staleness" if "max_staleness" in v else "admission_eta"
             raise invalid(key, f"applies to the fully async pipeline only, not {type(pipeline).__name__}")
-        pipeline = FullyAsync(**{**{k: getattr(pipeline, k) for k in ("max_staleness", "on_stale", "admission_eta",
-                                                                      "max_lag_samples", "max_ready_groups",
-                                                                      "batch_order", "on_update", "lag_release")},
-                                 **{k: v[k] for k in ("max_staleness", "admission_eta") if k in v}})
+        caps: dict[str, Any] = {k: v[k] for k in ("max_staleness", "admission_eta") if k in v}
+        pipeline = dataclasses.replace(pipeline, **caps)
     changes: dict[str, Any] = {"pipeline": pipeline}
     # GPU split
     lay = cal.layout
@@ -178,15 +173,15 @@ def _step_estimate(sc: Scenario) -> float:
     return gen + train
 
 
-def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, dict[str, Any]] = (), *,
-           draws: int = 20, steps: int = 12, seed: int = 0) -> pl.DataFrame:  # type: ignore[assignment]
+def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, dict[str, Any]] | None = None, *,
+           draws: int = 20, steps: int = 12, seed: int = 0) -> pl.DataFrame:
     """Predicts alternatives to a calibrated run.
 
     Parameters
     ----------
     calibrated : Calibrated
         From :func:`rollsim.calibrate`.
-    variants : list of dict, or dict of name -> dict
+    variants : list of dict, or dict of name -> dict, optional
         Changes to the calibrated scenario (module docstring; :func:`grid` builds a product).
     draws : int
         Bootstrap draws of the calibration simulated per row for the intervals, in [0, 1000].
@@ -213,7 +208,9 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
         raise invalid("draws", f"must be an integer in [0, 1000], got {draws!r}")
     if isinstance(steps, bool) or not isinstance(steps, int) or not 4 <= steps <= 10_000:
         raise invalid("steps", f"must be an integer in [4, 10000], got {steps!r}")
-    if isinstance(variants, dict):
+    if variants is None:
+        items: list[dict[str, Any]] = []
+    elif isinstance(variants, dict):
         items = [{"name": k, **val} for k, val in variants.items()]
     else:
         items = [dict(v) for v in variants]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -305,7 +305,7 @@ def read_yaml(path: Path) -> dict[str, Any]:
     """A YAML file as a nested dict (PyYAML's safe loader); ScenarioError for a file that is not a
     YAML mapping."""
     try:
-        import yaml  # PyYAML, the YAML reader of the frameworks themselves
+        import yaml  # type: ignore[import-untyped]  # PyYAML, the YAML reader of the frameworks themselves
     except ImportError as e:  # pragma: no cover - PyYAML ships with the test environment
         raise invalid("config", "reading a YAML config needs PyYAML (pip install pyyaml)") from e
     try:

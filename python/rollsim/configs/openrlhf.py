@@ -62,6 +62,7 @@ def _build(o: dict[str, Any], source: str, gpu: str | None = None) -> ImportedCo
     if r.has("--rollout.max_new_tokens"):
         max_new, _ = r.positive_int("--rollout.max_new_tokens", hi=2**40)
         r.read("--rollout.max_new_tokens", max_new, True, f"lengths.max_tokens = {max_new} tokens")
+        r.read("--data.max_len", max_len, g, "prompt + answer limit (the answers' is --rollout.max_new_tokens)")
     else:
         max_new = max_len
         r.note("--rollout.max_new_tokens", "None", f"lengths.max_tokens = {max_len} tokens (absent: OpenRLHF computes "

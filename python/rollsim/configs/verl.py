@@ -159,7 +159,7 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
     model, g = r.get(f"{_AR}.model.path", None, kind=str)
     if g:
         r.read(f"{_AR}.model.path", model, g, "model (weight-sync cluster when known)")
-    steps, g = r.get("trainer.total_training_steps", None)
+    steps, steps_given = r.get("trainer.total_training_steps", None)
     if recipe == "ppo":
         prompts, g = r.positive_int("data.train_batch_size", 1024)
         r.read("data.train_batch_size", prompts, g, f"batch_size = {prompts * n} samples ({prompts} prompts x "
@@ -170,7 +170,7 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
         layout = Layout(rollout_gpus=nodes * gpn, train_gpus=nodes * gpn, colocated=bool(hybrid), rollout_tp=tp,
                         slots_per_engine=seqs)
         osr, g = r.number(f"{_AR}.rollout.over_sample_rate", 0.0, hi=1e6)
-        pipeline = Synchronous(over_sampling=osr if osr > 0 else None)
+        pipeline: Any = Synchronous(over_sampling=osr if osr > 0 else None)
         r.read(f"{_AR}.rollout.over_sample_rate", osr, g, f"pipeline.over_sampling = {osr:g}" if osr > 0
                else "no over-sampling")
     else:
@@ -221,8 +221,10 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
         r.ignore(name, why)
     r.ignore_rest(("algorithm.rollout_correction", "async_training", f"{_AR}.rollout.multi_turn",
                    f"{_AR}.rollout.agent", "actor_rollout_ref.checkpoint_engine"))
-    steps_i = steps if isinstance(steps, int) and not isinstance(steps, bool) else None
+    if steps_given:
+        r.note("trainer.total_training_steps", steps, "ignored: rollsim runs horizon_s seconds (7200 by default), "
+               "not a number of steps", "ignored")
     r.ignore_rest(("",))  # every other option given: noted, not silently lost
     return build(r, framework="verl", source=source, prompts=prompts, group=n, max_response=max_resp,
-                 pipeline=pipeline, layout=layout, slots=layout.engines * seqs, model=model, steps=steps_i,
+                 pipeline=pipeline, layout=layout, slots=layout.engines * seqs, model=model,
                  gpu=gpu, engine=str(engine), gpu_memory_utilization=mem)
