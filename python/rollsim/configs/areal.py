@@ -25,12 +25,12 @@ from ._common import ImportedConfig, Layout, Reader, build, flatten, read_yaml, 
 
 __all__ = ["load", "parse_backend"]
 
-_BACKEND = re.compile(r"^(?P<name>[a-z_]+):(?P<dims>(?:[a-z]\d+)+)$")
+_BACKEND = re.compile(r"^(?P<name>[a-z_]+):(?P<dims>(?:[dptce]\d+)+)$")
 
 
 def parse_backend(option: str, text: str) -> tuple[str, dict[str, int]]:
     """``"sglang:d4p1t1"`` -> ``("sglang", {"d": 4, "p": 1, "t": 1})`` (data / pipeline / tensor
-    parallel sizes; absent letters are 1). ScenarioError naming ``option`` for another spelling."""
+    parallel sizes, also ``c`` context and ``e`` expert parallel; absent letters are 1). ScenarioError naming ``option`` for another spelling."""
     m = _BACKEND.match(str(text).strip().replace(" ", ""))
     if not m:
         raise invalid(option, f"must be a backend string such as 'sglang:d4p1t1' (name:d<data>p<pipeline>t<tensor>), "
