@@ -259,3 +259,39 @@ def test_bad_framework_and_file(tmp_path, capsys):
         configs.load(write(tmp_path, "x.yaml", "foo: 1\n"))
     assert main(["import", str(tmp_path / "missing.yaml")]) == 2
     assert capsys.readouterr().err.startswith("rollsim: error: config: no such file: ")
+
+
+def test_launch_script_shell_variables(tmp_path):
+    """Launch scripts set their values in shell variables (as verl's recipe scripts do)."""
+    p = write(tmp_path, "dapo.sh", """\
+        #!/usr/bin/env bash
+        set -xeuo pipefail
+        RAY_DATA_HOME=${RAY_DATA_HOME:-"${HOME}/verl"}
+        MODEL_PATH=${MODEL_PATH:-"${RAY_DATA_HOME}/models/Qwen3-4B"}
+        max_prompt_length=$((1024 * 2))
+        max_response_length=$((1024 * 28))
+        actor_ppo_max_token_len=$(((max_prompt_length + max_response_length) * 2))
+        NNODES_ROLLOUT=${NNODES_ROLLOUT:-2}
+        export NGPUS_PER_NODE=8
+        n_resp_per_prompt=16
+        python -m verl.experimental.fully_async_policy.fully_async_main \\
+            data.max_prompt_length=${max_prompt_length} \\
+            data.max_response_length=${max_response_length} \\
+            actor_rollout_ref.model.path="${MODEL_PATH}" \\
+            actor_rollout_ref.rollout.n=${n_resp_per_prompt} \\
+            actor_rollout_ref.actor.ppo_max_token_len_per_gpu=${actor_ppo_max_token_len} \\
+            actor_rollout_ref.actor.ppo_mini_batch_size=32 \\
+            async_training.require_batches=4 \\
+            rollout.nnodes="${NNODES_ROLLOUT}" rollout.n_gpus_per_node="${NGPUS_PER_NODE}" \\
+            trainer.nnodes=$NNODES_TRAIN
+        """)
+    imp = configs.load(p, overrides=["trainer.nnodes=2"])
+    assert imp.scenario.lengths.max_tokens == 28672.0
+    assert imp.scenario.batch_size == 4 * 4 * 32 * 16
+    assert imp.layout.rollout_gpus == 16
+    assert imp.model.endswith("/verl/models/Qwen3-4B") and imp.sync is not None
+    (n,) = kinds(imp, "actor_rollout_ref.actor.ppo_max_token_len_per_gpu")
+    assert n.value == "61440" and n.kind == "ignored"
+    with pytest.raises(ScenarioError, match=r"^trainer.nnodes: must be an integer in the verl config, got str "
+                                            r"'\$NNODES_TRAIN'$"):
+        configs.load(p)

@@ -317,20 +317,99 @@ def read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
+_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _arith(expr: str, env: dict[str, str]) -> str | None:
+    """A shell ``$(( ... ))`` integer expression, or None when it uses something else."""
+    def name(m: re.Match) -> str:
+        v = env.get(m.group(1), "")
+        return v if re.fullmatch(r"-?\d+", v) else "x"
+
+    e = re.sub(r"\$?\{?([A-Za-z_][A-Za-z0-9_]*)\}?", name, expr)
+    if not re.fullmatch(r"[0-9+\-*/%() ]+", e) or "**" in e:
+        return None
+    try:
+        return str(int(eval(e.replace("/", "//"), {"__builtins__": {}}, {})))  # digits and operators only
+    except (ArithmeticError, SyntaxError):
+        return None
+
+
+def _arith_line(line: str, env: dict[str, str]) -> str:
+    """Every ``$(( ... ))`` of a line (balanced parentheses) replaced by its integer value."""
+    out, i = [], 0
+    while True:
+        j = line.find("$((", i)
+        if j < 0:
+            out.append(line[i:])
+            return "".join(out)
+        depth, k = 0, j + 1
+        while k < len(line):
+            depth += {"(": 1, ")": -1}.get(line[k], 0)
+            if depth == 0:
+                break
+            k += 1
+        expr = line[j + 3:k - 1]
+        val = _arith(expr, env) if k < len(line) and line[k - 1] == ")" else None
+        out.append(line[i:j] + (val if val is not None else line[j:k + 1]))
+        i = k + 1
+
+
+def _expand(word: str, env: dict[str, str]) -> str:
+    """Shell expansion of one word: ``${NAME:-default}`` (nested), ``${NAME}`` and ``$NAME`` from the
+    script's own assignments (unknown names without a default are kept as written)."""
+    out, i = [], 0
+    while i < len(word):
+        if word.startswith("${", i):
+            depth, k = 0, i + 1
+            while k < len(word):
+                depth += {"{": 1, "}": -1}.get(word[k], 0)
+                if depth == 0:
+                    break
+                k += 1
+            body = word[i + 2:k]
+            m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)(?::?-(.*))?$", body, flags=re.S)
+            if m and m.group(1) in env:
+                out.append(env[m.group(1)])
+            elif m and m.group(2) is not None:
+                out.append(_expand(m.group(2), env))
+            else:
+                out.append(word[i:k + 1])
+            i = k + 1
+            continue
+        m = re.match(r"\$([A-Za-z_][A-Za-z0-9_]*)", word[i:])
+        if m:
+            out.append(env.get(m.group(1), m.group(0)))
+            i += len(m.group(0))
+            continue
+        out.append(word[i])
+        i += 1
+    return "".join(out)
+
+
 def split_command(text: str) -> list[str]:
-    """The words of a launch script's training command: line continuations joined, comments and
-    shell variable assignments before the command dropped, then ``shlex`` splitting. Unexpanded
-    shell variables (``$NNODES``) are kept as written."""
+    """The words of a launch script's training command: line continuations joined, comments
+    dropped, shell variable assignments (``NAME=value``, ``export NAME=value``) applied to the words
+    after them (``$NAME``, ``${NAME}``, ``${NAME:-default}``, ``$((integer arithmetic))``), then
+    ``shlex`` splitting. Variables the script does not set are kept as written (``$NNODES``)."""
     joined = re.sub(r"\\\r?\n", " ", text)
+    env: dict[str, str] = {}
     words: list[str] = []
     for line in joined.splitlines():
         s = line.strip()
         if not s or s.startswith("#"):
             continue
         try:
-            words.extend(shlex.split(s, comments=True))
+            parts = shlex.split(_arith_line(s, env), comments=True)
         except ValueError as e:
             raise invalid("config", f"cannot split the command line {s[:60]!r}: {e}") from None
+        if parts and parts[0] == "export":
+            parts = parts[1:]
+        if len(parts) == 1 and _ASSIGN.match(parts[0]) and not parts[0].endswith("=("):
+            key, _, val = parts[0].partition("=")
+            env[key] = _expand(val, env)
+            continue
+        words.extend(_expand(w, env) for w in parts)
     return words
 
 
