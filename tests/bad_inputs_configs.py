@@ -101,7 +101,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("what if", f"rollsim.whatif(rollsim.calibrate({GOOD_METRICS}, {LOAD}({VERL}), bootstrap=0), "
      "[{'gpus': 8}], draws=0)", "ScenarioError",
      "gpus: unknown variant key (allowed: admission_eta, group_size, max_response_tokens, max_staleness, name, "
-     "pipeline, prompts, rollout_gpus, train_gpus or a scenario field)"),
+     "pipeline, prompts, recompute_logprob, rollout_gpus, train_gpus or a scenario field)"),
     ("what if", f"rollsim.whatif(rollsim.calibrate({GOOD_METRICS}, {LOAD}({VERL}), bootstrap=0), "
      "[{'pipeline': 'fully-async', 'rollout_gpus': 8}], draws=0)", "ScenarioError",
      "train_gpus: must be a positive integer (GPUs left for training), got 0"),

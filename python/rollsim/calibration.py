@@ -11,7 +11,8 @@ schema (:data:`GENERIC`), and fits, with a bootstrap interval over steps for eac
   decode_tokens_per_s``: rollsim's independent-slot model, in which a batch waits for its longest
   answer, or for the slots' share of the tokens when there are fewer slots than samples);
 - the training cost: fixed seconds + seconds per token, from the update phases against the tokens
-  of the batch (and the log-prob recompute phase apart, when logged);
+  of the batch (and the log-prob recompute phase apart, when logged: ``logprob_step_s`` +
+  ``logprob_s_per_token``; the scenario's ``train_step_s`` includes ``logprob_step_s``);
 - the weight-sync time, from its phase.
 
 The fitted scenario is the base's at the run's middle step (its lengths ``mu + drift * middle``).
@@ -304,10 +305,10 @@ def _line(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
 
 PARAMS = ("lengths.mu", "lengths.drift", "lengths.sigma", "decode_tokens_per_s", "gen_overhead_s", "train_step_s",
-          "train_s_per_token", "logprob_s_per_token", "weight_sync_s")
+          "train_s_per_token", "logprob_step_s", "logprob_s_per_token", "weight_sync_s")
 UNITS = {"lengths.mu": "log tokens", "lengths.drift": "log tokens / step", "lengths.sigma": "-",
          "decode_tokens_per_s": "tokens/s per sequence", "gen_overhead_s": "s / step", "train_step_s": "s / step",
-         "train_s_per_token": "s / token", "logprob_s_per_token": "s / token", "weight_sync_s": "s / step"}
+         "train_s_per_token": "s / token", "logprob_step_s": "s / step", "logprob_s_per_token": "s / token", "weight_sync_s": "s / step"}
 
 
 def fit(m: pl.DataFrame, *, batch: int, slots: int, cap: float) -> dict[str, float]:
@@ -330,11 +331,11 @@ def fit(m: pl.DataFrame, *, batch: int, slots: int, cap: float) -> dict[str, flo
     out["gen_overhead_s"] = a
     tokens = mean * n
     f, p = _line(tokens, m["train_s"].to_numpy())
-    q = 0.0
+    f2 = q = 0.0
     if "logprob_s" in m.columns:
         f2, q = _line(tokens, m["logprob_s"].to_numpy())
-        f += f2
-    out["train_step_s"], out["train_s_per_token"], out["logprob_s_per_token"] = f, p, q
+    out["train_step_s"], out["train_s_per_token"] = f, p
+    out["logprob_step_s"], out["logprob_s_per_token"] = f2, q
     if "sync_s" in m.columns:
         out["weight_sync_s"] = float(max(0.0, np.mean(m["sync_s"].to_numpy())))
     elif "step_s" in m.columns:
@@ -406,7 +407,7 @@ def _apply(sc: Scenario, v: dict[str, float], step: float) -> Scenario:
                           max_tokens=float(cap), group_correlation=group_corr),
         decode_tokens_per_s=float(np.clip(v["decode_tokens_per_s"], 1e-6, 1e9)),
         rollout_pause_s=float(v["gen_overhead_s"]),
-        train_step_s=float(v["train_step_s"]),
+        train_step_s=float(v["train_step_s"] + v.get("logprob_step_s", 0.0)),
         train_s_per_token=float(min(1e3, v["train_s_per_token"])),
         logprob_s_per_token=float(min(1e3 - min(1e3, v["train_s_per_token"]), v["logprob_s_per_token"])),
         weight_sync_s=float(v["weight_sync_s"]),
@@ -469,7 +470,7 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
         draws.append(fit(m[idx.tolist()], batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap)))
     src = {"lengths.mu": "response_mean, response_max, response_clip_ratio", "lengths.drift": "the same, over steps",
            "lengths.sigma": "response_mean, response_max, response_clip_ratio", "decode_tokens_per_s": "gen_s",
-           "gen_overhead_s": "gen_s", "train_step_s": "train_s, logprob_s", "train_s_per_token": "train_s",
+           "gen_overhead_s": "gen_s", "train_step_s": "train_s", "train_s_per_token": "train_s", "logprob_step_s": "logprob_s",
            "logprob_s_per_token": "logprob_s", "weight_sync_s": "sync_s" if "sync_s" in m.columns else "step_s - phases"}
     rows = []
     for name in PARAMS:
@@ -486,7 +487,7 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
     n = m["batch_samples"].to_numpy() if "batch_samples" in m.columns else np.full(m.height, float(sc.batch_size))
     mean, mx = m["response_mean"].to_numpy(), m["response_max"].to_numpy()
     gen_p = values["gen_overhead_s"] + np.maximum(mx, mean * n / max(1, sc.rollout_slots)) / values["decode_tokens_per_s"]
-    train_p = values["train_step_s"] + (values["train_s_per_token"] + values["logprob_s_per_token"]) * mean * n
+    train_p = values["train_step_s"] + values["logprob_step_s"] + (values["train_s_per_token"] + values["logprob_s_per_token"]) * mean * n
     train_m = m["train_s"].to_numpy() + (m["logprob_s"].to_numpy() if "logprob_s" in m.columns else 0.0)
     step_m = (m["step_s"].to_numpy() if "step_s" in m.columns
               else m["gen_s"].to_numpy() + train_m + (m["sync_s"].to_numpy() if "sync_s" in m.columns else 0.0))

@@ -10,6 +10,8 @@ A variant is a dict of changes to the calibrated scenario:
   the training GPUs. A colocated baseline moved to an asynchronous pipeline splits its GPUs: with
   ``rollout_gpus = R`` the trainer gets the other ``total - R`` (half each when not given);
 - ``prompts`` (prompts per step), ``group_size``, ``max_response_tokens``;
+- ``recompute_logprob``: False drops the calibrated log-prob recompute phase (the rollout's own
+  log-probs are used, as verl's fully async recipe does with ``use_rollout_log_probs``);
 - any scenario field, dotted names included (``"lengths.sigma": 1.2``);
 - ``name``: the row's label.
 
@@ -40,7 +42,7 @@ METRICS = ("step_s", "tokens_per_s", "trainer_wait_s", "staleness_mean", "stalen
            "drop_fraction")
 
 _KNOWN = {"pipeline", "max_staleness", "admission_eta", "rollout_gpus", "train_gpus", "prompts", "group_size",
-          "max_response_tokens", "name"}
+          "max_response_tokens", "recompute_logprob", "name"}
 
 
 def pipeline_from_name(name: Any) -> Any:
@@ -220,11 +222,18 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
     pool = list(calibrated.draws)
     pick = [pool[int(i)] for i in np.linspace(0, len(pool) - 1, min(draws, len(pool)))] if pool and draws else []
     rows = []
+    def base(values: dict[str, float], v: dict[str, Any]) -> Scenario:
+        flag = v.get("recompute_logprob", True)
+        if not isinstance(flag, bool):
+            raise invalid("recompute_logprob", f"must be True or False, got {flag!r}")
+        if not flag:
+            values = {**values, "logprob_step_s": 0.0, "logprob_s_per_token": 0.0}
+        return calibrated.scenario_for(values)
+
     for v in [{"name": "baseline"}, *items]:
-        point = _measure(_variant(calibrated, calibrated.scenario, v), steps, seed)
-        others = [_measure(_variant(calibrated, calibrated.scenario_for(d), v), steps, seed + 1 + i)
-                  for i, d in enumerate(pick)]
-        sc = _variant(calibrated, calibrated.scenario, v)
+        sc = _variant(calibrated, base(calibrated.values, v), v)
+        point = _measure(sc, steps, seed)
+        others = [_measure(_variant(calibrated, base(d, v), v), steps, seed + 1 + i) for i, d in enumerate(pick)]
         row: dict[str, Any] = dict(variant=_label(v) if v.get("name") != "baseline" else "baseline",
                                    pipeline=type(sc.pipeline).__name__, rollout_slots=sc.rollout_slots)
         for k in METRICS:
