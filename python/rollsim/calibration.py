@@ -319,7 +319,7 @@ def fit(m: pl.DataFrame, *, batch: int, slots: int, cap: float) -> dict[str, flo
     n = m["batch_samples"].to_numpy() if "batch_samples" in m.columns else np.full(m.height, float(batch))
     clip = m["response_clip_ratio"].to_numpy() if "response_clip_ratio" in m.columns else None
     out = {f"lengths.{k}": v for k, v in fit_lengths(mean, mx, clip, n, cap, steps).items()}
-    x = np.maximum(mx, mean * n / max(1, slots))
+    x = m["makespan_tokens"].to_numpy() if "makespan_tokens" in m.columns else np.maximum(mx, mean * n / max(1, slots))
     gen = m["gen_s"].to_numpy()
     if np.ptp(x) <= 0.01 * np.mean(x):
         # every step waits for about the same longest answer (capped): overhead and speed cannot be
@@ -461,6 +461,11 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
         raise invalid("metrics", f"response_max {longest:g} tokens exceeds the config's length limit {cap:g}; check "
                       "the config's max response length")
     values = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap))
+    if sc.rollout_slots < sc.batch_size:
+        # fewer slots than samples: a batch's generation is the slots' makespan, which rollsim
+        # simulates (in tokens, at 1 token/s) for each step's fitted lengths; the speed is refitted on it
+        m = m.with_columns(pl.Series("makespan_tokens", _makespans(sc, values, m["step"].to_numpy(), float(cap))))
+        values = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap))
     rng = np.random.default_rng(seed)
     draws = []
     for _ in range(bootstrap):
@@ -486,7 +491,8 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
     # per-step residuals from the same closed forms the fit used
     n = m["batch_samples"].to_numpy() if "batch_samples" in m.columns else np.full(m.height, float(sc.batch_size))
     mean, mx = m["response_mean"].to_numpy(), m["response_max"].to_numpy()
-    gen_p = values["gen_overhead_s"] + np.maximum(mx, mean * n / max(1, sc.rollout_slots)) / values["decode_tokens_per_s"]
+    x = m["makespan_tokens"].to_numpy() if "makespan_tokens" in m.columns else np.maximum(mx, mean * n / sc.rollout_slots)
+    gen_p = values["gen_overhead_s"] + x / values["decode_tokens_per_s"]
     train_p = values["train_step_s"] + values["logprob_step_s"] + (values["train_s_per_token"] + values["logprob_s_per_token"]) * mean * n
     train_m = m["train_s"].to_numpy() + (m["logprob_s"].to_numpy() if "logprob_s" in m.columns else 0.0)
     step_m = (m["step_s"].to_numpy() if "step_s" in m.columns
@@ -500,6 +506,25 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
     })
     return Calibrated(scenario=fitted, params=params, residuals=residuals, draws=tuple(draws), metrics=m,
                       framework=fw, base=base, layout=layout, reference_step=ref, values=values)
+
+
+def _makespans(sc: Scenario, v: dict[str, float], steps: np.ndarray, cap: float) -> np.ndarray:
+    """Tokens of the longest slot of each step's batch (its generation time at 1 token/s per
+    sequence), simulated with the step's fitted lengths; the mean of 3 batches."""
+    from rollsim.simulation import simulate
+
+    out = []
+    for t in steps.tolist():
+        lengths = LogNormal(mu=float(np.clip(v["lengths.mu"] + v["lengths.drift"] * t, -100, 100)),
+                            sigma=float(v["lengths.sigma"]), max_tokens=cap)
+        one = sc.replace(pipeline=Synchronous(), lengths=lengths, decode_tokens_per_s=1.0, rollout_pause_s=0.0,
+                         train_step_s=0.0, train_s_per_token=0.0, logprob_s_per_token=0.0, weight_sync_s=0.0,
+                         prefill_tokens_per_s=math.inf, horizon_s=min(1e12, 3.5 * cap * (1 + sc.batch_size / sc.rollout_slots)),
+                         seed=int(t) % 2**32)
+        st = simulate(one, record="summary").steps
+        ends = st["end_s"].to_numpy()[:3]
+        out.append(float(np.mean(np.diff(np.concatenate([[0.0], ends])))) if len(ends) else float(cap))
+    return np.array(out)
 
 
 def synthetic_metrics(scenario: Scenario, steps: int, *, drift: float = 0.0, noise: float = 0.0,
