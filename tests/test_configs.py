@@ -203,7 +203,7 @@ def test_openrlhf_queue_and_colocation(tmp_path):
 @pytest.mark.parametrize("name", ["verl_grpo.yaml", "verl_fully_async.sh", "areal_grpo.yaml", "slime_async.sh",
                                   "openrlhf_ppo.sh"])
 def test_every_option_given_is_noted(name):
-    """Nothing a user gave is lost: every option of the file appears in the notes."""
+    """Nothing a user gave is lost: every option of the file appears in ``.notes``."""
     imp = configs.load(EX / name)
     noted = {n.option for n in imp.notes}
     path = EX / name

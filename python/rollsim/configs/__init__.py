@@ -90,7 +90,7 @@ def load(path: str | Path, framework: str | None = None, overrides: list[str] | 
     Returns
     -------
     ImportedConfig
-        ``.scenario``, ``.deployment`` (None without ``gpu``: see the notes), ``.sync``, ``.notes``, ``.layout``.
+        ``.scenario``, ``.deployment`` (None without ``gpu``: see ``.notes``), ``.sync``, ``.notes``, ``.layout``.
 
     Raises
     ------

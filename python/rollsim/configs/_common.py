@@ -1,4 +1,4 @@
-"""What every framework importer shares: the notes, the option reader, and the step from a framework's
+"""What every framework importer shares: the import notes (``Note``), the option reader, and the step from a framework's
 settings (already in rollsim's units) to a :class:`~rollsim.Scenario` and a weight-sync cluster."""
 
 from __future__ import annotations
@@ -134,11 +134,11 @@ class ImportedConfig:
 
 
 class Reader:
-    """Reads options from a flat ``{dotted name: value}`` mapping and keeps the notes.
+    """Reads options from a flat ``{dotted name: value}`` mapping and keeps the import notes.
 
     ``get`` marks an option used; :meth:`ignore_rest` writes an ``ignored`` note for every option of
     the config that nothing read (only for names under the given prefixes, so that unrelated keys
-    such as logger settings do not flood the notes).
+    such as logger settings do not flood the import notes).
     """
 
     def __init__(self, options: dict[str, Any], where: str) -> None:
