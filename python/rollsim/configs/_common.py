@@ -118,14 +118,14 @@ class ImportedConfig:
     model: str | None = None
 
     def notes_table(self) -> str:
-        """The notes as aligned text lines (``kind  option = value -> became``)."""
+        """``notes`` as aligned text lines (``kind  option = value -> became``)."""
         lines = []
         for n in self.notes:
             lines.append(f"{n.kind:<8} {n.option} = {n.value} -> {n.became}")
         return "\n".join(lines)
 
     def notes_frame(self):
-        """The notes as a polars frame with columns ``kind``, ``option``, ``value``, ``became``."""
+        """``notes`` as a polars frame with columns ``kind``, ``option``, ``value``, ``became``."""
         import polars as pl
 
         return pl.DataFrame({"kind": [n.kind for n in self.notes], "option": [n.option for n in self.notes],
