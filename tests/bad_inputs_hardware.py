@@ -29,4 +29,25 @@ ROWS: list[tuple[str, str, str, str]] = [
      "re:config: must be a JSON object, got list in '.*config.json'"),
     ("hardware", "rollsim.hardware.model_from_hf_config(42)", "ScenarioError",
      "config: must be a path to a config.json or a dict, got int"),
+    ("hardware", "rollsim.hardware.Deployment(model='Qwen3-8B', gpu='H100', rollout_gpus=6, rollout_tp=4)",
+     "ScenarioError", "rollout_gpus: must be a multiple of rollout_tp (4), got 6"),
+    ("hardware", "rollsim.hardware.Deployment(model='Qwen3-8B', gpu='H100', rollout_gpus=1, engine='trt')",
+     "ScenarioError", "engine: must be one of vllm, sglang or an EngineParams, got 'trt'"),
+    ("hardware", "rollsim.hardware.Deployment(model='Qwen3-8B', gpu='H100', rollout_gpus=1, train_backend='deepspeed')",
+     "ScenarioError", "train_backend: must be 'fsdp2' or 'megatron', got 'deepspeed'"),
+    ("hardware", "rollsim.hardware.Deployment(model='Qwen3-8B', gpu='H100', rollout_gpus=8, train_gpus=4, "
+     "colocated=True)", "ScenarioError", "colocated: needs rollout_gpus == train_gpus (the same GPUs), got 8 and 4"),
+    ("hardware", "rollsim.hardware.Deployment(model='Qwen3-8B', gpu='H100', rollout_gpus=1, gpu_memory_utilization=1.5)",
+     "ScenarioError", "gpu_memory_utilization: must be in (0, 1], got 1.5"),
+    ("hardware", "rollsim.hardware.Deployment(model='Qwen3-235B-A22B', gpu='H100', rollout_gpus=1)", "ScenarioError",
+     "gpu_memory_utilization: leaves no room for KV cache: Qwen3-235B-A22B needs 437.9 GiB of weights per GPU at "
+     "tp=1, H100 x 0.9 gives 72.0 GiB (with 0.5 GiB for activations); raise tp or gpu_memory_utilization"),
+    ("hardware", "rollsim.hardware.Deployment(model='Qwen2.5-14B', gpu='L20', rollout_gpus=1, "
+     "gpu_memory_utilization=0.7).scenario(lengths=LogNormal(max_tokens=60000), prompts_per_step=8)", "ScenarioError",
+     "re:kv_cache_tokens: an instance of 1 L20 holds [0-9]+ tokens of KV cache, less than one request's 60001 "
+     "\\(prompt \\+ longest answer \\+ 1\\); raise rollout_tp or gpu_memory_utilization, or cap the lengths"),
+    ("CLI", "cli('hardware', '--gpu', 'H100')", "CliExit",
+     "exit 2: rollsim: error: model: give --model or --hf-config (one of them)"),
+    ("CLI", "cli('split', '--gpus', '4')", "CliExit",
+     "exit 2: rollsim: error: gpu_s_per_token: give --gpu-s-per-token, or --model and --gpu to derive it from specs"),
 ]

@@ -168,8 +168,16 @@ def test_published_training_rows():
         "UniRL same, groups dispatched contiguously (no balancing)": (40.994, 28.4, 0.443),
         "vime Qwen3-0.6B GRPO, 1 L20, 16 samples, max response 192": (0.432, 0.47, -0.081),
         "UniRL train time without / with rank balancing (28.4 s / 15.3 s) [derived]": (2.142, 28.4 / 15.3, 0.154),
+        # held out: NVIDIA-NeMo/Automodel docs/performance-summary.md (FSDP2 with expert parallelism)
+        "NeMo Automodel (FSDP2) Qwen3 MoE 30B pretraining, 8 H100, global batch 512 x 4096": (18.044, 21.773, -0.171),
+        "NeMo Automodel (FSDP2) GPT-OSS 20B pretraining, 8 H100, global batch 256 x 4096": (9.965, 10.04, -0.007),
+        "NeMo Automodel (FSDP2) GPT-OSS 120B pretraining, 64 H100, global batch 512 x 4096": (3.44, 4.3, -0.2),
+        "NeMo Automodel (FSDP2) DeepSeek V3 pretraining, 256 H100, global batch 512 x 4096": (5.942, 8.18, -0.274),
+        "NeMo Automodel (FSDP2) DeepSeek V3 pretraining, 1024 H100, global batch 8192 x 4096": (31.642, 37.87, -0.164),
+        "NeMo Automodel (FSDP2) Kimi K2 pretraining, 256 H100, global batch 512 x 4096": (4.911, 8.86, -0.446),
     }
     assert all(r["source"] for r in rows.values())
+    assert [r["in_fit"] for r in rows.values()].count(True) == 4
     report = tr.calibration_report()
     assert report.startswith("training MFU fit: fsdp2 0.3675, megatron 0.3994\n")
     assert report.count("\n") == len(rows)
@@ -228,3 +236,16 @@ def test_expected_slowest_fraction():
     assert same == pytest.approx(1.0)
     with pytest.raises(ScenarioError, match=r"^group_size: must divide batch_size \(512\), got 3$"):
         tr.expected_slowest_fraction("Qwen3-4B", "H20", lengths=ln, batch_size=512, group_size=3, train_gpus=16)
+
+
+def test_expert_parallel_gathers_only_the_dense_part_across_ranks():
+    # 256 GPUs, 4-way pipeline, 64-way EP: the experts are not gathered across data-parallel ranks
+    kw = {"train_gpus": 256, "tokens": 512 * 4096, "sequences": 512, "model_parallel": 4, "recompute_logprob": False,
+          "reference": False, "max_tokens_per_gpu": 4096}
+    with_ep = tr.train_step_s("DeepSeek-V3", "H100", expert_parallel=64, **kw)
+    without = tr.train_step_s("DeepSeek-V3", "H100", **kw)
+    assert with_ep["collectives"] == 0.0 < without["collectives"]
+    assert with_ep["actor"] == without["actor"]
+    with pytest.raises(ScenarioError, match=r"^expert_parallel: must divide the data-parallel ranks "
+                       r"\(train_gpus / model_parallel = 64\), got 48$"):
+        tr.train_step_s("DeepSeek-V3", "H100", expert_parallel=48, **kw)

@@ -96,3 +96,15 @@ def test_refusals(kw, message):
     with pytest.raises(ScenarioError) as e:
         sw.switch_s(M, G, **args)
     assert str(e.value) == message
+
+
+def test_rows_in_the_resource_validation_table():
+    from rollsim.hardware import validation
+
+    df = validation.table()
+    mine = df.filter(df["area"].is_in(["training", "switching"]))
+    assert mine.group_by("area").len().sort("area").rows() == [("switching", 12), ("training", 12)]
+    assert int(mine["within_25pct"].sum()) == 16
+    row = mine.filter(mine["label"] == "vllm prealloc Qwen3-8B H20").row(0, named=True)
+    assert (row["quantity"], row["measured"], round(row["predicted"], 4), row["fit"]) == ("sleep s", 0.343, 0.3555,
+                                                                                          True)

@@ -520,8 +520,14 @@ def _cmd_split(a: argparse.Namespace) -> int:
                                   logprob_s_per_token=0.0))
     # one instance to start from; the split's instances are the scenario's instances
     base = _scenario(a, pipeline, rollout_slots=a.slots_per_instance)
-    kwargs = dict(gpus_per_instance=a.gpus_per_instance, slots_per_instance=a.slots_per_instance,
-                  gpu_s_per_token=a.gpu_s_per_token, train_fixed_s=a.train_fixed_s,
+    gpu_s_per_token, train_fixed_s = a.gpu_s_per_token, a.train_fixed_s
+    if a.model is not None or a.hf_config is not None:  # a deployment sizes the instances and the trainer
+        base, gpu_s_per_token, train_fixed_s = _split_deployment(a, base, pipeline)
+    elif gpu_s_per_token is None:
+        raise ScenarioError("gpu_s_per_token: give --gpu-s-per-token, or --model and --gpu to derive it from specs")
+    spi = base.slots_per_instance or a.slots_per_instance
+    kwargs = dict(gpus_per_instance=a.gpus_per_instance, slots_per_instance=spi,
+                  gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s,
                   colocated_switch_s=a.colocated_switch_s, max_drop_fraction=a.max_drop_fraction,
                   max_staleness_mean=a.max_staleness_mean, exclude_runaway=not a.allow_runaway)
     bar: Any = None
@@ -563,6 +569,24 @@ def _cmd_split(a: argparse.Namespace) -> int:
     return 0
 
 
+def _split_deployment(a: argparse.Namespace, base: Scenario, pipeline: Any) -> tuple[Scenario, float, float]:
+    """``split --model M --gpu G``: one instance of ``--gpus-per-instance`` GPUs of the deployment
+    (decode table, KV capacity, ``--max-num-seqs`` slots) and the trainer's per-GPU cost, from specs."""
+    from rollsim.hardware.cli import deployment_from_args
+
+    if a.gpu_s_per_token is not None:
+        raise ScenarioError("gpu_s_per_token: --gpu-s-per-token cannot be set with --model: the deployment's "
+                            "trainer gives it")
+    d = deployment_from_args(a, rollout_gpus=a.gpus_per_instance, rollout_tp=a.gpus_per_instance, train_gpus=1)
+    s = d.scenario(lengths=base.lengths, prompts_per_step=max(1, base.batch_size // base.group_size),
+                   group_size=base.group_size, prompt_tokens=base.prompt_tokens, pipeline=pipeline)
+    one = base.replace(rollout_slots=s.slots_per_instance, slots_per_instance=s.slots_per_instance,
+                       decode_tokens_per_s=s.decode_tokens_per_s, decode_slowdown_per_seq=0.0,
+                       decode_throughput_table=s.decode_throughput_table, kv_cache_tokens=s.kv_cache_tokens,
+                       prefill_tokens_per_s=math.inf)
+    return one, s.train_s_per_token, s.train_step_s + a.train_fixed_s
+
+
 def format_validation(df: pl.DataFrame) -> str:
     """The validation frame as a table: case, metric, measured, predicted, error, verdict."""
     records = []
@@ -593,6 +617,12 @@ def _progress_bar(total: int, description: str) -> tuple[Callable[[int, int], An
 
 def _cmd_validate(a: argparse.Namespace) -> int:
     from rollsim import validation
+
+    if a.resources:  # the resource model's rows (rollsim.hardware.validation)
+        from rollsim.hardware.cli import print_resource_validation
+
+        print_resource_validation(fit=a.notes, fmt=a.format, cases=a.case)
+        return 0
 
     names = a.case or None
     callback, close = _progress_bar(len(names or validation.CASE_NAMES), "validate")
@@ -644,8 +674,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--gpus", type=int, required=True, help="GPU budget")
     sp.add_argument("--gpus-per-instance", type=int, default=1, help="GPUs per inference instance (%(default)s)")
     sp.add_argument("--slots-per-instance", type=int, default=64, help="sequences per instance (%(default)s)")
-    sp.add_argument("--gpu-s-per-token", type=float, required=True,
-                    help="GPU-seconds of training per token of the batch")
+    sp.add_argument("--gpu-s-per-token", type=float, default=None,
+                    help="GPU-seconds of training per token of the batch (required unless --model sizes it)")
     sp.add_argument("--train-fixed-s", type=float, default=0.0, help="fixed seconds per step (%(default)s)")
     sp.add_argument("--pipeline", choices=("sync", "one-step", "fully-async"), default="fully-async")
     sp.add_argument("--colocated-switch-s", type=float, default=None,
@@ -660,6 +690,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--allow-runaway", action="store_true",
                     help="also recommend splits whose ready queue grows without bound (generation outruns training)")
     sp.add_argument("--format", choices=("table", "csv"), default="table")
+    from rollsim.hardware.cli import add_deployment_args
+
+    add_deployment_args(sp, required=False)  # --model / --gpu: decode table, KV, trainer from specs
     # the split sets these: refused whenever given (None tells given from not given); hidden from --help
     sp.set_defaults(func=_cmd_split, rollout_slots=None, train_step_s=None, train_s_per_token=None,
                     logprob_s_per_token=None)
@@ -670,14 +703,20 @@ def build_parser() -> argparse.ArgumentParser:
     va.add_argument("--case", action="append", help="run only this case (repeatable); names: rollsim.validation.CASE_NAMES")
     va.add_argument("--notes", action="store_true", help="print each case's assumptions and, for misses, why")
     va.add_argument("--format", choices=("table", "csv"), default="table")
+    va.add_argument("--resources", action="store_true",
+                    help="the resource model (rollsim.hardware) against published decode / prefill / training "
+                         "measurements; with --notes, the global fit and its residuals first; with --case, those "
+                         "verl cases rebuilt from a deployment")
     va.set_defaults(func=_cmd_validate)
     from rollsim import report as report_cli
     from rollsim import sweep_cli
+    from rollsim.hardware import cli as hardware_cli
     from rollsim.sync import cli as sync_cli
 
     sweep_cli.add_parser(sub)
     sync_cli.add_parser(sub)
     report_cli.add_parser(sub)
+    hardware_cli.add_parser(sub)
     from rollsim.configs import cli as configs_cli
 
     configs_cli.add_parsers(sub)

@@ -26,7 +26,7 @@ detokenize): it adds to its latency, not to the instance's step. KV capacity per
 and ``max_num_seqs`` bounds the running batch.
 
 The scales (inverse achieved efficiencies) and overheads are global per engine (:data:`ENGINES`),
-fitted once by :func:`fit` on the published decode and prefill measurements of
+fitted once by :func:`rollsim.hardware.validation.fit` on the published decode and prefill measurements of
 :func:`rollsim.hardware.validation.serving_rows`; ``rollsim validate --resources`` prints the fit
 and every row's error.
 """
@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any
 
 from rollsim import _check
 from rollsim.errors import invalid
@@ -43,9 +42,9 @@ from rollsim.errors import invalid
 from .specs import Accelerator, ModelSpec, accelerator, model
 
 __all__ = ["EngineParams", "ENGINES", "engine_params", "expected_experts", "step_time", "decode_step_s",
-           "prefill_s", "kv_capacity_tokens", "max_batch", "decode_throughput_table", "allreduce_s", "FIT_TERMS"]
+           "prefill_s", "kv_capacity_tokens", "max_batch", "decode_throughput_table", "allreduce_s", "FIT_TERMS", "FIT_LOWER"]
 
-#: The fitted terms, in the order :func:`fit` solves for them.
+#: The fitted terms, in the order :func:`rollsim.hardware.validation.fit` solves for them.
 FIT_TERMS = ("bandwidth_scale", "decode_compute_scale", "moe_compute_scale", "prefill_compute_scale",
              "attention_compute_scale", "step_overhead_s", "ampere_step_overhead_s", "layer_overhead_s", "request_overhead_s")
 #: Lower bounds of the fitted terms: achieved efficiencies cannot exceed the datasheet (scales >= 1),
@@ -115,7 +114,7 @@ class EngineParams:
     source: str = ""
 
 
-_FIT_NOTE = ("fitted once by rollsim.hardware.serving.fit() on the published measurements of "
+_FIT_NOTE = ("fitted once by rollsim.hardware.validation.fit() on the published measurements of "
              "rollsim.hardware.validation.serving_rows(); all-reduce terms from microsoft/vidur's profiling data")
 
 #: Per-engine parameters. Both engines share the physics; the fitted terms are global (SGLang takes
@@ -198,7 +197,7 @@ def step_time(model_: ModelSpec | str, gpu: Accelerator | str, *, tp: int = 1, b
     engine : str | EngineParams
         "vllm" (default) or "sglang".
     params : EngineParams, optional
-        Overrides ``engine`` (used by :func:`fit`).
+        Overrides ``engine`` (used by :func:`rollsim.hardware.validation.fit`).
 
     Returns
     -------
@@ -329,92 +328,3 @@ def decode_throughput_table(model_: ModelSpec | str, gpu: Accelerator | str, *, 
                       prefill_tokens=n * prefill_tokens_per_token, engine=engine)["total_s"]
         out.append((n, n / t))
     return tuple(out)
-
-
-def fit(rows: list[Any] | None = None, *, engine: str = "vllm", verbose: bool = False) -> dict[str, Any]:
-    """Fit the six global terms of ``engine`` (:data:`FIT_TERMS`) once, by least squares on the
-    relative errors of the published decode / prefill measurements (every row counts once).
-
-    The model is linear in those terms (each row's predicted time is a sum of term x feature), so
-    the fit is exact least squares with a non-negativity bound (numpy), no per-case parameter.
-
-    Parameters
-    ----------
-    rows : list of validation rows, optional
-        Default :func:`rollsim.hardware.validation.serving_rows` with ``fit=True``.
-    engine : str
-        Which engine's fixed terms (all-reduce, memory) to use.
-    verbose : bool
-        Print the fitted terms and every row's residual.
-
-    Returns
-    -------
-    dict
-        ``params`` (an :class:`EngineParams`), ``terms`` (name -> value) and ``residuals`` (row
-        label -> relative error of the predicted time).
-    """
-    import numpy as np
-
-    from .validation import serving_rows
-
-    rows = [r for r in (rows if rows is not None else serving_rows()) if r.fit]
-    base = engine_params(engine)
-    # features: the row's predicted time with one term set to 1 and the others to 0
-    feats = []
-    for r in rows:
-        f = []
-        for term in FIT_TERMS:
-            unit = _with(base, {t: (1.0 if t == term else 0.0) for t in FIT_TERMS})
-            zero = _with(base, {t: 0.0 for t in FIT_TERMS})
-            f.append(r.time_s(unit) - r.time_s(zero))
-        feats.append(f)
-    zero = _with(base, {t: 0.0 for t in FIT_TERMS})
-    fixed = np.array([r.time_s(zero) for r in rows])
-    meas = np.array([r.measured_time_s for r in rows])
-    A = np.array(feats)
-    lo = np.array(FIT_LOWER)
-    floor = fixed + A @ lo  # every row's time at the datasheet peaks with no overhead
-    keep = floor <= meas
-    excluded = [r.label for r, k in zip(rows, keep) if not k]
-    An = A[keep] / meas[keep, None]
-    y = 1.0 - floor[keep] / meas[keep]
-    x = lo + _nnls(An, y)
-    terms = dict(zip(FIT_TERMS, (float(v) for v in x)))
-    params = _with(base, terms)
-    res = {r.label: r.time_s(params) / r.measured_time_s - 1.0 for r in rows}
-    if verbose:
-        print("fitted terms:", ", ".join(f"{k}={v:.4g}" for k, v in terms.items()))
-        for k, v in res.items():
-            print(f"  {v:+7.1%}  {k}{'  (faster than the datasheet roofline: not fitted)' if k in excluded else ''}")
-    return {"params": params, "terms": terms, "residuals": res, "excluded": excluded}
-
-
-def _with(base: EngineParams, values: dict[str, float]) -> EngineParams:
-    kw: dict[str, Any] = dict(values)
-    return replace(base, **kw)
-
-
-def _nnls(A: Any, y: Any, iters: int = 200) -> Any:
-    """Non-negative least squares ``min |A x - y|, x >= 0`` (Lawson and Hanson's active-set method)."""
-    import numpy as np
-
-    n = A.shape[1]
-    x = np.zeros(n)
-    passive = np.zeros(n, dtype=bool)
-    for _ in range(iters):
-        w = A.T @ (y - A @ x)
-        if passive.all() or (w[~passive] <= 1e-12).all():
-            break
-        j = int(np.argmax(np.where(passive, -np.inf, w)))
-        passive[j] = True
-        while True:
-            z = np.zeros(n)
-            z[passive] = np.linalg.lstsq(A[:, passive], y, rcond=None)[0]
-            if (z[passive] > 0).all():
-                x = z
-                break
-            neg = passive & (z <= 0)
-            alpha = np.min(x[neg] / (x[neg] - z[neg]))
-            x = x + alpha * (z - x)
-            passive &= x > 1e-12
-    return x

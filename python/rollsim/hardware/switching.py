@@ -35,7 +35,7 @@ from rollsim import _check
 from rollsim.errors import invalid
 
 __all__ = ["ENGINES", "SLEEP_FIXED_S", "WAKE_FIXED_S", "PAGEABLE_BYTES_PER_S", "PINNED_EFFICIENCY", "switch_s",
-           "CALIBRATION", "fit", "calibration_report", "switch_validation_rows"]
+           "CALIBRATION", "fit", "calibration_report", "switch_validation_rows", "table_rows"]
 
 ENGINES = ("vllm", "vllm-level2", "sglang")
 
@@ -215,11 +215,16 @@ def fit() -> dict[str, float]:
 
 def switch_validation_rows() -> list[dict[str, Any]]:
     """Every switching measurement with its prediction: ``case``, ``predicted``, ``measured``,
-    ``unit`` ("s"), ``error`` (predicted / measured - 1), ``in_fit``, ``source`` and ``note``."""
+    ``unit`` ("s"), ``error`` (predicted / measured - 1), ``in_fit``, ``source``, ``note``, a short
+    ``label`` and ``part`` ("sleep" or "wake")."""
     out = []
     for c in CALIBRATION:
         p = _predict(c)
-        out.append({"case": c.name, "predicted": p, "measured": c.measured_s, "unit": "s",
+        kw = c.kwargs
+        model = "Phi-3-vision" if kw["model"] == "phi3v" else kw["model"]
+        pre = " prealloc" if kw.get("preallocated") else ""
+        out.append({"case": c.name, "label": f"{kw['engine']}{pre} {model} {kw['accelerator']}", "part": c.part,
+                    "predicted": p, "measured": c.measured_s, "unit": "s",
                     "error": p / c.measured_s - 1.0, "in_fit": c.fit, "source": c.source, "note": c.note})
     return out
 
@@ -231,3 +236,27 @@ def calibration_report() -> str:
         lines.append(f"{r['error']:+7.1%}  predicted {r['predicted']:7.3f} s  measured {r['measured']:7.3f} s  "
                      f"{'fit ' if r['in_fit'] else 'check'}  {r['case']}  [{r['source']}]")
     return "\n".join(lines)
+
+
+def table_rows() -> list[Any]:
+    """The rows of :func:`switch_validation_rows` as :class:`rollsim.hardware.validation.Row` (area
+    "switching") for ``rollsim validate --resources``."""
+    from rollsim.hardware.rows import Row
+
+    out = []
+    for r in switch_validation_rows():
+        quantity = f"{r['part']} s"
+        out.append(Row(label=r["label"], setting=r["case"], quantity=quantity, measured=r["measured"],
+                       source=r["source"], time_s=_const(r["predicted"]), measured_time_s=r["measured"],
+                       display=_same, fit=r["in_fit"], area="switching", note=r["note"]))
+    return out
+
+
+def _const(value: float) -> Any:
+    def time_s(_params: Any) -> float:
+        return value
+    return time_s
+
+
+def _same(t: float) -> float:
+    return t

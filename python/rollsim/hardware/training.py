@@ -50,8 +50,8 @@ from rollsim.errors import invalid
 
 __all__ = ["MFU", "BACKENDS", "DISPATCHES", "OVERLAP_SLOWDOWN", "COLLECTIVE_TIMEOUT_S", "OPTIMIZER_BYTES_PER_PARAM",
            "OPTIMIZER_HBM_EFFICIENCY", "sequence_flops", "train_step_s", "rank_loads", "RankLoads", "assign_ranks",
-           "engine_train_params", "expected_slowest_fraction", "group_lengths", "CALIBRATION", "fit", "calibration_report",
-           "training_validation_rows"]
+           "engine_train_params", "expected_slowest_fraction", "group_lengths", "CALIBRATION", "HELD_OUT", "fit",
+           "calibration_report", "training_validation_rows", "COLLECTIVE_EFFICIENCY", "table_rows"]
 
 
 class _Model(Protocol):
@@ -436,8 +436,8 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
                  tokens: float | None = None, sequences: int | None = None, lengths: Any = None,
                  ppo_epochs: int = 1, recompute_logprob: bool = True, reference: bool = True,
                  critic: bool = False, critic_model: Any = None, mini_batches: int = 1, model_parallel: int = 1,
-                 dispatch: str = "balanced", max_tokens_per_gpu: float | None = None, precision: str = "bf16",
-                 overlap_rollout: bool = False, mfu: float | None = None) -> dict[str, float]:
+                 expert_parallel: int = 1, dispatch: str = "balanced", max_tokens_per_gpu: float | None = None,
+                 precision: str = "bf16", overlap_rollout: bool = False, mfu: float | None = None) -> dict[str, float]:
     """Seconds of each phase of one RL training step, and their total.
 
     Parameters
@@ -472,7 +472,12 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
         Optimizer steps per epoch (each synchronizes the ranks).
     model_parallel : int
         GPUs per data-parallel rank (tensor x pipeline x context parallel).
-    dispatch : {"contiguous", "round_robin", "balanced", "packed"}
+    expert_parallel : int
+        Data-parallel ranks a MoE layer's routed experts are split over (they are then gathered
+        only among the ``ranks / expert_parallel`` replicas of each shard); must divide the
+        data-parallel ranks. The all-to-all of tokens to experts is not modelled (DeepEP-style
+        kernels overlap it with compute).
+    dispatch : {"contiguous", "round_robin", "balanced", "balanced_minibatch", "lpt", "packed"}
         How samples reach ranks (only matters with ``lengths``).
     max_tokens_per_gpu : float, optional
         Micro-batch token budget (``dispatch="packed"``; otherwise the FSDP micro-batch count
@@ -507,6 +512,10 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
     mp = _check.integer("model_parallel", model_parallel, 1, _MAX_GPUS)
     if gpus % mp:
         raise invalid("model_parallel", f"must divide train_gpus ({gpus}), got {mp}")
+    ep = _check.integer("expert_parallel", expert_parallel, 1, _MAX_GPUS)
+    if (gpus // mp) % ep:
+        raise invalid("expert_parallel", f"must divide the data-parallel ranks (train_gpus / model_parallel = "
+                      f"{gpus // mp}), got {ep}")
     epochs = _check.integer("ppo_epochs", ppo_epochs, 1, 1000)
     m = _check.integer("mini_batches", mini_batches, 1, 1 << 24)
     flags = {k: _check.flag(k, v) for k, v in (("recompute_logprob", recompute_logprob), ("reference", reference),
@@ -548,26 +557,29 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
     opt_one = OPTIMIZER_BYTES_PER_PARAM * params_per_gpu / (accelerator.hbm_bytes_per_s * OPTIMIZER_HBM_EFFICIENCY)
     steps = epochs * m
     phases["optimizer"] = steps * opt_one * (1.0 + (critic_scale if flags["critic"] else 0.0))
-    phases["collectives"] = steps * _exposed_comm(model, accelerator, gpus, mp, backend, mb_tokens, max_tokens_per_gpu,
-                                                  3.0 * fwd / m)
+    phases["collectives"] = steps * _exposed_comm(model, accelerator, gpus, mp, ep, backend, mb_tokens,
+                                                  max_tokens_per_gpu, 3.0 * fwd * slow / m)
     phases["total"] = sum(phases.values())
     return phases
 
 
-def _exposed_comm(model: _Model, gpu: _Gpu, gpus: int, mp: int, backend: str, mb_tokens: float,
+def _exposed_comm(model: _Model, gpu: _Gpu, gpus: int, mp: int, ep: int, backend: str, mb_tokens: float,
                   max_tokens_per_gpu: float | None, compute_s: float) -> float:
     """Seconds of one optimizer step's data-parallel traffic not hidden behind its compute."""
     dp = gpus // mp
     if dp == 1:
         return 0.0
-    wbytes = 2.0 * float(model.total_params) / mp
+    routed = float(getattr(model, "routed_params", 0.0))
+    dense_bytes = 2.0 * (float(model.total_params) - routed) / mp
+    expert_bytes = 2.0 * routed / (mp * ep)
+    replicas = dp // ep
     link = gpu.scale_up_bytes_per_s if gpus <= gpu.gpus_per_node else gpu.nic_bytes_per_s
-    frac = (dp - 1) / dp
+    one = dense_bytes * (dp - 1) / dp + expert_bytes * (replicas - 1) / replicas  # one gather or reduce-scatter
     if backend == "fsdp2":
         micro = 1 if max_tokens_per_gpu is None else max(1, math.ceil(mb_tokens / float(max_tokens_per_gpu)))
-        moved = micro * 3.0 * wbytes * frac  # all-gather forward and backward, reduce-scatter gradients
+        moved = micro * 3.0 * one  # all-gather forward and backward, reduce-scatter gradients
     else:
-        moved = 2.0 * wbytes * frac  # distributed optimizer: reduce-scatter gradients, all-gather parameters
+        moved = 2.0 * one  # distributed optimizer: reduce-scatter gradients, all-gather parameters
     return max(0.0, moved / (link * COLLECTIVE_EFFICIENCY) - compute_s)
 
 
@@ -711,15 +723,19 @@ CALIBRATION: tuple[_Case, ...] = (
     _Case("torchtitan Llama-3.1-8B, 8 H100, FSDP, seq 8192, local batch 2: 5,762 tokens/s/GPU",
           "fsdp2", 8 * 2 * 8192 / (5762 * 8), "pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md",
           {"model": "Llama-3.1-8B", "accelerator": "H100", "train_gpus": 8, "tokens": 8 * 2 * 8192, "sequences": 16,
-           "recompute_logprob": False, "reference": False}),
+           "recompute_logprob": False, "reference": False},
+          note="one step of 8 GPUs x 2 sequences x 8192 tokens at the published tokens/s/GPU"),
     _Case("Megatron-Bridge 25.11 Llama-3-8B FP8 pretraining, 8 H100, seq 8192: 14,451 tokens/s/GPU",
           "megatron", 128 * 8192 / (14451 * 8), "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md",
           {"model": "Llama-3.1-8B", "accelerator": "H100", "train_gpus": 8, "tokens": 128 * 8192,
-           "sequences": 128, "recompute_logprob": False, "reference": False, "precision": "fp8"}),
+           "sequences": 128, "recompute_logprob": False, "reference": False, "precision": "fp8"},
+          note="global batch 128 assumed (the per-token rate hardly depends on it); the only Megatron row"),
     _Case("UniRL Qwen3-4B, 16 H20, 512 samples, 4 mini-updates, balanced ranks: train phase 15.3 s",
           "fsdp2", 15.3, "Tencent-Hunyuan/UniRL PR 45, Tencent-Hunyuan/UniRL issue 40",
           {"model": "Qwen3-4B", "accelerator": "H20", "train_gpus": 16, "mini_batches": 4,
-           "recompute_logprob": False, "reference": False, "dispatch": "lpt", "lengths": "unirl"}),
+           "recompute_logprob": False, "reference": False, "dispatch": "lpt", "lengths": "unirl"},
+          note="lengths assumed: lognormal mean 1,000 (published: about 1k), sigma 0.7, group correlation "
+               "0.5, cap 8,192, + 200 prompt tokens"),
     _Case("UniRL same, groups dispatched contiguously (no balancing): train phase 28.4 s",
           "fsdp2", 28.4, "Tencent-Hunyuan/UniRL PR 45, Tencent-Hunyuan/UniRL issue 40",
           {"model": "Qwen3-4B", "accelerator": "H20", "train_gpus": 16, "mini_batches": 4,
@@ -728,7 +744,34 @@ CALIBRATION: tuple[_Case, ...] = (
     _Case("vime Qwen3-0.6B GRPO, 1 L20, 16 samples, max response 192: actor train 0.47 s",
           "fsdp2", 0.47, "vllm-project/vime issue 442",
           {"model": "Qwen3-0.6B", "accelerator": "L20", "train_gpus": 1, "tokens": 16 * (150 + 150),
-           "sequences": 16, "recompute_logprob": False, "reference": False}),
+           "sequences": 16, "recompute_logprob": False, "reference": False},
+          note="150 prompt + 150 response tokens per sample assumed (GSM8K, max response 192)"),
+)
+
+
+_AUTOMODEL = "NVIDIA-NeMo/Automodel docs/performance-summary.md"
+
+
+def _automodel(name: str, model: str, gpus: int, gbs: int, mbs: int, pp: int, ep: int, step_s: float,
+               ep_given: bool = True) -> _Case:
+    note = "held out (not in the fit); balanced expert routing, BF16, seq 4096"
+    if not ep_given:
+        note += "; EP not published: assumed the whole data-parallel group (DeepEP on)"
+    return _Case(f"NeMo Automodel (FSDP2) {name} pretraining, {gpus} H100, global batch {gbs} x 4096: step {step_s} s",
+                 "fsdp2", step_s, _AUTOMODEL,
+                 {"model": model, "accelerator": "H100", "train_gpus": gpus, "tokens": gbs * 4096, "sequences": gbs,
+                  "recompute_logprob": False, "reference": False, "model_parallel": pp, "expert_parallel": ep,
+                  "max_tokens_per_gpu": mbs * 4096}, fit=False, note=note)
+
+
+#: Published training runs that are not calibration measurements: checks of the fitted model only.
+HELD_OUT: tuple[_Case, ...] = (
+    _automodel("Qwen3 MoE 30B", "Qwen3-30B-A3B", 8, 512, 4, 1, 8, 21.773),
+    _automodel("GPT-OSS 20B", "gpt-oss-20b", 8, 256, 2, 1, 8, 10.04, ep_given=False),
+    _automodel("GPT-OSS 120B", "gpt-oss-120b", 64, 512, 2, 1, 64, 4.30, ep_given=False),
+    _automodel("DeepSeek V3", "DeepSeek-V3", 256, 512, 1, 4, 64, 8.18),
+    _automodel("DeepSeek V3", "DeepSeek-V3", 1024, 8192, 1, 4, 64, 37.87),
+    _automodel("Kimi K2", "Kimi-K2", 256, 512, 1, 8, 32, 8.86),
 )
 
 
@@ -756,21 +799,28 @@ def fit() -> dict[str, float]:
 
 
 def training_validation_rows() -> list[dict[str, Any]]:
-    """Every calibration measurement with its prediction: ``case``, ``predicted``, ``measured``,
-    ``unit`` ("s", or "x" for a ratio), ``error`` (predicted / measured - 1), ``in_fit``,
-    ``source`` and ``note``. The last row is the balancing mechanism as a ratio (contiguous over
-    balanced train time), derived from two published rows."""
+    """Every calibration measurement (:data:`CALIBRATION`) and held-out check (:data:`HELD_OUT`)
+    with its prediction: ``case``, ``predicted``, ``measured``, ``unit`` ("s", or "x" for a ratio),
+    ``error`` (predicted / measured - 1), ``in_fit``, ``source``, ``note`` and a short ``label``. The
+    last row is the
+    balancing mechanism as a ratio (contiguous over balanced train time), derived from two
+    published rows."""
     rows = []
     pred: dict[str, float] = {}
-    for c in CALIBRATION:
+    for c in CALIBRATION + HELD_OUT:
         p = _predict(c)
         pred[c.name] = p
-        rows.append({"case": c.name, "predicted": p, "measured": c.measured_s, "unit": "s",
+        kw = c.kwargs
+        label = f"{c.backend} {kw['model']} {kw['train_gpus']}x{kw['accelerator']}"
+        if kw.get("dispatch"):
+            label += f" {kw['dispatch']}"
+        rows.append({"case": c.name, "label": label, "predicted": p, "measured": c.measured_s, "unit": "s",
                      "error": p / c.measured_s - 1.0, "in_fit": c.fit, "source": c.source, "note": c.note})
     bal, con = (c for c in CALIBRATION if c.source.startswith("Tencent-Hunyuan/UniRL"))
     ratio_p = pred[con.name] / pred[bal.name]
     ratio_m = con.measured_s / bal.measured_s
     rows.append({"case": "UniRL train time without / with rank balancing (28.4 s / 15.3 s) [derived]",
+                 "label": "fsdp2 Qwen3-4B 16xH20 contiguous/lpt",
                  "predicted": ratio_p, "measured": ratio_m, "unit": "x", "error": ratio_p / ratio_m - 1.0,
                  "in_fit": False, "source": bal.source,
                  "note": "lengths assumed: lognormal sigma 0.7, group correlation 0.5, mean 1,000 + 200 prompt"})
@@ -786,3 +836,27 @@ def calibration_report() -> str:
                      f"{'fit ' if r['in_fit'] else 'check'}  {r['case']}  [{r['source']}]")
     return "\n".join(lines)
 
+
+
+def table_rows() -> list[Any]:
+    """The rows of :func:`training_validation_rows` as :class:`rollsim.hardware.validation.Row` (area
+    "training") for ``rollsim validate --resources``."""
+    from rollsim.hardware.rows import Row
+
+    out = []
+    for r in training_validation_rows():
+        quantity = "train s" if r["unit"] == "s" else "ratio"
+        out.append(Row(label=r["label"], setting=r["case"], quantity=quantity, measured=r["measured"],
+                       source=r["source"], time_s=_const(r["predicted"]), measured_time_s=r["measured"],
+                       display=_same, fit=r["in_fit"], area="training", note=r["note"]))
+    return out
+
+
+def _const(value: float) -> Any:
+    def time_s(_params: Any) -> float:
+        return value
+    return time_s
+
+
+def _same(t: float) -> float:
+    return t

@@ -10,15 +10,16 @@ of :class:`Row`); :func:`table` evaluates them all.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import replace
 from typing import Any
 
 import polars as pl
 
 from . import serving
-from .serving import EngineParams, engine_params
+from .rows import Row
+from .serving import FIT_LOWER, FIT_TERMS, EngineParams, engine_params
 
-__all__ = ["Row", "serving_rows", "table", "ROW_BUILDERS", "SHAREGPT_INPUT_TOKENS", "SHAREGPT_OUTPUT_TOKENS",
+__all__ = ["Row", "serving_rows", "fit", "table", "ROW_BUILDERS", "SHAREGPT_INPUT_TOKENS", "SHAREGPT_OUTPUT_TOKENS",
            "format_table", "summary"]
 
 #: Mean input / output tokens of the ShareGPT benchmark of ``vllm bench serve --num-prompts 1000``
@@ -30,53 +31,6 @@ _SG_PREFILL = SHAREGPT_INPUT_TOKENS / SHAREGPT_OUTPUT_TOKENS  # prompt tokens pr
 
 _GPUSTACK = "gpustack/gpustack docs/performance-lab/"
 _TT = "tenstorrent/tt-inference-server issue 340"
-
-
-@dataclass(frozen=True)
-class Row:
-    """One published measurement and how the model predicts it.
-
-    Attributes
-    ----------
-    label : str
-        Short name.
-    setting : str
-        The setting as published (model, GPUs, engine, workload).
-    quantity : str
-        What is compared, with its unit ("TPOT ms", "output tok/s", "TTFT ms", ...).
-    measured : float
-        The published value, in ``quantity``'s unit.
-    source : str
-        Repository + path, issue or PR, or paper.
-    time_s : Callable[[EngineParams], float]
-        The model's time for the measured quantity (a step, a time to first token, seconds per request).
-    measured_time_s : float
-        The same time, from the published value.
-    display : Callable[[float], float]
-        From the model's time to ``quantity``'s unit.
-    fit : bool
-        Whether the global fit uses the row (False: a held-out check).
-    area : str
-        "decode", "prefill", "training", "switching".
-    note : str
-        Assumptions (derived concurrency, lengths).
-    """
-
-    label: str
-    setting: str
-    quantity: str
-    measured: float
-    source: str
-    time_s: Callable[[EngineParams], float] = field(repr=False)
-    measured_time_s: float
-    display: Callable[[float], float] = field(repr=False)
-    fit: bool = True
-    area: str = "decode"
-    note: str = ""
-
-    def predicted(self, params: EngineParams | None = None) -> float:
-        """The model's value in ``quantity``'s unit."""
-        return self.display(self.time_s(params or engine_params("vllm")))
 
 
 def _tpot(label: str, setting: str, src: str, m: str, gpu: str, tp: int, batch: float, ctx: float, tpot_ms: float,
@@ -177,7 +131,17 @@ def serving_rows() -> list[Row]:
 
 
 #: Builders of validation rows; other parts of the resource model (training, switching) append theirs.
-ROW_BUILDERS: list[Callable[[], list[Row]]] = [serving_rows]
+def _training_rows() -> list[Row]:
+    from .training import table_rows
+    return table_rows()
+
+
+def _switching_rows() -> list[Row]:
+    from .switching import table_rows
+    return table_rows()
+
+
+ROW_BUILDERS: list[Callable[[], list[Row]]] = [serving_rows, _training_rows, _switching_rows]
 
 
 def table(params: EngineParams | None = None, rows: list[Row] | None = None) -> pl.DataFrame:
@@ -202,6 +166,10 @@ def summary(df: pl.DataFrame) -> str:
     return f"{k} of {n} rows within 25 % of measured ({k / n:.0%}); median |error| {med:.1%}"
 
 
+def _num(x: float) -> str:
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
 def format_table(df: pl.DataFrame, *, markdown: bool = False) -> str:
     """The table as text (or a Markdown table for the README)."""
     lines = []
@@ -210,11 +178,99 @@ def format_table(df: pl.DataFrame, *, markdown: bool = False) -> str:
         lines.append("|---|---|---:|---:|---:|---|")
         for r in df.iter_rows(named=True):
             mark = "" if r["fit"] else " (held out)"
-            lines.append(f"| {str(r['setting'])}{mark} | {r['quantity']} | {r['measured']:,.4g} | {r['predicted']:,.4g} | "
-                         f"{r['error']:+.0%} | {r['source']} |")
+            lines.append(f"| {str(r['setting'])}{mark} | {r['quantity']} | {_num(r['measured'])} | "
+                         f"{_num(r['predicted'])} | {r['error']:+.0%} | {r['source']} |")
     else:
         for r in df.iter_rows(named=True):
             mark = " " if r["fit"] else "*"
-            lines.append(f"{r['error']:+7.1%}{mark} {r['label']:<34} {r['quantity']:<14} measured {r['measured']:>10,.4g}  "
-                         f"predicted {r['predicted']:>10,.4g}  {r['source']}")
+            lines.append(f"{r['error']:+7.1%}{mark} {r['label']:<34} {r['quantity']:<14} measured "
+                         f"{_num(r['measured']):>8}  predicted {_num(r['predicted']):>8}  {r['source']}")
     return "\n".join(lines)
+
+
+def fit(rows: list[Row] | None = None, *, engine: str = "vllm", verbose: bool = False) -> dict[str, Any]:
+    """Fit the six global terms of ``engine`` (:data:`FIT_TERMS`) once, by least squares on the
+    relative errors of the published decode / prefill measurements (every row counts once).
+
+    The model is linear in those terms (each row's predicted time is a sum of term x feature), so
+    the fit is exact least squares with a non-negativity bound (numpy), no per-case parameter.
+
+    Parameters
+    ----------
+    rows : list of validation rows, optional
+        Default :func:`serving_rows` with ``fit=True``.
+    engine : str
+        Which engine's fixed terms (all-reduce, memory) to use.
+    verbose : bool
+        Print the fitted terms and every row's residual.
+
+    Returns
+    -------
+    dict
+        ``params`` (an :class:`EngineParams`), ``terms`` (name -> value) and ``residuals`` (row
+        label -> relative error of the predicted time).
+    """
+    import numpy as np
+
+    rows = [r for r in (rows if rows is not None else serving_rows()) if r.fit]
+    base = engine_params(engine)
+    # features: the row's predicted time with one term set to 1 and the others to 0
+    feats = []
+    for r in rows:
+        f = []
+        for term in FIT_TERMS:
+            unit = _with(base, {t: (1.0 if t == term else 0.0) for t in FIT_TERMS})
+            zero = _with(base, {t: 0.0 for t in FIT_TERMS})
+            f.append(r.time_s(unit) - r.time_s(zero))
+        feats.append(f)
+    zero = _with(base, {t: 0.0 for t in FIT_TERMS})
+    fixed = np.array([r.time_s(zero) for r in rows])
+    meas = np.array([r.measured_time_s for r in rows])
+    A = np.array(feats)
+    lo = np.array(FIT_LOWER)
+    floor = fixed + A @ lo  # every row's time at the datasheet peaks with no overhead
+    keep = floor <= meas
+    excluded = [r.label for r, k in zip(rows, keep) if not k]
+    An = A[keep] / meas[keep, None]
+    y = 1.0 - floor[keep] / meas[keep]
+    x = lo + _nnls(An, y)
+    terms = dict(zip(FIT_TERMS, (float(v) for v in x)))
+    params = _with(base, terms)
+    res = {r.label: r.time_s(params) / r.measured_time_s - 1.0 for r in rows}
+    if verbose:
+        print("fitted terms:", ", ".join(f"{k}={v:.4g}" for k, v in terms.items()))
+        for k, v in res.items():
+            print(f"  {v:+7.1%}  {k}{'  (faster than the datasheet roofline: not fitted)' if k in excluded else ''}")
+    return {"params": params, "terms": terms, "residuals": res, "excluded": excluded}
+
+
+def _with(base: EngineParams, values: dict[str, float]) -> EngineParams:
+    kw: dict[str, Any] = dict(values)
+    return replace(base, **kw)
+
+
+def _nnls(A: Any, y: Any, iters: int = 200) -> Any:
+    """Non-negative least squares ``min |A x - y|, x >= 0`` (Lawson and Hanson's active-set method)."""
+    import numpy as np
+
+    n = A.shape[1]
+    x = np.zeros(n)
+    passive = np.zeros(n, dtype=bool)
+    for _ in range(iters):
+        w = A.T @ (y - A @ x)
+        if passive.all() or (w[~passive] <= 1e-12).all():
+            break
+        j = int(np.argmax(np.where(passive, -np.inf, w)))
+        passive[j] = True
+        while True:
+            z = np.zeros(n)
+            z[passive] = np.linalg.lstsq(A[:, passive], y, rcond=None)[0]
+            if (z[passive] > 0).all():
+                x = z
+                break
+            neg = passive & (z <= 0)
+            alpha = np.min(x[neg] / (x[neg] - z[neg]))
+            x = x + alpha * (z - x)
+            passive &= x > 1e-12
+    return x
+

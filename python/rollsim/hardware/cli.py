@@ -1,0 +1,113 @@
+"""``rollsim hardware``: a deployment's breakdown from specs (and the registry's names), and the
+resource validation table of ``rollsim validate --resources``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = ["add_parser", "add_deployment_args", "deployment_from_args", "run", "print_resource_validation"]
+
+
+def add_deployment_args(p: argparse.ArgumentParser, *, required: bool) -> None:
+    """The flags that name a deployment: ``--model`` (or ``--hf-config``), ``--gpu``, ``--engine``,
+    ``--gpu-memory-utilization``, ``--max-num-seqs``, ``--train-backend``."""
+    g = p.add_argument_group("deployment (rollsim.hardware)")
+    g.add_argument("--model", default=None, help="a model of rollsim.hardware.MODELS or a Hugging Face id"
+                   + ("" if required else " (sizes the pool and the trainer from specs)"))
+    g.add_argument("--hf-config", default=None, help="a config.json (or its directory) instead of --model")
+    g.add_argument("--gpu", default=None, help="an accelerator of rollsim.hardware.ACCELERATORS (e.g. H100)")
+    g.add_argument("--engine", default="vllm", choices=("vllm", "sglang"))
+    g.add_argument("--gpu-memory-utilization", type=float, default=None, help="engine memory fraction (0.9)")
+    g.add_argument("--max-num-seqs", type=int, default=None, help="running sequences per instance (1024)")
+    g.add_argument("--train-backend", default="fsdp2", choices=("fsdp2", "megatron"))
+
+
+def deployment_from_args(a: argparse.Namespace, *, rollout_gpus: int, rollout_tp: int, train_gpus: int,
+                         colocated: bool = False) -> Any:
+    """The :class:`rollsim.hardware.Deployment` the flags name."""
+    from rollsim.errors import invalid
+
+    from .deployment import Deployment
+    from .specs import model_from_hf_config
+
+    if (a.model is None) == (a.hf_config is None):
+        raise invalid("model", "give --model or --hf-config (one of them)")
+    if a.gpu is None:
+        raise invalid("gpu", "give --gpu (e.g. H100) with --model")
+    m = a.model if a.model is not None else model_from_hf_config(a.hf_config)
+    return Deployment(model=m, gpu=a.gpu, rollout_gpus=rollout_gpus, rollout_tp=rollout_tp, train_gpus=train_gpus,
+                      train_backend=a.train_backend, engine=a.engine, gpu_memory_utilization=a.gpu_memory_utilization,
+                      max_num_seqs=a.max_num_seqs, colocated=colocated)
+
+
+def run(a: argparse.Namespace) -> int:
+    """``rollsim hardware``: the registry (``--list``) or a deployment's breakdown."""
+    from .specs import ACCELERATORS, MODELS
+
+    if a.list:
+        print("accelerators:")
+        for n, g in ACCELERATORS.items():
+            fp8 = f"{g.fp8_flops / 1e12:,.0f}" if g.fp8_flops else "-"
+            print(f"  {n:<12} {g.family:<9} {g.hbm_gib:>5g} GiB {g.hbm_bytes_per_s / 1e12:>5.2f} TB/s "
+                  f"BF16 {g.bf16_flops / 1e12:>6,.0f} FP8 {fp8:>6} TFLOP/s  scale-up {g.scale_up_bytes_per_s / 1e9:>4.0f} GB/s")
+        print("models:")
+        for n, m in MODELS.items():
+            moe = f", {m.experts} experts top-{m.experts_per_token}" if m.is_moe else ""
+            print(f"  {n:<16} {m.total_params / 1e9:>8.2f}B total, {m.active_params / 1e9:>7.2f}B active, "
+                  f"{m.layers} layers{moe}{', MLA' if m.is_mla else ''}")
+        return 0
+    d = deployment_from_args(a, rollout_gpus=a.rollout_gpus or a.rollout_tp, rollout_tp=a.rollout_tp,
+                             train_gpus=a.train_gpus or a.rollout_gpus or a.rollout_tp, colocated=a.colocated)
+    print(d.breakdown(a.context_tokens))
+    if a.train_tokens:
+        seqs = max(1, round(a.train_tokens / a.context_tokens))
+        ph = d.train_step_s(a.train_tokens, seqs)
+        print(f"  training step of {a.train_tokens:,.0f} tokens ({seqs} sequences): "
+              + ", ".join(f"{k} {v:.2f} s" for k, v in ph.items()))
+    return 0
+
+
+def print_resource_validation(*, fit: bool = False, fmt: str = "table", cases: list[str] | None = None) -> None:
+    """Every resource-model row (decode, prefill, and what other parts add): predicted, measured,
+    error, source; with ``fit`` the global fit and its residuals first. With ``cases``, instead, those
+    verl cases of ``rollsim validate`` rebuilt from a deployment (:func:`validation.deployment_cases`)."""
+    from . import validation
+
+    if cases:
+        from .cases import deployment_cases
+
+        df = deployment_cases(cases)
+        if fmt == "csv":
+            print(df.write_csv(), end="")
+            return
+        for r in df.iter_rows(named=True):
+            print(f"{r['case']:<26} {r['metric']:<8} measured {r['measured']:8.3g}  roofline {r['predicted_roofline']:8.3g}"
+                  f" ({r['error_roofline']:+.0%}, mean {r['mean_tokens_roofline']:,.0f} tokens)  deployment "
+                  f"{r['predicted_deployment']:8.3g} ({r['error_deployment']:+.0%}, mean "
+                  f"{r['mean_tokens_deployment']:,.0f} tokens)")
+        return
+    if fit:
+        validation.fit(verbose=True)
+    df = validation.table()
+    if fmt == "csv":
+        print(df.write_csv(), end="")
+        return
+    print(validation.format_table(df))
+    print(validation.summary(df) + "  (* held out of the fit)")
+
+
+def add_parser(subparsers: Any) -> None:
+    """Registers ``rollsim hardware`` on an ``argparse`` subparsers object."""
+    h = subparsers.add_parser("hardware", help="a deployment's serving / training breakdown from specs",
+                              description="Prints a deployment's KV capacity, decode-step terms, prefill, training "
+                                          "step and (colocated) switch from accelerator and model specs.")
+    add_deployment_args(h, required=True)
+    h.add_argument("--rollout-gpus", type=int, default=None, help="rollout GPUs (default: one instance)")
+    h.add_argument("--rollout-tp", type=int, default=1, help="GPUs per engine instance (%(default)s)")
+    h.add_argument("--train-gpus", type=int, default=None, help="training GPUs (default: the rollout GPUs)")
+    h.add_argument("--colocated", action="store_true", help="rollout and training take turns on the same GPUs")
+    h.add_argument("--context-tokens", type=float, default=2048.0, help="context of a decoding sequence (%(default)s)")
+    h.add_argument("--train-tokens", type=float, default=None, help="also price a training step of this many tokens")
+    h.add_argument("--list", action="store_true", help="list the accelerators and models of the registry")
+    h.set_defaults(func=run)
