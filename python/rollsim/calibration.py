@@ -461,9 +461,11 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
         raise invalid("metrics", f"response_max {longest:g} tokens exceeds the config's length limit {cap:g}; check "
                       "the config's max response length")
     values = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap))
-    if sc.rollout_slots < sc.batch_size:
-        # fewer slots than samples: a batch's generation is the slots' makespan, which rollsim
-        # simulates (in tokens, at 1 token/s) for each step's fitted lengths; the speed is refitted on it
+    over = sc.pipeline.over_sampling if isinstance(sc.pipeline, OffPolicy) else None
+    if sc.rollout_slots < sc.batch_size or over is not None:
+        # fewer slots than samples, or over-sampling (the batch ends before its longest answers): a
+        # batch's generation is the slots' makespan, which rollsim simulates (in tokens, at 1 token/s)
+        # for each step's fitted lengths; the speed is refitted on it
         m = m.with_columns(pl.Series("makespan_tokens", _makespans(sc, values, m["step"].to_numpy(), float(cap))))
         values = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap))
     rng = np.random.default_rng(seed)
@@ -517,7 +519,9 @@ def _makespans(sc: Scenario, v: dict[str, float], steps: np.ndarray, cap: float)
     for t in steps.tolist():
         lengths = LogNormal(mu=float(np.clip(v["lengths.mu"] + v["lengths.drift"] * t, -100, 100)),
                             sigma=float(v["lengths.sigma"]), max_tokens=cap)
-        one = sc.replace(pipeline=Synchronous(), lengths=lengths, decode_tokens_per_s=1.0, rollout_pause_s=0.0,
+        p = sc.pipeline
+        batch = Synchronous(over_sampling=p.over_sampling) if isinstance(p, OffPolicy) else Synchronous()
+        one = sc.replace(pipeline=batch, lengths=lengths, decode_tokens_per_s=1.0, rollout_pause_s=0.0,
                          train_step_s=0.0, train_s_per_token=0.0, logprob_s_per_token=0.0, weight_sync_s=0.0,
                          prefill_tokens_per_s=math.inf, horizon_s=min(1e12, 3.5 * cap * (1 + sc.batch_size / sc.rollout_slots)),
                          seed=int(t) % 2**32)
@@ -536,7 +540,8 @@ def synthetic_metrics(scenario: Scenario, steps: int, *, drift: float = 0.0, noi
     Parameters
     ----------
     scenario : Scenario
-        Must have LogNormal lengths; its pipeline is replaced by :class:`Synchronous`.
+        Must have LogNormal lengths; its pipeline is replaced by :class:`Synchronous` (keeping a batch
+        pipeline's ``over_sampling`` and ``keep_partial``).
     steps : int
         Steps to generate, in [3, 100000].
     drift : float
@@ -568,7 +573,10 @@ def synthetic_metrics(scenario: Scenario, steps: int, *, drift: float = 0.0, noi
            + (sc0.train_s_per_token + sc0.logprob_s_per_token) * cap * sc0.batch_size)
     rows = []
     for t in range(steps):
-        sc = sc0.replace(pipeline=Synchronous(), seed=seed * 100_003 + t, horizon_s=min(1e12, 2.5 * one),
+        p = sc0.pipeline
+        batch = (Synchronous(over_sampling=p.over_sampling, keep_partial=p.keep_partial) if isinstance(p, OffPolicy)
+                 else Synchronous())
+        sc = sc0.replace(pipeline=batch, seed=seed * 100_003 + t, horizon_s=min(1e12, 2.5 * one),
                          **{"lengths.mu": float(lengths.mu + drift * t)})
         res = simulate(sc)
         st = res.steps
