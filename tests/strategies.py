@@ -93,3 +93,85 @@ def real_scenarios(draw, pipeline=None):
         seed=draw(st.integers(0, 2**32)),
         rng=draw(st.sampled_from(["fast", "python"])),
     )
+
+
+# ------------------------------------------------------------------------------------------------
+# Every field of the engine's schema (rollsim._rollsim.SCHEMA), for the fast-path / general-engine
+# cross-check: a field the schema gains later is set too (drawn from its declared range), so a fast
+# path that ignored it would disagree with the general engine.
+
+from rollsim import _rollsim  # noqa: E402
+
+SCHEMA_FIELDS = {f["name"]: f for f in _rollsim.SCHEMA["scenario"] if f["kind"] != "part"}
+
+#: Realistic (and quick) values of the known fields; any other field is drawn from its schema range.
+_VALUES = {
+    "rollout_slots": st.integers(1, 48),
+    "decode_tokens_per_s": st.floats(5.0, 100.0),
+    "batch_size": st.integers(1, 96),
+    "train_step_s": st.floats(0.0, 300.0),
+    "horizon_s": st.floats(10.0, 1500.0),
+    "seed": st.integers(0, 2**64 - 1),
+    "weight_sync_s": st.floats(0.0, 30.0),
+    "train_s_per_token": st.floats(0.0, 1e-3),
+    "logprob_s_per_token": st.floats(0.0, 1e-3),
+    "prompt_tokens": st.sampled_from([50.0, 500.0]),
+    "prefill_tokens_per_s": st.sampled_from([500.0, 5000.0]),
+    "decode_slowdown_per_seq": st.floats(0.001, 0.2),
+    "rollout_pause_s": st.floats(0.0, 20.0),
+    "kv_cache_tokens": st.floats(1.0, 3.0),  # times the least capacity that fits a request
+}
+
+
+_ALWAYS = frozenset({"rollout_slots", "batch_size", "horizon_s", "decode_tokens_per_s", "train_step_s", "seed"})
+
+
+def _generic(f):
+    """Values of a field from its schema: any bool / choice, or numbers in (a small part of) its range."""
+    if f["kind"] == "bool":
+        return st.booleans()
+    if f["kind"] == "str":
+        return st.sampled_from(f["choices"])
+    if f["kind"] == "int":
+        return st.integers(f["lo"], min(f["hi"], f["lo"] + 8))
+    if f["kind"] == "float":
+        return st.floats(f["lo"], min(f["hi"], f["lo"] + 10.0))
+    raise AssertionError(f"no strategy for a field of kind {f['kind']!r} ({f['name']}): add one")
+
+
+def _divisors(n):
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+@st.composite
+def every_field_scenarios(draw, pipeline=pipelines):
+    """Valid scenarios in which any subset of the schema's fields (none, some or all) departs from
+    its default; the others keep it (so chapter-shaped scenarios come up too)."""
+    names = sorted(SCHEMA_FIELDS)
+    changed = draw(st.one_of(st.just(frozenset()), st.sets(st.sampled_from(names)), st.just(frozenset(names))))
+    changed |= _ALWAYS  # the run's size is always drawn (the chapter's would be slow)
+    if {"decode_throughput_table", "decode_slowdown_per_seq"} <= changed:  # one speed model or the other
+        changed -= {draw(st.sampled_from(["decode_throughput_table", "decode_slowdown_per_seq"]))}
+    v = {n: (draw(_VALUES.get(n, _generic(SCHEMA_FIELDS[n]))) if n in changed and n not in (
+        "group_size", "slots_per_instance", "decode_throughput_table") else SCHEMA_FIELDS[n]["default"])
+        for n in names}
+    if "group_size" in changed:
+        v["group_size"] = draw(st.sampled_from(_divisors(v["batch_size"])))
+    else:
+        v["group_size"] = 1
+    if "slots_per_instance" in changed:
+        v["slots_per_instance"] = draw(st.sampled_from(_divisors(v["rollout_slots"])))
+    lens = draw(st.one_of(lognormals, st.builds(Empirical, values=st.lists(st.integers(50, 20000), min_size=1,
+                                                                          max_size=40))))
+    if v["slots_per_instance"] == 0:  # these describe instances
+        v.update(decode_slowdown_per_seq=0.0, decode_throughput_table=None, kv_cache_tokens=None)
+    elif "decode_throughput_table" in changed:
+        spi = v["slots_per_instance"]
+        one = v["decode_tokens_per_s"]
+        top = draw(st.floats(1.0, 4.0)) * one * spi
+        v.update(decode_throughput_table=((1, one),) if spi == 1 else ((1, one), (spi, max(top, 1e-6))),
+                 decode_slowdown_per_seq=0.0)
+    if v["kv_cache_tokens"] is not None:
+        longest = lens.max_tokens if isinstance(lens, LogNormal) else float(lens.values.max())
+        v["kv_cache_tokens"] = v["kv_cache_tokens"] * (v["prompt_tokens"] + longest + 1.0)
+    return Scenario(lengths=lens, pipeline=draw(pipeline), **v)

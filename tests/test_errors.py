@@ -73,9 +73,11 @@ def test_engine_validates_dicts_too():
     d["lengths"] = {"kind": "lognormal", "mu": 7.6, "sigma": -1.0, "max_tokens": 10.0}
     with pytest.raises(ScenarioError, match="^lengths.sigma:"):
         _rollsim.simulate(d)
-    d = Scenario().to_dict()
-    del d["seed"]
-    with pytest.raises(ScenarioError, match="^seed:"):
+    d = Scenario(horizon_s=60.0).to_dict()
+    del d["seed"]  # a missing key takes the schema's default
+    assert repr(_rollsim.simulate(d, False)["summary"]) == repr(_rollsim.simulate(dict(d, seed=0), False)["summary"])
+    d["seed"] = -1
+    with pytest.raises(ScenarioError, match=r"^seed: must be in \[0, 2\*\*64 - 1\], got -1$"):
         _rollsim.simulate(d)
     d = Scenario().to_dict()
     d["pipeline"] = {"kind": "bogus"}

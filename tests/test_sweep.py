@@ -191,8 +191,9 @@ def test_keys_distinguish_what_changes_results():
         base.replace(lengths=Empirical([1.0, 2.0])), base.replace(lengths=Empirical([1.0, 2.0], [1.0, 2.0])),
     ]}
     assert len(keys) == 7
-    # weight_sync_s folds into the engine's step time: same engine input, same key
-    assert run_key(base.replace(train_step_s=50.0, weight_sync_s=10.0).to_dict()) == run_key(base.to_dict())
+    # weight_sync_s is a field of the engine dict of its own (the engine adds it to the step): another key
+    assert run_key(base.replace(train_step_s=50.0, weight_sync_s=10.0).to_dict()) != run_key(base.to_dict())
+    assert run_key(base.replace(weight_sync_s=0.0).to_dict()) == run_key(base.to_dict())  # omitted at its default
 
 
 @given(sc=scenarios(), seed=st.integers(0, 2**64 - 1))

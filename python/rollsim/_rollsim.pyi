@@ -14,10 +14,20 @@ __all__ = [
     "sync_estimate",
     "sync_estimate_many",
     "sync_plan",
+    "table_throughput",
+    "lognormal_mean",
+    "throughput_ratio",
+    "decode_speed",
+    "SCHEMA",
     "__version__",
 ]
 
 __version__: str
+#: The engine's schema (rust/rollsim-core/src/schema.rs): ``{"version": int, "scenario": [field
+#: dicts: name, kind, unit, default, lo, hi, range, extra, choices, omit_at_default, doc],
+#: "summary": [column dicts: name, dtype, unit, doc], "frames": {"steps" | "samples" | "segments":
+#: [column dicts]}}``.
+SCHEMA: dict[str, Any]
 
 def simulate(
     scenario: dict[str, Any],
@@ -27,10 +37,10 @@ def simulate(
 ) -> dict[str, Any]:
     """Runs one scenario dict (``Scenario.to_dict()``); returns ``{"summary", "samples", "segments",
     "steps"}`` (``samples`` and ``segments`` are None without ``record_samples``). ``general_engine``
-    forces the general streaming engine where the fully-asynchronous fast path applies. Optional keys
-    (absent: their default) include ``slots_per_instance``, ``decode_slowdown_per_seq``,
+    forces the general streaming engine where the fully-asynchronous fast path applies. The keys are
+    the fields of ``SCHEMA["scenario"]`` (absent or None: the schema's default), e.g.
     ``decode_throughput_table`` (a list of ``[running sequences, tokens/s]`` pairs) and
-    ``kv_cache_tokens`` (0 or None: unlimited); the engine validates them again."""
+    ``kv_cache_tokens`` (None: unlimited; 0 is refused); the engine validates them again."""
 
 def simulate_many(
     scenarios: list[dict[str, Any]],
@@ -39,6 +49,19 @@ def simulate_many(
     progress: Callable[[int, int], object] | None = None,
 ) -> list[dict[str, Any] | BaseException]:
     """Runs many scenario dicts in summary mode across threads; one summary dict or exception each."""
+
+def table_throughput(table: list[tuple[int, float]], n: int) -> float:
+    """Instance throughput (tokens/s) with ``n`` sequences from ``(running sequences, tokens/s)``
+    points, linear in between, the last value beyond (the engine's formula)."""
+
+def lognormal_mean(mu: float, sigma: float, max_tokens: float) -> float:
+    """Mean of ``min(LogNormal(mu, sigma), max_tokens)``, tokens (the engine's closed form)."""
+
+def throughput_ratio(scenario: dict[str, Any]) -> float:
+    """Rollout over training throughput of a scenario dict (the summary's ``throughput_ratio``)."""
+
+def decode_speed(scenario: dict[str, Any], n: int) -> float:
+    """Decode speed of one sequence on an instance running ``n`` sequences, tokens/s."""
 
 def py_random_stream(seed: int, n: int) -> npt.NDArray[np.float64]: ...
 def py_lognormal_stream(seed: int, mu: float, sigma: float, n: int) -> npt.NDArray[np.float64]: ...

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from rollsim import _check
+from rollsim import _check, _rollsim
 from rollsim.errors import invalid, strict_init
 
 __all__ = ["LogNormal", "Empirical", "Lengths", "MIN_TOKENS", "MAX_TOKENS", "MAX_WEIGHT_SUM", "MU_BOUND",
@@ -175,22 +175,10 @@ class LogNormal:
         object.__setattr__(self, "max_tokens", max_tokens)
 
     def mean_tokens(self) -> float:
-        """Mean of the truncated distribution, tokens (closed form)."""
-        from statistics import NormalDist
-
-        top = self.max_tokens
-        if self.sigma == 0:
-            return top if self.mu >= math.log(top) else math.exp(self.mu)
-        z = (math.log(top) - self.mu) / self.sigma
-        nd = NormalDist()
-        c = nd.cdf(z - self.sigma)
-        try:
-            below = math.exp(self.mu + self.sigma**2 / 2) * c
-        except OverflowError:  # extreme mu or sigma: the same product in log space
-            below = 0.0 if c <= 0 else math.exp(min(self.mu + self.sigma**2 / 2 + math.log(c), 709.0))
-        if math.isnan(below):  # inf * 0
-            below = 0.0
-        return min(below + top * (1 - nd.cdf(z)), top)
+        """Mean of the truncated distribution, tokens (closed form: the engine's function,
+        ``rollsim._rollsim.lognormal_mean``, so that the summary's ``throughput_ratio`` and
+        :meth:`Scenario.throughput_ratio` agree in every digit)."""
+        return _rollsim.lognormal_mean(self.mu, self.sigma, self.max_tokens)
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "lognormal", "mu": self.mu, "sigma": self.sigma, "max_tokens": self.max_tokens,

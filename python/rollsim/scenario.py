@@ -11,41 +11,54 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rollsim import _check, scenario_toml
+from rollsim import _check, _rollsim, scenario_toml
 from rollsim.errors import invalid, strict_init
 from rollsim.lengths import Empirical, LogNormal
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
 
 __all__ = ["Scenario", "MAX_COUNT"]
 
+#: The engine's schema of a scenario (rust/rollsim-core/src/schema.rs): one dict per field with its
+#: ``name``, ``kind``, ``unit``, ``default``, range (``lo``, ``hi``, ``range`` as messages print it,
+#: ``extra`` special values), ``choices``, ``omit_at_default`` and one-line ``doc``. The field list,
+#: the defaults, the ranges below, the command-line flags, the TOML keys and docs/scenario.md derive
+#: from it.
+SCHEMA_FIELDS: dict[str, dict[str, Any]] = {f["name"]: f for f in _rollsim.SCHEMA["scenario"]}
+
 #: Largest accepted ``rollout_slots`` and ``batch_size``.
-MAX_COUNT = 1 << 24
+MAX_COUNT: int = SCHEMA_FIELDS["rollout_slots"]["hi"]
 
 _PIPELINES = (Synchronous, OneStepAsync, OffPolicy, FullyAsync)
 
 
-#: Accepted range and unit of every real-valued field (the engine checks the same ranges with the same
-#: messages, in rust/rollsim-core/src/scenario.rs): wide enough for any real system, narrow enough that
-#: every summary value of any accepted combination stays finite (see the Scenario docstring).
+#: Accepted range and unit of every real-valued field, from the engine's schema (which checks the
+#: same ranges with the same messages): wide enough for any real system, narrow enough that every
+#: summary value of any accepted combination stays finite (see the Scenario docstring).
 _BOUNDS: dict[str, tuple[float, float, str]] = {
-    "decode_tokens_per_s": (1e-6, 1e9, "tokens/s"),
-    "train_step_s": (0.0, 1e12, "seconds"),
-    "weight_sync_s": (0.0, 1e12, "seconds"),
-    "rollout_pause_s": (0.0, 1e12, "seconds"),
-    "horizon_s": (1e-6, 1e12, "seconds"),
-    "train_s_per_token": (0.0, 1e3, "seconds/token"),
-    "logprob_s_per_token": (0.0, 1e3, "seconds/token"),
-    "prompt_tokens": (0.0, 1e9, "tokens"),
-    "prefill_tokens_per_s": (1e-6, 1e12, "tokens/s"),
-    "decode_slowdown_per_seq": (0.0, 1e6, ""),
-    "kv_cache_tokens": (1.0, 1e15, "tokens"),
-    "decode_throughput_table": (1e-6, 1e15, "tokens/s"),
+    f["name"]: (f["lo"], f["hi"], f["unit"]) for f in SCHEMA_FIELDS.values() if f["kind"] in ("float", "table")
 }
 
 
+#: Fields of :class:`Scenario` that exist only in Python (none today: every field crosses to the
+#: engine; a Python-only one would be listed here, and tests/test_schema.py checks the list).
+PYTHON_ONLY: tuple[str, ...] = ()
+
+
+def _default(name: str) -> Any:
+    """The schema's default of a field (the dataclass's defaults are these)."""
+    return SCHEMA_FIELDS[name]["default"]
+
+
+def _int_range(name: str) -> tuple[int, int]:
+    """The schema's range of an integer field."""
+    f = SCHEMA_FIELDS[name]
+    return f["lo"], f["hi"]
+
+
 def _field(name: str, value: Any, **kw: Any) -> float:
+    """A real field checked against its schema range (and the schema's special values' words)."""
     lo, hi, unit = _BOUNDS[name]
-    return _check.bounded(name, value, lo, hi, unit, **kw)
+    return _check.bounded(name, value, lo, hi, unit, extra=SCHEMA_FIELDS[name]["extra"], **kw)
 
 
 def _sum_at_most(name: str, first: str, what: str, a: float, b: float) -> None:
@@ -96,27 +109,11 @@ def _throughput_table(value: Any) -> tuple[tuple[int, float], ...] | None:
     return tuple(out)
 
 
-def _interpolate(table: Sequence[tuple[int, float]], n: int) -> float:
-    """Instance throughput (tokens/s) with ``n`` sequences on board, linear between the points
-    (the engine's formula, operation for operation)."""
-    for (n0, t0), (n1, t1) in zip(table, table[1:]):
-        if n0 <= n <= n1:
-            return t0 if n == n0 else t1 if n == n1 else t0 + (t1 - t0) * ((n - n0) / (n1 - n0))
-    return table[-1][1]
-
-
-
-
-
-
-#: Options the engine takes with these defaults when absent. ``to_dict`` leaves them out at their
-#: defaults, so that the dict (and the sweep keys hashed from it) of a scenario that does not use an
-#: option stays the same as options are added.
+#: Options the engine takes with these defaults when absent (the schema's ``omit_at_default``
+#: fields). ``to_dict`` leaves them out at their defaults, so that the dict (and the sweep keys hashed
+#: from it) of a scenario that does not use an option stays the same as options are added.
 _ENGINE_DEFAULTS: dict[str, Any] = {
-    "train_s_per_token": 0.0, "group_size": 1, "prompt_tokens": 0.0, "prefill_tokens_per_s": math.inf,
-    "prefix_sharing": True, "clear_cache_on_update": True, "slots_per_instance": 0, "decode_slowdown_per_seq": 0.0,
-    "rollout_pause_s": 0.0,
-    "decode_throughput_table": None, "kv_cache_tokens": None,
+    f["name"]: f["default"] for f in SCHEMA_FIELDS.values() if f["omit_at_default"]
 }
 _PART_DEFAULTS: dict[str, dict[str, Any]] = {
     "lengths": {"group_correlation": 0.0, "group_offsets": None},
@@ -257,33 +254,33 @@ class Scenario:
         tokens/s, got 1e-320``.
     """
 
-    rollout_slots: int = 256
-    decode_tokens_per_s: float = 30.0
-    batch_size: int = 512
-    train_step_s: float = 60.0
-    horizon_s: float = 7200.0
+    rollout_slots: int = _default("rollout_slots")
+    decode_tokens_per_s: float = _default("decode_tokens_per_s")
+    batch_size: int = _default("batch_size")
+    train_step_s: float = _default("train_step_s")
+    horizon_s: float = _default("horizon_s")
     lengths: LogNormal | Empirical = field(default_factory=LogNormal)
     pipeline: Synchronous | OneStepAsync | OffPolicy | FullyAsync = field(default_factory=FullyAsync)
-    seed: int = 0
-    rng: Literal["fast", "python"] = "fast"
-    weight_sync_s: float = 0.0
-    train_s_per_token: float = 0.0
-    group_size: int = 1
-    prompt_tokens: float = 0.0
-    prefill_tokens_per_s: float = math.inf
-    prefix_sharing: bool = True
-    clear_cache_on_update: bool = True
-    slots_per_instance: int = 0
-    decode_slowdown_per_seq: float = 0.0
-    rollout_pause_s: float = 0.0
-    logprob_s_per_token: float = 0.0
-    decode_throughput_table: tuple[tuple[int, float], ...] | None = None
-    kv_cache_tokens: float | None = None
+    seed: int = _default("seed")
+    rng: Literal["fast", "python"] = _default("rng")
+    weight_sync_s: float = _default("weight_sync_s")
+    train_s_per_token: float = _default("train_s_per_token")
+    group_size: int = _default("group_size")
+    prompt_tokens: float = _default("prompt_tokens")
+    prefill_tokens_per_s: float = _default("prefill_tokens_per_s")
+    prefix_sharing: bool = _default("prefix_sharing")
+    clear_cache_on_update: bool = _default("clear_cache_on_update")
+    slots_per_instance: int = _default("slots_per_instance")
+    decode_slowdown_per_seq: float = _default("decode_slowdown_per_seq")
+    rollout_pause_s: float = _default("rollout_pause_s")
+    logprob_s_per_token: float = _default("logprob_s_per_token")
+    decode_throughput_table: tuple[tuple[int, float], ...] | None = _default("decode_throughput_table")
+    kv_cache_tokens: float | None = _default("kv_cache_tokens")
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        set_(self, "rollout_slots", _check.integer("rollout_slots", self.rollout_slots, 1, MAX_COUNT))
-        set_(self, "batch_size", _check.integer("batch_size", self.batch_size, 1, MAX_COUNT))
+        set_(self, "rollout_slots", _check.integer("rollout_slots", self.rollout_slots, *_int_range("rollout_slots")))
+        set_(self, "batch_size", _check.integer("batch_size", self.batch_size, *_int_range("batch_size")))
         set_(self, "decode_tokens_per_s", _field("decode_tokens_per_s", self.decode_tokens_per_s))
         for name in ("train_step_s", "weight_sync_s", "rollout_pause_s", "train_s_per_token", "logprob_s_per_token",
                      "horizon_s"):
@@ -303,14 +300,14 @@ class Scenario:
         set_(self, "seed", int(self.seed))
         if self.rng not in ("fast", "python"):
             raise invalid("rng", f"must be 'fast' or 'python', got {self.rng!r}")
-        g = _check.integer("group_size", self.group_size, 1, MAX_COUNT)
+        g = _check.integer("group_size", self.group_size, *_int_range("group_size"))
         if self.batch_size % g:
             raise invalid("group_size", f"must divide batch_size ({self.batch_size}), got {g}")
         set_(self, "group_size", g)
         set_(self, "prompt_tokens", _field("prompt_tokens", self.prompt_tokens))
         set_(self, "prefill_tokens_per_s", _field("prefill_tokens_per_s", self.prefill_tokens_per_s,
-                                                  allow=(math.inf,), extra="or math.inf (free prefill)"))
-        spi = _check.integer("slots_per_instance", self.slots_per_instance, 0, MAX_COUNT)
+                                                  allow=(math.inf,)))
+        spi = _check.integer("slots_per_instance", self.slots_per_instance, *_int_range("slots_per_instance"))
         if spi and self.rollout_slots % spi:
             raise invalid("slots_per_instance", f"must divide rollout_slots ({self.rollout_slots}), got {spi}")
         set_(self, "slots_per_instance", spi)
@@ -348,7 +345,7 @@ class Scenario:
         kv = self.kv_cache_tokens
         if kv is None:
             return
-        kv = _field("kv_cache_tokens", kv, extra="or None (unlimited)")
+        kv = _field("kv_cache_tokens", kv)
         object.__setattr__(self, "kv_cache_tokens", kv)
         if self.slots_per_instance == 0:
             raise invalid("kv_cache_tokens",
@@ -365,11 +362,7 @@ class Scenario:
         (``1 <= n <= slots_per_instance``): from ``decode_throughput_table`` (``throughput(n) / n``)
         or ``decode_slowdown_per_seq``; without instances, ``decode_tokens_per_s`` for any ``n``."""
         n = _check.integer("n", n, 1, max(self.slots_per_instance, 1))
-        if self.slots_per_instance == 0:
-            return self.decode_tokens_per_s
-        if self.decode_throughput_table is not None:
-            return _interpolate(self.decode_throughput_table, n) / n
-        return self.decode_tokens_per_s / (1.0 + self.decode_slowdown_per_seq * (n - 1.0))
+        return _rollsim.decode_speed(self.to_dict(), n)  # the engine's model, the one implementation
 
     def _check_deliverable(self, p: FullyAsync) -> None:
         """Refuses streaming options under which the trainer could never form a batch (the run
@@ -439,7 +432,9 @@ class Scenario:
         return [int(x) for x in np.floor(shares * need * share + 1e-9)]
 
     def to_dict(self) -> dict[str, Any]:
-        """The flat form the engine takes (numpy arrays for empirical lengths)."""
+        """The flat form the engine takes (numpy arrays for empirical lengths): one key per field of
+        the engine's schema (``weight_sync_s`` and ``logprob_s_per_token`` included: the engine adds
+        them to the step), those whose schema says ``omit_at_default`` left out at their defaults."""
         pipeline = self.pipeline.to_dict()
         order = pipeline.get("batch_order")
         if isinstance(order, dict):
@@ -450,8 +445,10 @@ class Scenario:
             "rollout_slots": self.rollout_slots,
             "decode_tokens_per_s": self.decode_tokens_per_s,
             "batch_size": self.batch_size,
-            "train_step_s": self.train_step_s + self.weight_sync_s,
-            "train_s_per_token": self.train_s_per_token + self.logprob_s_per_token,
+            "train_step_s": self.train_step_s,
+            "weight_sync_s": self.weight_sync_s,
+            "train_s_per_token": self.train_s_per_token,
+            "logprob_s_per_token": self.logprob_s_per_token,
             "horizon_s": self.horizon_s,
             "lengths": self.lengths.to_dict(),
             "pipeline": pipeline,
@@ -474,11 +471,7 @@ class Scenario:
     def describe(self) -> dict[str, Any]:
         """A JSON-friendly description (empirical lengths summarized by name, size and mean)."""
         d = self.to_dict()
-        d["train_step_s"] = self.train_step_s
-        d["weight_sync_s"] = self.weight_sync_s
-        if self.logprob_s_per_token:
-            d["train_s_per_token"] = self.train_s_per_token
-            d["logprob_s_per_token"] = self.logprob_s_per_token
+        d.setdefault("weight_sync_s", self.weight_sync_s)
         if isinstance(self.lengths, Empirical):
             d["lengths"] = {"kind": "empirical", "name": self.lengths.name, "values": int(self.lengths.values.size),
                             "mean_tokens": self.lengths.mean_tokens()}
@@ -492,12 +485,9 @@ class Scenario:
         ``v`` the decode speed of one sequence with every slot busy: ``decode_tokens_per_s``, or
         with instances ``decode_speed(slots_per_instance)`` (full instances, the steady state of a
         fully asynchronous pool). Above 1, generation outruns training in a fully asynchronous
-        pipeline without a cap."""
-        mean = self.lengths.mean_tokens()
-        rollout = self.rollout_slots * self.decode_speed(max(self.slots_per_instance, 1)) / mean
-        per_token = self.train_s_per_token + self.logprob_s_per_token
-        step_s = self.train_step_s + self.weight_sync_s + per_token * self.batch_size * mean
-        return rollout * step_s / self.batch_size
+        pipeline without a cap. Computed by the engine (the summary's ``throughput_ratio``, digit for
+        digit)."""
+        return _rollsim.throughput_ratio(self.to_dict())
 
     @classmethod
     def from_toml(cls, path: str | os.PathLike[str]) -> Scenario:

@@ -80,7 +80,7 @@ __all__ = ["Field", "scenario_fields", "pipeline_fields", "lengths_fields", "all
 
 # ================================================================================================
 # The field list. Everything the command line and the TOML keys know about a scenario's fields
-# comes from here (a later version may take it from the engine's own schema instead).
+# comes from here; the scenario's own fields come from the engine's schema.
 
 #: Pipeline kinds (the ``kind`` key of a pipeline table) and their classes.
 PIPELINE_KINDS: dict[str, type] = {"synchronous": Synchronous, "one_step": OneStepAsync, "off_policy": OffPolicy,
@@ -211,9 +211,18 @@ def _merge(fields: list[Field]) -> tuple[Field, ...]:
 
 @functools.cache
 def scenario_fields() -> tuple[Field, ...]:
-    """Every field of :class:`Scenario`, in declaration order (``lengths`` and ``pipeline``
-    included: their own fields are :func:`lengths_fields` and :func:`pipeline_fields`)."""
-    return tuple(_class_fields(_SCENARIO, "", ()))
+    """Every field of :class:`Scenario`: the engine's schema (``rollsim._rollsim.SCHEMA``), in its
+    order, then the Python-only fields (``rollsim.scenario.PYTHON_ONLY``); ``lengths`` and
+    ``pipeline`` included (their own fields are :func:`lengths_fields` and
+    :func:`pipeline_fields`). Types and defaults are the dataclass's (which takes its defaults from
+    the schema), help is the first sentence of the docstring's entry, else the schema's doc line."""
+    from rollsim import _rollsim
+
+    by = {f.path: f for f in _class_fields(_SCENARIO, "", ())}
+    names = [f["name"] for f in _rollsim.SCHEMA["scenario"]]
+    names += [n for n in by if n not in names]  # Python-only (tests/test_schema.py checks the split)
+    docs = {f["name"]: f["doc"] for f in _rollsim.SCHEMA["scenario"]}
+    return tuple(dataclasses.replace(by[n], help=by[n].help or docs[n]) for n in names)
 
 
 @functools.cache

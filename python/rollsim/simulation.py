@@ -18,7 +18,7 @@ from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
 
 __all__ = ["Result", "simulate", "compare", "estimate_size", "SHORT_TOKENS", "LONG_TOKENS", "DEFAULT_MAX_SAMPLES",
-           "DEFAULT_MAX_EVENTS", "EVENTS_PER_S"]
+           "DEFAULT_MAX_EVENTS", "EVENTS_PER_S", "SUMMARY_KEYS"]
 
 #: Answers shorter than this are "short" in ``summary["staleness_mean_short"]`` (the chapter's < 1K).
 SHORT_TOKENS = 1000
@@ -28,19 +28,27 @@ LONG_TOKENS = 8000
 #: sample costs about :data:`BYTES_PER_SAMPLE` bytes, so about 9 GB at this limit).
 DEFAULT_MAX_SAMPLES = 50_000_000
 
-# Bytes per row of every recorded column: the engine's columns (handed to numpy), the polars frames
-# built from them (both alive when simulate returns), and the segments (at least one span per sample).
-_ENGINE_SAMPLE_COLUMNS = {"length_tokens": 8, "group_id": 4, "start_s": 8, "finish_s": 8, "version_start": 4,
-                          "version_end": 4, "version_finish": 4, "n_versions": 4, "trained_step": 8, "dropped": 1,
-                          "aborted": 1, "slot": 4}
+_DTYPE_BYTES = {"float64": 8, "int64": 8, "uint64": 8, "uint32": 4, "bool": 1}
+
+
+def _engine_columns(frame: str) -> dict[str, int]:
+    """Bytes per row of each of the engine's columns of ``frame``, from its schema."""
+    return {c["name"]: _DTYPE_BYTES[c["dtype"]] for c in _rollsim.SCHEMA["frames"][frame]}
+
+
+#: The summary's keys, in the engine's order (its schema).
+SUMMARY_KEYS: tuple[str, ...] = tuple(c["name"] for c in _rollsim.SCHEMA["summary"])
+
+# Bytes per row of every recorded column: the engine's columns (handed to numpy; from the schema),
+# the polars frames built from them (both alive when simulate returns), and the segments (at least
+# one span per sample).
+_ENGINE_SAMPLE_COLUMNS = _engine_columns("samples")
 _FRAME_SAMPLE_COLUMNS = {"sample_id": 4, "group_id": 4, "length_tokens": 8, "start_s": 8, "finish_s": 8,
                          "version_start": 4, "version_end": 4, "version_finish": 4, "n_versions": 4,
                          "trained_step": 8, "staleness": 8, "staleness_at_finish": 8, "dropped": 1, "aborted": 1,
                          "slot": 4, "status": 1}
-_SEGMENT_COLUMNS = {"sample_id": 4, "version": 4, "first_token": 8, "last_token": 8}
-_ENGINE_STEP_COLUMNS = {"start_s": 8, "end_s": 8, "staleness_mean": 8, "staleness_max": 4, "wait_s": 8,
-                        "samples": 4, "ready_after": 4, "tokens": 8, "tokens_wasted": 8, "tokens_recomputed": 8,
-                        "slot_idle_s": 8}
+_SEGMENT_COLUMNS = _engine_columns("segments")
+_ENGINE_STEP_COLUMNS = _engine_columns("steps")
 _FRAME_STEP_COLUMNS = dict(_ENGINE_STEP_COLUMNS, step=4, completed=1)
 #: Bytes per recorded sample with ``record="samples"``: engine columns + frame + one segment (both).
 BYTES_PER_SAMPLE = (sum(_ENGINE_SAMPLE_COLUMNS.values()) + sum(_FRAME_SAMPLE_COLUMNS.values())

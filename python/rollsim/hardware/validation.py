@@ -130,7 +130,6 @@ def serving_rows() -> list[Row]:
     return rows
 
 
-#: Builders of validation rows; other parts of the resource model (training, switching) append theirs.
 def _training_rows() -> list[Row]:
     from .training import table_rows
     return table_rows()
@@ -141,6 +140,7 @@ def _switching_rows() -> list[Row]:
     return table_rows()
 
 
+#: Builders of validation rows; other parts of the resource model (training, switching) append theirs.
 ROW_BUILDERS: list[Callable[[], list[Row]]] = [serving_rows, _training_rows, _switching_rows]
 
 

@@ -2,7 +2,8 @@
 
 How long does each weight update stall the pipeline on a given cluster, which term dominates
 (wire, per-message latency, per-tensor software overhead, quantization, H2D), and which design
-fixes it. Formulas and published timings: ``docs/weight_sync.md``.
+fixes it. Formulas and published timings: ``docs/weight_sync.md``; transports as stacks, their
+calibration and the leave-one-out table: ``docs/sync_stacks.md``.
 
 >>> from rollsim.sync import chapter_cluster, estimate
 >>> round(estimate(chapter_cluster("parallel", instances=1)).total_s, 1)
@@ -27,6 +28,9 @@ from .replay import Replay, id_bytes, routing_replay
 from .presets import HARDWARE, MODELS, SOFTWARE, model, transformer
 from .chapter import chapter_cluster, chapter_table
 from .config import load_cluster, cluster_from_dict
+from .stacks import (STACK_TERMS, STACKS, TRANSPORTS, Calibration, Stack, StackEstimate, calibrate, estimate_stack,
+                     estimate_stack_many, rank_designs, received_bytes_per_rank, stack)
+from .validation import validation_table
 
 __all__ = [
     "BF16",
@@ -60,4 +64,17 @@ __all__ = [
     "chapter_table",
     "load_cluster",
     "cluster_from_dict",
+    "STACK_TERMS",
+    "STACKS",
+    "TRANSPORTS",
+    "Calibration",
+    "Stack",
+    "StackEstimate",
+    "calibrate",
+    "estimate_stack",
+    "estimate_stack_many",
+    "rank_designs",
+    "received_bytes_per_rank",
+    "stack",
+    "validation_table",
 ]

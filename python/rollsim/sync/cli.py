@@ -21,7 +21,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "with the term that makes each slower one slower.",
     )
     p.add_argument("cluster", nargs="?", help="cluster TOML file (see python/rollsim/sync/examples/cluster.toml)")
-    p.add_argument("--validation", action="store_true", help="print predicted vs published timings")
+    p.add_argument("--validation", action="store_true", help="print predicted vs published timings (topology estimator)")
+    p.add_argument("--validate", action="store_true",
+                   help="print the stacks' leave-one-out table: every published timing, calibration or prediction, "
+                   "with its error")
     p.set_defaults(func=run)
     return p
 
@@ -51,12 +54,13 @@ def _chapter() -> None:
 def _cluster(path: str) -> None:
     from rollsim import scenario_toml
 
-    from .config import cluster_from_dict
+    from .config import cluster_from_dict, stack_from_dict
     from .estimator import estimate, rank_topologies
 
     doc = scenario_toml.read_toml(path, "cluster file")  # a directory, FIFO or non-UTF-8 file: a clear error
     scenario_toml.check_integers("", doc)  # a 400-digit integer: named, not an OverflowError
     c = cluster_from_dict(doc)
+    st = stack_from_dict(doc)  # a bad [stack] is refused before anything is printed
     e = estimate(c)
     m = c.model
     print(f"{m.name}: {m.n_params / 1e9:.1f}B params, {m.n_tensors} tensors, {e.model_bytes / 1e9:.1f} GB per copy "
@@ -68,6 +72,7 @@ def _cluster(path: str) -> None:
     for k, v in e.breakdown.items():
         share = v / e.total_s * 100 if e.total_s else 0.0
         print(f"  {k:<16}{v:>10.4f} s {share:>6.1f} %")
+    _stack(st, c)
     ranked = rank_topologies(c)
     best = ranked.row(0, named=True)
     print("all topologies with this cluster, fastest first (slower: by how much, and the term that makes it slower):")
@@ -79,11 +84,52 @@ def _cluster(path: str) -> None:
             print(f"  {t:<10}{r['total_s']:>10.3f} s  ({r['dominant_term']})  fastest")
         else:
             print(f"  {t:<10}{r['total_s']:>10.3f} s  ({r['dominant_term']})  {_why_slower(r, best)}")
+    _designs(c)
     line = f"fastest topology for this cluster: {best['topology']} ({best['total_s']:.3f} s)"
     own = ranked.filter(ranked["topology"] == c.topology).row(0, named=True)
     if own["topology"] != best["topology"] and own["error"] is None:
         line += f"; the configured {own['topology']} is {_why_slower(own, best)}"
     print(line)
+
+
+def _stack(st, c) -> None:
+    from .stacks import estimate_stack
+
+    if st is None:
+        return
+    e = estimate_stack(c, st)
+    print(f"stack {st.name} ({st.transport}): {e.total_s:.3f} s per update; dominant: {e.dominant_term}; "
+          f"{e.received_bytes_per_rank / 2**30:.2f} GiB into the busiest inference GPU")
+    for k, v in e.breakdown.items():
+        if v:
+            print(f"  {k:<16}{v:>10.4f} s {v / e.total_s * 100:>6.1f} %")
+
+
+def _designs(c) -> None:
+    from .stacks import rank_designs
+
+    ranked = rank_designs(c)
+    print("calibrated stacks on this cluster, fastest first (slower: by how much, and the term that makes it slower):")
+    for r in ranked.iter_rows(named=True):
+        why = "fastest" if r["rank"] == 1 else (
+            "as fast (a tie)" if r["slower_because"] is None
+            else f"{r['slower_by_s']:.3f} s slower: {r['slower_because']} +{r['slower_because_s']:.3f} s")
+        print(f"  {r['stack']:<26}{r['transport']:<16}{r['total_s']:>10.3f} s  ({r['dominant_term']})  {why}")
+
+
+def _validate() -> None:
+    from .validation import summary, validation_table
+
+    t = validation_table()
+    print(f"{'stack':<18}{'role':<12}{'measured':>9}{'predicted':>10}{'error':>8}{'loo':>8}  setting")
+    for r in t.iter_rows(named=True):
+        loo = "" if r["loo_error"] is None else f"{r['loo_error'] * 100:.0f}%"
+        print(f"{r['stack']:<18}{r['role']:<12}{r['measured_s']:>8.2f}s{r['predicted_s']:>9.2f}s"
+              f"{r['error'] * 100:>7.1f}%{loo:>8}  {r['setting']}")
+    s = summary()
+    print(f"predictions within 25 %: {s['within_25pct']} of {s['predictions']}")
+    for m, v in s["scaling"].items():
+        print(f"1 -> 16 instances, {m}: measured +{v['measured_pct']:.1f} %, predicted +{v['predicted_pct']:.1f} %")
 
 
 def _why_slower(r: dict, best: dict) -> str:
@@ -112,7 +158,9 @@ def run(args: argparse.Namespace) -> int:
     from rollsim.errors import RollsimError
 
     try:
-        if getattr(args, "validation", False):
+        if getattr(args, "validate", False):
+            _validate()
+        elif getattr(args, "validation", False):
             _validation()
         elif getattr(args, "cluster", None):
             _cluster(args.cluster)

@@ -61,6 +61,7 @@ INT_BOUNDS: dict[str, tuple[int, int]] = {
     "model.top_k": (0, 65536),
     "model.n_experts": (0, 65536),
     "train.tp": (1, 65536), "train.pp": (1, 65536), "train.dp": (1, 65536), "train.ep": (1, 65536),
+    "train.cp": (1, 65536),
     "infer.instances": (1, 65536), "infer.tp": (1, 65536), "infer.ep": (1, 65536),
     "gpus_per_node": (1, 1024),
     "fanout": (1, 1024),
@@ -275,25 +276,38 @@ class ModelSpec:
 
 @dataclass(frozen=True)
 class TrainLayout:
-    """Training-side parallelism (Megatron convention: ``tp * pp * dp`` GPUs; experts over ``ep``
-    ranks carved out of each stage's ``tp * dp`` ranks; ``fsdp``: DP replicas shard instead of
-    copying). Each size in [1, 65536]; the Rust core also checks ``ep`` divides ``tp * dp`` and
-    ``tp * pp * dp <= 2**20``."""
+    """Training-side parallelism (Megatron convention: ``tp * cp * pp * dp`` GPUs; experts over
+    ``ep`` ranks carved out of each stage's ``tp * cp * dp`` ranks; ``fsdp``: DP replicas shard
+    instead of copying). Each size in [1, 65536]; the Rust core also checks ``ep`` divides
+    ``tp * cp * dp`` and ``tp * cp * pp * dp <= 2**20``.
+
+    Context parallelism (``cp``) splits sequences, not weights: the ``cp`` ranks of a model shard
+    hold the same weights, so for the sync they are further copies to send from (like DP
+    replicas); the plan counts them as such. Each pipeline stage's first rank (its head rank:
+    ``tp``, ``cp`` and ``dp`` rank 0) is the sender of designs where only stage heads send
+    (:class:`~rollsim.sync.stacks.Stack` ``senders="stage_heads"``)."""
 
     tp: int = 1
     pp: int = 1
     dp: int = 1
     ep: int = 1
     fsdp: bool = False
+    cp: int = 1
 
     def __post_init__(self) -> None:
-        for name in ("tp", "pp", "dp", "ep"):
+        for name in ("tp", "pp", "dp", "ep", "cp"):
             _int(self, "train.", name)
         _flag(self, "train.", "fsdp")
 
     @property
     def gpus(self) -> int:
-        return self.tp * self.pp * self.dp
+        return self.tp * self.cp * self.pp * self.dp
+
+    @property
+    def head_ranks(self) -> tuple[int, ...]:
+        """The head rank of each pipeline stage (global ranks, stage-major order)."""
+        per_stage = self.tp * self.cp * self.dp
+        return tuple(s * per_stage for s in range(self.pp))
 
 
 @dataclass(frozen=True)
@@ -339,6 +353,39 @@ class Hardware:
         for name in ("nvlink_bytes_per_s", "nic_bytes_per_s", "pcie_bytes_per_s", "latency_s"):
             _real(self, name)
         _flag(self, "", "colocated")
+
+    @classmethod
+    def from_accelerator(cls, name: Any, **overrides: Any) -> Hardware:
+        """The links of an accelerator of the shared registry (:mod:`rollsim.hardware.specs`).
+
+        Parameters
+        ----------
+        name : str or rollsim.hardware.specs.Accelerator
+            An accelerator name or alias (``"H100"``, ``"h20"``, ``"MI300X"``, ...).
+        **overrides
+            Fields of :class:`Hardware` that differ in the deployment (e.g. ``nic_bytes_per_s``
+            for nodes with fewer NICs than the typical node, ``gpus_per_node`` for an NVLink domain
+            larger than a node).
+
+        Returns
+        -------
+        Hardware
+            ``nvlink_bytes_per_s`` = the scale-up link, ``nic_bytes_per_s`` = the scale-out NIC,
+            ``pcie_bytes_per_s`` = the host link, ``gpus_per_node`` = the accelerator's node size,
+            all per device and per direction; then ``overrides``.
+
+        Raises
+        ------
+        rollsim.ScenarioError
+            An unknown accelerator (the message lists the known ones), or an override out of range.
+        """
+        from rollsim.hardware import specs
+
+        a = specs.accelerator(name)
+        kw: dict[str, Any] = dict(gpus_per_node=a.gpus_per_node, nvlink_bytes_per_s=a.scale_up_bytes_per_s,
+                                  nic_bytes_per_s=a.nic_bytes_per_s, pcie_bytes_per_s=a.host_link_bytes_per_s)
+        kw.update(overrides)
+        return cls(**kw)
 
 
 @dataclass(frozen=True)
@@ -443,7 +490,9 @@ class Cluster:
         # move every tensor the same way
         return dict(
             model=self.model.to_dict(s.plan_groups if self.topology == "parallel" else ()),
-            train=dict(tp=self.train.tp, pp=self.train.pp, dp=self.train.dp, ep=self.train.ep, fsdp=bool(self.train.fsdp)),
+            # CP ranks hold the same weights as DP replicas: the plan sees dp * cp copies
+            train=dict(tp=self.train.tp, pp=self.train.pp, dp=self.train.dp * self.train.cp, ep=self.train.ep,
+                       fsdp=bool(self.train.fsdp)),
             infer=dict(instances=self.infer.instances, tp=self.infer.tp, ep=self.infer.ep),
             hardware=dict(
                 gpus_per_node=h.gpus_per_node,

@@ -10,7 +10,7 @@
     train_precision = "bf16"    # bf16 | fp16 | fp32 | fp8 | fp8:BLOCK
     infer_precision = "fp8:128"
 
-    [train]                     # tp, pp, dp, ep, fsdp
+    [train]                     # tp, pp, dp, ep, cp, fsdp
     [infer]                     # instances, tp, ep
     [hardware]                  # preset = "h100" and/or gpus_per_node, nvlink_bytes_per_s, ...
     [software]                  # preset = "ideal" | a calibrated stack, and/or efficiency, ...
@@ -29,8 +29,9 @@ from rollsim import _check
 from .cluster import (INT_BOUNDS, MAX_PARAMS, Cluster, Hardware, InferLayout, ModelSpec, Precision, SoftwareStack,
                       TrainLayout)
 from .presets import HARDWARE, MODELS, SOFTWARE
+from .presets import model as preset_model
 
-__all__ = ["load_cluster", "cluster_from_dict"]
+__all__ = ["load_cluster", "cluster_from_dict", "stack_from_dict"]
 
 
 def _fields(cls) -> dict:
@@ -68,6 +69,16 @@ def _preset(table: dict, presets: dict, section: str):
     allp = dict(presets)
     if section == "software":
         allp.update(calibration.STACKS)
+    if section == "hardware" and isinstance(name, str) and name.lower() not in allp:
+        from rollsim.hardware import specs
+
+        from .cluster import Hardware
+
+        # any accelerator of the shared registry, as its typical node
+        known = {a.lower(): a for a in specs.ACCELERATORS}
+        if name.lower() in known:
+            return Hardware.from_accelerator(known[name.lower()])
+        allp.update(known)
     if not isinstance(name, str) or name.lower() not in allp:
         raise ValueError(f"{section}.preset: unknown preset {name!r}; known: {', '.join(sorted(allp))}")
     return allp[name.lower()]
@@ -81,7 +92,7 @@ def cluster_from_dict(d: dict) -> Cluster:
     ValueError
         Unknown keys or presets, wrong types (the message names ``section.key``).
     """
-    allowed = {"topology", "fanout", "model", "train", "infer", "hardware", "software"}
+    allowed = {"topology", "fanout", "model", "train", "infer", "hardware", "software", "stack"}
     if not isinstance(d, dict):
         raise ValueError(f"cluster: must be a table (dict) with a [model] table, got {type(d).__name__}")
     for k in d:
@@ -98,9 +109,12 @@ def cluster_from_dict(d: dict) -> Cluster:
         if "params" in m or "tensors" in m:
             raise ValueError("model.params: give either a preset or params/tensors, not both")
         name = m["preset"]
-        if not isinstance(name, str) or name.lower() not in MODELS:
+        if not isinstance(name, str):
             raise ValueError(f"model.preset: unknown preset {name!r}; known: {', '.join(sorted(MODELS))}")
-        model: ModelSpec = MODELS[name.lower()]
+        try:  # a sync preset, else a model of the shared registry (rollsim.hardware.specs)
+            model: ModelSpec = preset_model(name)
+        except ValueError as e:
+            raise ValueError(f"model.preset: {str(e).removeprefix('model: ')}") from None
     elif "params" in m:
         p, t, layers = m["params"], m.get("tensors", 1000), m.get("layers", 1)
         p = _check.bounded("model.params", p, 1.0, MAX_PARAMS, "parameters")
@@ -134,6 +148,42 @@ def cluster_from_dict(d: dict) -> Cluster:
     if topo not in TOPOLOGIES:
         raise ValueError(f"topology: must be one of {', '.join(TOPOLOGIES)}, got {topo!r}")
     return Cluster(model=model, train=train, infer=infer, hardware=hw, software=sw, topology=topo, fanout=fanout)
+
+
+def stack_from_dict(d: dict):
+    """The ``stack`` of a cluster document, or None: a name of :data:`rollsim.sync.stacks.STACKS`
+    (``stack = "nemo-rl-reshard"``) or a ``[stack]`` table with ``preset = NAME`` and/or fields of
+    :class:`rollsim.sync.stacks.Stack` (``transport`` is required without a preset).
+
+    Raises
+    ------
+    ValueError
+        An unknown stack or key, a wrong type or a value out of range (named ``stack.<key>``).
+    """
+    from .stacks import STACKS, Stack
+
+    t = d.get("stack") if isinstance(d, dict) else None
+    if t is None:
+        return None
+    names = ", ".join(STACKS)
+    if isinstance(t, str):
+        if t.lower() not in STACKS:
+            raise ValueError(f"stack: unknown stack {t!r}; known: {names}")
+        return STACKS[t.lower()]
+    if not isinstance(t, dict):
+        raise ValueError(f"stack: must be a stack name or a [stack] table, got {type(t).__name__}")
+    base = None
+    if "preset" in t:
+        p = t["preset"]
+        if not isinstance(p, str) or p.lower() not in STACKS:
+            raise ValueError(f"stack.preset: unknown stack {p!r}; known: {names}")
+        base = STACKS[p.lower()]
+    elif "transport" not in t:
+        raise ValueError("stack.transport: give preset = NAME or transport = ...")
+    t = {k: (tuple(v) if k == "plan_groups" and isinstance(v, list) else v) for k, v in t.items()}
+    if "name" not in t and base is None:
+        t["name"] = "custom"
+    return _build(Stack, "stack", t, base=base, skip=("source", "calibrated_on"))
 
 
 def load_cluster(path: str | Path) -> Cluster:

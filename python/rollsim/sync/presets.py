@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .cluster import Hardware, ModelSpec, Precision, SoftwareStack, TensorGroup
 
-__all__ = ["transformer", "MODELS", "model", "HARDWARE", "SOFTWARE"]
+__all__ = ["transformer", "from_spec", "MODELS", "model", "HARDWARE", "hardware", "SOFTWARE"]
 
 
 def transformer(
@@ -144,26 +144,94 @@ MODELS["chapter-1t"] = ModelSpec.dense(
 )
 
 
+def from_spec(spec) -> ModelSpec:
+    """The tensor groups of a model of the shared registry (:mod:`rollsim.hardware.specs`).
+
+    Built with :func:`transformer` from the spec's shape fields; what a spec does not record is
+    taken as the common case: untied embeddings, no QK norm or attention bias, and for MLA models
+    DeepSeek-V3's ranks (q_lora_rank 1536, qk_nope_head_dim 128, v_head_dim 128).
+
+    Parameters
+    ----------
+    spec : str or rollsim.hardware.specs.ModelSpec
+        A spec or a name :func:`rollsim.hardware.specs.model` knows.
+
+    Returns
+    -------
+    ModelSpec
+        BF16 in training and inference.
+
+    Raises
+    ------
+    rollsim.ScenarioError
+        An unknown model name (the message lists the known ones).
+    """
+    from rollsim.hardware import specs
+
+    m = specs.model(spec)
+    mla = None
+    if m.kv_lora_rank:
+        mla = dict(q_lora_rank=1536, kv_lora_rank=m.kv_lora_rank, qk_nope_head_dim=128,
+                   qk_rope_head_dim=m.qk_rope_head_dim, v_head_dim=128)
+    return transformer(
+        m.name, hidden=m.hidden_size, layers=m.layers, vocab=m.vocab_size, heads=m.attention_heads,
+        kv_heads=m.kv_heads, head_dim=m.head_dim, mla=mla, dense_layers=m.dense_layers, ffn=m.intermediate_size,
+        moe_ffn=m.moe_intermediate_size, n_experts=m.experts, shared_experts=m.shared_experts,
+        top_k=m.experts_per_token, source=m.source or "rollsim.hardware.specs",
+    )
+
+
 def model(name: str) -> ModelSpec:
-    """A preset by name (case-insensitive); ValueError lists the names."""
-    key = name.lower()
-    if key not in MODELS:
-        raise ValueError(f"model: unknown preset {name!r}; known: {', '.join(sorted(MODELS))}")
-    return MODELS[key]
+    """A preset by name (case-insensitive), else a model of the shared registry
+    (:mod:`rollsim.hardware.specs`, via :func:`from_spec`); ValueError lists the names."""
+    key = name.lower() if isinstance(name, str) else name
+    if key in MODELS:
+        return MODELS[key]
+    from rollsim.hardware import specs
+
+    try:
+        return from_spec(specs.model(name))
+    except ValueError:
+        raise ValueError(f"model: unknown preset {name!r}; known: {', '.join(sorted(MODELS))} "
+                         f"or a model of rollsim.hardware.specs ({', '.join(specs.MODELS)})") from None
 
 
-#: Hardware presets. H800: NVLink 400 GB/s bidirectional (200 GB/s per direction); H20: NVLink 4
-#: (450 GB/s per direction); one 400 Gb/s NIC per GPU (50 GB/s) unless stated.
+#: Hardware presets, from the shared accelerator registry (:mod:`rollsim.hardware.specs`) with the
+#: deployment differences the sync needs: PCIe at its practical 50 GB/s (Gen5 x16) rather than the
+#: datasheet's 64 GB/s; H20 nodes of the checkpoint-engine benchmark with one 200 Gb/s NIC per GPU
+#: (25 GB/s: with the typical 400 Gb/s the H20 rows would need half the NCCL efficiency of the
+#: single-node H800 rows); GB200 NVL72 as one NVLink domain of 72 GPUs (assumed, not in the NeMo-RL
+#: source), one 400 Gb/s NIC per GPU between racks.
 HARDWARE: dict[str, Hardware] = {
-    "h100": Hardware(),
-    "h200": Hardware(),
-    "h800": Hardware(nvlink_bytes_per_s=200e9),
-    "h20": Hardware(nvlink_bytes_per_s=450e9, nic_bytes_per_s=25e9),
+    "h100": Hardware.from_accelerator("H100", pcie_bytes_per_s=50e9),
+    "h200": Hardware.from_accelerator("H200", pcie_bytes_per_s=50e9),
+    "h800": Hardware.from_accelerator("H800", pcie_bytes_per_s=50e9),
+    "h20": Hardware.from_accelerator("H20", nic_bytes_per_s=25e9, pcie_bytes_per_s=50e9),
     "chapter": Hardware(latency_s=50e-6),
-    # GB200 NVL72 (assumed, not in the NeMo-RL source): 72 GPUs per NVLink domain, NVLink 5 at
-    # 900 GB/s per direction, one 400 Gb/s NIC (50 GB/s) per GPU between racks
-    "gb200": Hardware(gpus_per_node=72, nvlink_bytes_per_s=900e9, nic_bytes_per_s=50e9),
+    "gb200": Hardware.from_accelerator("GB200", gpus_per_node=72, pcie_bytes_per_s=50e9),
 }
+
+
+def hardware(name: str) -> Hardware:
+    """A hardware preset (:data:`HARDWARE`), else any accelerator of :mod:`rollsim.hardware.specs`
+    (its typical node, :meth:`Hardware.from_accelerator`); case-insensitive.
+
+    Raises
+    ------
+    rollsim.ScenarioError
+        An unknown name (the message lists both).
+    """
+    from rollsim.errors import invalid
+    from rollsim.hardware import specs
+
+    if isinstance(name, str) and name.lower() in HARDWARE:
+        return HARDWARE[name.lower()]
+    try:
+        return Hardware.from_accelerator(name)
+    except ValueError:
+        raise invalid("hardware", f"must be one of {', '.join(HARDWARE)} or an accelerator "
+                                  f"({', '.join(specs.ACCELERATORS)}), got {name!r}") from None
+
 
 #: Software stacks. ``ideal`` is the chapter's assumption; the calibrated stacks live in
 #: :mod:`rollsim.sync.calibration` (fitted on published timings).

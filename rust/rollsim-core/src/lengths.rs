@@ -227,40 +227,21 @@ fn check_offsets(values: usize, offsets: &[usize]) -> Result<()> {
     Ok(())
 }
 
-/// E[min(X, m)] for X ~ LogNormal(mu, sigma).
-fn truncated_lognormal_mean(mu: f64, sigma: f64, m: f64) -> f64 {
+/// E[min(X, m)] for X ~ LogNormal(mu, sigma), tokens: the one implementation (the Python API's
+/// `LogNormal.mean_tokens` calls it).
+pub fn truncated_lognormal_mean(mu: f64, sigma: f64, m: f64) -> f64 {
     if sigma == 0.0 {
         return mu.exp().min(m);
     }
     let z = (m.ln() - mu) / sigma;
-    // E[X; X < m] + m P(X >= m)
-    (mu + sigma * sigma / 2.0).exp() * normal_cdf(z - sigma) + m * (1.0 - normal_cdf(z))
+    // E[X; X < m] + m P(X >= m), at most m whatever the rounding
+    ((mu + sigma * sigma / 2.0).exp() * normal_cdf(z - sigma) + m * (1.0 - normal_cdf(z))).min(m)
 }
 
+/// The standard normal CDF, `0.5 * (1 + erf(x / sqrt 2))` with the error function of `libm`
+/// (fdlibm's, to the last bits).
 fn normal_cdf(x: f64) -> f64 {
-    0.5 * erfc(-x / std::f64::consts::SQRT_2)
-}
-
-/// Complementary error function (the Chebyshev fit `erfcc` of Numerical Recipes, 2nd ed., 6.2;
-/// fractional error < 1.2e-7): used only for the closed-form mean.
-fn erfc(x: f64) -> f64 {
-    let z = x.abs();
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let r = t
-        * (-z * z - 1.265_512_23
-            + t * (1.000_023_68
-                + t * (0.374_091_96
-                    + t * (0.096_784_18
-                        + t * (-0.186_288_06
-                            + t * (0.278_868_07
-                                + t * (-1.135_203_98
-                                    + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
-            .exp();
-    if x >= 0.0 {
-        r
-    } else {
-        2.0 - r
-    }
+    0.5 * (1.0 + libm::erf(x / std::f64::consts::SQRT_2))
 }
 
 /// A length sampler bound to a generator; the engine is generic over it so the hot loop is

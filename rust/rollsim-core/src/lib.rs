@@ -21,6 +21,7 @@ pub mod queue;
 pub mod record;
 pub mod rng;
 pub mod scenario;
+pub mod schema;
 pub mod sweep;
 pub mod sync;
 

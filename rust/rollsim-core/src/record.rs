@@ -353,6 +353,135 @@ impl Recorder {
     }
 }
 
+/// One summary value, typed as the schema declares it ([`crate::schema::SUMMARY`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Num {
+    U64(u64),
+    F64(f64),
+    Bool(bool),
+}
+
+impl Summary {
+    /// Every value with its name, in the order of [`crate::schema::SUMMARY`] (a test checks the
+    /// names and types against it).
+    pub fn values(&self) -> [(&'static str, Num); 38] {
+        use Num::{Bool as B, F64 as F, U64 as U};
+        [
+            ("steps", U(self.steps)),
+            ("steps_started", U(self.steps_started)),
+            ("end_s", F(self.end_s)),
+            ("rollout_utilization", F(self.rollout_utilization)),
+            ("slot_busy_s", F(self.slot_busy_s)),
+            ("slot_idle_s", F(self.slot_idle_s)),
+            ("trainer_busy_s", F(self.trainer_busy_s)),
+            ("trainer_idle_s", F(self.trainer_idle_s)),
+            ("samples_started", U(self.samples_started)),
+            ("samples_finished", U(self.samples_finished)),
+            ("samples_trained", U(self.samples_trained)),
+            ("samples_dropped", U(self.samples_dropped)),
+            ("samples_aborted", U(self.samples_aborted)),
+            ("groups_requeued", U(self.groups_requeued)),
+            ("staleness_at_finish_mean", F(self.staleness_at_finish_mean)),
+            ("staleness_group_mean", F(self.staleness_group_mean)),
+            ("tokens_prefilled", F(self.tokens_prefilled)),
+            ("tokens_recomputed", F(self.tokens_recomputed)),
+            ("preemptions", U(self.preemptions)),
+            ("kv_wait_s", F(self.kv_wait_s)),
+            ("stalled", B(self.stalled)),
+            ("samples_ready", U(self.samples_ready)),
+            ("samples_in_flight", U(self.samples_in_flight)),
+            ("drop_fraction", F(self.drop_fraction)),
+            ("staleness_mean", F(self.staleness_mean)),
+            ("staleness_max", U(self.staleness_max)),
+            ("staleness_mean_short", F(self.staleness_mean_short)),
+            ("staleness_mean_long", F(self.staleness_mean_long)),
+            ("samples_trained_short", U(self.samples_trained_short)),
+            ("samples_trained_long", U(self.samples_trained_long)),
+            ("tokens_generated", F(self.tokens_generated)),
+            ("tokens_trained", F(self.tokens_trained)),
+            ("tokens_wasted", F(self.tokens_wasted)),
+            ("tokens_pending", F(self.tokens_pending)),
+            ("events", U(self.events)),
+            ("ready_queue_growth_per_step", F(self.ready_queue_growth_per_step)),
+            ("generation_outruns_training", B(self.generation_outruns_training)),
+            ("throughput_ratio", F(self.throughput_ratio)),
+        ]
+    }
+}
+
+/// One recorded column, typed as the schema declares it ([`crate::schema::FRAMES`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Col {
+    F64(Vec<f64>),
+    I64(Vec<i64>),
+    U32(Vec<u32>),
+    Bool(Vec<bool>),
+}
+
+impl Col {
+    /// The column's [`crate::schema::Dtype`].
+    pub fn dtype(&self) -> crate::schema::Dtype {
+        use crate::schema::Dtype;
+        match self {
+            Col::F64(_) => Dtype::F64,
+            Col::I64(_) => Dtype::I64,
+            Col::U32(_) => Dtype::U32,
+            Col::Bool(_) => Dtype::Bool,
+        }
+    }
+}
+
+impl SampleColumns {
+    /// The columns with their names, in the order of [`crate::schema::SAMPLES`].
+    pub fn into_named(self) -> Vec<(&'static str, Col)> {
+        vec![
+            ("length_tokens", Col::F64(self.length_tokens)),
+            ("group_id", Col::U32(self.group_id)),
+            ("version_end", Col::U32(self.version_end)),
+            ("version_finish", Col::U32(self.version_finish)),
+            ("n_versions", Col::U32(self.n_versions)),
+            ("aborted", Col::Bool(self.aborted)),
+            ("start_s", Col::F64(self.start_s)),
+            ("finish_s", Col::F64(self.finish_s)),
+            ("version_start", Col::U32(self.version_start)),
+            ("trained_step", Col::I64(self.trained_step)),
+            ("dropped", Col::Bool(self.dropped)),
+            ("slot", Col::U32(self.slot)),
+        ]
+    }
+}
+
+impl SegmentColumns {
+    /// The columns with their names, in the order of [`crate::schema::SEGMENTS`].
+    pub fn into_named(self) -> Vec<(&'static str, Col)> {
+        vec![
+            ("sample_id", Col::U32(self.sample_id)),
+            ("version", Col::U32(self.version)),
+            ("first_token", Col::F64(self.first_token)),
+            ("last_token", Col::F64(self.last_token)),
+        ]
+    }
+}
+
+impl StepColumns {
+    /// The columns with their names, in the order of [`crate::schema::STEPS`].
+    pub fn into_named(self) -> Vec<(&'static str, Col)> {
+        vec![
+            ("tokens_wasted", Col::F64(self.tokens_wasted)),
+            ("tokens_recomputed", Col::F64(self.tokens_recomputed)),
+            ("slot_idle_s", Col::F64(self.slot_idle_s)),
+            ("start_s", Col::F64(self.start_s)),
+            ("end_s", Col::F64(self.end_s)),
+            ("staleness_mean", Col::F64(self.staleness_mean)),
+            ("staleness_max", Col::U32(self.staleness_max)),
+            ("wait_s", Col::F64(self.wait_s)),
+            ("samples", Col::U32(self.samples)),
+            ("ready_after", Col::U32(self.ready_after)),
+            ("tokens", Col::F64(self.tokens)),
+        ]
+    }
+}
+
 /// Least-squares slope of `y` against its index, over the second half of the series.
 fn growth(y: &[u32]) -> f64 {
     let tail = &y[y.len() / 2..];
@@ -373,6 +502,37 @@ fn growth(y: &[u32]) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::schema::{self, Dtype};
+
+    fn same(named: &[(&str, Dtype)], cols: &[schema::Column]) {
+        let want: Vec<(&str, Dtype)> = cols.iter().map(|c| (c.name, c.dtype)).collect();
+        assert_eq!(named, &want[..]);
+    }
+
+    #[test]
+    fn summary_and_columns_follow_the_schema() {
+        let v: Vec<(&str, Dtype)> = Summary::default()
+            .values()
+            .iter()
+            .map(|(n, x)| {
+                (
+                    *n,
+                    match x {
+                        Num::U64(_) => Dtype::U64,
+                        Num::F64(_) => Dtype::F64,
+                        Num::Bool(_) => Dtype::Bool,
+                    },
+                )
+            })
+            .collect();
+        same(&v, schema::SUMMARY);
+        let types = |c: Vec<(&'static str, Col)>| c.iter().map(|(n, c)| (*n, c.dtype())).collect::<Vec<_>>();
+        same(&types(SampleColumns::default().into_named()), schema::SAMPLES);
+        same(&types(SegmentColumns::default().into_named()), schema::SEGMENTS);
+        same(&types(StepColumns::default().into_named()), schema::STEPS);
+    }
+
     #[test]
     fn growth_of_a_line_is_its_slope() {
         let y: Vec<u32> = (0..10).map(|i| 5 + 3 * i).collect();

@@ -143,25 +143,23 @@ pub struct Decode {
     pub kv_cache_tokens: f64,
 }
 
-impl Decode {
-    /// Instance throughput (tokens/s) with `n` sequences on board, from the table (linear between
-    /// its points; the last point's value beyond it).
-    fn table_throughput(&self, n: u32) -> f64 {
-        let t = &self.throughput_table;
-        for w in t.windows(2) {
-            let ((n0, t0), (n1, t1)) = (w[0], w[1]);
-            if n0 <= n && n <= n1 {
-                return if n == n0 {
-                    t0
-                } else if n == n1 {
-                    t1
-                } else {
-                    t0 + (t1 - t0) * ((n - n0) as f64 / (n1 - n0) as f64)
-                };
-            }
+/// Instance throughput (tokens/s) with `n` sequences on board, from a table of `(running
+/// sequences, tokens/s)` points: linear between its points, the last point's value beyond it (NaN
+/// for an empty table). The one implementation: the Python API calls it.
+pub fn table_throughput(t: &[(u32, f64)], n: u32) -> f64 {
+    for w in t.windows(2) {
+        let ((n0, t0), (n1, t1)) = (w[0], w[1]);
+        if n0 <= n && n <= n1 {
+            return if n == n0 {
+                t0
+            } else if n == n1 {
+                t1
+            } else {
+                t0 + (t1 - t0) * ((n - n0) as f64 / (n1 - n0) as f64)
+            };
         }
-        t.last().map_or(f64::NAN, |p| p.1)
     }
+    t.last().map_or(f64::NAN, |p| p.1)
 }
 
 /// Prompts and prefill.
@@ -180,11 +178,12 @@ pub struct Prefill {
 
 impl Default for Prefill {
     fn default() -> Self {
+        // the schema's defaults
         Prefill {
-            prompt_tokens: 0.0,
-            prefill_tokens_per_s: f64::INFINITY,
-            prefix_sharing: true,
-            clear_cache_on_update: true,
+            prompt_tokens: default_f64("prompt_tokens"),
+            prefill_tokens_per_s: default_f64("prefill_tokens_per_s"),
+            prefix_sharing: default_bool("prefix_sharing"),
+            clear_cache_on_update: default_bool("clear_cache_on_update"),
         }
     }
 }
@@ -228,70 +227,17 @@ pub struct Scenario {
     pub rng: RngKind,
 }
 
-/// Largest accepted `rollout_slots` and `batch_size` (sample ids are 32-bit).
-pub const MAX_COUNT: u32 = 1 << 24;
+use crate::schema::{self, Range, Value};
+pub use crate::schema::{
+    Bound, DECODE_SLOWDOWN_PER_SEQ, DECODE_TOKENS_PER_S, HORIZON_S, KV_CACHE_TOKENS, LOGPROB_S_PER_TOKEN, MAX_COUNT,
+    OVER_SAMPLING, PREFILL_TOKENS_PER_S, PROMPT_TOKENS, ROLLOUT_PAUSE_S, TABLE_THROUGHPUT, TRAIN_STEP_S,
+    TRAIN_S_PER_TOKEN, WEIGHT_SYNC_S,
+};
+
 /// Largest accepted k for `OffPolicy`.
 pub const MAX_K: u32 = 1_000_000;
 
-/// The accepted range of a real-valued field, and how its messages spell it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Bound {
-    pub field: &'static str,
-    pub lo: f64,
-    pub hi: f64,
-    /// The range as messages print it, e.g. `"[1e-6, 1e9]"`.
-    pub range: &'static str,
-    /// `" tokens/s"`, `" seconds"`, ... (with its leading space), or `""`.
-    pub unit: &'static str,
-    /// Special values besides the range, e.g. `", or math.inf (free prefill)"`, or `""`.
-    pub extra: &'static str,
-}
-
-impl Bound {
-    /// `Ok` for a value in `[lo, hi]` (never NaN), else the field's error:
-    /// `decode_tokens_per_s: must be in [1e-6, 1e9] tokens/s, got 1e-320`.
-    pub fn check(&self, v: f64) -> Result<()> {
-        if (self.lo..=self.hi).contains(&v) {
-            Ok(())
-        } else {
-            Err(Error::field(
-                self.field,
-                format!("must be in {}{}{}, got {}", self.range, self.unit, self.extra, show(v)),
-            ))
-        }
-    }
-}
-
-const fn bound(field: &'static str, lo: f64, hi: f64, range: &'static str, unit: &'static str) -> Bound {
-    Bound { field, lo, hi, range, unit, extra: "" }
-}
-
-/// Decode speed of one sequence: 1e-6 to 1e9 tokens/s.
-pub const DECODE_TOKENS_PER_S: Bound = bound("decode_tokens_per_s", 1e-6, 1e9, "[1e-6, 1e9]", " tokens/s");
-/// Fixed seconds per step (with the weight sync): at most 1e12 s.
-pub const TRAIN_STEP_S: Bound = bound("train_step_s", 0.0, 1e12, "[0, 1e12]", " seconds");
-/// Seconds per token of a batch (with any log-prob recompute): at most 1e3 s/token.
-pub const TRAIN_S_PER_TOKEN: Bound = bound("train_s_per_token", 0.0, 1e3, "[0, 1e3]", " seconds/token");
-pub const HORIZON_S: Bound = bound("horizon_s", 1e-6, 1e12, "[1e-6, 1e12]", " seconds");
-pub const ROLLOUT_PAUSE_S: Bound = bound("rollout_pause_s", 0.0, 1e12, "[0, 1e12]", " seconds");
-pub const PROMPT_TOKENS: Bound = bound("prompt_tokens", 0.0, 1e9, "[0, 1e9]", " tokens");
-/// Finite prefill speeds (`INFINITY`, free prefill, is accepted besides).
-pub const PREFILL_TOKENS_PER_S: Bound = Bound {
-    extra: ", or math.inf (free prefill)",
-    ..bound("prefill_tokens_per_s", 1e-6, 1e12, "[1e-6, 1e12]", " tokens/s")
-};
-pub const DECODE_SLOWDOWN_PER_SEQ: Bound = bound("decode_slowdown_per_seq", 0.0, 1e6, "[0, 1e6]", "");
-/// Nonzero capacities (0 is unlimited: `None` in the Python API).
-pub const KV_CACHE_TOKENS: Bound =
-    Bound { extra: ", or None (unlimited)", ..bound("kv_cache_tokens", 1.0, 1e15, "[1, 1e15]", " tokens") };
-/// Each throughput of `decode_throughput_table`.
-pub const TABLE_THROUGHPUT: Bound = bound("decode_throughput_table", 1e-6, 1e15, "[1e-6, 1e15]", " tokens/s");
-/// Finite over-sampling fractions (`INFINITY`, every slot busy, is accepted besides).
-pub const OVER_SAMPLING: Bound = Bound {
-    extra: ", or math.inf (keep every slot busy)",
-    ..bound("pipeline.over_sampling", 0.0, 1e6, "[0, 1e6]", "")
-};
-/// Every bound above.
+/// Every bound of the engine's scenario (those of [`schema::SCENARIO`] and the pipeline's).
 pub const BOUNDS: [Bound; 11] = [
     DECODE_TOKENS_PER_S,
     TRAIN_STEP_S,
@@ -305,6 +251,50 @@ pub const BOUNDS: [Bound; 11] = [
     TABLE_THROUGHPUT,
     OVER_SAMPLING,
 ];
+
+/// `name`'s integer range in [`schema::SCENARIO`], as `u32` bounds.
+fn int_range(name: &str) -> (u32, u32) {
+    match schema::field(name).map(|f| f.range) {
+        Some(Range::Int { lo, hi }) => (lo.min(u32::MAX as u64) as u32, hi.min(u32::MAX as u64) as u32),
+        _ => unreachable!("{name} is an integer field of the schema"),
+    }
+}
+
+/// Checks an integer field against its range in [`schema::SCENARIO`]:
+/// `rollout_slots: must be in [1, 16777216], got 0`.
+fn check_int(name: &'static str, v: u32) -> Result<()> {
+    let (lo, hi) = int_range(name);
+    if (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err(Error::field(name, format!("must be in [{lo}, {hi}], got {v}")))
+    }
+}
+
+/// The default of a real field of [`schema::SCENARIO`] (`None` defaults: 0, the engine's "none").
+fn default_f64(name: &str) -> f64 {
+    match schema::field(name).map(|f| f.default) {
+        Some(Value::Float(v)) => v,
+        Some(Value::None) => 0.0,
+        _ => unreachable!("{name} is a real field of the schema"),
+    }
+}
+
+/// The default of an integer field of [`schema::SCENARIO`].
+fn default_int(name: &str) -> u64 {
+    match schema::field(name).map(|f| f.default) {
+        Some(Value::Int(v)) => v,
+        _ => unreachable!("{name} is an integer field of the schema"),
+    }
+}
+
+/// The default of a boolean field of [`schema::SCENARIO`].
+fn default_bool(name: &str) -> bool {
+    match schema::field(name).map(|f| f.default) {
+        Some(Value::Bool(v)) => v,
+        _ => unreachable!("{name} is a boolean field of the schema"),
+    }
+}
 
 /// A float as Python's `repr` prints it (`1e-320`, `30.0`, `1e+16`, `1e-05`, `inf`, `nan`), so
 /// that the engine's messages read like the Python API's. Rust's `{:?}` already switches to
@@ -333,21 +323,23 @@ pub fn show(v: f64) -> String {
 impl Default for Scenario {
     /// The chapter's scenario: 256 slots at 30 tokens/s, 512 samples per step, 60 s per step, 2 hours,
     /// lengths `min(lognormal(7.6, 1.0), 16384)`, fully asynchronous without a cap, seed 0.
+    /// The numbers are the schema's defaults ([`schema::SCENARIO`]).
     fn default() -> Self {
+        let count = |name| default_int(name) as u32;
         Scenario {
-            rollout_slots: 256,
-            decode_tokens_per_s: 30.0,
-            batch_size: 512,
-            train_step_s: 60.0,
-            train_s_per_token: 0.0,
-            horizon_s: 7200.0,
+            rollout_slots: count("rollout_slots"),
+            decode_tokens_per_s: default_f64("decode_tokens_per_s"),
+            batch_size: count("batch_size"),
+            train_step_s: default_f64("train_step_s"),
+            train_s_per_token: default_f64("train_s_per_token"),
+            horizon_s: default_f64("horizon_s"),
             lengths: Lengths::LogNormal { mu: 7.6, sigma: 1.0, max_tokens: 16384.0, group_correlation: 0.0 },
             pipeline: Pipeline::fully_async(None),
-            group_size: 1,
+            group_size: count("group_size"),
             decode: Decode::default(),
             prefill: Prefill::default(),
-            rollout_pause_s: 0.0,
-            seed: 0,
+            rollout_pause_s: default_f64("rollout_pause_s"),
+            seed: default_int("seed"),
             rng: RngKind::Fast,
         }
     }
@@ -368,13 +360,23 @@ impl Scenario {
         (1..=self.decode.slots_per_instance).map(|n| self.speed_at(n)).collect()
     }
 
+    /// Decode speed of one sequence on an instance running `n >= 1` sequences, tokens/s (without
+    /// instances: `decode_tokens_per_s`).
+    pub fn decode_speed(&self, n: u32) -> f64 {
+        if self.decode.slots_per_instance == 0 {
+            self.decode_tokens_per_s
+        } else {
+            self.speed_at(n)
+        }
+    }
+
     /// Decode speed of one sequence on an instance running `n >= 1` sequences, tokens/s.
     fn speed_at(&self, n: u32) -> f64 {
         let d = &self.decode;
         if d.throughput_table.is_empty() {
             self.decode_tokens_per_s / (1.0 + d.slowdown_per_seq * (n as f64 - 1.0))
         } else {
-            d.table_throughput(n) / n as f64
+            table_throughput(&d.throughput_table, n) / n as f64
         }
     }
 
@@ -397,16 +399,9 @@ impl Scenario {
     /// ([`BOUNDS`]) and messages are the Python API's (`rollsim.Scenario`), so that both sides
     /// refuse the same values with the same words; they keep every summary value finite.
     pub fn validate(&self) -> Result<()> {
-        if self.rollout_slots == 0 || self.rollout_slots > MAX_COUNT {
-            return Err(Error::field(
-                "rollout_slots",
-                format!("must be in [1, {MAX_COUNT}], got {}", self.rollout_slots),
-            ));
-        }
+        check_int("rollout_slots", self.rollout_slots)?;
         DECODE_TOKENS_PER_S.check(self.decode_tokens_per_s)?;
-        if self.batch_size == 0 || self.batch_size > MAX_COUNT {
-            return Err(Error::field("batch_size", format!("must be in [1, {MAX_COUNT}], got {}", self.batch_size)));
-        }
+        check_int("batch_size", self.batch_size)?;
         TRAIN_S_PER_TOKEN.check(self.train_s_per_token)?;
         TRAIN_STEP_S.check(self.train_step_s)?;
         HORIZON_S.check(self.horizon_s)?;
@@ -596,6 +591,20 @@ impl Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn defaults_are_the_schema_s() {
+        let d = Decode::default();
+        assert_eq!(d.slots_per_instance as u64, default_int("slots_per_instance"));
+        assert_eq!(d.slowdown_per_seq, default_f64("decode_slowdown_per_seq"));
+        assert_eq!(d.kv_cache_tokens, default_f64("kv_cache_tokens"));
+        assert!(d.throughput_table.is_empty());
+        let sc = Scenario::default();
+        assert_eq!((sc.rollout_slots, sc.batch_size, sc.decode_tokens_per_s, sc.train_step_s), (256, 512, 30.0, 60.0));
+        assert_eq!((sc.horizon_s, sc.group_size, sc.rng), (7200.0, 1, RngKind::Fast));
+        assert_eq!(schema::field("rng").unwrap().default, Value::Str("fast"));
+        assert!(sc.prefill.prefill_tokens_per_s.is_infinite() && sc.prefill.prefix_sharing);
+    }
 
     #[test]
     fn show_prints_floats_as_python_repr() {

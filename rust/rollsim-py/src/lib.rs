@@ -10,11 +10,16 @@ use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
 use pyo3::import_exception;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBool, PyDict, PyInt, PyList};
 
 mod sync;
 
-use rollsim_core::scenario::{BatchOrder, Decode, LagRelease, OnStale, OnUpdate, PartialRollout, Prefill, Streaming};
+use rollsim_core::record::Col;
+use rollsim_core::scenario::{
+    BatchOrder, Decode, LagRelease, OnStale, OnUpdate, PartialRollout, Prefill, Streaming, KV_CACHE_TOKENS,
+    LOGPROB_S_PER_TOKEN, MAX_K, WEIGHT_SYNC_S,
+};
+use rollsim_core::schema;
 use rollsim_core::{Error, Lengths, Pipeline, RngKind, RunOptions, RunResult, Scenario, Summary};
 
 // The exceptions are defined in Python (`rollsim/errors.py`), so that they pickle and cross Ray or
@@ -106,54 +111,131 @@ fn lengths_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Lengths> {
     })
 }
 
+/// A pipeline dict (`rollsim.pipelines.*.to_dict()`), extracted in one typed pass; `kind` picks
+/// the fields that apply. Errors name the field without the `pipeline.` prefix (added by the caller).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct WirePipeline<'py> {
+    kind: Arg<String>,
+    #[pyo3(default)]
+    k: Arg<i128>,
+    #[pyo3(default)]
+    over_sampling: Arg<f64>,
+    #[pyo3(default)]
+    keep_partial: Arg<bool>,
+    #[pyo3(default)]
+    max_staleness: Arg<i128>,
+    #[pyo3(default)]
+    on_stale: Arg<String>,
+    #[pyo3(default)]
+    admission_eta: Arg<i128>,
+    #[pyo3(default)]
+    max_lag_samples: Arg<i128>,
+    #[pyo3(default)]
+    lag_release: Arg<String>,
+    #[pyo3(default)]
+    max_ready_groups: Arg<i128>,
+    #[pyo3(default)]
+    batch_order: Option<Bound<'py, PyAny>>,
+    #[pyo3(default)]
+    on_update: Arg<String>,
+}
+
+/// An optional integer of a part in `[0, hi]` (absent or None: `None`).
+fn opt_int(name: &str, a: Arg<i128>, hi: u64) -> PyResult<Option<u64>> {
+    match a {
+        Arg::Missing => Ok(None),
+        Arg::Given(v) if (0..=hi as i128).contains(&v) => Ok(Some(v as u64)),
+        Arg::Given(v) => Err(field_err(name, format!("must be in [0, {hi}], got {v}"))),
+        Arg::Huge(v) => Err(field_err(name, format!("must be in [0, {hi}], got {v}"))),
+        Arg::Bad(g) => Err(field_err(name, format!("must be an integer in [0, {hi}], got {g}"))),
+    }
+}
+
+fn opt_u32(name: &str, a: Arg<i128>) -> PyResult<Option<u32>> {
+    opt_int(name, a, u32::MAX as u64).map(|v| v.map(|x| x as u32))
+}
+
+/// A string option of a part: its default when absent, else one of `choices`.
+fn choice<'c>(name: &str, a: Arg<String>, default: &'c str, choices: &[&'c str], bad: &str) -> PyResult<&'c str> {
+    match a {
+        Arg::Missing => Ok(default),
+        Arg::Given(s) => match choices.iter().find(|c| **c == s) {
+            Some(c) => Ok(c),
+            None => Err(field_err(name, format!("{bad}, got {s:?}"))),
+        },
+        Arg::Huge(g) | Arg::Bad(g) => Err(field_err(name, format!("{bad}, got {g}"))),
+    }
+}
+
 fn pipeline_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Pipeline> {
-    Ok(match item::<String>(d, "kind")?.as_str() {
+    if !d.contains("kind")? {
+        return Err(ScenarioError::new_err("kind: missing"));
+    }
+    let w: WirePipeline<'_> = d.extract()?;
+    let kind = match w.kind {
+        Arg::Missing => return Err(ScenarioError::new_err("kind: missing")),
+        Arg::Given(k) => k,
+        Arg::Huge(g) | Arg::Bad(g) => return Err(field_err("kind", format!("must be a string, got {g}"))),
+    };
+    Ok(match kind.as_str() {
         "off_policy" => Pipeline::OffPolicy {
-            k: item(d, "k")?,
+            k: match w.k {
+                Arg::Missing => return Err(ScenarioError::new_err("k: missing")),
+                k => opt_int("k", k, MAX_K as u64)?.unwrap_or(0) as u32,
+            },
             partial: PartialRollout {
-                over_sampling: opt_item(d, "over_sampling", None)?,
-                keep_partial: opt_item(d, "keep_partial", false)?,
+                over_sampling: match w.over_sampling {
+                    Arg::Missing => None,
+                    Arg::Given(v) => Some(v),
+                    Arg::Huge(g) => return Err(field_err("over_sampling", format!("must be in [0, 1e6], got {g}"))),
+                    Arg::Bad(g) => return Err(field_err("over_sampling", format!("must be a number, got {g}"))),
+                },
+                keep_partial: match w.keep_partial {
+                    Arg::Missing => false,
+                    Arg::Given(v) => v,
+                    Arg::Huge(g) | Arg::Bad(g) => {
+                        return Err(field_err("keep_partial", format!("must be True or False, got {g}")))
+                    }
+                },
             },
         },
         "fully_async" => {
-            let on_stale = match opt_item::<String>(d, "on_stale", "drop".into())?.as_str() {
-                "drop" => OnStale::Drop,
-                "requeue" => OnStale::Requeue,
-                other => {
-                    return Err(ScenarioError::new_err(format!(
-                        "pipeline.on_stale: must be 'drop' or 'requeue', got {other:?}"
-                    )))
+            let on_stale =
+                match choice("on_stale", w.on_stale, "drop", &["drop", "requeue"], "must be 'drop' or 'requeue'")? {
+                    "requeue" => OnStale::Requeue,
+                    _ => OnStale::Drop,
+                };
+            let modes = ["continue", "abort_drop", "abort_resubmit", "wait", "keep_recompute", "keep_stale"];
+            let on_update = match w.on_update {
+                Arg::Given(ref s) if !modes.contains(&s.as_str()) => {
+                    return Err(field_err("on_update", format!("unknown mode {s:?}")))
                 }
+                a => match choice("on_update", a, "continue", &modes, "unknown mode")? {
+                    "abort_drop" => OnUpdate::AbortDrop,
+                    "abort_resubmit" => OnUpdate::AbortResubmit,
+                    "wait" => OnUpdate::Wait,
+                    "keep_recompute" => OnUpdate::KeepRecompute,
+                    "keep_stale" => OnUpdate::KeepStale,
+                    _ => OnUpdate::Continue,
+                },
             };
-            let on_update = match opt_item::<String>(d, "on_update", "continue".into())?.as_str() {
-                "continue" => OnUpdate::Continue,
-                "abort_drop" => OnUpdate::AbortDrop,
-                "abort_resubmit" => OnUpdate::AbortResubmit,
-                "wait" => OnUpdate::Wait,
-                "keep_recompute" => OnUpdate::KeepRecompute,
-                "keep_stale" => OnUpdate::KeepStale,
-                other => return Err(ScenarioError::new_err(format!("pipeline.on_update: unknown mode {other:?}"))),
-            };
-            let lag_release = match opt_item::<String>(d, "lag_release", "take".into())?.as_str() {
-                "take" => LagRelease::Take,
-                "sync" => LagRelease::Sync,
-                other => {
-                    return Err(ScenarioError::new_err(format!(
-                        "pipeline.lag_release: must be 'take' or 'sync', got {other:?}"
-                    )))
-                }
-            };
-            let batch_order = match d.get_item("batch_order")? {
+            let lag_release =
+                match choice("lag_release", w.lag_release, "take", &["take", "sync"], "must be 'take' or 'sync'")? {
+                    "sync" => LagRelease::Sync,
+                    _ => LagRelease::Take,
+                };
+            let batch_order = match w.batch_order {
                 None => BatchOrder::Fifo,
                 Some(v) if v.is_none() => BatchOrder::Fifo,
                 Some(v) => match v.extract::<String>() {
                     Ok(s) if s == "fifo" => BatchOrder::Fifo,
                     Ok(s) if s == "oldest_first" => BatchOrder::OldestFirst,
-                    Ok(s) => return Err(ScenarioError::new_err(format!("pipeline.batch_order: unknown order {s:?}"))),
+                    Ok(s) => return Err(ScenarioError::new_err(format!("batch_order: unknown order {s:?}"))),
                     Err(_) => {
                         let b = v.cast::<PyDict>().map_err(|_| {
                             ScenarioError::new_err(format!(
-                                "pipeline.batch_order: must be 'fifo', 'oldest_first' or a dict {{edges, quotas}}, got {v}"
+                                "batch_order: must be 'fifo', 'oldest_first' or a dict {{edges, quotas}}, got {v}"
                             ))
                         })?;
                         BatchOrder::LengthBalanced { edges: item(b, "edges")?, quotas: item(b, "quotas")? }
@@ -161,32 +243,227 @@ fn pipeline_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Pipeline> {
                 },
             };
             Pipeline::FullyAsync(Streaming {
-                max_staleness: opt_item(d, "max_staleness", None)?,
+                max_staleness: opt_u32("max_staleness", w.max_staleness)?,
                 on_stale,
-                admission_eta: opt_item(d, "admission_eta", None)?,
-                max_lag_samples: opt_item(d, "max_lag_samples", None)?,
+                admission_eta: opt_u32("admission_eta", w.admission_eta)?,
+                max_lag_samples: opt_int("max_lag_samples", w.max_lag_samples, u64::MAX)?,
                 lag_release,
-                max_ready_groups: opt_item(d, "max_ready_groups", None)?,
+                max_ready_groups: opt_u32("max_ready_groups", w.max_ready_groups)?,
                 batch_order,
                 on_update,
             })
         }
-        other => return Err(ScenarioError::new_err(format!("pipeline.kind: unknown kind {other:?}"))),
+        other => return Err(ScenarioError::new_err(format!("kind: unknown kind {other:?}"))),
     })
+}
+
+/// What a scenario dict gave for one field: nothing (absent or None: the schema's default), a
+/// value of the field's type, an integer beyond the type's range, or something else.
+#[derive(Default)]
+enum Arg<T> {
+    #[default]
+    Missing,
+    Given(T),
+    /// An int too large for the type, as error messages print it (`2**2000`, `10**400`).
+    Huge(String),
+    /// Anything else, as `type repr` (`str 'x'`).
+    Bad(String),
+}
+
+/// The Rust types of the wire fields; bools are ints in Python, refused where a number is due.
+trait WireType {
+    const TAKES_BOOL: bool = false;
+    /// An int that does not convert is too large (not of the wrong type).
+    const NUMBER: bool = false;
+}
+impl WireType for i128 {
+    const NUMBER: bool = true;
+}
+impl WireType for f64 {
+    const NUMBER: bool = true;
+}
+impl WireType for String {}
+impl WireType for Vec<Vec<f64>> {}
+impl WireType for bool {
+    const TAKES_BOOL: bool = true;
+}
+
+/// `type repr` of what was given, as the Python API's messages print it.
+fn given(obj: &Bound<'_, PyAny>) -> String {
+    let tp = obj.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+    let r = obj.repr().map(|r| r.to_string()).unwrap_or_default();
+    format!("{tp} {r}")
+}
+
+/// A number as the Python API's messages print it (`rollsim._check.show`: huge ints as `2**2000`).
+fn shown(obj: &Bound<'_, PyAny>) -> String {
+    let py = obj.py();
+    py.import("rollsim._check")
+        .and_then(|m| m.getattr("show"))
+        .and_then(|f| f.call1((obj,)))
+        .map(|s| s.to_string())
+        .unwrap_or_else(|_| "a huge integer".into())
+}
+
+impl<'a, 'py, T> FromPyObject<'a, 'py> for Arg<T>
+where
+    T: FromPyObjectOwned<'py> + WireType,
+{
+    type Error = PyErr;
+
+    /// Never fails: a bad value is kept as [`Arg::Bad`], so that the check can name the field.
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let owned = obj.to_owned();
+        if owned.is_none() {
+            return Ok(Arg::Missing);
+        }
+        let is_bool = owned.is_instance_of::<PyBool>();
+        if is_bool && !T::TAKES_BOOL {
+            return Ok(Arg::Bad(given(&owned)));
+        }
+        Ok(match obj.extract::<T>() {
+            Ok(v) => Arg::Given(v),
+            Err(_) if owned.is_instance_of::<PyInt>() && T::NUMBER => Arg::Huge(shown(&owned)),
+            Err(_) => Arg::Bad(given(&owned)),
+        })
+    }
+}
+
+/// A scenario dict (`rollsim.Scenario.to_dict()`), extracted in one typed pass: every key of
+/// [`schema::SCENARIO`] (absent or None: its default); `lengths` and `pipeline` are parts with
+/// fields of their own.
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct Wire<'py> {
+    lengths: Bound<'py, PyDict>,
+    pipeline: Bound<'py, PyDict>,
+    #[pyo3(default)]
+    rollout_slots: Arg<i128>,
+    #[pyo3(default)]
+    decode_tokens_per_s: Arg<f64>,
+    #[pyo3(default)]
+    batch_size: Arg<i128>,
+    #[pyo3(default)]
+    train_step_s: Arg<f64>,
+    #[pyo3(default)]
+    horizon_s: Arg<f64>,
+    #[pyo3(default)]
+    seed: Arg<i128>,
+    #[pyo3(default)]
+    rng: Arg<String>,
+    #[pyo3(default)]
+    weight_sync_s: Arg<f64>,
+    #[pyo3(default)]
+    train_s_per_token: Arg<f64>,
+    #[pyo3(default)]
+    group_size: Arg<i128>,
+    #[pyo3(default)]
+    prompt_tokens: Arg<f64>,
+    #[pyo3(default)]
+    prefill_tokens_per_s: Arg<f64>,
+    #[pyo3(default)]
+    prefix_sharing: Arg<bool>,
+    #[pyo3(default)]
+    clear_cache_on_update: Arg<bool>,
+    #[pyo3(default)]
+    slots_per_instance: Arg<i128>,
+    #[pyo3(default)]
+    decode_slowdown_per_seq: Arg<f64>,
+    #[pyo3(default)]
+    rollout_pause_s: Arg<f64>,
+    #[pyo3(default)]
+    logprob_s_per_token: Arg<f64>,
+    #[pyo3(default)]
+    decode_throughput_table: Arg<Vec<Vec<f64>>>,
+    #[pyo3(default)]
+    kv_cache_tokens: Arg<f64>,
+}
+
+fn spec(name: &'static str) -> &'static schema::Field {
+    schema::field(name).unwrap_or_else(|| unreachable!("{name} is a field of the schema"))
+}
+
+fn field_err(name: &str, msg: String) -> PyErr {
+    ScenarioError::new_err(format!("{name}: {msg}"))
+}
+
+/// An integer field, in its schema range (`rollout_slots: must be in [1, 16777216], got -1`).
+fn int_field(name: &'static str, a: Arg<i128>) -> PyResult<u64> {
+    let f = spec(name);
+    let (lo, hi) = match f.range {
+        schema::Range::Int { lo, hi } => (lo, hi),
+        _ => unreachable!("{name} is an integer field"),
+    };
+    let shown_hi = if hi == u64::MAX { "2**64 - 1".to_string() } else { hi.to_string() };
+    match a {
+        Arg::Missing => match f.default {
+            schema::Value::Int(v) => Ok(v),
+            _ => unreachable!("{name} has an integer default"),
+        },
+        Arg::Given(v) if (lo as i128..=hi as i128).contains(&v) => Ok(v as u64),
+        Arg::Given(v) => {
+            // as the Python API prints it (`2**64`, not 18446744073709551616)
+            let got =
+                Python::attach(|py| v.into_pyobject(py).map(|o| shown(o.as_any()))).unwrap_or_else(|_| v.to_string());
+            Err(field_err(name, format!("must be in [{lo}, {shown_hi}], got {got}")))
+        }
+        Arg::Huge(v) => Err(field_err(name, format!("must be in [{lo}, {shown_hi}], got {v}"))),
+        Arg::Bad(g) => Err(field_err(name, format!("must be an integer in [{lo}, {shown_hi}], got {g}"))),
+    }
+}
+
+fn count_field(name: &'static str, a: Arg<i128>) -> PyResult<u32> {
+    int_field(name, a).map(|v| v as u32) // the schema's ranges of counts are within u32
+}
+
+/// A real field (its range is checked by the engine, with the same message); absent: the
+/// schema's default (`None` defaults: 0, the engine's "none").
+fn real_field(name: &'static str, a: Arg<f64>) -> PyResult<f64> {
+    let f = spec(name);
+    let (range, unit, extra) = match f.range {
+        schema::Range::Real(b) => (b.range, b.unit, b.extra),
+        _ => ("", "", ""),
+    };
+    match a {
+        Arg::Missing => Ok(match f.default {
+            schema::Value::Float(v) => v,
+            _ => 0.0,
+        }),
+        Arg::Given(v) => Ok(v),
+        Arg::Huge(v) => Err(field_err(name, format!("must be in {range}{unit}{extra}, got {v}"))),
+        Arg::Bad(g) => {
+            let what = if unit.is_empty() { "a number".to_string() } else { format!("a number of{unit}") };
+            Err(field_err(name, format!("must be {what}{extra}, got {g}")))
+        }
+    }
+}
+
+fn bool_field(name: &'static str, a: Arg<bool>) -> PyResult<bool> {
+    match a {
+        Arg::Missing => match spec(name).default {
+            schema::Value::Bool(v) => Ok(v),
+            _ => unreachable!("{name} has a boolean default"),
+        },
+        Arg::Given(v) => Ok(v),
+        Arg::Huge(g) | Arg::Bad(g) => Err(field_err(name, format!("must be True or False, got {g}"))),
+    }
 }
 
 /// `decode_throughput_table`: a list of `[batch size, tokens/s]` pairs (or None); the engine checks
 /// the values.
-fn throughput_table(d: &Bound<'_, PyDict>) -> PyResult<Vec<(u32, f64)>> {
+fn throughput_table(a: Arg<Vec<Vec<f64>>>) -> PyResult<Vec<(u32, f64)>> {
     const F: &str = "decode_throughput_table";
-    let rows: Vec<Vec<f64>> = opt_item(d, F, Vec::new())?;
+    let what = "must be a list of [running sequences (integer >= 1), tokens/s] pairs";
+    let rows = match a {
+        Arg::Missing => return Ok(Vec::new()),
+        Arg::Given(rows) => rows,
+        Arg::Huge(g) | Arg::Bad(g) => return Err(field_err(F, format!("{what}, got {g}"))),
+    };
     rows.iter()
         .enumerate()
         .map(|(i, r)| match r[..] {
             [n, tp] if n.fract() == 0.0 && (1.0..=u32::MAX as f64).contains(&n) => Ok((n as u32, tp)),
-            _ => Err(ScenarioError::new_err(format!(
-                "{F}: must be a list of [running sequences (integer >= 1), tokens/s] pairs; item {i} is {r:?}"
-            ))),
+            _ => Err(field_err(F, format!("{what}; item {i} is {r:?}"))),
         })
         .collect()
 }
@@ -197,84 +474,96 @@ fn scenario_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Scenario> {
 
 /// Like `scenario_from_dict`, with the lengths already converted (shared between runs).
 fn scenario_from_dict_with(d: &Bound<'_, PyDict>, lengths: Option<Lengths>) -> PyResult<Scenario> {
+    for part in ["lengths", "pipeline"] {
+        match d.get_item(part)? {
+            None => return Err(ScenarioError::new_err(format!("{part}: missing"))),
+            Some(v) if !v.is_instance_of::<PyDict>() => {
+                return Err(field_err(part, format!("must be a dict, got {}", given(&v))))
+            }
+            _ => {}
+        }
+    }
+    let w: Wire<'_> = d.extract()?;
     let lengths = match lengths {
         Some(l) => l,
-        None => in_part(d.py(), "lengths.", lengths_from_dict(&item::<Bound<'_, PyDict>>(d, "lengths")?))?,
+        None => in_part(d.py(), "lengths.", lengths_from_dict(&w.lengths))?,
     };
-    let pipeline = in_part(d.py(), "pipeline.", pipeline_from_dict(&item::<Bound<'_, PyDict>>(d, "pipeline")?))?;
-    let rng = match item::<String>(d, "rng")?.as_str() {
-        "python" => RngKind::Python,
-        "fast" => RngKind::Fast,
-        other => return Err(ScenarioError::new_err(format!("rng: must be 'python' or 'fast', got {other:?}"))),
+    let pipeline = in_part(d.py(), "pipeline.", pipeline_from_dict(&w.pipeline))?;
+    let rng = match w.rng {
+        Arg::Missing => spec("rng").default,
+        Arg::Given(s) => match spec("rng").choices.iter().find(|c| **c == s) {
+            Some(c) => schema::Value::Str(c),
+            None => return Err(field_err("rng", format!("must be 'python' or 'fast', got {s:?}"))),
+        },
+        Arg::Huge(g) | Arg::Bad(g) => return Err(field_err("rng", format!("must be 'python' or 'fast', got {g}"))),
+    };
+    let rng = if rng == schema::Value::Str("python") { RngKind::Python } else { RngKind::Fast };
+    // the engine's step model takes the weight sync and the log-prob phase summed into the fixed
+    // and per-token parts (same additions, in the same order, as the Python API's)
+    let weight_sync_s = real_field("weight_sync_s", w.weight_sync_s)?;
+    WEIGHT_SYNC_S.check(weight_sync_s).map_err(to_py_err)?;
+    let logprob_s_per_token = real_field("logprob_s_per_token", w.logprob_s_per_token)?;
+    LOGPROB_S_PER_TOKEN.check(logprob_s_per_token).map_err(to_py_err)?;
+    let kv_cache_tokens = match w.kv_cache_tokens {
+        // 0 is the engine's "unlimited"; on the wire only None (or no key) says it
+        Arg::Given(v) => {
+            KV_CACHE_TOKENS.check(v).map_err(to_py_err)?;
+            v
+        }
+        other => real_field("kv_cache_tokens", other)?,
     };
     Ok(Scenario {
-        rollout_slots: item(d, "rollout_slots")?,
-        decode_tokens_per_s: item(d, "decode_tokens_per_s")?,
-        batch_size: item(d, "batch_size")?,
-        train_step_s: item(d, "train_step_s")?,
-        train_s_per_token: opt_item(d, "train_s_per_token", 0.0)?,
-        horizon_s: item(d, "horizon_s")?,
+        rollout_slots: count_field("rollout_slots", w.rollout_slots)?,
+        decode_tokens_per_s: real_field("decode_tokens_per_s", w.decode_tokens_per_s)?,
+        batch_size: count_field("batch_size", w.batch_size)?,
+        train_step_s: real_field("train_step_s", w.train_step_s)? + weight_sync_s,
+        train_s_per_token: real_field("train_s_per_token", w.train_s_per_token)? + logprob_s_per_token,
+        horizon_s: real_field("horizon_s", w.horizon_s)?,
         lengths,
         pipeline,
-        group_size: opt_item(d, "group_size", 1)?,
+        group_size: count_field("group_size", w.group_size)?,
         decode: Decode {
-            slots_per_instance: opt_item(d, "slots_per_instance", 0)?,
-            slowdown_per_seq: opt_item(d, "decode_slowdown_per_seq", 0.0)?,
-            throughput_table: throughput_table(d)?,
-            kv_cache_tokens: opt_item(d, "kv_cache_tokens", 0.0)?,
+            slots_per_instance: count_field("slots_per_instance", w.slots_per_instance)?,
+            slowdown_per_seq: real_field("decode_slowdown_per_seq", w.decode_slowdown_per_seq)?,
+            throughput_table: throughput_table(w.decode_throughput_table)?,
+            kv_cache_tokens,
         },
         prefill: Prefill {
-            prompt_tokens: opt_item(d, "prompt_tokens", 0.0)?,
-            prefill_tokens_per_s: opt_item(d, "prefill_tokens_per_s", f64::INFINITY)?,
-            prefix_sharing: opt_item(d, "prefix_sharing", true)?,
-            clear_cache_on_update: opt_item(d, "clear_cache_on_update", true)?,
+            prompt_tokens: real_field("prompt_tokens", w.prompt_tokens)?,
+            prefill_tokens_per_s: real_field("prefill_tokens_per_s", w.prefill_tokens_per_s)?,
+            prefix_sharing: bool_field("prefix_sharing", w.prefix_sharing)?,
+            clear_cache_on_update: bool_field("clear_cache_on_update", w.clear_cache_on_update)?,
         },
-        rollout_pause_s: opt_item(d, "rollout_pause_s", 0.0)?,
-        seed: item(d, "seed")?,
+        rollout_pause_s: real_field("rollout_pause_s", w.rollout_pause_s)?,
+        seed: int_field("seed", w.seed)?,
         rng,
     })
 }
 
 fn summary_dict<'py>(py: Python<'py>, s: &Summary) -> PyResult<Bound<'py, PyDict>> {
+    use rollsim_core::record::Num;
     let d = PyDict::new(py);
-    d.set_item("steps", s.steps)?;
-    d.set_item("steps_started", s.steps_started)?;
-    d.set_item("end_s", s.end_s)?;
-    d.set_item("rollout_utilization", s.rollout_utilization)?;
-    d.set_item("slot_busy_s", s.slot_busy_s)?;
-    d.set_item("slot_idle_s", s.slot_idle_s)?;
-    d.set_item("trainer_busy_s", s.trainer_busy_s)?;
-    d.set_item("trainer_idle_s", s.trainer_idle_s)?;
-    d.set_item("samples_started", s.samples_started)?;
-    d.set_item("samples_finished", s.samples_finished)?;
-    d.set_item("samples_trained", s.samples_trained)?;
-    d.set_item("samples_dropped", s.samples_dropped)?;
-    d.set_item("samples_aborted", s.samples_aborted)?;
-    d.set_item("groups_requeued", s.groups_requeued)?;
-    d.set_item("staleness_at_finish_mean", s.staleness_at_finish_mean)?;
-    d.set_item("staleness_group_mean", s.staleness_group_mean)?;
-    d.set_item("tokens_prefilled", s.tokens_prefilled)?;
-    d.set_item("tokens_recomputed", s.tokens_recomputed)?;
-    d.set_item("preemptions", s.preemptions)?;
-    d.set_item("kv_wait_s", s.kv_wait_s)?;
-    d.set_item("stalled", s.stalled)?;
-    d.set_item("samples_ready", s.samples_ready)?;
-    d.set_item("samples_in_flight", s.samples_in_flight)?;
-    d.set_item("drop_fraction", s.drop_fraction)?;
-    d.set_item("staleness_mean", s.staleness_mean)?;
-    d.set_item("staleness_max", s.staleness_max)?;
-    d.set_item("staleness_mean_short", s.staleness_mean_short)?;
-    d.set_item("staleness_mean_long", s.staleness_mean_long)?;
-    d.set_item("samples_trained_short", s.samples_trained_short)?;
-    d.set_item("samples_trained_long", s.samples_trained_long)?;
-    d.set_item("tokens_generated", s.tokens_generated)?;
-    d.set_item("tokens_trained", s.tokens_trained)?;
-    d.set_item("tokens_wasted", s.tokens_wasted)?;
-    d.set_item("tokens_pending", s.tokens_pending)?;
-    d.set_item("events", s.events)?;
-    d.set_item("ready_queue_growth_per_step", s.ready_queue_growth_per_step)?;
-    d.set_item("generation_outruns_training", s.generation_outruns_training)?;
-    d.set_item("throughput_ratio", s.throughput_ratio)?;
+    for (name, v) in s.values() {
+        match v {
+            Num::U64(x) => d.set_item(name, x)?,
+            Num::F64(x) => d.set_item(name, x)?,
+            Num::Bool(x) => d.set_item(name, x)?,
+        }
+    }
+    Ok(d)
+}
+
+/// Named columns as a dict of numpy arrays (handed over without copying).
+fn columns_dict<'py>(py: Python<'py>, cols: Vec<(&'static str, Col)>) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, c) in cols {
+        match c {
+            Col::F64(v) => d.set_item(name, PyArray1::from_vec(py, v))?,
+            Col::I64(v) => d.set_item(name, PyArray1::from_vec(py, v))?,
+            Col::U32(v) => d.set_item(name, PyArray1::from_vec(py, v))?,
+            Col::Bool(v) => d.set_item(name, PyArray1::from_vec(py, v))?,
+        }
+    }
     Ok(d)
 }
 
@@ -283,49 +572,117 @@ fn result_dict<'py>(py: Python<'py>, r: RunResult) -> PyResult<Bound<'py, PyDict
     out.set_item("summary", summary_dict(py, &r.summary)?)?;
     match r.samples {
         None => out.set_item("samples", py.None())?,
-        Some(c) => {
-            let d = PyDict::new(py);
-            d.set_item("length_tokens", PyArray1::from_vec(py, c.length_tokens))?;
-            d.set_item("group_id", PyArray1::from_vec(py, c.group_id))?;
-            d.set_item("version_end", PyArray1::from_vec(py, c.version_end))?;
-            d.set_item("version_finish", PyArray1::from_vec(py, c.version_finish))?;
-            d.set_item("n_versions", PyArray1::from_vec(py, c.n_versions))?;
-            d.set_item("aborted", PyArray1::from_vec(py, c.aborted))?;
-            d.set_item("start_s", PyArray1::from_vec(py, c.start_s))?;
-            d.set_item("finish_s", PyArray1::from_vec(py, c.finish_s))?;
-            d.set_item("version_start", PyArray1::from_vec(py, c.version_start))?;
-            d.set_item("trained_step", PyArray1::from_vec(py, c.trained_step))?;
-            d.set_item("dropped", PyArray1::from_vec(py, c.dropped))?;
-            d.set_item("slot", PyArray1::from_vec(py, c.slot))?;
-            out.set_item("samples", d)?;
-        }
+        Some(c) => out.set_item("samples", columns_dict(py, c.into_named())?)?,
     }
     match r.segments {
         None => out.set_item("segments", py.None())?,
-        Some(c) => {
-            let d = PyDict::new(py);
-            d.set_item("sample_id", PyArray1::from_vec(py, c.sample_id))?;
-            d.set_item("version", PyArray1::from_vec(py, c.version))?;
-            d.set_item("first_token", PyArray1::from_vec(py, c.first_token))?;
-            d.set_item("last_token", PyArray1::from_vec(py, c.last_token))?;
-            out.set_item("segments", d)?;
-        }
+        Some(c) => out.set_item("segments", columns_dict(py, c.into_named())?)?,
     }
-    let s = r.steps;
-    let d = PyDict::new(py);
-    d.set_item("tokens_wasted", PyArray1::from_vec(py, s.tokens_wasted))?;
-    d.set_item("tokens_recomputed", PyArray1::from_vec(py, s.tokens_recomputed))?;
-    d.set_item("slot_idle_s", PyArray1::from_vec(py, s.slot_idle_s))?;
-    d.set_item("start_s", PyArray1::from_vec(py, s.start_s))?;
-    d.set_item("end_s", PyArray1::from_vec(py, s.end_s))?;
-    d.set_item("staleness_mean", PyArray1::from_vec(py, s.staleness_mean))?;
-    d.set_item("staleness_max", PyArray1::from_vec(py, s.staleness_max))?;
-    d.set_item("wait_s", PyArray1::from_vec(py, s.wait_s))?;
-    d.set_item("samples", PyArray1::from_vec(py, s.samples))?;
-    d.set_item("ready_after", PyArray1::from_vec(py, s.ready_after))?;
-    d.set_item("tokens", PyArray1::from_vec(py, s.tokens))?;
-    out.set_item("steps", d)?;
+    out.set_item("steps", columns_dict(py, r.steps.into_named())?)?;
     Ok(out)
+}
+
+/// The schema (`rollsim_core::schema`) as plain Python values: `{"version", "scenario": [field
+/// dicts], "summary": [column dicts], "frames": {"steps" | "samples" | "segments": [column dicts]}}`.
+fn schema_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    use schema::{Range, Value};
+    let fields = PyList::empty(py);
+    for f in schema::SCENARIO {
+        let d = PyDict::new(py);
+        d.set_item("name", f.name)?;
+        d.set_item("kind", f.kind.name())?;
+        d.set_item("unit", f.unit)?;
+        match f.default {
+            Value::Int(v) => d.set_item("default", v)?,
+            Value::Float(v) => d.set_item("default", v)?,
+            Value::Bool(v) => d.set_item("default", v)?,
+            Value::Str(v) | Value::Part(v) => d.set_item("default", v)?,
+            Value::None => d.set_item("default", py.None())?,
+        }
+        let (lo, hi, range, extra): (Bound<'_, PyAny>, Bound<'_, PyAny>, String, &str) = match f.range {
+            Range::Any => (py.None().into_bound(py), py.None().into_bound(py), String::new(), ""),
+            Range::Int { lo, hi } => {
+                let shown = if hi == u64::MAX { "2**64 - 1".to_string() } else { hi.to_string() };
+                (lo.into_pyobject(py)?.into_any(), hi.into_pyobject(py)?.into_any(), format!("[{lo}, {shown}]"), "")
+            }
+            Range::Real(b) => (
+                b.lo.into_pyobject(py)?.into_any(),
+                b.hi.into_pyobject(py)?.into_any(),
+                b.range.to_string(),
+                b.extra.strip_prefix(", ").unwrap_or(b.extra),
+            ),
+        };
+        d.set_item("lo", lo)?;
+        d.set_item("hi", hi)?;
+        d.set_item("range", range)?;
+        d.set_item("extra", extra)?;
+        d.set_item("choices", PyList::new(py, f.choices)?)?;
+        d.set_item("omit_at_default", f.omit_at_default)?;
+        d.set_item("doc", f.doc)?;
+        fields.append(d)?;
+    }
+    let cols = |cols: &[schema::Column]| -> PyResult<Bound<'_, PyList>> {
+        let l = PyList::empty(py);
+        for c in cols {
+            let d = PyDict::new(py);
+            d.set_item("name", c.name)?;
+            d.set_item("dtype", c.dtype.name())?;
+            d.set_item("unit", c.unit)?;
+            d.set_item("doc", c.doc)?;
+            l.append(d)?;
+        }
+        Ok(l)
+    };
+    let frames = PyDict::new(py);
+    for (name, c) in schema::FRAMES {
+        frames.set_item(*name, cols(c)?)?;
+    }
+    let out = PyDict::new(py);
+    out.set_item("version", schema::VERSION)?;
+    out.set_item("scenario", fields)?;
+    out.set_item("summary", cols(schema::SUMMARY)?)?;
+    out.set_item("frames", frames)?;
+    Ok(out)
+}
+
+/// Instance throughput (tokens/s) with `n` sequences on board from a measured table of
+/// `(running sequences, tokens/s)` points: linear between the points, the last point's value
+/// beyond it (the engine's formula).
+#[pyfunction]
+fn table_throughput(table: Vec<(u32, f64)>, n: u32) -> PyResult<f64> {
+    guard(|| Ok(rollsim_core::scenario::table_throughput(&table, n)))
+}
+
+/// Mean of `min(LogNormal(mu, sigma), max_tokens)`, tokens (the engine's closed form).
+#[pyfunction]
+fn lognormal_mean(mu: f64, sigma: f64, max_tokens: f64) -> PyResult<f64> {
+    guard(|| Ok(Lengths::LogNormal { mu, sigma, max_tokens, group_correlation: 0.0 }.mean_tokens()))
+}
+
+/// Rollout throughput over training throughput of a scenario dict (the engine's formula, the
+/// summary's `throughput_ratio`).
+#[pyfunction]
+fn throughput_ratio(scenario: &Bound<'_, PyDict>) -> PyResult<f64> {
+    guard(|| {
+        let sc = scenario_from_dict(scenario)?;
+        sc.validate().map_err(to_py_err)?;
+        Ok(sc.throughput_ratio())
+    })
+}
+
+/// Decode speed of one sequence on an instance running `n` sequences, tokens/s (the engine's
+/// model; `n` in `[1, max(slots_per_instance, 1)]`).
+#[pyfunction]
+fn decode_speed(scenario: &Bound<'_, PyDict>, n: u32) -> PyResult<f64> {
+    guard(|| {
+        let sc = scenario_from_dict(scenario)?;
+        sc.validate().map_err(to_py_err)?;
+        let top = sc.decode.slots_per_instance.max(1);
+        if n == 0 || n > top {
+            return Err(field_err("n", format!("must be in [1, {top}], got {n}")));
+        }
+        Ok(sc.decode_speed(n))
+    })
 }
 
 /// Runs one scenario (a dict built by `rollsim.Scenario.to_dict()`), with the GIL released.
@@ -528,6 +885,11 @@ fn _rollsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_many, m)?)?;
     m.add_function(wrap_pyfunction!(py_random_stream, m)?)?;
     m.add_function(wrap_pyfunction!(py_lognormal_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(table_throughput, m)?)?;
+    m.add_function(wrap_pyfunction!(lognormal_mean, m)?)?;
+    m.add_function(wrap_pyfunction!(throughput_ratio, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_speed, m)?)?;
+    m.add("SCHEMA", schema_dict(m.py())?)?;
     sync::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -1,0 +1,486 @@
+//! The schema of a scenario and of a run's results, in one static table: every scenario field's
+//! name, type, unit, default, allowed range and one-line doc, and the name, type, unit and doc of
+//! every summary value and of every column of the step, sample and segment frames.
+//!
+//! [`crate::Scenario::validate`] checks the ranges declared here (its messages print them), the
+//! bindings extract a scenario by these names and defaults, and export the whole table to Python
+//! (`rollsim._rollsim.SCHEMA`), which derives from it its field list, defaults, range checks,
+//! command-line flags, TOML keys and documentation tables.
+
+use crate::error::{Error, Result};
+use crate::scenario::show;
+
+/// Largest accepted `rollout_slots`, `batch_size`, `group_size` and `slots_per_instance`
+/// (sample ids are 32-bit).
+pub const MAX_COUNT: u32 = 1 << 24;
+
+/// Version of this schema: raised when a field or a column is renamed, removed or changes meaning
+/// (adding one keeps it).
+pub const VERSION: u32 = 1;
+
+/// The type of a scenario field as it crosses the boundary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// An integer (never a bool).
+    Int,
+    /// A real number (ints accepted).
+    Float,
+    Bool,
+    /// One of [`Field::choices`].
+    Str,
+    /// `decode_throughput_table`: `(running sequences, tokens/s)` pairs, or None.
+    Table,
+    /// A part with fields of its own (`lengths`, `pipeline`).
+    Part,
+}
+
+impl Kind {
+    /// The name the exported schema gives the kind.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Kind::Int => "int",
+            Kind::Float => "float",
+            Kind::Bool => "bool",
+            Kind::Str => "str",
+            Kind::Table => "table",
+            Kind::Part => "part",
+        }
+    }
+}
+
+/// A field's default value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    Int(u64),
+    Float(f64),
+    Bool(bool),
+    Str(&'static str),
+    /// No value (no table, unlimited KV capacity).
+    None,
+    /// A part: its own defaults (`LogNormal()`, `FullyAsync()`).
+    Part(&'static str),
+}
+
+/// The accepted range of a real-valued field, and how its messages spell it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bound {
+    pub field: &'static str,
+    pub lo: f64,
+    pub hi: f64,
+    /// The range as messages print it, e.g. `"[1e-6, 1e9]"`.
+    pub range: &'static str,
+    /// `" tokens/s"`, `" seconds"`, ... (with its leading space), or `""`.
+    pub unit: &'static str,
+    /// Special values besides the range, e.g. `", or math.inf (free prefill)"`, or `""`.
+    pub extra: &'static str,
+}
+
+impl Bound {
+    /// `Ok` for a value in `[lo, hi]` (never NaN), else the field's error:
+    /// `decode_tokens_per_s: must be in [1e-6, 1e9] tokens/s, got 1e-320`.
+    pub fn check(&self, v: f64) -> Result<()> {
+        if (self.lo..=self.hi).contains(&v) {
+            Ok(())
+        } else {
+            Err(Error::field(
+                self.field,
+                format!("must be in {}{}{}, got {}", self.range, self.unit, self.extra, show(v)),
+            ))
+        }
+    }
+}
+
+const fn bound(field: &'static str, lo: f64, hi: f64, range: &'static str, unit: &'static str) -> Bound {
+    Bound { field, lo, hi, range, unit, extra: "" }
+}
+
+/// Decode speed of one sequence: 1e-6 to 1e9 tokens/s.
+pub const DECODE_TOKENS_PER_S: Bound = bound("decode_tokens_per_s", 1e-6, 1e9, "[1e-6, 1e9]", " tokens/s");
+/// Fixed seconds per step (with the weight sync): at most 1e12 s.
+pub const TRAIN_STEP_S: Bound = bound("train_step_s", 0.0, 1e12, "[0, 1e12]", " seconds");
+/// Seconds per weight update after each step.
+pub const WEIGHT_SYNC_S: Bound = bound("weight_sync_s", 0.0, 1e12, "[0, 1e12]", " seconds");
+/// Seconds per token of a batch (with any log-prob recompute): at most 1e3 s/token.
+pub const TRAIN_S_PER_TOKEN: Bound = bound("train_s_per_token", 0.0, 1e3, "[0, 1e3]", " seconds/token");
+/// Seconds per token of the log-prob recompute phase.
+pub const LOGPROB_S_PER_TOKEN: Bound = bound("logprob_s_per_token", 0.0, 1e3, "[0, 1e3]", " seconds/token");
+pub const HORIZON_S: Bound = bound("horizon_s", 1e-6, 1e12, "[1e-6, 1e12]", " seconds");
+pub const ROLLOUT_PAUSE_S: Bound = bound("rollout_pause_s", 0.0, 1e12, "[0, 1e12]", " seconds");
+pub const PROMPT_TOKENS: Bound = bound("prompt_tokens", 0.0, 1e9, "[0, 1e9]", " tokens");
+/// Finite prefill speeds (`INFINITY`, free prefill, is accepted besides).
+pub const PREFILL_TOKENS_PER_S: Bound = Bound {
+    extra: ", or math.inf (free prefill)",
+    ..bound("prefill_tokens_per_s", 1e-6, 1e12, "[1e-6, 1e12]", " tokens/s")
+};
+pub const DECODE_SLOWDOWN_PER_SEQ: Bound = bound("decode_slowdown_per_seq", 0.0, 1e6, "[0, 1e6]", "");
+/// KV-cache capacities. `None` (unlimited) is accepted besides; the engine stores it as 0.
+pub const KV_CACHE_TOKENS: Bound =
+    Bound { extra: ", or None (unlimited)", ..bound("kv_cache_tokens", 1.0, 1e15, "[1, 1e15]", " tokens") };
+/// Each throughput of `decode_throughput_table`.
+pub const TABLE_THROUGHPUT: Bound = bound("decode_throughput_table", 1e-6, 1e15, "[1e-6, 1e15]", " tokens/s");
+/// Finite over-sampling fractions (`INFINITY`, every slot busy, is accepted besides).
+pub const OVER_SAMPLING: Bound = Bound {
+    extra: ", or math.inf (keep every slot busy)",
+    ..bound("pipeline.over_sampling", 0.0, 1e6, "[0, 1e6]", "")
+};
+
+/// The accepted values of a field.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Range {
+    /// Any value of the kind (bools, parts).
+    Any,
+    /// Integers in `[lo, hi]`.
+    Int { lo: u64, hi: u64 },
+    /// Reals in the bound's range (and its special values).
+    Real(Bound),
+}
+
+/// One scenario field.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Field {
+    pub name: &'static str,
+    pub kind: Kind,
+    /// Unit of the value (`"tokens/s"`, `"seconds"`, ...), `""` for none.
+    pub unit: &'static str,
+    pub default: Value,
+    pub range: Range,
+    /// Allowed strings of a [`Kind::Str`] field.
+    pub choices: &'static [&'static str],
+    /// Left out of the wire dict at its default (so that run keys hashed from the dict stay the
+    /// same as fields are added); the others are always sent. Every missing key takes the default.
+    pub omit_at_default: bool,
+    /// One line: what the field is.
+    pub doc: &'static str,
+}
+
+const fn real(b: Bound, default: f64, omit: bool, doc: &'static str) -> Field {
+    Field {
+        name: b.field,
+        kind: Kind::Float,
+        unit: unit_of(b.unit),
+        default: Value::Float(default),
+        range: Range::Real(b),
+        choices: &[],
+        omit_at_default: omit,
+        doc,
+    }
+}
+
+const fn int(name: &'static str, lo: u64, hi: u64, default: u64, omit: bool, doc: &'static str) -> Field {
+    Field {
+        name,
+        kind: Kind::Int,
+        unit: "",
+        default: Value::Int(default),
+        range: Range::Int { lo, hi },
+        choices: &[],
+        omit_at_default: omit,
+        doc,
+    }
+}
+
+const fn flag(name: &'static str, default: bool, doc: &'static str) -> Field {
+    Field {
+        name,
+        kind: Kind::Bool,
+        unit: "",
+        default: Value::Bool(default),
+        range: Range::Any,
+        choices: &[],
+        omit_at_default: true,
+        doc,
+    }
+}
+
+/// `" tokens/s"` -> `"tokens/s"` (the bounds keep the leading space of their messages).
+const fn unit_of(u: &'static str) -> &'static str {
+    match u.as_bytes() {
+        [b' ', rest @ ..] => match std::str::from_utf8(rest) {
+            Ok(s) => s,
+            Err(_) => u,
+        },
+        _ => u,
+    }
+}
+
+/// Every scenario field, in the order of `rollsim.Scenario`'s dataclass fields.
+pub const SCENARIO: &[Field] = &[
+    int("rollout_slots", 1, MAX_COUNT as u64, 256, false, "Concurrent sequences in the rollout pool"),
+    real(DECODE_TOKENS_PER_S, 30.0, false, "Decode speed of one sequence"),
+    int("batch_size", 1, MAX_COUNT as u64, 512, false, "Samples per training step"),
+    real(TRAIN_STEP_S, 60.0, false, "Fixed seconds per training step (the trainer's compute)"),
+    real(HORIZON_S, 7200.0, false, "Simulated time"),
+    Field {
+        name: "lengths",
+        kind: Kind::Part,
+        unit: "tokens",
+        default: Value::Part("LogNormal()"),
+        range: Range::Any,
+        choices: &["lognormal", "empirical"],
+        omit_at_default: false,
+        doc: "Answer lengths: LogNormal(mu, sigma, max_tokens) or Empirical(values)",
+    },
+    Field {
+        name: "pipeline",
+        kind: Kind::Part,
+        unit: "",
+        default: Value::Part("FullyAsync()"),
+        range: Range::Any,
+        choices: &["off_policy", "fully_async"],
+        omit_at_default: false,
+        doc: "How generation and training interleave: Synchronous, OneStepAsync, OffPolicy(k) or FullyAsync",
+    },
+    int("seed", 0, u64::MAX, 0, false, "Seed of the random lengths"),
+    Field {
+        name: "rng",
+        kind: Kind::Str,
+        unit: "",
+        default: Value::Str("fast"),
+        range: Range::Any,
+        choices: &["fast", "python"],
+        omit_at_default: false,
+        doc: "Random generator: fast (Xoshiro256++) or python (CPython's random.Random, bit for bit)",
+    },
+    real(WEIGHT_SYNC_S, 0.0, true, "Seconds per weight update after each step"),
+    real(TRAIN_S_PER_TOKEN, 0.0, true, "Seconds per token of the batch, added to every step"),
+    int("group_size", 1, MAX_COUNT as u64, 1, true, "Answers per prompt (GRPO group); must divide batch_size"),
+    real(PROMPT_TOKENS, 0.0, true, "Prompt length, prefilled before the first answer token"),
+    real(PREFILL_TOKENS_PER_S, f64::INFINITY, true, "Prefill throughput of one slot (math.inf: free prefill)"),
+    flag("prefix_sharing", true, "The answers of a group share the prompt's KV: only the first pays its prefill"),
+    flag("clear_cache_on_update", true, "The prefix cache is cleared on every weight update"),
+    int("slots_per_instance", 0, MAX_COUNT as u64, 0, true, "Slots per inference instance (0: independent slots)"),
+    real(DECODE_SLOWDOWN_PER_SEQ, 0.0, true, "Slowdown of one sequence per other sequence on its instance"),
+    real(ROLLOUT_PAUSE_S, 0.0, true, "Seconds the rollout pool stops at every weight update it loads"),
+    real(LOGPROB_S_PER_TOKEN, 0.0, true, "Seconds per token of the batch of a log-prob recompute phase"),
+    Field {
+        name: "decode_throughput_table",
+        kind: Kind::Table,
+        unit: "tokens/s",
+        default: Value::None,
+        range: Range::Real(TABLE_THROUGHPUT),
+        choices: &[],
+        omit_at_default: true,
+        doc: "Measured (running sequences, instance tokens/s) points, linear in between (None: no table)",
+    },
+    Field {
+        name: "kv_cache_tokens",
+        kind: Kind::Float,
+        unit: "tokens",
+        default: Value::None,
+        range: Range::Real(KV_CACHE_TOKENS),
+        choices: &[],
+        omit_at_default: true,
+        doc: "KV-cache capacity of one instance (None: unlimited)",
+    },
+];
+
+/// The scenario field named `name`.
+pub fn field(name: &str) -> Option<&'static Field> {
+    SCENARIO.iter().find(|f| f.name == name)
+}
+
+/// The type of a result value or column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dtype {
+    F64,
+    U64,
+    I64,
+    U32,
+    Bool,
+}
+
+impl Dtype {
+    /// numpy's name of the type (`"float64"`, `"uint32"`, ...).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Dtype::F64 => "float64",
+            Dtype::U64 => "uint64",
+            Dtype::I64 => "int64",
+            Dtype::U32 => "uint32",
+            Dtype::Bool => "bool",
+        }
+    }
+    /// Bytes per value.
+    pub const fn size(self) -> usize {
+        match self {
+            Dtype::F64 | Dtype::U64 | Dtype::I64 => 8,
+            Dtype::U32 => 4,
+            Dtype::Bool => 1,
+        }
+    }
+}
+
+/// One summary value or one column of a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Column {
+    pub name: &'static str,
+    pub dtype: Dtype,
+    pub unit: &'static str,
+    pub doc: &'static str,
+}
+
+const fn col(name: &'static str, dtype: Dtype, unit: &'static str, doc: &'static str) -> Column {
+    Column { name, dtype, unit, doc }
+}
+
+use Dtype::{Bool, F64, I64, U32, U64};
+
+/// The run's summary ([`crate::Summary`]), in the order the engine hands it over.
+pub const SUMMARY: &[Column] = &[
+    col("steps", U64, "", "Training steps completed by the end of the run"),
+    col("steps_started", U64, "", "Training steps started (the last may still be running)"),
+    col("end_s", F64, "seconds", "Simulated time covered (the time of the last event processed)"),
+    col("rollout_utilization", F64, "", "Share of slot time with a request: slot_busy_s / (rollout_slots * end_s)"),
+    col(
+        "slot_busy_s",
+        F64,
+        "slot-seconds",
+        "Time slots spent with a request (decoding, prefilling, paused or waiting for KV)",
+    ),
+    col("slot_idle_s", F64, "slot-seconds", "Time slots spent without work"),
+    col("trainer_busy_s", F64, "seconds", "Time the trainer spent in steps"),
+    col("trainer_idle_s", F64, "seconds", "Time the trainer spent waiting for a batch"),
+    col("samples_started", U64, "", "Samples started"),
+    col("samples_finished", U64, "", "Samples whose answer finished"),
+    col("samples_trained", U64, "", "Samples consumed by a training step"),
+    col(
+        "samples_dropped",
+        U64,
+        "",
+        "Samples not trained and discarded: stale, aborted, or pushed out of a bounded queue",
+    ),
+    col("samples_aborted", U64, "", "Of the dropped: aborted in flight"),
+    col("groups_requeued", U64, "", "Groups sent back for regeneration (on_stale='requeue')"),
+    col(
+        "staleness_at_finish_mean",
+        F64,
+        "versions",
+        "Mean staleness measured against the rollout's version when the sample finished",
+    ),
+    col("staleness_group_mean", F64, "versions", "Mean over trained groups of the staleness of the oldest member"),
+    col("tokens_prefilled", F64, "tokens", "Prefill tokens, all of them (prompts and recomputation)"),
+    col("tokens_recomputed", F64, "tokens", "Prefill tokens caused by weight updates or preemption"),
+    col("preemptions", U64, "", "Requests preempted for KV capacity"),
+    col("kv_wait_s", F64, "slot-seconds", "Time requests spent on a slot waiting for KV (within slot_busy_s)"),
+    col("stalled", Bool, "", "Nothing could happen any more before the horizon: the run ends at the stall"),
+    col("samples_ready", U64, "", "Finished, neither trained nor dropped at the end"),
+    col("samples_in_flight", U64, "", "Started and not finished at the end"),
+    col("drop_fraction", F64, "", "samples_dropped / (samples_trained + samples_dropped)"),
+    col("staleness_mean", F64, "versions", "Mean staleness of the trained samples (NaN if none)"),
+    col("staleness_max", U64, "versions", "Largest staleness of a trained sample"),
+    col("staleness_mean_short", F64, "versions", "Mean staleness of trained answers shorter than 1000 tokens"),
+    col("staleness_mean_long", F64, "versions", "Mean staleness of trained answers longer than 8000 tokens"),
+    col("samples_trained_short", U64, "", "Trained answers shorter than 1000 tokens"),
+    col("samples_trained_long", U64, "", "Trained answers longer than 8000 tokens"),
+    col("tokens_generated", F64, "tokens", "Answer tokens decoded"),
+    col("tokens_trained", F64, "tokens", "Answer tokens of the trained samples"),
+    col("tokens_wasted", F64, "tokens", "Answer tokens decoded and thrown away (dropped or aborted)"),
+    col("tokens_pending", F64, "tokens", "Answer tokens decoded, neither trained nor wasted at the end"),
+    col("events", U64, "", "Events processed"),
+    col(
+        "ready_queue_growth_per_step",
+        F64,
+        "samples/step",
+        "Least-squares slope of the ready queue over the second half of the steps",
+    ),
+    col(
+        "generation_outruns_training",
+        Bool,
+        "",
+        "The ready queue grows without bound (an unbounded streaming pipeline)",
+    ),
+    col(
+        "throughput_ratio",
+        F64,
+        "",
+        "Rollout throughput over training throughput, samples per second, from the mean length",
+    ),
+];
+
+/// The engine's columns of the samples frame ([`crate::SampleColumns`]), one row per sample started.
+pub const SAMPLES: &[Column] = &[
+    col("length_tokens", F64, "tokens", "Answer length drawn"),
+    col("group_id", U32, "", "Group (prompt) of the sample"),
+    col("version_end", U32, "", "Policy version that produced the last token so far"),
+    col("version_finish", U32, "", "Rollout's policy version when the sample finished (null if it did not)"),
+    col("n_versions", U32, "", "Token spans with distinct policy versions"),
+    col("aborted", Bool, "", "Aborted in flight"),
+    col("start_s", F64, "seconds", "Start of the request"),
+    col("finish_s", F64, "seconds", "End of the answer (the abort time if aborted; NaN while in flight)"),
+    col("version_start", U32, "", "Policy version at the start"),
+    col("trained_step", I64, "", "Training step that consumed the sample (-1: none)"),
+    col("dropped", Bool, "", "Discarded without training"),
+    col("slot", U32, "", "Slot that generated the sample"),
+];
+
+/// The engine's columns of the segments frame ([`crate::record::SegmentColumns`]), one row per
+/// token span of one policy version within one answer.
+pub const SEGMENTS: &[Column] = &[
+    col("sample_id", U32, "", "Sample (row of the samples frame)"),
+    col("version", U32, "", "Policy version of the span"),
+    col("first_token", F64, "tokens", "First token of the span"),
+    col("last_token", F64, "tokens", "End of the span (exclusive)"),
+];
+
+/// The engine's columns of the steps frame ([`crate::StepColumns`]), one row per training step
+/// started.
+pub const STEPS: &[Column] = &[
+    col("tokens_wasted", F64, "tokens", "Since the previous step started: tokens generated and thrown away"),
+    col(
+        "tokens_recomputed",
+        F64,
+        "tokens",
+        "Since the previous step started: tokens prefilled again after a weight update",
+    ),
+    col("slot_idle_s", F64, "slot-seconds", "Since the previous step started: slot time with no work"),
+    col("start_s", F64, "seconds", "Start of the step"),
+    col("end_s", F64, "seconds", "End of the step"),
+    col("staleness_mean", F64, "versions", "Mean staleness of the batch"),
+    col("staleness_max", U32, "versions", "Largest staleness in the batch"),
+    col("wait_s", F64, "seconds", "Trainer idle time before the step"),
+    col("samples", U32, "", "Samples in the batch"),
+    col("ready_after", U32, "samples", "Finished samples still waiting after the batch was taken"),
+    col("tokens", F64, "tokens", "Answer tokens of the batch"),
+];
+
+/// Every frame: name and engine columns.
+pub const FRAMES: &[(&str, &[Column])] = &[("steps", STEPS), ("samples", SAMPLES), ("segments", SEGMENTS)];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_units_have_no_leading_space() {
+        let mut names: Vec<&str> = SCENARIO.iter().map(|f| f.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), SCENARIO.len());
+        for f in SCENARIO {
+            assert!(!f.unit.starts_with(' '), "{}", f.name);
+            if let Range::Real(b) = f.range {
+                assert_eq!(b.field, f.name);
+            }
+        }
+        for (_, cols) in FRAMES.iter().chain([("summary", SUMMARY)].iter()) {
+            let mut n: Vec<&str> = cols.iter().map(|c| c.name).collect();
+            n.sort_unstable();
+            n.dedup();
+            assert_eq!(n.len(), cols.len());
+        }
+    }
+
+    #[test]
+    fn defaults_are_in_range() {
+        for f in SCENARIO {
+            match (f.default, f.range) {
+                (Value::Float(v), Range::Real(b)) => {
+                    assert!(b.check(v).is_ok() || (v.is_infinite() && !b.extra.is_empty()), "{}", f.name)
+                }
+                (Value::Int(v), Range::Int { lo, hi }) => assert!((lo..=hi).contains(&v), "{}", f.name),
+                (Value::Str(s), _) => assert!(f.choices.contains(&s), "{}", f.name),
+                _ => {}
+            }
+        }
+    }
+}
