@@ -7,8 +7,10 @@ lengths truncated at 16384) in one process, one after the other, and the script 
 second (an event = a sample completion or the end of a training step; best of ``--repeat`` runs) and
 the ratio of each to our Python reference (``tests/reference.py``, uncapped). Nothing outside the repository is needed;
 ``--chapter PATH`` reads the chapter's text (its code is not copied into the repository) and adds
-rows for its ``fully_async``. Usage: ``.venv/bin/python benches/compare.py [--hours 200]
-[--python-hours 20] [--chapter PATH]``.
+rows for its ``fully_async``; ``--memory`` prints the peak memory of a 400-hour chapter run with
+per-sample frames (growth of peak RSS per sample started, in a fresh interpreter; Linux).
+Usage: ``.venv/bin/python benches/compare.py [--hours 200] [--python-hours 20] [--chapter PATH]
+[--memory]``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import argparse
 import heapq
 import os
 import random
+import subprocess
 import sys
 import time
 
@@ -122,6 +125,21 @@ def chapter_fully_async(path, horizon):
     return run
 
 
+MEMORY_SCRIPT = """
+import rollsim
+
+def hwm_kb():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+
+before = hwm_kb()
+res = rollsim.simulate(rollsim.Scenario(horizon_s=400 * 3600.0), record="samples")
+n = res.summary["samples_started"]
+print(f"peak memory with per-sample frames, 400 h chapter run: {n} samples, "
+      f"{(hwm_kb() - before) * 1024 / n:.1f} bytes per sample started")
+"""
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--hours", type=float, default=200.0, help="simulated hours for rollsim")
@@ -129,6 +147,8 @@ def main() -> None:
     ap.add_argument("--chapter", metavar="PATH", default=None,
                     help="the chapter's text: adds rows for its own Python fully_async (default: not run)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per row; the best time counts")
+    ap.add_argument("--memory", action="store_true",
+                    help="also print the peak memory per sample of a 400-hour run with frames (Linux)")
     a = ap.parse_args()
     if a.chapter is not None and not os.path.isfile(a.chapter):
         ap.error(f"--chapter: no such file: {a.chapter!r}")
@@ -189,6 +209,9 @@ def main() -> None:
     print(f"{'engine':52s} {'events':>10s} {'seconds':>9s} {'M events/s':>11s} {'ratio':>13s}")
     for name, n, dt in rows:
         print(f"{name:52s} {n:10d} {dt:9.4f} {n / dt / 1e6:11.3f} {n / dt / ref_rate:13.1f}")
+    if a.memory:
+        print(subprocess.run([sys.executable, "-c", MEMORY_SCRIPT], capture_output=True, text=True,
+                             check=True).stdout.strip())
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import pytest
 from rollsim import FullyAsync, Scenario, ScenarioError, _rollsim
 
 ROOT = Path(__file__).resolve().parent.parent
-BINDINGS = [ROOT / "rust" / "rollsim-py" / "src" / "lib.rs", ROOT / "rust" / "rollsim-py" / "src" / "sync.rs"]
+BINDINGS = [ROOT / "rust" / "rollsim-py" / "src" / name for name in ("lib.rs", "sync.rs", "many.rs")]
 
 
 def test_every_pyfunction_catches_panics():
@@ -22,7 +22,7 @@ def test_every_pyfunction_catches_panics():
     seen = []
     for path in BINDINGS:
         src = path.read_text()
-        for m in re.finditer(r"#\[pyfunction\]\s*(?:#\[pyo3[^\]]*\]\s*)?fn (\w+)", src):
+        for m in re.finditer(r"#\[pyfunction\]\s*(?:#\[pyo3[^\]]*\]\s*)?(?:pub(?:\(crate\))? )?fn (\w+)", src):
             name = m.group(1)
             body = src[m.end():]
             end = re.search(r"\n}\n", body)
@@ -90,9 +90,9 @@ CLEAN = [  # (call, exact message of the ScenarioError)
     (lambda: _rollsim.simulate(engine_dict(lengths={"kind": "lognormal", "mu": 7.6, "sigma": 1e300, "max_tokens": 16384.0})),
      "lengths.sigma: must be in [0, 10], got 1e+300"),
     (lambda: _rollsim.simulate(engine_dict(), True, 2**40), "max_samples: must be in [1, 4294967295], got 1099511627776"),
-    (lambda: _rollsim.simulate_many([5]), "scenarios[0]: must be a dict"),
-    (lambda: _rollsim.simulate_many([engine_dict()], 100_000), "threads: must be in [0, 4096], got 100000"),
-    (lambda: _rollsim.simulate_many([engine_dict()], 1, 10**6, 5), "progress: must be None or a callable f(done, total)"),
+    (lambda: _rollsim.simulate_many([5], [0], [0]), "scenarios[0]: must be a dict"),
+    (lambda: _rollsim.simulate_many([engine_dict()], [0], [0], 100_000), "threads: must be in [0, 4096], got 100000"),
+    (lambda: _rollsim.simulate_many([engine_dict()], [0], [0], 1, 10**6, 5), "progress: must be None or a callable f(done, total)"),
     (lambda: _rollsim.py_random_stream(0, 2**62), "n: must be in [0, 134217728], got 4611686018427387904"),
     (lambda: _rollsim.py_lognormal_stream(0, 0.0, 1.0, 2**62), "n: must be in [0, 134217728], got 4611686018427387904"),
     (lambda: _rollsim.sync_estimate({}), "model: missing"),
@@ -137,4 +137,5 @@ def test_extreme_sizes_run_or_refuse_cleanly(changes, key, value):
 
 def test_a_progress_callback_error_propagates_unchanged():
     with pytest.raises(ZeroDivisionError):
-        _rollsim.simulate_many([Scenario(horizon_s=3600.0 * 200).to_dict()] * 4, 1, 10**8, lambda a, b: 1 / 0)
+        _rollsim.simulate_many([Scenario(horizon_s=3600.0 * 200).to_dict()], [0] * 4, [0, 1, 2, 3], 1, 10**8,
+                               lambda a, b: 1 / 0)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import math
 import os
 import subprocess
@@ -18,9 +20,11 @@ from polars.testing import assert_frame_equal
 
 import rollsim
 from rollsim import Empirical, FullyAsync, Scenario, ScenarioError, Synchronous
+from rollsim.lengths import LogNormal
+from rollsim.pipelines import LengthBalanced, OffPolicy, OneStepAsync
 from rollsim.sweeps import (SUMMARY_SCHEMA, Choice, IntUniform, LogUniform, Uniform, aggregate, latin_hypercube,
                            random_points, read_sweep, run_key, scenario_key, sweep, sweep_with_info, t_quantile)
-from rollsim.sweeps._keys import KEY_VERSION, canonical
+from rollsim.sweeps._keys import canonical_form
 from rollsim.sweeps._store import MANIFEST, Store, StoreWarning
 from strategies import scenarios
 
@@ -63,8 +67,8 @@ def test_rows_equal_single_simulate_calls():
         for m, v in expected.items():
             got = row[m]
             assert got == v or (isinstance(v, float) and math.isnan(v) and math.isnan(got)), (m, got, v)
-        assert row["run_key"] == run_key(sc.to_dict())
-        assert row["scenario_key"] == scenario_key(sc.to_dict())
+        assert row["run_key"] == run_key(sc)
+        assert row["scenario_key"] == scenario_key(sc)
 
 
 def test_chapter_values_in_a_sweep():
@@ -149,31 +153,110 @@ def test_engine_errors_raise_or_are_recorded(tmp_path):
 
 # ---------------------------------------------------------------- keys
 
-# run_key of Scenario() with seed 0; changes only if the key encoding (KEY_VERSION) changes.
-GOLDEN_RUN_KEY = "85c8c1d00ecf6ac9ec22b2bfe40759b1"
-GOLDEN_SCENARIO_KEY = "1feb46ba379240b8b321b162e23dc2d8"
-GOLDEN_EMPIRICAL_KEY = "9e27b86253adbd79b16b37e3367f6bc2"
+# Key version 2: run_key / scenario_key of Scenario() with seed 0, and of a small empirical scenario;
+# they change only with a new key version.
+GOLDEN_RUN_KEY = "c8303012418b11073d57711850c70d68"
+GOLDEN_SCENARIO_KEY = "21e850b64246549096b2b6447a2bd8ca"
+GOLDEN_EMPIRICAL_KEY = "764cb47eecf14f4e4cfc15d3ec3955c4"
+
+# Key version 1, as rollsim before key version 2 computed them from Scenario.to_dict() (run_key with
+# the scenario's seed, scenario_key); recorded with that code.
+V1_CASES = {
+    "default": Scenario(),
+    "seed_max": Scenario(seed=2**64 - 1),
+    "weight_sync": Scenario(train_step_s=50.0, weight_sync_s=10.0, logprob_s_per_token=1e-4, train_s_per_token=2e-5),
+    "sync_pipeline": Scenario(pipeline=Synchronous(over_sampling=1.5, keep_partial=True), rng="python", seed=3),
+    "one_step": Scenario(pipeline=OneStepAsync()),
+    "offpolicy": Scenario(pipeline=OffPolicy(k=3), group_size=4,
+                          lengths=LogNormal(mu=7.0, sigma=1.3, max_tokens=8000.0, group_correlation=0.5)),
+    "balanced": Scenario(pipeline=FullyAsync(max_staleness=2, on_stale="requeue", lag_release="sync",
+                                             batch_order=LengthBalanced(edges=(1000.0, 8000.0), share=0.8),
+                                             max_lag_samples=1000, on_update="abort_resubmit")),
+    "instances": Scenario(slots_per_instance=32, decode_throughput_table=((1, 30.0), (32, 600.0)), kv_cache_tokens=1e6,
+                          prompt_tokens=500.0, prefill_tokens_per_s=1e4, prefix_sharing=False, rollout_pause_s=2.0),
+    "empirical_w": Scenario(lengths=Empirical([100.0, 2000.0, 9000.0], [1.0, 2.0, 3.0]), pipeline=FullyAsync(2), seed=7),
+    "grouped": Scenario(lengths=Empirical([100.0, 200.0, 300.0, 400.0], groups=["a", "b", "a", "c"], max_tokens=350.0,
+                                          name="g"), group_size=2),
+}
+V1_KEYS = {
+    "default": ("85c8c1d00ecf6ac9ec22b2bfe40759b1", "1feb46ba379240b8b321b162e23dc2d8"),
+    "seed_max": ("6e632f767aeb9418c820454e493f5db9", "1feb46ba379240b8b321b162e23dc2d8"),
+    "weight_sync": ("bad1eab7c3c42859ff8fd0e4f24b7ea7", "046a96fa58241fbc585ac83e8e182772"),
+    "sync_pipeline": ("499c9ad4b33478067966a1c220211b49", "db1a1c267f82eceba669768fe43deacf"),
+    "one_step": ("1ac1ed3add6099b8d8af10f222d529ae", "04edb2bfa94fc2392b9a44c23ea9a747"),
+    "offpolicy": ("2cdfd330f99b00ad2d124cd4bc90b9a4", "fe7c31295df625b45f161bb0777cbdf2"),
+    "balanced": ("16b2dbddebeaca520985329234170069", "dd2af283b9cef418e799b261d669fc91"),
+    "instances": ("2e16f920073a920eaade5f1ddce738bf", "c81be85d05adbcaade1ab84cb0875c69"),
+    "empirical_w": ("9e27b86253adbd79b16b37e3367f6bc2", "e8d74f4a9bd0199d1ea3ce7e26f96b1c"),
+    "grouped": ("fe95b109870f006e44938783c53ea569", "1429da06fce6404fa2ca5e1ee9c040d1"),
+}
 
 
 def test_golden_keys():
-    d = Scenario().to_dict()
-    assert run_key(d) == GOLDEN_RUN_KEY
-    assert scenario_key(d) == GOLDEN_SCENARIO_KEY
-    # spelled out: SHA-256 over the canonical text of the engine dict without its seed
-    text = ('{"batch_size":i512,"decode_tokens_per_s":f0x1.e000000000000p+4,"horizon_s":f0x1.c200000000000p+12,'
-            '"lengths":{"kind":s"lognormal","max_tokens":f0x1.0000000000000p+14,"mu":f0x1.e666666666666p+2,'
-            '"sigma":f0x1.0000000000000p+0},"pipeline":{"kind":s"fully_async","max_staleness":n},"rng":s"fast",'
-            '"rollout_slots":i256,"train_step_s":f0x1.e000000000000p+5}')
-    assert canonical({k: v for k, v in d.items() if k != "seed"}) == text
-    assert hashlib.sha256(KEY_VERSION + b"\0run\0" + text.encode() + b"\0seed=0").hexdigest()[:32] == GOLDEN_RUN_KEY
-    sc = Scenario(lengths=Empirical([100.0, 2000.0, 9000.0], [1.0, 2.0, 3.0]), pipeline=FullyAsync(2), seed=7)
-    assert run_key(sc.to_dict()) == GOLDEN_EMPIRICAL_KEY
-    assert sweep(sc, progress=False)["run_key"][0] == GOLDEN_EMPIRICAL_KEY
+    sc = Scenario()
+    assert run_key(sc) == GOLDEN_RUN_KEY
+    assert scenario_key(sc) == GOLDEN_SCENARIO_KEY
+    # spelled out: SHA-256 over the canonical form (every field at its default: only the type)
+    assert canonical_form(sc) == '{"@type":"Scenario"}'
+    text = b'{"@type":"Scenario"}'
+    assert hashlib.sha256(b"rollsim-sweep-key-v2\0run\0" + text + b"\0seed=0").hexdigest()[:32] == GOLDEN_RUN_KEY
+    assert hashlib.sha256(b"rollsim-sweep-key-v2\0scenario\0" + text).hexdigest()[:32] == GOLDEN_SCENARIO_KEY
+    emp = Scenario(lengths=Empirical([100.0, 2000.0, 9000.0], [1.0, 2.0, 3.0]), pipeline=FullyAsync(2), seed=7)
+    values = hashlib.sha256(np.array([100.0, 2000.0, 9000.0]).astype("<f8").tobytes()).hexdigest()
+    weights = hashlib.sha256(np.array([1.0, 2.0, 3.0]).astype("<f8").tobytes()).hexdigest()
+    assert canonical_form(emp) == (
+        '{"@type":"Scenario","lengths":{"@type":"Empirical","values":{"@array":"<f8","sha256":"' + values
+        + '","shape":[3]},"weights":{"@array":"<f8","sha256":"' + weights + '","shape":[3]}},'
+        '"pipeline":{"@type":"FullyAsync","max_staleness":2}}')
+    assert run_key(emp) == GOLDEN_EMPIRICAL_KEY
+    assert sweep(emp, progress=False)["run_key"][0] == GOLDEN_EMPIRICAL_KEY
+
+
+def test_canonical_form_spells_numbers_exactly():
+    sc = Scenario(decode_tokens_per_s=30.5, train_step_s=0.1, horizon_s=3600, prefill_tokens_per_s=1e4,
+                  decode_throughput_table=None, slots_per_instance=0, kv_cache_tokens=None)
+    assert json.loads(canonical_form(sc)) == {
+        "@type": "Scenario", "decode_tokens_per_s": "0x1.e800000000000p+4", "train_step_s": "0x1.999999999999ap-4",
+        "horizon_s": 3600, "prefill_tokens_per_s": 10000}
+    # values that compare equal give one key (an int and the equal float), the next float another
+    assert run_key(Scenario(horizon_s=3600)) == run_key(Scenario(horizon_s=3600.0))
+    assert run_key(Scenario(horizon_s=math.nextafter(3600.0, 4000.0))) != run_key(Scenario(horizon_s=3600.0))
+
+
+def test_v1_keys_are_those_of_rollsim_before_key_version_2():
+    for name, sc in V1_CASES.items():
+        assert (run_key(sc, version=1), scenario_key(sc, version=1)) == V1_KEYS[name], name
+    assert len({run_key(sc) for sc in V1_CASES.values()}) == len(V1_CASES)
+    assert not {run_key(sc) for sc in V1_CASES.values()} & {k for k, _ in V1_KEYS.values()}
+
+
+def test_keys_do_not_come_from_the_engine_dict(monkeypatch):
+    sc = V1_CASES["instances"]
+    before = run_key(sc), scenario_key(sc), run_key(sc, version=1)
+    monkeypatch.setattr(Scenario, "to_dict", lambda self: {"wire": "format changed"})
+    assert (run_key(sc), scenario_key(sc), run_key(sc, version=1)) == before
+
+
+def test_default_table_of_key_version_2_is_the_classes_defaults():
+    # the frozen defaults equal today's: a default-constructed part is its type alone
+    for part in (LogNormal(), Synchronous(), OneStepAsync(), OffPolicy(), FullyAsync(), LengthBalanced()):
+        assert canonical_form(part) == f'{{"@type":"{type(part).__name__}"}}', part
+
+
+def test_key_functions_refuse_what_is_not_a_scenario():
+    with pytest.raises(ScenarioError) as e:
+        run_key(Scenario().to_dict())  # type: ignore[arg-type]
+    assert str(e.value) == ("scenario: must be a rollsim.Scenario (run keys are computed from its fields since key "
+                            "version 2, not from the engine dict), got dict")
+    with pytest.raises(ScenarioError, match=r"^version: must be one of the key versions \[1, 2\], got 3$"):
+        scenario_key(Scenario(), version=3)
+    with pytest.raises(ScenarioError, match=r"^seed: must be an integer in \[0, 2\*\*64 - 1\], got -1$"):
+        run_key(Scenario(), -1)
 
 
 def test_keys_stable_across_processes():
     code = ("import rollsim; from rollsim.sweeps import run_key; "
-            "print(run_key(rollsim.Scenario().to_dict()), run_key(rollsim.Scenario(seed=2**64-1).to_dict()))")
+            "print(run_key(rollsim.Scenario()), run_key(rollsim.Scenario(seed=2**64-1)))")
     outs = set()
     for hashseed in ("0", "12345"):
         env = {**os.environ, "PYTHONHASHSEED": hashseed}
@@ -183,27 +266,29 @@ def test_keys_stable_across_processes():
     assert outs.pop().split()[0] == GOLDEN_RUN_KEY
 
 
-def test_keys_distinguish_what_changes_results():
+def test_keys_distinguish_what_the_user_wrote():
     base = Scenario()
-    keys = {run_key(s.to_dict()) for s in [
+    variants = [
         base, base.replace(seed=1), base.replace(train_step_s=math.nextafter(60.0, 61.0)),
         base.replace(rng="python"), base.replace(**{"pipeline.max_staleness": 0}),
         base.replace(lengths=Empirical([1.0, 2.0])), base.replace(lengths=Empirical([1.0, 2.0], [1.0, 2.0])),
-    ]}
-    assert len(keys) == 7
-    # weight_sync_s is a field of the engine dict of its own (the engine adds it to the step): another key
-    assert run_key(base.replace(train_step_s=50.0, weight_sync_s=10.0).to_dict()) != run_key(base.to_dict())
-    assert run_key(base.replace(weight_sync_s=0.0).to_dict()) == run_key(base.to_dict())  # omitted at its default
+        base.replace(lengths=Empirical([1.0, 2.0], name="two")),
+        # the same engine input, written differently: key version 2 tells them apart (version 1 did not)
+        base.replace(train_step_s=50.0, weight_sync_s=10.0),
+    ]
+    assert len({run_key(s) for s in variants}) == len(variants)
+    assert run_key(variants[-1], version=1) == run_key(base, version=1)
 
 
 @given(sc=scenarios(), seed=st.integers(0, 2**64 - 1))
-def test_key_is_a_function_of_the_engine_dict(sc, seed):
+def test_key_is_a_function_of_the_scenario(sc, seed):
     a = sc.replace(seed=seed)
-    b = Scenario(**{f: getattr(a, f) for f in ("rollout_slots", "decode_tokens_per_s", "batch_size", "train_step_s",
-                                                "horizon_s", "lengths", "pipeline", "seed", "rng", "weight_sync_s")})
-    assert run_key(a.to_dict()) == run_key(b.to_dict())
-    assert run_key(a.to_dict()) == run_key(a.replace(seed=0).to_dict(), seed)
-    assert len(run_key(a.to_dict())) == 32
+    b = Scenario(**{f.name: getattr(a, f.name) for f in dataclasses.fields(Scenario)})
+    assert run_key(a) == run_key(b) and scenario_key(a) == scenario_key(b)
+    assert run_key(a) == run_key(a.replace(seed=0), seed)
+    assert scenario_key(a) == scenario_key(a.replace(seed=0))
+    assert len(run_key(a)) == 32
+    assert json.loads(canonical_form(a))["@type"] == "Scenario"
 
 
 # ---------------------------------------------------------------- determinism

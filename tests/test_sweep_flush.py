@@ -59,6 +59,15 @@ def test_batches_start_small_and_grow_to_about_a_second_of_work():
     assert not fixed.flush_due(29, time.perf_counter() - 1e6)   # a chunk_size is exact: no time flush
 
 
+def test_big_length_arrays_cap_the_distinct_scenarios_of_a_batch_not_its_seeds():
+    # 32 MiB of arrays per scenario: 2 distinct scenarios per batch (CHUNK_ARRAY_BYTES = 64 MiB); the
+    # engine converts each distinct scenario of a batch once, so its seeds do not count
+    assert _run._ChunkSizer(None, 2, 32 << 20, 4096).batch_cap == 2
+    assert _run._ChunkSizer(None, 2, 32 << 20, 4096, runs_per_scenario=100).batch_cap == 200
+    assert _run._ChunkSizer(None, 2, 1 << 30, 4096, runs_per_scenario=100).batch_cap == 100
+    assert _run._ChunkSizer(None, 2, 1, 4096, runs_per_scenario=100).batch_cap == 4096
+
+
 def test_chunks_are_written_by_time_as_well_as_by_count(tmp_path, stats, monkeypatch):
     ref = sweep(SMALL, seeds=range(300), progress=False)
     stats.update(blocks=0, max_block_runs=0)

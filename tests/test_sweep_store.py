@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -38,7 +39,23 @@ def fresh(seeds: int = 20) -> pl.DataFrame:
     return sweep(SMALL, GRID, seeds=range(seeds), progress=False)
 
 
-def written(out: Path, seeds: int = 20, chunk_size: int = 10) -> list[Path]:
+def old_keys(out: Path) -> Path:
+    """A directory created by rollsim before key version 2 (its manifest names no key version):
+    sweeps into it write (and resume) run keys of version 1, as format-1 directories hold."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MANIFEST).write_text(json.dumps({"format": 2, "rollsim_version": _store._version()}))
+    return out
+
+
+def fresh_v1(seeds: int = 20) -> pl.DataFrame:
+    """``fresh()`` as swept into a directory of key version 1 (its keys are of that version)."""
+    with tempfile.TemporaryDirectory() as d:
+        return sweep(SMALL, GRID, seeds=range(seeds), out=old_keys(Path(d)), progress=False)
+
+
+def written(out: Path, seeds: int = 20, chunk_size: int = 10, key_version: int = 2) -> list[Path]:
+    if key_version == 1:
+        old_keys(out)
     sweep(SMALL, GRID, seeds=range(seeds), out=out, chunk_size=chunk_size, progress=False)
     return parts(out)
 
@@ -176,23 +193,23 @@ def test_stray_part_file_is_named_ignored_on_read_and_moved_aside_on_resume(tmp_
 # ---------------------------------------------------------------- store format 1 (before manifests)
 
 def test_format_1_directory_is_read_unverified_and_upgraded_by_a_resume(tmp_path):
-    written(tmp_path, seeds=15)
+    written(tmp_path, seeds=15, key_version=1)
     as_format_1(tmp_path)
     with pytest.warns(StoreWarning, match=r"store of format 1 .* read unverified"):
         assert read_sweep(tmp_path).height == 30
     with pytest.warns(StoreWarning, match=r"store of format 1 .* its 3 chunk files were read in full"):
         df, info = resume(tmp_path)
     assert (info.resumed, info.ran) == (30, 10)
-    assert_frame_equal(df, fresh(), check_exact=True)
+    assert_frame_equal(df, fresh_v1(), check_exact=True)
     meta = json.loads((tmp_path / MANIFEST).read_text())
     assert meta["format"] == 2 and meta["upgraded_from_format"] == 1
     adopted = [json.loads((tmp_path / (p.name + ".json")).read_text()) for p in parts(tmp_path)]
     assert sum(m.get("adopted_from_format") == 1 for m in adopted) == 3
-    assert_frame_equal(read_sweep(tmp_path).sort("run_key"), fresh().sort("run_key"), check_exact=True)
+    assert_frame_equal(read_sweep(tmp_path).sort("run_key"), fresh_v1().sort("run_key"), check_exact=True)
 
 
 def test_format_1_truncated_chunk_is_named_not_a_polars_traceback(tmp_path):
-    p = written(tmp_path)[0]
+    p = written(tmp_path, key_version=1)[0]
     as_format_1(tmp_path)
     p.write_bytes(p.read_bytes()[:100])
     with pytest.warns(StoreWarning, match="read unverified"), pytest.raises(ScenarioError) as e:
@@ -203,17 +220,17 @@ def test_format_1_truncated_chunk_is_named_not_a_polars_traceback(tmp_path):
         df, info = resume(tmp_path)
     assert any("cannot be read as a sweep chunk" in str(x.message) for x in w)
     assert info.ran == 10
-    assert_frame_equal(df, fresh(), check_exact=True)
+    assert_frame_equal(df, fresh_v1(), check_exact=True)
 
 
 def test_format_1_chunk_overwritten_by_another_is_searched_not_claimed(tmp_path):
-    a, b = written(tmp_path)[:2]
+    a, b = written(tmp_path, key_version=1)[:2]
     a.write_bytes(b.read_bytes())
     as_format_1(tmp_path)
     with pytest.warns(StoreWarning, match="store of format 1"):
         df, info = resume(tmp_path)
     assert info.ran == 10     # a's runs are missing: computed; b's runs are found in both files
-    assert_frame_equal(df, fresh(), check_exact=True)
+    assert_frame_equal(df, fresh_v1(), check_exact=True)
 
 
 # ---------------------------------------------------------------- one writer per directory

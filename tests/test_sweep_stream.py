@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
+import rollsim
 from rollsim import FullyAsync, Scenario, ScenarioError, Synchronous
 from rollsim.sweeps import (IntUniform, LatinHypercube, RandomPoints, aggregate, latin_hypercube, random_points,
                            read_sweep, run_key, scan_sweep, scenario_key, sweep, sweep_with_info)
@@ -37,6 +38,13 @@ def crash_after(n):
         if done >= n:
             raise Crash(f"at {done}")
     return hook
+
+
+def old_keys(out: Path) -> Path:
+    """A directory created by rollsim before key version 2 (no key version in its manifest)."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MANIFEST).write_text(json.dumps({"format": 2, "rollsim_version": rollsim.__version__}))
+    return out
 
 
 def as_format_1(out: Path) -> None:
@@ -68,9 +76,9 @@ def test_plan_of_billions_of_runs_is_not_materialised():
     r = 3 * 2**32 + 123_456_789           # scenario 3 (60 s, 512), seed 123456789
     block = plan.block(r, r + 3)
     sc = SMALL.replace(train_step_s=60.0, batch_size=512)
-    assert block.keys == [run_key(sc.to_dict(), 123_456_789 + i) for i in range(3)]
+    assert block.keys == [run_key(sc, 123_456_789 + i) for i in range(3)]
     assert block.frame["seed"].to_list() == [123_456_789, 123_456_790, 123_456_791]
-    assert block.frame["scenario_key"].unique().to_list() == [scenario_key(sc.to_dict())]
+    assert block.frame["scenario_key"].unique().to_list() == [scenario_key(sc)]
     assert block.frame.select("train_step_s", "batch_size").row(0) == (60.0, 512)
     assert plan.digest(r, r + 3) == chunk_digest(block.keys)
 
@@ -191,6 +199,7 @@ def test_crash_then_resume_with_other_chunking_loses_and_repeats_nothing(tmp_pat
 
 def test_changed_plan_and_old_files_are_searched_a_window_at_a_time(tmp_path, monkeypatch, stats):
     monkeypatch.setattr(_run, "FOREIGN_WINDOW", 5)
+    old_keys(tmp_path)  # format-1 directories hold run keys of version 1
     sweep(SMALL, GRID, seeds=range(6), out=tmp_path, chunk_size=4, progress=False)
     # files from before chunk names (random names, store format 1) are found by their run keys
     for p in tmp_path.glob("part-*.parquet"):
@@ -201,7 +210,8 @@ def test_changed_plan_and_old_files_are_searched_a_window_at_a_time(tmp_path, mo
         df, info = sweep_with_info(SMALL, GRID, seeds=range(8), out=tmp_path, chunk_size=3, progress=False)
     assert (info.resumed, info.ran) == (24, 8)
     assert stats["max_block_runs"] == 3
-    assert_frame_equal(df, sweep(SMALL, GRID, seeds=range(8), progress=False), check_exact=True)
+    ref = sweep(SMALL, GRID, seeds=range(8), progress=False, out=old_keys(tmp_path.with_name(tmp_path.name + "-ref")))
+    assert_frame_equal(df, ref, check_exact=True)
     # the chunks that needed new runs now hold all their runs: a rerun with this chunking reads no old file
     _, again = sweep_with_info(SMALL, GRID, seeds=range(8), out=tmp_path, chunk_size=3, progress=False)
     assert (again.resumed, again.ran, again.chunks) == (32, 0, 0)
@@ -209,7 +219,7 @@ def test_changed_plan_and_old_files_are_searched_a_window_at_a_time(tmp_path, mo
 
 
 def test_a_file_that_does_not_match_its_name_is_not_trusted(tmp_path):
-    sweep(SMALL, seeds=range(6), out=tmp_path, chunk_size=3, progress=False)
+    sweep(SMALL, seeds=range(6), out=old_keys(tmp_path), chunk_size=3, progress=False)
     a, b = sorted(tmp_path.glob("part-*.parquet"))
     # store format 1 (no manifests): a name claiming runs of another plan (digest mismatch): its rows
     # are still found by key

@@ -44,11 +44,18 @@ def simulate(
 
 def simulate_many(
     scenarios: list[dict[str, Any]],
+    index: npt.ArrayLike,
+    seeds: npt.ArrayLike,
     threads: int = 0,
     max_samples: int = 50_000_000,
     progress: Callable[[int, int], object] | None = None,
-) -> list[dict[str, Any] | BaseException]:
-    """Runs many scenario dicts in summary mode across threads; one summary dict or exception each."""
+) -> dict[str, Any]:
+    """Runs ``scenarios[index[i]]`` with seed ``seeds[i]`` for every ``i`` (each distinct scenario dict
+    given once, its ``seed`` ignored) in summary mode across threads. Returns columns in run order:
+    one numpy array per summary field (uint64 counts, float64, bool; 0 / NaN / false where a run
+    failed), ``status`` (uint8: 0 ok, 1 ScenarioError, 2 RunLimitError) and ``error`` (a list of
+    None or ``"ScenarioError: <message>"`` / ``"RunLimitError: <message>"``). Results do not depend
+    on ``threads``."""
 
 def table_throughput(table: list[tuple[int, float]], n: int) -> float:
     """Instance throughput (tokens/s) with ``n`` sequences from ``(running sequences, tokens/s)``

@@ -338,21 +338,27 @@ def _samples_frame(cols: dict[str, np.ndarray]) -> pl.DataFrame:
         }
     )
     trained = pl.col("trained_step") >= 0
-    return df.with_columns(
-        pl.col("finish_s").fill_nan(None),
-        pl.when(trained).then(pl.col("trained_step")).alias("trained_step"),
-        pl.when(trained).then(pl.col("trained_step") - pl.col("version_start").cast(pl.Int64)).alias("staleness"),
-        pl.when(trained).then(pl.col("trained_step") - pl.col("version_finish").cast(pl.Int64)).alias("staleness_at_finish"),
-        pl.when(pl.col("version_finish") != _NONE).then(pl.col("version_finish")).alias("version_finish"),
-        pl.when(trained).then(pl.lit("trained"))
-        .when(pl.col("dropped")).then(pl.lit("dropped"))
-        .when(pl.col("finish_s").is_nan()).then(pl.lit("in_flight"))
-        .otherwise(pl.lit("ready"))
-        .cast(_STATUS)
-        .alias("status"),
-    ).select("sample_id", "group_id", "length_tokens", "start_s", "finish_s", "version_start", "version_end",
-             "version_finish", "n_versions", "trained_step", "staleness", "staleness_at_finish", "dropped", "aborted",
-             "slot", "status")
+    status = lambda name: pl.lit(name, dtype=_STATUS)  # noqa: E731  (the enum directly, no strings)
+    # one new column at a time (the temporaries of one expression alive at once, not of all): peak
+    # memory about 110 bytes per sample with the engine's columns, against 158 all at once
+    df = df.with_columns(
+        pl.when(trained).then(status("trained"))
+        .when(pl.col("dropped")).then(status("dropped"))
+        .when(pl.col("finish_s").is_nan()).then(status("in_flight"))
+        .otherwise(status("ready"))
+        .alias("status"))
+    df = df.with_columns(
+        pl.when(trained).then(pl.col("trained_step") - pl.col("version_start").cast(pl.Int64)).alias("staleness"))
+    df = df.with_columns(
+        pl.when(trained).then(pl.col("trained_step") - pl.col("version_finish").cast(pl.Int64))
+        .alias("staleness_at_finish"))
+    df = df.with_columns(pl.col("finish_s").fill_nan(None))
+    df = df.with_columns(pl.when(trained).then(pl.col("trained_step")).alias("trained_step"))
+    df = df.with_columns(
+        pl.when(pl.col("version_finish") != _NONE).then(pl.col("version_finish")).alias("version_finish"))
+    return df.select("sample_id", "group_id", "length_tokens", "start_s", "finish_s", "version_start", "version_end",
+                     "version_finish", "n_versions", "trained_step", "staleness", "staleness_at_finish", "dropped",
+                     "aborted", "slot", "status")
 
 
 def _steps_frame(cols: dict[str, np.ndarray], end_s: float) -> pl.DataFrame:

@@ -24,7 +24,7 @@ import polars as pl
 from rollsim.errors import invalid
 from rollsim.lengths import Empirical
 from rollsim.scenario import Scenario
-from rollsim.sweeps._keys import KeyMaker
+from rollsim.sweeps._keys import KEY_VERSION, KeyMaker
 
 __all__ = ["Plan", "Block", "make_plan", "label", "CHUNK_DIGEST_VERSION", "STATS"]
 
@@ -315,17 +315,11 @@ class Block:
     def __len__(self) -> int:
         return self.end - self.start
 
-    def engine_dicts(self, positions: list[int]) -> list[dict[str, Any]]:
-        out = []
-        for p in positions:
-            d = dict(self.dicts[int(self.combo[p])])
-            d["seed"] = int(self.seed[p])
-            out.append(d)
-        return out
-
-    def items(self, positions: list[int]) -> list[tuple[int, int]]:
-        """(index into ``dicts``, seed) per position: what a Ray task needs."""
-        return [(int(self.combo[p]), int(self.seed[p])) for p in positions]
+    def runs(self, positions: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The runs at ``positions`` as ``simulate_many`` takes them: the index into ``dicts``
+        (int64) and the seed (uint64) of each."""
+        pos = np.asarray(positions, dtype=np.int64)
+        return self.combo[pos], self.seed[pos]
 
     def digest(self) -> str:
         return chunk_digest(self.keys)
@@ -351,7 +345,10 @@ class Plan:
         per = 1 if seeds is None else len(seeds)
         self.n_runs = source.count * per
         self._per = per
-        self._array_cache: dict[int, tuple[np.ndarray, str]] = {}
+        #: Consecutive runs of one scenario (its seeds).
+        self.runs_per_scenario = per
+        self.key_version = KEY_VERSION
+        self._array_cache: dict[int, tuple[np.ndarray, Any]] = {}
         self._sc_cache: dict[int, tuple[dict[str, Any], KeyMaker, list[Any], int]] = {}
         # one pass over every scenario: validation, dtypes of the varied columns, array sizes
         kinds = [_Kinds() for _ in self.varied]
@@ -368,6 +365,12 @@ class Plan:
     def __len__(self) -> int:
         return self.n_runs
 
+    def use_key_version(self, version: int) -> None:
+        """Computes run keys of ``version`` (that of the directory the sweep writes to)."""
+        if version != self.key_version:
+            self.key_version = version
+            self._sc_cache.clear()
+
     # -- per scenario, cached (the last few scenarios: a block touches consecutive ones)
     def _scenario(self, i: int) -> tuple[dict[str, Any], KeyMaker, list[Any], int]:
         hit = self._sc_cache.get(i)
@@ -377,7 +380,7 @@ class Plan:
         d = sc.to_dict()
         if len(self._array_cache) > _CACHE_ENTRIES:
             self._array_cache.clear()
-        entry = (d, KeyMaker(d, self._array_cache), self.source.values(i, sc), int(sc.seed))
+        entry = (d, KeyMaker(sc, self.key_version, self._array_cache), self.source.values(i, sc), int(sc.seed))
         if len(self._sc_cache) >= _CACHE_ENTRIES:
             self._sc_cache.clear()
         self._sc_cache[i] = entry

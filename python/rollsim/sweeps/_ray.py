@@ -34,21 +34,16 @@ def _resolve(d: dict[str, Any], arrays: tuple[Any, ...]) -> dict[str, Any]:
     return d
 
 
-def chunk_task(base_dicts: list[dict[str, Any]], items: list[tuple[int, int]], max_samples: int,
-               *arrays: Any) -> list[Any]:
-    """Runs one chunk on a Ray worker: ``items`` are (scenario index into ``base_dicts``, seed);
-    ``arrays`` the empirical length arrays the dicts refer to by ``("__rollsim_array__", i)``.
-    Returns per run the summary dict or the error as text (``"ScenarioError: ..."``)."""
+def chunk_task(base_dicts: list[dict[str, Any]], index: Any, seeds: Any, max_samples: int,
+               *arrays: Any) -> dict[str, Any]:
+    """Runs one chunk on a Ray worker: run ``i`` is scenario ``index[i]`` of ``base_dicts`` with seed
+    ``seeds[i]``; ``arrays`` the empirical length arrays the dicts refer to by
+    ``("__rollsim_array__", i)``. Returns ``simulate_many``'s columns (numpy arrays, ``status`` and
+    ``error``)."""
     from rollsim import _rollsim
 
     bases = [_resolve(d, arrays) for d in base_dicts]
-    dicts = []
-    for c, s in items:
-        d = dict(bases[c])
-        d["seed"] = s
-        dicts.append(d)
-    out = _rollsim.simulate_many(dicts, 1, max_samples, None)
-    return [r if isinstance(r, dict) else f"{type(r).__name__}: {r}" for r in out]
+    return _rollsim.simulate_many(bases, index, seeds, 1, max_samples, None)
 
 
 class _Shipper:
@@ -179,7 +174,8 @@ def run_ray(sw: Any, max_samples: int, chunk_size: int | None, progress: Progres
                         progress.update(done)
                     else:
                         dicts, arrays = shipper.ship(item.block.dicts)
-                        ref = remote.remote(dicts, item.block.items(item.todo), max_samples, *arrays)
+                        index, seeds = item.block.runs(item.todo)
+                        ref = remote.remote(dicts, index, seeds, max_samples, *arrays)
                         pending[ref] = item
                     item = None
                 if not pending:

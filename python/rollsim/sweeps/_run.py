@@ -6,7 +6,7 @@ import os
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,13 +57,13 @@ FLUSH_SECONDS = 5.0
 #: ``BATCH_GROWTH``-fold from one to the next.
 FIRST_BATCH_PER_THREAD = 2
 BATCH_GROWTH = 8
-#: Cap on runs per chunk (bounds memory: about 3 KB of Python objects per run in flight).
+#: Cap on runs per chunk (bounds memory of the rows in flight).
 MAX_CHUNK = 4096
 #: Cap when streaming without collecting: keeps peak memory flat in the number of runs (the engine
-#: returns a dict per run; 4,096-run chunks let RSS creep up to about 50k runs, 1,024 do not).
+#: returned a dict per run, and 4,096-run chunks let RSS creep up to about 50k runs, 1,024 did not).
 STREAM_MAX_CHUNK = 1024
-#: Cap on the bytes of empirical length arrays that one batch hands to the engine (each run's
-#: scenario is converted, and its arrays copied, separately).
+#: Cap on the bytes of empirical length arrays that one batch hands to the engine (each distinct
+#: scenario of a batch is converted, and its arrays copied unless another one holds the same).
 CHUNK_ARRAY_BYTES = 64 << 20
 #: Runs of the plan looked up at once in files that are not chunks of this plan (bounds memory).
 FOREIGN_WINDOW = 8192
@@ -82,22 +82,26 @@ class SweepInfo:
     seconds: float
 
 
-def _error_text(e: BaseException) -> str:
-    return f"{type(e).__name__}: {e}"
-
-
-def results_frame(keys: list[str], results: Sequence[Any]) -> pl.DataFrame:
-    """``run_key``, every metric and ``error`` from a list of summary dicts / exceptions / error texts."""
-    ok = [r if isinstance(r, dict) else None for r in results]
-    cols: dict[str, pl.Series] = {"run_key": pl.Series("run_key", keys, dtype=pl.String)}
+def results_frame(keys: list[str], results: Mapping[str, Any] | Sequence[str]) -> pl.DataFrame:
+    """``run_key``, every metric and ``error`` of runs: from the columns ``simulate_many`` returns
+    (one array per metric, ``status``, ``error``: null metrics where a run failed), or from a list of
+    error texts (runs refused before running)."""
+    n = len(keys)
+    cols: list[pl.Series] = [pl.Series("run_key", keys, dtype=pl.String)]
+    if not isinstance(results, Mapping):
+        cols += [pl.Series(m, [None] * n, dtype=dt) for m, dt in SUMMARY_SCHEMA.items()]
+        cols.append(pl.Series("error", list(results), dtype=pl.String))
+        return pl.DataFrame(cols)
+    failed = np.asarray(results["status"]) != 0
     for m, dt in SUMMARY_SCHEMA.items():
-        cols[m] = pl.Series(m, [None if r is None else r.get(m) for r in ok], dtype=dt, strict=False)
-    extra = sorted({k for r in ok if r is not None for k in r} - set(SUMMARY_SCHEMA))
-    for m in extra:  # metrics added to the engine after this module was written
-        cols[m] = pl.Series(m, [None if r is None else r.get(m) for r in ok], strict=False)
-    errors = [None if isinstance(r, dict) else (r if isinstance(r, str) else _error_text(r)) for r in results]
-    cols["error"] = pl.Series("error", errors, dtype=pl.String)
-    return pl.DataFrame(list(cols.values()))
+        s = pl.Series(m, results[m]).cast(dt)
+        cols.append(s.scatter(np.flatnonzero(failed), None) if failed.any() else s)
+    # metrics added to the engine after this module was written
+    for m in sorted(set(results) - set(SUMMARY_SCHEMA) - {"status", "error"}):
+        s = pl.Series(m, results[m])
+        cols.append(s.scatter(np.flatnonzero(failed), None) if failed.any() else s)
+    cols.append(pl.Series("error", results["error"], dtype=pl.String))
+    return pl.DataFrame(cols)
 
 
 class _ChunkSizer:
@@ -109,13 +113,15 @@ class _ChunkSizer:
     written together once :data:`FLUSH_SECONDS` have passed since the chunk's first batch started or
     the chunk holds ``cap`` runs."""
 
-    def __init__(self, fixed: int | None, threads: int, array_bytes: int, cap: int = MAX_CHUNK):
+    def __init__(self, fixed: int | None, threads: int, array_bytes: int, cap: int = MAX_CHUNK,
+                 runs_per_scenario: int = 1):
         self.fixed = fixed
         self.cores = threads if threads > 0 else (os.cpu_count() or 1)
         self.cap = fixed if fixed is not None else cap   # runs per chunk file
         self.batch_cap = self.cap
-        if array_bytes > 0:
-            self.batch_cap = max(1, min(self.batch_cap, CHUNK_ARRAY_BYTES // array_bytes))
+        if array_bytes > 0:  # about CHUNK_ARRAY_BYTES of distinct scenarios' arrays per batch
+            scenarios = max(1, CHUNK_ARRAY_BYTES // array_bytes)
+            self.batch_cap = max(1, min(self.batch_cap, scenarios * max(1, runs_per_scenario)))
         self.size = max(1, min(self.batch_cap, FIRST_BATCH_PER_THREAD * self.cores))
 
     def next(self, room: int) -> int:
@@ -305,7 +311,7 @@ class _Sweep:
         if missing > 0:  # should not happen: every run was either resumed or run now
             raise RuntimeError(f"sweep: {missing} runs have no result (please report)")
 
-    def absorb(self, job: _Job, results: list[Any] | None) -> None:
+    def absorb(self, job: _Job, results: Mapping[str, Any] | None) -> None:
         """Takes a finished batch (on the writer thread locally, on the driver for Ray): its rows are
         counted, kept for the returned frame, and added to the chunk written by :meth:`flush`."""
         block = job.block
@@ -359,7 +365,7 @@ class _Sweep:
             self.chunks += 1 if any(p.ran for p in pieces) else 0
             self.saved_now += sum(p.kept for p in pieces)
 
-    def finish(self, job: _Job, results: list[Any] | None) -> None:
+    def finish(self, job: _Job, results: Mapping[str, Any] | None) -> None:
         """A finished batch written at once as its own chunk (the Ray backend: one task, one chunk)."""
         self.absorb(job, results)
         self.flush()
@@ -396,7 +402,8 @@ def _run_local(
     batch runs and one is being absorbed or written at any time. When the loop stops early (Ctrl-C,
     a failing progress callback), the batches already finished are written before the error
     propagates."""
-    sizer = _ChunkSizer(chunk_size, threads, sw.plan.array_bytes, MAX_CHUNK if sw.collect else STREAM_MAX_CHUNK)
+    sizer = _ChunkSizer(chunk_size, threads, sw.plan.array_bytes, MAX_CHUNK if sw.collect else STREAM_MAX_CHUNK,
+                        sw.plan.runs_per_scenario)
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rollsim-sweep-writer")
     pending: Future[None] | None = None
     hook_error: list[BaseException] = []
@@ -435,7 +442,7 @@ def _run_local(
             if fill.runs == 0:
                 fill.started = t0
             if todo:
-                dicts = block.engine_dicts(todo)
+                index, seeds = block.runs(todo)
 
                 def cb(n: int, total: int, offset: int = offset) -> None:
                     if hook_error:
@@ -445,9 +452,9 @@ def _run_local(
                     except BaseException as e:  # re-raised after this batch is safely written
                         hook_error.append(e)
 
-                res = _rollsim.simulate_many(dicts, threads, max_samples, cb)
+                res = _rollsim.simulate_many(block.dicts, index, seeds, threads, max_samples, cb)
                 sizer.observe(len(todo), time.perf_counter() - t0)
-                del dicts
+                del index, seeds
             fill.runs += len(block)
             fill.end = block.end
             flush = sizer.flush_due(fill.runs, fill.started)
@@ -520,6 +527,8 @@ def sweep_with_info(
 
     plan = make_plan(scenario, grid, seeds)
     store = Store(out) if out is not None else None
+    if store is not None:  # the directory's runs are found by the keys it was written with
+        plan.use_key_version(store.key_version)
     try:
         done = _sweep_in(plan, store, out, t_start, metrics=metrics, backend=backend, threads=threads,
                          chunk_size=chunk_size, progress=progress, max_samples=max_samples, on_error=on_error,
@@ -674,7 +683,7 @@ def sweep(
     out : path, optional
         Directory of the parquet dataset (created if needed; not ``""``). Each chunk of finished runs
         is written atomically with a manifest holding its SHA-256; runs already in ``out`` (same
-        scenario dict and seed, by ``run_key``) in chunks that match their manifest are not run
+        scenario and seed, by ``run_key``) in chunks that match their manifest are not run
         again, so re-running an interrupted sweep completes it; a damaged chunk, or a ``part-*``
         file the store did not write, is moved to ``out/_rejected/`` (a ``StoreWarning`` names it)
         and its runs are computed again. The directory is locked while the sweep writes it: a
@@ -729,8 +738,9 @@ def sweep(
         seconds/fractions/tokens, Boolean ``generation_outruns_training``; NaN where the summary
         has NaN, e.g. no long sample); ``error`` (String, null when the run succeeded);
         ``scenario_key`` (String, 32 hex digits, equal for all seeds of a scenario) and
-        ``run_key`` (String, 32 hex digits: SHA-256 of the scenario's engine dict and seed,
-        stable across processes, machines and versions of Python).
+        ``run_key`` (String, 32 hex digits: SHA-256 of a canonical form of the scenario's fields
+        and the seed, stable across processes, machines and versions of Python; of key version 2,
+        or of the version ``out`` was created with, see :func:`rollsim.sweeps.run_key`).
 
     Raises
     ------

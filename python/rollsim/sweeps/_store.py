@@ -2,7 +2,8 @@
 
 Layout of ``out/`` (store format 2; ``docs/sweeps.md``, "The store", has the details)::
 
-    _rollsim_sweep.json        store format (2) and the rollsim version that created the directory
+    _rollsim_sweep.json        store format (2), the rollsim version that created the directory and
+                               the version of its run keys (``key_version``; absent: 1)
     _rollsim_sweep.lock        locked (``flock``) by the sweep writing the directory; holds its pid
     part-<start>-<end>-<digest>.parquet   one finished chunk: runs start..end-1 of the plan that wrote
                                it (12-digit, zero-padded), digest = 32 hex digits of a SHA-256 over
@@ -42,6 +43,7 @@ from typing import Any
 import polars as pl
 
 from rollsim.errors import invalid
+from rollsim.sweeps._keys import KEY_VERSION, KEY_VERSIONS
 
 try:
     import fcntl
@@ -205,6 +207,16 @@ def _read_meta(path: Path) -> dict[str, Any] | None:
     return meta
 
 
+def _key_version(path: Path, meta: dict[str, Any]) -> int:
+    """The run-key version of a store's manifest (absent: 1, the keys of rollsim before version 2)."""
+    v = meta.get("key_version", 1)
+    if isinstance(v, bool) or v not in KEY_VERSIONS:
+        raise invalid("out", f"{_q(path)} holds a sweep whose run keys are of key version {v!r}; this rollsim "
+                             f"computes key versions {' and '.join(map(str, KEY_VERSIONS))} (a newer rollsim wrote "
+                             "it?): resume it with that rollsim, or give another out")
+    return int(v)
+
+
 def _check_out(out: Any) -> Path:
     if isinstance(out, (str, os.PathLike)) and os.fspath(out) in ("", b""):
         raise invalid("out", "must be a directory path, got an empty string (write '.' for the current directory)")
@@ -301,8 +313,11 @@ class Store:
     def _open(self) -> None:
         meta = _read_meta(self.path)
         self.format = FORMAT if meta is None else int(meta["format"])
+        # run keys of the version the directory was created with (none recorded: version 1)
+        self.key_version = KEY_VERSION if meta is None else _key_version(self.path, meta)
         if meta is None:
-            body = json.dumps({"format": FORMAT, "rollsim_version": _version()}, indent=2).encode()
+            body = json.dumps({"format": FORMAT, "rollsim_version": _version(), "key_version": KEY_VERSION},
+                              indent=2).encode()
             try:
                 _atomic_write_bytes(self.path / MANIFEST, body)
             except OSError as e:
@@ -328,7 +343,7 @@ class Store:
                 _unlink(m)
         if self.format == 1:
             body = json.dumps({"format": FORMAT, "rollsim_version": _version(), "upgraded_from_format": 1,
-                               "adopted_chunks": adopted}, indent=2).encode()
+                               "adopted_chunks": adopted, "key_version": self.key_version}, indent=2).encode()
             try:
                 _atomic_write_bytes(self.path / MANIFEST, body)
             except OSError as e:

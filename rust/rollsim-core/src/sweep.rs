@@ -1,7 +1,8 @@
-//! Many runs at once, across cores (rayon), in summary mode.
+//! Many runs at once, across cores (rayon), in summary mode, with the results as columns.
 //!
-//! Each run is independent and seeded by its own scenario, so results do not depend on the number
-//! of threads or on the order in which runs are scheduled.
+//! A sweep hands over each distinct scenario once and a list of runs, each a (scenario index,
+//! seed) pair. Each run is independent and seeded by its own seed, so results do not depend on the
+//! number of threads or on the order in which runs are scheduled: the columns are in run order.
 
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -11,31 +12,257 @@ use crate::error::{Error, Result};
 use crate::record::Summary;
 use crate::scenario::Scenario;
 
-/// Runs every scenario (summary only) on `threads` threads (0 = all cores). `cancel` stops the
-/// remaining runs (they return `Error::Interrupted`); `done` counts finished runs for progress bars.
+/// One run of a sweep: the index of its scenario (in the slice given to [`run_many`]) and its seed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunItem {
+    pub scenario: usize,
+    pub seed: u64,
+}
+
+/// Runs every item (summary only) on `threads` threads (0 = all cores); the scenario's own seed is
+/// replaced by the item's. `cancel` stops the remaining runs (they return `Error::Interrupted`);
+/// `done` counts finished runs for progress bars. An item whose scenario index is out of range is
+/// refused before anything runs (`Error::InvalidField` on `runs`).
 pub fn run_many(
     scenarios: &[Scenario],
+    items: &[RunItem],
     threads: usize,
     max_samples: u64,
     cancel: &AtomicBool,
     done: &AtomicU64,
-) -> Vec<Result<Summary>> {
+) -> Result<Vec<Result<Summary>>> {
+    if let Some((i, it)) = items.iter().enumerate().find(|(_, it)| it.scenario >= scenarios.len()) {
+        return Err(Error::field(
+            "runs",
+            format!("scenario indices must be in [0, {}], got {} at item {i}", scenarios.len() as i64 - 1, it.scenario),
+        ));
+    }
     let opts = RunOptions { record_samples: false, max_samples, ..RunOptions::default() };
     let work = || {
-        scenarios
+        items
             .par_iter()
-            .map(|sc| {
+            .map(|it| {
                 if cancel.load(Ordering::Relaxed) {
                     return Err(Error::Interrupted);
                 }
-                let r = run(sc, &opts, &mut || cancel.load(Ordering::Relaxed)).map(|r| r.summary);
+                let base = &scenarios[it.scenario];
+                let r = if base.seed == it.seed {
+                    run(base, &opts, &mut || cancel.load(Ordering::Relaxed))
+                } else {
+                    // a clone is cheap: empirical lengths are shared behind an `Arc`
+                    let sc = Scenario { seed: it.seed, ..base.clone() };
+                    run(&sc, &opts, &mut || cancel.load(Ordering::Relaxed))
+                };
                 done.fetch_add(1, Ordering::Relaxed);
-                r
+                r.map(|r| r.summary)
             })
             .collect()
     };
-    match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+    Ok(match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
         Ok(pool) => pool.install(work),
         Err(_) => work(),
+    })
+}
+
+/// The values of one summary column.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Column {
+    U64(Vec<u64>),
+    F64(Vec<f64>),
+    Bool(Vec<bool>),
+}
+
+/// Status of a run in [`SummaryColumns::status`].
+pub const STATUS_OK: u8 = 0;
+/// Refused by the engine's checks (`Error::InvalidField`): Python's `ScenarioError`.
+pub const STATUS_SCENARIO_ERROR: u8 = 1;
+/// Hit `max_samples` while running: Python's `RunLimitError`.
+pub const STATUS_RUN_LIMIT: u8 = 2;
+/// Stopped by the cancel flag.
+pub const STATUS_INTERRUPTED: u8 = 3;
+
+/// Status code and message of a failed run.
+pub fn status_of(e: &Error) -> u8 {
+    match e {
+        Error::InvalidField { .. } => STATUS_SCENARIO_ERROR,
+        Error::TooManySamples { .. } => STATUS_RUN_LIMIT,
+        Error::Interrupted => STATUS_INTERRUPTED,
+    }
+}
+
+macro_rules! summary_columns {
+    ($($name:ident: $t:ident => $variant:ident),* $(,)?) => {
+        /// Summaries of many runs, one vector per field of [`Summary`] (in its declaration order),
+        /// plus the status of each run and the message of each failed one. A failed run holds 0,
+        /// NaN or false in every field (check `status`).
+        #[derive(Debug, Clone, Default, PartialEq)]
+        pub struct SummaryColumns {
+            $(pub $name: Vec<$t>,)*
+            /// [`STATUS_OK`] or the kind of error, per run.
+            pub status: Vec<u8>,
+            /// The error's message (`Display` of [`Error`]) of each failed run, `None` if it succeeded.
+            pub error: Vec<Option<String>>,
+        }
+
+        /// The field names of [`Summary`], in the order of [`SummaryColumns::into_columns`].
+        pub const SUMMARY_FIELDS: &[&str] = &[$(stringify!($name)),*];
+
+        impl SummaryColumns {
+            /// Empty columns with room for `n` runs.
+            pub fn with_capacity(n: usize) -> Self {
+                SummaryColumns {
+                    $($name: Vec::with_capacity(n),)*
+                    status: Vec::with_capacity(n),
+                    error: Vec::with_capacity(n),
+                }
+            }
+
+            /// Appends one run's result.
+            pub fn push(&mut self, r: &Result<Summary>) {
+                match r {
+                    Ok(s) => {
+                        // exhaustive: a field added to `Summary` and not listed here fails to compile
+                        let Summary { $($name),* } = s;
+                        $(self.$name.push(*$name);)*
+                        self.status.push(STATUS_OK);
+                        self.error.push(None);
+                    }
+                    Err(e) => {
+                        $(self.$name.push(summary_columns!(@missing $t));)*
+                        self.status.push(status_of(e));
+                        self.error.push(Some(e.to_string()));
+                    }
+                }
+            }
+
+            /// Number of runs.
+            pub fn len(&self) -> usize {
+                self.status.len()
+            }
+
+            /// Whether there are no runs.
+            pub fn is_empty(&self) -> bool {
+                self.status.is_empty()
+            }
+
+            /// The summary columns by name, in [`SUMMARY_FIELDS`] order (without status and error).
+            pub fn into_columns(self) -> (Vec<(&'static str, Column)>, Vec<u8>, Vec<Option<String>>) {
+                (vec![$((stringify!($name), Column::$variant(self.$name)),)*], self.status, self.error)
+            }
+        }
+    };
+    (@missing u64) => { 0 };
+    (@missing f64) => { f64::NAN };
+    (@missing bool) => { false };
+}
+
+summary_columns! {
+    steps: u64 => U64,
+    steps_started: u64 => U64,
+    end_s: f64 => F64,
+    rollout_utilization: f64 => F64,
+    slot_busy_s: f64 => F64,
+    slot_idle_s: f64 => F64,
+    trainer_busy_s: f64 => F64,
+    trainer_idle_s: f64 => F64,
+    samples_started: u64 => U64,
+    samples_finished: u64 => U64,
+    samples_trained: u64 => U64,
+    samples_dropped: u64 => U64,
+    samples_aborted: u64 => U64,
+    groups_requeued: u64 => U64,
+    samples_ready: u64 => U64,
+    samples_in_flight: u64 => U64,
+    drop_fraction: f64 => F64,
+    staleness_mean: f64 => F64,
+    staleness_max: u64 => U64,
+    staleness_at_finish_mean: f64 => F64,
+    staleness_group_mean: f64 => F64,
+    staleness_mean_short: f64 => F64,
+    staleness_mean_long: f64 => F64,
+    samples_trained_short: u64 => U64,
+    samples_trained_long: u64 => U64,
+    tokens_generated: f64 => F64,
+    tokens_trained: f64 => F64,
+    tokens_wasted: f64 => F64,
+    tokens_pending: f64 => F64,
+    tokens_prefilled: f64 => F64,
+    tokens_recomputed: f64 => F64,
+    preemptions: u64 => U64,
+    kv_wait_s: f64 => F64,
+    events: u64 => U64,
+    ready_queue_growth_per_step: f64 => F64,
+    generation_outruns_training: bool => Bool,
+    stalled: bool => Bool,
+    throughput_ratio: f64 => F64,
+}
+
+impl SummaryColumns {
+    /// The columns of `results`, in order.
+    pub fn from_results(results: &[Result<Summary>]) -> Self {
+        let mut c = SummaryColumns::with_capacity(results.len());
+        for r in results {
+            c.push(r);
+        }
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    fn small(seed: u64) -> Scenario {
+        Scenario { rollout_slots: 16, batch_size: 32, horizon_s: 900.0, seed, ..Scenario::default() }
+    }
+
+    fn many(scs: &[Scenario], items: &[RunItem], threads: usize) -> Vec<Result<Summary>> {
+        run_many(scs, items, threads, 1 << 30, &AtomicBool::new(false), &AtomicU64::new(0)).unwrap()
+    }
+
+    #[test]
+    fn items_run_with_their_seed_whatever_the_threads() {
+        let scs = vec![small(0), Scenario { train_step_s: 30.0, ..small(0) }];
+        let items: Vec<RunItem> = (0..12).map(|i| RunItem { scenario: i % 2, seed: 100 + i as u64 }).collect();
+        let one = many(&scs, &items, 1);
+        for (it, r) in items.iter().zip(&one) {
+            let sc = Scenario { seed: it.seed, ..scs[it.scenario].clone() };
+            let alone = run(&sc, &RunOptions { record_samples: false, ..RunOptions::default() }, &mut || false);
+            // Debug text: equal bit for bit, NaN included
+            assert_eq!(format!("{:?}", r.as_ref().unwrap()), format!("{:?}", alone.unwrap().summary));
+        }
+        assert_eq!(format!("{one:?}"), format!("{:?}", many(&scs, &items, 3)));
+    }
+
+    #[test]
+    fn bad_index_is_refused() {
+        let e = run_many(
+            &[small(0)],
+            &[RunItem { scenario: 1, seed: 0 }],
+            1,
+            10,
+            &AtomicBool::new(false),
+            &AtomicU64::new(0),
+        );
+        assert_eq!(e.unwrap_err().to_string(), "runs: scenario indices must be in [0, 0], got 1 at item 0");
+    }
+
+    #[test]
+    fn columns_hold_every_field_and_the_errors() {
+        let ok = many(&[small(3)], &[RunItem { scenario: 0, seed: 3 }], 1).remove(0);
+        let bad: Result<Summary> = Err(Error::TooManySamples { limit: 5 });
+        let c = SummaryColumns::from_results(&[ok.clone(), bad]);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c.status, vec![STATUS_OK, STATUS_RUN_LIMIT]);
+        assert_eq!(c.error[0], None);
+        assert!(c.error[1].as_deref().unwrap().starts_with("max_samples: "));
+        let s = ok.unwrap();
+        assert_eq!(c.steps, vec![s.steps, 0]);
+        assert_eq!(c.throughput_ratio[0].to_bits(), s.throughput_ratio.to_bits());
+        assert!(c.throughput_ratio[1].is_nan());
+        let (cols, _, _) = c.into_columns();
+        assert_eq!(cols.iter().map(|(n, _)| *n).collect::<Vec<_>>(), SUMMARY_FIELDS);
+        assert_eq!(SUMMARY_FIELDS.len(), 38);
     }
 }

@@ -3,8 +3,6 @@
 //! panic) into a Python exception.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Duration;
 
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
@@ -12,6 +10,7 @@ use pyo3::import_exception;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyList};
 
+mod many;
 mod sync;
 
 use rollsim_core::record::Col;
@@ -718,129 +717,6 @@ fn simulate_inner<'py>(
     result_dict(py, res)
 }
 
-/// Runs many scenarios in summary mode across `threads` threads (0 = all cores), with the GIL
-/// released. Returns a list with, per scenario, a summary dict or the exception it raised.
-/// `progress(done, total)` is called about ten times a second. Ctrl-C stops the remaining runs and
-/// raises KeyboardInterrupt.
-#[pyfunction]
-#[pyo3(signature = (scenarios, threads=0, max_samples=50_000_000, progress=None))]
-fn simulate_many<'py>(
-    py: Python<'py>,
-    scenarios: &Bound<'py, PyList>,
-    threads: usize,
-    max_samples: u64,
-    progress: Option<Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyList>> {
-    guard(|| simulate_many_inner(py, scenarios, threads, max_samples, progress))
-}
-
-/// Largest `threads` accepted by `simulate_many` (as `rollsim.sweep`).
-const MAX_THREADS: usize = 4096;
-
-fn simulate_many_inner<'py>(
-    py: Python<'py>,
-    scenarios: &Bound<'py, PyList>,
-    threads: usize,
-    max_samples: u64,
-    progress: Option<Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyList>> {
-    if threads > MAX_THREADS {
-        return Err(ScenarioError::new_err(format!("threads: must be in [0, {MAX_THREADS}], got {threads}")));
-    }
-    if let Some(p) = &progress {
-        if !p.is_callable() {
-            return Err(ScenarioError::new_err("progress: must be None or a callable f(done, total)"));
-        }
-    }
-    // Empirical length arrays are converted once per distinct array object, not once per run
-    // (a sweep's scenarios usually share one data set): `Lengths` holds them behind an `Arc`.
-    let mut cache: Vec<((usize, usize, usize), Lengths)> = Vec::new();
-    let mut scs: Vec<Scenario> = Vec::with_capacity(scenarios.len());
-    for (i, d) in scenarios.iter().enumerate() {
-        let d = d.cast::<PyDict>().map_err(|_| ScenarioError::new_err(format!("scenarios[{i}]: must be a dict")))?;
-        let lengths: Bound<'_, PyDict> = item(d, "lengths")?;
-        let key = match lengths.get_item("values")? {
-            Some(v) if !v.is_none() => {
-                // identities of the arrays: all alive (held by `scenarios`) for the whole call
-                let groups = lengths.get_item("group_offsets")?.map(|g| g.as_ptr() as usize).unwrap_or(0);
-                let weights = lengths.get_item("weights")?.map(|w| w.as_ptr() as usize).unwrap_or(0);
-                Some((v.as_ptr() as usize, weights, groups))
-            }
-            _ => None,
-        };
-        let mut sc = match key.and_then(|k| cache.iter().find(|(c, _)| *c == k)) {
-            Some((_, l)) => {
-                let l = l.clone();
-                let mut sc = scenario_from_dict_with(d, Some(l))?;
-                sc.seed = item(d, "seed")?;
-                sc
-            }
-            None => scenario_from_dict(d)?,
-        };
-        if let Some(k) = key {
-            if !cache.iter().any(|(c, _)| *c == k) {
-                cache.push((k, sc.lengths.clone()));
-            }
-        }
-        sc.seed = item(d, "seed")?;
-        scs.push(sc);
-    }
-    let total = scs.len();
-    let cancel = AtomicBool::new(false);
-    let done = AtomicU64::new(0);
-    let progress = progress.map(|p| p.unbind());
-    let mut interrupted = false;
-    let mut progress_err: Option<PyErr> = None;
-    let results = py.detach(|| {
-        let (tx, rx) = std::sync::mpsc::channel::<()>();
-        let (scs, cancel_ref, done_ref) = (&scs, &cancel, &done);
-        std::thread::scope(|scope| {
-            let worker = scope.spawn(move || {
-                let r = catch_unwind(AssertUnwindSafe(|| {
-                    rollsim_core::sweep::run_many(scs, threads, max_samples, cancel_ref, done_ref)
-                }));
-                let _ = tx.send(());
-                r
-            });
-            // Wake up when the work is done, or every 100 ms for Ctrl-C and progress.
-            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(Duration::from_millis(100)) {
-                Python::attach(|py| {
-                    if py.check_signals().is_err() {
-                        cancel.store(true, Ordering::Relaxed);
-                        interrupted = true;
-                    }
-                    if let Some(p) = &progress {
-                        if let Err(e) = p.call1(py, (done.load(Ordering::Relaxed), total)) {
-                            // a failing progress callback stops the sweep; its error is raised
-                            cancel.store(true, Ordering::Relaxed);
-                            progress_err.get_or_insert(e);
-                        }
-                    }
-                });
-            }
-            worker.join().unwrap_or_else(Err)
-        })
-    });
-    let results = results.map_err(panic_err)?;
-    if interrupted {
-        return Err(PyKeyboardInterrupt::new_err("rollsim sweep interrupted"));
-    }
-    if let Some(e) = progress_err {
-        return Err(e);
-    }
-    if let Some(p) = &progress {
-        p.call1(py, (done.load(Ordering::Relaxed), total))?;
-    }
-    let out = PyList::empty(py);
-    for r in results {
-        match r {
-            Ok(s) => out.append(summary_dict(py, &s)?)?,
-            Err(e) => out.append(to_py_err(e).into_value(py))?,
-        }
-    }
-    Ok(out)
-}
-
 /// `random.Random(seed)`'s first `n` values of `random()`, from rollsim's CPython-compatible
 /// generator (for tests).
 #[pyfunction]
@@ -882,7 +758,7 @@ fn py_lognormal_stream<'py>(
 #[pymodule]
 fn _rollsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
-    m.add_function(wrap_pyfunction!(simulate_many, m)?)?;
+    m.add_function(wrap_pyfunction!(many::simulate_many, m)?)?;
     m.add_function(wrap_pyfunction!(py_random_stream, m)?)?;
     m.add_function(wrap_pyfunction!(py_lognormal_stream, m)?)?;
     m.add_function(wrap_pyfunction!(table_throughput, m)?)?;

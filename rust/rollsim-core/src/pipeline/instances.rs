@@ -30,8 +30,7 @@
 //!
 //! `Instances` is one of the pool's placements (`placement.rs`).
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use super::placement::Placement;
 use super::pool::Req;
@@ -87,6 +86,27 @@ impl<T: Copy + Ord> MinTree<T> {
     }
 }
 
+/// An entry of an instance's heap: its clock target's bits, sample id and slot packed so that
+/// integer order is (target, id) order, in 16 bytes (a key and a slot took 32).
+#[inline(always)]
+fn entry(target: f64, id: u32, slot: u32) -> u128 {
+    debug_assert!(target >= 0.0 && target.is_finite(), "clock target {target}");
+    ((target.to_bits() as u128) << 64) | ((id as u128) << 32) | slot as u128
+}
+/// The slot of a heap entry.
+#[inline(always)]
+fn entry_slot(e: u128) -> u32 {
+    e as u32
+}
+/// A heap entry as (the slot event key of its target and id, its slot).
+#[inline(always)]
+fn split(e: u128) -> (u128, u32) {
+    (key(f64::from_bits((e >> 64) as u64), (e >> 32) as u32), e as u32)
+}
+
+/// `Instances::hole` when no heap has a hole at its top.
+const NO_HOLE: usize = usize::MAX;
+
 /// Bits of a tree value that hold the leaf (instances are slots, at most `MAX_COUNT = 2^24`).
 const LEAF_BITS: u32 = 24;
 /// An instance's next event in the top tree: its key above, the instance below (event keys use
@@ -100,6 +120,64 @@ fn top_value(k: u128, i: usize) -> u128 {
 #[inline(always)]
 fn load_value(occ: u32, i: usize) -> u64 {
     ((occ as u64) << 32) | i as u64
+}
+
+/// The idle slots of each instance as a two-level bitset: one bit per slot, and one bit per word
+/// of slots that is not empty, so that the lowest idle slot of an instance is found with a few
+/// trailing-zero counts (up to 4096 slots per instance: one summary word) instead of a heap's
+/// O(log slots) sift per change.
+#[derive(Clone, Debug)]
+struct IdleSlots {
+    /// Slot bits: instance `i`'s slot `i * per + j` is bit `j % 64` of `bits[i * words + j / 64]`.
+    bits: Vec<u64>,
+    /// Word bits: bit `w % 64` of `nonempty[i * sums + w / 64]` is set when `bits[i * words + w]`
+    /// is not 0.
+    nonempty: Vec<u64>,
+    per: usize,
+    words: usize,
+    sums: usize,
+}
+
+impl IdleSlots {
+    /// `k` instances of `per` slots, every slot idle.
+    fn new(k: usize, per: usize) -> Self {
+        let words = per.div_ceil(64);
+        let sums = words.div_ceil(64);
+        let mut s = IdleSlots { bits: vec![0; k * words], nonempty: vec![0; k * sums], per, words, sums };
+        for i in 0..k {
+            for j in 0..per {
+                s.insert(i, (i * per + j) as u32);
+            }
+        }
+        s
+    }
+
+    /// The lowest idle slot of instance `i`.
+    #[inline]
+    fn lowest(&self, i: usize) -> Option<u32> {
+        let sums = &self.nonempty[i * self.sums..(i + 1) * self.sums];
+        let (n, &m) = sums.iter().enumerate().find(|(_, m)| **m != 0)?;
+        let w = n * 64 + m.trailing_zeros() as usize;
+        let b = self.bits[i * self.words + w].trailing_zeros() as usize;
+        Some((i * self.per + w * 64 + b) as u32)
+    }
+
+    #[inline]
+    fn insert(&mut self, i: usize, slot: u32) {
+        let j = slot as usize - i * self.per;
+        self.bits[i * self.words + j / 64] |= 1 << (j % 64);
+        self.nonempty[i * self.sums + j / 4096] |= 1 << ((j / 64) % 64);
+    }
+
+    #[inline]
+    fn remove(&mut self, i: usize, slot: u32) {
+        let j = slot as usize - i * self.per;
+        let w = &mut self.bits[i * self.words + j / 64];
+        *w &= !(1 << (j % 64));
+        if *w == 0 {
+            self.nonempty[i * self.sums + j / 4096] &= !(1 << ((j / 64) % 64));
+        }
+    }
 }
 
 /// KV-cache capacity per instance, and the per-slot state it needs.
@@ -173,11 +251,16 @@ pub(crate) struct Instances {
     pub clock_t: Vec<f64>,
     /// Every clock stands still until this time (a rollout pause at a weight update).
     pub paused_until: f64,
-    /// Per instance `i`, a min-heap of (clock target key, slot) in `heap[i * per..i * per + len[i]]`.
-    heap: Vec<(u128, u32)>,
+    /// Per instance `i`, a min-heap of `entry(clock target, id, slot)` in
+    /// `heap[i * per..i * per + len[i]]`.
+    heap: Vec<u128>,
     len: Vec<u32>,
     /// Position of each busy slot's entry in its instance's heap.
     pos: Vec<u32>,
+    /// Without KV capacity: the instance whose heap top was removed and not refilled yet
+    /// (`NO_HOLE`: none). A finish is mostly followed by a start on the same instance, which then
+    /// takes the top's place with one sift down instead of a removal and an insertion.
+    hole: usize,
     /// Next event per instance: (time, sample id) key, and its slot.
     top: MinTree<u128>,
     top_slot: Vec<u32>,
@@ -189,8 +272,8 @@ pub(crate) struct Instances {
     pub kv: Option<Kv>,
     /// Per instance: its next event is a preemption (KV full), not a finish.
     preempt: Vec<bool>,
-    /// Idle slots per instance, lowest first.
-    idle: Vec<BinaryHeap<Reverse<u32>>>,
+    /// Idle slots per instance (the lowest is routed to).
+    idle: IdleSlots,
     /// Scratch stack for tie-breaking.
     stack: Vec<u32>,
 }
@@ -209,9 +292,11 @@ impl Instances {
             clock: vec![0.0; k],
             clock_t: vec![0.0; k],
             paused_until: 0.0,
-            heap: vec![(NONE, 0); slots],
+            // one entry of padding: `sift_down` reads a right child past the last instance's end
+            heap: vec![u128::MAX; slots + 1],
             len: vec![0; k],
             pos: vec![0; slots],
+            hole: NO_HOLE,
             top: MinTree::new(k, |i| top_value(NONE, i)),
             top_slot: vec![0; k],
             dirty: vec![false; k],
@@ -241,7 +326,7 @@ impl Instances {
                 },
             }),
             preempt: vec![false; k],
-            idle: (0..k).map(|i| ((i * per) as u32..((i + 1) * per) as u32).map(Reverse).collect()).collect(),
+            idle: IdleSlots::new(k, per),
             stack: Vec::new(),
         }
     }
@@ -326,17 +411,44 @@ impl Instances {
             }
             a.updates[i] += 1;
         }
+        if self.hole == i {
+            // the new request takes the place of the removed top
+            self.hole = NO_HOLE;
+            self.len[i] += 1;
+            self.heap[i * self.per] = entry(target, id, slot);
+            self.pos[slot as usize] = 0;
+            self.sift_down(i, 0);
+            self.mark(i);
+            return;
+        }
         let p = self.len[i] as usize;
         self.len[i] += 1;
-        self.heap[i * self.per + p] = (key(target, id), slot);
+        self.heap[i * self.per + p] = entry(target, id, slot);
         self.pos[slot as usize] = p as u32;
         self.sift_up(i, p);
         self.mark(i);
     }
 
+    /// Completes the removal of the top of the heap that has a hole there: its last entry moves up.
+    #[inline]
+    fn fill_hole(&mut self) {
+        let i = self.hole;
+        self.hole = NO_HOLE;
+        let (base, len) = (i * self.per, self.len[i] as usize);
+        if len > 0 {
+            let moved = self.heap[base + len];
+            self.heap[base] = moved;
+            self.pos[entry_slot(moved) as usize] = 0;
+            self.sift_down(i, 0);
+        }
+    }
+
     /// Takes the request on `slot` out of its instance's heap.
     #[inline]
     pub fn remove(&mut self, slot: u32) {
+        if self.hole != NO_HOLE {
+            self.fill_hole();
+        }
         let i = self.inst(slot as usize);
         let base = i * self.per;
         let p = self.pos[slot as usize] as usize;
@@ -363,10 +475,16 @@ impl Instances {
         if p == last {
             return;
         }
+        if p == 0 && self.kv.is_none() {
+            // the next push on this instance fills the top (the KV sums, taken in heap order,
+            // need the heap's layout as it was)
+            self.hole = i;
+            return;
+        }
         let moved = self.heap[base + last];
         self.heap[base + p] = moved;
-        self.pos[moved.1 as usize] = p as u32;
-        if p > 0 && moved.0 < self.heap[base + (p - 1) / 2].0 {
+        self.pos[entry_slot(moved) as usize] = p as u32;
+        if p > 0 && moved < self.heap[base + (p - 1) / 2] {
             self.sift_up(i, p);
         } else {
             self.sift_down(i, p);
@@ -379,15 +497,15 @@ impl Instances {
         while p > 0 {
             let parent = (p - 1) / 2;
             let q = self.heap[base + parent];
-            if q.0 <= e.0 {
+            if q <= e {
                 break;
             }
             self.heap[base + p] = q;
-            self.pos[q.1 as usize] = p as u32;
+            self.pos[entry_slot(q) as usize] = p as u32;
             p = parent;
         }
         self.heap[base + p] = e;
-        self.pos[e.1 as usize] = p as u32;
+        self.pos[entry_slot(e) as usize] = p as u32;
     }
 
     fn sift_down(&mut self, i: usize, mut p: usize) {
@@ -399,19 +517,21 @@ impl Instances {
             if c >= len {
                 break;
             }
-            if c + 1 < len && self.heap[base + c + 1].0 < self.heap[base + c].0 {
-                c += 1;
-            }
-            let q = self.heap[base + c];
-            if e.0 <= q.0 {
+            // branch-free (which child is smaller is random); an entry past `len` is read (it is
+            // in the heap's storage or its padding) but never chosen
+            let (l, r) = (self.heap[base + c], self.heap[base + c + 1]);
+            let right = (c + 1 < len) & (r < l);
+            c += right as usize;
+            let q = if right { r } else { l };
+            if e <= q {
                 break;
             }
             self.heap[base + p] = q;
-            self.pos[q.1 as usize] = p as u32;
+            self.pos[entry_slot(q) as usize] = p as u32;
             p = c;
         }
         self.heap[base + p] = e;
-        self.pos[e.1 as usize] = p as u32;
+        self.pos[entry_slot(e) as usize] = p as u32;
     }
 
     /// Recomputes the top-level keys of the instances changed since the last call.
@@ -445,7 +565,7 @@ impl Instances {
         if self.len[i] == 0 {
             return false;
         }
-        let x0 = key_value(self.heap[i * self.per].0);
+        let x0 = key_value(split(self.heap[i * self.per]).0);
         let (used, err) = self.kv_approx(i, x0);
         let cap = self.kv.as_ref().expect("KV capacity").cap;
         let below = used + err < cap;
@@ -464,6 +584,9 @@ impl Instances {
     /// equal go in sample-id order (as the former per-slot keys did), even when their targets
     /// differ by less than the rounding of the time.
     fn next_of(&mut self, i: usize) -> (u128, u32) {
+        if self.hole == i {
+            self.fill_hole();
+        }
         let len = self.len[i] as usize;
         if len == 0 {
             return (NONE, 0);
@@ -471,10 +594,21 @@ impl Instances {
         let base = i * self.per;
         let (t, c, rate) = (self.run_from(i), self.clock[i], self.rate(i));
         let time = |k: u128| t + (key_value(k) - c).max(0.0) / rate;
-        let (k0, mut slot) = self.heap[base];
+        let (k0, mut slot) = split(self.heap[base]);
         let t0 = time(k0);
         let mut id = k0 as u32;
-        let tied = |p: usize| p < len && time(self.heap[base + p].0) == t0;
+        // A target more than `close` clock tokens beyond the top's finishes later for certain
+        // (each computed time is within 3.01 ulps of its exact value and the exact times differ by
+        // the tokens over the rate), so its time need not be computed (a division).
+        let (x0, close) = (key_value(k0).max(c), 1e-14 * rate * t0.max(1.0));
+        let tied = |p: usize| {
+            p < len && {
+                let k = split(self.heap[base + p]).0;
+                let later = key_value(k) - x0 > close;
+                debug_assert!(!later || time(k) > t0, "a target {close} tokens later finishes at the same time");
+                !later && time(k) == t0
+            }
+        };
         if !tied(1) && !tied(2) {
             return (key(t0, id), slot); // the common case: no other request finishes at t0
         }
@@ -487,7 +621,7 @@ impl Instances {
             if p >= len {
                 continue;
             }
-            let (k, s) = self.heap[base + p];
+            let (k, s) = split(self.heap[base + p]);
             if time(k) == t0 {
                 if (k as u32) < id {
                     id = k as u32;
@@ -515,7 +649,8 @@ impl Instances {
         let base = i * self.per;
         self.heap[base..base + self.len[i] as usize]
             .iter()
-            .map(|&(_, s)| kv.base[s as usize] + (c - kv.ds[s as usize]).max(0.0))
+            .map(|&e| (e, entry_slot(e)))
+            .map(|(_, s)| kv.base[s as usize] + (c - kv.ds[s as usize]).max(0.0))
             .sum()
     }
 
@@ -532,7 +667,7 @@ impl Instances {
             a.in_prefill[s as usize] = false;
         }
         a.prefill[i].clear();
-        for (p, &(_, s)) in self.heap[base..base + self.len[i] as usize + 1].iter().enumerate() {
+        for (p, (_, s)) in self.heap[base..base + self.len[i] as usize + 1].iter().map(|&e| split(e)).enumerate() {
             let su = s as usize;
             if p == removed {
                 continue;
@@ -582,7 +717,7 @@ impl Instances {
         let (mut used, mut m) = (0.0, 0u32);
         let mut victim = (0u64, 0u32, 0u32);
         kv.scratch.clear();
-        for &(k, s) in &self.heap[base..base + len] {
+        for (k, s) in self.heap[base..base + len].iter().map(|&e| split(e)) {
             let su = s as usize;
             used += kv.base[su];
             if kv.ds[su] <= c {
@@ -628,21 +763,21 @@ impl Instances {
         if (v >> 32) as u32 == u32::MAX {
             return None;
         }
-        self.idle[v as u32 as usize].peek().map(|s| s.0)
+        self.idle.lowest(v as u32 as usize)
     }
 
     /// `slot` (just filled) leaves the idle slots.
     #[inline]
     pub fn take_idle(&mut self, slot: u32) {
         let i = self.inst(slot as usize);
-        let s = self.idle[i].pop();
-        debug_assert_eq!(s, Some(Reverse(slot)));
+        debug_assert_eq!(self.idle.lowest(i), Some(slot));
+        self.idle.remove(i, slot);
     }
 
     #[inline]
     pub fn push_idle(&mut self, slot: u32) {
         let i = self.inst(slot as usize);
-        self.idle[i].push(Reverse(slot));
+        self.idle.insert(i, slot);
     }
 }
 
@@ -857,6 +992,33 @@ mod tests {
                 keys[i] = k;
                 let best = keys.iter().enumerate().min_by_key(|(j, k)| (**k, *j)).unwrap();
                 assert_eq!(t.min(), load_value(*best.1, best.0));
+            }
+        }
+    }
+
+    /// The idle-slot bitset against a set, for instance sizes below, at and above one word and one
+    /// summary word.
+    #[test]
+    fn idle_slots_agree_with_a_set() {
+        for per in [1usize, 5, 64, 65, 200, 4096, 4100, 9000] {
+            let k = 3;
+            let mut rng = FastRng::new(per as u64);
+            let mut b = IdleSlots::new(k, per);
+            let mut sets: Vec<std::collections::BTreeSet<u32>> =
+                (0..k).map(|i| ((i * per) as u32..((i + 1) * per) as u32).collect()).collect();
+            for _ in 0..3000 {
+                let i = (rng.uniform() * k as f64) as usize;
+                let slot = (i * per) as u32 + (rng.uniform() * per as f64) as u32;
+                if sets[i].contains(&slot) {
+                    b.remove(i, slot);
+                    sets[i].remove(&slot);
+                } else {
+                    b.insert(i, slot);
+                    sets[i].insert(slot);
+                }
+                for (j, set) in sets.iter().enumerate() {
+                    assert_eq!(b.lowest(j), set.first().copied(), "per {per}, instance {j}");
+                }
             }
         }
     }

@@ -67,6 +67,7 @@ impl Req {
     }
 }
 
+#[derive(Clone, Copy, Default)]
 pub(crate) struct Member {
     pub id: u32,
     pub length: f64,
@@ -79,7 +80,7 @@ pub(crate) struct Group {
     pub size: u32,
     /// Answers not finished yet (waiting or on a slot).
     pub remaining: u32,
-    pub members: Vec<Member>,
+    pub members: Members,
     pub prompt: f64,
     pub min_version: u32,
     pub max_len: f64,
@@ -88,6 +89,63 @@ pub(crate) struct Group {
     /// Completion order.
     pub seq: u64,
     pub cancelled: bool,
+}
+
+/// A group's finished members, in finish order: a group of one holds its member in place (no
+/// second allocation to follow when it is trained), larger groups in a `Vec`.
+pub(crate) struct Members {
+    one: [Member; 1],
+    len: u32,
+    many: Vec<Member>,
+}
+
+impl Members {
+    /// Room for a group of `size`.
+    pub fn with_capacity(size: usize) -> Self {
+        Members { one: [Member::default()], len: 0, many: if size > 1 { Vec::with_capacity(size) } else { Vec::new() } }
+    }
+
+    #[inline]
+    pub fn push(&mut self, m: Member) {
+        if self.len == 0 && self.many.capacity() == 0 {
+            self.one[0] = m;
+            self.len = 1;
+            return;
+        }
+        if self.len == 1 && self.many.is_empty() {
+            // a second member after all: both go to the Vec
+            self.many.push(self.one[0]);
+        }
+        self.many.push(m);
+        self.len = self.many.len() as u32;
+    }
+
+    #[inline]
+    pub fn clear(&mut self) {
+        self.len = 0;
+        self.many.clear();
+    }
+}
+
+impl std::ops::Deref for Members {
+    type Target = [Member];
+    #[inline]
+    fn deref(&self) -> &[Member] {
+        if self.many.is_empty() {
+            &self.one[..self.len as usize]
+        } else {
+            &self.many
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Members {
+    type Item = &'a Member;
+    type IntoIter = std::slice::Iter<'a, Member>;
+    #[inline]
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
 }
 
 pub(crate) struct Pool<'a, D: Draw, P: Placement> {
@@ -260,7 +318,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
                     id: 0,
                     size: 0,
                     remaining: 0,
-                    members: Vec::with_capacity(size as usize),
+                    members: Members::with_capacity(size as usize),
                     prompt: 0.0,
                     min_version: 0,
                     max_len: 0.0,
@@ -636,5 +694,28 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
             self.rec.s.kv_wait_s = kv_wait_s;
         }
         pending
+    }
+}
+
+#[cfg(test)]
+mod members_tests {
+    use super::{Member, Members};
+
+    #[test]
+    fn members_keep_finish_order_in_place_or_not() {
+        for size in [1usize, 2, 5] {
+            let mut m = Members::with_capacity(size);
+            for round in 0..3 {
+                m.clear();
+                assert!(m.is_empty());
+                let n = size + round; // more members than the size: requeued groups never do, but it is safe
+                for id in 0..n as u32 {
+                    m.push(Member { id, length: id as f64, ..Member::default() });
+                }
+                let ids: Vec<u32> = (&m).into_iter().map(|x| x.id).collect();
+                assert_eq!(ids, (0..n as u32).collect::<Vec<_>>());
+                assert_eq!(m.iter().map(|x| x.length).sum::<f64>(), (0..n).sum::<usize>() as f64);
+            }
+        }
     }
 }
