@@ -19,6 +19,9 @@ from rollsim import presets, resources, simulation, sweeps, theory
 from rollsim import learning
 from rollsim.sweeps import aggregate, read_sweep, sweep
 from rollsim.sweeps import space as sweep_space
+from rollsim import configs
+from rollsim.calibration import Calibrated, calibrate
+from rollsim.what_if import whatif
 
 __all__ = [
     "Scenario",
@@ -54,5 +57,9 @@ __all__ = [
     "plot",
     "report",
     "sync",
+    "configs",
+    "calibrate",
+    "Calibrated",
+    "whatif",
     "__version__",
 ]

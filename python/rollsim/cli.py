@@ -316,7 +316,18 @@ def _scenario_doc(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
     given: dict[str, str] = getattr(a, "_given", None) or {}
     fields: dict[str, schema.Field] = getattr(a, "_fields", {})
     path = getattr(a, "scenario", None)
-    if path is not None:
+    config = getattr(a, "config", None)
+    if config is not None:
+        if path is not None:
+            raise invalid("--config", "takes the place of a scenario file: give one or the other")
+        import tomllib
+
+        from rollsim import configs
+
+        doc = tomllib.loads(configs.load(config, getattr(a, "framework", None)).scenario.to_toml())
+        root = "."
+        doc.update({f.path: getattr(a, dest) for dest, f in fields.items() if dest in given})
+    elif path is not None:
         doc = schema.read_toml(path)
         root = os.path.dirname(os.path.abspath(path))
         doc.update({f.path: getattr(a, dest) for dest, f in fields.items() if dest in given})
@@ -326,9 +337,10 @@ def _scenario_doc(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
         if "slots_per_instance" not in doc and hasattr(a, "slots_per_instance"):
             doc["slots_per_instance"] = a.slots_per_instance  # split's own flag sizes the instances
     doc = {k: v for k, v in doc.items() if v is not None or k not in fields}  # None: the field's default
-    doc["lengths"] = _lengths_table(a, doc.get("lengths"), given, path is not None)
+    from_file = path is not None or config is not None
+    doc["lengths"] = _lengths_table(a, doc.get("lengths"), given, from_file)
     if getattr(a, "_pipeline_flags", None):
-        doc["pipeline"] = _pipeline_table(a, doc.get("pipeline"), given, path is not None)
+        doc["pipeline"] = _pipeline_table(a, doc.get("pipeline"), given, from_file)
     return doc, root
 
 
@@ -430,6 +442,8 @@ def _write_scenario(out: str, sc: Scenario) -> None:
 
 def _cmd_compare(a: argparse.Namespace) -> int:
     base = _scenario(a)
+    if a.config is not None:
+        base = base.replace(pipeline=FullyAsync())  # compare runs its own four pipelines on the config's setting
     if a.scenario is not None and base.pipeline != FullyAsync():
         raise invalid("pipeline", f"compare runs its own four pipelines (synchronous, one-step, fully async, fully "
                                   f"async with cap --max-staleness); the scenario file's pipeline {base.pipeline!r} "
@@ -647,12 +661,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--max-staleness", type=int, default=2, help="cap of the last row (%(default)s)")
     c.add_argument("--format", choices=("table", "csv", "json"), default="table")
     c.add_argument("--out", default=None, help="directory for parquet frames (checked before running)")
+    _add_config_args(c)
     c.set_defaults(func=_cmd_compare)
     r = sub.add_parser("run", help="one pipeline; prints the summary as JSON")
     _add_scenario_args(r, default_rng="fast", pipeline=True, scenario_file=True)
     r.add_argument("--out", default=None,
                    help="directory for samples/steps parquet, summary.json, scenario.json and scenario.toml "
                         "(checked before running)")
+    _add_config_args(r)
     r.set_defaults(func=_cmd_run)
     pr = sub.add_parser("presets", help="AReaL, verl, PipelineRL, slime, PRIME-RL side by side")
     _add_scenario_args(pr, default_rng="fast")
@@ -707,7 +723,18 @@ def build_parser() -> argparse.ArgumentParser:
     sync_cli.add_parser(sub)
     report_cli.add_parser(sub)
     hardware_cli.add_parser(sub)
+    from rollsim.configs import cli as configs_cli
+
+    configs_cli.add_parsers(sub)
     return p
+
+
+def _add_config_args(p: argparse.ArgumentParser) -> None:
+    """``--config FILE [--framework NAME]``: the scenario of a framework's config (rollsim import)."""
+    p.add_argument("--config", default=None, help="a verl / AReaL / slime / OpenRLHF config instead of a scenario "
+                                                  "file (see rollsim import); flags given override its values")
+    p.add_argument("--framework", choices=("verl", "areal", "slime", "openrlhf"), default=None,
+                   help="the config's framework (detected when not given)")
 
 
 class _Parser(argparse.ArgumentParser):
