@@ -126,4 +126,10 @@ ROWS: list[tuple[str, str, str, str]] = [
      "re:exit 2: rollsim: error: out: cannot make the directory '.*/f' for 'x\\.png': '.*/f' is a file"),
     ("CLI", "cli('report', write('r', None), '--out', os.path.dirname(write('x', '')))", "CliExit",
      "re:exit 2: rollsim: error: out: '.*' is a directory; give a file name"),
+    ("CLI", "cli('compare', '--horizon-s', '600', '--out', os.path.dirname(write('summary.json', '{}')))", "CliExit",
+     "re:exit 2: rollsim: error: out: '.*' holds the results of `rollsim run` \\(summary.json\\); writing "
+     "`rollsim compare` results there would mix two runs: give another directory or remove those files"),
+    ("CLI", "cli('run', '--horizon-s', '600', '--out', os.path.dirname(write('compare.parquet', '')))", "CliExit",
+     "re:exit 2: rollsim: error: out: '.*' holds the results of `rollsim compare` \\(compare.parquet\\); writing "
+     "`rollsim run` results there would mix two runs: give another directory or remove those files"),
 ]

@@ -16,7 +16,7 @@ from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsyn
 from rollsim.scenario import Scenario
 from rollsim.simulation import LONG_TOKENS, SHORT_TOKENS, Result, compare, simulate
 from rollsim import presets, resources, simulation, sweeps, theory
-from rollsim import learning
+from rollsim import learning, trajectories, validation
 from rollsim.sweeps import aggregate, read_sweep, sweep
 from rollsim.sweeps import space as sweep_space
 from rollsim import configs

@@ -408,14 +408,26 @@ def _json(x: Any, *, inf: bool = False) -> str:
     return json.dumps(_finite(x, inf), indent=2, allow_nan=False)
 
 
-def _out_dir(out: str | None) -> str | None:
-    """Checks, before running, that ``--out`` is (or can be made) a writable directory; makes it."""
+#: Files that mark a directory as holding the results of ``rollsim run`` or ``rollsim compare``.
+_RESULT_FILES = {"run": ("summary.json", "samples.parquet"), "compare": ("compare.parquet",)}
+
+
+def _out_dir(out: str | None, command: str | None = None) -> str | None:
+    """Checks, before running, that ``--out`` is (or can be made) a writable directory; makes it.
+    With ``command``, refuses a directory that holds the other command's results (writing there would
+    leave a mix of two runs' files, and ``scenario.toml`` would no longer describe them)."""
     if out is None:
         return None
     if not out:
         raise invalid("out", "--out must name a directory, got ''")
     if os.path.exists(out) and not os.path.isdir(out):
         raise invalid("out", f"{out!r} exists and is not a directory")
+    for other, files in _RESULT_FILES.items():
+        found = [f for f in files if os.path.exists(os.path.join(out, f))]
+        if command is not None and other != command and found:
+            raise invalid("out", f"{out!r} holds the results of `rollsim {other}` ({found[0]}); writing "
+                                 f"`rollsim {command}` results there would mix two runs: give another directory "
+                                 f"or remove those files")
     try:
         os.makedirs(out, exist_ok=True)
         with tempfile.TemporaryFile(dir=out):
@@ -440,6 +452,11 @@ def _write_scenario(out: str, sc: Scenario) -> None:
     sc.to_toml(os.path.join(out, "scenario.toml"))
 
 
+def _span(seconds: float) -> str:
+    """A horizon for a header: hours from one hour up, else seconds."""
+    return f"{seconds / 3600:g} h" if seconds >= 3600 else f"{seconds:g} s"
+
+
 def _cmd_compare(a: argparse.Namespace) -> int:
     base = _scenario(a)
     if a.config is not None:
@@ -448,7 +465,10 @@ def _cmd_compare(a: argparse.Namespace) -> int:
         raise invalid("pipeline", f"compare runs its own four pipelines (synchronous, one-step, fully async, fully "
                                   f"async with cap --max-staleness); the scenario file's pipeline {base.pipeline!r} "
                                   f"would be ignored: remove it from the file, or use rollsim run")
-    out = _out_dir(a.out)
+    if base.agentic is not None:
+        raise invalid("agentic", "compare runs the synchronous and one-step pipelines, which do not run "
+                                 "multi-turn trajectories; use rollsim run (fully async) for an agentic scenario")
+    out = _out_dir(a.out, "compare")
     if out:
         _write_scenario(out, base)
     pipelines = _pipelines(a.max_staleness)
@@ -458,11 +478,13 @@ def _cmd_compare(a: argparse.Namespace) -> int:
     elif a.format == "json":
         print(df.write_json())
     else:
-        label = getattr(base.lengths, "name", None) or (
+        cap = getattr(base.lengths, "max_tokens", None)
+        named = getattr(base.lengths, "name", None)
+        label = (f"{named}, max {cap:g} tokens" if named and cap is not None else named) or (
             f"lognormal(mu={base.lengths.mu:g}, sigma={base.lengths.sigma:g}), max {base.lengths.max_tokens:g} tokens"
             if isinstance(base.lengths, LogNormal) else "empirical")
         print(f"rollsim compare: {base.rollout_slots} slots x {base.decode_tokens_per_s:g} tokens/s, batch "
-              f"{base.batch_size}, {base.train_step_s:g} s/step, {base.horizon_s / 3600:g} h, lengths {label}, "
+              f"{base.batch_size}, {base.train_step_s:g} s/step, {_span(base.horizon_s)}, lengths {label}, "
               f"rng={base.rng}, seed={base.seed}")
         print(format_compare(df))
     if out:
@@ -476,7 +498,7 @@ def _cmd_compare(a: argparse.Namespace) -> int:
 
 def _cmd_run(a: argparse.Namespace) -> int:
     sc = _scenario(a)
-    out = _out_dir(a.out)
+    out = _out_dir(a.out, "run")
     if out:
         _write_scenario(out, sc)
     res = simulate(sc, record="samples" if out else "summary", max_samples=a.max_samples)
