@@ -51,6 +51,8 @@ __all__ = [
     "simulation",
     "theory",
     "learning",
+    "trajectories",
+    "validation",
     "presets",
     "resources",
     "datasets",
