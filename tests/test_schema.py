@@ -37,8 +37,8 @@ def test_schema_is_plain_data():
 
     assert plain(SCHEMA) and SCHEMA["version"] == 1
     for f in SCHEMA["scenario"]:
-        assert set(f) == {"name", "kind", "unit", "default", "lo", "hi", "range", "extra", "choices",
-                          "omit_at_default", "doc"}
+        assert set(f) == {"name", "kind", "unit", "default", "required", "lo", "hi", "lo_open", "hi_open", "range",
+                          "extra", "suffix", "choices", "omit_at_default", "doc"}
         assert f["doc"] and "\n" not in f["doc"], f["name"]
 
 

@@ -238,7 +238,7 @@ pub use crate::schema::{
 };
 
 /// Largest accepted k for `OffPolicy`.
-pub const MAX_K: u32 = 1_000_000;
+pub const MAX_K: u32 = schema::MAX_K as u32;
 
 /// Every bound of the engine's scenario (those of [`schema::SCENARIO`] and the pipeline's).
 pub const BOUNDS: [Bound; 11] = [
