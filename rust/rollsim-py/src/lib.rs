@@ -84,14 +84,55 @@ fn opt_item<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &'stati
     }
 }
 
+/// A lognormal lengths dict (`rollsim.LogNormal.to_dict()`), extracted in one typed pass: the
+/// fields of the schema's `LogNormal` part (`group_correlation` absent or None: its default).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct WireLogNormal {
+    #[allow(dead_code)] // read before (it picks this struct)
+    kind: Arg<String>,
+    #[pyo3(default)]
+    mu: Arg<f64>,
+    #[pyo3(default)]
+    sigma: Arg<f64>,
+    #[pyo3(default)]
+    max_tokens: Arg<f64>,
+    #[pyo3(default)]
+    group_correlation: Arg<f64>,
+}
+
+/// A real field of the schema's part `class` (its range is checked by the engine, with the same
+/// message); absent: `missing` if `required`, else the schema's default.
+fn part_real(class: &str, name: &str, a: Arg<f64>, required: bool) -> PyResult<f64> {
+    let f = part_spec(class, name);
+    let (range, suffix) = match f.range {
+        schema::Range::Real(b) => (b.range, format!("{}{}", b.unit, b.extra)),
+        _ => unreachable!("{class}.{name} is a real field"),
+    };
+    match a {
+        Arg::Missing if required => Err(ScenarioError::new_err(format!("{name}: missing"))),
+        Arg::Missing => match f.default {
+            schema::Value::Float(v) => Ok(v),
+            _ => unreachable!("{class}.{name} has a real default"),
+        },
+        Arg::Given(v) => Ok(v),
+        Arg::Huge(g) => Err(field_err(name, format!("must be in {range}{suffix}, got {g}"))),
+        Arg::Bad(g) => Err(field_err(name, format!("must be a number, got {g}"))),
+    }
+}
+
 fn lengths_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Lengths> {
     Ok(match item::<String>(d, "kind")?.as_str() {
-        "lognormal" => Lengths::LogNormal {
-            mu: item(d, "mu")?,
-            sigma: item(d, "sigma")?,
-            max_tokens: item(d, "max_tokens")?,
-            group_correlation: opt_item(d, "group_correlation", 0.0)?,
-        },
+        "lognormal" => {
+            const LN: &str = "LogNormal";
+            let w: WireLogNormal = d.extract()?;
+            Lengths::LogNormal {
+                mu: part_real(LN, "mu", w.mu, true)?,
+                sigma: part_real(LN, "sigma", w.sigma, true)?,
+                max_tokens: part_real(LN, "max_tokens", w.max_tokens, true)?,
+                group_correlation: part_real(LN, "group_correlation", w.group_correlation, false)?,
+            }
+        }
         "empirical" => {
             let values: PyReadonlyArray1<'_, f64> = item(d, "values")?;
             let values = values.as_array().to_vec();
