@@ -376,3 +376,21 @@ def test_the_readme_lists_every_summary_value_and_frame_column():
         listed = _readme_list(f"`res.{frame}` (polars")
         assert sorted(listed) == sorted(got.columns), frame  # every column of the frame, once
         assert {c["name"] for c in SCHEMA["frames"][frame]} <= set(listed), frame  # the engine's among them
+
+
+def test_the_parts_toml_keys_and_cli_flags_are_the_schema_s():
+    names = {c: [f["name"] for f in p["fields"]] for c, p in PARTS.items()}
+    for kind, cls in scenario_toml.PIPELINE_KINDS.items():
+        assert scenario_toml.pipeline_keys(kind) == {"kind", *names[cls.__name__]}, kind
+    assert scenario_toml.batch_order_keys() == {"kind", *names["LengthBalanced"]}
+    assert scenario_toml.lengths_keys("lognormal") == {"kind", *names["LogNormal"]}
+    assert scenario_toml.lengths_keys("empirical") == {"kind", *names["Empirical"]}
+    parser = build_parser()
+    run = next(a for a in parser._subparsers._group_actions[0].choices.values() if a.prog.endswith(" run"))
+    flags = {o for a in run._actions for o in a.option_strings}
+    paths = {f"{p['of']}.{n}" for p in SCHEMA["parts"] for n in names[p["class"]]}
+    by_path = {f.path: f for f in scenario_toml.lengths_fields() + scenario_toml.pipeline_fields()}
+    for path in sorted(paths):
+        flag = by_path[path].flag
+        assert flag is None or flag in flags, path
+    assert sum(by_path[p].flag is not None for p in paths) >= 15
