@@ -1,6 +1,7 @@
 //! The schema of a scenario and of a run's results, in one static table: every scenario field's
-//! name, type, unit, default, allowed range and one-line doc, and the name, type, unit and doc of
-//! every summary value and of every column of the step, sample and segment frames.
+//! name, type, unit, default, allowed range and one-line doc, the same for the fields of every part
+//! ([`PARTS`]: the length distributions, the pipelines, `LengthBalanced`), and the name, type, unit
+//! and doc of every summary value and of every column of the step, sample and segment frames.
 //!
 //! [`crate::Scenario::validate`] checks the ranges declared here (its messages print them), the
 //! bindings extract a scenario by these names and defaults, and export the whole table to Python
