@@ -26,6 +26,10 @@ ROWS: list[tuple[str, str, str, str]] = [
      "pipeline.max_lag_samples: must be in [1, 9223372036854775807], got 0"),
     ("parts", f"rollsim._rollsim.simulate({D}pipeline={FA}'admission_eta': 1.5}}))", "ScenarioError",
      "pipeline.admission_eta: must be an integer in [0, 4294967295], got float 1.5"),
+    ("parts", f"rollsim._rollsim.simulate({D}pipeline={{'kind': 'off_policy', 'k': 1, 'over_sampling': 10**400}}))",
+     "ScenarioError", "pipeline.over_sampling: must be in [0, 1e6], or math.inf (keep every slot busy), got 10**400"),
+    ("parts", f"rollsim._rollsim.simulate({D}pipeline={{'kind': 'off_policy', 'k': 1, 'over_sampling': 'x'}}))",
+     "ScenarioError", "pipeline.over_sampling: must be a number, or math.inf (keep every slot busy), got str 'x'"),
     ("parts", "rollsim.FullyAsync(on_stale=['drop'])", "ScenarioError",
      "pipeline.on_stale: must be 'drop' or 'requeue', got ['drop']"),
 ]

@@ -246,8 +246,15 @@ fn pipeline_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Pipeline> {
                 over_sampling: match w.over_sampling {
                     Arg::Missing => None,
                     Arg::Given(v) => Some(v),
-                    Arg::Huge(g) => return Err(field_err("over_sampling", format!("must be in [0, 1e6], got {g}"))),
-                    Arg::Bad(g) => return Err(field_err("over_sampling", format!("must be a number, got {g}"))),
+                    // as the Python class prints it, from the schema's bound
+                    Arg::Huge(g) => {
+                        let b = schema::OVER_SAMPLING;
+                        return Err(field_err("over_sampling", format!("must be in {}{}, got {g}", b.range, b.extra)));
+                    }
+                    Arg::Bad(g) => {
+                        let extra = schema::OVER_SAMPLING.extra;
+                        return Err(field_err("over_sampling", format!("must be a number{extra}, got {g}")));
+                    }
                 },
                 keep_partial: match w.keep_partial {
                     Arg::Missing => false,
