@@ -745,6 +745,7 @@ fn schema_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     out.set_item("version", schema::VERSION)?;
     out.set_item("scenario", fields)?;
     out.set_item("summary", cols(schema::SUMMARY)?)?;
+    out.set_item("agentic_summary", cols(schema::AGENTIC_SUMMARY)?)?;
     out.set_item("frames", frames)?;
     Ok(out)
 }
