@@ -815,18 +815,22 @@ impl Instances {
     /// KV capacity: whether a request that has decoded `done` tokens fits on instance `i` at `t`
     /// (`kv_fits`) once cached KV of requests in tool calls is evicted, least recently cached
     /// first, as long as it does not.
+    #[inline]
     fn fits_evicting(&mut self, i: usize, done: f64, t: f64) -> bool {
-        loop {
+        if self.kv_fits(i, done, t) {
+            return true;
+        }
+        // cold: only with cached KV of requests in tool calls
+        while self.evict_lru(i) {
             if self.kv_fits(i, done, t) {
                 return true;
             }
-            if !self.evict_lru(i) {
-                return false;
-            }
         }
+        false
     }
 
     /// Evicts instance `i`'s least recently cached KV of a request in a tool call, if any.
+    #[inline(never)]
     fn evict_lru(&mut self, i: usize) -> bool {
         let Some(kv) = self.kv.as_mut() else { return false };
         let Some((_, tokens)) = kv.lru[i].pop_front() else { return false };
