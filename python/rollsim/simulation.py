@@ -254,7 +254,8 @@ class Result:
         ``env_utilization`` (``env_busy_s / (env_slots * end_s)``, NaN when unbounded),
         ``env_mean_busy`` (mean calls running), and slot-seconds ``gpu_hold_s`` (held idle during
         calls), ``gpu_prefill_s`` (prefill tokens / ``prefill_tokens_per_s``), ``gpu_decode_s``
-        (the rest of ``slot_busy_s``, KV waiting excluded).
+        (the rest of ``slot_busy_s``, KV waiting excluded), ``kv_evictions`` (cached KV of
+        requests in tool calls evicted, ``kv_policy="keep"`` with ``kv_cache_tokens``).
     samples : polars.DataFrame
         One row per sample started (``record="samples"`` only): ``sample_id`` u32,
         ``length_tokens`` f64, ``start_s`` f64, ``finish_s`` f64 (null while in flight at the end),

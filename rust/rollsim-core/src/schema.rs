@@ -667,6 +667,42 @@ pub const SUMMARY: &[Column] = &[
     ),
 ];
 
+/// The agentic part of a run's summary (`Scenario::agentic`): keys of `Result.summary` with
+/// `Scenario.agentic`, and columns of `simulate_many` / sweep frames after [`SUMMARY`]'s (there 0 for
+/// counts and NaN for the others when a scenario is not agentic).
+pub const AGENTIC_SUMMARY: &[Column] = &[
+    col("turns", U64, "", "Agentic: turns decoded to their end, of every trajectory"),
+    col("tool_calls", U64, "", "Agentic: tool calls submitted (retries included)"),
+    col("tool_retries", U64, "", "Agentic: failed tool calls submitted again (on_failure = retry)"),
+    col("trajectories_truncated", U64, "", "Agentic: trajectories ended at max_context_tokens"),
+    col("trajectories_failed", U64, "", "Agentic: trajectories ended by a failed tool call (on_failure = drop)"),
+    col("tokens_observed", F64, "tokens", "Agentic: observation tokens appended by tool calls"),
+    col(
+        "tokens_prefilled_turns",
+        F64,
+        "tokens",
+        "Agentic: prefill tokens of later turns (observations, or whole contexts)",
+    ),
+    col("env_busy_s", F64, "environment-seconds", "Agentic: environments busy with calls within the run"),
+    col("env_wait_s", F64, "seconds", "Agentic: time calls queued for a free environment"),
+    col("env_utilization", F64, "", "Agentic: env_busy_s / (env_slots * end_s); NaN when env_slots is unbounded"),
+    col("env_mean_busy", F64, "", "Agentic: mean tool calls running (env_busy_s / end_s)"),
+    col("gpu_hold_s", F64, "slot-seconds", "Agentic: slots held idle during tool calls (kv_policy = hold)"),
+    col(
+        "gpu_prefill_s",
+        F64,
+        "slot-seconds",
+        "Agentic: slot time prefilling (tokens_prefilled / prefill_tokens_per_s)",
+    ),
+    col("gpu_decode_s", F64, "slot-seconds", "Agentic: the rest of slot_busy_s (KV waiting excluded): decoding"),
+    col(
+        "kv_evictions",
+        U64,
+        "",
+        "Agentic: cached KV of requests in tool calls evicted for running ones (kv_policy = keep, kv_cache_tokens)",
+    ),
+];
+
 /// The engine's columns of the samples frame ([`crate::SampleColumns`]), one row per sample started.
 pub const SAMPLES: &[Column] = &[
     col("length_tokens", F64, "tokens", "Answer length drawn"),
@@ -732,7 +768,7 @@ mod tests {
                 assert_eq!(b.field, f.name);
             }
         }
-        for (_, cols) in FRAMES.iter().chain([("summary", SUMMARY)].iter()) {
+        for (_, cols) in FRAMES.iter().chain([("summary", SUMMARY), ("agentic", AGENTIC_SUMMARY)].iter()) {
             let mut n: Vec<&str> = cols.iter().map(|c| c.name).collect();
             n.sort_unstable();
             n.dedup();

@@ -670,6 +670,7 @@ fn agentic_dict<'py>(py: Python<'py>, a: AgenticResult) -> PyResult<Bound<'py, P
     d.set_item("gpu_hold_s", s.gpu_hold_s)?;
     d.set_item("gpu_prefill_s", s.gpu_prefill_s)?;
     d.set_item("gpu_decode_s", s.gpu_decode_s)?;
+    d.set_item("kv_evictions", s.kv_evictions)?;
     let out = PyDict::new(py);
     out.set_item("summary", d)?;
     match a.columns {
@@ -841,6 +842,7 @@ fn schema_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     out.set_item("scenario", fields)?;
     out.set_item("parts", parts)?;
     out.set_item("summary", cols(schema::SUMMARY)?)?;
+    out.set_item("agentic_summary", cols(schema::AGENTIC_SUMMARY)?)?;
     out.set_item("frames", frames)?;
     Ok(out)
 }
