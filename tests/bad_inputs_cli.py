@@ -8,7 +8,7 @@ _FIELDS = ("['agentic', 'batch_size', 'clear_cache_on_update', 'decode_slowdown_
            "'rollout_slots', 'seed', 'slots_per_instance', 'staleness_check', 'sync_every', 'train_s_per_token', "
            "'train_step_s', 'weight_sync_s']")
 _ERR = "exit 2: rollsim: error: "
-_SOURCES = "(give 'lognormal', a built-in data set: deepseek-r1, or a CSV/parquet file)"
+_SOURCES = "(give 'lognormal', a built-in data set: deepseek-r1, sky-t1, or a CSV/parquet file)"
 
 ROWS: list[tuple[str, str, str, str]] = [
     # ---------------------------------------------------------------- scenario files (TOML)
@@ -127,4 +127,10 @@ ROWS: list[tuple[str, str, str, str]] = [
      "re:exit 2: rollsim: error: out: cannot make the directory '.*/f' for 'x\\.png': '.*/f' is a file"),
     ("CLI", "cli('report', write('r', None), '--out', os.path.dirname(write('x', '')))", "CliExit",
      "re:exit 2: rollsim: error: out: '.*' is a directory; give a file name"),
+    ("CLI", "cli('compare', '--horizon-s', '600', '--out', os.path.dirname(write('summary.json', '{}')))", "CliExit",
+     "re:exit 2: rollsim: error: out: '.*' holds the results of `rollsim run` \\(summary.json\\); writing "
+     "`rollsim compare` results there would mix two runs: give another directory or remove those files"),
+    ("CLI", "cli('run', '--horizon-s', '600', '--out', os.path.dirname(write('compare.parquet', '')))", "CliExit",
+     "re:exit 2: rollsim: error: out: '.*' holds the results of `rollsim compare` \\(compare.parquet\\); writing "
+     "`rollsim run` results there would mix two runs: give another directory or remove those files"),
 ]

@@ -471,7 +471,7 @@ def test_the_shipped_histogram_reads_the_same_through_from_file():
         again = Empirical.from_file(p, "tokens", "count", name="deepseek-r1-serving")
     assert again == emp
     assert datasets.by_name("deepseek-r1", 16384.0).values.max() == 16384.0
-    with pytest.raises(ScenarioError, match=re.escape("lengths: unknown data set 'r2' (built in: deepseek-r1)")):
+    with pytest.raises(ScenarioError, match=re.escape("lengths: unknown data set 'r2' (built in: deepseek-r1, sky-t1)")):
         datasets.by_name("r2")
 
 

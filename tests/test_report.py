@@ -75,11 +75,11 @@ def test_report_run_html(dirs, capsys):
     assert f"wrote {out}" in capsys.readouterr().err
     text = out.read_text()
     assert text.startswith("<!DOCTYPE html>") and "<h1>rollsim run report</h1>" in text
-    assert text.count("<table>") == 3                   # summary, staleness by length, step time
+    assert text.count("<table>") == 5                   # summary, staleness by length, learning (2), step time
     assert "<td class=\"s\">rollout_utilization</td><td class=\"s\">100.0%</td>" in text
     assert "[16000, inf)" in text and "generation_s" in text
     imgs = images(text)
-    assert len(imgs) == 4
+    assert len(imgs) == 5  # with the learning figure
     assert all(img.shape[0] > 250 and drawn(img) > 0.03 for img in imgs)
     assert "src=\"http" not in text and "<script" not in text       # self-contained
 
@@ -95,7 +95,7 @@ def test_report_compare_markdown(dirs):
     assert "| synchronous | 11 | 30.3% |" in table
     assert "| fully async | [16000, inf) |" in text
     figs = re.findall(r"!\[[^]]*\]\((cmp_files/figure\d\.png)\)", text)
-    assert len(figs) == 4
+    assert len(figs) == 5  # with the learning figure
     for f in figs:
         img = matplotlib.image.imread(out.parent / f)
         assert (out.parent / f).stat().st_size > 10_000 and drawn(img) > 0.03

@@ -37,8 +37,8 @@ def test_schema_is_plain_data():
 
     assert plain(SCHEMA) and SCHEMA["version"] == 1
     for f in SCHEMA["scenario"]:
-        assert set(f) == {"name", "kind", "unit", "default", "lo", "hi", "range", "extra", "choices",
-                          "omit_at_default", "doc"}
+        assert set(f) == {"name", "kind", "unit", "default", "required", "lo", "hi", "lo_open", "hi_open", "range",
+                          "extra", "suffix", "choices", "omit_at_default", "doc"}
         assert f["doc"] and "\n" not in f["doc"], f["name"]
 
 
@@ -245,3 +245,153 @@ def st_fully_async():
     from hypothesis import strategies as st
 
     return st.builds(FullyAsync, max_staleness=st.one_of(st.none(), st.integers(0, 4)))
+
+
+# ---- the parts (lengths, pipelines): SCHEMA["parts"] ----------------------------------------------
+
+PARTS = {p["class"]: p for p in SCHEMA["parts"]}
+
+
+def _part_classes():
+    from rollsim import LengthBalanced, OffPolicy, OneStepAsync, Synchronous
+
+    return {"LogNormal": LogNormal, "Empirical": Empirical, "Synchronous": Synchronous, "OneStepAsync": OneStepAsync,
+            "OffPolicy": OffPolicy, "FullyAsync": FullyAsync, "LengthBalanced": LengthBalanced}
+
+
+def test_every_part_class_is_in_the_schema_with_its_fields_in_order():
+    classes = _part_classes()
+    assert list(PARTS) == list(classes)
+    for name, cls in classes.items():
+        init = [f.name for f in dataclasses.fields(cls) if f.init]
+        assert init == [f["name"] for f in PARTS[name]["fields"]], name
+        for f in PARTS[name]["fields"]:
+            assert f["path"] == f"{PARTS[name]['of']}.{f['name']}"
+            assert f["doc"] and "\n" not in f["doc"], f["path"]
+    assert {p["kind"] for p in SCHEMA["parts"] if p["of"] == "lengths"} == set(FIELDS["lengths"]["choices"])
+    assert {p["kind"] for p in SCHEMA["parts"] if p["of"] == "pipeline"} == set(FIELDS["pipeline"]["choices"])
+
+
+def test_the_part_dataclass_defaults_are_the_schema_s():
+    for name, cls in _part_classes().items():
+        for f in dataclasses.fields(cls):
+            if not f.init:
+                continue
+            spec = next(s for s in PARTS[name]["fields"] if s["name"] == f.name)
+            if spec["required"]:
+                assert f.default is dataclasses.MISSING, spec["path"]
+            elif isinstance(spec["default"], list):
+                assert f.default == tuple(spec["default"]), spec["path"]
+            else:
+                assert type(f.default) is type(spec["default"]) and f.default == spec["default"], spec["path"]
+    # and the instances keep them (the checks normalize, they never change a default)
+    assert LogNormal().to_dict() == {"kind": "lognormal", **{f["name"]: f["default"] for f in PARTS["LogNormal"]["fields"]}}
+
+
+def test_the_length_constants_are_the_schema_s():
+    from rollsim import lengths
+
+    lo = {f["name"]: f for f in PARTS["LogNormal"]["fields"]}
+    assert (lengths.MU_BOUND, lengths.MAX_SIGMA, lengths.MAX_TOKENS) == (lo["mu"]["hi"], lo["sigma"]["hi"], 2.0**40)
+    assert -lo["mu"]["lo"] == lo["mu"]["hi"] and lo["max_tokens"]["hi"] == lengths.MAX_TOKENS
+    assert lengths.MIN_TOKENS == PARTS["Empirical"]["fields"][0]["lo"] == 2.0**-40
+    from rollsim import pipelines
+
+    assert pipelines.MAX_OVER_SAMPLING == PARTS["OffPolicy"]["fields"][1]["hi"] == 1e6
+    assert list(pipelines._ON_UPDATE) == PARTS["FullyAsync"]["fields"][6]["choices"]
+
+
+def _out_of_range(f):
+    """Values just outside a part field's range (with the number the message prints)."""
+    lo, hi = f["lo"], f["hi"]
+    if f["kind"] == "int":
+        return [lo - 1, hi + 1]
+    return [v for v in (lo if f["lo_open"] else lo - 0.5, hi if f["hi_open"] else hi * 2 + 1)]
+
+
+@pytest.mark.parametrize("cls,name", [(p["class"], f["name"]) for p in SCHEMA["parts"] for f in p["fields"]
+                                      if f["range"] and f["kind"] in ("float", "int") and p["class"] != "Empirical"])
+def test_part_ranges_are_refused_with_the_schema_s_range(cls, name):
+    spec = next(f for f in PARTS[cls]["fields"] if f["name"] == name)
+    for bad in _out_of_range(spec):
+        with pytest.raises(ScenarioError) as e:
+            _part_classes()[cls](**{name: bad})
+        assert str(e.value).startswith(f"{spec['path']}: must be in {spec['range']}{spec['suffix']}, got "), str(e.value)
+
+
+@pytest.mark.parametrize("field,bad,want", [
+    # the engine's own check (the wire dict bypasses the Python classes) prints what Python prints
+    ("group_correlation", 1.0, "lengths.group_correlation: must be in [0, 1), got 1.0"),
+    ("mu", -101.0, "lengths.mu: must be in [-100, 100] (the log of the median length in tokens), got -101.0"),
+    ("max_tokens", 0.5, "lengths.max_tokens: must be in [1, 2**40] tokens, got 0.5"),
+])
+def test_the_engine_refuses_lengths_alike(field, bad, want):
+    with pytest.raises(ScenarioError) as e:
+        LogNormal(**{field: bad})
+    assert str(e.value) == want
+    d = Scenario(**TINY).to_dict()
+    d["lengths"] = {**d["lengths"], field: bad}
+    with pytest.raises(ScenarioError) as e:
+        _rollsim.simulate(d, False)
+    assert str(e.value) == want
+
+
+@pytest.mark.parametrize("field,bad", [("max_ready_groups", 0), ("max_staleness", 2**32), ("admission_eta", -1),
+                                       ("max_lag_samples", 0)])
+def test_the_engine_refuses_pipeline_integers_alike(field, bad):
+    with pytest.raises(ScenarioError) as e:
+        FullyAsync(**{field: bad})
+    want = str(e.value)
+    spec = next(f for f in PARTS["FullyAsync"]["fields"] if f["name"] == field)
+    assert want == f"pipeline.{field}: must be in {spec['range']}, got {bad}"
+    d = Scenario(**TINY).to_dict()
+    d["pipeline"] = {**d["pipeline"], field: bad}
+    with pytest.raises(ScenarioError) as e:
+        _rollsim.simulate(d, False)
+    assert str(e.value) == want
+
+
+def test_the_parts_tables_are_in_the_docs():
+    page = (ROOT / "docs" / "scenario.md").read_text(encoding="utf-8")
+    for p in SCHEMA["parts"]:
+        section = page.split(f"### {p['class']} (`{p['of']}`)\n", 1)[1].split("\n### ", 1)[0]
+        assert [line.split("`")[1] for line in section.splitlines() if line.startswith("| `")] == [
+            f["name"] for f in p["fields"]], p["class"]
+
+
+# ---- the README's lists of summary values and frame columns ----------------------------------------
+
+def _readme_list(head: str) -> list[str]:
+    """The backticked names of the README paragraph that starts with ``head``, without ``head``."""
+    import re
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    para = text.split(f"\n{head}", 1)[1].split("\n\n", 1)[0]
+    return re.findall(r"`([a-z_0-9]+)`", para)
+
+
+def test_the_readme_lists_every_summary_value_and_frame_column():
+    res = simulate(Scenario(**TINY), record="samples")
+    assert sorted(_readme_list("`res.summary` (dict):")) == sorted(c["name"] for c in SCHEMA["summary"])
+    for frame, got in (("samples", res.samples), ("steps", res.steps), ("segments", res.segments)):
+        listed = _readme_list(f"`res.{frame}` (polars")
+        assert sorted(listed) == sorted(got.columns), frame  # every column of the frame, once
+        assert {c["name"] for c in SCHEMA["frames"][frame]} <= set(listed), frame  # the engine's among them
+
+
+def test_the_parts_toml_keys_and_cli_flags_are_the_schema_s():
+    names = {c: [f["name"] for f in p["fields"]] for c, p in PARTS.items()}
+    for kind, cls in scenario_toml.PIPELINE_KINDS.items():
+        assert scenario_toml.pipeline_keys(kind) == {"kind", *names[cls.__name__]}, kind
+    assert scenario_toml.batch_order_keys() == {"kind", *names["LengthBalanced"]}
+    assert scenario_toml.lengths_keys("lognormal") == {"kind", *names["LogNormal"]}
+    assert scenario_toml.lengths_keys("empirical") == {"kind", *names["Empirical"]}
+    parser = build_parser()
+    run = next(a for a in parser._subparsers._group_actions[0].choices.values() if a.prog.endswith(" run"))
+    flags = {o for a in run._actions for o in a.option_strings}
+    paths = {f"{p['of']}.{n}" for p in SCHEMA["parts"] for n in names[p["class"]]}
+    by_path = {f.path: f for f in scenario_toml.lengths_fields() + scenario_toml.pipeline_fields()}
+    for path in sorted(paths):
+        flag = by_path[path].flag
+        assert flag is None or flag in flags, path
+    assert sum(by_path[p].flag is not None for p in paths) >= 15

@@ -45,6 +45,8 @@ def test_columns_equal_one_simulate_call_per_run():
     for i, (c, s) in enumerate(zip(index, seeds)):
         want = alone(scs[c].replace(seed=int(s)))
         for m in SUMMARY_SCHEMA:
+            if m not in want:  # an agentic value of a scenario that is not agentic: 0 or NaN
+                continue
             got = out[m][i].item()
             assert got == want[m] or (got != got and want[m] != want[m]), (i, m, got, want[m])
 

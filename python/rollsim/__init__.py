@@ -16,8 +16,12 @@ from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsyn
 from rollsim.scenario import Scenario
 from rollsim.simulation import LONG_TOKENS, SHORT_TOKENS, Result, compare, simulate
 from rollsim import presets, resources, simulation, sweeps, theory
+from rollsim import learning, trajectories, validation
 from rollsim.sweeps import aggregate, read_sweep, sweep
 from rollsim.sweeps import space as sweep_space
+from rollsim import configs
+from rollsim.calibration import Calibrated, calibrate
+from rollsim.what_if import whatif
 
 __all__ = [
     "Scenario",
@@ -46,11 +50,18 @@ __all__ = [
     "sweeps",
     "simulation",
     "theory",
+    "learning",
+    "trajectories",
+    "validation",
     "presets",
     "resources",
     "datasets",
     "plot",
     "report",
     "sync",
+    "configs",
+    "calibrate",
+    "Calibrated",
+    "whatif",
     "__version__",
 ]

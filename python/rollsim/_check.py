@@ -10,7 +10,8 @@ import numpy as np
 
 from rollsim.errors import invalid
 
-__all__ = ["integer", "number", "real", "given", "bounded", "flag", "show", "fmt_bound"]
+__all__ = ["integer", "number", "real", "given", "bounded", "flag", "show", "fmt_bound", "part_field", "within",
+           "part_integer", "part_bounded"]
 
 _INTS = (int, np.integer)
 _NUMBERS = (int, float, np.integer, np.floating)
@@ -142,3 +143,38 @@ def flag(field: str, value: Any) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise invalid(field, f"must be True or False, got {value!r}")
     return bool(value)
+
+
+def part_field(cls: str, name: str) -> dict[str, Any]:
+    """The engine's schema of field ``name`` of the part class ``cls`` (``"LogNormal"``, ``"mu"``):
+    a dict of ``rollsim._rollsim.SCHEMA["parts"]`` (``path``, ``default``, ``lo``, ``hi``, ``range``,
+    ``suffix``, ``choices``, ...)."""
+    from rollsim import _rollsim
+
+    for part in _rollsim.SCHEMA["parts"]:
+        if part["class"] == cls:
+            for f in part["fields"]:
+                if f["name"] == name:
+                    return dict(f)
+    raise KeyError(f"{cls}.{name}")
+
+
+def within(spec: dict[str, Any], value: Any, converted: float) -> float:
+    """``converted`` (``value`` once through :func:`real`) if it lies in the schema field ``spec``'s
+    range (its ends open or closed as the range is written), else the engine's message for it:
+    ``lengths.mu: must be in [-100, 100] (the log of the median length in tokens), got 101.0``."""
+    lo, hi, v = spec["lo"], spec["hi"], converted
+    if (lo < v if spec["lo_open"] else lo <= v) and (v < hi if spec["hi_open"] else v <= hi):  # False for nan
+        return v
+    raise invalid(spec["path"], f"must be in {spec['range']}{spec['suffix']}, got {given(value, v)}")
+
+
+def part_integer(spec: dict[str, Any], value: Any) -> int:
+    """:func:`integer` in the schema field ``spec``'s range, named by its path."""
+    return integer(spec["path"], value, spec["lo"], spec["hi"])
+
+
+def part_bounded(spec: dict[str, Any], value: Any, **kw: Any) -> float:
+    """:func:`bounded` with the schema field ``spec``'s path, range, unit and special values."""
+    return bounded(spec["path"], value, spec["lo"], spec["hi"], spec["unit"], lo_open=spec["lo_open"],
+                   extra=spec["extra"], **kw)

@@ -67,8 +67,13 @@ class Agentic:
         the same instance, else its whole context. ``"drop"``: it releases the slot and the KV;
         the next turn prefills its whole context (prompt, unless the group's prefix cache holds
         it, plus every generated and observed token). ``"hold"``: it keeps its slot, which idles
-        (counted busy) until the call returns; the next turn prefills the observation. The KV of a
-        request in a tool call does not count against ``kv_cache_tokens``.
+        (counted busy) until the call returns; the next turn prefills the observation. With
+        ``kv_cache_tokens`` and ``"keep"``, the KV a request held when its turn ended (prompt +
+        generated tokens, as for running requests) counts against its instance's capacity during
+        the call and is evicted, least recently cached first, before a running request is
+        preempted or when an arriving request needs room (summary ``kv_evictions``); an evicted
+        request's next turn prefills its whole context. The cached KV is released when the call
+        returns. A held slot's KV (``"hold"``) does not count against ``kv_cache_tokens``.
     sticky : bool
         A returning request goes back to its previous instance when that has an idle slot (else
         anywhere: with ``"keep"``, a KV miss).

@@ -316,7 +316,18 @@ def _scenario_doc(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
     given: dict[str, str] = getattr(a, "_given", None) or {}
     fields: dict[str, schema.Field] = getattr(a, "_fields", {})
     path = getattr(a, "scenario", None)
-    if path is not None:
+    config = getattr(a, "config", None)
+    if config is not None:
+        if path is not None:
+            raise invalid("--config", "takes the place of a scenario file: give one or the other")
+        import tomllib
+
+        from rollsim import configs
+
+        doc = tomllib.loads(configs.load(config, getattr(a, "framework", None)).scenario.to_toml())
+        root = "."
+        doc.update({f.path: getattr(a, dest) for dest, f in fields.items() if dest in given})
+    elif path is not None:
         doc = schema.read_toml(path)
         root = os.path.dirname(os.path.abspath(path))
         doc.update({f.path: getattr(a, dest) for dest, f in fields.items() if dest in given})
@@ -326,9 +337,10 @@ def _scenario_doc(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
         if "slots_per_instance" not in doc and hasattr(a, "slots_per_instance"):
             doc["slots_per_instance"] = a.slots_per_instance  # split's own flag sizes the instances
     doc = {k: v for k, v in doc.items() if v is not None or k not in fields}  # None: the field's default
-    doc["lengths"] = _lengths_table(a, doc.get("lengths"), given, path is not None)
+    from_file = path is not None or config is not None
+    doc["lengths"] = _lengths_table(a, doc.get("lengths"), given, from_file)
     if getattr(a, "_pipeline_flags", None):
-        doc["pipeline"] = _pipeline_table(a, doc.get("pipeline"), given, path is not None)
+        doc["pipeline"] = _pipeline_table(a, doc.get("pipeline"), given, from_file)
     return doc, root
 
 
@@ -396,14 +408,26 @@ def _json(x: Any, *, inf: bool = False) -> str:
     return json.dumps(_finite(x, inf), indent=2, allow_nan=False)
 
 
-def _out_dir(out: str | None) -> str | None:
-    """Checks, before running, that ``--out`` is (or can be made) a writable directory; makes it."""
+#: Files that mark a directory as holding the results of ``rollsim run`` or ``rollsim compare``.
+_RESULT_FILES = {"run": ("summary.json", "samples.parquet"), "compare": ("compare.parquet",)}
+
+
+def _out_dir(out: str | None, command: str | None = None) -> str | None:
+    """Checks, before running, that ``--out`` is (or can be made) a writable directory; makes it.
+    With ``command``, refuses a directory that holds the other command's results (writing there would
+    leave a mix of two runs' files, and ``scenario.toml`` would no longer describe them)."""
     if out is None:
         return None
     if not out:
         raise invalid("out", "--out must name a directory, got ''")
     if os.path.exists(out) and not os.path.isdir(out):
         raise invalid("out", f"{out!r} exists and is not a directory")
+    for other, files in _RESULT_FILES.items():
+        found = [f for f in files if os.path.exists(os.path.join(out, f))]
+        if command is not None and other != command and found:
+            raise invalid("out", f"{out!r} holds the results of `rollsim {other}` ({found[0]}); writing "
+                                 f"`rollsim {command}` results there would mix two runs: give another directory "
+                                 f"or remove those files")
     try:
         os.makedirs(out, exist_ok=True)
         with tempfile.TemporaryFile(dir=out):
@@ -417,6 +441,7 @@ def _write_run(out: str, tag: str, sc: Scenario, max_samples: int) -> None:
     res = simulate(sc, max_samples=max_samples)
     res.samples.write_parquet(os.path.join(out, f"samples_{tag}.parquet"))
     res.steps.write_parquet(os.path.join(out, f"steps_{tag}.parquet"))
+    res.segments.write_parquet(os.path.join(out, f"segments_{tag}.parquet"))  # for the report's learning section
 
 
 def _write_scenario(out: str, sc: Scenario) -> None:
@@ -427,13 +452,23 @@ def _write_scenario(out: str, sc: Scenario) -> None:
     sc.to_toml(os.path.join(out, "scenario.toml"))
 
 
+def _span(seconds: float) -> str:
+    """A horizon for a header: hours from one hour up, else seconds."""
+    return f"{seconds / 3600:g} h" if seconds >= 3600 else f"{seconds:g} s"
+
+
 def _cmd_compare(a: argparse.Namespace) -> int:
     base = _scenario(a)
+    if a.config is not None:
+        base = base.replace(pipeline=FullyAsync())  # compare runs its own four pipelines on the config's setting
     if a.scenario is not None and base.pipeline != FullyAsync():
         raise invalid("pipeline", f"compare runs its own four pipelines (synchronous, one-step, fully async, fully "
                                   f"async with cap --max-staleness); the scenario file's pipeline {base.pipeline!r} "
                                   f"would be ignored: remove it from the file, or use rollsim run")
-    out = _out_dir(a.out)
+    if base.agentic is not None:
+        raise invalid("agentic", "compare runs the synchronous and one-step pipelines, which do not run "
+                                 "multi-turn trajectories; use rollsim run (fully async) for an agentic scenario")
+    out = _out_dir(a.out, "compare")
     if out:
         _write_scenario(out, base)
     pipelines = _pipelines(a.max_staleness)
@@ -443,11 +478,13 @@ def _cmd_compare(a: argparse.Namespace) -> int:
     elif a.format == "json":
         print(df.write_json())
     else:
-        label = getattr(base.lengths, "name", None) or (
+        cap = getattr(base.lengths, "max_tokens", None)
+        named = getattr(base.lengths, "name", None)
+        label = (f"{named}, max {cap:g} tokens" if named and cap is not None else named) or (
             f"lognormal(mu={base.lengths.mu:g}, sigma={base.lengths.sigma:g}), max {base.lengths.max_tokens:g} tokens"
             if isinstance(base.lengths, LogNormal) else "empirical")
         print(f"rollsim compare: {base.rollout_slots} slots x {base.decode_tokens_per_s:g} tokens/s, batch "
-              f"{base.batch_size}, {base.train_step_s:g} s/step, {base.horizon_s / 3600:g} h, lengths {label}, "
+              f"{base.batch_size}, {base.train_step_s:g} s/step, {_span(base.horizon_s)}, lengths {label}, "
               f"rng={base.rng}, seed={base.seed}")
         print(format_compare(df))
     if out:
@@ -461,7 +498,7 @@ def _cmd_compare(a: argparse.Namespace) -> int:
 
 def _cmd_run(a: argparse.Namespace) -> int:
     sc = _scenario(a)
-    out = _out_dir(a.out)
+    out = _out_dir(a.out, "run")
     if out:
         _write_scenario(out, sc)
     res = simulate(sc, record="samples" if out else "summary", max_samples=a.max_samples)
@@ -469,6 +506,7 @@ def _cmd_run(a: argparse.Namespace) -> int:
     if out:
         res.samples.write_parquet(os.path.join(out, "samples.parquet"))
         res.steps.write_parquet(os.path.join(out, "steps.parquet"))
+        res.segments.write_parquet(os.path.join(out, "segments.parquet"))  # for the report's learning section
         with open(os.path.join(out, "summary.json"), "w") as f:
             f.write(_json(res.summary) + "\n")
     return 0
@@ -645,12 +683,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--max-staleness", type=int, default=2, help="cap of the last row (%(default)s)")
     c.add_argument("--format", choices=("table", "csv", "json"), default="table")
     c.add_argument("--out", default=None, help="directory for parquet frames (checked before running)")
+    _add_config_args(c)
     c.set_defaults(func=_cmd_compare)
     r = sub.add_parser("run", help="one pipeline; prints the summary as JSON")
     _add_scenario_args(r, default_rng="fast", pipeline=True, scenario_file=True)
     r.add_argument("--out", default=None,
                    help="directory for samples/steps parquet, summary.json, scenario.json and scenario.toml "
                         "(checked before running)")
+    _add_config_args(r)
     r.set_defaults(func=_cmd_run)
     pr = sub.add_parser("presets", help="AReaL, verl, PipelineRL, slime, PRIME-RL side by side")
     _add_scenario_args(pr, default_rng="fast")
@@ -705,7 +745,18 @@ def build_parser() -> argparse.ArgumentParser:
     sync_cli.add_parser(sub)
     report_cli.add_parser(sub)
     hardware_cli.add_parser(sub)
+    from rollsim.configs import cli as configs_cli
+
+    configs_cli.add_parsers(sub)
     return p
+
+
+def _add_config_args(p: argparse.ArgumentParser) -> None:
+    """``--config FILE [--framework NAME]``: the scenario of a framework's config (rollsim import)."""
+    p.add_argument("--config", default=None, help="a verl / AReaL / slime / OpenRLHF config instead of a scenario "
+                                                  "file (see rollsim import); flags given override its values")
+    p.add_argument("--framework", choices=("verl", "areal", "slime", "openrlhf"), default=None,
+                   help="the config's framework (detected when not given)")
 
 
 class _Parser(argparse.ArgumentParser):

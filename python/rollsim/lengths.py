@@ -22,12 +22,18 @@ from rollsim.errors import invalid, strict_init
 __all__ = ["LogNormal", "Empirical", "Lengths", "MIN_TOKENS", "MAX_TOKENS", "MAX_WEIGHT_SUM", "MU_BOUND",
            "MAX_SIGMA"]
 
-MIN_TOKENS = 2.0**-40
+#: The engine's schema of the parts' fields (rust/rollsim-core/src/schema.rs): their defaults, ranges
+#: and messages.
+_LOGNORMAL = {n: _check.part_field("LogNormal", n) for n in ("mu", "sigma", "max_tokens", "group_correlation")}
+_EMPIRICAL_VALUES = _check.part_field("Empirical", "values")
+_EMPIRICAL_MAX_TOKENS = _check.part_field("Empirical", "max_tokens")
+
+MIN_TOKENS: float = _EMPIRICAL_VALUES["lo"]
 """The shortest ``Empirical`` length rollsim accepts, tokens (2**-40, about 9.1e-13): a smaller
 positive length is a unit error, and near the float64 underflow it would make times of 0 s (an
 answer ends the instant it starts) and NaN in the closed forms of :mod:`rollsim.theory`."""
 
-MAX_TOKENS = 2.0**40
+MAX_TOKENS: float = _EMPIRICAL_VALUES["hi"]
 """The longest answer rollsim accepts, tokens (2**40, about 1.1e12: a million times the longest
 generation limits in use). Every sum formed from lengths then stays far below the float64 limit
 (about 2**1024), so every summary stays finite: a batch's tokens (at most 2**24 answers) below
@@ -38,19 +44,18 @@ MAX_WEIGHT_SUM = 2.0**64
 """Largest total of ``Empirical`` weights (counts): 2**64, about 1.8e19 answers. With lengths of at
 most :data:`MAX_TOKENS` every ``sum(value x weight)`` stays below 2**104 (finite)."""
 
-MU_BOUND = 100.0
+MU_BOUND: float = _LOGNORMAL["mu"]["hi"]
 """``LogNormal.mu`` must lie in [-100, 100] (a median length ``exp(mu)`` between 3.7e-44 and
 2.7e43 tokens, before truncation)."""
 
-MAX_SIGMA = 10.0
+MAX_SIGMA: float = _LOGNORMAL["sigma"]["hi"]
 """``LogNormal.sigma`` must lie in [0, 10]. With ``|mu| <= 100`` every quantile
 ``exp(mu + sigma z)`` of the untruncated distribution for ``|z| <= 38.5`` (the whole range of a
 float64 normal quantile) lies in [1e-211, 1e211] and the untruncated mean ``exp(mu + sigma**2 / 2)``
 below 1.4e65: finite and > 0, so ``mean_tokens()``, ``cdf`` and every quantile are finite. (Answer
 lengths measured in practice have sigma about 0.5 to 2.)"""
 
-_VALUES_RANGE = "must be in [2**-40, 2**40] tokens"
-_MAX_TOKENS_RANGE = "must be in [1, 2**40] tokens"
+_VALUES_RANGE = f"must be in {_EMPIRICAL_VALUES['range']}{_EMPIRICAL_VALUES['suffix']}"
 
 
 def _shown(x: Any) -> str:
@@ -151,25 +156,22 @@ class LogNormal:
     The default is the chapter's distribution (median about 2000 tokens, truncated at 16K).
     """
 
-    mu: float = 7.6
-    sigma: float = 1.0
-    max_tokens: float = 16384.0
-    group_correlation: float = 0.0
+    mu: float = _LOGNORMAL["mu"]["default"]
+    sigma: float = _LOGNORMAL["sigma"]["default"]
+    max_tokens: float = _LOGNORMAL["max_tokens"]["default"]
+    group_correlation: float = _LOGNORMAL["group_correlation"]["default"]
 
     def __post_init__(self) -> None:
-        rho = _check.real("lengths.group_correlation", self.group_correlation)
-        if not 0 <= rho < 1:
-            raise invalid("lengths.group_correlation", f"must be in [0, 1), got {_check.given(self.group_correlation, rho)}")
+        # the ranges and messages of the engine's schema (the engine checks the same, in this order)
+        spec = _LOGNORMAL["group_correlation"]
+        rho = _check.within(spec, self.group_correlation, _check.real(spec["path"], self.group_correlation))
         object.__setattr__(self, "group_correlation", rho)
         mu = _check.real("lengths.mu", self.mu)
         sigma = _check.real("lengths.sigma", self.sigma)
         max_tokens = _check.real("lengths.max_tokens", self.max_tokens)
-        if not -MU_BOUND <= mu <= MU_BOUND:
-            raise invalid("lengths.mu", f"must be in [-100, 100] (the log of the median length in tokens), got {_check.given(self.mu, mu)}")
-        if not 0 <= sigma <= MAX_SIGMA:
-            raise invalid("lengths.sigma", f"must be in [0, 10], got {_check.given(self.sigma, sigma)}")
-        if not 1 <= max_tokens <= MAX_TOKENS:
-            raise invalid("lengths.max_tokens", f"{_MAX_TOKENS_RANGE}, got {_check.given(self.max_tokens, max_tokens)}")
+        mu = _check.within(_LOGNORMAL["mu"], self.mu, mu)
+        sigma = _check.within(_LOGNORMAL["sigma"], self.sigma, sigma)
+        max_tokens = _check.within(_LOGNORMAL["max_tokens"], self.max_tokens, max_tokens)
         object.__setattr__(self, "mu", mu)
         object.__setattr__(self, "sigma", sigma)
         object.__setattr__(self, "max_tokens", max_tokens)
@@ -248,9 +250,7 @@ class Empirical:
             i = int(np.argmax(bad))
             raise invalid("lengths.values", f"{_VALUES_RANGE}; item {i} is {v[i]}")
         if self.max_tokens is not None:
-            m = _check.real("lengths.max_tokens", self.max_tokens)
-            if not 1 <= m <= MAX_TOKENS:
-                raise invalid("lengths.max_tokens", f"{_MAX_TOKENS_RANGE}, got {_check.given(self.max_tokens, m)}")
+            m = _check.within(_EMPIRICAL_MAX_TOKENS, self.max_tokens, _check.real("lengths.max_tokens", self.max_tokens))
             object.__setattr__(self, "max_tokens", m)
             v = np.minimum(v, m)
         w = None

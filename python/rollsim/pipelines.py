@@ -31,16 +31,31 @@ def _compact_repr(obj: Any) -> str:
     return f"{type(obj).__name__}({', '.join(parts)})"
 
 
+def _spec(cls: str, name: str) -> dict[str, Any]:
+    """The engine's schema of a field of a pipeline part (rust/rollsim-core/src/schema.rs)."""
+    return _check.part_field(cls, name)
+
+
+def _choices_text(choices: list[str]) -> str:
+    """``'drop' or 'requeue'``."""
+    return ", ".join(repr(c) for c in choices[:-1]) + f" or {choices[-1]!r}"
+
+
+_OVER_SAMPLING = _spec("OffPolicy", "over_sampling")
+_K = _spec("OffPolicy", "k")
+_FA = {n: _spec("FullyAsync", n) for n in ("max_staleness", "on_stale", "admission_eta", "max_lag_samples",
+                                             "max_ready_groups", "batch_order", "on_update", "lag_release")}
+_LB = {n: _spec("LengthBalanced", n) for n in ("edges", "quotas", "share")}
+
 #: Largest finite ``over_sampling`` (a million batches of extra prompts per batch: far more than
 #: any pool can start; ``math.inf`` keeps every slot busy).
-MAX_OVER_SAMPLING = 1e6
+MAX_OVER_SAMPLING: float = _OVER_SAMPLING["hi"]
 
 
 def _over_sampling(value: Any) -> float | None:
     if value is None:
         return None
-    return _check.bounded("pipeline.over_sampling", value, 0.0, MAX_OVER_SAMPLING, allow=(math.inf,),
-                          extra="or math.inf (keep every slot busy)")
+    return _check.part_bounded(_OVER_SAMPLING, value, allow=(math.inf,))
 
 
 def is_synchronous(pipeline: Any) -> bool:
@@ -74,12 +89,12 @@ class OffPolicy:
     Raises ScenarioError for a bad ``k``, ``over_sampling`` or ``keep_partial``.
     """
 
-    k: int = 1
-    over_sampling: float | None = None
-    keep_partial: bool = False
+    k: int = _K["default"]
+    over_sampling: float | None = _OVER_SAMPLING["default"]
+    keep_partial: bool = _spec("OffPolicy", "keep_partial")["default"]
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "k", _check.integer("pipeline.k", self.k, 0, 1_000_000))
+        object.__setattr__(self, "k", _check.part_integer(_K, self.k))
         object.__setattr__(self, "over_sampling", _over_sampling(self.over_sampling))
         object.__setattr__(self, "keep_partial", _check.flag("pipeline.keep_partial", self.keep_partial))
 
@@ -97,8 +112,8 @@ class Synchronous(OffPolicy):
     ``keep_partial`` like :class:`OffPolicy` (slime's partial rollout is ``Synchronous(math.inf,
     keep_partial=True)``)."""
 
-    over_sampling: float | None = None
-    keep_partial: bool = False
+    over_sampling: float | None = _spec("Synchronous", "over_sampling")["default"]
+    keep_partial: bool = _spec("Synchronous", "keep_partial")["default"]
     k: int = field(default=0, init=False, repr=False)
 
 
@@ -108,8 +123,8 @@ class OneStepAsync(OffPolicy):
     (verl ``one_step_off_policy``, slime ``train_async.py``). Staleness is 1 for every batch after
     the first, which has 0. Accepts ``over_sampling`` and ``keep_partial`` like :class:`OffPolicy`."""
 
-    over_sampling: float | None = None
-    keep_partial: bool = False
+    over_sampling: float | None = _spec("OneStepAsync", "over_sampling")["default"]
+    keep_partial: bool = _spec("OneStepAsync", "keep_partial")["default"]
     k: int = field(default=1, init=False, repr=False)
 
 
@@ -133,9 +148,9 @@ class LengthBalanced:
         staleness, grow without bound (a random walk).
     """
 
-    edges: tuple[float, ...] = (1000.0, 8000.0)
-    quotas: tuple[int, ...] | None = None
-    share: float = 0.9
+    edges: tuple[float, ...] = tuple(_LB["edges"]["default"])
+    quotas: tuple[int, ...] | None = _LB["quotas"]["default"]
+    share: float = _LB["share"]["default"]
 
     def __post_init__(self) -> None:
         try:
@@ -162,10 +177,10 @@ class LengthBalanced:
             if len(q) != len(e) + 1:
                 raise invalid("pipeline.batch_order.quotas", f"needs {len(e) + 1} quotas (one per bucket), got {len(q)}")
             object.__setattr__(self, "quotas", q)
-        object.__setattr__(self, "share", _check.bounded("pipeline.batch_order.share", self.share, 0.0, 1.0, lo_open=True))
+        object.__setattr__(self, "share", _check.part_bounded(_LB["share"], self.share))
 
 
-_ON_UPDATE = ("continue", "abort_drop", "abort_resubmit", "wait", "keep_recompute", "keep_stale")
+_ON_UPDATE: tuple[str, ...] = tuple(_FA["on_update"]["choices"])
 
 
 @dataclass(frozen=True)
@@ -216,37 +231,35 @@ class FullyAsync:
     Raises ScenarioError for any out-of-range option.
     """
 
-    max_staleness: int | None = None
-    on_stale: str = "drop"
-    admission_eta: int | None = None
-    max_lag_samples: int | None = None
-    max_ready_groups: int | None = None
-    batch_order: str | LengthBalanced = "fifo"
-    on_update: str = "continue"
-    lag_release: str = "take"
+    max_staleness: int | None = _FA["max_staleness"]["default"]
+    on_stale: str = _FA["on_stale"]["default"]
+    admission_eta: int | None = _FA["admission_eta"]["default"]
+    max_lag_samples: int | None = _FA["max_lag_samples"]["default"]
+    max_ready_groups: int | None = _FA["max_ready_groups"]["default"]
+    batch_order: str | LengthBalanced = _FA["batch_order"]["default"]
+    on_update: str = _FA["on_update"]["default"]
+    lag_release: str = _FA["lag_release"]["default"]
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        if self.max_staleness is not None:
-            set_(self, "max_staleness", _check.integer("pipeline.max_staleness", self.max_staleness, 0, 2**32 - 1))
-        if self.admission_eta is not None:
-            set_(self, "admission_eta", _check.integer("pipeline.admission_eta", self.admission_eta, 0, 2**32 - 1))
-        if self.max_lag_samples is not None:
-            set_(self, "max_lag_samples", _check.integer("pipeline.max_lag_samples", self.max_lag_samples, 1, 2**63 - 1))
-        if self.max_ready_groups is not None:
-            set_(self, "max_ready_groups", _check.integer("pipeline.max_ready_groups", self.max_ready_groups, 1, 2**32 - 1))
-        if self.on_stale not in ("drop", "requeue"):
-            raise invalid("pipeline.on_stale", f"must be 'drop' or 'requeue', got {self.on_stale!r}")
+        for name in ("max_staleness", "admission_eta", "max_lag_samples", "max_ready_groups"):
+            if getattr(self, name) is not None:
+                set_(self, name, _check.part_integer(_FA[name], getattr(self, name)))
+        on_stale = _FA["on_stale"]["choices"]
+        if not isinstance(self.on_stale, str) or self.on_stale not in on_stale:
+            raise invalid("pipeline.on_stale", f"must be {_choices_text(on_stale)}, got {self.on_stale!r}")
         if self.on_update not in _ON_UPDATE:
             raise invalid("pipeline.on_update", f"must be one of {', '.join(_ON_UPDATE)}; got {self.on_update!r}")
-        if not isinstance(self.lag_release, str) or self.lag_release not in ("take", "sync"):
-            raise invalid("pipeline.lag_release", f"must be 'take' or 'sync', got {self.lag_release!r}")
+        lag = _FA["lag_release"]["choices"]
+        if not isinstance(self.lag_release, str) or self.lag_release not in lag:
+            raise invalid("pipeline.lag_release", f"must be {_choices_text(lag)}, got {self.lag_release!r}")
         if self.lag_release == "sync" and self.max_lag_samples is None:
             raise invalid("pipeline.lag_release", "'sync' releases places under max_lag_samples: it needs "
                                                   "max_lag_samples (an integer >= batch_size)")
-        if not (isinstance(self.batch_order, LengthBalanced) or self.batch_order in ("fifo", "oldest_first")):
+        orders = _FA["batch_order"]["choices"]
+        if not (isinstance(self.batch_order, LengthBalanced) or self.batch_order in orders):
             raise invalid("pipeline.batch_order",
-                          f"must be 'fifo', 'oldest_first' or LengthBalanced(...), got {self.batch_order!r}")
+                          f"must be {', '.join(map(repr, orders))} or LengthBalanced(...), got {self.batch_order!r}")
 
     __repr__ = _compact_repr
 

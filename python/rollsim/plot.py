@@ -9,6 +9,8 @@ global state), so they render with the Agg backend anywhere, including headless 
 Runs and comparisons
     :func:`staleness_by_length`  binned mean staleness and drop rate by answer length (the chapter's
                                  key finding: long answers are staler and more often dropped).
+    :func:`learning_by_length`   beside the staleness, what it costs the learner per length bin under
+                                 a drift model (:mod:`rollsim.learning`): clip, truncation, mask rates.
     :func:`slot_timeline`        which rollout slot generates with which policy version, over time.
     :func:`utilization`          fraction of rollout slots busy per time bin.
     :func:`step_breakdown`       a training step's wall time: trainer wait, training, weight sync;
@@ -46,6 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "staleness_by_length",
+    "learning_by_length",
     "slot_timeline",
     "utilization",
     "step_breakdown",
@@ -325,6 +328,84 @@ def staleness_by_length(
     if n > 1 or h2:
         ax.legend(handles + h2, labels + l2, loc="upper left", fontsize=8, frameon=False)
     ax.set_title(title if title is not None else "Staleness and drops by answer length")
+    return _finish(fig, path)
+
+
+def learning_by_length(
+    results: Any,
+    edges: Sequence[float] = DEFAULT_EDGES,
+    *,
+    model: Any = None,
+    ax: Axes | None = None,
+    path: str | os.PathLike[str] | None = None,
+    title: str | None = None,
+) -> Figure:
+    """Token-weighted staleness (bars, left axis) and, under a drift model, the active PPO clip
+    fraction (solid), the token TIS truncation rate (dotted) and the sequence mask rate (dash-dot)
+    per answer-length bin (lines, right axis): :func:`rollsim.learning.learning`'s ``by_length``.
+
+    Parameters
+    ----------
+    results : Result, or a list / dict of them
+        Runs recorded with ``record="samples"`` (the statistics need their segments).
+    edges : sequence of float
+        Strictly increasing bin edges, tokens.
+    model : rollsim.learning.DriftModel, optional
+        Default: the fitted defaults. The statistics are a model; the staleness is simulated.
+    ax, path, title
+        As in :func:`staleness_by_length`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        ``results`` not Results with per-sample rows; bad ``edges``; ``path`` with an unsupported
+        extension.
+    """
+    from rollsim.learning import learning
+
+    if isinstance(results, Result):
+        items: list[tuple[str, Any]] = [("", results)]
+    elif isinstance(results, Mapping):
+        items = [(str(k), v) for k, v in results.items()]
+    elif isinstance(results, Sequence) and not isinstance(results, (str, bytes)):
+        items = [(_default_label(v, i), v) for i, v in enumerate(results)]
+    else:
+        raise invalid("results", f"must be a rollsim.Result or a list / dict of them, got {type(results).__name__}")
+    if not items or not all(isinstance(v, Result) for _, v in items):
+        raise invalid("results", "must be one or more rollsim.Result (recorded with record='samples')")
+    e = [float(x) for x in edges] if isinstance(edges, Sequence) and not isinstance(edges, str) else None
+    if not e or any(not math.isfinite(x) for x in e) or sorted(set(e)) != e:
+        raise invalid("edges", f"must be a non-empty strictly increasing sequence of token counts, got {edges!r}")
+    raw_labels = [f"[0, {e[0]:g})"] + [f"[{a:g}, {b:g})" for a, b in zip(e, e[1:])] + [f"[{e[-1]:g}, inf)"]
+    tables = [pl.DataFrame({"bin": raw_labels}).join(learning(r, model, edges=e).by_length, on="bin", how="left",
+                                                      maintain_order="left") for _, r in items]
+    fig, ax = _figure(ax, (8, 4.5))
+    n, x = len(items), np.arange(len(raw_labels))
+    width, colors = 0.8 / n, _colors(n)
+    tw = ax.twinx()
+    for i, ((label, _), t) in enumerate(zip(items, tables)):
+        ax.bar(x - 0.4 + width * (i + 0.5), t["staleness_mean"].fill_null(np.nan).to_numpy(), width,
+               color=colors[i], alpha=0.6, label=f"{label} staleness" if label else "token staleness")
+        c = _darker(colors[i])
+        for col, style, what in (("pg_clipfrac", "-", "clip"), ("tis_truncated", ":", "TIS truncated"),
+                                 ("seq_masked", "-.", "sequence masked")):
+            tw.plot(x, t[col].fill_null(np.nan).to_numpy(), color=c, linestyle=style, marker="o", markersize=3,
+                    label=f"{label} {what}" if label else what)
+    ax.set_xticks(x, _length_labels(e))
+    ax.set_xlabel("answer length (tokens)")
+    ax.set_ylabel("token-weighted staleness (versions), bars")
+    ax.set_ylim(bottom=0)
+    tw.set_ylim(0, 1)
+    tw.yaxis.set_major_formatter(_percent())
+    tw.set_ylabel("fraction (model), lines")
+    h1, l1 = ax.get_legend_handles_labels()
+    h2, l2 = tw.get_legend_handles_labels()
+    ax.legend(h1 + h2, l1 + l2, loc="upper left", fontsize=7, frameon=False)
+    ax.set_title(title if title is not None else "What staleness costs the learner, by answer length (model)")
     return _finish(fig, path)
 
 

@@ -2,9 +2,10 @@
 
 A result directory is one of
 
-run       ``rollsim run --out DIR``: ``samples.parquet``, ``steps.parquet``, ``summary.json``;
+run       ``rollsim run --out DIR``: ``samples.parquet``, ``steps.parquet``, ``summary.json``
+          (``segments.parquet``, optional: enables the learning section);
 compare   ``rollsim compare --out DIR``: ``compare.parquet``, ``samples_<tag>.parquet``,
-          ``steps_<tag>.parquet`` per pipeline;
+          ``steps_<tag>.parquet`` (``segments_<tag>.parquet``, optional) per pipeline;
 sweep     a directory of parquet chunk files (or one parquet file) holding the sweep frame: one row per
           (scenario, seed), varied fields and summary metrics as columns, ``seed``.
 
@@ -112,7 +113,8 @@ def load(result_dir: str | os.PathLike[str]) -> Loaded:
                     summary = json.load(f)
             except (OSError, ValueError) as e:
                 raise invalid("result_dir", f"cannot read {j('summary.json')!r}: {e}") from None
-        res = Result(_NO_SCENARIO, summary, _read(j("steps.parquet"), "steps"), _read(j("samples.parquet"), "samples"))
+        res = Result(_NO_SCENARIO, summary, _read(j("steps.parquet"), "steps"), _read(j("samples.parquet"), "samples"),
+                     _read(j("segments.parquet"), "segments") if os.path.exists(j("segments.parquet")) else None)
         return Loaded("run", p, {"": res}, None)
     if os.path.exists(j("compare.parquet")):
         table = _read(j("compare.parquet"), "comparison")
@@ -125,8 +127,10 @@ def load(result_dir: str | os.PathLike[str]) -> Loaded:
             t = tag(name) if name in rows else name
             if not os.path.exists(j(f"steps_{t}.parquet")):
                 continue
+            seg = j(f"segments_{t}.parquet")
             runs[name] = Result(_NO_SCENARIO, dict(rows.get(name, {})), _read(j(f"steps_{t}.parquet"), "steps"),
-                                _read(j(f"samples_{t}.parquet"), "samples"))
+                                _read(j(f"samples_{t}.parquet"), "samples"),
+                                _read(seg, "segments") if os.path.exists(seg) else None)
         return Loaded("compare", p, runs, table)
     if os.path.exists(j("_rollsim_sweep.json")):  # a rollsim.sweep store: its verified chunks only
         from rollsim.sweeps import read_sweep
@@ -272,6 +276,8 @@ def _report_runs(doc: _Doc, runs: dict[str, Result], max_slots: int) -> None:
     doc.figure(fig, "Mean staleness (bars) and drop rate (dashed) by answer length.")
     _close(fig)
 
+    _report_learning(doc, labelled)
+
     doc.h(2, "Step time")
     bd = plot.step_breakdown_frame(labelled)
     doc.table(bd.drop("sync_s") if bd["sync_s"].null_count() == bd.height else bd)
@@ -294,6 +300,33 @@ def _report_runs(doc: _Doc, runs: dict[str, Result], max_slots: int) -> None:
         plot.slot_timeline(r, ax=ax, max_slots=max_slots, title=name if len(items) > 1 else None)
     doc.figure(fig, f"Rollout slots over time (at most {max_slots} slots shown), colored by the policy version "
                     "each sample started with; red outlines: dropped samples.")
+    _close(fig)
+
+
+def _report_learning(doc: _Doc, labelled: dict[str, Result]) -> None:
+    """What the staleness above costs the learner, under the default drift model (rollsim.learning);
+    skipped for runs without segments (e.g. loaded from an older result directory)."""
+    from rollsim import plot
+    from rollsim.errors import ScenarioError
+    from rollsim.learning import learning
+
+    try:
+        outs = {name: learning(r, edges=plot.DEFAULT_EDGES) for name, r in labelled.items()}
+    except ScenarioError:
+        return
+    doc.h(2, "What staleness costs the learner (a model)")
+    doc.p("Under rollsim.learning's per-token drift model of the importance log-ratio (defaults fitted to "
+          "public runs; the staleness is simulated, these rates are a model): active PPO clip fraction "
+          "(DAPO 0.2 / 0.28), token TIS truncation (cap 2), sequence mask (ratio above 3), Kish ESS of the "
+          "truncated token weights, and the trained-minus-generated mean length (tokens).")
+    cols = ["bin", "samples", "staleness_mean", "pg_clipfrac", "tis_truncated", "seq_masked", "ess_token"]
+    tables = [o.by_length.select(pl.lit(name).alias("run"), *cols) for name, o in outs.items()]
+    doc.table(pl.concat(tables) if len(tables) > 1 else tables[0].drop("run"))
+    doc.table(pl.DataFrame([{"run": name, **{k: o.summary.get(k) for k in (
+        "staleness_mean", "pg_clipfrac", "tis_truncated", "seq_masked", "ess_token", "trained_length_mean",
+        "generated_length_mean", "length_gap")}} for name, o in outs.items()]))
+    fig = plot.learning_by_length(labelled if len(labelled) > 1 else next(iter(labelled.values())))
+    doc.figure(fig, "Token-weighted staleness (bars) and model clip / truncation / mask rates (lines) by length.")
     _close(fig)
 
 

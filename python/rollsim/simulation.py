@@ -254,7 +254,8 @@ class Result:
         ``env_utilization`` (``env_busy_s / (env_slots * end_s)``, NaN when unbounded),
         ``env_mean_busy`` (mean calls running), and slot-seconds ``gpu_hold_s`` (held idle during
         calls), ``gpu_prefill_s`` (prefill tokens / ``prefill_tokens_per_s``), ``gpu_decode_s``
-        (the rest of ``slot_busy_s``, KV waiting excluded).
+        (the rest of ``slot_busy_s``, KV waiting excluded), ``kv_evictions`` (cached KV of
+        requests in tool calls evicted, ``kv_policy="keep"`` with ``kv_cache_tokens``).
     samples : polars.DataFrame
         One row per sample started (``record="samples"`` only): ``sample_id`` u32,
         ``length_tokens`` f64, ``start_s`` f64, ``finish_s`` f64 (null while in flight at the end),
@@ -340,6 +341,16 @@ class Result:
             .with_columns(pl.col("bin_index").map_elements(lambda i: labels[i], return_dtype=pl.String).alias("bin"))
             .select("bin", "samples", "trained", "dropped", "drop_rate", "staleness_mean", "staleness_max")
         )
+
+
+    def learning(self, model: Any = None, **rules: Any) -> Any:
+        """Clip, truncation and mask fractions and effective sample sizes of this run's batches under a
+        per-token drift model of the importance log-ratio: :func:`rollsim.learning.learning` (see it
+        for the parameters and the returned frames; the statistics are a model, the staleness is
+        simulated)."""
+        from rollsim.learning import learning
+
+        return learning(self, model, **rules)
 
 
 def _samples_frame(cols: dict[str, np.ndarray]) -> pl.DataFrame:

@@ -10,6 +10,7 @@ from rollsim.sweeps import space
 from rollsim.sweeps.space import (Choice, IntUniform, LatinHypercube, LogUniform, RandomPoints, Uniform, latin_hypercube,
                                  random_points)
 from rollsim.sweeps.stats import aggregate, t_quantile
+from rollsim.sweeps.learning import SWEEP_METRICS, learning_sweep
 
 __all__ = [
     "sweep",
@@ -31,5 +32,7 @@ __all__ = [
     "SUMMARY_SCHEMA",
     "SweepInfo",
     "sweep_with_info",
+    "learning_sweep",
+    "SWEEP_METRICS",
     "space",
 ]

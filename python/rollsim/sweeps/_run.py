@@ -44,6 +44,10 @@ SUMMARY_SCHEMA: dict[str, pl.DataType] = {
     "events": pl.Int64(), "ready_queue_growth_per_step": pl.Float64(),
     "generation_outruns_training": pl.Boolean(), "stalled": pl.Boolean(), "throughput_ratio": pl.Float64(),
 }
+#: The agentic summary values (``Scenario.agentic``; 0 for counts, NaN otherwise, when a scenario
+#: is not agentic), after the others: ``_rollsim.SCHEMA["agentic_summary"]``.
+SUMMARY_SCHEMA.update({c["name"]: pl.Int64() if c["dtype"] == "uint64" else pl.Float64()
+                       for c in _rollsim.SCHEMA["agentic_summary"]})
 _METRICS = list(SUMMARY_SCHEMA)
 
 #: Local backend, automatic chunks: each engine call (a *batch* of runs) aims at about this many

@@ -2,21 +2,22 @@
 
 use crate::error::{Error, Result};
 use crate::rng::Source;
+use crate::schema;
 use std::sync::Arc;
 
 /// The longest answer accepted, tokens (2^40; the Python API's `rollsim.lengths.MAX_TOKENS`): every
 /// sum formed from lengths (a batch's or a run's tokens, value x weight over a histogram) stays
 /// far below the f64 limit.
-pub const MAX_TOKENS: f64 = 1_099_511_627_776.0;
+pub const MAX_TOKENS: f64 = schema::LENGTHS_MAX_TOKENS.hi;
 /// The shortest empirical length accepted, tokens (2^-40; `rollsim.lengths.MIN_TOKENS`).
-pub const MIN_TOKENS: f64 = 1.0 / MAX_TOKENS;
+pub const MIN_TOKENS: f64 = schema::LENGTHS_VALUES.lo;
 /// Largest total of empirical weights (2^64; `rollsim.lengths.MAX_WEIGHT_SUM`).
 pub const MAX_WEIGHT_SUM: f64 = 18_446_744_073_709_551_616.0;
 /// `|mu|` bound of lognormal lengths (`rollsim.lengths.MU_BOUND`).
-pub const MU_BOUND: f64 = 100.0;
+pub const MU_BOUND: f64 = schema::LENGTHS_MU.hi;
 /// `sigma` bound of lognormal lengths (`rollsim.lengths.MAX_SIGMA`): with `|mu| <= 100` every
 /// quantile and the mean of the untruncated distribution are finite and > 0.
-pub const MAX_SIGMA: f64 = 10.0;
+pub const MAX_SIGMA: f64 = schema::LENGTHS_SIGMA.hi;
 
 /// Where answer lengths come from. Lengths are `f64` tokens: lognormal draws are continuous,
 /// as in the chapter's model.
@@ -74,31 +75,11 @@ impl Lengths {
     pub fn validate(&self) -> Result<()> {
         match self {
             Lengths::LogNormal { mu, sigma, max_tokens, group_correlation } => {
-                if !(group_correlation.is_finite() && (0.0..1.0).contains(group_correlation)) {
-                    return Err(Error::field(
-                        "lengths.group_correlation",
-                        format!("must be in [0, 1), got {group_correlation}"),
-                    ));
-                }
-                if !(-MU_BOUND..=MU_BOUND).contains(mu) {
-                    return Err(Error::field(
-                        "lengths.mu",
-                        format!(
-                            "must be in [-100, 100] (the log of the median length in tokens), got {}",
-                            py_float(*mu)
-                        ),
-                    ));
-                }
-                if !(0.0..=MAX_SIGMA).contains(sigma) {
-                    return Err(Error::field("lengths.sigma", format!("must be in [0, 10], got {}", py_float(*sigma))));
-                }
-                if !(1.0..=MAX_TOKENS).contains(max_tokens) {
-                    return Err(Error::field(
-                        "lengths.max_tokens",
-                        format!("must be in [1, 2**40] tokens, got {}", py_float(*max_tokens)),
-                    ));
-                }
-                Ok(())
+                // the ranges and messages of the schema's `LogNormal` part
+                schema::LENGTHS_GROUP_CORRELATION.check(*group_correlation)?;
+                schema::LENGTHS_MU.check(*mu)?;
+                schema::LENGTHS_SIGMA.check(*sigma)?;
+                schema::LENGTHS_MAX_TOKENS.check(*max_tokens)
             }
             // the same checks as the constructors, on the stored arrays (no copies: runs validate
             // their scenario, and sweeps run many scenarios sharing one data set)
@@ -182,7 +163,12 @@ fn check_values(values: &[f64]) -> Result<()> {
     if let Some((i, v)) = values.iter().enumerate().find(|(_, v)| !(**v >= MIN_TOKENS && **v <= MAX_TOKENS)) {
         return Err(Error::field(
             "lengths.values",
-            format!("must be in [2**-40, 2**40] tokens; item {i} is {}", py_float(*v)),
+            format!(
+                "must be in {}{}; item {i} is {}",
+                schema::LENGTHS_VALUES.range,
+                schema::LENGTHS_VALUES.unit,
+                py_float(*v)
+            ),
         ));
     }
     Ok(())

@@ -256,7 +256,7 @@ pub use crate::schema::{
 };
 
 /// Largest accepted k for `OffPolicy`.
-pub const MAX_K: u32 = 1_000_000;
+pub const MAX_K: u32 = schema::MAX_K as u32;
 
 /// Every bound of the engine's scenario (those of [`schema::SCENARIO`] and the pipeline's).
 pub const BOUNDS: [Bound; 11] = [
@@ -278,6 +278,18 @@ fn int_range(name: &str) -> (u32, u32) {
     match schema::field(name).map(|f| f.range) {
         Some(Range::Int { lo, hi }) => (lo.min(u32::MAX as u64) as u32, hi.min(u32::MAX as u64) as u32),
         _ => unreachable!("{name} is an integer field of the schema"),
+    }
+}
+
+/// Checks an integer field of a pipeline part against its range in [`schema::PARTS`]:
+/// `pipeline.k: must be in [0, 1000000], got 1000001`.
+fn check_part_int(class: &str, path: &'static str, v: u64) -> Result<()> {
+    let name = path.strip_prefix("pipeline.").unwrap_or(path);
+    let f = schema::part_field(class, name).unwrap_or_else(|| unreachable!("{class}.{name} is a part field"));
+    match f.range {
+        Range::Int { lo, hi } if (lo..=hi).contains(&v) => Ok(()),
+        Range::Int { lo, hi } => Err(Error::field(path, format!("must be in [{lo}, {hi}], got {v}"))),
+        _ => unreachable!("{class}.{name} is an integer field"),
     }
 }
 
@@ -479,9 +491,7 @@ impl Scenario {
         }
         match &self.pipeline {
             Pipeline::OffPolicy { k, partial } => {
-                if *k > MAX_K {
-                    return Err(Error::field("pipeline.k", format!("must be in [0, {MAX_K}], got {k}")));
-                }
+                check_part_int("OffPolicy", "pipeline.k", *k as u64)?;
                 if let Some(o) = partial.over_sampling {
                     if o != f64::INFINITY {
                         OVER_SAMPLING.check(o)?;
@@ -489,8 +499,8 @@ impl Scenario {
                 }
             }
             Pipeline::FullyAsync(o) => {
-                if o.max_ready_groups == Some(0) {
-                    return Err(Error::field("pipeline.max_ready_groups", "must be >= 1"));
+                if let Some(m) = o.max_ready_groups {
+                    check_part_int("FullyAsync", "pipeline.max_ready_groups", m as u64)?;
                 }
                 if let Some(m) = o.max_lag_samples {
                     if m < self.group_size as u64 {
@@ -693,6 +703,15 @@ mod tests {
             change(&mut sc);
             assert_eq!(sc.validate().unwrap_err().to_string(), want);
         }
+        // the pipeline parts' integer ranges are the schema's (`schema::PARTS`)
+        let mut sc = Scenario::default();
+        sc.pipeline = Pipeline::OffPolicy { k: MAX_K + 1, partial: PartialRollout::default() };
+        assert_eq!(sc.validate().unwrap_err().to_string(), "pipeline.k: must be in [0, 1000000], got 1000001");
+        sc.pipeline = Pipeline::FullyAsync(Streaming { max_ready_groups: Some(0), ..Streaming::default() });
+        assert_eq!(
+            sc.validate().unwrap_err().to_string(),
+            "pipeline.max_ready_groups: must be in [1, 4294967295], got 0"
+        );
         let mut sc = Scenario::default();
         sc.prefill.prefill_tokens_per_s = f64::INFINITY;
         sc.decode_tokens_per_s = 1e9;

@@ -1,6 +1,7 @@
 //! The schema of a scenario and of a run's results, in one static table: every scenario field's
-//! name, type, unit, default, allowed range and one-line doc, and the name, type, unit and doc of
-//! every summary value and of every column of the step, sample and segment frames.
+//! name, type, unit, default, allowed range and one-line doc, the same for the fields of every part
+//! ([`PARTS`]: the length distributions, the pipelines, `LengthBalanced`), and the name, type, unit
+//! and doc of every summary value and of every column of the step, sample and segment frames.
 //!
 //! [`crate::Scenario::validate`] checks the ranges declared here (its messages print them), the
 //! bindings extract a scenario by these names and defaults, and export the whole table to Python
@@ -32,6 +33,8 @@ pub enum Kind {
     Table,
     /// A part with fields of its own (`lengths`, `pipeline`).
     Part,
+    /// A sequence of numbers (a part's `values`, `weights`, `edges`, ...).
+    Array,
 }
 
 impl Kind {
@@ -44,6 +47,7 @@ impl Kind {
             Kind::Str => "str",
             Kind::Table => "table",
             Kind::Part => "part",
+            Kind::Array => "array",
         }
     }
 }
@@ -59,6 +63,10 @@ pub enum Value {
     None,
     /// A part: its own defaults (`LogNormal()`, `FullyAsync()`).
     Part(&'static str),
+    /// A sequence of numbers (`LengthBalanced.edges`).
+    Reals(&'static [f64]),
+    /// No default: the field must be given (`Empirical.values`).
+    Required,
 }
 
 /// The accepted range of a real-valued field, and how its messages spell it.
@@ -77,9 +85,10 @@ pub struct Bound {
 
 impl Bound {
     /// `Ok` for a value in `[lo, hi]` (never NaN), else the field's error:
-    /// `decode_tokens_per_s: must be in [1e-6, 1e9] tokens/s, got 1e-320`.
+    /// `decode_tokens_per_s: must be in [1e-6, 1e9] tokens/s, got 1e-320`. A range written with a
+    /// parenthesis excludes that end (`"[0, 1)"`, `"(0, 1]"`).
     pub fn check(&self, v: f64) -> Result<()> {
-        if (self.lo..=self.hi).contains(&v) {
+        if self.contains(v) {
             Ok(())
         } else {
             Err(Error::field(
@@ -87,6 +96,15 @@ impl Bound {
                 format!("must be in {}{}{}, got {}", self.range, self.unit, self.extra, show(v)),
             ))
         }
+    }
+}
+
+impl Bound {
+    /// Whether `v` is in the range (the ends as its text writes them; never NaN).
+    pub fn contains(&self, v: f64) -> bool {
+        let lo_ok = if self.range.starts_with('(') { v > self.lo } else { v >= self.lo };
+        let hi_ok = if self.range.ends_with(')') { v < self.hi } else { v <= self.hi };
+        lo_ok && hi_ok
     }
 }
 
@@ -300,6 +318,248 @@ pub fn field(name: &str) -> Option<&'static Field> {
     SCENARIO.iter().find(|f| f.name == name)
 }
 
+/// `|mu|` of lognormal lengths: at most 100 (with `sigma <= 10`, every quantile and the mean of
+/// the untruncated distribution are finite and > 0).
+pub const LENGTHS_MU: Bound = Bound {
+    extra: " (the log of the median length in tokens)",
+    ..bound("lengths.mu", -100.0, 100.0, "[-100, 100]", "")
+};
+pub const LENGTHS_SIGMA: Bound = bound("lengths.sigma", 0.0, 10.0, "[0, 10]", "");
+/// The longest answer accepted: 2^40 tokens (every sum formed from lengths stays far below the f64
+/// limit).
+pub const LENGTHS_MAX_TOKENS: Bound = bound("lengths.max_tokens", 1.0, 1_099_511_627_776.0, "[1, 2**40]", " tokens");
+pub const LENGTHS_GROUP_CORRELATION: Bound = bound("lengths.group_correlation", 0.0, 1.0, "[0, 1)", "");
+/// Each empirical length: 2^-40 to 2^40 tokens.
+pub const LENGTHS_VALUES: Bound =
+    bound("lengths.values", 1.0 / 1_099_511_627_776.0, 1_099_511_627_776.0, "[2**-40, 2**40]", " tokens");
+pub const BATCH_ORDER_SHARE: Bound = bound("pipeline.batch_order.share", 0.0, 1.0, "(0, 1]", "");
+
+/// Largest `OffPolicy.k`.
+pub const MAX_K: u64 = 1_000_000;
+
+const fn part_real(name: &'static str, b: Bound, default: Value, doc: &'static str) -> Field {
+    Field {
+        name,
+        kind: Kind::Float,
+        unit: unit_of(b.unit),
+        default,
+        range: Range::Real(b),
+        choices: &[],
+        omit_at_default: false,
+        doc,
+    }
+}
+
+const fn part_int(name: &'static str, lo: u64, hi: u64, default: Value, doc: &'static str) -> Field {
+    Field {
+        name,
+        kind: Kind::Int,
+        unit: "",
+        default,
+        range: Range::Int { lo, hi },
+        choices: &[],
+        omit_at_default: false,
+        doc,
+    }
+}
+
+const fn part_str(name: &'static str, choices: &'static [&'static str], doc: &'static str) -> Field {
+    Field {
+        name,
+        kind: Kind::Str,
+        unit: "",
+        default: Value::Str(choices[0]),
+        range: Range::Any,
+        choices,
+        omit_at_default: false,
+        doc,
+    }
+}
+
+const fn array(name: &'static str, unit: &'static str, default: Value, doc: &'static str) -> Field {
+    Field { name, kind: Kind::Array, unit, default, range: Range::Any, choices: &[], omit_at_default: false, doc }
+}
+
+/// One part of a scenario (a length distribution or a pipeline): its class, the scenario field it
+/// is the value of and its fields, whose messages are named `<field>.<name>` (`lengths.mu`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Part {
+    /// The class of the Python API (`LogNormal`).
+    pub class: &'static str,
+    /// `kind` of the wire dict (`lognormal`); the same for `Synchronous`, `OneStepAsync` and
+    /// `OffPolicy` (`off_policy`, with their fixed `k`).
+    pub kind: &'static str,
+    /// The scenario field (or part field) it is the value of: `lengths`, `pipeline`,
+    /// `pipeline.batch_order`.
+    pub of: &'static str,
+    pub fields: &'static [Field],
+    pub doc: &'static str,
+}
+
+const OVER_SAMPLING_FIELD: Field = part_real(
+    "over_sampling",
+    OVER_SAMPLING,
+    Value::None,
+    "Extra groups submitted per batch, as a fraction of a batch (math.inf: every slot busy; None: one batch)",
+);
+const KEEP_PARTIAL: Field = Field {
+    omit_at_default: false,
+    ..flag("keep_partial", false, "Stopped answers are resumed in the next batch instead of aborted")
+};
+const U32_MAX: u64 = u32::MAX as u64;
+
+/// Every part, in the order of the Python API's classes; each part's fields in the order of its
+/// dataclass fields.
+pub const PARTS: &[Part] = &[
+    Part {
+        class: "LogNormal",
+        kind: "lognormal",
+        of: "lengths",
+        fields: &[
+            part_real("mu", LENGTHS_MU, Value::Float(7.6), "Mean of the log-length (the log of the median length)"),
+            part_real("sigma", LENGTHS_SIGMA, Value::Float(1.0), "Standard deviation of the log-length"),
+            part_real(
+                "max_tokens",
+                LENGTHS_MAX_TOKENS,
+                Value::Float(16384.0),
+                "Truncation of the answers (the generation limit)",
+            ),
+            part_real(
+                "group_correlation",
+                LENGTHS_GROUP_CORRELATION,
+                Value::Float(0.0),
+                "Log-length correlation of two answers of one prompt",
+            ),
+        ],
+        doc: "Lognormal answer lengths, min(exp(N(mu, sigma^2)), max_tokens)",
+    },
+    Part {
+        class: "Empirical",
+        kind: "empirical",
+        of: "lengths",
+        fields: &[
+            Field {
+                range: Range::Real(LENGTHS_VALUES),
+                ..array("values", "tokens", Value::Required, "Lengths drawn from with replacement (required)")
+            },
+            array("weights", "", Value::None, "Counts of the values, >= 0, summing to at most 2**64 (None: equal)"),
+            part_real(
+                "max_tokens",
+                LENGTHS_MAX_TOKENS,
+                Value::None,
+                "The generation limit of the data (None: the longest value)",
+            ),
+            Field {
+                kind: Kind::Str,
+                ..array("name", "", Value::None, "Label of the data set in reports (None: no label)")
+            },
+            array("groups", "", Value::None, "One group (prompt) key per value: a group draws one prompt's values"),
+        ],
+        doc: "Answer lengths drawn from measured data",
+    },
+    Part {
+        class: "Synchronous",
+        kind: "off_policy",
+        of: "pipeline",
+        fields: &[OVER_SAMPLING_FIELD, KEEP_PARTIAL],
+        doc: "Generate a batch with the current weights, train it, update (OffPolicy(0))",
+    },
+    Part {
+        class: "OneStepAsync",
+        kind: "off_policy",
+        of: "pipeline",
+        fields: &[OVER_SAMPLING_FIELD, KEEP_PARTIAL],
+        doc: "Generate batch i+1 while batch i trains (OffPolicy(1))",
+    },
+    Part {
+        class: "OffPolicy",
+        kind: "off_policy",
+        of: "pipeline",
+        fields: &[
+            part_int("k", 0, MAX_K, Value::Int(1), "Batches generation may run ahead of training"),
+            OVER_SAMPLING_FIELD,
+            KEEP_PARTIAL,
+        ],
+        doc: "Generation up to k batches ahead of training",
+    },
+    Part {
+        class: "FullyAsync",
+        kind: "fully_async",
+        of: "pipeline",
+        fields: &[
+            part_int("max_staleness", 0, U32_MAX, Value::None, "Groups staler than this are dropped (None: no cap)"),
+            part_str("on_stale", &["drop", "requeue"], "What the staleness cap does to a group"),
+            part_int(
+                "admission_eta",
+                0,
+                U32_MAX,
+                Value::None,
+                "AReaL admission control: new groups wait beyond eta versions ahead (None: off)",
+            ),
+            part_int(
+                "max_lag_samples",
+                1,
+                (1 << 63) - 1,
+                Value::None,
+                "Samples started and neither trained nor dropped, at most (None: no bound)",
+            ),
+            part_int(
+                "max_ready_groups",
+                1,
+                U32_MAX,
+                Value::None,
+                "Finished groups waiting, at most: the oldest are dropped (None: no bound)",
+            ),
+            Field {
+                kind: Kind::Part,
+                ..part_str(
+                    "batch_order",
+                    &["fifo", "oldest_first"],
+                    "Which finished groups a batch takes: fifo, oldest_first or LengthBalanced(...)",
+                )
+            },
+            part_str(
+                "on_update",
+                &["continue", "abort_drop", "abort_resubmit", "wait", "keep_recompute", "keep_stale"],
+                "What in-flight requests do when the weights change",
+            ),
+            part_str("lag_release", &["take", "sync"], "When trained samples stop counting against max_lag_samples"),
+        ],
+        doc: "Streaming: a freed slot starts new work at once; the trainer trains whenever a batch is ready",
+    },
+    Part {
+        class: "LengthBalanced",
+        kind: "length_balanced",
+        of: "pipeline.batch_order",
+        fields: &[
+            array(
+                "edges",
+                "tokens",
+                Value::Reals(&[1000.0, 8000.0]),
+                "Bucket boundaries, strictly increasing (a group is bucketed by its longest answer)",
+            ),
+            array("quotas", "", Value::None, "Minimum groups per batch of each bucket (None: share of the expected)"),
+            part_real(
+                "share",
+                BATCH_ORDER_SHARE,
+                Value::Float(0.9),
+                "Share of the expected bucket shares, for default quotas",
+            ),
+        ],
+        doc: "Length-balanced batches: a quota of groups from each length bucket",
+    },
+];
+
+/// The part of class `class` (`"LogNormal"`).
+pub fn part(class: &str) -> Option<&'static Part> {
+    PARTS.iter().find(|p| p.class == class)
+}
+
+/// The field `name` of the part of class `class`.
+pub fn part_field(class: &str, name: &str) -> Option<&'static Field> {
+    part(class).and_then(|p| p.fields.iter().find(|f| f.name == name))
+}
+
 /// The type of a result value or column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dtype {
@@ -418,6 +678,42 @@ pub const SUMMARY: &[Column] = &[
     ),
 ];
 
+/// The agentic part of a run's summary (`Scenario::agentic`): keys of `Result.summary` with
+/// `Scenario.agentic`, and columns of `simulate_many` / sweep frames after [`SUMMARY`]'s (there 0 for
+/// counts and NaN for the others when a scenario is not agentic).
+pub const AGENTIC_SUMMARY: &[Column] = &[
+    col("turns", U64, "", "Agentic: turns decoded to their end, of every trajectory"),
+    col("tool_calls", U64, "", "Agentic: tool calls submitted (retries included)"),
+    col("tool_retries", U64, "", "Agentic: failed tool calls submitted again (on_failure = retry)"),
+    col("trajectories_truncated", U64, "", "Agentic: trajectories ended at max_context_tokens"),
+    col("trajectories_failed", U64, "", "Agentic: trajectories ended by a failed tool call (on_failure = drop)"),
+    col("tokens_observed", F64, "tokens", "Agentic: observation tokens appended by tool calls"),
+    col(
+        "tokens_prefilled_turns",
+        F64,
+        "tokens",
+        "Agentic: prefill tokens of later turns (observations, or whole contexts)",
+    ),
+    col("env_busy_s", F64, "environment-seconds", "Agentic: environments busy with calls within the run"),
+    col("env_wait_s", F64, "seconds", "Agentic: time calls queued for a free environment"),
+    col("env_utilization", F64, "", "Agentic: env_busy_s / (env_slots * end_s); NaN when env_slots is unbounded"),
+    col("env_mean_busy", F64, "", "Agentic: mean tool calls running (env_busy_s / end_s)"),
+    col("gpu_hold_s", F64, "slot-seconds", "Agentic: slots held idle during tool calls (kv_policy = hold)"),
+    col(
+        "gpu_prefill_s",
+        F64,
+        "slot-seconds",
+        "Agentic: slot time prefilling (tokens_prefilled / prefill_tokens_per_s)",
+    ),
+    col("gpu_decode_s", F64, "slot-seconds", "Agentic: the rest of slot_busy_s (KV waiting excluded): decoding"),
+    col(
+        "kv_evictions",
+        U64,
+        "",
+        "Agentic: cached KV of requests in tool calls evicted for running ones (kv_policy = keep, kv_cache_tokens)",
+    ),
+];
+
 /// The engine's columns of the samples frame ([`crate::SampleColumns`]), one row per sample started.
 pub const SAMPLES: &[Column] = &[
     col("length_tokens", F64, "tokens", "Answer length drawn"),
@@ -483,12 +779,32 @@ mod tests {
                 assert_eq!(b.field, f.name);
             }
         }
-        for (_, cols) in FRAMES.iter().chain([("summary", SUMMARY)].iter()) {
+        for (_, cols) in FRAMES.iter().chain([("summary", SUMMARY), ("agentic", AGENTIC_SUMMARY)].iter()) {
             let mut n: Vec<&str> = cols.iter().map(|c| c.name).collect();
             n.sort_unstable();
             n.dedup();
             assert_eq!(n.len(), cols.len());
         }
+    }
+
+    #[test]
+    fn parts_name_their_bounds_and_defaults_are_in_range() {
+        for p in PARTS {
+            for f in p.fields {
+                if let Range::Real(b) = f.range {
+                    assert_eq!(b.field, format!("{}.{}", p.of, f.name));
+                }
+                match (f.default, f.range) {
+                    (Value::Float(v), Range::Real(b)) => assert!(b.contains(v), "{}", f.name),
+                    (Value::Int(v), Range::Int { lo, hi }) => assert!((lo..=hi).contains(&v), "{}", f.name),
+                    (Value::Str(s), _) => assert!(f.choices.contains(&s), "{}", f.name),
+                    _ => {}
+                }
+            }
+        }
+        assert!(!LENGTHS_GROUP_CORRELATION.contains(1.0) && LENGTHS_GROUP_CORRELATION.contains(0.0));
+        assert!(!BATCH_ORDER_SHARE.contains(0.0) && BATCH_ORDER_SHARE.contains(1.0));
+        assert!(!BATCH_ORDER_SHARE.contains(f64::NAN));
     }
 
     #[test]

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::engine::{run, RunOptions};
 use crate::error::{Error, Result};
+use crate::pipeline::agentic::AgenticSummary;
 use crate::record::Summary;
 use crate::scenario::Scenario;
 
@@ -31,6 +32,22 @@ pub fn run_many(
     cancel: &AtomicBool,
     done: &AtomicU64,
 ) -> Result<Vec<Result<Summary>>> {
+    let runs = run_many_agentic(scenarios, items, threads, max_samples, cancel, done)?;
+    Ok(runs.into_iter().map(|r| r.map(|(s, _)| s)).collect())
+}
+
+/// A run's summary, and its agentic summary if its scenario is agentic.
+pub type RunSummary = (Summary, Option<AgenticSummary>);
+
+/// [`run_many`], with the agentic summary of each run of an agentic scenario.
+pub fn run_many_agentic(
+    scenarios: &[Scenario],
+    items: &[RunItem],
+    threads: usize,
+    max_samples: u64,
+    cancel: &AtomicBool,
+    done: &AtomicU64,
+) -> Result<Vec<Result<RunSummary>>> {
     if let Some((i, it)) = items.iter().enumerate().find(|(_, it)| it.scenario >= scenarios.len()) {
         return Err(Error::field(
             "runs",
@@ -54,7 +71,7 @@ pub fn run_many(
                     run(&sc, &opts, &mut || cancel.load(Ordering::Relaxed))
                 };
                 done.fetch_add(1, Ordering::Relaxed);
-                r.map(|r| r.summary)
+                r.map(|r| (r.summary, r.agentic.map(|a| a.summary)))
             })
             .collect()
     };
@@ -102,6 +119,8 @@ macro_rules! summary_columns {
             pub status: Vec<u8>,
             /// The error's message (`Display` of [`Error`]) of each failed run, `None` if it succeeded.
             pub error: Vec<Option<String>>,
+            /// The agentic summary of each run of an agentic scenario (columns after the others).
+            pub agentic: Vec<Option<AgenticSummary>>,
         }
 
         /// The field names of [`Summary`], in the order of [`SummaryColumns::into_columns`].
@@ -114,6 +133,7 @@ macro_rules! summary_columns {
                     $($name: Vec::with_capacity(n),)*
                     status: Vec::with_capacity(n),
                     error: Vec::with_capacity(n),
+                    agentic: Vec::with_capacity(n),
                 }
             }
 
@@ -126,11 +146,13 @@ macro_rules! summary_columns {
                         $(self.$name.push(*$name);)*
                         self.status.push(STATUS_OK);
                         self.error.push(None);
+                        self.agentic.push(None);
                     }
                     Err(e) => {
                         $(self.$name.push(summary_columns!(@missing $t));)*
                         self.status.push(status_of(e));
                         self.error.push(Some(e.to_string()));
+                        self.agentic.push(None);
                     }
                 }
             }
@@ -145,9 +167,13 @@ macro_rules! summary_columns {
                 self.status.is_empty()
             }
 
-            /// The summary columns by name, in [`SUMMARY_FIELDS`] order (without status and error).
+            /// The summary columns by name, in [`SUMMARY_FIELDS`] order, then the agentic ones in
+            /// [`AGENTIC_FIELDS`] order (0 / NaN for a run that is not agentic); without status and
+            /// error.
             pub fn into_columns(self) -> (Vec<(&'static str, Column)>, Vec<u8>, Vec<Option<String>>) {
-                (vec![$((stringify!($name), Column::$variant(self.$name)),)*], self.status, self.error)
+                let mut cols = vec![$((stringify!($name), Column::$variant(self.$name)),)*];
+                cols.extend(agentic_columns(&self.agentic));
+                (cols, self.status, self.error)
             }
         }
     };
@@ -197,7 +223,61 @@ summary_columns! {
     throughput_ratio: f64 => F64,
 }
 
+macro_rules! agentic_columns {
+    ($($name:ident: $t:ident => $variant:ident),* $(,)?) => {
+        /// The fields of [`AgenticSummary`] as columns (`crate::schema::AGENTIC_SUMMARY`'s order).
+        pub const AGENTIC_FIELDS: &[&str] = &[$(stringify!($name)),*];
+
+        /// The agentic columns of runs: 0 for counts and NaN otherwise where a run has none.
+        fn agentic_columns(a: &[Option<AgenticSummary>]) -> Vec<(&'static str, Column)> {
+            vec![$((
+                stringify!($name),
+                Column::$variant(a.iter().map(|x| x.as_ref().map_or(summary_columns!(@missing $t), |s| s.$name)).collect()),
+            ),)*]
+        }
+
+        #[allow(dead_code)]
+        /// Exhaustive: a field added to `AgenticSummary` and not listed here fails to compile.
+        fn agentic_fields_are_listed(s: &AgenticSummary) {
+            let AgenticSummary { $($name: _),* } = s;
+        }
+    };
+}
+
+agentic_columns! {
+    turns: u64 => U64,
+    tool_calls: u64 => U64,
+    tool_retries: u64 => U64,
+    trajectories_truncated: u64 => U64,
+    trajectories_failed: u64 => U64,
+    tokens_observed: f64 => F64,
+    tokens_prefilled_turns: f64 => F64,
+    env_busy_s: f64 => F64,
+    env_wait_s: f64 => F64,
+    env_utilization: f64 => F64,
+    env_mean_busy: f64 => F64,
+    gpu_hold_s: f64 => F64,
+    gpu_prefill_s: f64 => F64,
+    gpu_decode_s: f64 => F64,
+    kv_evictions: u64 => U64,
+}
+
 impl SummaryColumns {
+    /// The columns of runs with their agentic summaries, in order.
+    pub fn from_runs(results: &[Result<RunSummary>]) -> Self {
+        let mut c = SummaryColumns::with_capacity(results.len());
+        for r in results {
+            match r {
+                Ok((s, a)) => {
+                    c.push(&Ok(s.clone()));
+                    *c.agentic.last_mut().expect("pushed") = a.clone();
+                }
+                Err(e) => c.push(&Err(e.clone())),
+            }
+        }
+        c
+    }
+
     /// The columns of `results`, in order.
     pub fn from_results(results: &[Result<Summary>]) -> Self {
         let mut c = SummaryColumns::with_capacity(results.len());
@@ -262,7 +342,13 @@ mod tests {
         assert_eq!(c.throughput_ratio[0].to_bits(), s.throughput_ratio.to_bits());
         assert!(c.throughput_ratio[1].is_nan());
         let (cols, _, _) = c.into_columns();
-        assert_eq!(cols.iter().map(|(n, _)| *n).collect::<Vec<_>>(), SUMMARY_FIELDS);
+        let names: Vec<&str> = cols.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, [SUMMARY_FIELDS, AGENTIC_FIELDS].concat());
         assert_eq!(SUMMARY_FIELDS.len(), 38);
+        let schema: Vec<&str> = crate::schema::AGENTIC_SUMMARY.iter().map(|c| c.name).collect();
+        assert_eq!(AGENTIC_FIELDS, schema);
+        // not agentic: 0 and NaN
+        assert!(cols.iter().any(|(n, c)| *n == "turns" && *c == Column::U64(vec![0, 0])));
+        assert!(cols.iter().any(|(n, c)| *n == "env_wait_s" && matches!(c, Column::F64(v) if v[0].is_nan())));
     }
 }

@@ -83,3 +83,55 @@ fn one_turn_is_the_single_turn_run() {
     }
     assert!(n > 100, "{n} streaming scenarios");
 }
+
+/// `KvPolicy::Keep` with KV capacity: one slot of 1000 tokens of KV, two trajectories of two
+/// 200-token turns after a 350-token prompt. A's cached KV (550 tokens) is evicted while B decodes
+/// (at 550 + 350 + 30 x = 1000), B's when A lands again; each evicted next turn prefills 200 + 60
+/// tokens (the prompt is in its group's prefix cache). Run in debug, the KV bounds are checked.
+#[test]
+fn cached_kv_is_evicted_least_recent_first() {
+    use rollsim_core::scenario::Decode;
+    let mut sc = one(KvPolicy::Keep);
+    sc.horizon_s = 21.0;
+    sc.lengths = Lengths::empirical(vec![200.0], None).unwrap();
+    sc.prefill.prompt_tokens = 350.0;
+    sc.decode = Decode { slots_per_instance: 1, kv_cache_tokens: 1000.0, ..sc.decode.clone() };
+    sc.pipeline = Pipeline::FullyAsync(Streaming::default());
+    let ag = sc.agentic.as_mut().unwrap();
+    (ag.max_turns, ag.max_trajectories, ag.max_context_tokens) = (2, 2, 999.0);
+    let r = run_simple(&sc, &RunOptions::default()).unwrap();
+    let s = r.samples.as_ref().unwrap();
+    let a = r.agentic.as_ref().unwrap();
+    let finish = 14.5 + 260.0 / 600.0 + 200.0 / 30.0;
+    assert!((s.finish_s[0] - finish).abs() < 1e-9, "finish {}", s.finish_s[0]);
+    assert_eq!(a.columns.as_ref().unwrap().prefill_tokens, vec![260.0, 260.0]);
+    assert_eq!((a.summary.kv_evictions, r.summary.preemptions), (2, 0));
+
+    // many trajectories on tight instances: evictions and preemptions together keep the bounds
+    sc = Scenario {
+        rollout_slots: 64,
+        batch_size: 64,
+        horizon_s: 1800.0,
+        group_size: 4,
+        seed: 7,
+        decode: Decode { slots_per_instance: 16, slowdown_per_seq: 0.01, kv_cache_tokens: 60_000.0, ..sc.decode },
+        prefill: Prefill { prompt_tokens: 500.0, prefill_tokens_per_s: 10_000.0, ..Prefill::default() },
+        agentic: Some(AgenticConfig {
+            max_turns: 12,
+            tool_latency_s: Dist::Of(Lengths::LogNormal {
+                mu: 2.0,
+                sigma: 1.0,
+                max_tokens: 600.0,
+                group_correlation: 0.0,
+            }),
+            observation_tokens: Dist::Const(300.0),
+            stop_prob: 0.1,
+            max_context_tokens: 30_000.0,
+            ..AgenticConfig::default()
+        }),
+        ..Scenario::default()
+    };
+    let r = run_simple(&sc, &RunOptions::default()).unwrap();
+    let a = r.agentic.as_ref().unwrap();
+    assert!(a.summary.kv_evictions > 0 && r.summary.samples_finished > 0);
+}

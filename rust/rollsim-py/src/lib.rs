@@ -17,7 +17,7 @@ use rollsim_core::pipeline::agentic::{AgenticConfig, AgenticResult, Dist, KvPoli
 use rollsim_core::record::Col;
 use rollsim_core::scenario::{
     BatchOrder, Decode, LagRelease, OnStale, OnUpdate, PartialRollout, Prefill, StalenessCheck, Streaming,
-    KV_CACHE_TOKENS, LOGPROB_S_PER_TOKEN, MAX_K, WEIGHT_SYNC_S,
+    KV_CACHE_TOKENS, LOGPROB_S_PER_TOKEN, WEIGHT_SYNC_S,
 };
 use rollsim_core::schema;
 use rollsim_core::{Error, Lengths, Pipeline, RngKind, RunOptions, RunResult, Scenario, Summary};
@@ -84,14 +84,55 @@ fn opt_item<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &'stati
     }
 }
 
+/// A lognormal lengths dict (`rollsim.LogNormal.to_dict()`), extracted in one typed pass: the
+/// fields of the schema's `LogNormal` part (`group_correlation` absent or None: its default).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct WireLogNormal {
+    #[allow(dead_code)] // read before (it picks this struct)
+    kind: Arg<String>,
+    #[pyo3(default)]
+    mu: Arg<f64>,
+    #[pyo3(default)]
+    sigma: Arg<f64>,
+    #[pyo3(default)]
+    max_tokens: Arg<f64>,
+    #[pyo3(default)]
+    group_correlation: Arg<f64>,
+}
+
+/// A real field of the schema's part `class` (its range is checked by the engine, with the same
+/// message); absent: `missing` if `required`, else the schema's default.
+fn part_real(class: &str, name: &str, a: Arg<f64>, required: bool) -> PyResult<f64> {
+    let f = part_spec(class, name);
+    let (range, suffix) = match f.range {
+        schema::Range::Real(b) => (b.range, format!("{}{}", b.unit, b.extra)),
+        _ => unreachable!("{class}.{name} is a real field"),
+    };
+    match a {
+        Arg::Missing if required => Err(ScenarioError::new_err(format!("{name}: missing"))),
+        Arg::Missing => match f.default {
+            schema::Value::Float(v) => Ok(v),
+            _ => unreachable!("{class}.{name} has a real default"),
+        },
+        Arg::Given(v) => Ok(v),
+        Arg::Huge(g) => Err(field_err(name, format!("must be in {range}{suffix}, got {g}"))),
+        Arg::Bad(g) => Err(field_err(name, format!("must be a number, got {g}"))),
+    }
+}
+
 fn lengths_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Lengths> {
     Ok(match item::<String>(d, "kind")?.as_str() {
-        "lognormal" => Lengths::LogNormal {
-            mu: item(d, "mu")?,
-            sigma: item(d, "sigma")?,
-            max_tokens: item(d, "max_tokens")?,
-            group_correlation: opt_item(d, "group_correlation", 0.0)?,
-        },
+        "lognormal" => {
+            const LN: &str = "LogNormal";
+            let w: WireLogNormal = d.extract()?;
+            Lengths::LogNormal {
+                mu: part_real(LN, "mu", w.mu, true)?,
+                sigma: part_real(LN, "sigma", w.sigma, true)?,
+                max_tokens: part_real(LN, "max_tokens", w.max_tokens, true)?,
+                group_correlation: part_real(LN, "group_correlation", w.group_correlation, false)?,
+            }
+        }
         "empirical" => {
             let values: PyReadonlyArray1<'_, f64> = item(d, "values")?;
             let values = values.as_array().to_vec();
@@ -141,26 +182,43 @@ struct WirePipeline<'py> {
     on_update: Arg<String>,
 }
 
-/// An optional integer of a part in `[0, hi]` (absent or None: `None`).
-fn opt_int(name: &str, a: Arg<i128>, hi: u64) -> PyResult<Option<u64>> {
+/// The field `name` of the schema's part `class`.
+fn part_spec(class: &str, name: &str) -> &'static schema::Field {
+    schema::part_field(class, name).unwrap_or_else(|| unreachable!("{class}.{name} is a field of the schema"))
+}
+
+/// An optional integer of a part in `[lo, hi]` (absent or None: its schema default).
+fn part_int(class: &str, name: &str, a: Arg<i128>) -> PyResult<Option<u64>> {
+    let f = part_spec(class, name);
+    let (lo, hi) = match f.range {
+        schema::Range::Int { lo, hi } => (lo, hi),
+        _ => unreachable!("{class}.{name} is an integer field"),
+    };
     match a {
-        Arg::Missing => Ok(None),
-        Arg::Given(v) if (0..=hi as i128).contains(&v) => Ok(Some(v as u64)),
-        Arg::Given(v) => Err(field_err(name, format!("must be in [0, {hi}], got {v}"))),
-        Arg::Huge(v) => Err(field_err(name, format!("must be in [0, {hi}], got {v}"))),
-        Arg::Bad(g) => Err(field_err(name, format!("must be an integer in [0, {hi}], got {g}"))),
+        Arg::Missing => Ok(match f.default {
+            schema::Value::Int(v) => Some(v),
+            _ => None,
+        }),
+        Arg::Given(v) if (lo as i128..=hi as i128).contains(&v) => Ok(Some(v as u64)),
+        Arg::Given(v) => Err(field_err(name, format!("must be in [{lo}, {hi}], got {v}"))),
+        Arg::Huge(v) => Err(field_err(name, format!("must be in [{lo}, {hi}], got {v}"))),
+        Arg::Bad(g) => Err(field_err(name, format!("must be an integer in [{lo}, {hi}], got {g}"))),
     }
 }
 
-fn opt_u32(name: &str, a: Arg<i128>) -> PyResult<Option<u32>> {
-    opt_int(name, a, u32::MAX as u64).map(|v| v.map(|x| x as u32))
+fn part_u32(class: &str, name: &str, a: Arg<i128>) -> PyResult<Option<u32>> {
+    part_int(class, name, a).map(|v| v.map(|x| x as u32)) // the schema's ranges are within u32
 }
 
-/// A string option of a part: its default when absent, else one of `choices`.
-fn choice<'c>(name: &str, a: Arg<String>, default: &'c str, choices: &[&'c str], bad: &str) -> PyResult<&'c str> {
+/// A string option of a part: its schema default when absent, else one of its schema choices.
+fn choice(class: &str, name: &str, a: Arg<String>, bad: &str) -> PyResult<&'static str> {
+    let f = part_spec(class, name);
     match a {
-        Arg::Missing => Ok(default),
-        Arg::Given(s) => match choices.iter().find(|c| **c == s) {
+        Arg::Missing => match f.default {
+            schema::Value::Str(s) => Ok(s),
+            _ => unreachable!("{class}.{name} has a string default"),
+        },
+        Arg::Given(s) => match f.choices.iter().find(|c| **c == s) {
             Some(c) => Ok(c),
             None => Err(field_err(name, format!("{bad}, got {s:?}"))),
         },
@@ -182,14 +240,21 @@ fn pipeline_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Pipeline> {
         "off_policy" => Pipeline::OffPolicy {
             k: match w.k {
                 Arg::Missing => return Err(ScenarioError::new_err("k: missing")),
-                k => opt_int("k", k, MAX_K as u64)?.unwrap_or(0) as u32,
+                k => part_int("OffPolicy", "k", k)?.unwrap_or(0) as u32,
             },
             partial: PartialRollout {
                 over_sampling: match w.over_sampling {
                     Arg::Missing => None,
                     Arg::Given(v) => Some(v),
-                    Arg::Huge(g) => return Err(field_err("over_sampling", format!("must be in [0, 1e6], got {g}"))),
-                    Arg::Bad(g) => return Err(field_err("over_sampling", format!("must be a number, got {g}"))),
+                    // as the Python class prints it, from the schema's bound
+                    Arg::Huge(g) => {
+                        let b = schema::OVER_SAMPLING;
+                        return Err(field_err("over_sampling", format!("must be in {}{}, got {g}", b.range, b.extra)));
+                    }
+                    Arg::Bad(g) => {
+                        let extra = schema::OVER_SAMPLING.extra;
+                        return Err(field_err("over_sampling", format!("must be a number{extra}, got {g}")));
+                    }
                 },
                 keep_partial: match w.keep_partial {
                     Arg::Missing => false,
@@ -201,17 +266,17 @@ fn pipeline_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Pipeline> {
             },
         },
         "fully_async" => {
-            let on_stale =
-                match choice("on_stale", w.on_stale, "drop", &["drop", "requeue"], "must be 'drop' or 'requeue'")? {
-                    "requeue" => OnStale::Requeue,
-                    _ => OnStale::Drop,
-                };
-            let modes = ["continue", "abort_drop", "abort_resubmit", "wait", "keep_recompute", "keep_stale"];
+            const FA: &str = "FullyAsync";
+            let on_stale = match choice(FA, "on_stale", w.on_stale, "must be 'drop' or 'requeue'")? {
+                "requeue" => OnStale::Requeue,
+                _ => OnStale::Drop,
+            };
+            let modes = part_spec(FA, "on_update").choices;
             let on_update = match w.on_update {
                 Arg::Given(ref s) if !modes.contains(&s.as_str()) => {
                     return Err(field_err("on_update", format!("unknown mode {s:?}")))
                 }
-                a => match choice("on_update", a, "continue", &modes, "unknown mode")? {
+                a => match choice(FA, "on_update", a, "unknown mode")? {
                     "abort_drop" => OnUpdate::AbortDrop,
                     "abort_resubmit" => OnUpdate::AbortResubmit,
                     "wait" => OnUpdate::Wait,
@@ -220,11 +285,10 @@ fn pipeline_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Pipeline> {
                     _ => OnUpdate::Continue,
                 },
             };
-            let lag_release =
-                match choice("lag_release", w.lag_release, "take", &["take", "sync"], "must be 'take' or 'sync'")? {
-                    "sync" => LagRelease::Sync,
-                    _ => LagRelease::Take,
-                };
+            let lag_release = match choice(FA, "lag_release", w.lag_release, "must be 'take' or 'sync'")? {
+                "sync" => LagRelease::Sync,
+                _ => LagRelease::Take,
+            };
             let batch_order = match w.batch_order {
                 None => BatchOrder::Fifo,
                 Some(v) if v.is_none() => BatchOrder::Fifo,
@@ -243,12 +307,12 @@ fn pipeline_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Pipeline> {
                 },
             };
             Pipeline::FullyAsync(Streaming {
-                max_staleness: opt_u32("max_staleness", w.max_staleness)?,
+                max_staleness: part_u32(FA, "max_staleness", w.max_staleness)?,
                 on_stale,
-                admission_eta: opt_u32("admission_eta", w.admission_eta)?,
-                max_lag_samples: opt_int("max_lag_samples", w.max_lag_samples, u64::MAX)?,
+                admission_eta: part_u32(FA, "admission_eta", w.admission_eta)?,
+                max_lag_samples: part_int(FA, "max_lag_samples", w.max_lag_samples)?,
                 lag_release,
-                max_ready_groups: opt_u32("max_ready_groups", w.max_ready_groups)?,
+                max_ready_groups: part_u32(FA, "max_ready_groups", w.max_ready_groups)?,
                 batch_order,
                 on_update,
             })
@@ -621,6 +685,7 @@ fn agentic_dict<'py>(py: Python<'py>, a: AgenticResult) -> PyResult<Bound<'py, P
     d.set_item("gpu_hold_s", s.gpu_hold_s)?;
     d.set_item("gpu_prefill_s", s.gpu_prefill_s)?;
     d.set_item("gpu_decode_s", s.gpu_decode_s)?;
+    d.set_item("kv_evictions", s.kv_evictions)?;
     let out = PyDict::new(py);
     out.set_item("summary", d)?;
     match a.columns {
@@ -700,44 +765,76 @@ fn result_dict<'py>(py: Python<'py>, r: RunResult) -> PyResult<Bound<'py, PyDict
     Ok(out)
 }
 
-/// The schema (`rollsim_core::schema`) as plain Python values: `{"version", "scenario": [field
-/// dicts], "summary": [column dicts], "frames": {"steps" | "samples" | "segments": [column dicts]}}`.
-fn schema_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+/// One field of the schema as a plain dict: `name`, `kind`, `unit`, `default` (None if
+/// `required`), `lo`, `hi`, `range` (as messages print it), `lo_open` / `hi_open` (an end the range
+/// excludes), `extra` (special values, without the leading ", "), `suffix` (what messages print
+/// between the range and ", got": unit and special values), `choices`, `omit_at_default`, `doc`.
+fn field_dict<'py>(py: Python<'py>, f: &schema::Field) -> PyResult<Bound<'py, PyDict>> {
     use schema::{Range, Value};
+    let d = PyDict::new(py);
+    d.set_item("name", f.name)?;
+    d.set_item("kind", f.kind.name())?;
+    d.set_item("unit", f.unit)?;
+    match f.default {
+        Value::Int(v) => d.set_item("default", v)?,
+        Value::Float(v) => d.set_item("default", v)?,
+        Value::Bool(v) => d.set_item("default", v)?,
+        Value::Str(v) | Value::Part(v) => d.set_item("default", v)?,
+        Value::Reals(v) => d.set_item("default", PyList::new(py, v)?)?,
+        Value::None | Value::Required => d.set_item("default", py.None())?,
+    }
+    d.set_item("required", f.default == Value::Required)?;
+    let (lo, hi, range, extra, suffix): (Bound<'_, PyAny>, Bound<'_, PyAny>, String, &str, String) = match f.range {
+        Range::Any => (py.None().into_bound(py), py.None().into_bound(py), String::new(), "", String::new()),
+        Range::Int { lo, hi } => {
+            let shown = if hi == u64::MAX { "2**64 - 1".to_string() } else { hi.to_string() };
+            let r = format!("[{lo}, {shown}]");
+            (lo.into_pyobject(py)?.into_any(), hi.into_pyobject(py)?.into_any(), r, "", String::new())
+        }
+        Range::Real(b) => (
+            b.lo.into_pyobject(py)?.into_any(),
+            b.hi.into_pyobject(py)?.into_any(),
+            b.range.to_string(),
+            b.extra.strip_prefix(", ").unwrap_or(b.extra),
+            format!("{}{}", b.unit, b.extra),
+        ),
+    };
+    d.set_item("lo_open", range.starts_with('('))?;
+    d.set_item("hi_open", range.ends_with(')'))?;
+    d.set_item("lo", lo)?;
+    d.set_item("hi", hi)?;
+    d.set_item("range", range)?;
+    d.set_item("extra", extra)?;
+    d.set_item("suffix", suffix)?;
+    d.set_item("choices", PyList::new(py, f.choices)?)?;
+    d.set_item("omit_at_default", f.omit_at_default)?;
+    d.set_item("doc", f.doc)?;
+    Ok(d)
+}
+
+/// The schema (`rollsim_core::schema`) as plain Python values: `{"version", "scenario": [field
+/// dicts], "parts": [{"class", "kind", "of", "doc", "fields": [field dicts with their "path"]}],
+/// "summary": [column dicts], "frames": {"steps" | "samples" | "segments": [column dicts]}}`.
+fn schema_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let fields = PyList::empty(py);
     for f in schema::SCENARIO {
+        fields.append(field_dict(py, f)?)?;
+    }
+    let parts = PyList::empty(py);
+    for p in schema::PARTS {
         let d = PyDict::new(py);
-        d.set_item("name", f.name)?;
-        d.set_item("kind", f.kind.name())?;
-        d.set_item("unit", f.unit)?;
-        match f.default {
-            Value::Int(v) => d.set_item("default", v)?,
-            Value::Float(v) => d.set_item("default", v)?,
-            Value::Bool(v) => d.set_item("default", v)?,
-            Value::Str(v) | Value::Part(v) => d.set_item("default", v)?,
-            Value::None => d.set_item("default", py.None())?,
+        d.set_item("class", p.class)?;
+        d.set_item("kind", p.kind)?;
+        d.set_item("of", p.of)?;
+        d.set_item("doc", p.doc)?;
+        let fl = PyList::empty(py);
+        for f in p.fields {
+            let fd = field_dict(py, f)?;
+            fd.set_item("path", format!("{}.{}", p.of, f.name))?;
+            fl.append(fd)?;
         }
-        let (lo, hi, range, extra): (Bound<'_, PyAny>, Bound<'_, PyAny>, String, &str) = match f.range {
-            Range::Any => (py.None().into_bound(py), py.None().into_bound(py), String::new(), ""),
-            Range::Int { lo, hi } => {
-                let shown = if hi == u64::MAX { "2**64 - 1".to_string() } else { hi.to_string() };
-                (lo.into_pyobject(py)?.into_any(), hi.into_pyobject(py)?.into_any(), format!("[{lo}, {shown}]"), "")
-            }
-            Range::Real(b) => (
-                b.lo.into_pyobject(py)?.into_any(),
-                b.hi.into_pyobject(py)?.into_any(),
-                b.range.to_string(),
-                b.extra.strip_prefix(", ").unwrap_or(b.extra),
-            ),
-        };
-        d.set_item("lo", lo)?;
-        d.set_item("hi", hi)?;
-        d.set_item("range", range)?;
-        d.set_item("extra", extra)?;
-        d.set_item("choices", PyList::new(py, f.choices)?)?;
-        d.set_item("omit_at_default", f.omit_at_default)?;
-        d.set_item("doc", f.doc)?;
-        fields.append(d)?;
+        d.set_item("fields", fl)?;
+        parts.append(d)?;
     }
     let cols = |cols: &[schema::Column]| -> PyResult<Bound<'_, PyList>> {
         let l = PyList::empty(py);
@@ -758,7 +855,9 @@ fn schema_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let out = PyDict::new(py);
     out.set_item("version", schema::VERSION)?;
     out.set_item("scenario", fields)?;
+    out.set_item("parts", parts)?;
     out.set_item("summary", cols(schema::SUMMARY)?)?;
+    out.set_item("agentic_summary", cols(schema::AGENTIC_SUMMARY)?)?;
     out.set_item("frames", frames)?;
     Ok(out)
 }

@@ -149,8 +149,8 @@ fn simulate_many_inner<'py>(
         std::thread::scope(|scope| {
             let worker = scope.spawn(move || {
                 let r = catch_unwind(AssertUnwindSafe(|| {
-                    rollsim_core::sweep::run_many(scs, items, threads, max_samples, cancel_ref, done_ref)
-                        .map(|rs| SummaryColumns::from_results(&rs))
+                    rollsim_core::sweep::run_many_agentic(scs, items, threads, max_samples, cancel_ref, done_ref)
+                        .map(|rs| SummaryColumns::from_runs(&rs))
                 }));
                 let _ = tx.send(());
                 r

@@ -323,6 +323,9 @@ pub struct AgenticSummary {
     pub gpu_hold_s: f64,
     pub gpu_prefill_s: f64,
     pub gpu_decode_s: f64,
+    /// `KvPolicy::Keep` with `kv_cache_tokens`: KV of requests in tool calls evicted to make room
+    /// for running requests (their next turn prefilled its whole context).
+    pub kv_evictions: u64,
 }
 
 /// The agentic output of a run.
@@ -523,6 +526,10 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
         } else {
             self.busy -= 1;
             self.placement.finished(slot, t);
+            if cfg.kv_policy == KvPolicy::Keep {
+                // the KV it held stays cached on its instance (counted against its capacity)
+                self.placement.cache_kv(slot, r.id, prompt + r.done);
+            }
         }
         let ret = a.call(cfg, r.id, t);
         a.turn_row(r.id, slot, r.seg_version, t, ret);
@@ -547,6 +554,13 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
         let (mut r, home, fails) = (tr.req, tr.slot, tr.call_fails);
         let hold = cfg.kv_policy == KvPolicy::Hold;
         let cancelled = self.groups[r.group as usize].cancelled;
+        if cfg.kv_policy == KvPolicy::Keep && !(fails && !cancelled && cfg.on_failure == OnFailure::Retry) {
+            // the cached KV is released when the call returns: its next turn uses it on its
+            // instance, or prefills its whole context if it was evicted meanwhile
+            if !self.placement.uncache_kv(home, id) {
+                tr.hit = tr.miss;
+            }
+        }
         if fails && !cancelled && cfg.on_failure == OnFailure::Retry {
             tr.retries += 1;
             a.s.tool_retries += 1;
@@ -656,6 +670,7 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
         }
         let cfg = self.sc.agentic.as_ref().expect("agentic");
         let pps = self.sc.prefill.prefill_tokens_per_s;
+        a.s.kv_evictions = self.placement.evictions();
         let rs = &self.rec.s;
         a.s.gpu_prefill_s = if pps.is_finite() { rs.tokens_prefilled / pps } else { 0.0 };
         a.s.gpu_decode_s = (rs.slot_busy_s - a.s.gpu_hold_s - a.s.gpu_prefill_s - rs.kv_wait_s).max(0.0);

@@ -202,6 +202,12 @@ pub(crate) struct Kv {
     wait_t: f64,
     scratch: Vec<f64>,
     approx: KvApprox,
+    /// Agentic rollouts (`KvPolicy::Keep`): per instance, the KV cached for requests in tool
+    /// calls, in tokens, and its entries (sample id, tokens), least recently cached first; the
+    /// entries evicted so far.
+    cached: Vec<f64>,
+    lru: Vec<VecDeque<(u32, f64)>>,
+    evictions: u64,
 }
 
 /// The KV each instance holds, kept up to date incrementally (and so only approximately: its
@@ -316,6 +322,9 @@ impl Instances {
                 wait_s: 0.0,
                 wait_t: 0.0,
                 scratch: Vec::new(),
+                cached: vec![0.0; k],
+                lru: vec![VecDeque::new(); k],
+                evictions: 0,
                 approx: KvApprox {
                     held: vec![0.0; k],
                     n_dec: vec![0; k],
@@ -651,7 +660,8 @@ impl Instances {
             .iter()
             .map(|&e| (e, entry_slot(e)))
             .map(|(_, s)| kv.base[s as usize] + (c - kv.ds[s as usize]).max(0.0))
-            .sum()
+            .sum::<f64>()
+            + kv.cached[i]
     }
 
     /// Recomputes instance `i`'s approximate sums from its running requests, but the one at heap
@@ -701,7 +711,7 @@ impl Instances {
             magnitude += x.abs() + ds.abs();
         }
         let rounding = (RESYNC_EVERY as f64 + 2.0 * self.per as f64 + 64.0) * 8.0 * f64::EPSILON;
-        (used, 1e-6 * kv.cap + 1e-6 + rounding * (magnitude + kv.cap))
+        (used + kv.cached[i], 1e-6 * kv.cap + 1e-6 + rounding * (magnitude + kv.cap + kv.cached[i]))
     }
 
     /// When instance `i`'s KV reaches capacity if nothing else changes: (time, the slot and sample
@@ -714,7 +724,7 @@ impl Instances {
         let base = i * self.per;
         let (t, c, rate) = (self.run_from(i), self.clock[i], self.rate(i));
         let kv = self.kv.as_mut().expect("KV capacity");
-        let (mut used, mut m) = (0.0, 0u32);
+        let (mut used, mut m) = (kv.cached[i], 0u32);
         let mut victim = (0u64, 0u32, 0u32);
         kv.scratch.clear();
         for (k, s) in self.heap[base..base + len].iter().map(|&e| split(e)) {
@@ -802,6 +812,34 @@ impl Instances {
         }
     }
 
+    /// KV capacity: whether a request that has decoded `done` tokens fits on instance `i` at `t`
+    /// (`kv_fits`) once cached KV of requests in tool calls is evicted, least recently cached
+    /// first, as long as it does not.
+    #[inline]
+    fn fits_evicting(&mut self, i: usize, done: f64, t: f64) -> bool {
+        if self.kv_fits(i, done, t) {
+            return true;
+        }
+        // cold: only with cached KV of requests in tool calls
+        while self.evict_lru(i) {
+            if self.kv_fits(i, done, t) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Evicts instance `i`'s least recently cached KV of a request in a tool call, if any.
+    #[inline(never)]
+    fn evict_lru(&mut self, i: usize) -> bool {
+        let Some(kv) = self.kv.as_mut() else { return false };
+        let Some((_, tokens)) = kv.lru[i].pop_front() else { return false };
+        kv.cached[i] = if kv.lru[i].is_empty() { 0.0 } else { kv.cached[i] - tokens };
+        kv.evictions += 1;
+        self.mark(i);
+        true
+    }
+
     /// The request on `slot` stops decoding at `t`.
     fn stop_running(&mut self, slot: usize, t: f64) {
         let i = self.inst(slot);
@@ -880,7 +918,10 @@ impl Placement for Instances {
         // with KV capacity: nobody waits ahead and it fits
         match &self.kv {
             None => true,
-            Some(kv) => kv.queue[i].is_empty() && self.kv_fits(i, done, t),
+            Some(kv) => {
+                let first = kv.queue[i].is_empty();
+                first && self.fits_evicting(i, done, t)
+            }
         }
     }
 
@@ -914,7 +955,7 @@ impl Placement for Instances {
             let kv = self.kv.as_ref().expect("KV capacity");
             if let Some(&s) = kv.queue[i].front() {
                 let r = slots[s as usize].as_ref().expect("a waiting request");
-                if self.kv_fits(i, r.done, t) {
+                if self.fits_evicting(i, r.done, t) {
                     let kv = self.kv.as_mut().expect("KV capacity");
                     kv.queue[i].pop_front();
                     kv.waiting[s as usize] = false;
@@ -993,6 +1034,33 @@ impl Placement for Instances {
             return None;
         }
         self.idle.lowest(i)
+    }
+
+    fn cache_kv(&mut self, slot: u32, id: u32, tokens: f64) {
+        let i = self.inst(slot as usize);
+        if let Some(kv) = self.kv.as_mut() {
+            kv.cached[i] += tokens;
+            kv.lru[i].push_back((id, tokens));
+            self.mark(i);
+        }
+    }
+
+    fn uncache_kv(&mut self, slot: u32, id: u32) -> bool {
+        let i = self.inst(slot as usize);
+        let Some(kv) = self.kv.as_mut() else { return true };
+        let Some(p) = kv.lru[i].iter().position(|e| e.0 == id) else { return false };
+        let (_, tokens) = kv.lru[i].remove(p).expect("an entry");
+        kv.cached[i] = if kv.lru[i].is_empty() { 0.0 } else { kv.cached[i] - tokens };
+        self.mark(i);
+        true
+    }
+
+    fn evict_cached(&mut self, slot: u32) -> bool {
+        self.evict_lru(self.inst(slot as usize))
+    }
+
+    fn evictions(&self) -> u64 {
+        self.kv.as_ref().map_or(0, |kv| kv.evictions)
     }
 }
 

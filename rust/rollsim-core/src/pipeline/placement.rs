@@ -87,6 +87,23 @@ pub(crate) trait Placement {
     fn route_on(&self, _inst: u32) -> Option<u32> {
         self.route()
     }
+    /// Agentic rollouts, `KvPolicy::Keep`, with KV capacity: the request `id` that left `slot` for
+    /// a tool call keeps `tokens` of KV cached on its instance (they count against its capacity).
+    fn cache_kv(&mut self, _slot: u32, _id: u32, _tokens: f64) {}
+    /// The tool call of `id`, whose KV is cached on the instance of `slot`, returns: the cached KV
+    /// is released. Returns whether it was still cached (not evicted).
+    fn uncache_kv(&mut self, _slot: u32, _id: u32) -> bool {
+        true
+    }
+    /// KV capacity: the instance of `slot` is full. Evicts its least recently cached KV of a
+    /// request in a tool call instead of preempting a running request; `false` if it has none.
+    fn evict_cached(&mut self, _slot: u32) -> bool {
+        false
+    }
+    /// Cached KV of requests in tool calls evicted so far.
+    fn evictions(&self) -> u64 {
+        0
+    }
 }
 
 /// Independent slots.

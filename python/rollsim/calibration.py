@@ -1,0 +1,593 @@
+"""Calibrate a scenario on a run's per-step metrics (:func:`calibrate`).
+
+A user has a config (imported with :func:`rollsim.configs.load`) and a baseline run's per-step
+metrics with the framework's own names. :func:`calibrate` reads the table, maps the names to a generic
+schema (:data:`GENERIC`), and fits, with a bootstrap interval over steps for each parameter:
+
+- the answer lengths: ``min(LogNormal(mu_t, sigma), max_tokens)`` with ``mu_t = mu + drift * step``,
+  from each step's mean, max and clip ratio (lengths grow during RL training);
+- the decode speed of one sequence and the per-step generation overhead, from the generation time
+  against the step's longest answer (``gen_s = overhead + max(max_len, mean_len * batch / slots) /
+  decode_tokens_per_s``: rollsim's independent-slot model, in which a batch waits for its longest
+  answer, or for the slots' share of the tokens when there are fewer slots than samples);
+- the training cost: fixed seconds + seconds per token, from the update phases against the tokens
+  of the batch (and the log-prob recompute phase apart, when logged: ``logprob_step_s`` +
+  ``logprob_s_per_token``; the scenario's ``train_step_s`` includes ``logprob_step_s``);
+- the weight-sync time, from its phase.
+
+The fitted scenario is the base's at the run's middle step (its lengths ``mu + drift * middle``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from rollsim.errors import invalid
+from rollsim.lengths import LogNormal
+from rollsim.pipelines import OffPolicy, Synchronous
+from rollsim.scenario import Scenario
+
+__all__ = ["calibrate", "Calibrated", "GENERIC", "FRAMEWORK_METRICS", "read_metrics", "normalize", "fit"]
+
+#: The generic per-step schema (one row per training step; seconds and tokens). Required: ``gen_s``,
+#: ``train_s``, ``response_mean``, ``response_max``; the others are optional.
+GENERIC: dict[str, str] = {
+    "step": "step index (optional; row order otherwise)",
+    "step_s": "wall time of the step, seconds (optional: the sum of the phases)",
+    "gen_s": "generation of the batch, seconds",
+    "train_s": "update phases (policy update, reference and advantage passes), seconds",
+    "logprob_s": "log-prob recompute phase, seconds (optional)",
+    "sync_s": "weight update, seconds (optional)",
+    "response_mean": "mean answer length of the step, tokens",
+    "response_max": "longest answer of the step, tokens",
+    "response_clip_ratio": "fraction of answers cut at the length limit (optional)",
+    "batch_samples": "samples trained in the step (optional: the config's batch)",
+}
+
+#: Framework metric names -> generic columns. A list sums its present columns; alternatives are
+#: tried in order. verl: ``verl/trainer/ppo/ray_trainer.py`` and ``verl/trainer/ppo/metric_utils.py``
+#: (``timing_s/...``, ``response_length/...``), the fully async recipe
+#: ``verl/experimental/fully_async_policy/fully_async_trainer.py`` (``timing_s/param_sync``); AReaL:
+#: ``areal/trainer/rl_trainer.py`` (``timeperf/...`` from ``stats_tracker.record_timing``) and
+#: ``areal/trainer/ppo/actor.py`` (``ppo_actor/seq_len``, ``prompt_len``, ``no_eos_ratios``); slime:
+#: ``slime/observability/rollout_metrics.py`` (``response_len/...``, ``truncated_ratio``,
+#: ``perf/rollout_time``) and ``slime/observability/train_metric_utils.py`` (``perf/*_time``).
+FRAMEWORK_METRICS: dict[str, dict[str, list[list[str]]]] = {
+    "verl": {
+        "step": [["step"], ["training/global_step"]],
+        "step_s": [["timing_s/step"]],
+        "gen_s": [["timing_s/gen"]],
+        "train_s": [["timing_s/update_actor", "timing_s/ref", "timing_s/adv", "timing_s/reward", "timing_s/values",
+                     "timing_s/update_critic"]],
+        "logprob_s": [["timing_s/old_log_prob"]],
+        "sync_s": [["timing_s/update_weights"], ["timing_s/param_sync"]],
+        "response_mean": [["response_length/mean"]],
+        "response_max": [["response_length/max"]],
+        "response_clip_ratio": [["response_length/clip_ratio"]],
+    },
+    "areal": {
+        "step": [["step"], ["global_step"]],
+        "gen_s": [["timeperf/rollout"]],
+        "train_s": [["timeperf/train_step", "timeperf/ref_logp", "timeperf/compute_advantage",
+                     "timeperf/critic_train_step", "timeperf/critic_values"]],
+        "logprob_s": [["timeperf/recompute_logp"]],
+        "sync_s": [["timeperf/update_weights"]],
+        "response_clip_ratio": [["ppo_actor/no_eos_ratios/avg"]],
+    },
+    "slime": {
+        "step": [["rollout/step"], ["step"]],
+        "step_s": [["perf/step_time"]],
+        "gen_s": [["perf/rollout_time"], ["rollout/perf/rollout_time"]],
+        "train_s": [["perf/actor_train_time", "perf/ref_log_probs_time"]],
+        "logprob_s": [["perf/log_probs_time"]],
+        "sync_s": [["perf/update_weights_time"]],
+        "response_mean": [["rollout/response_len/mean"], ["response_len/mean"]],
+        "response_max": [["rollout/response_len/max"], ["response_len/max"]],
+        "response_clip_ratio": [["rollout/truncated_ratio"], ["truncated_ratio"]],
+    },
+}
+
+_REQUIRED = ("gen_s", "train_s", "response_mean", "response_max")
+
+
+def read_metrics(metrics: Any) -> pl.DataFrame:
+    """A per-step table from a polars frame or a CSV, JSONL / JSON-lines, JSON or parquet file.
+
+    Raises
+    ------
+    ScenarioError
+        ``metrics: ...`` for a missing file, an unknown suffix, an unreadable file or an empty table.
+    """
+    if isinstance(metrics, pl.DataFrame):
+        df = metrics
+    elif isinstance(metrics, (str, Path)):
+        p = Path(metrics)
+        if not p.is_file():
+            raise invalid("metrics", f"no such file: {p}")
+        suf = p.suffix.lower()
+        try:
+            if suf == ".csv":
+                df = pl.read_csv(p)
+            elif suf in (".jsonl", ".ndjson"):
+                df = pl.read_ndjson(p)
+            elif suf == ".json":
+                df = pl.read_json(p)
+            elif suf in (".parquet", ".pq"):
+                df = pl.read_parquet(p)
+            else:
+                raise invalid("metrics", f"must be a .csv, .jsonl, .json or .parquet file, got {p.name}")
+        except (pl.exceptions.PolarsError, OSError, ValueError) as e:
+            if isinstance(e, ValueError) and str(e).startswith("metrics:"):
+                raise
+            raise invalid("metrics", f"cannot read {p.name}: {str(e).splitlines()[0]}") from None
+    else:
+        raise invalid("metrics", f"must be a polars DataFrame or a file path, got {type(metrics).__name__}")
+    if df.height == 0:
+        raise invalid("metrics", "the table has no rows")
+    return df
+
+
+def _detect(df: pl.DataFrame) -> str:
+    cols = set(df.columns)
+    if any(c.startswith("timing_s/") or c.startswith("response_length/") for c in cols):
+        return "verl"
+    if any(c.startswith("timeperf/") for c in cols):
+        return "areal"
+    if any(c.startswith("perf/") or c.startswith("response_len/") or c.startswith("rollout/") for c in cols):
+        return "slime"
+    return "generic"
+
+
+def normalize(df: pl.DataFrame, framework: str | None = None) -> tuple[pl.DataFrame, str, dict[str, str]]:
+    """Maps a framework's per-step table onto :data:`GENERIC` columns.
+
+    Returns ``(frame, framework, sources)``: the frame with the generic columns present (floats),
+    the framework whose names were used, and for each generic column the metric names it came from.
+
+    Raises
+    ------
+    ScenarioError
+        ``metrics: missing ...`` naming the framework's metric (and the generic column) for a required
+        column that is absent, or ``metrics: column ... must be numbers`` for a non-numeric column.
+    """
+    fw = framework or _detect(df)
+    if fw != "generic" and fw not in FRAMEWORK_METRICS:
+        raise invalid("framework", f"metric names must be one of generic, {', '.join(FRAMEWORK_METRICS)}, got {fw!r}")
+    cols: dict[str, pl.Series] = {}
+    sources: dict[str, str] = {}
+    mapping = FRAMEWORK_METRICS.get(fw, {})
+
+    def num(name: str) -> np.ndarray:
+        s = df[name]
+        if not s.dtype.is_numeric():
+            raise invalid("metrics", f"column {name!r} must be numbers, got {s.dtype}")
+        return s.cast(pl.Float64).to_numpy().astype(float)
+
+    for gen in GENERIC:
+        if gen in df.columns:
+            cols[gen] = pl.Series(gen, num(gen))
+            sources[gen] = gen
+            continue
+        for alt in mapping.get(gen, []):
+            present = [c for c in alt if c in df.columns]
+            if present and (len(alt) == 1 or alt[0] in df.columns):
+                vals = np.zeros(df.height)
+                for c in present:
+                    vals = vals + np.nan_to_num(num(c))
+                cols[gen] = pl.Series(gen, vals)
+                sources[gen] = " + ".join(present)
+                break
+    if fw == "areal" and "response_mean" not in cols and "ppo_actor/seq_len/avg" in df.columns:
+        prompt = num("ppo_actor/prompt_len/avg") if "ppo_actor/prompt_len/avg" in df.columns else 0.0
+        cols["response_mean"] = pl.Series("response_mean", num("ppo_actor/seq_len/avg") - prompt)
+        sources["response_mean"] = "ppo_actor/seq_len/avg - ppo_actor/prompt_len/avg"
+        if "ppo_actor/seq_len/max" in df.columns:
+            cols["response_max"] = pl.Series("response_max", num("ppo_actor/seq_len/max") - prompt)
+            sources["response_max"] = "ppo_actor/seq_len/max - ppo_actor/prompt_len/avg"
+    for gen in _REQUIRED:
+        if gen not in cols:
+            names = " or ".join(" + ".join(a) for a in mapping.get(gen, [])) or gen
+            if fw == "areal" and gen.startswith("response"):
+                names = "ppo_actor/seq_len/avg and ppo_actor/seq_len/max"
+            raise invalid("metrics", f"missing {names} ({fw} metric names; generic column {gen!r}: {GENERIC[gen]}); "
+                          f"columns given: {', '.join(df.columns[:12])}{' ...' if len(df.columns) > 12 else ''}")
+    out = pl.DataFrame(list(cols.values()))
+    if "step" not in out.columns:
+        out = out.with_columns(pl.Series("step", np.arange(out.height, dtype=float)))
+    bad = [c for c in _REQUIRED if not np.all(np.isfinite(out[c].to_numpy()))]
+    if bad:
+        out = out.filter(pl.all_horizontal([pl.col(c).is_finite() for c in _REQUIRED]))
+        if out.height < 3:
+            raise invalid("metrics", f"needs at least 3 steps with finite {', '.join(bad)}, got {out.height}")
+    if out.height < 3:
+        raise invalid("metrics", f"needs at least 3 steps to fit, got {out.height}")
+    return out.sort("step"), fw, sources
+
+
+# ---------------------------------------------------------------------------------------- length model
+
+_SQRT2 = math.sqrt(2.0)
+
+
+def _phi(z: Any) -> Any:
+    """Standard normal CDF, vectorised (Abramowitz & Stegun 7.1.26 erf, absolute error < 1.5e-7)."""
+    x = np.asarray(z, dtype=float) / _SQRT2
+    t = 1.0 / (1.0 + 0.3275911 * np.abs(x))
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    erf = np.sign(x) * (1.0 - poly * np.exp(-x * x))
+    out = 0.5 * (1.0 + erf)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def _trunc_mean(mu: np.ndarray, sigma: Any, cap: float) -> np.ndarray:
+    """Mean of ``min(LogNormal(mu, sigma), cap)`` (``sigma`` > 0, broadcast against ``mu``)."""
+    lc = math.log(cap)
+    a = (lc - mu) / sigma
+    return np.exp(mu + sigma**2 / 2) * _phi(a - sigma) + cap * (1.0 - _phi(a))
+
+
+def _mu_for_mean(mean: np.ndarray, sigma: Any, cap: float) -> np.ndarray:
+    """The ``mu`` whose truncated mean is ``mean`` (vectorised bisection; ``sigma`` broadcast)."""
+    shape = np.broadcast(mean, sigma).shape
+    lo = np.full(shape, -20.0)
+    hi = np.full(shape, math.log(cap) + 10 * float(np.max(sigma)) + 5)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        below = _trunc_mean(mid, sigma, cap) < mean
+        lo = np.where(below, mid, lo)
+        hi = np.where(below, hi, mid)
+    return 0.5 * (lo + hi)
+
+
+_Z_CACHE: dict[float, float] = {}
+_ZGRID = np.linspace(-8.0, 10.0, 4001)
+
+
+def _z_max(n: np.ndarray) -> np.ndarray:
+    """Expected largest of ``n`` standard normal draws (numerical integral of ``z d Phi(z)**n``): the
+    log of the longest of ``n`` lognormal answers is ``mu + sigma`` times it, exactly."""
+    out = []
+    cdf = np.clip(_phi(_ZGRID), 0.0, 1.0)
+    for k in n.tolist():
+        if k not in _Z_CACHE:
+            f = cdf ** max(1.0, k)
+            _Z_CACHE[k] = float(np.sum(0.5 * (_ZGRID[1:] + _ZGRID[:-1]) * np.diff(f)))
+        out.append(_Z_CACHE[k])
+    return np.array(out)
+
+
+def _length_losses(sigmas: np.ndarray, mean: np.ndarray, mx: np.ndarray, clip: np.ndarray | None, n: np.ndarray,
+                   cap: float) -> tuple[np.ndarray, np.ndarray]:
+    """Loss per candidate sigma and the per-step ``mu`` (rows: sigmas, columns: steps)."""
+    sig = sigmas[:, None]
+    mu = _mu_for_mean(np.minimum(mean, cap * 0.999)[None, :], sig, cap)
+    pred_log_max = np.minimum(mu + sig * _z_max(n)[None, :], math.log(cap))
+    ok = mx < cap * 0.999
+    loss = np.sum(((pred_log_max - np.log(np.maximum(mx, 1.0))[None, :]) ** 2) * ok[None, :], axis=1)
+    if clip is not None:
+        pc = 1.0 - _phi((math.log(cap) - mu) / sig)
+        loss = loss + np.sum(((pc - clip[None, :]) / 0.01) ** 2, axis=1) * 0.01
+    return loss, mu
+
+
+def fit_lengths(mean: np.ndarray, mx: np.ndarray, clip: np.ndarray | None, n: np.ndarray, cap: float,
+                steps: np.ndarray) -> dict[str, float]:
+    """``sigma`` (shared by the steps), per-step ``mu_t`` from each step's mean, and ``mu``, ``drift``
+    of the line ``mu_t = mu + drift * step`` fitted to them. ``sigma`` minimises the squared log error
+    of the predicted longest answers (steps below the cap) plus that of the clip ratios."""
+    grid = np.linspace(0.02, 3.0, 150)
+    loss, _ = _length_losses(grid, mean, mx, clip, n, cap)
+    best = float(grid[int(np.argmin(loss))])
+    fine = np.linspace(max(0.005, best - 0.03), best + 0.03, 121)
+    loss, mus = _length_losses(fine, mean, mx, clip, n, cap)
+    i = int(np.argmin(loss))
+    sigma, mu_t = float(fine[i]), mus[i]
+    slope, icpt = np.polyfit(steps, mu_t, 1) if len(set(steps.tolist())) > 1 else (0.0, float(mu_t.mean()))
+    return {"mu": float(icpt), "drift": float(slope), "sigma": sigma}
+
+
+def _line(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Least squares ``y = a + b x`` with ``a, b >= 0`` (a negative one is set to 0 and the other refitted)."""
+    if len(set(np.round(x, 9).tolist())) < 2:
+        return max(0.0, float(np.mean(y))), 0.0
+    b, a = np.polyfit(x, y, 1)
+    if a < 0:
+        a, b = 0.0, float(np.sum(x * y) / np.sum(x * x))
+    if b < 0:
+        a, b = float(np.mean(y)), 0.0
+    return float(max(a, 0.0)), float(max(b, 0.0))
+
+
+PARAMS = ("lengths.mu", "lengths.drift", "lengths.sigma", "decode_tokens_per_s", "gen_overhead_s", "train_step_s",
+          "train_s_per_token", "logprob_step_s", "logprob_s_per_token", "weight_sync_s")
+UNITS = {"lengths.mu": "log tokens", "lengths.drift": "log tokens / step", "lengths.sigma": "-",
+         "decode_tokens_per_s": "tokens/s per sequence", "gen_overhead_s": "s / step", "train_step_s": "s / step",
+         "train_s_per_token": "s / token", "logprob_step_s": "s / step", "logprob_s_per_token": "s / token", "weight_sync_s": "s / step"}
+
+
+def fit(m: pl.DataFrame, *, batch: int, slots: int, cap: float) -> dict[str, float]:
+    """Every parameter from a normalised frame (:func:`normalize`)."""
+    steps = m["step"].to_numpy()
+    mean = m["response_mean"].to_numpy()
+    mx = m["response_max"].to_numpy()
+    n = m["batch_samples"].to_numpy() if "batch_samples" in m.columns else np.full(m.height, float(batch))
+    clip = m["response_clip_ratio"].to_numpy() if "response_clip_ratio" in m.columns else None
+    out = {f"lengths.{k}": v for k, v in fit_lengths(mean, mx, clip, n, cap, steps).items()}
+    x = m["makespan_tokens"].to_numpy() if "makespan_tokens" in m.columns else np.maximum(mx, mean * n / max(1, slots))
+    gen = m["gen_s"].to_numpy()
+    if np.ptp(x) <= 0.01 * np.mean(x):
+        # every step waits for about the same longest answer (capped): overhead and speed cannot be
+        # told apart; the generation time is all decoding
+        a, b = 0.0, float(np.mean(gen) / np.mean(x))
+    else:
+        a, b = _line(x, gen)
+    out["decode_tokens_per_s"] = 1.0 / b if b > 0 else 1e9
+    out["gen_overhead_s"] = a
+    tokens = mean * n
+    f, p = _line(tokens, m["train_s"].to_numpy())
+    f2 = q = 0.0
+    if "logprob_s" in m.columns:
+        f2, q = _line(tokens, m["logprob_s"].to_numpy())
+    out["train_step_s"], out["train_s_per_token"] = f, p
+    out["logprob_step_s"], out["logprob_s_per_token"] = f2, q
+    if "sync_s" in m.columns:
+        out["weight_sync_s"] = float(max(0.0, np.mean(m["sync_s"].to_numpy())))
+    elif "step_s" in m.columns:
+        rest = m["step_s"].to_numpy() - m["gen_s"].to_numpy() - m["train_s"].to_numpy()
+        if "logprob_s" in m.columns:
+            rest = rest - m["logprob_s"].to_numpy()
+        out["weight_sync_s"] = float(max(0.0, np.mean(rest)))
+    else:
+        out["weight_sync_s"] = 0.0
+    return out
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """The result of :func:`calibrate`.
+
+    Attributes
+    ----------
+    scenario : Scenario
+        The base scenario with the fitted parameters, lengths at the run's middle step.
+    params : polars.DataFrame
+        One row per parameter: ``name``, ``value``, ``low``, ``high`` (bootstrap 2.5 / 97.5 %
+        quantiles over steps), ``unit``, ``source`` (the metrics it came from).
+    residuals : polars.DataFrame
+        Per step: measured and predicted ``gen_s``, ``train_s``, ``step_s`` (seconds), the answer
+        lengths' mean (tokens), and ``step_error`` (predicted / measured - 1).
+    draws : tuple of dict
+        The bootstrap fits (parameter name -> value), for intervals of predictions.
+    metrics : polars.DataFrame
+        The normalised metrics (generic columns).
+    framework : str
+        Whose metric names were read (``verl``, ``areal``, ``slime`` or ``generic``).
+    base : object
+        The ImportedConfig or Scenario calibrated.
+    layout : object or None
+        The base's GPU layout (:class:`rollsim.configs.Layout`), when it came from a config.
+    reference_step : float
+        The step whose lengths the scenario uses.
+    """
+
+    scenario: Scenario
+    params: pl.DataFrame
+    residuals: pl.DataFrame
+    draws: tuple[dict[str, float], ...]
+    metrics: pl.DataFrame
+    framework: str
+    base: Any
+    layout: Any = None
+    reference_step: float = 0.0
+    values: dict[str, float] = field(default_factory=dict)
+
+    def scenario_for(self, values: dict[str, float], step: float | None = None) -> Scenario:
+        """The base scenario with ``values`` (a fit or a bootstrap draw) at ``step`` (default: the
+        reference step)."""
+        return _apply(self.scenario, values, self.reference_step if step is None else step)
+
+    def measured_step_s(self) -> float:
+        """The run's mean step time, seconds (``step_s``, else the sum of the phases)."""
+        return float(self.residuals["step_s_measured"].mean())  # type: ignore[arg-type]
+
+
+def _apply(sc: Scenario, v: dict[str, float], step: float) -> Scenario:
+    mu = v["lengths.mu"] + v["lengths.drift"] * step
+    lengths = sc.lengths
+    cap = lengths.max_tokens if isinstance(lengths, LogNormal) else (lengths.max_tokens or 16384.0)
+    group_corr = lengths.group_correlation if isinstance(lengths, LogNormal) else 0.0
+    return sc.replace(
+        lengths=LogNormal(mu=float(np.clip(mu, -100, 100)), sigma=float(min(10.0, v["lengths.sigma"])),
+                          max_tokens=float(cap), group_correlation=group_corr),
+        decode_tokens_per_s=float(np.clip(v["decode_tokens_per_s"], 1e-6, 1e9)),
+        rollout_pause_s=float(v["gen_overhead_s"]),
+        train_step_s=float(v["train_step_s"] + v.get("logprob_step_s", 0.0)),
+        train_s_per_token=float(min(1e3, v["train_s_per_token"])),
+        logprob_s_per_token=float(min(1e3 - min(1e3, v["train_s_per_token"]), v["logprob_s_per_token"])),
+        weight_sync_s=float(v["weight_sync_s"]),
+    )
+
+
+def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstrap: int = 200,
+              seed: int = 0) -> Calibrated:
+    """Fits a scenario on a baseline run's per-step metrics.
+
+    Parameters
+    ----------
+    metrics : polars.DataFrame or path
+        One row per training step (CSV, JSONL, JSON or parquet file, or a frame), with verl, AReaL
+        or slime metric names (:data:`FRAMEWORK_METRICS`) or the generic ones (:data:`GENERIC`).
+    base : rollsim.configs.ImportedConfig or Scenario
+        The run's config (its batch, group, slots, length limit and pipeline are kept).
+    framework : {"verl", "areal", "slime", "generic"}, optional
+        Whose metric names; detected from the columns when not given.
+    bootstrap : int
+        Bootstrap resamples over steps for the intervals, in [0, 100000] (0: none, intervals equal
+        the fit).
+    seed : int
+        Seed of the bootstrap.
+
+    Returns
+    -------
+    Calibrated
+
+    Raises
+    ------
+    ScenarioError
+        ``metrics: missing <metric> ...`` for a table without a needed metric; ``base: ...`` for a
+        base that is neither an imported config nor a scenario.
+    """
+    from rollsim.configs import ImportedConfig
+
+    if isinstance(base, ImportedConfig):
+        sc, layout = base.scenario, base.layout
+    elif isinstance(base, Scenario):
+        sc, layout = base, None
+    else:
+        raise invalid("base", f"must be an ImportedConfig (rollsim.configs.load) or a Scenario, got "
+                      f"{type(base).__name__}")
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or not 0 <= bootstrap <= 100_000:
+        raise invalid("bootstrap", f"must be an integer in [0, 100000], got {bootstrap!r}")
+    m, fw, sources = normalize(read_metrics(metrics), framework)
+    cap = sc.lengths.max_tokens if isinstance(sc.lengths, LogNormal) else float(sc.lengths.max_tokens or 16384.0)
+    longest = float(m["response_max"].to_numpy().max())
+    if longest > cap * 1.001:
+        raise invalid("metrics", f"response_max {longest:g} tokens exceeds the config's length limit {cap:g}; check "
+                      "the config's max response length")
+    values = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap))
+    over = sc.pipeline.over_sampling if isinstance(sc.pipeline, OffPolicy) else None
+    if sc.rollout_slots < sc.batch_size or over is not None:
+        # fewer slots than samples, or over-sampling (the batch ends before its longest answers): a
+        # batch's generation is the slots' makespan, which rollsim simulates (in tokens, at 1 token/s)
+        # for each step's fitted lengths; the speed is refitted on it
+        m = m.with_columns(pl.Series("makespan_tokens", _makespans(sc, values, m["step"].to_numpy(), float(cap))))
+        values = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap))
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(bootstrap):
+        idx = np.sort(rng.integers(0, m.height, m.height))
+        if len(set(idx.tolist())) < 3:
+            continue
+        draws.append(fit(m[idx.tolist()], batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap)))
+    src = {"lengths.mu": "response_mean, response_max, response_clip_ratio", "lengths.drift": "the same, over steps",
+           "lengths.sigma": "response_mean, response_max, response_clip_ratio", "decode_tokens_per_s": "gen_s",
+           "gen_overhead_s": "gen_s", "train_step_s": "train_s", "train_s_per_token": "train_s", "logprob_step_s": "logprob_s",
+           "logprob_s_per_token": "logprob_s", "weight_sync_s": "sync_s" if "sync_s" in m.columns else "step_s - phases"}
+    rows = []
+    for name in PARAMS:
+        vals = np.array([d[name] for d in draws]) if draws else np.array([values[name]])
+        lo, hi = np.quantile(vals, [0.025, 0.975])
+        s = src[name]
+        s = ", ".join(sources.get(c.strip(), c.strip()) for c in s.split(",")) if "over" not in s else s
+        rows.append(dict(name=name, value=values[name], low=float(min(lo, values[name])),
+                         high=float(max(hi, values[name])), unit=UNITS[name], source=s))
+    params = pl.DataFrame(rows)
+    ref = float(m["step"].to_numpy().mean())
+    fitted = _apply(sc, values, ref)
+    # per-step residuals from the same closed forms the fit used
+    n = m["batch_samples"].to_numpy() if "batch_samples" in m.columns else np.full(m.height, float(sc.batch_size))
+    mean, mx = m["response_mean"].to_numpy(), m["response_max"].to_numpy()
+    x = m["makespan_tokens"].to_numpy() if "makespan_tokens" in m.columns else np.maximum(mx, mean * n / sc.rollout_slots)
+    gen_p = values["gen_overhead_s"] + x / values["decode_tokens_per_s"]
+    train_p = values["train_step_s"] + values["logprob_step_s"] + (values["train_s_per_token"] + values["logprob_s_per_token"]) * mean * n
+    train_m = m["train_s"].to_numpy() + (m["logprob_s"].to_numpy() if "logprob_s" in m.columns else 0.0)
+    step_m = (m["step_s"].to_numpy() if "step_s" in m.columns
+              else m["gen_s"].to_numpy() + train_m + (m["sync_s"].to_numpy() if "sync_s" in m.columns else 0.0))
+    serial = isinstance(sc.pipeline, OffPolicy) and sc.pipeline.k == 0
+    step_p = gen_p + train_p + values["weight_sync_s"] if serial else np.maximum(gen_p, train_p + values["weight_sync_s"])
+    residuals = pl.DataFrame({
+        "step": m["step"], "response_mean": mean, "gen_s_measured": m["gen_s"], "gen_s_predicted": gen_p,
+        "train_s_measured": train_m, "train_s_predicted": train_p, "step_s_measured": step_m,
+        "step_s_predicted": step_p, "step_error": step_p / step_m - 1.0,
+    })
+    return Calibrated(scenario=fitted, params=params, residuals=residuals, draws=tuple(draws), metrics=m,
+                      framework=fw, base=base, layout=layout, reference_step=ref, values=values)
+
+
+def _makespans(sc: Scenario, v: dict[str, float], steps: np.ndarray, cap: float) -> np.ndarray:
+    """Tokens of the longest slot of each step's batch (its generation time at 1 token/s per
+    sequence), simulated with the step's fitted lengths; the mean of 3 batches."""
+    from rollsim.simulation import simulate
+
+    out = []
+    for t in steps.tolist():
+        lengths = LogNormal(mu=float(np.clip(v["lengths.mu"] + v["lengths.drift"] * t, -100, 100)),
+                            sigma=float(v["lengths.sigma"]), max_tokens=cap)
+        p = sc.pipeline
+        batch = Synchronous(over_sampling=p.over_sampling) if isinstance(p, OffPolicy) else Synchronous()
+        one = sc.replace(pipeline=batch, lengths=lengths, decode_tokens_per_s=1.0, rollout_pause_s=0.0,
+                         train_step_s=0.0, train_s_per_token=0.0, logprob_s_per_token=0.0, weight_sync_s=0.0,
+                         prefill_tokens_per_s=math.inf, horizon_s=min(1e12, 3.5 * cap * (1 + sc.batch_size / sc.rollout_slots)),
+                         seed=int(t) % 2**32)
+        st = simulate(one, record="summary").steps
+        ends = st["end_s"].to_numpy()[:3]
+        out.append(float(np.mean(np.diff(np.concatenate([[0.0], ends])))) if len(ends) else float(cap))
+    return np.array(out)
+
+
+def synthetic_metrics(scenario: Scenario, steps: int, *, drift: float = 0.0, noise: float = 0.0,
+                      seed: int = 0) -> pl.DataFrame:
+    """Per-step metrics of a synchronous run simulated by rollsim (generic column names), for
+    checking :func:`calibrate`: step ``t`` draws its answers from ``scenario.lengths`` with ``mu +
+    drift * t``; ``noise`` multiplies every timing by ``1 + noise * N(0, 1)``.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        Must have LogNormal lengths; its pipeline is replaced by :class:`Synchronous` (keeping a batch
+        pipeline's ``over_sampling`` and ``keep_partial``).
+    steps : int
+        Steps to generate, in [3, 100000].
+    drift : float
+        Growth of ``lengths.mu`` per step, log tokens.
+    noise : float
+        Relative timing noise (standard deviation), in [0, 1].
+    seed : int
+        Seed of the runs and of the noise.
+
+    Returns
+    -------
+    polars.DataFrame
+        Columns ``step``, ``step_s``, ``gen_s``, ``train_s``, ``sync_s``, ``response_mean``,
+        ``response_max``, ``response_clip_ratio``.
+    """
+    from rollsim.simulation import simulate
+
+    lengths = scenario.lengths
+    if not isinstance(lengths, LogNormal):
+        raise invalid("lengths", "synthetic_metrics needs LogNormal lengths")
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 3 <= steps <= 100_000:
+        raise invalid("steps", f"must be an integer in [3, 100000], got {steps!r}")
+    if not (isinstance(noise, (int, float)) and 0 <= noise <= 1):
+        raise invalid("noise", f"must be in [0, 1], got {noise!r}")
+    rng = np.random.default_rng(seed)
+    cap = lengths.max_tokens
+    sc0 = scenario
+    one = (cap / sc0.decode_tokens_per_s + sc0.rollout_pause_s + sc0.train_step_s + sc0.weight_sync_s
+           + (sc0.train_s_per_token + sc0.logprob_s_per_token) * cap * sc0.batch_size)
+    rows = []
+    for t in range(steps):
+        p = sc0.pipeline
+        batch = (Synchronous(over_sampling=p.over_sampling, keep_partial=p.keep_partial) if isinstance(p, OffPolicy)
+                 else Synchronous())
+        sc = sc0.replace(pipeline=batch, seed=seed * 100_003 + t, horizon_s=min(1e12, 2.5 * one),
+                         **{"lengths.mu": float(lengths.mu + drift * t)})
+        res = simulate(sc)
+        st = res.steps
+        s = res.samples.filter(pl.col("trained_step") == 1)["length_tokens"].to_numpy()
+        gen = float(st["start_s"][1] - st["end_s"][0])
+        train = float(st["end_s"][1] - st["start_s"][1]) - sc.weight_sync_s
+
+        def noisy(x: float) -> float:
+            return float(x * max(0.0, 1.0 + noise * rng.standard_normal()))
+
+        g, tr, sy = noisy(gen), noisy(train), noisy(sc.weight_sync_s)
+        rows.append(dict(step=t, step_s=g + tr + sy, gen_s=g, train_s=tr, sync_s=sy, response_mean=float(s.mean()),
+                         response_max=float(s.max()), response_clip_ratio=float(np.mean(s >= cap))))
+    return pl.DataFrame(rows)

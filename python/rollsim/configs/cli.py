@@ -1,0 +1,166 @@
+"""The ``import``, ``calibrate`` and ``whatif`` subcommands (registered by :mod:`rollsim.cli`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from rollsim.errors import invalid
+
+__all__ = ["add_parsers", "int_list", "staleness_list"]
+
+_FW = ("verl", "areal", "slime", "openrlhf")
+
+
+def int_list(flag: str):
+    """argparse type: ``"8,16"`` -> ``[8, 16]`` (positive integers)."""
+
+    def conv(s: str) -> list[int]:
+        out = []
+        for part in s.split(","):
+            p = part.strip()
+            if not p.isdigit() or int(p) < 1:
+                raise argparse.ArgumentTypeError(f"{flag}: must be positive integers separated by commas, got {s!r}")
+            out.append(int(p))
+        return out
+
+    conv.__name__ = flag
+    return conv
+
+
+def staleness_list(s: str) -> list[int | None]:
+    """argparse type: ``"1,2,none"`` -> ``[1, 2, None]``."""
+    out: list[int | None] = []
+    for part in s.split(","):
+        p = part.strip().lower()
+        if p == "none":
+            out.append(None)
+        elif p.isdigit():
+            out.append(int(p))
+        else:
+            raise argparse.ArgumentTypeError(f"--max-staleness: must be integers >= 0 or 'none' separated by commas, "
+                                             f"got {s!r}")
+    return out
+
+
+def add_parsers(sub: Any) -> None:
+    """Registers ``import``, ``calibrate`` and ``whatif``."""
+    im = sub.add_parser("import", help="read a verl / AReaL / slime / OpenRLHF config as a scenario, with notes",
+                        description="Prints the scenario a framework's config becomes (as TOML with --toml) and a "
+                                    "note for every option read, defaulted, assumed or ignored.")
+    im.add_argument("file", help="the config: verl YAML or launch script, AReaL YAML, slime or OpenRLHF launch script")
+    im.add_argument("overrides", nargs="*", help="options after the file's: key=value (verl, AReaL), or after -- "
+                                                 "the --name value arguments (slime, OpenRLHF)")
+    im.add_argument("--framework", choices=_FW, default=None, help="detected from the file when not given")
+    im.add_argument("--gpu", default=None, help="the accelerator (rollsim.hardware.ACCELERATORS): adds the deployment")
+    im.add_argument("--toml", action="store_true", help="print the scenario as TOML (rollsim run FILE.toml runs it)")
+    im.set_defaults(func=_cmd_import)
+    for name, helptext in (("calibrate", "fit a config's scenario on a run's per-step metrics"),
+                           ("whatif", "calibrate on a run's metrics, then predict alternatives with intervals")):
+        p = sub.add_parser(name, help=helptext)
+        p.add_argument("--config", required=True, help="the run's config (as for rollsim import)")
+        p.add_argument("--metrics", required=True, help="per-step metrics: CSV, JSONL, JSON or parquet")
+        p.add_argument("--framework", choices=_FW, default=None, help="of the config; detected when not given")
+        p.add_argument("--metric-names", choices=("verl", "areal", "slime", "generic"), default=None,
+                       help="whose metric names the table uses; detected from the columns when not given")
+        p.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples over steps (%(default)s)")
+        p.add_argument("--format", choices=("table", "csv", "json"), default="table")
+        if name == "calibrate":
+            p.add_argument("--toml", action="store_true", help="print the fitted scenario as TOML instead")
+            p.set_defaults(func=_cmd_calibrate)
+        else:
+            p.add_argument("--pipeline", default=None, help="comma-separated: sync, one-step, k-step:K, fully-async")
+            p.add_argument("--max-staleness", type=staleness_list, default=None,
+                           help="comma-separated caps for fully-async (none: no cap)")
+            p.add_argument("--rollout-gpus", type=int_list("--rollout-gpus"), default=None,
+                           help="comma-separated rollout GPU counts")
+            p.add_argument("--train-gpus", type=int_list("--train-gpus"), default=None,
+                           help="comma-separated training GPU counts")
+            p.add_argument("--prompts", type=int_list("--prompts"), default=None, help="comma-separated prompts per step")
+            p.add_argument("--group-size", type=int_list("--group-size"), default=None,
+                           help="comma-separated answers per prompt")
+            p.add_argument("--max-response-tokens", type=int_list("--max-response-tokens"), default=None,
+                           help="comma-separated answer-length limits, tokens")
+            p.add_argument("--draws", type=int, default=20, help="bootstrap draws simulated per row (%(default)s)")
+            p.add_argument("--steps", type=int, default=12, help="steps simulated per run (%(default)s)")
+            p.add_argument("--plot", default=None, help="also draw the step times to this .png / .svg / .pdf")
+            p.set_defaults(func=_cmd_whatif)
+
+
+def _cmd_import(a: argparse.Namespace) -> int:
+    from rollsim import configs
+
+    imp = configs.load(a.file, a.framework, a.overrides, gpu=a.gpu)
+    if a.toml:
+        print(imp.scenario.to_toml(), end="")
+        return 0
+    print(f"rollsim import: {imp.framework} config {imp.source}")
+    print(f"scenario: {imp.scenario!r}")
+    print(f"sync: {'none' if imp.sync is None else 'rollsim.sync.Cluster (model ' + str(imp.model) + ')'}")
+    print(f"deployment: {'none' if imp.deployment is None else imp.deployment.breakdown()}")
+    print()
+    print(imp.notes_table())
+    return 0
+
+
+def _calibrated(a: argparse.Namespace) -> Any:
+    from rollsim import configs
+    from rollsim.calibration import calibrate
+
+    return calibrate(a.metrics, configs.load(a.config, a.framework), framework=a.metric_names, bootstrap=a.bootstrap)
+
+
+def _print_frame(df: Any, fmt: str) -> None:
+    if fmt == "csv":
+        print(df.write_csv(), end="")
+    elif fmt == "json":
+        print(df.write_json())
+    else:
+        import polars as pl
+
+        with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, fmt_str_lengths=60,
+                       tbl_hide_dataframe_shape=True):
+            print(df)
+
+
+def _cmd_calibrate(a: argparse.Namespace) -> int:
+    cal = _calibrated(a)
+    if a.toml:
+        print(cal.scenario.to_toml(), end="")
+        return 0
+    if a.format == "table":
+        err = cal.residuals["step_error"].to_numpy()
+        print(f"rollsim calibrate: {cal.metrics.height} steps ({cal.framework} metric names); step time "
+              f"predicted vs measured: mean error {100 * float(err.mean()):+.1f} %, worst "
+              f"{100 * float(abs(err).max()):.1f} %")
+    _print_frame(cal.params, a.format)
+    return 0
+
+
+def _cmd_whatif(a: argparse.Namespace) -> int:
+    from rollsim.what_if import grid, plot_whatif, whatif
+
+    axes: dict[str, Any] = {}
+    if a.pipeline is not None:
+        axes["pipeline"] = [p.strip() for p in a.pipeline.split(",") if p.strip()]
+    for key in ("max_staleness", "rollout_gpus", "train_gpus", "prompts", "group_size", "max_response_tokens"):
+        if getattr(a, key) is not None:
+            axes[key] = getattr(a, key)
+    if "max_staleness" in axes and "pipeline" not in axes:
+        raise invalid("--max-staleness", "needs --pipeline fully-async (the cap applies to that pipeline)")
+    cal = _calibrated(a)
+    df = whatif(cal, grid(**axes) if axes else [], draws=a.draws, steps=a.steps)
+    if a.format == "table":
+        base = df.row(0, named=True)
+        print(f"rollsim whatif: calibrated on {cal.metrics.height} steps; baseline predicted {base['step_s']:.1f} s "
+              f"per step vs measured {base['measured_step_s']:.1f} s ({100 * base['error']:+.1f} %)")
+        cols = ["variant", "step_s", "step_s_low", "step_s_high", "tokens_per_s", "trainer_wait_s", "staleness_mean",
+                "staleness_long", "drop_fraction"]
+        _print_frame(df.select(cols), "table")
+    else:
+        _print_frame(df, a.format)
+    if a.plot:
+        plot_whatif(df, path=a.plot)
+        print(f"wrote {a.plot}", file=sys.stderr)
+    return 0

@@ -1,0 +1,230 @@
+"""verl (volcengine/verl): Hydra YAML configs and launch scripts with dotted overrides.
+
+Option names and defaults are those of ``verl/trainer/config/_generated_ppo_trainer.yaml`` (the main
+PPO trainer, flattened), ``verl/experimental/one_step_off_policy/config/one_step_off_ppo_trainer.yaml``
+and ``verl/experimental/fully_async_policy/config/fully_async_ppo_trainer.yaml``; semantics from
+``docs/advance/fully_async.md`` and ``docs/advance/one_step_off.md`` (all in volcengine/verl).
+
+Batch units: ``data.train_batch_size`` and ``actor.ppo_mini_batch_size`` count PROMPTS; each prompt
+has ``actor_rollout_ref.rollout.n`` answers, so rollsim's ``batch_size`` (samples) is prompts x n.
+In the fully async recipe the trainer takes ``require_batches x ppo_mini_batch_size`` prompts per local
+update and syncs the weights every ``trigger_parameter_sync_step`` updates (``train_batch_size`` is
+ignored): rollsim's step (one policy version) is one such sync window.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rollsim.errors import invalid
+from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
+
+from ._common import ImportedConfig, Layout, Reader, build, flatten, read_yaml, resolve, scalar, split_command
+
+__all__ = ["load", "parse_overrides", "ENTRY_POINTS"]
+
+#: Entry modules of verl's trainers and the recipe each runs.
+ENTRY_POINTS = {
+    "verl.trainer.main_ppo": "ppo",
+    "verl.experimental.one_step_off_policy.main_ppo": "one_step_off_policy",
+    "verl.experimental.fully_async_policy.fully_async_main": "fully_async_policy",
+    "recipe.one_step_off_policy.main_ppo": "one_step_off_policy",
+    "recipe.fully_async_policy.fully_async_main": "fully_async_policy",
+}
+
+_AR = "actor_rollout_ref"
+
+
+def parse_overrides(words: list[str]) -> tuple[dict[str, Any], str | None, list[str]]:
+    """Hydra overrides of a verl command line: ``key=value``, ``+key=value``, ``++key=value``
+    (``~key`` deletes). Returns ``(overrides, recipe or None, config files named by --config-path /
+    --config-name)``."""
+    out: dict[str, Any] = {}
+    recipe = None
+    cfg_path = cfg_name = None
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w == "-m" and i + 1 < len(words):
+            recipe = ENTRY_POINTS.get(words[i + 1], recipe)
+            i += 2
+            continue
+        for mod, rec in ENTRY_POINTS.items():
+            if w.endswith(mod.replace(".", "/") + ".py"):
+                recipe = rec
+        if w.startswith("--config-path") or w.startswith("--config-name"):
+            val = w.partition("=")[2] if "=" in w else (words[i + 1] if i + 1 < len(words) else "")
+            if w.startswith("--config-path"):
+                cfg_path = val
+            else:
+                cfg_name = val
+            i += 1 if "=" in w else 2
+            continue
+        if "=" in w and not w.startswith("-"):
+            key, _, val = w.partition("=")
+            key = key.lstrip("+")
+            if key and all(part.isidentifier() or part.isdigit() for part in key.split(".")):
+                out[key] = scalar(val)
+        elif w.startswith("~") and len(w) > 1:
+            out[w[1:]] = None
+        i += 1
+    files = []
+    if cfg_name:
+        files.append(str(Path(cfg_path or ".") / (cfg_name if cfg_name.endswith(".yaml") else cfg_name + ".yaml")))
+    if cfg_name and recipe is None:
+        if "fully_async" in cfg_name:
+            recipe = "fully_async_policy"
+        elif "one_step_off" in cfg_name:
+            recipe = "one_step_off_policy"
+    return out, recipe, files
+
+
+def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | None = None) -> ImportedConfig:
+    """Reads a verl YAML config, or a launch script (``python3 -m verl.trainer.main_ppo key=value
+    ...``), plus optional dotted ``overrides`` (as on the command line).
+
+    Parameters
+    ----------
+    path : Path
+        A ``.yaml`` config (full or partial: absent options take verl's defaults), or a shell
+        script whose command names verl's entry module and Hydra overrides.
+    gpu : str, optional
+        The accelerator (a :data:`rollsim.hardware.ACCELERATORS` name): builds ``.deployment``.
+    overrides : list of str
+        ``key=value`` overrides applied after the file (``data.train_batch_size=512``).
+
+    Returns
+    -------
+    ImportedConfig
+
+    Raises
+    ------
+    ScenarioError
+        An option of the wrong type or out of range (the message names it).
+    """
+    text = path.read_text()
+    recipe = None
+    flat: dict[str, Any] = {}
+    if path.suffix in (".yaml", ".yml"):
+        tree = read_yaml(path)
+        flat = flatten(tree)
+        defaults = tree.get("defaults") or []
+        names = " ".join(str(d) for d in defaults) if isinstance(defaults, list) else str(defaults)
+        if "async_training" in tree:
+            recipe = "fully_async_policy"
+        elif "one_step_off" in names or "one_step_off" in path.name or (
+                isinstance(tree.get("rollout"), dict) and "nnodes" in tree["rollout"]):
+            recipe = "one_step_off_policy"
+    else:
+        ov, recipe, files = parse_overrides(split_command(text))
+        for f in files:
+            p = (path.parent / f) if not Path(f).is_absolute() else Path(f)
+            if p.is_file():
+                flat.update(flatten(read_yaml(p)))
+        flat.update(ov)
+        if recipe is None and not ov:
+            raise invalid("config", f"{path} names no verl entry module (python -m verl.trainer.main_ppo ...) "
+                          "and no key=value overrides")
+    ov2, rec2, _ = parse_overrides(list(overrides))
+    flat.update(ov2)
+    recipe = rec2 or recipe
+    if recipe is None:
+        recipe = "fully_async_policy" if any(k.startswith("async_training.") for k in flat) else "ppo"
+    flat = resolve(flat)
+    return _build(flat, recipe, str(path), gpu)
+
+
+def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = None) -> ImportedConfig:
+    r = Reader(flat, "the verl config")
+    r.note("(recipe)", recipe, {"ppo": "verl.trainer.main_ppo: synchronous pipeline",
+                                "one_step_off_policy": "one_step_off_policy: one-step off-policy pipeline",
+                                "fully_async_policy": "fully_async_policy: fully asynchronous pipeline"}[recipe], "read")
+    n, g = r.positive_int(f"{_AR}.rollout.n", 1)
+    r.read(f"{_AR}.rollout.n", n, g, f"group_size = {n}")
+    max_resp, g = r.positive_int("data.max_response_length", 512, hi=2**40, aliases=(f"{_AR}.rollout.response_length",))
+    r.read("data.max_response_length", max_resp, g, f"lengths.max_tokens = {max_resp} tokens")
+    max_prompt, g = r.positive_int("data.max_prompt_length", 512, hi=2**30, aliases=(f"{_AR}.rollout.prompt_length",))
+    r.read("data.max_prompt_length", max_prompt, g, "not a scenario field (prefill is free until calibrated)")
+    tp, g = r.positive_int(f"{_AR}.rollout.tensor_model_parallel_size", 2, hi=4096)
+    r.read(f"{_AR}.rollout.tensor_model_parallel_size", tp, g, f"{tp} GPUs per inference engine")
+    seqs, g = r.positive_int(f"{_AR}.rollout.max_num_seqs", 256)
+    r.read(f"{_AR}.rollout.max_num_seqs", seqs, g, f"{seqs} concurrent sequences per engine")
+    nodes, g = r.positive_int("trainer.nnodes", 1, hi=65536)
+    r.read("trainer.nnodes", nodes, g, "trainer nodes")
+    gpn, g = r.positive_int("trainer.n_gpus_per_node", 8, hi=1024)
+    r.read("trainer.n_gpus_per_node", gpn, g, f"{nodes * gpn} trainer GPUs")
+    engine, _ = r.get(f"{_AR}.rollout.name", "vllm")
+    mem, _ = r.get(f"{_AR}.rollout.gpu_memory_utilization", None)
+    model, g = r.get(f"{_AR}.model.path", None, kind=str)
+    if g:
+        r.read(f"{_AR}.model.path", model, g, "model (weight-sync cluster when known)")
+    steps, steps_given = r.get("trainer.total_training_steps", None)
+    if recipe == "ppo":
+        prompts, g = r.positive_int("data.train_batch_size", 1024)
+        r.read("data.train_batch_size", prompts, g, f"batch_size = {prompts * n} samples ({prompts} prompts x "
+               f"rollout.n {n}; verl counts prompts)")
+        hybrid, g = r.flag(f"{_AR}.hybrid_engine", True)
+        r.read(f"{_AR}.hybrid_engine", hybrid, g, "colocated: rollout and training share the GPUs" if hybrid
+               else "separate pools")
+        layout = Layout(rollout_gpus=nodes * gpn, train_gpus=nodes * gpn, colocated=bool(hybrid), rollout_tp=tp,
+                        slots_per_engine=seqs)
+        osr, g = r.number(f"{_AR}.rollout.over_sample_rate", 0.0, hi=1e6)
+        pipeline: Any = Synchronous(over_sampling=osr if osr > 0 else None)
+        r.read(f"{_AR}.rollout.over_sample_rate", osr, g, f"pipeline.over_sampling = {osr:g}" if osr > 0
+               else "no over-sampling")
+    else:
+        rn, g1 = r.positive_int("rollout.nnodes", 1, hi=65536)
+        rg, g2 = r.positive_int("rollout.n_gpus_per_node", 8, hi=1024)
+        r.read("rollout.nnodes", rn, g1, "rollout nodes (separate pool)")
+        r.read("rollout.n_gpus_per_node", rg, g2, f"{rn * rg} rollout GPUs")
+        layout = Layout(rollout_gpus=rn * rg, train_gpus=nodes * gpn, colocated=False, rollout_tp=tp,
+                        slots_per_engine=seqs)
+        if recipe == "one_step_off_policy":
+            prompts, g = r.positive_int("data.train_batch_size", 1024)
+            r.read("data.train_batch_size", prompts, g, f"batch_size = {prompts * n} samples ({prompts} prompts x "
+                   f"rollout.n {n}; verl counts prompts)")
+            pipeline = OneStepAsync()
+        else:
+            mini, g = r.positive_int(f"{_AR}.actor.ppo_mini_batch_size", 256)
+            r.read(f"{_AR}.actor.ppo_mini_batch_size", mini, g, "prompts per mini-batch")
+            req, g = r.positive_int("async_training.require_batches", 1)
+            r.read("async_training.require_batches", req, g, f"{req * mini} prompts per local update")
+            trig, g = r.positive_int("async_training.trigger_parameter_sync_step", 4)
+            prompts = trig * req * mini
+            r.read("async_training.trigger_parameter_sync_step", trig, g,
+                   f"batch_size = {prompts * n} samples per policy version ({trig} updates x {req} x {mini} prompts "
+                   f"x rollout.n {n})")
+            r.ignore("data.train_batch_size", "the fully async trainer ignores it (one version = one sync window)")
+            thr, g = r.number("async_training.staleness_threshold", 0.1, hi=1e6)
+            lag = round((1.0 + thr) * prompts * n)
+            lag = max(n, (lag // n) * n)
+            r.read("async_training.staleness_threshold", thr, g,
+                   f"pipeline.max_lag_samples = {lag} ((1 + {thr:g}) x {prompts * n} samples in flight or ready "
+                   "per version, lag_release='take')")
+            partial, g = r.flag("async_training.partial_rollout", True)
+            on_update = "keep_recompute" if partial else "wait"
+            r.read("async_training.partial_rollout", partial, g, f"pipeline.on_update = {on_update!r}")
+            pipeline = FullyAsync(max_lag_samples=lag, lag_release="take", on_update=on_update)
+            rlp, g = r.flag("async_training.use_rollout_log_probs", True)
+            r.read("async_training.use_rollout_log_probs", rlp, g, "no log-prob recompute phase" if rlp
+                   else "an old_log_prob phase (calibrate logprob_s_per_token)")
+            r.ignore("async_training.compute_prox_log_prob", "a loss-side option")
+    for name, why in ((f"{_AR}.actor.ppo_epochs", "training cost is calibrated per token"),
+                      (f"{_AR}.actor.use_dynamic_bsz", "token packing: part of the calibrated training cost"),
+                      (f"{_AR}.actor.ppo_max_token_len_per_gpu", "token packing: part of the calibrated training cost"),
+                      ("trainer.balance_batch", "rank balancing: part of the calibrated training cost"),
+                      (f"{_AR}.rollout.gpu_memory_utilization", "KV capacity is not modelled by the import (the deployment's, with --gpu)"),
+                      (f"{_AR}.rollout.name", "engine choice: part of the calibrated decode speed (the deployment's engine, with --gpu)"),
+                      (f"{_AR}.rollout.enable_prefix_caching", "prefill is free until calibrated"),
+                      (f"{_AR}.rollout.free_cache_engine", "sleep / wake cost: part of the calibrated overhead")):
+        r.ignore(name, why)
+    r.ignore_rest(("algorithm.rollout_correction", "async_training", f"{_AR}.rollout.multi_turn",
+                   f"{_AR}.rollout.agent", "actor_rollout_ref.checkpoint_engine"))
+    if steps_given:
+        r.note("trainer.total_training_steps", steps, "ignored: rollsim runs horizon_s seconds (7200 by default), "
+               "not a number of steps", "ignored")
+    r.ignore_rest(("",))  # every other option given: noted, not silently lost
+    return build(r, framework="verl", source=source, prompts=prompts, group=n, max_response=max_resp,
+                 pipeline=pipeline, layout=layout, slots=layout.engines * seqs, model=model,
+                 gpu=gpu, engine=str(engine), gpu_memory_utilization=mem)

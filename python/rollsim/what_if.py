@@ -1,0 +1,274 @@
+"""Predict changes to a calibrated run (:func:`whatif`), next to the baseline's own prediction.
+
+A variant is a dict of changes to the calibrated scenario:
+
+- ``pipeline``: ``"sync"``, ``"one-step"``, ``"k-step:K"``, ``"fully-async"`` or a pipeline object;
+- ``max_staleness``: the fully asynchronous pipeline's drop-at-consumption cap (``None``: none);
+- ``admission_eta``: AReaL's admission bound (fully asynchronous);
+- ``rollout_gpus`` / ``train_gpus``: a GPU split. The rollout slots scale with the rollout GPUs
+  (the engines' concurrency read from the config), the training cost per step with the inverse of
+  the training GPUs. A colocated baseline moved to an asynchronous pipeline splits its GPUs: with
+  ``rollout_gpus = R`` the trainer gets the other ``total - R`` (half each when not given);
+- ``prompts`` (prompts per step), ``group_size``, ``max_response_tokens``;
+- ``recompute_logprob``: False drops the calibrated log-prob recompute phase (the rollout's own
+  log-probs are used, as verl's fully async recipe does with ``use_rollout_log_probs``);
+- any scenario field, dotted names included (``"lengths.sigma": 1.2``);
+- ``name``: the row's label.
+
+Each prediction is simulated for the calibrated parameters and for bootstrap draws of them, giving an
+interval (2.5 / 97.5 % over the draws).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from rollsim.calibration import Calibrated
+from rollsim.errors import invalid
+from rollsim.lengths import LogNormal
+from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
+from rollsim.scenario import Scenario
+
+__all__ = ["whatif", "grid", "pipeline_from_name", "plot_whatif", "METRICS"]
+
+#: Columns of :func:`whatif` predicted with an interval (``<name>``, ``<name>_low``, ``<name>_high``).
+METRICS = ("step_s", "tokens_per_s", "trainer_wait_s", "staleness_mean", "staleness_short", "staleness_long",
+           "drop_fraction")
+
+_KNOWN = {"pipeline", "max_staleness", "admission_eta", "rollout_gpus", "train_gpus", "prompts", "group_size",
+          "max_response_tokens", "recompute_logprob", "name"}
+
+
+def pipeline_from_name(name: Any) -> Any:
+    """``"sync"`` / ``"one-step"`` / ``"k-step:K"`` / ``"fully-async"`` (or a pipeline object) as a
+    pipeline; ScenarioError naming ``pipeline`` otherwise."""
+    if isinstance(name, (Synchronous, OneStepAsync, OffPolicy, FullyAsync)):
+        return name
+    if isinstance(name, str):
+        key = name.strip().lower().replace("_", "-")
+        if key in ("sync", "synchronous"):
+            return Synchronous()
+        if key in ("one-step", "one-step-async", "one-step-off-policy"):
+            return OneStepAsync()
+        if key in ("fully-async", "fully-asynchronous", "async"):
+            return FullyAsync()
+        if key.startswith("k-step:") and key[7:].isdigit():
+            return OffPolicy(k=int(key[7:]))
+    raise invalid("pipeline", f"must be 'sync', 'one-step', 'k-step:K' or 'fully-async', got {name!r}")
+
+
+def grid(**axes: Any) -> list[dict[str, Any]]:
+    """Every combination of the given axes as variants: ``grid(pipeline=["fully-async"],
+    max_staleness=[1, 2, 4], rollout_gpus=[8, 16])`` is 6 variants. A scalar is one value; an axis
+    that does not apply to a combination's pipeline (``max_staleness`` for ``sync``) is left out of it."""
+    keys = list(axes)
+    values = [v if isinstance(v, (list, tuple)) else [v] for v in axes.values()]
+    out = []
+    for combo in itertools.product(*values):
+        v = dict(zip(keys, combo))
+        p = v.get("pipeline")
+        if p is not None and not isinstance(pipeline_from_name(p), FullyAsync):
+            v.pop("max_staleness", None)
+            v.pop("admission_eta", None)
+        if v not in out:
+            out.append(v)
+    return out
+
+
+def _label(v: dict[str, Any]) -> str:
+    if "name" in v:
+        return str(v["name"])
+    return ", ".join(str(v[k]) if k == "pipeline" else f"{k}={v[k]}" for k in v) or "baseline"
+
+
+def _variant(cal: Calibrated, sc: Scenario, v: dict[str, Any]) -> Scenario:
+    """The calibrated scenario ``sc`` (one draw) changed as ``v`` says."""
+    unknown = [k for k in v if k not in _KNOWN and k.split(".")[0] not in {f for f in sc.__dataclass_fields__}]
+    if unknown:
+        raise invalid(unknown[0], f"unknown variant key (allowed: {', '.join(sorted(_KNOWN))} or a scenario field)")
+    out = sc
+    pipeline = pipeline_from_name(v["pipeline"]) if "pipeline" in v else sc.pipeline
+    if "max_staleness" in v or "admission_eta" in v:
+        if not isinstance(pipeline, FullyAsync):
+            key = "max_staleness" if "max_staleness" in v else "admission_eta"
+            raise invalid(key, f"applies to the fully async pipeline only, not {type(pipeline).__name__}")
+        caps: dict[str, Any] = {k: v[k] for k in ("max_staleness", "admission_eta") if k in v}
+        pipeline = dataclasses.replace(pipeline, **caps)
+    changes: dict[str, Any] = {"pipeline": pipeline}
+    # GPU split
+    lay = cal.layout
+    serial_now = isinstance(pipeline, OffPolicy) and pipeline.k == 0
+    if "rollout_gpus" in v or "train_gpus" in v or (lay is not None and lay.colocated and not serial_now):
+        if lay is None:
+            key = "rollout_gpus" if "rollout_gpus" in v else "train_gpus"
+            raise invalid(key, "needs a base imported from a config (rollsim.configs.load): its GPU layout")
+        total = lay.rollout_gpus if lay.colocated else lay.rollout_gpus + lay.train_gpus
+        r = v.get("rollout_gpus", total // 2 if lay.colocated else lay.rollout_gpus)
+        if isinstance(r, bool) or not isinstance(r, int) or r < 1:
+            raise invalid("rollout_gpus", f"must be a positive integer, got {r!r}")
+        if lay.colocated and serial_now and "train_gpus" not in v:
+            t = r  # still colocated: both sides use the same GPUs
+        else:
+            t = v.get("train_gpus", (total - r) if lay.colocated else lay.train_gpus)
+        if isinstance(t, bool) or not isinstance(t, int) or t < 1:
+            raise invalid("train_gpus", f"must be a positive integer (GPUs left for training), got {t!r}")
+        changes["rollout_slots"] = max(1, min(2**24, round(sc.rollout_slots * r / lay.rollout_gpus)))
+        scale = lay.train_gpus / t
+        changes["train_step_s"] = sc.train_step_s * scale
+        changes["train_s_per_token"] = min(1e3, sc.train_s_per_token * scale)
+        changes["logprob_s_per_token"] = min(1e3 - changes["train_s_per_token"], sc.logprob_s_per_token * scale)
+    if "group_size" in v or "prompts" in v:
+        g = v.get("group_size", sc.group_size)
+        prompts = v.get("prompts", sc.batch_size // sc.group_size)
+        for key, val in (("group_size", g), ("prompts", prompts)):
+            if isinstance(val, bool) or not isinstance(val, int) or val < 1:
+                raise invalid(key, f"must be a positive integer, got {val!r}")
+        changes["group_size"] = g
+        changes["batch_size"] = g * prompts
+    if "max_response_tokens" in v:
+        mt = v["max_response_tokens"]
+        if not isinstance(sc.lengths, LogNormal):
+            raise invalid("max_response_tokens", "needs LogNormal lengths")
+        changes["lengths"] = LogNormal(mu=sc.lengths.mu, sigma=sc.lengths.sigma, max_tokens=mt,
+                                       group_correlation=sc.lengths.group_correlation)
+    rest = {k: val for k, val in v.items() if k not in _KNOWN}
+    out = out.replace(**changes)
+    if rest:
+        out = out.replace(**rest)
+    return out
+
+
+def _measure(sc: Scenario, steps: int, seed: int) -> dict[str, float]:
+    from rollsim.simulation import simulate
+
+    est = _step_estimate(sc)
+    horizon = min(1e12, max(est * (steps + 2), 1.0))
+    for _ in range(4):
+        res = simulate(sc.replace(horizon_s=horizon, seed=seed), record="summary")
+        st = res.steps.filter(res.steps["completed"])
+        if st.height >= 4:
+            break
+        horizon = min(1e12, horizon * 4)
+    s = res.summary
+    ends = st["end_s"].to_numpy()
+    step_s = float(np.mean(np.diff(ends[1:]))) if len(ends) >= 3 else math.nan
+    tokens = st["tokens"].to_numpy()
+    return dict(step_s=step_s, tokens_per_s=float(np.mean(tokens[2:]) / step_s) if len(ends) >= 3 else math.nan,
+                trainer_wait_s=float(np.mean(st["wait_s"].to_numpy()[2:])) if len(ends) >= 3 else math.nan,
+                staleness_mean=float(s["staleness_mean"]), staleness_short=float(s["staleness_mean_short"]),
+                staleness_long=float(s["staleness_mean_long"]), drop_fraction=float(s["drop_fraction"]))
+
+
+def _step_estimate(sc: Scenario) -> float:
+    """A rough serial step time, seconds (sizes the horizon only)."""
+    L = sc.lengths
+    cap = L.max_tokens if isinstance(L, LogNormal) else float(np.max(L.values))
+    mean = min(cap, math.exp(L.mu + L.sigma**2 / 2)) if isinstance(L, LogNormal) else float(np.mean(L.values))
+    gen = max(cap, mean * sc.batch_size / sc.rollout_slots) / sc.decode_tokens_per_s + sc.rollout_pause_s
+    train = sc.train_step_s + (sc.train_s_per_token + sc.logprob_s_per_token) * mean * sc.batch_size + sc.weight_sync_s
+    return gen + train
+
+
+def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, dict[str, Any]] | None = None, *,
+           draws: int = 20, steps: int = 12, seed: int = 0) -> pl.DataFrame:
+    """Predicts alternatives to a calibrated run.
+
+    Parameters
+    ----------
+    calibrated : Calibrated
+        From :func:`rollsim.calibrate`.
+    variants : list of dict, or dict of name -> dict, optional
+        Changes to the calibrated scenario (module docstring; :func:`grid` builds a product).
+    draws : int
+        Bootstrap draws of the calibration simulated per row for the intervals, in [0, 1000].
+    steps : int
+        Training steps simulated per run (the first two are left out as warm-up), in [4, 10000].
+    seed : int
+        Seed of the runs.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per variant after a ``baseline`` row: ``variant``, ``pipeline``, ``rollout_slots``,
+        then each of :data:`METRICS` (seconds, tokens/s, versions, fraction) with ``_low`` / ``_high``;
+        ``measured_step_s`` and ``error`` (predicted / measured - 1) on the baseline row.
+
+    Raises
+    ------
+    ScenarioError
+        A variant key or value that is not allowed (naming it).
+    """
+    if not isinstance(calibrated, Calibrated):
+        raise invalid("calibrated", f"must be the result of rollsim.calibrate, got {type(calibrated).__name__}")
+    if isinstance(draws, bool) or not isinstance(draws, int) or not 0 <= draws <= 1000:
+        raise invalid("draws", f"must be an integer in [0, 1000], got {draws!r}")
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 4 <= steps <= 10_000:
+        raise invalid("steps", f"must be an integer in [4, 10000], got {steps!r}")
+    if variants is None:
+        items: list[dict[str, Any]] = []
+    elif isinstance(variants, dict):
+        items = [{"name": k, **val} for k, val in variants.items()]
+    else:
+        items = [dict(v) for v in variants]
+    for v in items:
+        if not isinstance(v, dict):
+            raise invalid("variants", f"must be dicts of changes, got {type(v).__name__}")
+    pool = list(calibrated.draws)
+    pick = [pool[int(i)] for i in np.linspace(0, len(pool) - 1, min(draws, len(pool)))] if pool and draws else []
+    rows = []
+    def base(values: dict[str, float], v: dict[str, Any]) -> Scenario:
+        flag = v.get("recompute_logprob", True)
+        if not isinstance(flag, bool):
+            raise invalid("recompute_logprob", f"must be True or False, got {flag!r}")
+        if not flag:
+            values = {**values, "logprob_step_s": 0.0, "logprob_s_per_token": 0.0}
+        return calibrated.scenario_for(values)
+
+    for v in [{"name": "baseline"}, *items]:
+        sc = _variant(calibrated, base(calibrated.values, v), v)
+        point = _measure(sc, steps, seed)
+        others = [_measure(_variant(calibrated, base(d, v), v), steps, seed + 1 + i) for i, d in enumerate(pick)]
+        row: dict[str, Any] = dict(variant=_label(v) if v.get("name") != "baseline" else "baseline",
+                                   pipeline=type(sc.pipeline).__name__, rollout_slots=sc.rollout_slots)
+        for k in METRICS:
+            vals = np.array([o[k] for o in others] + [point[k]], dtype=float)
+            vals = vals[np.isfinite(vals)]
+            row[k] = point[k]
+            row[f"{k}_low"] = float(min(np.quantile(vals, 0.025), point[k])) if vals.size else math.nan
+            row[f"{k}_high"] = float(max(np.quantile(vals, 0.975), point[k])) if vals.size else math.nan
+        if v.get("name") == "baseline":
+            measured = calibrated.measured_step_s()
+            row["measured_step_s"] = measured
+            row["error"] = point["step_s"] / measured - 1.0
+        else:
+            row["measured_step_s"] = math.nan
+            row["error"] = math.nan
+        rows.append(row)
+    return pl.DataFrame(rows)
+
+
+def plot_whatif(frame: pl.DataFrame, *, ax: Any = None, path: Any = None) -> Any:
+    """Step time of each row of :func:`whatif` with its interval (bars), the baseline's measured step
+    time as a line. Returns the matplotlib Figure (saved to ``path`` when given: .png, .svg, .pdf)."""
+    from rollsim import plot
+
+    fig, ax = plot._figure(ax, (max(6.0, 0.9 * frame.height + 2), 4.0))
+    x = np.arange(frame.height)
+    y = frame["step_s"].to_numpy()
+    err = np.vstack([y - frame["step_s_low"].to_numpy(), frame["step_s_high"].to_numpy() - y])
+    ax.bar(x, y, yerr=err, color=["#888888"] + ["#3b75af"] * (frame.height - 1), capsize=3)
+    m = frame["measured_step_s"][0]
+    if m is not None and math.isfinite(m):
+        ax.axhline(m, color="#c44e52", linestyle="--", label=f"measured baseline {m:.1f} s")
+        ax.legend(loc="upper right")
+    ax.set_xticks(x)
+    ax.set_xticklabels(frame["variant"].to_list(), rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("step time, s (interval: calibration bootstrap)")
+    ax.set_title("what if: predicted step time")
+    return plot._finish(fig, path)
