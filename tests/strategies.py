@@ -107,6 +107,7 @@ SCHEMA_FIELDS = {f["name"]: f for f in _rollsim.SCHEMA["scenario"] if f["kind"] 
 #: Realistic (and quick) values of the known fields; any other field is drawn from its schema range.
 _VALUES = {
     "rollout_slots": st.integers(1, 48),
+    "sync_every": st.integers(1, 4),
     "decode_tokens_per_s": st.floats(5.0, 100.0),
     "batch_size": st.integers(1, 96),
     "train_step_s": st.floats(0.0, 300.0),
@@ -174,4 +175,7 @@ def every_field_scenarios(draw, pipeline=pipelines):
     if v["kv_cache_tokens"] is not None:
         longest = lens.max_tokens if isinstance(lens, LogNormal) else float(lens.values.max())
         v["kv_cache_tokens"] = v["kv_cache_tokens"] * (v["prompt_tokens"] + longest + 1.0)
-    return Scenario(lengths=lens, pipeline=draw(pipeline), **v)
+    pipe = draw(pipeline)
+    if not (isinstance(pipe, FullyAsync) and pipe.max_staleness is not None):
+        v["staleness_check"] = "start"  # "finish" changes how a cap is checked: it needs one
+    return Scenario(lengths=lens, pipeline=pipe, **v)

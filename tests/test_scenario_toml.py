@@ -49,7 +49,7 @@ SCALARS = {
     "rng": ("python", "python"), "weight_sync_s": ("2.0", 2.0), "train_s_per_token": ("1e-05", 1e-05),
     "group_size": ("8", 8), "prompt_tokens": ("100", 100.0), "prefill_tokens_per_s": ("5000", 5000.0),
     "slots_per_instance": ("64", 64), "rollout_pause_s": ("0.3", 0.3),
-    "logprob_s_per_token": ("1e-06", 1e-06),
+    "logprob_s_per_token": ("1e-06", 1e-06), "sync_every": ("2", 2),
 }
 COMPANIONS = {"decode_throughput_table": ["--slots-per-instance", "64"],
               "kv_cache_tokens": ["--slots-per-instance", "64"]}
@@ -69,6 +69,9 @@ def samples(lengths_file):
     out["decode_slowdown_per_seq"] = (["--slots-per-instance", "64", "--decode-slowdown-per-seq", "0.01"],
                                       {"slots_per_instance": 64, "decode_slowdown_per_seq": 0.01},
                                       lambda sc: sc.decode_slowdown_per_seq, 0.01)
+    out["staleness_check"] = (["--max-staleness", "1", "--staleness-check", "finish"],
+                              {"staleness_check": "finish", "pipeline": {"kind": "fully_async", "max_staleness": 1}},
+                              lambda sc: sc.staleness_check, "finish")
     out["kv_cache_tokens"] = (["--slots-per-instance", "64", "--kv-cache-tokens", "50000"],
                               {"slots_per_instance": 64, "kv_cache_tokens": 50000.0},
                               lambda sc: sc.kv_cache_tokens, 50000.0)

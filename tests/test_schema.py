@@ -91,7 +91,8 @@ def test_the_wire_dict_s_keys_and_defaults_are_the_schema_s():
     every = Scenario(weight_sync_s=1.0, logprob_s_per_token=1e-6, train_s_per_token=1e-6, group_size=2,
                      prompt_tokens=10.0, prefill_tokens_per_s=1e4, prefix_sharing=False, clear_cache_on_update=False,
                      slots_per_instance=8, decode_slowdown_per_seq=0.01, rollout_pause_s=1.0,
-                     kv_cache_tokens=1e6)
+                     kv_cache_tokens=1e6, sync_every=2, staleness_check="finish",
+                     pipeline=FullyAsync(max_staleness=1))
     assert set(every.to_dict()) == set(FIELDS) - {"decode_throughput_table", "agentic"}
     assert "agentic" in Scenario(agentic=Agentic()).to_dict()
 

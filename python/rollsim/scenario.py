@@ -242,6 +242,17 @@ class Scenario:
         Multi-turn agentic trajectories (:class:`rollsim.agentic.Agentic`: turns, tool calls, an
         environment pool, what a request does with its slot and KV during a call); with it,
         ``lengths`` gives the tokens of one turn. ``None`` (default): one answer per sample.
+    sync_every : int, in [1, 2**24]
+        Sync cadence: the rollout loads new weights only after every ``sync_every``-th training
+        step (verl ``trigger_parameter_sync_step``; Marin syncs every 2 updates); in between it keeps
+        generating with the weights it has, and staleness counts that version (the one the rollout
+        actually had). 1 (default): after every step. Every pipeline.
+    staleness_check : "start" | "finish"
+        Which version ``FullyAsync(max_staleness=...)`` is checked against: ``"start"`` (default) the
+        version that started the group's oldest answer (AReaL's head offpolicyness), ``"finish"``
+        the rollout's version when each answer was emitted (the check miles replaced in
+        radixark/miles#2296: it lets groups started one version earlier through). Needs a
+        ``FullyAsync`` pipeline with ``max_staleness``.
 
     The ranges keep every summary value finite for any combination of accepted values (answer
     lengths within the bounds of :class:`LogNormal` / :class:`Empirical`): durations stay far below
@@ -282,6 +293,8 @@ class Scenario:
     decode_throughput_table: tuple[tuple[int, float], ...] | None = _default("decode_throughput_table")
     kv_cache_tokens: float | None = _default("kv_cache_tokens")
     agentic: Agentic | None = None
+    sync_every: int = _default("sync_every")
+    staleness_check: Literal["start", "finish"] = _default("staleness_check")
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -328,6 +341,13 @@ class Scenario:
                 raise invalid(name, f"must be True or False, got {getattr(self, name)!r}")
         if isinstance(self.pipeline, FullyAsync):
             self._check_deliverable(self.pipeline)
+        set_(self, "sync_every", _check.integer("sync_every", self.sync_every, *_int_range("sync_every")))
+        if self.staleness_check not in ("start", "finish"):
+            raise invalid("staleness_check", f"must be 'start' or 'finish', got {self.staleness_check!r}")
+        if self.staleness_check == "finish" and not (isinstance(self.pipeline, FullyAsync)
+                                                     and self.pipeline.max_staleness is not None):
+            raise invalid("staleness_check", "'finish' changes how max_staleness is checked: it needs "
+                                             f"FullyAsync(max_staleness=...), got pipeline {self.pipeline!r}")
         if self.agentic is not None:
             if not isinstance(self.agentic, Agentic):
                 raise invalid("agentic", f"must be None or Agentic(...), got {self.agentic!r}")
@@ -476,6 +496,8 @@ class Scenario:
             "decode_throughput_table": None if self.decode_throughput_table is None
             else [list(p) for p in self.decode_throughput_table],
             "kv_cache_tokens": self.kv_cache_tokens,
+            "sync_every": self.sync_every,
+            "staleness_check": self.staleness_check,
         }
         if self.agentic is not None:
             d["agentic"] = self.agentic.to_dict()

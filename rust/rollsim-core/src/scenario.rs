@@ -101,6 +101,18 @@ pub enum LagRelease {
     Sync,
 }
 
+/// Which version a staleness cap (`Streaming::max_staleness`) is checked against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StalenessCheck {
+    /// The version that started the sample (the oldest member of its group): AReaL's "head"
+    /// offpolicyness, and the check miles adopted in radixark/miles#2296.
+    #[default]
+    Start,
+    /// The rollout's version when the sample was emitted (finished): lets through groups started
+    /// up to one more version back (what miles checked before radixark/miles#2296).
+    Finish,
+}
+
 /// Options of the streaming (fully asynchronous) pipeline.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Streaming {
@@ -228,6 +240,12 @@ pub struct Scenario {
     pub rng: RngKind,
     /// Multi-turn agentic rollouts (`None`: one answer per sample).
     pub agentic: Option<AgenticConfig>,
+    /// Sync cadence: the rollout loads new weights only after every `sync_every`-th training
+    /// step (verl `trigger_parameter_sync_step`); in between it keeps the weights it has, and the
+    /// staleness of what it generates counts that version. 1: after every step.
+    pub sync_every: u32,
+    /// Which version `max_staleness` is checked against (streaming pipeline with a cap only).
+    pub staleness_check: StalenessCheck,
 }
 
 use crate::schema::{self, Range, Value};
@@ -357,11 +375,20 @@ impl Default for Scenario {
             seed: default_int("seed"),
             rng: RngKind::Fast,
             agentic: None,
+            sync_every: count("sync_every"),
+            staleness_check: StalenessCheck::Start,
         }
     }
 }
 
 impl Scenario {
+    /// The version the rollout holds once the trainer has reached `version`: the last one a
+    /// sync brought (`version` rounded down to a multiple of `sync_every`).
+    #[inline]
+    pub fn synced_version(&self, version: u32) -> u32 {
+        version - version % self.sync_every
+    }
+
     /// Whether decode speed depends on the number of sequences per instance.
     #[inline]
     pub fn decode_is_batched(&self) -> bool {
@@ -443,6 +470,15 @@ impl Scenario {
             ));
         }
         ROLLOUT_PAUSE_S.check(self.rollout_pause_s)?;
+        check_int("sync_every", self.sync_every)?;
+        if self.staleness_check == StalenessCheck::Finish
+            && !matches!(&self.pipeline, Pipeline::FullyAsync(o) if o.max_staleness.is_some())
+        {
+            return Err(Error::field(
+                "staleness_check",
+                "'finish' changes how max_staleness is checked: it needs FullyAsync(max_staleness=...)",
+            ));
+        }
         let p = &self.prefill;
         PROMPT_TOKENS.check(p.prompt_tokens)?;
         if p.prefill_tokens_per_s != f64::INFINITY {

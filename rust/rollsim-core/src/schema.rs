@@ -300,6 +300,17 @@ pub const SCENARIO: &[Field] = &[
         omit_at_default: true,
         doc: "Multi-turn trajectories of turns and tool calls: Agentic(...) (None: one answer per sample)",
     },
+    int("sync_every", 1, MAX_COUNT as u64, 1, true, "Sync cadence: the rollout loads weights every N-th step"),
+    Field {
+        name: "staleness_check",
+        kind: Kind::Str,
+        unit: "",
+        default: Value::Str("start"),
+        range: Range::Any,
+        choices: &["start", "finish"],
+        omit_at_default: true,
+        doc: "Version max_staleness is checked against: the sample's start, or the rollout's at its finish",
+    },
 ];
 
 /// The scenario field named `name`.

@@ -16,8 +16,8 @@ mod sync;
 use rollsim_core::pipeline::agentic::{AgenticConfig, AgenticResult, Dist, KvPolicy, OnFailure};
 use rollsim_core::record::Col;
 use rollsim_core::scenario::{
-    BatchOrder, Decode, LagRelease, OnStale, OnUpdate, PartialRollout, Prefill, Streaming, KV_CACHE_TOKENS,
-    LOGPROB_S_PER_TOKEN, WEIGHT_SYNC_S,
+    BatchOrder, Decode, LagRelease, OnStale, OnUpdate, PartialRollout, Prefill, StalenessCheck, Streaming,
+    KV_CACHE_TOKENS, LOGPROB_S_PER_TOKEN, WEIGHT_SYNC_S,
 };
 use rollsim_core::schema;
 use rollsim_core::{Error, Lengths, Pipeline, RngKind, RunOptions, RunResult, Scenario, Summary};
@@ -441,6 +441,10 @@ struct Wire<'py> {
     decode_throughput_table: Arg<Vec<Vec<f64>>>,
     #[pyo3(default)]
     kv_cache_tokens: Arg<f64>,
+    #[pyo3(default)]
+    sync_every: Arg<i128>,
+    #[pyo3(default)]
+    staleness_check: Arg<String>,
 }
 
 fn spec(name: &'static str) -> &'static schema::Field {
@@ -562,6 +566,15 @@ fn scenario_from_dict_with(d: &Bound<'_, PyDict>, lengths: Option<Lengths>) -> P
         Arg::Huge(g) | Arg::Bad(g) => return Err(field_err("rng", format!("must be 'python' or 'fast', got {g}"))),
     };
     let rng = if rng == schema::Value::Str("python") { RngKind::Python } else { RngKind::Fast };
+    let staleness_check = match w.staleness_check {
+        Arg::Missing => StalenessCheck::Start,
+        Arg::Given(s) if s == "start" => StalenessCheck::Start,
+        Arg::Given(s) if s == "finish" => StalenessCheck::Finish,
+        Arg::Given(s) => return Err(field_err("staleness_check", format!("must be 'start' or 'finish', got {s:?}"))),
+        Arg::Huge(g) | Arg::Bad(g) => {
+            return Err(field_err("staleness_check", format!("must be 'start' or 'finish', got {g}")))
+        }
+    };
     // the engine's step model takes the weight sync and the log-prob phase summed into the fixed
     // and per-token parts (same additions, in the same order, as the Python API's)
     let weight_sync_s = real_field("weight_sync_s", w.weight_sync_s)?;
@@ -605,6 +618,8 @@ fn scenario_from_dict_with(d: &Bound<'_, PyDict>, lengths: Option<Lengths>) -> P
             Some(a) if !a.is_none() => Some(in_part(d.py(), "agentic.", agentic_from_dict(a.cast::<PyDict>()?))?),
             _ => None,
         },
+        sync_every: count_field("sync_every", w.sync_every)?,
+        staleness_check,
     })
 }
 

@@ -61,7 +61,7 @@ pub(crate) fn run<'a, D: Draw, P: Placement>(
             debug_assert_eq!(timer.kind, EventKind::StepEnd);
             trainer.step_ended();
         }
-        pool.update(trainer.version, OnUpdate::Continue);
+        pool.update(sc.synced_version(trainer.version), OnUpdate::Continue);
         pool.admit_budget = submit.saturating_sub(carried_groups);
         done_groups.clear();
         pool.fill_idle()?;

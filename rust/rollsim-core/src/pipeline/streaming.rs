@@ -23,7 +23,7 @@ use crate::error::Result;
 use crate::event::{EventKind, Timers, NEVER};
 use crate::lengths::Draw;
 use crate::record::Recorder;
-use crate::scenario::{BatchOrder, LagRelease, OnStale, OnUpdate, Scenario, Streaming};
+use crate::scenario::{BatchOrder, LagRelease, OnStale, OnUpdate, Scenario, StalenessCheck, Streaming};
 
 /// The streaming pipeline's state: the pool, the trainer, the ready queue and admission control.
 struct StreamingPipeline<'a, D: Draw, P: Placement> {
@@ -174,7 +174,7 @@ impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
         let grp = &self.pool.groups[g as usize];
         self.accepted += grp.size as u64;
         if let Some(cap) = self.opt.max_staleness {
-            if self.trainer.version - grp.min_version > cap {
+            if self.trainer.version - self.checked_version(g) > cap {
                 self.stale(g);
                 return;
             }
@@ -196,6 +196,17 @@ impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
         }
     }
 
+    /// The version a finished group's staleness is checked against: its oldest member's start
+    /// version, or (`StalenessCheck::Finish`) the oldest version at which a member finished.
+    #[inline]
+    fn checked_version(&self, g: u32) -> u32 {
+        let grp = &self.pool.groups[g as usize];
+        match self.pool.sc.staleness_check {
+            StalenessCheck::Start => grp.min_version,
+            StalenessCheck::Finish => grp.members.iter().map(|m| m.version_finish).min().unwrap_or(grp.min_version),
+        }
+    }
+
     /// A finished group is too stale: drop it, and regenerate its prompt first if asked.
     fn stale(&mut self, g: u32) {
         let prompt = self.pool.groups[g as usize].prompt;
@@ -209,7 +220,10 @@ impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
     fn step_ended(&mut self) -> Result<()> {
         self.trainer.step_ended();
         self.trained_ended = self.trained;
-        if self.opt.on_update == OnUpdate::Wait {
+        let sc = self.pool.sc;
+        if sc.synced_version(self.trainer.version) == self.pool.rollout_version {
+            // not a sync step (`sync_every`): the rollout keeps the weights it has
+        } else if self.opt.on_update == OnUpdate::Wait {
             self.draining = true;
             self.pool.paused = true;
             if self.pool.busy == 0 {
@@ -223,7 +237,7 @@ impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
             for b in 0..self.ready.len() {
                 let mut kept = VecDeque::with_capacity(self.ready[b].len());
                 while let Some(g) = self.ready[b].pop_front() {
-                    if version - self.pool.groups[g as usize].min_version > cap {
+                    if version - self.checked_version(g) > cap {
                         self.ready_groups -= 1;
                         self.stale(g);
                     } else {
@@ -240,7 +254,8 @@ impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
     fn apply_update(&mut self) {
         self.draining = false;
         self.pool.paused = false;
-        self.pool.update(self.trainer.version, self.opt.on_update);
+        let version = self.pool.sc.synced_version(self.trainer.version);
+        self.pool.update(version, self.opt.on_update);
         if self.opt.lag_release == LagRelease::Sync {
             // the new weights are in the rollout: the samples they were trained on free their places
             self.released = self.trained_ended;

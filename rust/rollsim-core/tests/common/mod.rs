@@ -528,6 +528,8 @@ pub fn scenario(seed: u64, kinds: LengthKinds) -> Scenario {
         seed: g.u64(),
         rng: if g.chance(0.5) { RngKind::Fast } else { RngKind::Python },
         agentic: None,
+        sync_every: 1,
+        staleness_check: rollsim_core::scenario::StalenessCheck::Start,
     };
     if let Pipeline::FullyAsync(o) = &mut sc.pipeline {
         if o.max_lag_samples.is_some() && g.chance(0.5) {
