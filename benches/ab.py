@@ -30,7 +30,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--rows", default="", help="only rows containing this text")
     a = ap.parse_args()
-    names = [n for n in run(a.new, 1.0, a.rows)]
+    old_rows = set(run(a.old, 1.0, a.rows))
+    names = [n for n in run(a.new, 1.0, a.rows) if n in old_rows]  # rows both builds have
     best: dict[tuple[str, str], float] = {}
     events: dict[str, int] = {}
     for _ in range(a.rounds):
