@@ -54,6 +54,16 @@ class Row:
     area: str = "decode"
     note: str = ""
 
+    @classmethod
+    def from_prediction(cls, r: dict, *, quantity: str, area: str) -> Row:
+        """A row whose prediction does not depend on the serving fit (training, switching): ``r``
+        holds ``label``, ``case``, ``measured``, ``predicted``, ``source``, ``in_fit`` and ``note``,
+        in ``quantity``'s unit (seconds or a ratio)."""
+        predicted = r["predicted"]
+        return cls(label=r["label"], setting=r["case"], quantity=quantity, measured=r["measured"],
+                   source=r["source"], time_s=lambda _params: predicted, measured_time_s=r["measured"],
+                   display=lambda t: t, fit=r["in_fit"], area=area, note=r["note"])
+
     def predicted(self, params: EngineParams | None = None) -> float:
         """The model's value in ``quantity``'s unit."""
         return self.display(self.time_s(params or engine_params("vllm")))

@@ -843,20 +843,4 @@ def table_rows() -> list[Any]:
     "training") for ``rollsim validate --resources``."""
     from rollsim.hardware.rows import Row
 
-    out = []
-    for r in training_validation_rows():
-        quantity = "train s" if r["unit"] == "s" else "ratio"
-        out.append(Row(label=r["label"], setting=r["case"], quantity=quantity, measured=r["measured"],
-                       source=r["source"], time_s=_const(r["predicted"]), measured_time_s=r["measured"],
-                       display=_same, fit=r["in_fit"], area="training", note=r["note"]))
-    return out
-
-
-def _const(value: float) -> Any:
-    def time_s(_params: Any) -> float:
-        return value
-    return time_s
-
-
-def _same(t: float) -> float:
-    return t
+    return [Row.from_prediction(r, quantity="train s" if r["unit"] == "s" else "ratio", area="training") for r in training_validation_rows()]
