@@ -14,6 +14,7 @@ __all__ = [
     "sync_estimate",
     "sync_estimate_many",
     "sync_plan",
+    "SYNC_SWEEPABLE",
     "table_throughput",
     "lognormal_mean",
     "throughput_ratio",
@@ -72,6 +73,9 @@ def decode_speed(scenario: dict[str, Any], n: int) -> float:
 
 def py_random_stream(seed: int, n: int) -> npt.NDArray[np.float64]: ...
 def py_lognormal_stream(seed: int, mu: float, sigma: float, n: int) -> npt.NDArray[np.float64]: ...
+
+#: The fields ``sync_estimate_many`` can sweep.
+SYNC_SWEEPABLE: list[str]
 
 def sync_estimate(config: dict[str, Any]) -> dict[str, Any]:
     """One weight-update estimate from a ``rollsim.sync`` config dict: seconds and bytes per term."""

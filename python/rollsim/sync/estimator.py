@@ -195,20 +195,8 @@ def rank_topologies(cluster: Cluster, topologies: tuple[str, ...] | list[str] = 
               "tensors_charged": pl.Float64, **dict.fromkeys(TERMS, pl.Float64), "error": pl.String}
     return pl.DataFrame(rows, schema=schema)
 
-SWEEPABLE = (
-    "instances",
-    "nic_bytes_per_s",
-    "nvlink_bytes_per_s",
-    "pcie_bytes_per_s",
-    "latency_s",
-    "efficiency",
-    "per_tensor_s",
-    "per_bucket_s",
-    "per_update_s",
-    "bucket_bytes",
-    "quant_bytes_per_s",
-    "pause_resume_s",
-)
+#: The fields :func:`estimate_many` can sweep (the engine's list).
+SWEEPABLE: tuple[str, ...] = tuple(_rollsim.SYNC_SWEEPABLE)
 
 
 def estimate_many(cluster: Cluster, **arrays) -> pl.DataFrame:

@@ -230,22 +230,8 @@ fn sync_estimate_many<'py>(
             }
         }
         n = Some(vals.len());
-        const OK: [&str; 12] = [
-            "instances",
-            "nic_bytes_per_s",
-            "nvlink_bytes_per_s",
-            "pcie_bytes_per_s",
-            "latency_s",
-            "efficiency",
-            "per_tensor_s",
-            "per_bucket_s",
-            "per_update_s",
-            "bucket_bytes",
-            "quant_bytes_per_s",
-            "pause_resume_s",
-        ];
-        if !OK.contains(&name.as_str()) {
-            return Err(ScenarioError::new_err(format!("{name}: cannot be swept; allowed: {}", OK.join(", "))));
+        if !SWEEPABLE.contains(&name.as_str()) {
+            return Err(ScenarioError::new_err(format!("{name}: cannot be swept; allowed: {}", SWEEPABLE.join(", "))));
         }
         if name == "instances" {
             if let Some(x) = vals.iter().find(|x| !(x.fract() == 0.0 && **x >= 1.0 && **x <= LAYOUT_MAX as f64)) {
@@ -360,9 +346,26 @@ fn sync_plan<'py>(
     Ok(out)
 }
 
+/// The fields `sync_estimate_many` can sweep (`rollsim.sync.SWEEPABLE` is this list).
+pub const SWEEPABLE: [&str; 12] = [
+    "instances",
+    "nic_bytes_per_s",
+    "nvlink_bytes_per_s",
+    "pcie_bytes_per_s",
+    "latency_s",
+    "efficiency",
+    "per_tensor_s",
+    "per_bucket_s",
+    "per_update_s",
+    "bucket_bytes",
+    "quant_bytes_per_s",
+    "pause_resume_s",
+];
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sync_estimate, m)?)?;
     m.add_function(wrap_pyfunction!(sync_estimate_many, m)?)?;
     m.add_function(wrap_pyfunction!(sync_plan, m)?)?;
+    m.add("SYNC_SWEEPABLE", SWEEPABLE.to_vec())?;
     Ok(())
 }
