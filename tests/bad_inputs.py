@@ -284,7 +284,11 @@ ROWS: list[tuple[str, str, str, str]] = [
      "re:exit 2: rollsim run: error: argument --pipeline: invalid choice: 'bogus' \\(choose from .*\\)"),
     ("CLI", "cli('run', '--max-staleness', '-1')", "CliExit",
      "exit 2: rollsim: error: pipeline.max_staleness: must be in [0, 4294967295], got -1"),
-    ("CLI", "cli('run', '--horizon-s', '1e9')", "CliExit", "exit 2: rollsim: error: " + RUNAWAY_SUMMARY),
+    ("CLI", "cli('run', '--horizon-s', '1e9')", "CliExit",
+     "exit 2: rollsim: error: --max-events: this scenario would process about 2.45e+09 events (about 2.45e+09 samples) "
+     "over --horizon-s = 1e+09 s, about 2.7 min at ~15 M events/s, more than --max-events = 1000000000 (a run-time "
+     "guard; a run without --out keeps memory constant); shorten --horizon-s, or raise --max-events (0: no limit) if "
+     "you mean it"),
     ("CLI", "cli('compare', '--lengths', '/nonexistent.csv')", "CliExit",
      "exit 2: rollsim: error: lengths: no file '/nonexistent.csv' (give 'lognormal', a built-in data set: "
      "deepseek-r1, sky-t1, or a CSV/parquet file)"),

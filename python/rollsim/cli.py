@@ -28,17 +28,18 @@ import tempfile
 import typing
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn
 
 import polars as pl
 
-from rollsim import datasets
+from rollsim import _rollsim, datasets
 from rollsim import scenario_toml as schema
 from rollsim.errors import RollsimError, ScenarioError, invalid
 from rollsim.lengths import LogNormal
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
-from rollsim.simulation import compare, simulate
+from rollsim.simulation import (DEFAULT_MAX_EVENTS, DEFAULT_MAX_SAMPLES, ENGINE_MAX_SAMPLES, check_runaway, compare,
+                                simulate)
 
 _DEFAULT = Scenario()
 
@@ -170,19 +171,41 @@ def _add_flag(g: Any, f: schema.Field, default: Any = None, *, dest: str | None 
         g.add_argument(flag, dest=dest, action=_GivenBool, default=default, help=_help(f, default))
         return dest
     conv, meta = _converter(f.type)
-    choices = typing.get_args(f.type) if typing.get_origin(f.type) is typing.Literal else None
-    g.add_argument(flag, dest=dest, action=_Given, type=conv, default=default, metavar=meta, choices=choices,
-                   help=_help(f, default))
+    choices = typing.get_args(f.type) if typing.get_origin(f.type) is typing.Literal else _CHOICES.get(f.path)
+    if choices is not None and conv is str:
+        conv = _named(_choice_word(tuple(choices)), "choice")  # abort-drop is abort_drop, as --pipeline one-step
+    g.add_argument(flag, dest=dest, action=_Given, type=conv, default=default, metavar=meta if choices is None else None,
+                   choices=choices, help=_help(f, default))
     return dest
 
 
+#: The choices of the parts' text fields, from the engine's schema (``batch_order`` also takes a
+#: ``length_balanced:...`` form, so its help lists them instead).
+_CHOICES: dict[str, tuple[str, ...]] = {
+    f["path"]: tuple(f["choices"]) for part in _rollsim.SCHEMA["parts"] for f in part["fields"]
+    if f.get("choices") and f["kind"] == "str" and f["path"] != "pipeline.batch_order"}
+
+
+def _choice_word(choices: tuple[str, ...]) -> Callable[[str], str]:
+    """A choice as given, or with its hyphens read as underscores when that is one of ``choices``
+    (the flags spell ``--pipeline one-step`` and ``--on-update abort-drop`` alike)."""
+
+    def conv(text: str) -> str:
+        alt = text.replace("-", "_")
+        return alt if text not in choices and alt in choices else text
+
+    return conv
+
+
 def _add_scenario_args(p: argparse.ArgumentParser, default_rng: str, *, instances: bool = True,
-                       pipeline: bool = False, scenario_file: bool = False) -> None:
+                       pipeline: bool = False, scenario_file: bool = False,
+                       guards: tuple[str, ...] = ("max_samples", "max_events")) -> None:
     """The scenario's flags, one per field of :class:`Scenario` and of its lengths (and, with
     ``pipeline``, of its pipeline), from :mod:`rollsim.scenario_toml`'s field list;
     ``instances=False`` leaves out ``--slots-per-instance`` (for ``split``, whose own flag sizes
     the instances); ``scenario_file`` adds an optional scenario TOML file whose values the given
-    flags override."""
+    flags override; ``guards`` the run guards the command applies (``--max-samples``,
+    ``--max-events``)."""
     if scenario_file:
         p.add_argument("scenario", nargs="?", default=None,
                        help="a scenario TOML file (any Scenario field; see python/rollsim/examples/scenario.toml); "
@@ -195,8 +218,14 @@ def _add_scenario_args(p: argparse.ArgumentParser, default_rng: str, *, instance
             continue
         default = default_rng if f.path == "rng" else f.default
         fields[_add_flag(g, f, default, dest=f.path)] = f
-    g.add_argument("--max-samples", type=int, default=50_000_000,
-                   help="refuse runs that would start more samples than this (memory guard, %(default)s)")
+    if "max_samples" in guards:
+        g.add_argument("--max-samples", type=int, default=None,
+                       help=f"refuse runs that would start more samples than this (the memory guard; default: "
+                            f"{DEFAULT_MAX_SAMPLES:_} when --out records every sample, else 2**32 - 1)")
+    if "max_events" in guards:
+        g.add_argument("--max-events", type=int, default=DEFAULT_MAX_EVENTS,
+                       help="refuse runs estimated to process more events than this (the run-time guard, about a "
+                            "minute of running; 0: no limit; %(default)s)")
     g = p.add_argument_group("answer lengths (flags of lengths.* fields; each applies to some kinds only)")
     g.add_argument("--lengths", action=_Given, default="lognormal",
                    help="'lognormal' (with --mu/--sigma/--max-tokens/--group-correlation), a built-in data set "
@@ -437,8 +466,29 @@ def _out_dir(out: str | None, command: str | None = None) -> str | None:
     return out
 
 
-def _write_run(out: str, tag: str, sc: Scenario, max_samples: int) -> None:
-    res = simulate(sc, max_samples=max_samples)
+#: The run guards' messages on the command line name its flags (:data:`rollsim.simulation.GUARD_NAMES`).
+GUARD_NAMES: dict[str, str] = {
+    "max_samples": "--max-samples", "max_events": "--max-events", "horizon_s": "--horizon-s",
+    "samples": "--out", "use_summary": "leave out --out (the summary alone keeps memory constant)",
+    "summary_keeps": "a run without --out keeps memory constant", "no_limit": "0: no limit",
+}
+
+
+def _guarded(a: argparse.Namespace, sc: Scenario, record: Literal["samples", "summary"]) -> dict[str, Any]:
+    """The limits of ``a`` as :func:`simulate` takes them, after checking ``sc`` against them with
+    messages that name the flags (``--max-samples``, ``--max-events``, ``--out``)."""
+    if a.max_samples is not None and not 1 <= a.max_samples <= ENGINE_MAX_SAMPLES:
+        raise invalid("--max-samples", f"must be an integer in [1, 2**32 - 1], got {a.max_samples}")
+    if a.max_events < 0:
+        raise invalid("--max-events", f"must be an integer >= 0 (0: no limit), got {a.max_events}")
+    default = DEFAULT_MAX_SAMPLES if record == "samples" else ENGINE_MAX_SAMPLES
+    limits = {"max_samples": default if a.max_samples is None else a.max_samples, "max_events": a.max_events or None}
+    check_runaway(sc, limits["max_samples"], record, limits["max_events"], GUARD_NAMES)
+    return limits
+
+
+def _write_run(out: str, tag: str, sc: Scenario, a: argparse.Namespace) -> None:
+    res = simulate(sc, **_guarded(a, sc, "samples"))
     res.samples.write_parquet(os.path.join(out, f"samples_{tag}.parquet"))
     res.steps.write_parquet(os.path.join(out, f"steps_{tag}.parquet"))
     res.segments.write_parquet(os.path.join(out, f"segments_{tag}.parquet"))  # for the report's learning section
@@ -468,11 +518,13 @@ def _cmd_compare(a: argparse.Namespace) -> int:
     if base.agentic is not None:
         raise invalid("agentic", "compare runs the synchronous and one-step pipelines, which do not run "
                                  "multi-turn trajectories; use rollsim run (fully async) for an agentic scenario")
+    pipelines = _pipelines(a.max_staleness)
+    for _, p in pipelines:  # before --out is made: a refused run leaves nothing behind
+        _guarded(a, base.replace(pipeline=p), "samples" if a.out else "summary")
     out = _out_dir(a.out, "compare")
     if out:
         _write_scenario(out, base)
-    pipelines = _pipelines(a.max_staleness)
-    df = compare(base, pipelines, max_samples=a.max_samples)
+    df = compare(base, pipelines, **_guarded(a, base, "summary"))
     if a.format == "csv":
         print(df.write_csv(), end="")
     elif a.format == "json":
@@ -490,18 +542,19 @@ def _cmd_compare(a: argparse.Namespace) -> int:
     if out:
         df.write_parquet(os.path.join(out, "compare.parquet"))
         for name, p in pipelines:
-            _write_run(out, name.replace(" ", "_").replace(",", "").replace("-", "_"), base.replace(pipeline=p),
-                       a.max_samples)
+            _write_run(out, name.replace(" ", "_").replace(",", "").replace("-", "_"), base.replace(pipeline=p), a)
         print(f"wrote {out}/compare.parquet and samples_*/steps_* parquet files", file=sys.stderr)
     return 0
 
 
 def _cmd_run(a: argparse.Namespace) -> int:
     sc = _scenario(a)
+    record: Literal["samples", "summary"] = "samples" if a.out else "summary"
+    limits = _guarded(a, sc, record)  # before --out is made: a refused run leaves nothing behind
     out = _out_dir(a.out, "run")
     if out:
         _write_scenario(out, sc)
-    res = simulate(sc, record="samples" if out else "summary", max_samples=a.max_samples)
+    res = simulate(sc, record=record, **limits)
     print(_json(res.summary))
     if out:
         res.samples.write_parquet(os.path.join(out, "samples.parquet"))
@@ -558,6 +611,9 @@ def _cmd_split(a: argparse.Namespace) -> int:
                   gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s,
                   colocated_switch_s=a.colocated_switch_s, max_drop_fraction=a.max_drop_fraction,
                   max_staleness_mean=a.max_staleness_mean, exclude_runaway=not a.allow_runaway)
+    if a.max_events < 0:
+        raise invalid("--max-events", f"must be an integer >= 0 (0: no limit), got {a.max_events}")
+    kwargs["max_events"] = a.max_events or None
     bar: Any = None
     if sys.stderr.isatty():  # a progress bar on a terminal only, and only with rich
         try:
@@ -693,12 +749,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_args(r)
     r.set_defaults(func=_cmd_run)
     pr = sub.add_parser("presets", help="AReaL, verl, PipelineRL, slime, PRIME-RL side by side")
-    _add_scenario_args(pr, default_rng="fast")
+    _add_scenario_args(pr, default_rng="fast", guards=())
     pr.set_defaults(group_size=8, prompt_tokens=500.0, prefill_tokens_per_s=10000.0)
     pr.add_argument("--format", choices=("table", "csv"), default="table")
     pr.set_defaults(func=_cmd_presets)
     sp = sub.add_parser("split", help="search the rollout / training split of a GPU budget")
-    _add_scenario_args(sp, default_rng="fast", instances=False)
+    _add_scenario_args(sp, default_rng="fast", instances=False, guards=("max_events",))
     sp.add_argument("--gpus", type=int, required=True, help="GPU budget")
     sp.add_argument("--gpus-per-instance", type=int, default=1, help="GPUs per inference instance (%(default)s)")
     sp.add_argument("--slots-per-instance", type=int, default=64, help="sequences per instance (%(default)s)")

@@ -35,6 +35,7 @@ import numpy as np
 import polars as pl
 
 from rollsim import _check
+from rollsim._text import count
 from rollsim.hardware import specs as _specs
 from rollsim.errors import invalid
 from rollsim.frames import series_mean, generation_span_s, utilization_frame
@@ -309,8 +310,8 @@ class SplitResult:
 
 
 def _describe_split(r: dict[str, Any]) -> str:
-    where = ("colocated on all " + str(r["rollout_gpus"]) + " GPUs" if r["placement"] == "colocated"
-             else f"{r['rollout_gpus']} rollout + {r['train_gpus']} training GPUs")
+    where = ("colocated on all " + count(r["rollout_gpus"], "GPU") if r["placement"] == "colocated"
+             else f"{r['rollout_gpus']} rollout + {count(r['train_gpus'], 'training GPU')}")
     return f"{where}, {r['tokens_trained_per_s']:.0f} tokens trained/s"
 
 
@@ -460,7 +461,7 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
     total = _check.integer("total_gpus", total_gpus, 1)
     gi = _check.integer("gpus_per_instance", gpus_per_instance, 1)
     if total < gi + 1:
-        raise invalid("total_gpus", f"{total} GPUs cannot hold one rollout instance ({gi} GPUs) and one training GPU")
+        raise invalid("total_gpus", f"{count(total, 'GPU')} cannot hold one rollout instance ({count(gi, 'GPU')}) and one training GPU")
     candidates = list(range(gi, total, gi)) if rollout_gpus is None else _candidates(rollout_gpus, total, gi)
     max_drop = _limit("max_drop_fraction", max_drop_fraction, 1.0)
     max_stale = _limit("max_staleness_mean", max_staleness_mean, None)

@@ -178,46 +178,59 @@ def duration_words(events: float) -> str:
     return f"about {s:.2g} s"
 
 
+#: How :func:`runaway_error` names the limits and the ways around them: the Python API's arguments.
+#: The command line passes its own flags (``rollsim.cli.GUARD_NAMES``).
+GUARD_NAMES: dict[str, str] = {
+    "max_samples": "max_samples", "max_events": "max_events", "horizon_s": "horizon_s",
+    "samples": "record='samples'", "use_summary": "use record='summary' (constant memory)",
+    "summary_keeps": "record='summary' keeps memory constant", "no_limit": "None: no limit",
+}
+
+
 def runaway_error(sc: Scenario, max_samples: int | None, record: Literal["samples", "summary"],
-                  max_events: int | None = None) -> str | None:
+                  max_events: int | None = None, names: dict[str, str] | None = None) -> str | None:
     """The refusal message for a run of ``sc`` that is estimated (:func:`estimate_size`) to exceed
     a limit, else None.
 
     The limits, in this order: the samples started, at most ``max_samples`` (None: the engine's
     2**32 - 1; with ``record="samples"`` it is the memory guard and the message gives the memory),
     then the events, at most ``max_events`` (None: no limit; the run-time guard, with the time the
-    run would take at about :data:`EVENTS_PER_S`)."""
+    run would take at about :data:`EVENTS_PER_S`). ``names`` spells the limits and remedies
+    (default :data:`GUARD_NAMES`, the Python arguments)."""
+    n = GUARD_NAMES if names is None else names
     est = estimate_size(sc, record)
     limit = ENGINE_MAX_SAMPLES if max_samples is None else max_samples
-    where = f"over horizon_s = {sc.horizon_s:g} s"
+    where = f"over {n['horizon_s']} = {sc.horizon_s:g} s"
     if est["samples"] > limit:
         if record == "samples":
-            cost = f"{_fmt_bytes(est['bytes'])} of recorded rows with record='samples'"
+            cost = f"{_fmt_bytes(est['bytes'])} of recorded rows with {n['samples']}"
         else:
             cost = (f"{_fmt_count(est['events'])} events, {duration_words(est['events'])} at ~15 M events/s; "
-                    f"record='summary' keeps memory constant")
+                    f"{n['summary_keeps']}")
         if limit >= ENGINE_MAX_SAMPLES:
-            return (f"max_samples: this scenario would start {_fmt_count(est['samples'])} samples ({cost}) {where}, "
-                    f"more than one run can start (2**32 - 1 samples: sample ids are 32-bit); shorten horizon_s")
-        proceed = "use record='summary' (constant memory), shorten horizon_s, " if record == "samples" \
-            else "shorten horizon_s, "
-        return (f"max_samples: this scenario would start {_fmt_count(est['samples'])} samples ({cost}) {where}, more "
-                f"than max_samples = {limit}; {proceed}or raise max_samples (up to 2**32 - 1) if you mean it")
+            return (f"{n['max_samples']}: this scenario would start {_fmt_count(est['samples'])} samples ({cost}) "
+                    f"{where}, more than one run can start (2**32 - 1 samples: sample ids are 32-bit); shorten "
+                    f"{n['horizon_s']}")
+        proceed = f"{n['use_summary']}, shorten {n['horizon_s']}, " if record == "samples" \
+            else f"shorten {n['horizon_s']}, "
+        return (f"{n['max_samples']}: this scenario would start {_fmt_count(est['samples'])} samples ({cost}) {where}, "
+                f"more than {n['max_samples']} = {limit}; {proceed}or raise {n['max_samples']} (up to 2**32 - 1) if you "
+                f"mean it")
     if max_events is not None and est["events"] > max_events:
-        memory = ("record='summary' keeps memory constant" if record == "summary"
-                  else f"record='samples' keeps {_fmt_bytes(est['bytes'])} of rows")
-        return (f"max_events: this scenario would process {_fmt_count(est['events'])} events "
+        memory = (n["summary_keeps"] if record == "summary"
+                  else f"{n['samples']} keeps {_fmt_bytes(est['bytes'])} of rows")
+        return (f"{n['max_events']}: this scenario would process {_fmt_count(est['events'])} events "
                 f"({_fmt_count(est['samples'])} samples) {where}, {duration_words(est['events'])} at ~15 M events/s, "
-                f"more than max_events = {max_events} (a run-time guard; {memory}); shorten horizon_s, or raise "
-                f"max_events (None: no limit) if you mean it")
+                f"more than {n['max_events']} = {max_events} (a run-time guard; {memory}); shorten {n['horizon_s']}, "
+                f"or raise {n['max_events']} ({n['no_limit']}) if you mean it")
     return None
 
 
 def check_runaway(sc: Scenario, max_samples: int | None, record: Literal["samples", "summary"],
-                  max_events: int | None = None) -> None:
+                  max_events: int | None = None, names: dict[str, str] | None = None) -> None:
     """Raises :class:`~rollsim.errors.RunLimitError` (naming ``max_samples`` or ``max_events``, with
     the estimate and how to proceed) for a runaway scenario; see :func:`runaway_error`."""
-    msg = runaway_error(sc, max_samples, record, max_events)
+    msg = runaway_error(sc, max_samples, record, max_events, names)
     if msg is not None:
         from rollsim.errors import RunLimitError
 

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from rollsim import _check
+from rollsim._text import count
 from rollsim.errors import invalid
 from rollsim.lengths import Empirical, LogNormal
 
@@ -265,8 +266,8 @@ class Deployment:
         kv = self.kv_capacity_tokens(context_tokens=context_tokens)
         full = max(1, min(spi, int(kv // context_tokens)))
         m, a = self.spec, self.accelerator
-        lines = [f"{m.name} on {self.rollout_gpus} x {a.name} ({self.instances} {self.engine} instances of TP "
-                 f"{self.rollout_tp}), training on {self.train_gpus} GPUs ({self.train_backend})"
+        lines = [f"{m.name} on {self.rollout_gpus} x {a.name} ({count(self.instances, self.engine + ' instance')} of TP "
+                 f"{self.rollout_tp}), training on {count(self.train_gpus, 'GPU')} ({self.train_backend})"
                  f"{', colocated' if self.colocated else ''}",
                  f"  weights {m.weight_bytes(None) / 2**30:.1f} GiB; KV {m.kv_bytes(context_tokens) / context_tokens:,.0f}"
                  f" bytes/token; KV capacity {kv:,.0f} tokens per instance",

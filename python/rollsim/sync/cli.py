@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from rollsim._text import count
+
 __all__ = ["add_parser", "run", "main"]
 
 
@@ -66,7 +68,7 @@ def _cluster(path: str) -> None:
     print(f"{m.name}: {m.n_params / 1e9:.1f}B params, {m.n_tensors} tensors, {e.model_bytes / 1e9:.1f} GB per copy "
           f"({m.train_precision.name} -> {m.infer_precision.name})")
     print(f"train tp{c.train.tp} pp{c.train.pp} dp{c.train.dp} ep{c.train.ep}{' fsdp' if c.train.fsdp else ''} "
-          f"({c.train.gpus} GPUs) -> {c.infer.instances} x tp{c.infer.tp} ep{c.infer.ep} ({c.infer.gpus} GPUs); "
+          f"({count(c.train.gpus, 'GPU')}) -> {c.infer.instances} x tp{c.infer.tp} ep{c.infer.ep} ({count(c.infer.gpus, 'GPU')}); "
           f"software {c.software.name!r}")
     print(f"topology {c.topology}: {e.total_s:.3f} s per update (pause {e.pause_s:.3f} s); dominant: {e.dominant_term}")
     for k, v in e.breakdown.items():
