@@ -374,6 +374,14 @@ class Calibrated:
         The base's GPU layout (:class:`rollsim.configs.Layout`), when it came from a config.
     reference_step : float
         The step whose lengths the scenario uses.
+    values : dict of str to float
+        The fitted parameters (name -> value).
+    hardware : dict or None
+        What :func:`rollsim.whatif` rescales the training cost with when the training GPUs change
+        (:func:`rollsim.what_if.train_scale`): ``model`` (a ``ModelSpec``), ``gpu`` (an
+        ``Accelerator``), ``backend`` and ``options`` (keyword arguments of
+        :func:`rollsim.hardware.training.train_step_s`); ``model`` or ``gpu`` is None when neither
+        the call nor the base named it.
     """
 
     scenario: Scenario
@@ -386,6 +394,7 @@ class Calibrated:
     layout: Any = None
     reference_step: float = 0.0
     values: dict[str, float] = field(default_factory=dict)
+    hardware: dict[str, Any] | None = None
 
     def scenario_for(self, values: dict[str, float], step: float | None = None) -> Scenario:
         """The base scenario with ``values`` (a fit or a bootstrap draw) at ``step`` (default: the
@@ -415,7 +424,8 @@ def _apply(sc: Scenario, v: dict[str, float], step: float) -> Scenario:
 
 
 def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstrap: int = 200,
-              seed: int = 0) -> Calibrated:
+              seed: int = 0, model: Any = None, gpu: Any = None, backend: str | None = None,
+              train_options: dict[str, Any] | None = None) -> Calibrated:
     """Fits a scenario on a baseline run's per-step metrics.
 
     Parameters
@@ -432,6 +442,18 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
         the fit).
     seed : int
         Seed of the bootstrap.
+    model : str or ModelSpec, optional
+        The trained model (:data:`rollsim.hardware.MODELS` name, Hugging Face id or spec); default:
+        the base's deployment's, else the config's model path when rollsim knows it.
+    gpu : str or Accelerator, optional
+        The training accelerator (:data:`rollsim.hardware.ACCELERATORS`); default: the base's
+        deployment's. With ``model``, :func:`rollsim.whatif` moves the training cost to another
+        GPU count with :mod:`rollsim.hardware.training` instead of ``1 / GPUs``.
+    backend : {"fsdp2", "megatron"}, optional
+        The training backend (default: the deployment's, else ``"fsdp2"``).
+    train_options : dict, optional
+        Further keyword arguments of :func:`rollsim.hardware.training.train_step_s`
+        (``mini_batches``, ``reference``, ``model_parallel``, ...; default: the deployment's).
 
     Returns
     -------
@@ -441,7 +463,8 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
     ------
     ScenarioError
         ``metrics: missing <metric> ...`` for a table without a needed metric; ``base: ...`` for a
-        base that is neither an imported config nor a scenario.
+        base that is neither an imported config nor a scenario; ``model: ...``, ``gpu: ...``,
+        ``backend: ...`` or ``train_options: ...`` for one rollsim does not know.
     """
     from rollsim.configs import ImportedConfig
 
@@ -454,6 +477,7 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
                       f"{type(base).__name__}")
     if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or not 0 <= bootstrap <= 100_000:
         raise invalid("bootstrap", f"must be an integer in [0, 100000], got {bootstrap!r}")
+    hardware = _hardware(base, model, gpu, backend, train_options)
     m, fw, sources = normalize(read_metrics(metrics), framework)
     cap = sc.lengths.max_tokens if isinstance(sc.lengths, LogNormal) else float(sc.lengths.max_tokens or 16384.0)
     longest = float(m["response_max"].to_numpy().max())
@@ -507,7 +531,35 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
         "step_s_predicted": step_p, "step_error": step_p / step_m - 1.0,
     })
     return Calibrated(scenario=fitted, params=params, residuals=residuals, draws=tuple(draws), metrics=m,
-                      framework=fw, base=base, layout=layout, reference_step=ref, values=values)
+                      framework=fw, base=base, layout=layout, reference_step=ref, values=values, hardware=hardware)
+
+
+def _hardware(base: Any, model: Any, gpu: Any, backend: str | None, options: dict[str, Any] | None) -> dict[str, Any]:
+    """The model, GPU, backend and training options a GPU-count change is rescaled with (from the
+    arguments, else the base's deployment, else the config's model path)."""
+    from rollsim.hardware import training
+    from rollsim.hardware.specs import accelerator
+    from rollsim.hardware.specs import model as model_spec
+
+    dep = getattr(base, "deployment", None)
+    spec = model_spec(model) if model is not None else getattr(dep, "model", None)
+    if spec is None and getattr(base, "model", None):
+        try:
+            spec = model_spec(str(base.model))
+        except ValueError:
+            spec = None  # a model rollsim does not know: the 1 / GPUs rule (noted by whatif)
+    acc = accelerator(gpu) if gpu is not None else getattr(dep, "gpu", None)
+    b = backend if backend is not None else getattr(dep, "train_backend", "fsdp2")
+    if b not in training.BACKENDS:
+        raise invalid("backend", f"must be one of {', '.join(training.BACKENDS)}, got {b!r}")
+    opts = dict(getattr(dep, "train_options", {}) or {}) if options is None else options
+    if not isinstance(opts, dict):
+        raise invalid("train_options", f"must be a dict of rollsim.hardware.training.train_step_s arguments, got "
+                      f"{type(opts).__name__}")
+    bad = sorted(set(opts) & {"tokens", "sequences", "lengths", "train_gpus", "backend", "recompute_logprob"})
+    if bad:
+        raise invalid("train_options", f"{bad[0]!r} is set by rollsim.whatif (from the calibrated run), not here")
+    return {"model": spec, "gpu": acc, "backend": b, "options": opts}
 
 
 def _makespans(sc: Scenario, v: dict[str, float], steps: np.ndarray, cap: float) -> np.ndarray:

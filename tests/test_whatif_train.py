@@ -1,0 +1,118 @@
+"""rollsim.whatif moving a calibrated training cost to another training GPU count
+(rollsim.what_if.train_scale): with the model and accelerator known, by the hardware training model
+anchored on the calibrated time; otherwise by 1 / GPUs."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+import pytest
+
+from rollsim import ScenarioError, calibrate, configs, whatif
+from rollsim.cli import main
+from rollsim.configs import EXAMPLES as EX
+from rollsim.hardware import training
+from rollsim.what_if import _mean_answer, _mfu_spread, train_scale
+
+METRICS = EX / "verl_grpo_metrics.csv"
+
+
+@pytest.fixture(scope="module")
+def imp():
+    return configs.load(EX / "verl_grpo.yaml")      # Qwen/Qwen3-4B, 16 GPUs colocated
+
+
+def _parts(cal, gpus, mfu):
+    sc = cal.scenario
+    ans = _mean_answer(sc)
+    ph = training.train_step_s("Qwen3-4B", "H100", train_gpus=gpus, tokens=sc.batch_size * (ans + sc.prompt_tokens),
+                               sequences=sc.batch_size, recompute_logprob=False, reference=False, mfu=mfu)
+    return ph["actor"] + ph["logprob"], ph["optimizer"] + ph["collectives"]
+
+
+def test_hardware_split_anchored_on_the_calibrated_time(imp):
+    cal = calibrate(METRICS, imp, bootstrap=0, gpu="H100")
+    sc = cal.scenario
+    measured = sc.train_step_s + (sc.train_s_per_token + sc.logprob_s_per_token) * _mean_answer(sc) * sc.batch_size
+    c0, n0 = _parts(cal, 16, training.MFU["fsdp2"])
+    c1, n1 = _parts(cal, 8, training.MFU["fsdp2"])
+    assert c0 + n0 < measured                       # Qwen3-4B on H100: the run is slower than its FLOPs
+    rest = measured - c0 - n0
+    ts = train_scale(cal, 8)
+    assert ts.rule == "hardware"
+    assert ts.factor == pytest.approx((c1 + n1 + rest) / measured, rel=1e-12)
+    assert ts.fixed_s == pytest.approx(rest, rel=1e-12)
+    assert ts.compute_share == pytest.approx(c0 / measured, rel=1e-12)
+    assert 1.1 < ts.factor < 1.3                     # far from the 2.0 of 1 / GPUs: most of the time is fixed
+    # the interval's high end: the unexplained time scaling like compute, at the lower MFU
+    lo_mfu = training.MFU["fsdp2"] / math.exp(_mfu_spread())
+    c0l, n0l = _parts(cal, 16, lo_mfu)
+    c1l, n1l = _parts(cal, 8, lo_mfu)
+    a = min(1.0, measured / (c0l + n0l))
+    rest_l = max(0.0, measured - c0l - n0l)
+    assert ts.high >= (a * (c1l + n1l) + rest_l * c1l / c0l) / measured - 1e-12
+    assert ts.low <= ts.factor <= ts.high
+    assert train_scale(cal, 16).factor == 1.0 and train_scale(cal, 16).rule == "same"
+
+
+def test_slower_accelerator_is_all_compute_and_scales_as_one_over_gpus(imp):
+    # on H20 (148 TFLOP/s) the FLOPs alone take longer than the measured update: all of it is compute,
+    # anchored to the measured level, and the optimizer and collectives stay negligible
+    cal = calibrate(METRICS, imp, bootstrap=0, gpu="H20")
+    ts = train_scale(cal, 8)
+    assert ts.fixed_s == 0.0 and ts.compute_share > 0.99
+    assert ts.factor == pytest.approx(2.0, rel=1e-3)
+
+
+def test_without_an_accelerator_the_rule_is_one_over_gpus(imp):
+    cal = calibrate(METRICS, imp, bootstrap=0)
+    assert cal.hardware["model"].name == "Qwen3-4B" and cal.hardware["gpu"] is None
+    ts = train_scale(cal, 8)
+    assert (ts.factor, ts.low, ts.high, ts.rule) == (2.0, 2.0, 2.0, "1/gpus")
+
+
+def test_whatif_rows_carry_the_training_scale_and_its_interval(imp):
+    cal = calibrate(METRICS, imp, bootstrap=0, gpu="H100")
+    df = whatif(cal, [{"pipeline": "fully-async", "rollout_gpus": 8, "max_staleness": 2}], draws=0, steps=6)
+    base, alt = df.row(0, named=True), df.row(1, named=True)
+    assert (base["train_gpus"], base["train_scale"], base["train_scaling"]) == (16, 1.0, "same")
+    ts = train_scale(cal, 8)
+    assert (alt["train_gpus"], alt["train_scaling"]) == (8, "hardware")
+    assert alt["train_scale"] == pytest.approx(ts.factor) and alt["train_scale_high"] == pytest.approx(ts.high)
+    assert alt["step_s_low"] <= alt["step_s"] <= alt["step_s_high"]
+    assert alt["step_s_high"] > alt["step_s"]          # the training cost's interval reaches the step time
+    old = calibrate(METRICS, imp, bootstrap=0)
+    one = whatif(old, [{"pipeline": "fully-async", "rollout_gpus": 8, "max_staleness": 2}], draws=0, steps=6).row(1, named=True)
+    assert one["train_scaling"] == "1/gpus" and one["train_scale"] == 2.0
+
+
+def test_model_and_gpu_named_on_calibrate(imp):
+    cal = calibrate(METRICS, imp.scenario, bootstrap=0, model="Qwen/Qwen3-8B", gpu="h100-sxm", backend="megatron",
+                    train_options={"mini_batches": 4})
+    assert (cal.hardware["model"].name, cal.hardware["gpu"].name, cal.hardware["backend"]) == ("Qwen3-8B", "H100",
+                                                                                               "megatron")
+    assert train_scale(cal, 8, base_gpus=16).rule == "hardware"
+    with pytest.raises(ScenarioError, match=r"^base_gpus: needs a base imported from a config"):
+        train_scale(cal, 8)
+    with pytest.raises(ScenarioError, match=r"^gpu: must be an Accelerator or one of "):
+        calibrate(METRICS, imp, bootstrap=0, gpu="TPU9")
+    with pytest.raises(ScenarioError, match=r"^model: must be a ModelSpec"):
+        calibrate(METRICS, imp, bootstrap=0, model="NoSuchModel-1B")
+    with pytest.raises(ScenarioError, match=r"^backend: must be one of fsdp2, megatron, got 'deepspeed'$"):
+        calibrate(METRICS, imp, bootstrap=0, backend="deepspeed")
+    with pytest.raises(ScenarioError, match=r"^train_options: 'tokens' is set by rollsim.whatif"):
+        calibrate(METRICS, imp, bootstrap=0, train_options={"tokens": 5})
+
+
+def test_cli_gpu_and_model(capsys):
+    cfg, met = str(EX / "verl_grpo.yaml"), str(METRICS)
+    assert main(["whatif", "--config", cfg, "--metrics", met, "--gpu", "H100", "--model", "Qwen3-4B",
+                 "--rollout-gpus", "8", "--pipeline", "fully-async", "--max-staleness", "2", "--bootstrap", "0",
+                 "--draws", "0", "--steps", "6", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [r["train_scaling"] for r in rows] == ["same", "hardware"]
+    assert float(rows[1]["train_scale"]) == pytest.approx(1.19, abs=0.05)
+    assert main(["calibrate", "--config", cfg, "--metrics", met, "--gpu", "B9000"]) == 2
+    assert capsys.readouterr().err.startswith("rollsim: error: gpu: must be an Accelerator or one of ")
