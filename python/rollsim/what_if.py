@@ -150,7 +150,7 @@ def _mean_answer(sc: Scenario) -> float:
 
 
 def train_scale(calibrated: Calibrated, train_gpus: int, *, scenario: Scenario | None = None,
-                base_gpus: int | None = None) -> TrainScale:
+                base_gpus: int | None = None, recompute_logprob: bool | None = None) -> TrainScale:
     """The factor that moves a calibrated run's training cost from its training GPUs to ``train_gpus``.
 
     With the model and accelerator known (``calibrated.hardware``), the training step of the
@@ -174,6 +174,9 @@ def train_scale(calibrated: Calibrated, train_gpus: int, *, scenario: Scenario |
         ``calibrated.scenario``.
     base_gpus : int, optional
         The calibrated run's training GPUs; default: its layout's.
+    recompute_logprob : bool, optional
+        The training cost includes the log-prob recompute pass (default: when the calibration
+        fitted one).
 
     Returns
     -------
@@ -205,6 +208,9 @@ def train_scale(calibrated: Calibrated, train_gpus: int, *, scenario: Scenario |
     measured = sc.train_step_s + (sc.train_s_per_token + sc.logprob_s_per_token) * answer * sc.batch_size
     if not measured > 0:
         return TrainScale(1.0, 1.0, 1.0, "hardware", 0.0, 0.0)
+    v = calibrated.values
+    logprob = (v.get("logprob_step_s", 0.0) + v.get("logprob_s_per_token", 0.0) > 0 if recompute_logprob is None
+               else bool(recompute_logprob))
     kw = dict(hw.get("options") or {})
     kw.setdefault("reference", False)
     tokens = sc.batch_size * (answer + sc.prompt_tokens)
@@ -213,7 +219,7 @@ def train_scale(calibrated: Calibrated, train_gpus: int, *, scenario: Scenario |
 
     def parts(g: int, mfu: float) -> tuple[float, float]:
         ph = training.train_step_s(hw["model"], hw["gpu"], train_gpus=g, backend=hw["backend"], tokens=max(1.0, tokens),
-                                   sequences=sc.batch_size, recompute_logprob=sc.logprob_s_per_token > 0,
+                                   sequences=sc.batch_size, recompute_logprob=logprob,
                                    mfu=min(1.0, mfu), **kw)
         compute = ph["actor"] + ph["logprob"] + ph["reference"] + ph["critic"]
         return compute, ph["optimizer"] + ph["collectives"]
@@ -265,7 +271,7 @@ def _variant(cal: Calibrated, sc: Scenario, v: dict[str, Any], scale: str = "poi
         if isinstance(t, bool) or not isinstance(t, int) or t < 1:
             raise invalid("train_gpus", f"must be a positive integer (GPUs left for training), got {t!r}")
         changes["rollout_slots"] = max(1, min(2**24, round(sc.rollout_slots * r / lay.rollout_gpus)))
-        ts = train_scale(cal, t, scenario=sc)
+        ts = train_scale(cal, t, scenario=sc, recompute_logprob=_logprob(cal, v))
         f = {"point": ts.factor, "low": ts.low, "high": ts.high}[scale]
         changes["train_step_s"] = sc.train_step_s * f
         changes["train_s_per_token"] = min(1e3, sc.train_s_per_token * f)
@@ -289,6 +295,12 @@ def _variant(cal: Calibrated, sc: Scenario, v: dict[str, Any], scale: str = "poi
     if rest:
         out = out.replace(**rest)
     return out
+
+
+def _logprob(cal: Calibrated, v: dict[str, Any]) -> bool:
+    """The variant's training cost includes a calibrated log-prob recompute pass."""
+    fitted = cal.values.get("logprob_step_s", 0.0) + cal.values.get("logprob_s_per_token", 0.0) > 0
+    return fitted and v.get("recompute_logprob", True) is not False
 
 
 def _train_gpus(cal: Calibrated, sc: Scenario, v: dict[str, Any]) -> int | None:
@@ -401,7 +413,8 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
         point = _measure(sc, steps, seed)
         others = [_measure(_variant(calibrated, base(d, v), v), steps, seed + 1 + i) for i, d in enumerate(pick)]
         gpus = _train_gpus(calibrated, sc, v)
-        ts = train_scale(calibrated, gpus, scenario=b0) if gpus is not None else TrainScale(1.0, 1.0, 1.0, "same")
+        ts = (train_scale(calibrated, gpus, scenario=b0, recompute_logprob=_logprob(calibrated, v)) if gpus is not None
+              else TrainScale(1.0, 1.0, 1.0, "same"))
         if ts.low != ts.high:
             # the training model's own uncertainty: the ends of the training cost's interval
             others += [_measure(_variant(calibrated, b0, v, end), steps, seed) for end in ("low", "high")]
