@@ -559,6 +559,13 @@ def _hardware(base: Any, model: Any, gpu: Any, backend: str | None, options: dic
     bad = sorted(set(opts) & {"tokens", "sequences", "lengths", "train_gpus", "backend", "recompute_logprob"})
     if bad:
         raise invalid("train_options", f"{bad[0]!r} is set by rollsim.whatif (from the calibrated run), not here")
+    import inspect
+
+    known = [k for k in inspect.signature(training.train_step_s).parameters if k not in
+             ("model", "accelerator", "tokens", "sequences", "lengths", "train_gpus", "backend", "recompute_logprob")]
+    unknown = sorted(k for k in opts if k not in known)
+    if unknown:
+        raise invalid("train_options", f"unknown argument {unknown[0]!r} (allowed: {', '.join(known)})")
     return {"model": spec, "gpu": acc, "backend": b, "options": opts}
 
 
