@@ -15,6 +15,10 @@ schema (:data:`GENERIC`), and fits, with a bootstrap interval over steps for eac
   ``logprob_s_per_token``; the scenario's ``train_step_s`` includes ``logprob_step_s``);
 - the weight-sync time, from its phase.
 
+With a batch pipeline's over-sampling the logged lengths are the trained answers, the batch's
+shortest; the generated distribution is found by matching simulated trained answers to them
+(:func:`_length_bias`).
+
 The fitted scenario is the base's at the run's middle step (its lengths ``mu + drift * middle``).
 """
 
@@ -486,19 +490,26 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
                       "the config's max response length")
     values = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap))
     over = sc.pipeline.over_sampling if isinstance(sc.pipeline, OffPolicy) else None
+    shift = (0.0, 0.0)
+    if over is not None:
+        # over-sampling stops the batch's longest answers: the logged lengths are the trained ones, a
+        # short-biased subset of those generated; the generated distribution is found by matching
+        # the simulated trained lengths to the logged ones
+        shift = _length_bias(sc, values, float(m["step"].to_numpy().mean()), float(cap))
+        values = _shifted(values, shift)
     if sc.rollout_slots < sc.batch_size or over is not None:
         # fewer slots than samples, or over-sampling (the batch ends before its longest answers): a
         # batch's generation is the slots' makespan, which rollsim simulates (in tokens, at 1 token/s)
         # for each step's fitted lengths; the speed is refitted on it
         m = m.with_columns(pl.Series("makespan_tokens", _makespans(sc, values, m["step"].to_numpy(), float(cap))))
-        values = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap))
+        values = _shifted(fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap)), shift)
     rng = np.random.default_rng(seed)
     draws = []
     for _ in range(bootstrap):
         idx = np.sort(rng.integers(0, m.height, m.height))
         if len(set(idx.tolist())) < 3:
             continue
-        draws.append(fit(m[idx.tolist()], batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap)))
+        draws.append(_shifted(fit(m[idx.tolist()], batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap)), shift))
     src = {"lengths.mu": "response_mean, response_max, response_clip_ratio", "lengths.drift": "the same, over steps",
            "lengths.sigma": "response_mean, response_max, response_clip_ratio", "decode_tokens_per_s": "gen_s",
            "gen_overhead_s": "gen_s", "train_step_s": "train_s", "train_s_per_token": "train_s", "logprob_step_s": "logprob_s",
@@ -567,6 +578,66 @@ def _hardware(base: Any, model: Any, gpu: Any, backend: str | None, options: dic
     if unknown:
         raise invalid("train_options", f"unknown argument {unknown[0]!r} (allowed: {', '.join(known)})")
     return {"model": spec, "gpu": acc, "backend": b, "options": opts}
+
+
+def _shifted(values: dict[str, float], shift: tuple[float, float]) -> dict[str, float]:
+    """``values`` with ``lengths.mu`` and ``lengths.sigma`` moved by ``shift`` (the over-sampling
+    length bias of :func:`_length_bias`)."""
+    if shift == (0.0, 0.0):
+        return values
+    return {**values, "lengths.mu": values["lengths.mu"] + shift[0],
+            "lengths.sigma": max(0.005, values["lengths.sigma"] + shift[1])}
+
+
+def _trained_lengths(sc: Scenario, mu: float, sigma: float, cap: float, batches: int = 6) -> dict[str, np.ndarray]:
+    """Per-batch mean, longest and clip ratio of the answers a batch pipeline with over-sampling
+    trains, simulated (at 1 token/s, no training cost) for lengths ``LogNormal(mu, sigma)``; the
+    first batch (no answers carried over) is left out."""
+    from rollsim.simulation import simulate
+
+    L = sc.lengths
+    corr = L.group_correlation if isinstance(L, LogNormal) else 0.0
+    p = sc.pipeline
+    batch = Synchronous(over_sampling=p.over_sampling, keep_partial=p.keep_partial) if isinstance(p, OffPolicy) \
+        else Synchronous()
+    one = sc.replace(pipeline=batch, decode_tokens_per_s=1.0, rollout_pause_s=0.0, train_step_s=0.0,
+                     train_s_per_token=0.0, logprob_s_per_token=0.0, weight_sync_s=0.0, prefill_tokens_per_s=math.inf,
+                     lengths=LogNormal(mu=float(np.clip(mu, -100, 100)), sigma=float(min(10.0, sigma)), max_tokens=cap,
+                                       group_correlation=corr),
+                     horizon_s=min(1e12, (batches + 1.5) * cap * (1 + sc.batch_size / sc.rollout_slots)), seed=12345)
+    s = simulate(one, record="samples").samples
+    done = (s.filter(pl.col("trained_step") >= 1).group_by("trained_step")
+            .agg(pl.col("length_tokens").mean().alias("mean"), pl.col("length_tokens").max().alias("max"),
+                 (pl.col("length_tokens") >= cap).mean().alias("clip"), pl.len().alias("n"))
+            .sort("trained_step").head(batches))
+    return {k: done[k].to_numpy().astype(float) for k in ("trained_step", "mean", "max", "clip", "n")}
+
+
+def _length_bias(sc: Scenario, v: dict[str, float], ref: float, cap: float, rounds: int = 8) -> tuple[float, float]:
+    """The shift of ``(lengths.mu, lengths.sigma)`` from the fit on the trained answers to the
+    generated distribution, by indirect inference: simulate the trained answers of a candidate
+    distribution, fit them as the logged ones were fitted, and move the candidate until that fit
+    matches the logged one (``sigma`` by secant steps: the trained answers' spread grows more slowly
+    than the generated one's). The shift is found at the reference step and applied to every step."""
+    want_mu, want_sigma = v["lengths.mu"] + v["lengths.drift"] * ref, v["lengths.sigma"]
+    mu, sigma = want_mu, want_sigma
+    prev: tuple[float, float] | None = None
+    for _ in range(rounds):
+        t = _trained_lengths(sc, mu, sigma, cap)
+        if len(t["mean"]) < 2:
+            break
+        got = fit_lengths(t["mean"], t["max"], t["clip"], t["n"], cap, t["trained_step"])
+        got_mu, got_sigma = got["mu"] + got["drift"] * float(t["trained_step"].mean()), got["sigma"]
+        slope = 1.0
+        if prev is not None and abs(sigma - prev[0]) > 1e-9:
+            slope = float(np.clip((got_sigma - prev[1]) / (sigma - prev[0]), 0.1, 2.0))
+        step_mu, step_sigma = want_mu - got_mu, (want_sigma - got_sigma) / slope
+        prev = (sigma, got_sigma)
+        mu += step_mu
+        sigma = float(np.clip(sigma + step_sigma, 0.005, 10.0))
+        if abs(step_mu) < 1e-3 and abs(step_sigma) < 1e-3:
+            break
+    return mu - want_mu, sigma - want_sigma
 
 
 def _makespans(sc: Scenario, v: dict[str, float], steps: np.ndarray, cap: float) -> np.ndarray:
