@@ -214,21 +214,18 @@ def train_scale(calibrated: Calibrated, train_gpus: int, *, scenario: Scenario |
     kw = dict(hw.get("options") or {})
     kw.setdefault("reference", False)
     tokens = sc.batch_size * (answer + sc.prompt_tokens)
-    mfu0 = training.MFU[hw["backend"]] if kw.get("mfu") is None else float(kw["mfu"])
-    kw.pop("mfu", None)
 
-    def parts(g: int, mfu: float) -> tuple[float, float]:
+    def parts(g: int) -> tuple[float, float]:
         ph = training.train_step_s(hw["model"], hw["gpu"], train_gpus=g, backend=hw["backend"], tokens=max(1.0, tokens),
-                                   sequences=sc.batch_size, recompute_logprob=logprob,
-                                   mfu=min(1.0, mfu), **kw)
+                                   sequences=sc.batch_size, recompute_logprob=logprob, **kw)
         compute = ph["actor"] + ph["logprob"] + ph["reference"] + ph["critic"]
         return compute, ph["optimizer"] + ph["collectives"]
 
+    (cb, n0), (ct, n1) = parts(b), parts(t)
     spread = math.exp(_mfu_spread())
     out = []
-    for mfu in (mfu0, mfu0 / spread, mfu0 * spread):
-        c0, n0 = parts(b, mfu)
-        c1, n1 = parts(t, mfu)
+    for k in (1.0, spread, 1.0 / spread):  # the compute at the global MFU, and at that MFU / or x the spread
+        c0, c1 = cb * k, ct * k
         a = min(1.0, measured / (c0 + n0))
         rest = max(0.0, measured - (c0 + n0))
         fixed = (a * (c1 + n1) + rest) / measured
