@@ -117,3 +117,24 @@ def test_cli_gpu_and_model(capsys):
     assert float(rows[1]["train_scale"]) == pytest.approx(1.19, abs=0.05)
     assert main(["calibrate", "--config", cfg, "--metrics", met, "--gpu", "B9000"]) == 2
     assert capsys.readouterr().err.startswith("rollsim: error: gpu: must be an Accelerator or one of ")
+
+
+def test_backend_read_from_the_config(tmp_path):
+    v = tmp_path / "v.yaml"
+    v.write_text("data: {train_batch_size: 4, max_response_length: 1024}\n"
+                 "actor_rollout_ref: {model: {path: Qwen/Qwen3-4B}, actor: {strategy: megatron}}\n")
+    imp = configs.load(v)
+    assert imp.train_backend == "megatron"
+    note = next(n for n in imp.notes if n.option == "actor_rollout_ref.actor.strategy")
+    assert (note.kind, note.value) == ("read", "megatron")
+    assert configs.load(v, gpu="H100").deployment.train_backend == "megatron"
+    assert configs.load(EX / "verl_grpo.yaml").train_backend == "fsdp2"          # verl's default strategy: fsdp
+    s = tmp_path / "s.sh"
+    s.write_text("python train.py --rollout-batch-size 8 --n-samples-per-prompt 4\n")
+    assert configs.load(s).train_backend == "megatron"                           # slime's default
+    s.write_text("python train.py --rollout-batch-size 8 --train-backend fsdp\n")
+    assert configs.load(s).train_backend == "fsdp2"
+    m = tmp_path / "m.csv"
+    m.write_text("gen_s,train_s,response_mean,response_max\n10,5,100,400\n12,6,120,500\n11,5.5,110,450\n")
+    assert calibrate(m, imp, bootstrap=0).hardware["backend"] == "megatron"
+    assert calibrate(m, imp, bootstrap=0, backend="fsdp2").hardware["backend"] == "fsdp2"

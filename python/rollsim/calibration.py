@@ -454,7 +454,7 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
         deployment's. With ``model``, :func:`rollsim.whatif` moves the training cost to another
         GPU count with :mod:`rollsim.hardware.training` instead of ``1 / GPUs``.
     backend : {"fsdp2", "megatron"}, optional
-        The training backend (default: the deployment's, else ``"fsdp2"``).
+        The training backend (default: the deployment's, else the config's, else ``"fsdp2"``).
     train_options : dict, optional
         Further keyword arguments of :func:`rollsim.hardware.training.train_step_s`
         (``mini_batches``, ``reference``, ``model_parallel``, ...; default: the deployment's).
@@ -560,7 +560,8 @@ def _hardware(base: Any, model: Any, gpu: Any, backend: str | None, options: dic
         except ValueError:
             spec = None  # a model rollsim does not know: the 1 / GPUs rule (noted by whatif)
     acc = accelerator(gpu) if gpu is not None else getattr(dep, "gpu", None)
-    b = backend if backend is not None else getattr(dep, "train_backend", "fsdp2")
+    b = backend if backend is not None else getattr(dep, "train_backend", None) or getattr(base, "train_backend",
+                                                                                           None) or "fsdp2"
     if b not in training.BACKENDS:
         raise invalid("backend", f"must be one of {', '.join(training.BACKENDS)}, got {b!r}")
     opts = dict(getattr(dep, "train_options", {}) or {}) if options is None else options
