@@ -134,6 +134,10 @@ def test_backend_read_from_the_config(tmp_path):
     assert configs.load(s).train_backend == "megatron"                           # slime's default
     s.write_text("python train.py --rollout-batch-size 8 --train-backend fsdp\n")
     assert configs.load(s).train_backend == "fsdp2"
+    a = tmp_path / "a.yaml"
+    a.write_text("rollout: {backend: 'sglang:d4p1t1'}\nactor: {backend: 'megatron:d2p1t2'}\n"
+                 "gconfig: {n_samples: 4, max_new_tokens: 1024}\ntrain_dataset: {batch_size: 8}\n")
+    assert configs.load(a, "areal").train_backend == "megatron"
     m = tmp_path / "m.csv"
     m.write_text("gen_s,train_s,response_mean,response_max\n10,5,100,400\n12,6,120,500\n11,5.5,110,450\n")
     assert calibrate(m, imp, bootstrap=0).hardware["backend"] == "megatron"
