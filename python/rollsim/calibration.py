@@ -15,6 +15,10 @@ schema (:data:`GENERIC`), and fits, with a bootstrap interval over steps for eac
   ``logprob_s_per_token``; the scenario's ``train_step_s`` includes ``logprob_step_s``);
 - the weight-sync time, from its phase.
 
+With a batch pipeline's over-sampling the logged lengths are the trained answers, the batch's
+shortest; the generated distribution is found by matching simulated trained answers to them
+(:func:`_length_bias`).
+
 The fitted scenario is the base's at the run's middle step (its lengths ``mu + drift * middle``).
 """
 
@@ -374,6 +378,14 @@ class Calibrated:
         The base's GPU layout (:class:`rollsim.configs.Layout`), when it came from a config.
     reference_step : float
         The step whose lengths the scenario uses.
+    values : dict of str to float
+        The fitted parameters (name -> value).
+    hardware : dict or None
+        What :func:`rollsim.whatif` rescales the training cost with when the training GPUs change
+        (:func:`rollsim.what_if.train_scale`): ``model`` (a ``ModelSpec``), ``gpu`` (an
+        ``Accelerator``), ``backend`` and ``options`` (keyword arguments of
+        :func:`rollsim.hardware.training.train_step_s`); ``model`` or ``gpu`` is None when neither
+        the call nor the base named it.
     """
 
     scenario: Scenario
@@ -386,6 +398,7 @@ class Calibrated:
     layout: Any = None
     reference_step: float = 0.0
     values: dict[str, float] = field(default_factory=dict)
+    hardware: dict[str, Any] | None = None
 
     def scenario_for(self, values: dict[str, float], step: float | None = None) -> Scenario:
         """The base scenario with ``values`` (a fit or a bootstrap draw) at ``step`` (default: the
@@ -415,7 +428,8 @@ def _apply(sc: Scenario, v: dict[str, float], step: float) -> Scenario:
 
 
 def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstrap: int = 200,
-              seed: int = 0) -> Calibrated:
+              seed: int = 0, model: Any = None, gpu: Any = None, backend: str | None = None,
+              train_options: dict[str, Any] | None = None) -> Calibrated:
     """Fits a scenario on a baseline run's per-step metrics.
 
     Parameters
@@ -432,6 +446,18 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
         the fit).
     seed : int
         Seed of the bootstrap.
+    model : str or ModelSpec, optional
+        The trained model (:data:`rollsim.hardware.MODELS` name, Hugging Face id or spec); default:
+        the base's deployment's, else the config's model path when rollsim knows it.
+    gpu : str or Accelerator, optional
+        The training accelerator (:data:`rollsim.hardware.ACCELERATORS`); default: the base's
+        deployment's. With ``model``, :func:`rollsim.whatif` moves the training cost to another
+        GPU count with :mod:`rollsim.hardware.training` instead of ``1 / GPUs``.
+    backend : {"fsdp2", "megatron"}, optional
+        The training backend (default: the deployment's, else the config's, else ``"fsdp2"``).
+    train_options : dict, optional
+        Further keyword arguments of :func:`rollsim.hardware.training.train_step_s`
+        (``mini_batches``, ``reference``, ``model_parallel``, ...; default: the deployment's).
 
     Returns
     -------
@@ -441,7 +467,8 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
     ------
     ScenarioError
         ``metrics: missing <metric> ...`` for a table without a needed metric; ``base: ...`` for a
-        base that is neither an imported config nor a scenario.
+        base that is neither an imported config nor a scenario; ``model: ...``, ``gpu: ...``,
+        ``backend: ...`` or ``train_options: ...`` for one rollsim does not know.
     """
     from rollsim.configs import ImportedConfig
 
@@ -454,6 +481,7 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
                       f"{type(base).__name__}")
     if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or not 0 <= bootstrap <= 100_000:
         raise invalid("bootstrap", f"must be an integer in [0, 100000], got {bootstrap!r}")
+    hardware = _hardware(base, model, gpu, backend, train_options)
     m, fw, sources = normalize(read_metrics(metrics), framework)
     cap = sc.lengths.max_tokens if isinstance(sc.lengths, LogNormal) else float(sc.lengths.max_tokens or 16384.0)
     longest = float(m["response_max"].to_numpy().max())
@@ -462,19 +490,26 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
                       "the config's max response length")
     values = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap))
     over = sc.pipeline.over_sampling if isinstance(sc.pipeline, OffPolicy) else None
+    shift = (0.0, 0.0)
+    if over is not None:
+        # over-sampling stops the batch's longest answers: the logged lengths are the trained ones, a
+        # short-biased subset of those generated; the generated distribution is found by matching
+        # the simulated trained lengths to the logged ones
+        shift = _length_bias(sc, values, float(m["step"].to_numpy().mean()), float(cap))
+        values = _shifted(values, shift)
     if sc.rollout_slots < sc.batch_size or over is not None:
         # fewer slots than samples, or over-sampling (the batch ends before its longest answers): a
         # batch's generation is the slots' makespan, which rollsim simulates (in tokens, at 1 token/s)
         # for each step's fitted lengths; the speed is refitted on it
         m = m.with_columns(pl.Series("makespan_tokens", _makespans(sc, values, m["step"].to_numpy(), float(cap))))
-        values = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap))
+        values = _shifted(fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap)), shift)
     rng = np.random.default_rng(seed)
     draws = []
     for _ in range(bootstrap):
         idx = np.sort(rng.integers(0, m.height, m.height))
         if len(set(idx.tolist())) < 3:
             continue
-        draws.append(fit(m[idx.tolist()], batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap)))
+        draws.append(_shifted(fit(m[idx.tolist()], batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap)), shift))
     src = {"lengths.mu": "response_mean, response_max, response_clip_ratio", "lengths.drift": "the same, over steps",
            "lengths.sigma": "response_mean, response_max, response_clip_ratio", "decode_tokens_per_s": "gen_s",
            "gen_overhead_s": "gen_s", "train_step_s": "train_s", "train_s_per_token": "train_s", "logprob_step_s": "logprob_s",
@@ -507,7 +542,103 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
         "step_s_predicted": step_p, "step_error": step_p / step_m - 1.0,
     })
     return Calibrated(scenario=fitted, params=params, residuals=residuals, draws=tuple(draws), metrics=m,
-                      framework=fw, base=base, layout=layout, reference_step=ref, values=values)
+                      framework=fw, base=base, layout=layout, reference_step=ref, values=values, hardware=hardware)
+
+
+def _hardware(base: Any, model: Any, gpu: Any, backend: str | None, options: dict[str, Any] | None) -> dict[str, Any]:
+    """The model, GPU, backend and training options a GPU-count change is rescaled with (from the
+    arguments, else the base's deployment, else the config's model path)."""
+    from rollsim.hardware import training
+    from rollsim.hardware.specs import accelerator
+    from rollsim.hardware.specs import model as model_spec
+
+    dep = getattr(base, "deployment", None)
+    spec = model_spec(model) if model is not None else getattr(dep, "model", None)
+    if spec is None and getattr(base, "model", None):
+        try:
+            spec = model_spec(str(base.model))
+        except ValueError:
+            spec = None  # a model rollsim does not know: the 1 / GPUs rule (noted by whatif)
+    acc = accelerator(gpu) if gpu is not None else getattr(dep, "gpu", None)
+    b = backend if backend is not None else getattr(dep, "train_backend", None) or getattr(base, "train_backend",
+                                                                                           None) or "fsdp2"
+    if b not in training.BACKENDS:
+        raise invalid("backend", f"must be one of {', '.join(training.BACKENDS)}, got {b!r}")
+    opts = dict(getattr(dep, "train_options", {}) or {}) if options is None else options
+    if not isinstance(opts, dict):
+        raise invalid("train_options", f"must be a dict of rollsim.hardware.training.train_step_s arguments, got "
+                      f"{type(opts).__name__}")
+    bad = sorted(set(opts) & {"tokens", "sequences", "lengths", "train_gpus", "backend", "recompute_logprob"})
+    if bad:
+        raise invalid("train_options", f"{bad[0]!r} is set by rollsim.whatif (from the calibrated run), not here")
+    import inspect
+
+    known = [k for k in inspect.signature(training.train_step_s).parameters if k not in
+             ("model", "accelerator", "tokens", "sequences", "lengths", "train_gpus", "backend", "recompute_logprob")]
+    unknown = sorted(k for k in opts if k not in known)
+    if unknown:
+        raise invalid("train_options", f"unknown argument {unknown[0]!r} (allowed: {', '.join(known)})")
+    return {"model": spec, "gpu": acc, "backend": b, "options": opts}
+
+
+def _shifted(values: dict[str, float], shift: tuple[float, float]) -> dict[str, float]:
+    """``values`` with ``lengths.mu`` and ``lengths.sigma`` moved by ``shift`` (the over-sampling
+    length bias of :func:`_length_bias`)."""
+    if shift == (0.0, 0.0):
+        return values
+    return {**values, "lengths.mu": values["lengths.mu"] + shift[0],
+            "lengths.sigma": max(0.005, values["lengths.sigma"] + shift[1])}
+
+
+def _trained_lengths(sc: Scenario, mu: float, sigma: float, cap: float, batches: int = 6) -> dict[str, np.ndarray]:
+    """Per-batch mean, longest and clip ratio of the answers a batch pipeline with over-sampling
+    trains, simulated (at 1 token/s, no training cost) for lengths ``LogNormal(mu, sigma)``; the
+    first batch (no answers carried over) is left out."""
+    from rollsim.simulation import simulate
+
+    L = sc.lengths
+    corr = L.group_correlation if isinstance(L, LogNormal) else 0.0
+    p = sc.pipeline
+    batch = Synchronous(over_sampling=p.over_sampling, keep_partial=p.keep_partial) if isinstance(p, OffPolicy) \
+        else Synchronous()
+    one = sc.replace(pipeline=batch, decode_tokens_per_s=1.0, rollout_pause_s=0.0, train_step_s=0.0,
+                     train_s_per_token=0.0, logprob_s_per_token=0.0, weight_sync_s=0.0, prefill_tokens_per_s=math.inf,
+                     lengths=LogNormal(mu=float(np.clip(mu, -100, 100)), sigma=float(min(10.0, sigma)), max_tokens=cap,
+                                       group_correlation=corr),
+                     horizon_s=min(1e12, (batches + 1.5) * cap * (1 + sc.batch_size / sc.rollout_slots)), seed=12345)
+    s = simulate(one, record="samples").samples
+    done = (s.filter(pl.col("trained_step") >= 1).group_by("trained_step")
+            .agg(pl.col("length_tokens").mean().alias("mean"), pl.col("length_tokens").max().alias("max"),
+                 (pl.col("length_tokens") >= cap).mean().alias("clip"), pl.len().alias("n"))
+            .sort("trained_step").head(batches))
+    return {k: done[k].to_numpy().astype(float) for k in ("trained_step", "mean", "max", "clip", "n")}
+
+
+def _length_bias(sc: Scenario, v: dict[str, float], ref: float, cap: float, rounds: int = 8) -> tuple[float, float]:
+    """The shift of ``(lengths.mu, lengths.sigma)`` from the fit on the trained answers to the
+    generated distribution, by indirect inference: simulate the trained answers of a candidate
+    distribution, fit them as the logged ones were fitted, and move the candidate until that fit
+    matches the logged one (``sigma`` by secant steps: the trained answers' spread grows more slowly
+    than the generated one's). The shift is found at the reference step and applied to every step."""
+    want_mu, want_sigma = v["lengths.mu"] + v["lengths.drift"] * ref, v["lengths.sigma"]
+    mu, sigma = want_mu, want_sigma
+    prev: tuple[float, float] | None = None
+    for _ in range(rounds):
+        t = _trained_lengths(sc, mu, sigma, cap)
+        if len(t["mean"]) < 2:
+            break
+        got = fit_lengths(t["mean"], t["max"], t["clip"], t["n"], cap, t["trained_step"])
+        got_mu, got_sigma = got["mu"] + got["drift"] * float(t["trained_step"].mean()), got["sigma"]
+        slope = 1.0
+        if prev is not None and abs(sigma - prev[0]) > 1e-9:
+            slope = float(np.clip((got_sigma - prev[1]) / (sigma - prev[0]), 0.1, 2.0))
+        step_mu, step_sigma = want_mu - got_mu, (want_sigma - got_sigma) / slope
+        prev = (sigma, got_sigma)
+        mu += step_mu
+        sigma = float(np.clip(sigma + step_sigma, 0.005, 10.0))
+        if abs(step_mu) < 1e-3 and abs(step_sigma) < 1e-3:
+            break
+    return mu - want_mu, sigma - want_sigma
 
 
 def _makespans(sc: Scenario, v: dict[str, float], steps: np.ndarray, cap: float) -> np.ndarray:

@@ -6,9 +6,13 @@ A variant is a dict of changes to the calibrated scenario:
 - ``max_staleness``: the fully asynchronous pipeline's drop-at-consumption cap (``None``: none);
 - ``admission_eta``: AReaL's admission bound (fully asynchronous);
 - ``rollout_gpus`` / ``train_gpus``: a GPU split. The rollout slots scale with the rollout GPUs
-  (the engines' concurrency read from the config), the training cost per step with the inverse of
-  the training GPUs. A colocated baseline moved to an asynchronous pipeline splits its GPUs: with
-  ``rollout_gpus = R`` the trainer gets the other ``total - R`` (half each when not given);
+  (the engines' concurrency read from the config). The calibrated training cost is moved to the new
+  training GPU count by :func:`train_scale`: with the model and accelerator known (a deployment,
+  or ``model=`` / ``gpu=`` of :func:`rollsim.calibrate`), by :mod:`rollsim.hardware.training`
+  (compute from FLOPs and MFU, optimizer, exposed collectives) anchored on the calibrated cost;
+  otherwise by the inverse of the training GPUs. A colocated baseline moved to an asynchronous
+  pipeline splits its GPUs: with ``rollout_gpus = R`` the trainer gets the other ``total - R``
+  (half each when not given);
 - ``prompts`` (prompts per step), ``group_size``, ``max_response_tokens``;
 - ``recompute_logprob``: False drops the calibrated log-prob recompute phase (the rollout's own
   log-probs are used, as verl's fully async recipe does with ``use_rollout_log_probs``);
@@ -35,7 +39,7 @@ from rollsim.lengths import LogNormal
 from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
 
-__all__ = ["whatif", "grid", "pipeline_from_name", "plot_whatif", "METRICS"]
+__all__ = ["whatif", "grid", "pipeline_from_name", "plot_whatif", "train_scale", "TrainScale", "METRICS"]
 
 #: Columns of :func:`whatif` predicted with an interval (``<name>``, ``<name>_low``, ``<name>_high``).
 METRICS = ("step_s", "tokens_per_s", "trainer_wait_s", "staleness_mean", "staleness_short", "staleness_long",
@@ -87,8 +91,153 @@ def _label(v: dict[str, Any]) -> str:
     return ", ".join(str(v[k]) if k == "pipeline" else f"{k}={v[k]}" for k in v) or "baseline"
 
 
-def _variant(cal: Calibrated, sc: Scenario, v: dict[str, Any]) -> Scenario:
-    """The calibrated scenario ``sc`` (one draw) changed as ``v`` says."""
+@dataclasses.dataclass(frozen=True)
+class TrainScale:
+    """How :func:`train_scale` moves a calibrated training cost to another training GPU count.
+
+    Attributes
+    ----------
+    factor : float
+        New training seconds per step over the calibrated ones (multiplies ``train_step_s``,
+        ``train_s_per_token`` and ``logprob_s_per_token``).
+    low, high : float
+        The factor's interval: the accelerator's MFU moved by the spread of the training model's
+        published checks (:func:`rollsim.hardware.training.training_validation_rows`), and the
+        calibrated time the model does not explain taken as fixed or as compute.
+    rule : str
+        ``"hardware"`` (:mod:`rollsim.hardware.training`), ``"1/gpus"`` (no model or accelerator
+        known) or ``"same"`` (the GPU count does not change).
+    compute_share : float
+        Fraction of the calibrated training time the model attributes to compute (FLOPs over the
+        achieved MFU, which scales as ``1 / GPUs``); NaN for ``"1/gpus"``.
+    fixed_s : float
+        Calibrated seconds per step the model does not explain (kept as they are on any GPU count:
+        launches, host work, data movement the model lacks), seconds.
+    """
+
+    factor: float
+    low: float
+    high: float
+    rule: str
+    compute_share: float = math.nan
+    fixed_s: float = 0.0
+
+
+def _mfu_spread() -> float:
+    """The RMS log error of the training model's published checks (every row in seconds): how far
+    the global MFU can be from a given run's."""
+    global _SPREAD
+    if _SPREAD is None:
+        from rollsim.hardware import training
+
+        errs = [math.log1p(r["error"]) for r in training.training_validation_rows()
+                if r.get("unit") == "s" and math.isfinite(r.get("error", math.nan)) and r["error"] > -1]
+        _SPREAD = float(math.sqrt(sum(e * e for e in errs) / len(errs))) if errs else 0.25
+    return _SPREAD
+
+
+_SPREAD: float | None = None
+
+
+def _mean_answer(sc: Scenario) -> float:
+    """Mean answer of the scenario's lengths, tokens."""
+    from rollsim.calibration import _trunc_mean
+
+    L = sc.lengths
+    if isinstance(L, LogNormal):
+        return float(_trunc_mean(np.array([L.mu]), L.sigma, L.max_tokens)[0])
+    return float(np.mean(L.values))
+
+
+def train_scale(calibrated: Calibrated, train_gpus: int, *, scenario: Scenario | None = None,
+                base_gpus: int | None = None, recompute_logprob: bool | None = None) -> TrainScale:
+    """The factor that moves a calibrated run's training cost from its training GPUs to ``train_gpus``.
+
+    With the model and accelerator known (``calibrated.hardware``), the training step of the
+    calibrated batch (its sequences and mean tokens, answers + prompt) is predicted by
+    :func:`rollsim.hardware.training.train_step_s` on both GPU counts: compute ``C`` (FLOPs over the
+    achieved MFU) and the rest ``N`` (optimizer, exposed collectives). The calibrated time ``U``
+    anchors the level: when ``C + N`` exceeds it, both parts are scaled down by ``U / (C + N)``
+    (the run is faster than the global MFU); when it falls short, the difference ``R = U - C - N``
+    is a fixed cost the model lacks and is kept on the new GPU count. The factor is
+    ``(a (C' + N') + R) / U`` with ``a = min(1, U / (C + N))``. Without a model or accelerator:
+    ``base / train_gpus``.
+
+    Parameters
+    ----------
+    calibrated : Calibrated
+        From :func:`rollsim.calibrate`.
+    train_gpus : int
+        The new training GPU count, in [1, 2**20].
+    scenario : Scenario, optional
+        The calibrated scenario (or a bootstrap draw of it) whose batch and costs are moved; default
+        ``calibrated.scenario``.
+    base_gpus : int, optional
+        The calibrated run's training GPUs; default: its layout's.
+    recompute_logprob : bool, optional
+        The training cost includes the log-prob recompute pass (default: when the calibration
+        fitted one).
+
+    Returns
+    -------
+    TrainScale
+
+    Raises
+    ------
+    ScenarioError
+        ``train_gpus: ...`` out of range; ``base_gpus: ...`` when the base has no layout and none is
+        given; the training model's own errors (``model_parallel: must divide train_gpus ...``).
+    """
+    from rollsim import _check
+
+    t = _check.integer("train_gpus", train_gpus, 1, 2**20)
+    if base_gpus is None:
+        if calibrated.layout is None:
+            raise invalid("base_gpus", "needs a base imported from a config (its GPU layout) or base_gpus")
+        base_gpus = calibrated.layout.train_gpus
+    b = _check.integer("base_gpus", base_gpus, 1, 2**20)
+    if t == b:
+        return TrainScale(1.0, 1.0, 1.0, "same")
+    sc = calibrated.scenario if scenario is None else scenario
+    hw = calibrated.hardware or {}
+    if hw.get("model") is None or hw.get("gpu") is None:
+        return TrainScale(b / t, b / t, b / t, "1/gpus")
+    from rollsim.hardware import training
+
+    answer = _mean_answer(sc)
+    measured = sc.train_step_s + (sc.train_s_per_token + sc.logprob_s_per_token) * answer * sc.batch_size
+    if not measured > 0:
+        return TrainScale(1.0, 1.0, 1.0, "hardware", 0.0, 0.0)
+    v = calibrated.values
+    logprob = (v.get("logprob_step_s", 0.0) + v.get("logprob_s_per_token", 0.0) > 0 if recompute_logprob is None
+               else bool(recompute_logprob))
+    kw = dict(hw.get("options") or {})
+    kw.setdefault("reference", False)
+    tokens = sc.batch_size * (answer + sc.prompt_tokens)
+
+    def parts(g: int) -> tuple[float, float]:
+        ph = training.train_step_s(hw["model"], hw["gpu"], train_gpus=g, backend=hw["backend"], tokens=max(1.0, tokens),
+                                   sequences=sc.batch_size, recompute_logprob=logprob, **kw)
+        compute = ph["actor"] + ph["logprob"] + ph["reference"] + ph["critic"]
+        return compute, ph["optimizer"] + ph["collectives"]
+
+    (cb, n0), (ct, n1) = parts(b), parts(t)
+    spread = math.exp(_mfu_spread())
+    out = []
+    for k in (1.0, spread, 1.0 / spread):  # the compute at the global MFU, and at that MFU / or x the spread
+        c0, c1 = cb * k, ct * k
+        a = min(1.0, measured / (c0 + n0))
+        rest = max(0.0, measured - (c0 + n0))
+        fixed = (a * (c1 + n1) + rest) / measured
+        like_compute = (a * (c1 + n1) + rest * c1 / c0) / measured if c0 > 0 else fixed
+        out.append((fixed, like_compute, a * c0 / measured, rest))
+    factors = [f for o in out for f in o[:2]]
+    return TrainScale(out[0][0], min(factors), max(factors), "hardware", out[0][2], out[0][3])
+
+
+def _variant(cal: Calibrated, sc: Scenario, v: dict[str, Any], scale: str = "point") -> Scenario:
+    """The calibrated scenario ``sc`` (one draw) changed as ``v`` says (the training GPU change at
+    the point, ``"low"`` or ``"high"`` end of its :func:`train_scale` interval)."""
     unknown = [k for k in v if k not in _KNOWN and k.split(".")[0] not in {f for f in sc.__dataclass_fields__}]
     if unknown:
         raise invalid(unknown[0], f"unknown variant key (allowed: {', '.join(sorted(_KNOWN))} or a scenario field)")
@@ -119,10 +268,11 @@ def _variant(cal: Calibrated, sc: Scenario, v: dict[str, Any]) -> Scenario:
         if isinstance(t, bool) or not isinstance(t, int) or t < 1:
             raise invalid("train_gpus", f"must be a positive integer (GPUs left for training), got {t!r}")
         changes["rollout_slots"] = max(1, min(2**24, round(sc.rollout_slots * r / lay.rollout_gpus)))
-        scale = lay.train_gpus / t
-        changes["train_step_s"] = sc.train_step_s * scale
-        changes["train_s_per_token"] = min(1e3, sc.train_s_per_token * scale)
-        changes["logprob_s_per_token"] = min(1e3 - changes["train_s_per_token"], sc.logprob_s_per_token * scale)
+        ts = train_scale(cal, t, scenario=sc, recompute_logprob=_logprob(cal, v))
+        f = {"point": ts.factor, "low": ts.low, "high": ts.high}[scale]
+        changes["train_step_s"] = sc.train_step_s * f
+        changes["train_s_per_token"] = min(1e3, sc.train_s_per_token * f)
+        changes["logprob_s_per_token"] = min(1e3 - changes["train_s_per_token"], sc.logprob_s_per_token * f)
     if "group_size" in v or "prompts" in v:
         g = v.get("group_size", sc.group_size)
         prompts = v.get("prompts", sc.batch_size // sc.group_size)
@@ -142,6 +292,27 @@ def _variant(cal: Calibrated, sc: Scenario, v: dict[str, Any]) -> Scenario:
     if rest:
         out = out.replace(**rest)
     return out
+
+
+def _logprob(cal: Calibrated, v: dict[str, Any]) -> bool:
+    """The variant's training cost includes a calibrated log-prob recompute pass."""
+    fitted = cal.values.get("logprob_step_s", 0.0) + cal.values.get("logprob_s_per_token", 0.0) > 0
+    return fitted and v.get("recompute_logprob", True) is not False
+
+
+def _train_gpus(cal: Calibrated, sc: Scenario, v: dict[str, Any]) -> int | None:
+    """The training GPUs of a variant (None without a layout)."""
+    lay = cal.layout
+    if lay is None:
+        return None
+    serial_now = isinstance(sc.pipeline, OffPolicy) and sc.pipeline.k == 0
+    if not ("rollout_gpus" in v or "train_gpus" in v or (lay.colocated and not serial_now)):
+        return lay.train_gpus
+    total = lay.rollout_gpus if lay.colocated else lay.rollout_gpus + lay.train_gpus
+    r = v.get("rollout_gpus", total // 2 if lay.colocated else lay.rollout_gpus)
+    if lay.colocated and serial_now and "train_gpus" not in v:
+        return int(r)
+    return int(v.get("train_gpus", (total - r) if lay.colocated else lay.train_gpus))
 
 
 def _measure(sc: Scenario, steps: int, seed: int) -> dict[str, float]:
@@ -196,7 +367,10 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
     -------
     polars.DataFrame
         One row per variant after a ``baseline`` row: ``variant``, ``pipeline``, ``rollout_slots``,
-        then each of :data:`METRICS` (seconds, tokens/s, versions, fraction) with ``_low`` / ``_high``;
+        ``train_gpus``, ``train_scale`` (with ``_low`` / ``_high``) and ``train_scaling``: the
+        factor on the calibrated training cost and its rule (:class:`TrainScale`), then each of
+        :data:`METRICS` (seconds, tokens/s, versions, fraction) with ``_low`` / ``_high`` (over the
+        bootstrap draws and the training cost's interval);
         ``measured_step_s`` and ``error`` (predicted / measured - 1) on the baseline row.
 
     Raises
@@ -231,11 +405,20 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
         return calibrated.scenario_for(values)
 
     for v in [{"name": "baseline"}, *items]:
-        sc = _variant(calibrated, base(calibrated.values, v), v)
+        b0 = base(calibrated.values, v)
+        sc = _variant(calibrated, b0, v)
         point = _measure(sc, steps, seed)
         others = [_measure(_variant(calibrated, base(d, v), v), steps, seed + 1 + i) for i, d in enumerate(pick)]
+        gpus = _train_gpus(calibrated, sc, v)
+        ts = (train_scale(calibrated, gpus, scenario=b0, recompute_logprob=_logprob(calibrated, v)) if gpus is not None
+              else TrainScale(1.0, 1.0, 1.0, "same"))
+        if ts.low != ts.high:
+            # the training model's own uncertainty: the ends of the training cost's interval
+            others += [_measure(_variant(calibrated, b0, v, end), steps, seed) for end in ("low", "high")]
         row: dict[str, Any] = dict(variant=_label(v) if v.get("name") != "baseline" else "baseline",
-                                   pipeline=type(sc.pipeline).__name__, rollout_slots=sc.rollout_slots)
+                                   pipeline=type(sc.pipeline).__name__, rollout_slots=sc.rollout_slots,
+                                   train_gpus=gpus, train_scale=ts.factor, train_scale_low=ts.low,
+                                   train_scale_high=ts.high, train_scaling=ts.rule)
         for k in METRICS:
             vals = np.array([o[k] for o in others] + [point[k]], dtype=float)
             vals = vals[np.isfinite(vals)]

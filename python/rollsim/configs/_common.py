@@ -104,6 +104,9 @@ class ImportedConfig:
         The config's answer-length limit, tokens.
     model : str or None
         The model path or name the config trains.
+    train_backend : str or None
+        The training backend the config names (``"fsdp2"`` or ``"megatron"``,
+        :data:`rollsim.hardware.training.BACKENDS`), None when it names none rollsim models.
     """
 
     framework: str
@@ -116,6 +119,7 @@ class ImportedConfig:
     prompts_per_step: int
     max_response_tokens: float
     model: str | None = None
+    train_backend: str | None = None
 
     def notes_table(self) -> str:
         """``notes`` as aligned text lines (``kind  option = value -> became``)."""
@@ -425,7 +429,8 @@ def default_lengths(max_response: float, r: Reader) -> LogNormal:
 def build(r: Reader, *, framework: str, source: str, prompts: int, group: int, max_response: float,
           pipeline: Synchronous | OneStepAsync | OffPolicy | FullyAsync, layout: Layout, slots: int,
           model: str | None, prompt_tokens: float | None = None, steps: int | None = None, gpu: str | None = None,
-          engine: str = "vllm", gpu_memory_utilization: Any = None) -> ImportedConfig:
+          engine: str = "vllm", gpu_memory_utilization: Any = None,
+          train_backend: str | None = None) -> ImportedConfig:
     """The scenario of an import, with the assumptions every framework shares noted."""
     batch = prompts * group
     if batch > 2**24:
@@ -457,10 +462,10 @@ def build(r: Reader, *, framework: str, source: str, prompts: int, group: int, m
         r.note("(horizon)", "-", f"horizon_s = {horizon:g} s (rollsim's default; the config asks for {steps} steps)",
                "assumed")
     sc = Scenario(horizon_s=horizon, **sc_kw)
-    deployment = _deployment(r, model, gpu, layout, engine, gpu_memory_utilization)
+    deployment = _deployment(r, model, gpu, layout, engine, gpu_memory_utilization, train_backend)
     return ImportedConfig(framework=framework, source=source, scenario=sc, deployment=deployment, sync=sync,
                           notes=tuple(r.notes), layout=layout, prompts_per_step=prompts,
-                          max_response_tokens=float(max_response), model=model)
+                          max_response_tokens=float(max_response), model=model, train_backend=train_backend)
 
 
 _SYNC_NAMES = {
@@ -494,7 +499,8 @@ def sync_cluster(model: str | None, layout: Layout, r: Reader):
     return cl
 
 
-def _deployment(r: Reader, model: str | None, gpu: str | None, layout: Layout, engine: str, mem: Any):
+def _deployment(r: Reader, model: str | None, gpu: str | None, layout: Layout, engine: str, mem: Any,
+                train_backend: str | None = None):
     """A :class:`rollsim.hardware.Deployment` when the accelerator is given and the model is known to
     :data:`rollsim.hardware.MODELS` (matched on the path's last component), else None with a note."""
     if gpu is None:
@@ -513,7 +519,8 @@ def _deployment(r: Reader, model: str | None, gpu: str | None, layout: Layout, e
     rollout = max(layout.rollout_tp, (layout.rollout_gpus // layout.rollout_tp) * layout.rollout_tp)
     d = Deployment(model=names[leaf], gpu=gpu, rollout_gpus=rollout, rollout_tp=layout.rollout_tp,
                    train_gpus=rollout if layout.colocated else layout.train_gpus, engine=eng,
-                   gpu_memory_utilization=mem_ok, max_num_seqs=layout.slots_per_engine, colocated=layout.colocated)
+                   gpu_memory_utilization=mem_ok, max_num_seqs=layout.slots_per_engine, colocated=layout.colocated,
+                   train_backend=train_backend or "fsdp2")
     r.note("(deployment)", gpu, f"deployment = Deployment({names[leaf]!r}, {gpu!r}, {rollout} rollout GPUs x TP"
            f"{layout.rollout_tp}, {d.train_gpus} training GPUs, {eng}{', colocated' if layout.colocated else ''}): "
            "hardware-model speeds, deployment.scenario(...)", "read")

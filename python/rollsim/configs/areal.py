@@ -107,14 +107,17 @@ def _build(flat: dict[str, Any], source: str, gpu: str | None = None) -> Importe
     r.read("cluster.n_nodes", nnodes, g3, f"{nnodes * gpn} GPUs")
     colocated = False
     engine_name = "sglang"
+    train_backend: str | None = None
     if r.has("rollout.backend") or r.has("actor.backend"):
         rb, _ = r.get("rollout.backend", "sglang:d1", kind=str)
         ab, _ = r.get("actor.backend", "fsdp:d1", kind=str)
         engine, rd = parse_backend("rollout.backend", rb)
         engine_name = engine
-        _, ad = parse_backend("actor.backend", ab)
+        trainer, ad = parse_backend("actor.backend", ab)
+        train_backend = {"fsdp": "fsdp2", "megatron": "megatron"}.get(trainer.lower())
         r.read("rollout.backend", rb, True, f"{rd['d']} {engine} engines x TP{rd['t']} x PP{rd['p']}")
-        r.read("actor.backend", ab, True, f"{ad['d'] * ad['t'] * ad['p']} training GPUs")
+        r.read("actor.backend", ab, True, f"{ad['d'] * ad['t'] * ad['p']} training GPUs" +
+               (f", training backend {train_backend!r}" if train_backend else ""))
     elif r.has("allocation_mode"):
         am, _ = r.get("allocation_mode", kind=str)
         rd, ad2 = _allocation("allocation_mode", am)
@@ -154,4 +157,4 @@ def _build(flat: dict[str, Any], source: str, gpu: str | None = None) -> Importe
     r.ignore_rest(("",))  # every other option given: noted, not silently lost
     return build(r, framework="areal", source=source, prompts=cbs, group=n, max_response=max_new, pipeline=pipeline,
                  layout=layout, slots=slots, model=model, gpu=gpu,
-                 engine=engine_name)
+                 engine=engine_name, train_backend=train_backend)

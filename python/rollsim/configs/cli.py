@@ -65,6 +65,10 @@ def add_parsers(sub: Any) -> None:
         p.add_argument("--metric-names", choices=("verl", "areal", "slime", "generic"), default=None,
                        help="whose metric names the table uses; detected from the columns when not given")
         p.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples over steps (%(default)s)")
+        p.add_argument("--gpu", default=None, help="the accelerator (rollsim.hardware.ACCELERATORS; configs do not "
+                                                   "name it): a training GPU change is rescaled by the hardware model")
+        p.add_argument("--model", default=None, help="the trained model (rollsim.hardware.MODELS name or Hugging Face "
+                                                     "id), when the config's model path is not one rollsim knows")
         p.add_argument("--format", choices=("table", "csv", "json"), default="table")
         if name == "calibrate":
             p.add_argument("--toml", action="store_true", help="print the fitted scenario as TOML instead")
@@ -108,7 +112,8 @@ def _calibrated(a: argparse.Namespace) -> Any:
     from rollsim import configs
     from rollsim.calibration import calibrate
 
-    return calibrate(a.metrics, configs.load(a.config, a.framework), framework=a.metric_names, bootstrap=a.bootstrap)
+    return calibrate(a.metrics, configs.load(a.config, a.framework, gpu=a.gpu), framework=a.metric_names,
+                     bootstrap=a.bootstrap, model=a.model, gpu=a.gpu)
 
 
 def _print_frame(df: Any, fmt: str) -> None:

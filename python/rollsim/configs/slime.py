@@ -167,7 +167,11 @@ def _build(o: dict[str, Any], entry: str, source: str, *, explicit: bool, gpu: s
                       ("--mask-offpolicy-in-partial-rollout", "a loss-side option"),
                       ("--use-rollout-routing-replay", "see rollsim.sync.routing_replay")):
         r.ignore(name, why)
+    tb, g = r.get("--train-backend", "megatron", kind=str)
+    backend = {"megatron": "megatron", "fsdp": "fsdp2"}.get(str(tb).lower())
+    r.read("--train-backend", tb, g, f"training backend {backend!r} (the hardware training model's, for a what-if's "
+           "GPU change)" if backend else "a training backend rollsim does not model (fsdp2 assumed)")
     r.ignore_rest(("",))  # every other option given: noted, not silently lost
     return build(r, framework="slime", source=source, prompts=prompts, group=n, max_response=max_resp,
                  pipeline=pipeline, layout=layout, slots=layout.engines * conc, model=model, gpu=gpu,
-                 engine="sglang")
+                 engine="sglang", train_backend=backend)

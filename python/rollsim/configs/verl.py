@@ -159,6 +159,10 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
     model, g = r.get(f"{_AR}.model.path", None, kind=str)
     if g:
         r.read(f"{_AR}.model.path", model, g, "model (weight-sync cluster when known)")
+    strategy, g = r.get(f"{_AR}.actor.strategy", "fsdp", kind=str)
+    backend = {"fsdp": "fsdp2", "fsdp2": "fsdp2", "megatron": "megatron"}.get(str(strategy).lower())
+    r.read(f"{_AR}.actor.strategy", strategy, g, f"training backend {backend!r} (the hardware training model's, for "
+           "a what-if's GPU change)" if backend else "a training backend rollsim does not model (fsdp2 assumed)")
     steps, steps_given = r.get("trainer.total_training_steps", None)
     if recipe == "ppo":
         prompts, g = r.positive_int("data.train_batch_size", 1024)
@@ -227,4 +231,4 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
     r.ignore_rest(("",))  # every other option given: noted, not silently lost
     return build(r, framework="verl", source=source, prompts=prompts, group=n, max_response=max_resp,
                  pipeline=pipeline, layout=layout, slots=layout.engines * seqs, model=model,
-                 gpu=gpu, engine=str(engine), gpu_memory_utilization=mem)
+                 gpu=gpu, engine=str(engine), gpu_memory_utilization=mem, train_backend=backend)
