@@ -38,14 +38,13 @@ ranks heaviest first, like slime's ``--use-dynamic-batch-size --max-tokens-per-g
 
 from __future__ import annotations
 
-import heapq
 import math
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
-from rollsim import _check
+from rollsim import _check, _rollsim
 from rollsim.errors import invalid
 
 __all__ = ["MFU", "BACKENDS", "DISPATCHES", "OVERLAP_SLOWDOWN", "COLLECTIVE_TIMEOUT_S", "OPTIMIZER_BYTES_PER_PARAM",
@@ -164,26 +163,6 @@ def _lengths(field: str, lengths: Any) -> np.ndarray:
     return a
 
 
-def _karmarkar_karp(work: np.ndarray, k: int) -> list[list[int]]:
-    """Equal-count partition of ``work`` into ``k`` sets (``len(work) % k == 0``) by the largest
-    differencing method: states of ``k`` sets each, merged largest spread first, the heaviest set of
-    one state joined with the lightest of the other."""
-    order = np.argsort(work, kind="stable")
-    heap: list[tuple[float, int, list[tuple[float, list[int]]]]] = []
-    for n, off in enumerate(range(0, len(order), k)):
-        sets = sorted(((float(work[i]), [int(i)]) for i in order[off:off + k]), key=lambda s: -s[0])
-        heapq.heappush(heap, (-(sets[0][0] - sets[-1][0]), n, sets))
-    n = len(heap)
-    while len(heap) > 1:
-        _, _, a = heapq.heappop(heap)
-        _, _, b = heapq.heappop(heap)
-        merged = [(a[i][0] + b[k - 1 - i][0], a[i][1] + b[k - 1 - i][1]) for i in range(k)]
-        merged.sort(key=lambda s: -s[0])
-        n += 1
-        heapq.heappush(heap, (-(merged[0][0] - merged[-1][0]), n, merged))
-    return [sorted(s[1]) for s in heap[0][2]]
-
-
 def assign_ranks(lengths: Any, ranks: int, *, dispatch: str = "balanced", workload: Any = None,
                  max_tokens_per_gpu: float | None = None, mini_batches: int = 1) -> list[np.ndarray]:
     """Which sequences each data-parallel rank trains.
@@ -225,8 +204,11 @@ def assign_ranks(lengths: Any, ranks: int, *, dispatch: str = "balanced", worklo
     k = _check.integer("ranks", ranks, 1, _MAX_GPUS)
     if dispatch not in DISPATCHES:
         raise invalid("dispatch", f"must be one of {list(DISPATCHES)}, got {dispatch!r}")
-    w = t if workload is None else np.asarray(workload, dtype=np.float64)
+    w = t if workload is None else np.ascontiguousarray(workload, dtype=np.float64)
     n = t.size
+    if w.shape != t.shape:
+        raise invalid("workload", f"must have one value per sequence ({n}), got shape {w.shape}")
+    budget: float | None = None
     if dispatch == "packed":
         if max_tokens_per_gpu is None:
             raise invalid("max_tokens_per_gpu", "dispatch='packed' needs the micro-batch token budget, got None")
@@ -234,75 +216,16 @@ def assign_ranks(lengths: Any, ranks: int, *, dispatch: str = "balanced", worklo
         if budget < t.max():
             raise invalid("max_tokens_per_gpu", f"must be at least the longest sequence ({t.max():g} tokens), "
                           f"got {budget:g}")
-        return [np.sort(np.concatenate(r)) if r else np.zeros(0, np.int64) for r in _packed(t, w, k, budget)]
-    if max_tokens_per_gpu is not None:
+    elif max_tokens_per_gpu is not None:
         raise invalid("max_tokens_per_gpu", f"applies to dispatch='packed' only, got dispatch={dispatch!r}")
-    if n % k:
+    elif n % k:
         raise invalid("ranks", f"must divide the number of sequences ({n}) for dispatch={dispatch!r}, got {k}")
-    if dispatch == "contiguous":
-        return [np.arange(r * (n // k), (r + 1) * (n // k), dtype=np.int64) for r in range(k)]
-    if dispatch == "round_robin":
-        return [np.arange(r, n, k, dtype=np.int64) for r in range(k)]
     m = _check.integer("mini_batches", mini_batches, 1, 1 << 24)
-    if dispatch == "balanced":
-        parts = [np.asarray(p, dtype=np.int64) for p in _karmarkar_karp(w, k)]
-    elif dispatch == "lpt":
-        parts = _lpt(w, k)
-    else:
-        if n % (k * m):
-            raise invalid("mini_batches", f"ranks x mini_batches ({k} x {m}) must divide the number of sequences "
-                          f"({n}) for dispatch='balanced_minibatch'")
-        size = n // m
-        per = [_karmarkar_karp(w[j * size:(j + 1) * size], k) for j in range(m)]
-        parts = [np.concatenate([np.asarray(per[j][r], dtype=np.int64) + j * size for j in range(m)])
-                 for r in range(k)]
-    contiguous = [np.arange(r * (n // k), (r + 1) * (n // k), dtype=np.int64) for r in range(k)]
-    return contiguous if _cost(w, contiguous, m) < _cost(w, parts, m) else parts
-
-
-def _cost(w: np.ndarray, parts: list[np.ndarray], m: int) -> float:
-    """Sum over mini-batches of the heaviest rank's workload."""
-    if any(len(p) < m for p in parts):
-        return math.inf
-    per = np.array([[w[c].sum() for c in np.array_split(p, m)] for p in parts])
-    return float(per.max(axis=0).sum())
-
-
-def _lpt(w: np.ndarray, k: int) -> list[np.ndarray]:
-    """Greedy longest-processing-time into ``k`` equal-count ranks: heaviest first onto the least
-    loaded rank with room; each rank keeps its samples in that (descending) order."""
-    cap = len(w) // k
-    loads = [(0.0, r) for r in range(k)]
-    out: list[list[int]] = [[] for _ in range(k)]
-    for i in np.argsort(-w, kind="stable"):
-        load, r = heapq.heappop(loads)
-        out[r].append(int(i))
-        if len(out[r]) < cap:
-            heapq.heappush(loads, (load + float(w[i]), r))
-    return [np.asarray(o, dtype=np.int64) for o in out]
-
-
-def _packed(t: np.ndarray, w: np.ndarray, k: int, budget: float) -> list[list[np.ndarray]]:
-    """First-fit decreasing into micro-batches of at most ``budget`` tokens, then micro-batches dealt
-    to ranks heaviest first onto the least loaded rank."""
-    bins: list[list[int]] = []
-    room: list[float] = []
-    for i in np.argsort(-t, kind="stable"):
-        for b, free in enumerate(room):
-            if t[i] <= free:
-                bins[b].append(int(i))
-                room[b] -= t[i]
-                break
-        else:
-            bins.append([int(i)])
-            room.append(budget - t[i])
-    loads = [(0.0, r) for r in range(k)]
-    out: list[list[np.ndarray]] = [[] for _ in range(k)]
-    for members in sorted(bins, key=lambda m: -float(w[m].sum())):
-        load, r = heapq.heappop(loads)
-        out[r].append(np.asarray(members, dtype=np.int64))
-        heapq.heappush(loads, (load + float(w[members].sum()), r))
-    return out
+    if dispatch == "balanced_minibatch" and n % (k * m):
+        raise invalid("mini_batches", f"ranks x mini_batches ({k} x {m}) must divide the number of sequences "
+                      f"({n}) for dispatch='balanced_minibatch'")
+    # the engine's dispatches (rust/rollsim-core/src/pipeline/trainer.rs), the one implementation
+    return _rollsim.assign_ranks(t, w, k, dispatch, m, budget)
 
 
 @dataclass(frozen=True)
