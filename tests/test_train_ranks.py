@@ -174,3 +174,28 @@ def test_the_engine_refuses_what_python_refuses_with_the_same_words():
     d["train"] = {**d["train"], "dp_ranks": 2, "dispatch": "nope"}
     with pytest.raises(ScenarioError, match=r"^train\.dispatch: must be one of \['contiguous', "):
         _rollsim.simulate(d, False)
+
+
+def test_a_deployment_s_simulated_step_is_training_py_s_step_over_the_same_batch():
+    from rollsim.hardware import Deployment
+
+    d = Deployment(model="Qwen3-4B", gpu="H20", rollout_gpus=8, train_gpus=16,
+                   train_options={"dispatch": "lpt", "mini_batches": 4, "recompute_logprob": True})
+    sc = d.scenario(lengths=LogNormal(6.9, 0.7, 8192.0, group_correlation=0.5), prompts_per_step=64, group_size=8,
+                    prompt_tokens=200.0, horizon_s=2000.0, pipeline=Synchronous())
+    assert sc.train is not None and (sc.train.dp_ranks, sc.train.dispatch, sc.train.mini_batches) == (16, "lpt", 4)
+    assert (sc.train_step_s, sc.train_s_per_token) == (0.0, 0.0)
+    r = simulate(sc)
+    step = r.steps.row(0, named=True)
+    batch = r.samples.filter(r.samples["trained_step"] == 0)["length_tokens"].to_numpy() + 200.0
+    assert batch.size == 512
+    ph = training.train_step_s("Qwen3-4B", "H20", train_gpus=16, lengths=batch, dispatch="lpt", mini_batches=4,
+                               recompute_logprob=True)
+    # lpt's ranks do not depend on the batch order: the compute is the same, term for term
+    assert step["rank_slowest_s"] == pytest.approx(ph["actor"] + ph["logprob"] + ph["reference"], rel=1e-9)
+    assert step["end_s"] - step["start_s"] == pytest.approx(step["rank_slowest_s"] + 4 * sc.train.fixed_s, rel=1e-12)
+    # the even-split model it replaces sees neither the imbalance nor each sequence's attention term
+    even = d.scenario(lengths=sc.lengths, prompts_per_step=64, group_size=8, prompt_tokens=200.0, horizon_s=2000.0,
+                      pipeline=Synchronous(), per_rank=False)
+    assert even.train is None and even.train_s_per_token > 0
+    assert step["rank_slowest_s"] > step["rank_mean_s"]

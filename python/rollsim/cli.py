@@ -608,7 +608,7 @@ def _split_deployment(a: argparse.Namespace, base: Scenario, pipeline: Any) -> t
                             "trainer gives it")
     d = deployment_from_args(a, rollout_gpus=a.gpus_per_instance, rollout_tp=a.gpus_per_instance, train_gpus=1)
     s = d.scenario(lengths=base.lengths, prompts_per_step=max(1, base.batch_size // base.group_size),
-                   group_size=base.group_size, prompt_tokens=base.prompt_tokens, pipeline=pipeline)
+                   group_size=base.group_size, prompt_tokens=base.prompt_tokens, pipeline=pipeline, per_rank=False)
     one = base.replace(rollout_slots=s.slots_per_instance, slots_per_instance=s.slots_per_instance,
                        decode_tokens_per_s=s.decode_tokens_per_s, decode_slowdown_per_seq=0.0,
                        decode_throughput_table=s.decode_throughput_table, kv_cache_tokens=s.kv_cache_tokens,

@@ -49,7 +49,7 @@ from rollsim.errors import invalid
 
 __all__ = ["MFU", "BACKENDS", "DISPATCHES", "OVERLAP_SLOWDOWN", "COLLECTIVE_TIMEOUT_S", "OPTIMIZER_BYTES_PER_PARAM",
            "OPTIMIZER_HBM_EFFICIENCY", "sequence_flops", "train_step_s", "rank_loads", "RankLoads", "assign_ranks",
-           "engine_train_params", "expected_slowest_fraction", "group_lengths", "CALIBRATION", "HELD_OUT", "fit",
+           "engine_train_params", "engine_train_ranks", "expected_slowest_fraction", "group_lengths", "CALIBRATION", "HELD_OUT", "fit",
            "calibration_report", "training_validation_rows", "COLLECTIVE_EFFICIENCY", "table_rows"]
 
 
@@ -548,6 +548,76 @@ def engine_train_params(model: Any, accelerator: Any, *, train_gpus: int, mean_t
     compute = ph["actor"] + ph["logprob"] + ph["reference"] + ph["critic"]
     fixed = ph["optimizer"] + ph["collectives"]
     return {"train_step_s": fixed, "train_s_per_token": compute * slowest / (mean * n)}
+
+
+def engine_train_ranks(model: Any, accelerator: Any, *, train_gpus: int, batch_size: int, mean_tokens: float,
+                       backend: str = "fsdp2", dispatch: str = "balanced", ppo_epochs: int = 1,
+                       recompute_logprob: bool = True, reference: bool = True, critic: bool = False,
+                       critic_model: Any = None, mini_batches: int = 1, model_parallel: int = 1,
+                       expert_parallel: int = 1, max_tokens_per_gpu: float | None = None, precision: str = "bf16",
+                       overlap_rollout: bool = False, mfu: float | None = None) -> dict[str, Any]:
+    """The fields of the engine's per-rank training part (:class:`rollsim.TrainRanks`) from the
+    phases of :func:`train_step_s`, so that a simulated step sees the real batch: which sequences
+    land on which rank, and each sequence's attention term.
+
+    Every sequence costs each compute phase's passes (``3 x ppo_epochs`` for the actor, one each for
+    the log-prob recompute and the reference, ``1 + 3 x ppo_epochs`` of the critic's size) of
+    :func:`sequence_flops` at one rank's FLOP/s (``model_parallel`` GPUs x peak x MFU, slowed by
+    :data:`OVERLAP_SLOWDOWN` with ``overlap_rollout``): ``s_per_token`` is its linear part,
+    ``s_per_token_sq`` its attention part. ``fixed_s`` is one mini-batch's share of the optimizer
+    and the exposed collectives of a batch of ``batch_size`` sequences of ``mean_tokens`` tokens.
+    Given the same batch, the engine's step then equals :func:`train_step_s` with ``lengths`` (up to
+    the collectives, taken at the mean batch).
+
+    Parameters
+    ----------
+    model, accelerator, train_gpus, backend, dispatch, ppo_epochs, recompute_logprob, reference,
+    critic, critic_model, mini_batches, model_parallel, expert_parallel, max_tokens_per_gpu,
+    precision, overlap_rollout, mfu
+        As for :func:`train_step_s`.
+    batch_size : int
+        Sequences per training step, in [1, 2**24].
+    mean_tokens : float
+        Mean tokens per sequence (prompt + response), tokens, in [1, 1e9].
+
+    Returns
+    -------
+    dict of str to Any
+        ``dp_ranks``, ``dispatch``, ``s_per_token`` (seconds/token), ``s_per_token_sq``
+        (seconds/token**2), ``fixed_s`` (seconds per mini-batch), ``mini_batches`` and
+        ``max_tokens_per_gpu``: the arguments of :class:`rollsim.TrainRanks`.
+
+    Raises
+    ------
+    ScenarioError (ValueError)
+        As :func:`train_step_s`.
+    """
+    model, accelerator = _resolve(model, accelerator)
+    n = _check.integer("batch_size", batch_size, 1, 1 << 24)
+    mean = _check.bounded("mean_tokens", mean_tokens, 1, 1e9, "tokens")
+    if dispatch not in DISPATCHES:
+        raise invalid("dispatch", f"must be one of {list(DISPATCHES)}, got {dispatch!r}")
+    opts = dict(backend=backend, ppo_epochs=ppo_epochs, recompute_logprob=recompute_logprob, reference=reference,
+                critic=critic, critic_model=critic_model, mini_batches=mini_batches, model_parallel=model_parallel,
+                expert_parallel=expert_parallel, max_tokens_per_gpu=max_tokens_per_gpu, precision=precision,
+                overlap_rollout=overlap_rollout, mfu=mfu)
+    ph = train_step_s(model, accelerator, train_gpus=train_gpus, tokens=mean * n, sequences=n, **opts)  # checks all
+    mp, m = int(model_parallel), int(mini_batches)
+    critic_scale = 1.0
+    if critic and critic_model is not None:
+        cm, _ = _resolve(critic_model, accelerator)
+        critic_scale = float(cm.active_params) / float(model.active_params)
+    passes = 3.0 * ppo_epochs + float(recompute_logprob) + float(reference)
+    if critic:
+        passes += (1.0 + 3.0 * ppo_epochs) * critic_scale
+    if overlap_rollout:
+        passes *= OVERLAP_SLOWDOWN
+    rate = mp * _peak(accelerator, precision) * _mfu(backend, mfu)
+    attn = 2.0 * model.layers * model.attention_heads * model.head_dim
+    return {"dp_ranks": int(train_gpus) // mp, "dispatch": dispatch,
+            "s_per_token": passes * 2.0 * float(model.active_params) / rate, "s_per_token_sq": passes * attn / rate,
+            "fixed_s": (ph["optimizer"] + ph["collectives"]) / m, "mini_batches": m,
+            "max_tokens_per_gpu": float(max_tokens_per_gpu) if dispatch == "packed" else None}
 
 
 def expected_slowest_fraction(model: Any, accelerator: Any, *, lengths: Any, batch_size: int, group_size: int = 1,
