@@ -617,7 +617,7 @@ def engine_train_ranks(model: Any, accelerator: Any, *, train_gpus: int, batch_s
     return {"dp_ranks": int(train_gpus) // mp, "dispatch": dispatch,
             "s_per_token": passes * 2.0 * float(model.active_params) / rate, "s_per_token_sq": passes * attn / rate,
             "fixed_s": (ph["optimizer"] + ph["collectives"]) / m, "mini_batches": m,
-            "max_tokens_per_gpu": float(max_tokens_per_gpu) if dispatch == "packed" else None}
+            "max_tokens_per_gpu": max_tokens_per_gpu if dispatch == "packed" else None}
 
 
 def expected_slowest_fraction(model: Any, accelerator: Any, *, lengths: Any, batch_size: int, group_size: int = 1,
