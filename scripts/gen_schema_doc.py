@@ -124,6 +124,8 @@ def results_page() -> str:
                        ("samples", "one row per sample started, `record=\"samples\"` only"),
                        ("segments", "one row per token span of one policy version, `record=\"samples\"` only")):
         parts += [f"\n## {name} ({what})\n\n", _columns(s["frames"][name])]
+        if name == "steps":
+            parts += ["\nWith `Scenario.train` (`TrainRanks`), the steps frame also has:\n\n", _columns(s["rank_steps"])]
     return "".join(parts)
 
 

@@ -104,7 +104,8 @@ def test_rows_in_the_resource_validation_table():
     df = validation.table()
     mine = df.filter(df["area"].is_in(["training", "switching"]))
     assert mine.group_by("area").len().sort("area").rows() == [("switching", 12), ("training", 12)]
-    assert int(mine["within_25pct"].sum()) == 16
+    # training 11 of 12 (one of them the H20 row its family factor is fitted on alone), switching 8 of 12
+    assert int(mine["within_25pct"].sum()) == 19
     row = mine.filter(mine["label"] == "vllm prealloc Qwen3-8B H20").row(0, named=True)
     assert (row["quantity"], row["measured"], round(row["predicted"], 4), row["fit"]) == ("sleep s", 0.343, 0.3555,
                                                                                           True)

@@ -13,7 +13,7 @@ from rollsim.errors import (GenerationOutrunsTrainingWarning, RollsimError, RunL
 from rollsim.lengths import Empirical, LogNormal
 from rollsim.agentic import Agentic
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
-from rollsim.scenario import Scenario
+from rollsim.scenario import Scenario, TrainRanks
 from rollsim.simulation import LONG_TOKENS, SHORT_TOKENS, Result, compare, simulate
 from rollsim import presets, resources, simulation, sweeps, theory
 from rollsim import learning, trajectories, validation
@@ -33,6 +33,7 @@ __all__ = [
     "FullyAsync",
     "LengthBalanced",
     "Agentic",
+    "TrainRanks",
     "RunStalledWarning",
     "simulate",
     "compare",

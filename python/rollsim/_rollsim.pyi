@@ -71,6 +71,10 @@ def throughput_ratio(scenario: dict[str, Any]) -> float:
 def decode_speed(scenario: dict[str, Any], n: int) -> float:
     """Decode speed of one sequence on an instance running ``n`` sequences, tokens/s."""
 
+def assign_ranks(tokens: npt.NDArray[np.float64], work: npt.NDArray[np.float64], ranks: int, dispatch: str,
+                 mini_batches: int = 1, max_tokens_per_gpu: float | None = None) -> list[npt.NDArray[np.int64]]:
+    """Which sequences each data-parallel rank trains (the engine's ``TrainRanks`` dispatches)."""
+
 def py_random_stream(seed: int, n: int) -> npt.NDArray[np.float64]: ...
 def py_lognormal_stream(seed: int, mu: float, sigma: float, n: int) -> npt.NDArray[np.float64]: ...
 

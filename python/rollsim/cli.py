@@ -48,8 +48,9 @@ _PIPELINE_CLI = {"sync": "synchronous", "one-step": "one_step", "k-step": "off_p
 _CLI_NAME = {v: k for k, v in _PIPELINE_CLI.items()}
 
 
-#: Scenario fields with no flag of their own: set them in a scenario TOML file (``[agentic]``).
-TOML_ONLY: tuple[str, ...] = ("agentic",)
+#: Scenario fields with no flag of their own: set them in a scenario TOML file (``[agentic]``,
+#: ``[train]``).
+TOML_ONLY: tuple[str, ...] = ("agentic", "train")
 
 
 def _mark(ns: argparse.Namespace, dest: str, flag: str | None) -> None:
@@ -663,7 +664,7 @@ def _split_deployment(a: argparse.Namespace, base: Scenario, pipeline: Any) -> t
                             "trainer gives it")
     d = deployment_from_args(a, rollout_gpus=a.gpus_per_instance, rollout_tp=a.gpus_per_instance, train_gpus=1)
     s = d.scenario(lengths=base.lengths, prompts_per_step=max(1, base.batch_size // base.group_size),
-                   group_size=base.group_size, prompt_tokens=base.prompt_tokens, pipeline=pipeline)
+                   group_size=base.group_size, prompt_tokens=base.prompt_tokens, pipeline=pipeline, per_rank=False)
     one = base.replace(rollout_slots=s.slots_per_instance, slots_per_instance=s.slots_per_instance,
                        decode_tokens_per_s=s.decode_tokens_per_s, decode_slowdown_per_seq=0.0,
                        decode_throughput_table=s.decode_throughput_table, kv_cache_tokens=s.kv_cache_tokens,

@@ -16,8 +16,9 @@ from rollsim.agentic import Agentic
 from rollsim.errors import invalid, strict_init
 from rollsim.lengths import Empirical, LogNormal
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
+from rollsim.train_ranks import TrainRanks
 
-__all__ = ["Scenario", "MAX_COUNT"]
+__all__ = ["Scenario", "MAX_COUNT", "TrainRanks"]
 
 #: The engine's schema of a scenario (rust/rollsim-core/src/schema.rs): one dict per field with its
 #: ``name``, ``kind``, ``unit``, ``default``, range (``lo``, ``hi``, ``range`` as messages print it,
@@ -247,6 +248,11 @@ class Scenario:
         step (verl ``trigger_parameter_sync_step``; Marin syncs every 2 updates); in between it keeps
         generating with the weights it has, and staleness counts that version (the one the rollout
         actually had). 1 (default): after every step. Every pipeline.
+    train : TrainRanks, optional
+        Per-rank training (:class:`TrainRanks`): every mini-batch of a step waits for the slowest
+        data-parallel rank, whose load depends on which of the batch's sequences it got. ``None``
+        (default): a step is ``train_step_s + train_s_per_token x tokens`` (with the weight sync and
+        log-prob phase).
     staleness_check : "start" | "finish"
         Which version ``FullyAsync(max_staleness=...)`` is checked against: ``"start"`` (default) the
         version that started the group's oldest answer (AReaL's head offpolicyness), ``"finish"``
@@ -295,6 +301,7 @@ class Scenario:
     agentic: Agentic | None = None
     sync_every: int = _default("sync_every")
     staleness_check: Literal["start", "finish"] = _default("staleness_check")
+    train: TrainRanks | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -353,6 +360,10 @@ class Scenario:
                 raise invalid("agentic", f"must be None or Agentic(...), got {self.agentic!r}")
             self.agentic.check(self.prompt_tokens, self.kv_cache_tokens, isinstance(self.pipeline, FullyAsync),
                                self.group_size)
+        if self.train is not None:
+            if not isinstance(self.train, TrainRanks):
+                raise invalid("train", f"must be None or TrainRanks(...), got {self.train!r}")
+            self.train.check(self.batch_size, self.prompt_tokens, _longest_answer(self.lengths))
 
     def _check_decode_table(self) -> None:
         table = _throughput_table(self.decode_throughput_table)
@@ -501,6 +512,8 @@ class Scenario:
         }
         if self.agentic is not None:
             d["agentic"] = self.agentic.to_dict()
+        if self.train is not None:
+            d["train"] = self.train.to_dict()
         return _drop_defaults(d)
 
     def describe(self) -> dict[str, Any]:

@@ -462,6 +462,10 @@ def scenario_from_doc(doc: Any, root: str | os.PathLike[str] = ".", where: str =
         kw["pipeline"] = pipeline_from_doc(_join(where, "pipeline"), kw["pipeline"])
     if "agentic" in kw:
         kw["agentic"] = _agentic_from_doc(_join(where, "agentic"), kw["agentic"], root)
+    if isinstance(kw.get("train"), dict):  # a [train] table: the fields of rollsim.TrainRanks
+        from rollsim.train_ranks import TrainRanks
+
+        kw["train"] = TrainRanks(**table(_join(where, "train"), kw["train"]))
     sc: Scenario = _SCENARIO(**kw)
     return sc
 
@@ -605,6 +609,8 @@ def scenario_to_doc(scenario: Scenario) -> dict[str, Any]:
             v = _pipeline_to_doc(v)
         elif f.path == "agentic" and v is not None:
             v = _agentic_to_doc(v)
+        elif f.path == "train" and v is not None:
+            v = {g.name: getattr(v, g.name) for g in dataclasses.fields(v)}
         doc[f.path] = v
     out = _plain("", doc)
     if any(isinstance(x, float) and math.isnan(x) for x in np.ravel(out["lengths"].get("groups", []))):

@@ -426,6 +426,8 @@ def _steps_frame(cols: dict[str, np.ndarray], end_s: float) -> pl.DataFrame:
             "tokens_recomputed": cols["tokens_recomputed"],
             "slot_idle_s": cols["slot_idle_s"],
             "completed": cols["end_s"] <= end_s,
+            # with Scenario.train: the per-rank columns (_rollsim.SCHEMA["rank_steps"])
+            **{c["name"]: cols[c["name"]] for c in _rollsim.SCHEMA["rank_steps"] if c["name"] in cols},
         }
     )
 

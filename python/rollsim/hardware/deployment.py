@@ -180,7 +180,8 @@ class Deployment:
 
     # ----------------------------------------------------------------------------------------- scenario
     def scenario(self, *, lengths: LogNormal | Empirical, prompts_per_step: int, group_size: int = 1,
-                 prompt_tokens: float = 0.0, pipeline: Any = None, **scenario_fields: Any) -> Any:
+                 prompt_tokens: float = 0.0, pipeline: Any = None, per_rank: bool = True,
+                 **scenario_fields: Any) -> Any:
         """A :class:`rollsim.Scenario` of this deployment.
 
         * rollout: ``instances x slots_per_instance`` slots in instances of ``slots_per_instance``
@@ -188,8 +189,14 @@ class Deployment:
           context (prompt + half the mean answer), with each group's prompt prefilled in the decode
           steps (chunked prefill; one prefill per group: prefix sharing); ``kv_cache_tokens`` from
           memory (the engine's KV preemption applies).
-        * training: ``train_step_s`` and ``train_s_per_token`` from
-          :func:`rollsim.hardware.training.engine_train_params` at the mean sequence length.
+        * training (``per_rank``, default): ``train`` is a :class:`rollsim.TrainRanks` from
+          :func:`rollsim.hardware.training.engine_train_ranks`: each simulated step assigns the
+          batch it trains to the ``train_gpus / model_parallel`` data-parallel ranks by
+          ``train_options["dispatch"]`` (default ``"balanced"``, verl's ``balance_batch``) and waits
+          for the slowest rank in every mini-batch, each sequence with its own attention term;
+          ``train_step_s`` and ``train_s_per_token`` are 0. ``per_rank=False``: ``train_step_s``
+          and ``train_s_per_token`` from :func:`rollsim.hardware.training.engine_train_params` at
+          the mean sequence length, ranks taken as even.
         * colocated: ``weight_sync_s`` grows by :meth:`switch_s` (synchronous pipeline only).
 
         Parameters
@@ -204,6 +211,9 @@ class Deployment:
             Prompt length, tokens.
         pipeline : Synchronous | OneStepAsync | OffPolicy | FullyAsync, optional
             Default :class:`rollsim.Synchronous` when colocated, else :class:`rollsim.FullyAsync`.
+        per_rank : bool
+            Simulate each step's data-parallel ranks (:class:`rollsim.TrainRanks`), or a step
+            linear in the batch's tokens (``False``).
         **scenario_fields
             Any other :class:`rollsim.Scenario` field (``horizon_s``, ``seed``, ``weight_sync_s``, ...).
 
@@ -219,8 +229,9 @@ class Deployment:
         """
         from rollsim.pipelines import FullyAsync, Synchronous, is_synchronous
         from rollsim.scenario import Scenario
+        from rollsim.train_ranks import TrainRanks
 
-        from .training import engine_train_params
+        from .training import engine_train_params, engine_train_ranks
 
         if not isinstance(lengths, LogNormal | Empirical):
             raise invalid("lengths", f"must be LogNormal(...) or Empirical(...), got {type(lengths).__name__}")
@@ -245,13 +256,18 @@ class Deployment:
         table = serving.decode_throughput_table(self.spec, self.accelerator, tp=self.rollout_tp, context_tokens=ctx,
                                                 max_seqs=spi, engine=self.engine,
                                                 prefill_tokens_per_token=pt / (g * mean))
-        tr = engine_train_params(self.spec, self.accelerator, train_gpus=self.train_gpus, mean_tokens=pt + mean,
-                                 backend=self.train_backend, **self.train_options)
+        if _check.flag("per_rank", per_rank):
+            opts = {"dispatch": "balanced", **self.train_options}
+            ranks = engine_train_ranks(self.spec, self.accelerator, train_gpus=self.train_gpus, batch_size=p * g,
+                                       mean_tokens=pt + mean, backend=self.train_backend, **opts)
+            tr: dict[str, Any] = {"train_step_s": 0.0, "train_s_per_token": 0.0, "train": TrainRanks(**ranks)}
+        else:
+            tr = engine_train_params(self.spec, self.accelerator, train_gpus=self.train_gpus, mean_tokens=pt + mean,
+                                     backend=self.train_backend, **self.train_options)
         fields: dict[str, Any] = dict(
             rollout_slots=self.instances * spi, slots_per_instance=spi, decode_tokens_per_s=table[0][1],
             decode_throughput_table=table, kv_cache_tokens=math.floor(kv), batch_size=p * g, group_size=g,
-            prompt_tokens=pt, lengths=lengths, pipeline=pipeline, train_step_s=tr["train_step_s"],
-            train_s_per_token=tr["train_s_per_token"],
+            prompt_tokens=pt, lengths=lengths, pipeline=pipeline, **tr,
         )
         fields.update(scenario_fields)
         if self.colocated:

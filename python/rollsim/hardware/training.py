@@ -38,19 +38,19 @@ ranks heaviest first, like slime's ``--use-dynamic-batch-size --max-tokens-per-g
 
 from __future__ import annotations
 
-import heapq
 import math
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
-from rollsim import _check
+from rollsim import _check, _rollsim
 from rollsim.errors import invalid
 
-__all__ = ["MFU", "BACKENDS", "DISPATCHES", "OVERLAP_SLOWDOWN", "COLLECTIVE_TIMEOUT_S", "OPTIMIZER_BYTES_PER_PARAM",
+__all__ = ["MFU", "MFU_FAMILY", "TRAIN_FAMILIES", "train_family", "achieved_mfu", "fit_families",
+           "family_residuals", "BACKENDS", "DISPATCHES", "OVERLAP_SLOWDOWN", "COLLECTIVE_TIMEOUT_S", "OPTIMIZER_BYTES_PER_PARAM",
            "OPTIMIZER_HBM_EFFICIENCY", "sequence_flops", "train_step_s", "rank_loads", "RankLoads", "assign_ranks",
-           "engine_train_params", "expected_slowest_fraction", "group_lengths", "CALIBRATION", "HELD_OUT", "fit",
+           "engine_train_params", "engine_train_ranks", "expected_slowest_fraction", "group_lengths", "CALIBRATION", "HELD_OUT", "fit",
            "calibration_report", "training_validation_rows", "COLLECTIVE_EFFICIENCY", "table_rows"]
 
 
@@ -78,9 +78,23 @@ BACKENDS = ("fsdp2", "megatron")
 DISPATCHES = ("contiguous", "round_robin", "balanced", "balanced_minibatch", "lpt", "packed")
 
 #: Achieved model-FLOPs utilization per backend (model FLOPs as counted by :func:`sequence_flops`
-#: over the dense peak of the precision used). Fitted by :func:`fit` on :data:`CALIBRATION`; a test
-#: checks that the fit reproduces these values.
-MFU: dict[str, float] = {"fsdp2": 0.3675, "megatron": 0.3994}
+#: over the dense peak of the precision used), on the reference families (every family without a
+#: factor in :data:`MFU_FAMILY`). Fitted by :func:`fit` on the :data:`CALIBRATION` rows of those
+#: families; a test checks that the fit reproduces these values.
+MFU: dict[str, float] = {"fsdp2": 0.3273, "megatron": 0.3994}
+
+#: Training families (:func:`train_family`): the accelerator's architecture family, except the H20,
+#: a Hopper with a seventh of the H100's dense compute for more memory bandwidth (148 TFLOP/s BF16
+#: against 4.0 TB/s: 37 FLOP per byte, the H100 295), which reaches a higher share of its small peak.
+TRAIN_FAMILIES: dict[str, str] = {"H20": "hopper-h20"}
+
+#: The MFU factor of a training family, fitted by :func:`fit_families` on that family's calibration
+#: rows once the backend MFUs are fitted on the others. Only where the residuals of one shared MFU
+#: say so: under it, the H20 row was +25 % (predicted slower than measured) while the H100 and L20
+#: rows were -13 % and -8 %. The H20 factor rests on one measurement (UniRL's balanced train phase):
+#: its 0 % error there is no evidence; UniRL's contiguous row, a different dispatch of the same run,
+#: checks it. Families without a factor (hopper SXM parts, ampere, ada, ...) take 1.
+MFU_FAMILY: dict[str, float] = {"hopper-h20": 1.4046}
 
 #: Training compute slows down while rollout runs on other GPUs beside it (shared host, PCIe, NICs
 #: and power): vllm-project/vime measured its train compute at 81.4 s alone and 99.6 s with rollout
@@ -164,26 +178,6 @@ def _lengths(field: str, lengths: Any) -> np.ndarray:
     return a
 
 
-def _karmarkar_karp(work: np.ndarray, k: int) -> list[list[int]]:
-    """Equal-count partition of ``work`` into ``k`` sets (``len(work) % k == 0``) by the largest
-    differencing method: states of ``k`` sets each, merged largest spread first, the heaviest set of
-    one state joined with the lightest of the other."""
-    order = np.argsort(work, kind="stable")
-    heap: list[tuple[float, int, list[tuple[float, list[int]]]]] = []
-    for n, off in enumerate(range(0, len(order), k)):
-        sets = sorted(((float(work[i]), [int(i)]) for i in order[off:off + k]), key=lambda s: -s[0])
-        heapq.heappush(heap, (-(sets[0][0] - sets[-1][0]), n, sets))
-    n = len(heap)
-    while len(heap) > 1:
-        _, _, a = heapq.heappop(heap)
-        _, _, b = heapq.heappop(heap)
-        merged = [(a[i][0] + b[k - 1 - i][0], a[i][1] + b[k - 1 - i][1]) for i in range(k)]
-        merged.sort(key=lambda s: -s[0])
-        n += 1
-        heapq.heappush(heap, (-(merged[0][0] - merged[-1][0]), n, merged))
-    return [sorted(s[1]) for s in heap[0][2]]
-
-
 def assign_ranks(lengths: Any, ranks: int, *, dispatch: str = "balanced", workload: Any = None,
                  max_tokens_per_gpu: float | None = None, mini_batches: int = 1) -> list[np.ndarray]:
     """Which sequences each data-parallel rank trains.
@@ -225,8 +219,11 @@ def assign_ranks(lengths: Any, ranks: int, *, dispatch: str = "balanced", worklo
     k = _check.integer("ranks", ranks, 1, _MAX_GPUS)
     if dispatch not in DISPATCHES:
         raise invalid("dispatch", f"must be one of {list(DISPATCHES)}, got {dispatch!r}")
-    w = t if workload is None else np.asarray(workload, dtype=np.float64)
+    w = t if workload is None else np.ascontiguousarray(workload, dtype=np.float64)
     n = t.size
+    if w.shape != t.shape:
+        raise invalid("workload", f"must have one value per sequence ({n}), got shape {w.shape}")
+    budget: float | None = None
     if dispatch == "packed":
         if max_tokens_per_gpu is None:
             raise invalid("max_tokens_per_gpu", "dispatch='packed' needs the micro-batch token budget, got None")
@@ -234,75 +231,16 @@ def assign_ranks(lengths: Any, ranks: int, *, dispatch: str = "balanced", worklo
         if budget < t.max():
             raise invalid("max_tokens_per_gpu", f"must be at least the longest sequence ({t.max():g} tokens), "
                           f"got {budget:g}")
-        return [np.sort(np.concatenate(r)) if r else np.zeros(0, np.int64) for r in _packed(t, w, k, budget)]
-    if max_tokens_per_gpu is not None:
+    elif max_tokens_per_gpu is not None:
         raise invalid("max_tokens_per_gpu", f"applies to dispatch='packed' only, got dispatch={dispatch!r}")
-    if n % k:
+    elif n % k:
         raise invalid("ranks", f"must divide the number of sequences ({n}) for dispatch={dispatch!r}, got {k}")
-    if dispatch == "contiguous":
-        return [np.arange(r * (n // k), (r + 1) * (n // k), dtype=np.int64) for r in range(k)]
-    if dispatch == "round_robin":
-        return [np.arange(r, n, k, dtype=np.int64) for r in range(k)]
     m = _check.integer("mini_batches", mini_batches, 1, 1 << 24)
-    if dispatch == "balanced":
-        parts = [np.asarray(p, dtype=np.int64) for p in _karmarkar_karp(w, k)]
-    elif dispatch == "lpt":
-        parts = _lpt(w, k)
-    else:
-        if n % (k * m):
-            raise invalid("mini_batches", f"ranks x mini_batches ({k} x {m}) must divide the number of sequences "
-                          f"({n}) for dispatch='balanced_minibatch'")
-        size = n // m
-        per = [_karmarkar_karp(w[j * size:(j + 1) * size], k) for j in range(m)]
-        parts = [np.concatenate([np.asarray(per[j][r], dtype=np.int64) + j * size for j in range(m)])
-                 for r in range(k)]
-    contiguous = [np.arange(r * (n // k), (r + 1) * (n // k), dtype=np.int64) for r in range(k)]
-    return contiguous if _cost(w, contiguous, m) < _cost(w, parts, m) else parts
-
-
-def _cost(w: np.ndarray, parts: list[np.ndarray], m: int) -> float:
-    """Sum over mini-batches of the heaviest rank's workload."""
-    if any(len(p) < m for p in parts):
-        return math.inf
-    per = np.array([[w[c].sum() for c in np.array_split(p, m)] for p in parts])
-    return float(per.max(axis=0).sum())
-
-
-def _lpt(w: np.ndarray, k: int) -> list[np.ndarray]:
-    """Greedy longest-processing-time into ``k`` equal-count ranks: heaviest first onto the least
-    loaded rank with room; each rank keeps its samples in that (descending) order."""
-    cap = len(w) // k
-    loads = [(0.0, r) for r in range(k)]
-    out: list[list[int]] = [[] for _ in range(k)]
-    for i in np.argsort(-w, kind="stable"):
-        load, r = heapq.heappop(loads)
-        out[r].append(int(i))
-        if len(out[r]) < cap:
-            heapq.heappush(loads, (load + float(w[i]), r))
-    return [np.asarray(o, dtype=np.int64) for o in out]
-
-
-def _packed(t: np.ndarray, w: np.ndarray, k: int, budget: float) -> list[list[np.ndarray]]:
-    """First-fit decreasing into micro-batches of at most ``budget`` tokens, then micro-batches dealt
-    to ranks heaviest first onto the least loaded rank."""
-    bins: list[list[int]] = []
-    room: list[float] = []
-    for i in np.argsort(-t, kind="stable"):
-        for b, free in enumerate(room):
-            if t[i] <= free:
-                bins[b].append(int(i))
-                room[b] -= t[i]
-                break
-        else:
-            bins.append([int(i)])
-            room.append(budget - t[i])
-    loads = [(0.0, r) for r in range(k)]
-    out: list[list[np.ndarray]] = [[] for _ in range(k)]
-    for members in sorted(bins, key=lambda m: -float(w[m].sum())):
-        load, r = heapq.heappop(loads)
-        out[r].append(np.asarray(members, dtype=np.int64))
-        heapq.heappush(loads, (load + float(w[members].sum()), r))
-    return out
+    if dispatch == "balanced_minibatch" and n % (k * m):
+        raise invalid("mini_batches", f"ranks x mini_batches ({k} x {m}) must divide the number of sequences "
+                      f"({n}) for dispatch='balanced_minibatch'")
+    # the engine's dispatches (rust/rollsim-core/src/pipeline/trainer.rs), the one implementation
+    return _rollsim.assign_ranks(t, w, k, dispatch, m, budget)
 
 
 @dataclass(frozen=True)
@@ -406,7 +344,7 @@ def rank_loads(model: Any, accelerator: Any, *, lengths: Any, train_gpus: int, m
     if gpus % mp:
         raise invalid("model_parallel", f"must divide train_gpus ({gpus}), got {mp}")
     m = _check.integer("mini_batches", mini_batches, 1, 1 << 24)
-    rate = mp * _peak(accelerator, precision) * _mfu(backend, mfu)
+    rate = mp * _peak(accelerator, precision) * _mfu(backend, mfu, accelerator)
     ranks = gpus // mp
     f = sequence_flops(model, t)
     parts = assign_ranks(t, ranks, dispatch=dispatch, workload=f, max_tokens_per_gpu=max_tokens_per_gpu,
@@ -423,11 +361,27 @@ def rank_loads(model: Any, accelerator: Any, *, lengths: Any, train_gpus: int, m
     return RankLoads(dispatch, flops, tokens, rate)
 
 
-def _mfu(backend: str, mfu: float | None) -> float:
+def train_family(accelerator: Any) -> str:
+    """The training family of an accelerator (:data:`TRAIN_FAMILIES`, else its ``family``)."""
+    return TRAIN_FAMILIES.get(getattr(accelerator, "name", ""), str(getattr(accelerator, "family", "")))
+
+
+def achieved_mfu(backend: str, accelerator: Any) -> float:
+    """The MFU :func:`train_step_s` uses by default: the backend's (:data:`MFU`) times the
+    accelerator's family factor (:data:`MFU_FAMILY`), at most 1.
+
+    Raises ScenarioError for an unknown backend."""
+    if backend not in BACKENDS:
+        raise invalid("backend", f"must be one of {list(BACKENDS)}, got {backend!r}")
+    _, gpu = _resolve(None, accelerator)
+    return min(1.0, MFU[backend] * MFU_FAMILY.get(train_family(gpu), 1.0))
+
+
+def _mfu(backend: str, mfu: float | None, accelerator: Any) -> float:
     if backend not in BACKENDS:
         raise invalid("backend", f"must be one of {list(BACKENDS)}, got {backend!r}")
     if mfu is None:
-        return MFU[backend]
+        return achieved_mfu(backend, accelerator)
     return _check.bounded("mfu", mfu, 0, 1, lo_open=True)
 
 
@@ -520,7 +474,7 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
     m = _check.integer("mini_batches", mini_batches, 1, 1 << 24)
     flags = {k: _check.flag(k, v) for k, v in (("recompute_logprob", recompute_logprob), ("reference", reference),
                                                ("critic", critic), ("overlap_rollout", overlap_rollout))}
-    rate = _peak(accelerator, precision) * _mfu(backend, mfu)
+    rate = _peak(accelerator, precision) * _mfu(backend, mfu, accelerator)
     if lengths is not None:
         if tokens is not None or sequences is not None:
             raise invalid("lengths", "give either lengths or tokens and sequences, not both")
@@ -625,6 +579,76 @@ def engine_train_params(model: Any, accelerator: Any, *, train_gpus: int, mean_t
     compute = ph["actor"] + ph["logprob"] + ph["reference"] + ph["critic"]
     fixed = ph["optimizer"] + ph["collectives"]
     return {"train_step_s": fixed, "train_s_per_token": compute * slowest / (mean * n)}
+
+
+def engine_train_ranks(model: Any, accelerator: Any, *, train_gpus: int, batch_size: int, mean_tokens: float,
+                       backend: str = "fsdp2", dispatch: str = "balanced", ppo_epochs: int = 1,
+                       recompute_logprob: bool = True, reference: bool = True, critic: bool = False,
+                       critic_model: Any = None, mini_batches: int = 1, model_parallel: int = 1,
+                       expert_parallel: int = 1, max_tokens_per_gpu: float | None = None, precision: str = "bf16",
+                       overlap_rollout: bool = False, mfu: float | None = None) -> dict[str, Any]:
+    """The fields of the engine's per-rank training part (:class:`rollsim.TrainRanks`) from the
+    phases of :func:`train_step_s`, so that a simulated step sees the real batch: which sequences
+    land on which rank, and each sequence's attention term.
+
+    Every sequence costs each compute phase's passes (``3 x ppo_epochs`` for the actor, one each for
+    the log-prob recompute and the reference, ``1 + 3 x ppo_epochs`` of the critic's size) of
+    :func:`sequence_flops` at one rank's FLOP/s (``model_parallel`` GPUs x peak x MFU, slowed by
+    :data:`OVERLAP_SLOWDOWN` with ``overlap_rollout``): ``s_per_token`` is its linear part,
+    ``s_per_token_sq`` its attention part. ``fixed_s`` is one mini-batch's share of the optimizer
+    and the exposed collectives of a batch of ``batch_size`` sequences of ``mean_tokens`` tokens.
+    Given the same batch, the engine's step then equals :func:`train_step_s` with ``lengths`` (up to
+    the collectives, taken at the mean batch).
+
+    Parameters
+    ----------
+    model, accelerator, train_gpus, backend, dispatch, ppo_epochs, recompute_logprob, reference,
+    critic, critic_model, mini_batches, model_parallel, expert_parallel, max_tokens_per_gpu,
+    precision, overlap_rollout, mfu
+        As for :func:`train_step_s`.
+    batch_size : int
+        Sequences per training step, in [1, 2**24].
+    mean_tokens : float
+        Mean tokens per sequence (prompt + response), tokens, in [1, 1e9].
+
+    Returns
+    -------
+    dict of str to Any
+        ``dp_ranks``, ``dispatch``, ``s_per_token`` (seconds/token), ``s_per_token_sq``
+        (seconds/token**2), ``fixed_s`` (seconds per mini-batch), ``mini_batches`` and
+        ``max_tokens_per_gpu``: the arguments of :class:`rollsim.TrainRanks`.
+
+    Raises
+    ------
+    ScenarioError (ValueError)
+        As :func:`train_step_s`.
+    """
+    model, accelerator = _resolve(model, accelerator)
+    n = _check.integer("batch_size", batch_size, 1, 1 << 24)
+    mean = _check.bounded("mean_tokens", mean_tokens, 1, 1e9, "tokens")
+    if dispatch not in DISPATCHES:
+        raise invalid("dispatch", f"must be one of {list(DISPATCHES)}, got {dispatch!r}")
+    opts = dict(backend=backend, ppo_epochs=ppo_epochs, recompute_logprob=recompute_logprob, reference=reference,
+                critic=critic, critic_model=critic_model, mini_batches=mini_batches, model_parallel=model_parallel,
+                expert_parallel=expert_parallel, max_tokens_per_gpu=max_tokens_per_gpu, precision=precision,
+                overlap_rollout=overlap_rollout, mfu=mfu)
+    ph = train_step_s(model, accelerator, train_gpus=train_gpus, tokens=mean * n, sequences=n, **opts)  # checks all
+    mp, m = int(model_parallel), int(mini_batches)
+    critic_scale = 1.0
+    if critic and critic_model is not None:
+        cm, _ = _resolve(critic_model, accelerator)
+        critic_scale = float(cm.active_params) / float(model.active_params)
+    passes = 3.0 * ppo_epochs + float(recompute_logprob) + float(reference)
+    if critic:
+        passes += (1.0 + 3.0 * ppo_epochs) * critic_scale
+    if overlap_rollout:
+        passes *= OVERLAP_SLOWDOWN
+    rate = mp * _peak(accelerator, precision) * _mfu(backend, mfu, accelerator)
+    attn = 2.0 * model.layers * model.attention_heads * model.head_dim
+    return {"dp_ranks": int(train_gpus) // mp, "dispatch": dispatch,
+            "s_per_token": passes * 2.0 * float(model.active_params) / rate, "s_per_token_sq": passes * attn / rate,
+            "fixed_s": (ph["optimizer"] + ph["collectives"]) / m, "mini_batches": m,
+            "max_tokens_per_gpu": max_tokens_per_gpu if dispatch == "packed" else None}
 
 
 def expected_slowest_fraction(model: Any, accelerator: Any, *, lengths: Any, batch_size: int, group_size: int = 1,
@@ -735,12 +759,14 @@ CALIBRATION: tuple[_Case, ...] = (
           {"model": "Qwen3-4B", "accelerator": "H20", "train_gpus": 16, "mini_batches": 4,
            "recompute_logprob": False, "reference": False, "dispatch": "lpt", "lengths": "unirl"},
           note="lengths assumed: lognormal mean 1,000 (published: about 1k), sigma 0.7, group correlation "
-               "0.5, cap 8,192, + 200 prompt tokens"),
+               "0.5, cap 8,192, + 200 prompt tokens; the H20 family factor is fitted on this row alone: its 0 % "
+               "error is no evidence"),
     _Case("UniRL same, groups dispatched contiguously (no balancing): train phase 28.4 s",
           "fsdp2", 28.4, "Tencent-Hunyuan/UniRL PR 45, Tencent-Hunyuan/UniRL issue 40",
           {"model": "Qwen3-4B", "accelerator": "H20", "train_gpus": 16, "mini_batches": 4,
            "recompute_logprob": False, "reference": False, "dispatch": "contiguous", "lengths": "unirl"},
-          fit=False, note="the balancing mechanism: same MFU, only the rank assignment differs"),
+          fit=False, note="the balancing mechanism, and the check of the H20 family factor: same MFU, only the "
+                          "rank assignment differs"),
     _Case("vime Qwen3-0.6B GRPO, 1 L20, 16 samples, max response 192: actor train 0.47 s",
           "fsdp2", 0.47, "vllm-project/vime issue 442",
           {"model": "Qwen3-0.6B", "accelerator": "L20", "train_gpus": 1, "tokens": 16 * (150 + 150),
@@ -782,19 +808,59 @@ def _predict(case: _Case, mfu: float | None = None) -> float:
     return train_step_s(kw.pop("model"), kw.pop("accelerator"), backend=case.backend, mfu=mfu, **kw)["total"]
 
 
+def _case_family(case: _Case) -> str:
+    from rollsim.hardware import specs
+
+    return train_family(specs.accelerator(case.kwargs["accelerator"]))
+
+
+def _solve(rows: list[_Case], mfu_of: Any) -> float:
+    """The scale ``x`` whose predictions (at MFU ``mfu_of(case, x)``) minimize the squared log
+    errors of ``rows``: the geometric mean of predicted / measured at ``x = 1`` (a prediction is
+    nearly proportional to ``1 / MFU``), refined by three fixed-point steps for the terms that do not
+    scale (optimizer, collectives)."""
+    est = math.exp(sum(math.log(_predict(c, mfu_of(c, 1.0)) / c.measured_s) for c in rows) / len(rows))
+    for _ in range(3):
+        ratio = math.exp(sum(math.log(_predict(c, mfu_of(c, est)) / c.measured_s) for c in rows) / len(rows))
+        est = est * ratio
+    return est
+
+
 def fit() -> dict[str, float]:
     """The MFU per backend that minimizes the squared log errors of the :data:`CALIBRATION` rows
-    marked for the fit: the geometric mean over those rows of ``predicted at MFU 1 / measured``
-    (compute dominates every row, so the prediction is nearly proportional to ``1 / MFU``; the
-    result is refined by one fixed-point step)."""
+    marked for the fit on the reference families (those without a :data:`MFU_FAMILY` factor), at
+    most 1, rounded to 4 digits."""
     out = {}
     for b in BACKENDS:
+        rows = [c for c in CALIBRATION if c.fit and c.backend == b and _case_family(c) not in MFU_FAMILY]
+        out[b] = round(min(1.0, _solve(rows, lambda c, x: min(1.0, x))), 4)
+    return out
+
+
+def fit_families() -> dict[str, float]:
+    """The factor of each family of :data:`MFU_FAMILY` that minimizes the squared log errors of its
+    :data:`CALIBRATION` rows marked for the fit, at the backend MFUs of :data:`MFU`, rounded to 4
+    digits (with one row: that row's exact factor, which is no evidence)."""
+    out = {}
+    for fam in MFU_FAMILY:
+        rows = [c for c in CALIBRATION if c.fit and _case_family(c) == fam]
+        out[fam] = round(_solve(rows, lambda c, x: min(1.0, MFU[c.backend] * x)), 4)
+    return out
+
+
+def family_residuals() -> dict[str, tuple[int, float]]:
+    """Under one shared MFU per backend (fitted on every calibration row, no family factor): each
+    training family's calibration rows and the geometric mean of their predicted / measured - 1, the
+    residual a family factor would remove."""
+    shared = {}
+    for b in BACKENDS:
         rows = [c for c in CALIBRATION if c.fit and c.backend == b]
-        est = math.exp(sum(math.log(_predict(c, 1.0) / c.measured_s) for c in rows) / len(rows))
-        for _ in range(3):  # non-compute terms: re-solve around the estimate
-            ratio = math.exp(sum(math.log(_predict(c, est) / c.measured_s) for c in rows) / len(rows))
-            est = min(1.0, est * ratio)
-        out[b] = round(est, 4)
+        shared[b] = min(1.0, _solve(rows, lambda c, x: min(1.0, x)))
+    out: dict[str, tuple[int, float]] = {}
+    for fam in sorted({_case_family(c) for c in CALIBRATION if c.fit}):
+        rows = [c for c in CALIBRATION if c.fit and _case_family(c) == fam]
+        g = math.exp(sum(math.log(_predict(c, shared[c.backend]) / c.measured_s) for c in rows) / len(rows))
+        out[fam] = (len(rows), g - 1.0)
     return out
 
 
@@ -828,8 +894,15 @@ def training_validation_rows() -> list[dict[str, Any]]:
 
 
 def calibration_report() -> str:
-    """The fit (MFU per backend) and every row's residual, as text."""
+    """The fit (MFU per backend, factor per family), the family residuals that call for a factor,
+    and every row's residual, as text."""
     lines = ["training MFU fit: " + ", ".join(f"{k} {v:.4f}" for k, v in fit().items())]
+    for fam, f in fit_families().items():
+        n = sum(1 for c in CALIBRATION if c.fit and _case_family(c) == fam)
+        lines.append(f"family factor: {fam} x{f:.4f} (fitted on {n} measurement{'s' if n > 1 else ''}"
+                     f"{': its 0 % error there is no evidence' if n == 1 else ''})")
+    lines.append("residual by family under one shared MFU per backend: " + ", ".join(
+        f"{fam} {g:+.1%} ({n} row{'s' if n > 1 else ''})" for fam, (n, g) in family_residuals().items()))
     for r in training_validation_rows():
         lines.append(f"{r['error']:+7.1%}  predicted {r['predicted']:8.3f} {r['unit']}  measured {r['measured']:8.3f} "
                      f"{r['unit']}  "

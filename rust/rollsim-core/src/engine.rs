@@ -84,6 +84,9 @@ fn with_pipeline<D: Draw>(
     interrupt: &mut dyn FnMut() -> bool,
 ) -> Result<RunResult> {
     let mut rec = Recorder::new(opts.record_samples);
+    if sc.train.is_some() {
+        rec.steps.ranks = Some(Default::default()); // its columns even when no step starts
+    }
     let mut ctl =
         Control { interrupt, max_samples: opts.max_samples, check_every: opts.check_every.max(1), next_check: 0 };
     let batched = sc.decode_is_batched();

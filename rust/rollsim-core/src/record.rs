@@ -61,6 +61,16 @@ pub struct StepColumns {
     pub tokens_recomputed: Vec<f64>,
     /// Since the previous step started: slot-seconds with no work.
     pub slot_idle_s: Vec<f64>,
+    /// With `Scenario::train`: the slowest and the mean rank's seconds of each step
+    /// ([`crate::schema::RANK_STEPS`]).
+    pub ranks: Option<RankColumns>,
+}
+
+/// The per-rank columns of the steps frame (`Scenario::train`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RankColumns {
+    pub rank_slowest_s: Vec<f64>,
+    pub rank_mean_s: Vec<f64>,
 }
 
 /// Totals of one run. Means are over trained samples; see the README for every definition.
@@ -326,6 +336,13 @@ impl Recorder {
         self.mark_idle = slot_idle_s;
     }
 
+    /// The ranks' part of the step being recorded (`Scenario::train`), before [`Recorder::step`].
+    pub fn rank_step(&mut self, slowest_s: f64, mean_s: f64) {
+        let r = self.steps.ranks.get_or_insert_with(RankColumns::default);
+        r.rank_slowest_s.push(slowest_s);
+        r.rank_mean_s.push(mean_s);
+    }
+
     /// Fills the derived totals once the run has ended at `end_s`. `slot_busy_s` must be final.
     pub fn finish_run(mut self, end_s: f64, slots: u32, detect_outrun: bool, batch: u32) -> RunResult {
         let s = &mut self.s;
@@ -474,9 +491,10 @@ impl SegmentColumns {
 }
 
 impl StepColumns {
-    /// The columns with their names, in the order of [`crate::schema::STEPS`].
+    /// The columns with their names, in the order of [`crate::schema::STEPS`] (then
+    /// [`crate::schema::RANK_STEPS`]'s with `Scenario::train`).
     pub fn into_named(self) -> Vec<(&'static str, Col)> {
-        vec![
+        let mut v = vec![
             ("tokens_wasted", Col::F64(self.tokens_wasted)),
             ("tokens_recomputed", Col::F64(self.tokens_recomputed)),
             ("slot_idle_s", Col::F64(self.slot_idle_s)),
@@ -488,7 +506,12 @@ impl StepColumns {
             ("samples", Col::U32(self.samples)),
             ("ready_after", Col::U32(self.ready_after)),
             ("tokens", Col::F64(self.tokens)),
-        ]
+        ];
+        if let Some(r) = self.ranks {
+            v.push(("rank_slowest_s", Col::F64(r.rank_slowest_s)));
+            v.push(("rank_mean_s", Col::F64(r.rank_mean_s)));
+        }
+        v
     }
 }
 

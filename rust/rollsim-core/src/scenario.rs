@@ -246,6 +246,55 @@ pub struct Scenario {
     pub sync_every: u32,
     /// Which version `max_staleness` is checked against (streaming pipeline with a cap only).
     pub staleness_check: StalenessCheck,
+    /// Per-rank training (`None`: a step is `train_step_s + train_s_per_token x tokens`).
+    pub train: Option<TrainRanks>,
+}
+
+/// How a batch's samples reach the data-parallel ranks ([`schema::DISPATCHES`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dispatch {
+    /// Equal consecutive chunks (a group stays on one rank).
+    Contiguous,
+    /// Sample `i` to rank `i mod ranks`.
+    RoundRobin,
+    /// Equal-count Karmarkar-Karp partitions of the whole batch (verl `trainer.balance_batch`).
+    Balanced,
+    /// The same, mini-batch by mini-batch (verl `keep_minibatch`).
+    BalancedMinibatch,
+    /// Greedy longest-first into equal-count ranks, each training heaviest first.
+    Lpt,
+    /// First-fit-decreasing micro-batches of at most `max_tokens_per_gpu` tokens, dealt heaviest
+    /// first to the least loaded rank.
+    Packed,
+}
+
+impl Dispatch {
+    /// The dispatch named `name` (one of [`schema::DISPATCHES`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        use Dispatch::*;
+        [Contiguous, RoundRobin, Balanced, BalancedMinibatch, Lpt, Packed]
+            .into_iter()
+            .zip(schema::DISPATCHES)
+            .find(|(_, n)| **n == name)
+            .map(|(d, _)| d)
+    }
+}
+
+/// The per-rank training model (`rollsim.TrainRanks`): the batch's sequences (prompt + answer,
+/// `T` tokens each) are assigned to `dp_ranks` ranks by `dispatch`; each rank cuts its sequences
+/// into `mini_batches` consecutive parts, and a mini-batch lasts `fixed_s` plus its slowest rank's
+/// `sum(s_per_token x T + s_per_token_sq x T^2)`. The step adds that, summed over mini-batches, to
+/// `train_step_s + train_s_per_token x tokens`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TrainRanks {
+    pub dp_ranks: u32,
+    pub dispatch: Dispatch,
+    pub s_per_token: f64,
+    pub s_per_token_sq: f64,
+    pub fixed_s: f64,
+    pub mini_batches: u32,
+    /// `dispatch = Packed` only (0 otherwise).
+    pub max_tokens_per_gpu: f64,
 }
 
 use crate::schema::{self, Range, Value};
@@ -284,7 +333,7 @@ fn int_range(name: &str) -> (u32, u32) {
 /// Checks an integer field of a pipeline part against its range in [`schema::PARTS`]:
 /// `pipeline.k: must be in [0, 1000000], got 1000001`.
 fn check_part_int(class: &str, path: &'static str, v: u64) -> Result<()> {
-    let name = path.strip_prefix("pipeline.").unwrap_or(path);
+    let name = path.split_once('.').map_or(path, |(_, n)| n); // `pipeline.k`, `train.dp_ranks`
     let f = schema::part_field(class, name).unwrap_or_else(|| unreachable!("{class}.{name} is a part field"));
     match f.range {
         Range::Int { lo, hi } if (lo..=hi).contains(&v) => Ok(()),
@@ -377,6 +426,7 @@ impl Default for Scenario {
             agentic: None,
             sync_every: count("sync_every"),
             staleness_check: StalenessCheck::Start,
+            train: None,
         }
     }
 }
@@ -489,6 +539,9 @@ impl Scenario {
         if let Some(a) = &self.agentic {
             a.validate(self)?;
         }
+        if let Some(t) = &self.train {
+            self.validate_train(t)?;
+        }
         match &self.pipeline {
             Pipeline::OffPolicy { k, partial } => {
                 check_part_int("OffPolicy", "pipeline.k", *k as u64)?;
@@ -534,6 +587,60 @@ impl Scenario {
             }
         }
         self.lengths.validate()
+    }
+
+    fn validate_train(&self, t: &TrainRanks) -> Result<()> {
+        const C: &str = "TrainRanks";
+        check_part_int(C, "train.dp_ranks", t.dp_ranks as u64)?;
+        check_part_int(C, "train.mini_batches", t.mini_batches as u64)?;
+        schema::TRAIN_RANK_S_PER_TOKEN.check(t.s_per_token)?;
+        schema::TRAIN_RANK_S_PER_TOKEN_SQ.check(t.s_per_token_sq)?;
+        schema::TRAIN_RANK_FIXED_S.check(t.fixed_s)?;
+        let (b, k, m) = (self.batch_size, t.dp_ranks, t.mini_batches);
+        if t.max_tokens_per_gpu != 0.0 {
+            schema::TRAIN_RANK_MAX_TOKENS.check(t.max_tokens_per_gpu)?;
+        }
+        if t.dispatch == Dispatch::Packed {
+            if t.max_tokens_per_gpu == 0.0 {
+                return Err(Error::field(
+                    "train.max_tokens_per_gpu",
+                    "dispatch='packed' needs the micro-batch token budget, got None",
+                ));
+            }
+            self.lengths.validate()?;
+            let (prompt, longest) = (self.prefill.prompt_tokens, self.lengths.max_tokens());
+            if t.max_tokens_per_gpu < prompt + longest {
+                return Err(Error::field(
+                    "train.max_tokens_per_gpu",
+                    format!(
+                        "must be >= prompt_tokens + the longest possible answer = {} + {} = {} tokens, got {}",
+                        show(prompt),
+                        show(longest),
+                        show(prompt + longest),
+                        show(t.max_tokens_per_gpu)
+                    ),
+                ));
+            }
+            return Ok(());
+        }
+        if t.max_tokens_per_gpu != 0.0 {
+            return Err(Error::field("train.max_tokens_per_gpu", "applies to dispatch='packed' only, got a budget"));
+        }
+        let per = if t.dispatch == Dispatch::BalancedMinibatch { k as u64 * m as u64 } else { k as u64 };
+        if b as u64 % per != 0 {
+            let what = if t.dispatch == Dispatch::BalancedMinibatch { "dp_ranks x mini_batches" } else { "dp_ranks" };
+            return Err(Error::field(
+                "train.dp_ranks",
+                format!("{what} ({per}) must divide batch_size ({b}): every rank trains as many samples"),
+            ));
+        }
+        if m > b / k {
+            return Err(Error::field(
+                "train.mini_batches",
+                format!("must be at most the samples of one rank (batch_size / dp_ranks = {}), got {m}", b / k),
+            ));
+        }
+        Ok(())
     }
 
     fn validate_kv(&self) -> Result<()> {
@@ -634,9 +741,18 @@ impl Scenario {
     /// `step_s = train_step_s + train_s_per_token * batch_size * mean_tokens` and `v` the decode
     /// speed of one sequence with every slot busy ([`Scenario::full_pool_speed`]).
     /// Above 1, a fully asynchronous pipeline without a cap generates faster than it trains.
+    /// With `train`, `step_s` adds `mini_batches x fixed_s` and the ranks' work split evenly over
+    /// `dp_ranks` at the mean sequence length (`prompt_tokens + mean_tokens`): a lower bound of the
+    /// step (no imbalance, and the mean of `T^2` taken as the square of the mean).
     pub fn throughput_ratio(&self) -> f64 {
         let rollout = self.rollout_slots as f64 * self.full_pool_speed() / self.lengths.mean_tokens();
-        let step_s = self.train_step_s + self.train_s_per_token * self.batch_size as f64 * self.lengths.mean_tokens();
+        let mut step_s =
+            self.train_step_s + self.train_s_per_token * self.batch_size as f64 * self.lengths.mean_tokens();
+        if let Some(t) = &self.train {
+            let seq = self.prefill.prompt_tokens + self.lengths.mean_tokens();
+            let work = (t.s_per_token * seq + t.s_per_token_sq * seq * seq) * self.batch_size as f64;
+            step_s += t.mini_batches as f64 * t.fixed_s + work / t.dp_ranks as f64;
+        }
         rollout * step_s / self.batch_size as f64
     }
 }

@@ -311,6 +311,7 @@ pub const SCENARIO: &[Field] = &[
         omit_at_default: true,
         doc: "Version max_staleness is checked against: the sample's start, or the rollout's at its finish",
     },
+    TRAIN_FIELD,
 ];
 
 /// The scenario field named `name`.
@@ -548,6 +549,7 @@ pub const PARTS: &[Part] = &[
         ],
         doc: "Length-balanced batches: a quota of groups from each length bucket",
     },
+    TRAIN_RANKS,
 ];
 
 /// The part of class `class` (`"LogNormal"`).
@@ -763,6 +765,89 @@ pub const STEPS: &[Column] = &[
 /// Every frame: name and engine columns.
 pub const FRAMES: &[(&str, &[Column])] = &[("steps", STEPS), ("samples", SAMPLES), ("segments", SEGMENTS)];
 
+// ---- the per-rank training model (`Scenario.train`, class `TrainRanks`): one block ----------------
+
+/// `Scenario.train`: the per-rank training model (None: a step is `train_step_s + train_s_per_token
+/// x tokens`).
+const TRAIN_FIELD: Field = Field {
+    name: "train",
+    kind: Kind::Part,
+    unit: "",
+    default: Value::None,
+    range: Range::Any,
+    choices: &["train_ranks"],
+    omit_at_default: true,
+    doc: "Per-rank training: the step waits for the slowest data-parallel rank, TrainRanks(...) (None: off)",
+};
+
+/// How a batch's samples reach the data-parallel ranks (`TrainRanks.dispatch`), in the order of
+/// [`crate::pipeline::trainer::Dispatch`].
+pub const DISPATCHES: &[&str] = &["contiguous", "round_robin", "balanced", "balanced_minibatch", "lpt", "packed"];
+/// Largest `TrainRanks.dp_ranks`.
+pub const MAX_RANKS: u64 = 1 << 20;
+/// Seconds per token of a rank's sequences.
+pub const TRAIN_RANK_S_PER_TOKEN: Bound = bound("train.s_per_token", 0.0, 1e3, "[0, 1e3]", " seconds/token");
+/// Seconds per squared token of each sequence (attention).
+pub const TRAIN_RANK_S_PER_TOKEN_SQ: Bound = bound("train.s_per_token_sq", 0.0, 1.0, "[0, 1]", " seconds/token^2");
+/// Fixed seconds per mini-batch (optimizer step, exposed collectives).
+pub const TRAIN_RANK_FIXED_S: Bound = bound("train.fixed_s", 0.0, 1e9, "[0, 1e9]", " seconds");
+/// Micro-batch token budget of `dispatch="packed"`.
+pub const TRAIN_RANK_MAX_TOKENS: Bound = bound("train.max_tokens_per_gpu", 1.0, 1e12, "[1, 1e12]", " tokens");
+
+/// The `TrainRanks` part: every field's name, unit, default, range and doc.
+pub const TRAIN_RANKS: Part = Part {
+    class: "TrainRanks",
+    kind: "train_ranks",
+    of: "train",
+    fields: &[
+        part_int("dp_ranks", 1, MAX_RANKS, Value::Int(1), "Data-parallel ranks the batch is split over"),
+        part_str("dispatch", DISPATCHES, "How the batch's samples reach the ranks"),
+        part_real(
+            "s_per_token",
+            TRAIN_RANK_S_PER_TOKEN,
+            Value::Float(0.0),
+            "Seconds one rank spends per token of a sequence (prompt + answer)",
+        ),
+        part_real(
+            "s_per_token_sq",
+            TRAIN_RANK_S_PER_TOKEN_SQ,
+            Value::Float(0.0),
+            "Seconds one rank spends per squared token of a sequence (causal attention)",
+        ),
+        part_real(
+            "fixed_s",
+            TRAIN_RANK_FIXED_S,
+            Value::Float(0.0),
+            "Fixed seconds per mini-batch (optimizer step, exposed collectives)",
+        ),
+        part_int(
+            "mini_batches",
+            1,
+            MAX_COUNT as u64,
+            Value::Int(1),
+            "Optimizer steps per training step; each waits for the slowest rank",
+        ),
+        part_real(
+            "max_tokens_per_gpu",
+            TRAIN_RANK_MAX_TOKENS,
+            Value::None,
+            "Micro-batch token budget of dispatch='packed' (None: any other dispatch)",
+        ),
+    ],
+    doc: "Per-rank training: each mini-batch takes as long as its slowest data-parallel rank",
+};
+
+/// The steps frame's columns with `Scenario.train` (after [`STEPS`]'s; absent without it).
+pub const RANK_STEPS: &[Column] = &[
+    col(
+        "rank_slowest_s",
+        F64,
+        "seconds",
+        "Per-rank training: the slowest rank's seconds, summed over the step's mini-batches",
+    ),
+    col("rank_mean_s", F64, "seconds", "Per-rank training: the mean rank's seconds, summed over mini-batches"),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -779,7 +864,9 @@ mod tests {
                 assert_eq!(b.field, f.name);
             }
         }
-        for (_, cols) in FRAMES.iter().chain([("summary", SUMMARY), ("agentic", AGENTIC_SUMMARY)].iter()) {
+        for (_, cols) in
+            FRAMES.iter().chain([("summary", SUMMARY), ("agentic", AGENTIC_SUMMARY), ("ranks", RANK_STEPS)].iter())
+        {
             let mut n: Vec<&str> = cols.iter().map(|c| c.name).collect();
             n.sort_unstable();
             n.dedup();

@@ -16,8 +16,8 @@ mod sync;
 use rollsim_core::pipeline::agentic::{AgenticConfig, AgenticResult, Dist, KvPolicy, OnFailure};
 use rollsim_core::record::Col;
 use rollsim_core::scenario::{
-    BatchOrder, Decode, LagRelease, OnStale, OnUpdate, PartialRollout, Prefill, StalenessCheck, Streaming,
-    KV_CACHE_TOKENS, LOGPROB_S_PER_TOKEN, WEIGHT_SYNC_S,
+    BatchOrder, Decode, Dispatch, LagRelease, OnStale, OnUpdate, PartialRollout, Prefill, StalenessCheck, Streaming,
+    TrainRanks, KV_CACHE_TOKENS, LOGPROB_S_PER_TOKEN, WEIGHT_SYNC_S,
 };
 use rollsim_core::schema;
 use rollsim_core::{Error, Lengths, Pipeline, RngKind, RunOptions, RunResult, Scenario, Summary};
@@ -620,6 +620,94 @@ fn scenario_from_dict_with(d: &Bound<'_, PyDict>, lengths: Option<Lengths>) -> P
         },
         sync_every: count_field("sync_every", w.sync_every)?,
         staleness_check,
+        train: match d.get_item("train")? {
+            Some(t) if !t.is_none() => {
+                let t =
+                    t.cast::<PyDict>().map_err(|_| field_err("train", format!("must be a dict, got {}", given(&t))))?;
+                Some(in_part(d.py(), "train.", train_from_dict(t))?)
+            }
+            _ => None,
+        },
+    })
+}
+
+/// `Scenario.train` (`rollsim.TrainRanks.to_dict()`), extracted in one typed pass: the fields of
+/// the schema's `TrainRanks` part (absent or None: their defaults).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct WireTrain {
+    kind: Arg<String>,
+    #[pyo3(default)]
+    dp_ranks: Arg<i128>,
+    #[pyo3(default)]
+    dispatch: Arg<String>,
+    #[pyo3(default)]
+    s_per_token: Arg<f64>,
+    #[pyo3(default)]
+    s_per_token_sq: Arg<f64>,
+    #[pyo3(default)]
+    fixed_s: Arg<f64>,
+    #[pyo3(default)]
+    mini_batches: Arg<i128>,
+    #[pyo3(default)]
+    max_tokens_per_gpu: Arg<f64>,
+}
+
+fn train_from_dict(d: &Bound<'_, PyDict>) -> PyResult<TrainRanks> {
+    const TR: &str = "TrainRanks";
+    if !d.contains("kind")? {
+        return Err(ScenarioError::new_err("kind: missing"));
+    }
+    let w: WireTrain = d.extract()?;
+    match w.kind {
+        Arg::Given(ref k) if k == "train_ranks" => {}
+        Arg::Given(k) => return Err(field_err("kind", format!("must be 'train_ranks', got {k:?}"))),
+        Arg::Missing | Arg::Huge(_) | Arg::Bad(_) => return Err(field_err("kind", "must be 'train_ranks'".into())),
+    }
+    let names = schema::DISPATCHES.iter().map(|c| format!("'{c}'")).collect::<Vec<_>>().join(", ");
+    let dispatch = choice(TR, "dispatch", w.dispatch, &format!("must be one of [{names}]"))?;
+    Ok(TrainRanks {
+        dp_ranks: part_u32(TR, "dp_ranks", w.dp_ranks)?.unwrap_or(1),
+        dispatch: Dispatch::from_name(dispatch).unwrap_or(Dispatch::Contiguous),
+        s_per_token: part_real(TR, "s_per_token", w.s_per_token, false)?,
+        s_per_token_sq: part_real(TR, "s_per_token_sq", w.s_per_token_sq, false)?,
+        fixed_s: part_real(TR, "fixed_s", w.fixed_s, false)?,
+        mini_batches: part_u32(TR, "mini_batches", w.mini_batches)?.unwrap_or(1),
+        max_tokens_per_gpu: match w.max_tokens_per_gpu {
+            Arg::Missing => 0.0,
+            a => part_real(TR, "max_tokens_per_gpu", a, true)?,
+        },
+    })
+}
+
+/// Which sequences each data-parallel rank trains (the engine's dispatches, `TrainRanks`): one
+/// int64 index array per rank, in the order the rank trains them.
+#[pyfunction]
+#[pyo3(signature = (tokens, work, ranks, dispatch, mini_batches=1, max_tokens_per_gpu=None))]
+fn assign_ranks<'py>(
+    py: Python<'py>,
+    tokens: PyReadonlyArray1<'py, f64>,
+    work: PyReadonlyArray1<'py, f64>,
+    ranks: usize,
+    dispatch: &str,
+    mini_batches: usize,
+    max_tokens_per_gpu: Option<f64>,
+) -> PyResult<Bound<'py, PyList>> {
+    guard(|| {
+        let d = Dispatch::from_name(dispatch).ok_or_else(|| {
+            field_err("dispatch", format!("must be one of {:?}, got {dispatch:?}", schema::DISPATCHES))
+        })?;
+        let (t, w) = (tokens.as_slice()?, work.as_slice()?);
+        if t.len() != w.len() || ranks == 0 || mini_batches == 0 {
+            return Err(field_err("work", "must have one value per sequence (and ranks, mini_batches >= 1)".into()));
+        }
+        let parts =
+            rollsim_core::pipeline::assign_ranks(t, w, ranks, d, mini_batches, max_tokens_per_gpu.unwrap_or(0.0));
+        let out = PyList::empty(py);
+        for p in parts {
+            out.append(PyArray1::from_vec(py, p.into_iter().map(i64::from).collect()))?;
+        }
+        Ok(out)
     })
 }
 
@@ -858,6 +946,7 @@ fn schema_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     out.set_item("parts", parts)?;
     out.set_item("summary", cols(schema::SUMMARY)?)?;
     out.set_item("agentic_summary", cols(schema::AGENTIC_SUMMARY)?)?;
+    out.set_item("rank_steps", cols(schema::RANK_STEPS)?)?;
     out.set_item("frames", frames)?;
     Ok(out)
 }
@@ -983,6 +1072,7 @@ fn _rollsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lognormal_mean, m)?)?;
     m.add_function(wrap_pyfunction!(throughput_ratio, m)?)?;
     m.add_function(wrap_pyfunction!(decode_speed, m)?)?;
+    m.add_function(wrap_pyfunction!(assign_ranks, m)?)?;
     m.add("SCHEMA", schema_dict(m.py())?)?;
     sync::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -11,3 +11,4 @@ pub mod streaming;
 pub(crate) mod trainer;
 
 pub(crate) use instances::Instances;
+pub use trainer::assign_ranks;

@@ -118,6 +118,7 @@ pub fn digest_steps(c: &StepColumns) -> u64 {
         tokens_wasted,
         tokens_recomputed,
         slot_idle_s,
+        ranks,
     } = c;
     let mut h = Fnv::default();
     h.f64s("start_s", start_s);
@@ -131,6 +132,10 @@ pub fn digest_steps(c: &StepColumns) -> u64 {
     h.f64s("tokens_wasted", tokens_wasted);
     h.f64s("tokens_recomputed", tokens_recomputed);
     h.f64s("slot_idle_s", slot_idle_s);
+    if let Some(r) = ranks {
+        h.f64s("rank_slowest_s", &r.rank_slowest_s);
+        h.f64s("rank_mean_s", &r.rank_mean_s);
+    }
     h.finish()
 }
 
@@ -530,6 +535,7 @@ pub fn scenario(seed: u64, kinds: LengthKinds) -> Scenario {
         agentic: None,
         sync_every: 1,
         staleness_check: rollsim_core::scenario::StalenessCheck::Start,
+        train: None,
     };
     if let Pipeline::FullyAsync(o) = &mut sc.pipeline {
         if o.max_lag_samples.is_some() && g.chance(0.5) {
