@@ -82,6 +82,14 @@ def samples(lengths_file):
     # agentic: a TOML table only (no flags), see TOML_ONLY
     out["agentic"] = ([], {"agentic": {"max_turns": 3, "tool_latency_s": {"kind": "lognormal", "mu": 1.0}}},
                       lambda sc: sc.agentic, Agentic(max_turns=3, tool_latency_s=LogNormal(mu=1.0)))
+    # weight_sync: a cluster as a TOML table only, see TOML_ONLY
+    from rollsim import sync
+
+    out["weight_sync"] = ([], {"weight_sync": {"topology": "parallel", "model": {"preset": "qwen3-4b"},
+                                               "infer": {"tp": 8}, "pause_s": 0.01}},
+                          lambda sc: sc.weight_sync,
+                          sync.WeightSync(sync.Cluster(sync.MODELS["qwen3-4b"], infer=sync.InferLayout(tp=8),
+                                                       topology="parallel"), pause_s=0.01))
     # lengths
     lengths = lambda sc: sc.lengths  # noqa: E731
     out["lengths.kind"] = (["--lengths", "lognormal"], {"lengths": {"kind": "lognormal"}}, lengths, LogNormal())
@@ -169,8 +177,8 @@ def test_every_field_has_a_sample(lengths_file):
 
 FIELD_PATHS = [f.path for f in schema.all_fields()]
 #: Nested option tables that scenario files set and the command line does not (its flags would be a
-#: family of their own): ``[agentic]``.
-TOML_ONLY = {"agentic"}
+#: family of their own): ``[agentic]``, ``[weight_sync]``.
+TOML_ONLY = {"agentic", "weight_sync"}
 
 
 @pytest.mark.parametrize("path", FIELD_PATHS)

@@ -48,7 +48,7 @@ _CLI_NAME = {v: k for k, v in _PIPELINE_CLI.items()}
 
 
 #: Scenario fields with no flag of their own: set them in a scenario TOML file (``[agentic]``).
-TOML_ONLY: tuple[str, ...] = ("agentic",)
+TOML_ONLY: tuple[str, ...] = ("agentic", "weight_sync")
 
 
 def _mark(ns: argparse.Namespace, dest: str, flag: str | None) -> None:

@@ -605,7 +605,11 @@ def scenario_to_doc(scenario: Scenario) -> dict[str, Any]:
             v = _pipeline_to_doc(v)
         elif f.path == "agentic" and v is not None:
             v = _agentic_to_doc(v)
+        elif f.path == "weight_sync" and v is not None:
+            v = v.to_doc()  # a rollsim.sync.WeightSync: its [weight_sync] table
         doc[f.path] = v
+    if doc.get("weight_sync") is not None:  # the two numbers are derived from it (see to_toml's header)
+        del doc["weight_sync_s"], doc["rollout_pause_s"]
     out = _plain("", doc)
     if any(isinstance(x, float) and math.isnan(x) for x in np.ravel(out["lengths"].get("groups", []))):
         raise invalid("lengths.groups", "NaN group keys cannot be written to TOML and read back equal")
@@ -682,4 +686,9 @@ def dumps(doc: dict[str, Any], header: str = "") -> str:
 
 def to_toml(sc: Scenario) -> str:
     """TOML text of ``sc`` (:meth:`Scenario.to_toml`)."""
-    return dumps(scenario_to_doc(sc), header="A rollsim scenario: rollsim run FILE, or rollsim.Scenario.from_toml(FILE)")
+    header = "A rollsim scenario: rollsim run FILE, or rollsim.Scenario.from_toml(FILE)"
+    ws = getattr(sc, "weight_sync", None)
+    if ws is not None:
+        header += (f"\nweight_sync_s = {sc.weight_sync_s!r} and rollout_pause_s = {sc.rollout_pause_s!r} are derived "
+                   f"from [weight_sync] ({ws.total_s!r} s per update)")
+    return dumps(scenario_to_doc(sc), header=header)
