@@ -49,3 +49,9 @@ ROWS: list[tuple[str, str, str, str]] = [
      "ScenarioError", "model.params: unknown key with groups = [...]; allowed: groups, infer_precision, layers, "
                       "moe_layers, n_experts, name, source, top_k, train_precision"),
 ]
+ROWS += [
+    ("presets", "rollsim.presets.verl_fully_async(trigger_parameter_sync_step=0)", "ScenarioError",
+     "trigger_parameter_sync_step: must be in [1, 16777216], got 0"),
+    ("presets", "rollsim.presets.verl_fully_async(trigger_parameter_sync_step=2.0)", "ScenarioError",
+     "trigger_parameter_sync_step: must be an integer in [1, 16777216], got float 2.0"),
+]

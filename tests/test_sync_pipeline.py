@@ -122,3 +122,26 @@ def test_refusals(kw, message):
     with pytest.raises(ScenarioError) as e:
         Scenario(**kw)
     assert str(e.value) == message
+
+
+def test_verl_trigger_parameter_sync_step_is_the_sync_cadence():
+    # volcengine/verl verl/experimental/fully_async_policy/README.md: the trainer syncs after
+    # trigger_parameter_sync_step local updates; the rollouter produces at most
+    # (1 + staleness_threshold) * trigger * batch samples per window. Four one-second answers on
+    # four slots, 0.5 s steps of four samples.
+    from rollsim import presets
+
+    base = Scenario(rollout_slots=4, decode_tokens_per_s=30.0, batch_size=4, train_step_s=0.5, horizon_s=40.0,
+                    lengths=LogNormal(mu=20.0, sigma=0.0, max_tokens=30.0))
+    assert presets.verl_fully_async(scenario=base) == presets.verl_fully_async(trigger_parameter_sync_step=1,
+                                                                               scenario=base)
+    for n in (1, 2, 3):
+        sc = presets.verl_fully_async(0.0, gated_on_sync=True, trigger_parameter_sync_step=n, scenario=base)
+        assert sc.sync_every == n and sc.pipeline.max_lag_samples == 4 * n
+        # "stream off policy" (staleness_threshold = 0, trigger > 1): the k-th update of a window
+        # trains samples k - 1 versions old; gated, nothing older
+        assert staleness(sc)[: 3 * n] == list(range(n)) * 3
+    sc = presets.verl_fully_async(0.5, trigger_parameter_sync_step=4, scenario=base)
+    assert (sc.sync_every, sc.pipeline.max_lag_samples) == (4, 24)
+    # None keeps the base scenario's cadence (rollsim presets --sync-every N)
+    assert presets.verl_fully_async(scenario=base.replace(sync_every=3)).sync_every == 3
