@@ -55,3 +55,8 @@ ROWS += [
     ("presets", "rollsim.presets.verl_fully_async(trigger_parameter_sync_step=2.0)", "ScenarioError",
      "trigger_parameter_sync_step: must be an integer in [1, 16777216], got float 2.0"),
 ]
+ROWS += [
+    ("theory", "rollsim.theory.sync_cadence_staleness(0)", "ScenarioError", "sync_every: must be in [1, 16777216], got 0"),
+    ("theory", "rollsim.theory.applied_compute_mean_staleness(256, 512, 0.3, sync_every=1.5)", "ScenarioError",
+     "sync_every: must be an integer in [1, 16777216], got float 1.5"),
+]
