@@ -13,7 +13,7 @@
     [train]                     # tp, pp, dp, ep, cp, fsdp
     [infer]                     # instances, tp, ep
     [hardware]                  # preset = "h100" and/or gpus_per_node, nvlink_bytes_per_s, ...
-    [software]                  # preset = "ideal" | a calibrated stack, and/or efficiency, ...
+    [software]                  # preset = "ideal" | a stack of rollsim.sync.STACKS, and/or efficiency, ...
 
 A model that is not a preset is written as its tensor groups (``[model]`` with ``name`` and
 ``groups = [{ name = "...", count = N, elems = M, ... }, ...]``, the fields of
@@ -80,11 +80,11 @@ def _preset(table: dict, presets: dict, section: str):
     name = table.get("preset")
     if name is None:
         return None
-    from . import calibration  # calibrated stacks register themselves
+    from .stacks import STACKS
 
     allp = dict(presets)
-    if section == "software":
-        allp.update(calibration.STACKS)
+    if section == "software":  # a fitted stack's efficiency and overheads (one model of real stacks)
+        allp.update({k: st.software() for k, st in STACKS.items()})
     if section == "hardware" and isinstance(name, str) and name.lower() not in allp:
         from rollsim.hardware import specs
 
