@@ -60,3 +60,10 @@ ROWS += [
     ("theory", "rollsim.theory.applied_compute_mean_staleness(256, 512, 0.3, sync_every=1.5)", "ScenarioError",
      "sync_every: must be an integer in [1, 16777216], got float 1.5"),
 ]
+ROWS += [
+    ("sweep TOML", "sweep_config.parse({'base': {'weight_sync': {'model': {'preset': 'qwen3-4b'}, 'infer': {'tp': 0}}}})",
+     "ScenarioError", "base.weight_sync.infer.tp: must be in [1, 65536], got 0"),
+    ("CLI", "cli('sync', '--validation', '/x/c.toml')", "CliExit",
+     "exit 2: rollsim: error: cluster: --validation prints the published rows' table and takes no cluster file, "
+     "got '/x/c.toml' (run rollsim sync FILE for the cluster)"),
+]

@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rollsim import datasets
-from rollsim.errors import invalid
+from rollsim.errors import ScenarioError, invalid
 from rollsim.lengths import Empirical, LogNormal
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
 
@@ -462,7 +462,12 @@ def scenario_from_doc(doc: Any, root: str | os.PathLike[str] = ".", where: str =
         kw["pipeline"] = pipeline_from_doc(_join(where, "pipeline"), kw["pipeline"])
     if "agentic" in kw:
         kw["agentic"] = _agentic_from_doc(_join(where, "agentic"), kw["agentic"], root)
-    sc: Scenario = _SCENARIO(**kw)
+    try:
+        sc: Scenario = _SCENARIO(**kw)
+    except ScenarioError as e:  # a [weight_sync] table is read by the Scenario: name it under `where`
+        if where and str(e).startswith("weight_sync."):
+            raise ScenarioError(f"{where}.{e}") from None
+        raise
     return sc
 
 

@@ -157,9 +157,14 @@ def _validation() -> None:
 def run(args: argparse.Namespace) -> int:
     """Runs the subcommand; returns the exit code (2 on a bad cluster file, with the message on
     stderr as ``rollsim: error: ...``, like every rollsim command)."""
-    from rollsim.errors import RollsimError
+    from rollsim.errors import RollsimError, invalid
 
     try:
+        table = "--validate" if getattr(args, "validate", False) else (
+            "--validation" if getattr(args, "validation", False) else None)
+        if table is not None and getattr(args, "cluster", None):
+            raise invalid("cluster", f"{table} prints the published rows' table and takes no cluster file, got "
+                                     f"{args.cluster!r} (run rollsim sync FILE for the cluster)")
         if getattr(args, "validate", False):
             _validate()
         elif getattr(args, "validation", False):
