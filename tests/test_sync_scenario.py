@@ -99,3 +99,17 @@ def test_cluster_files_are_read_like_scenario_files(tmp_path):
     # a scenario's [weight_sync] table names its keys with the table's name
     with pytest.raises(ScenarioError, match=r"^weight_sync\.train\.tq: unknown key; allowed: preset, tp, "):
         Scenario.from_toml_str('[weight_sync]\nmodel = { preset = "qwen3-4b" }\ntrain = { tq = 2 }')
+
+
+def test_a_sweep_over_clusters_runs_each_with_its_own_sync_and_key():
+    import rollsim
+
+    eight = CL.replace(infer=sync.InferLayout(instances=8, tp=8))
+    f = rollsim.sweep(Scenario(horizon_s=600.0), {"weight_sync": [CL, eight, None]}, progress=False)
+    assert f.height == 3 and f["scenario_key"].n_unique() == 3 and f["error"].null_count() == 3
+    # each run is the scenario with that cluster (or without a sync)
+    ends = f["end_s"].to_list()
+    plain = simulate(Scenario(horizon_s=600.0), record="summary").summary["end_s"]
+    assert ends[2] == plain
+    for end, c in zip(ends[:2], (CL, eight)):
+        assert end == simulate(Scenario(horizon_s=600.0, weight_sync=c), record="summary").summary["end_s"]
