@@ -16,7 +16,7 @@ FIELDS = ("['agentic', 'batch_size', 'clear_cache_on_update', 'decode_slowdown_p
           "'decode_tokens_per_s', 'group_size', 'horizon_s', 'kv_cache_tokens', 'lengths', 'logprob_s_per_token', "
           "'pipeline', 'prefill_tokens_per_s', 'prefix_sharing', 'prompt_tokens', 'rng', 'rollout_pause_s', "
           "'rollout_slots', 'seed', 'slots_per_instance', 'staleness_check', 'sync_every', 'train', 'train_s_per_token', "
-          "'train_step_s', 'weight_sync_s']")
+          "'train_step_s', 'weight_sync', 'weight_sync_s']")
 RUNAWAY = ("max_samples: this scenario would start about 2.45e+09 samples (453 GB of recorded rows with "
            "record='samples') over horizon_s = 1e+09 s, more than max_samples = 50000000; use record='summary' (constant "
            "memory), shorten horizon_s, or raise max_samples (up to 2**32 - 1) if you mean it")
@@ -27,7 +27,7 @@ RUNAWAY_SUMMARY = ("max_samples: this scenario would start about 2.45e+09 sample
 ROWS: list[tuple[str, str, str, str]] = [
     # ---------------------------------------------------------------- Scenario fields
     ("scenario", "Scenario(foo=1)", "ScenarioError", f"foo: unknown field of Scenario (fields: {FIELDS})"),
-    ("scenario", "Scenario(*range(27))", "ScenarioError", "Scenario: too many positional arguments"),
+    ("scenario", "Scenario(*range(28))", "ScenarioError", "Scenario: too many positional arguments"),
     ("scenario", "Scenario(rollout_slots=np.float64(3))", "ScenarioError",
      "rollout_slots: must be an integer in [1, 16777216], got float64 np.float64(3.0)"),
     ("scenario", "Scenario(rollout_slots=np.int8(-3))", "ScenarioError", "rollout_slots: must be in [1, 16777216], got -3"),
@@ -256,16 +256,16 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("sweep grid", "rollsim.sweep(Scenario(horizon_s=600.0), {'pipeline.max_staleness': [2, -1]}, progress=False)",
      "ScenarioError", "pipeline.max_staleness: must be in [0, 4294967295], got -1"),
     # ---------------------------------------------------------------- sync cluster
-    ("sync cluster", "cluster_from_dict([])", "ValueError", "cluster: must be a table (dict) with a [model] table, got list"),
+    ("sync cluster", "cluster_from_dict([])", "ScenarioError", "cluster: must be a table (dict) with a [model] table, got list"),
     ("sync cluster", "cluster_from_dict({'model': {'params': 1e9, 'layers': 'x'}})", "ScenarioError",
      "model.layers: must be an integer in [1, 65536], got str 'x'"),
     ("sync cluster", "cluster_from_dict({'model': {'params': math.inf}})", "ScenarioError",
      "model.params: must be in [1, 1e15] parameters, got inf"),
-    ("sync cluster", "cluster_from_dict({'model': {'preset': 'qwen3-4b', 'train_precision': 5}})", "ValueError",
+    ("sync cluster", "cluster_from_dict({'model': {'preset': 'qwen3-4b', 'train_precision': 5}})", "ScenarioError",
      "model.train_precision: must be a string such as \"bf16\" or \"fp8:128\", got 5"),
-    ("sync cluster", "cluster_from_dict({'model': {'preset': 'qwen3-4b'}, 'fanout': 1.5})", "ValueError",
+    ("sync cluster", "cluster_from_dict({'model': {'preset': 'qwen3-4b'}, 'fanout': 1.5})", "ScenarioError",
      "fanout: must be an integer, got 1.5"),
-    ("sync cluster", "cluster_from_dict({'model': {'preset': 'qwen3-4b'}, 'hardware': []})", "ValueError",
+    ("sync cluster", "cluster_from_dict({'model': {'preset': 'qwen3-4b'}, 'hardware': []})", "ScenarioError",
      "hardware: must be a table, got list"),
     ("sync cluster", "sync.estimate(cluster_from_dict({'model': {'preset': 'qwen3-4b'}, 'hardware': {'nic_bytes_per_s': -1.0}}))",
      "ScenarioError", "nic_bytes_per_s: must be in [1e3, 1e15] bytes/s, got -1.0"),
@@ -273,7 +273,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      "ScenarioError", "infer.instances: must be in [1, 65536], got 0"),
     ("sync cluster", "sync.estimate(cluster_from_dict({'model': {'preset': 'qwen3-4b'}, 'software': {'efficiency': 0.0}}))",
      "ScenarioError", "efficiency: must be in [1e-6, 1], got 0.0"),
-    ("sync cluster", "load_cluster(toml('[model'))", "ValueError", "re:.*/s\\.toml: not valid TOML \\(.*\\)"),
+    ("sync cluster", "load_cluster(toml('[model'))", "ScenarioError", "re:cluster file: .*/s\\.toml' is not valid TOML: .*"),
     # ---------------------------------------------------------------- command line
     ("CLI", "cli('compare', '--rollout-slots', '0')", "CliExit",
      "exit 2: rollsim: error: rollout_slots: must be in [1, 16777216], got 0"),

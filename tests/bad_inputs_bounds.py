@@ -94,10 +94,10 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("CLI", "cli('run', '--decode-slowdown-per-seq', '0.1')", "CliExit",
      "exit 2: rollsim: error: decode_slowdown_per_seq: needs slots_per_instance > 0 (the batched instances it slows), "
      "got slots_per_instance=0"),
-    ("sync cluster", "cluster_from_dict({'model': {'preset': 'qwen3-4b', 'infer_precision': 'fp8:abc'}})", "ValueError",
+    ("sync cluster", "cluster_from_dict({'model': {'preset': 'qwen3-4b', 'infer_precision': 'fp8:abc'}})", "ScenarioError",
      "model.infer_precision: the block size after 'fp8:' must be a positive integer, got 'fp8:abc'"),
-    ("sync cluster", "cluster_from_dict({'model': {'preset': 'qwen3-4b', 'train_precision': 'fp8:'}})", "ValueError",
+    ("sync cluster", "cluster_from_dict({'model': {'preset': 'qwen3-4b', 'train_precision': 'fp8:'}})", "ScenarioError",
      "model.train_precision: the block size after 'fp8:' must be a positive integer, got 'fp8:'"),
-    ("sync cluster", "cluster_from_dict({'model': {'preset': 'qwen3-4b', 'train_precision': 'int4'}})", "ValueError",
+    ("sync cluster", "cluster_from_dict({'model': {'preset': 'qwen3-4b', 'train_precision': 'int4'}})", "ScenarioError",
      "model.train_precision: must be one of 'bf16', 'fp16', 'fp32', 'fp8', got 'int4'"),
 ]

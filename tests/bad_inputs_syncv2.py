@@ -37,14 +37,14 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("sync stacks", "sync.TrainLayout(cp=0)", "ScenarioError", "train.cp: must be in [1, 65536], got 0"),
 ]
 ROWS += [
-    ("sync stacks", "sync.config.stack_from_dict({'stack': 'nccl'})", "ValueError", f"stack: unknown stack 'nccl'; known: {STACKS}"),
-    ("sync stacks", "sync.config.stack_from_dict({'stack': {'efficiency': 0.5}})", "ValueError",
+    ("sync stacks", "sync.config.stack_from_dict({'stack': 'nccl'})", "ScenarioError", f"stack: unknown stack 'nccl'; known: {STACKS}"),
+    ("sync stacks", "sync.config.stack_from_dict({'stack': {'efficiency': 0.5}})", "ScenarioError",
      "stack.transport: give preset = NAME or transport = ..."),
     ("sync stacks", "sync.config.stack_from_dict({'stack': {'preset': 'rdma-write', 'senders': 3}})", "ScenarioError",
      "senders: must be one of one, stage_heads, all, got 3"),
-    ("sync stacks", "sync.config.stack_from_dict({'stack': {'preset': 'rdma-write', 'colour': 'red'}})", "ValueError",
+    ("sync stacks", "sync.config.stack_from_dict({'stack': {'preset': 'rdma-write', 'colour': 'red'}})", "ScenarioError",
      "re:stack\\.colour: unknown key; allowed: preset, name, transport, efficiency, .*"),
-    ("sync stacks", "sync.config.stack_from_dict({'stack': {'preset': 'rdma-write', 'efficiency': 'fast'}})", "ValueError",
+    ("sync stacks", "sync.config.stack_from_dict({'stack': {'preset': 'rdma-write', 'efficiency': 'fast'}})", "ScenarioError",
      "stack.efficiency: must be a number, got 'fast'"),
     ("sync stacks", "sync.presets.hardware('TPU-v5')", "ScenarioError",
      "re:hardware: must be one of h100, h200, h800, h20, chapter, gb200 or an accelerator \\(H100, .*\\), got 'TPU-v5'"),

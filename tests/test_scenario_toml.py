@@ -86,6 +86,14 @@ def samples(lengths_file):
     # train: a TOML table only (no flags), see TOML_ONLY
     out["train"] = ([], {"train": {"dp_ranks": 2, "dispatch": "balanced", "s_per_token": 1e-4}},
                     lambda sc: sc.train, TrainRanks(dp_ranks=2, dispatch="balanced", s_per_token=1e-4))
+    # weight_sync: a cluster as a TOML table only, see TOML_ONLY
+    from rollsim import sync
+
+    out["weight_sync"] = ([], {"weight_sync": {"topology": "parallel", "model": {"preset": "qwen3-4b"},
+                                               "infer": {"tp": 8}, "pause_s": 0.01}},
+                          lambda sc: sc.weight_sync,
+                          sync.WeightSync(sync.Cluster(sync.MODELS["qwen3-4b"], infer=sync.InferLayout(tp=8),
+                                                       topology="parallel"), pause_s=0.01))
     # lengths
     lengths = lambda sc: sc.lengths  # noqa: E731
     out["lengths.kind"] = (["--lengths", "lognormal"], {"lengths": {"kind": "lognormal"}}, lengths, LogNormal())
@@ -173,8 +181,8 @@ def test_every_field_has_a_sample(lengths_file):
 
 FIELD_PATHS = [f.path for f in schema.all_fields()]
 #: Nested option tables that scenario files set and the command line does not (its flags would be a
-#: family of their own): ``[agentic]``, ``[train]``.
-TOML_ONLY = {"agentic", "train"}
+#: family of their own): ``[agentic]``, ``[train]``, ``[weight_sync]``.
+TOML_ONLY = {"agentic", "train", "weight_sync"}
 
 
 @pytest.mark.parametrize("path", FIELD_PATHS)

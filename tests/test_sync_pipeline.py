@@ -122,3 +122,77 @@ def test_refusals(kw, message):
     with pytest.raises(ScenarioError) as e:
         Scenario(**kw)
     assert str(e.value) == message
+
+
+def test_verl_trigger_parameter_sync_step_is_the_sync_cadence():
+    # volcengine/verl verl/experimental/fully_async_policy/README.md: the trainer syncs after
+    # trigger_parameter_sync_step local updates; the rollouter produces at most
+    # (1 + staleness_threshold) * trigger * batch samples per window. Four one-second answers on
+    # four slots, 0.5 s steps of four samples.
+    from rollsim import presets
+
+    base = Scenario(rollout_slots=4, decode_tokens_per_s=30.0, batch_size=4, train_step_s=0.5, horizon_s=40.0,
+                    lengths=LogNormal(mu=20.0, sigma=0.0, max_tokens=30.0))
+    assert presets.verl_fully_async(scenario=base) == presets.verl_fully_async(trigger_parameter_sync_step=1,
+                                                                               scenario=base)
+    for n in (1, 2, 3):
+        sc = presets.verl_fully_async(0.0, gated_on_sync=True, trigger_parameter_sync_step=n, scenario=base)
+        assert sc.sync_every == n and sc.pipeline.max_lag_samples == 4 * n
+        # "stream off policy" (staleness_threshold = 0, trigger > 1): the k-th update of a window
+        # trains samples k - 1 versions old; gated, nothing older
+        assert staleness(sc)[: 3 * n] == list(range(n)) * 3
+    sc = presets.verl_fully_async(0.5, trigger_parameter_sync_step=4, scenario=base)
+    assert (sc.sync_every, sc.pipeline.max_lag_samples) == (4, 24)
+    # None keeps the base scenario's cadence (rollsim presets --sync-every N)
+    assert presets.verl_fully_async(scenario=base.replace(sync_every=3)).sync_every == 3
+
+
+def test_the_cadence_adds_half_a_version_per_skipped_sync_in_theory_and_in_simulation():
+    import warnings
+
+    from rollsim import OneStepAsync, theory
+
+    assert [theory.sync_cadence_staleness(n) for n in (1, 2, 3, 4)] == [0.0, 0.5, 1.0, 1.5]
+    # one slot, exact: synchronous 0, 1, 0, 1 (mean 1/2 over whole cycles); one-step 1, 2, 1, 2 after
+    # its first step
+    sc = one_slot(0.5, 40.0)
+    for n in (2, 3):
+        got = staleness(sc.replace(pipeline=Synchronous(), sync_every=n))
+        k = len(got) - len(got) % n
+        assert sum(got[:k]) / k == theory.sync_cadence_staleness(n)
+    # the chapter's scenario, 20 simulated hours: one-step and fully async staleness rise by (N - 1) / 2
+    ch = Scenario(horizon_s=20 * 3600.0, seed=1)
+    for pipeline in (OneStepAsync(), FullyAsync()):
+        base = simulate(ch.replace(pipeline=pipeline), record="summary").summary
+        for n in (2, 4):
+            got = simulate(ch.replace(pipeline=pipeline, sync_every=n), record="summary").summary
+            extra = got["staleness_mean"] - base["staleness_mean"]
+            assert extra == pytest.approx(theory.sync_cadence_staleness(n), abs=0.02 * n), (pipeline, n)
+            if isinstance(pipeline, OneStepAsync):
+                # exactly: step j >= 1 trains the batch generated on version j - 1, which the rollout
+                # had only as (j - 1) - ((j - 1) mod N); over a finite run the residues are not all equal
+                k = got["steps"]
+                assert extra == pytest.approx(sum((j - 1) % n for j in range(1, k)) / k, abs=1e-12)
+    # Applied Compute's steady state plus the cadence term, against the simulation (0.787 + 0.5)
+    two = ch.replace(sync_every=2)
+    assert theory.mean_staleness(two) == pytest.approx(theory.mean_staleness(ch) + 0.5, abs=1e-15)
+    assert theory.mean_staleness(two) == pytest.approx(1.287, abs=5e-4)
+    assert simulate(two, record="summary").summary["staleness_mean"] == pytest.approx(theory.mean_staleness(two),
+                                                                                     abs=0.01)
+    # generation outruns training (unbounded queue, 400 s steps, 10 h): the run-length law plus the term
+    fast = Scenario(horizon_s=36000.0, train_step_s=400.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rollsim_warning())
+        one = simulate(fast, record="summary").summary
+        two = simulate(fast.replace(sync_every=2), record="summary").summary
+    law = [theory.unbounded_mean_staleness(fast.rollout_slots, fast.batch_size, fast.throughput_ratio(), one["steps"],
+                                           sync_every=n) for n in (1, 2)]
+    assert law[1] - law[0] == 0.5 and one["steps"] == two["steps"] == 89
+    assert two["staleness_mean"] - one["staleness_mean"] == pytest.approx(0.5, abs=0.02)
+    assert two["staleness_mean"] == pytest.approx(law[1], rel=0.02)
+
+
+def rollsim_warning():
+    from rollsim import GenerationOutrunsTrainingWarning
+
+    return GenerationOutrunsTrainingWarning

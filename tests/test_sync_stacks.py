@@ -20,9 +20,30 @@ from rollsim.sync.validation import CALIBRATION, FITTED, ROWS, fitted_stacks, su
 GiB = 2**30
 
 
-def test_nemo_refit_bytes_per_rollout_rank_match_the_published_69_95_gib():
-    # DeepSeek-V3 BF16, 256 training GPUs (PP16 x EP16) -> 32 vLLM GPUs (TP32, EP32): experts shard to
-    # shard, every other tensor broadcast whole (NeMo-RL refit blog, 2025-08-12)
+def test_the_bytes_on_nemo_rl_s_shard_to_shard_path_are_the_published_xferdtensor_fractions():
+    # NVIDIA-NeMo/RL docs/design-docs/nccl-reshard-refit.md, Expected Performance: "XferDTensor
+    # fraction", the share of the refit payload on the bulk (shard-to-shard) path: FFN projections
+    # (dense MLP and routed experts); FP8 scale tensors ride the misc broadcast
+    from rollsim.sync.calibration import NEMO_PLAN_GROUPS
+
+    def fraction(name, prec):
+        m = MODELS[name].with_precision(prec, prec)
+        p = m.infer_precision
+        elems = lambda g: g.count * g.elems  # noqa: E731
+        total = sum(elems(g) * (p.bytes_per_elem if g.quantized else 2.0) for g in m.groups)
+        bulk = sum(elems(g) * (1.0 if p.name == "fp8" else 2.0) for g in m.groups if g.name in NEMO_PLAN_GROUPS)
+        return round(100 * bulk / total, 1)
+
+    assert fraction("qwen3-4b", "bf16") == 66.9
+    assert fraction("qwen3-30b-a3b", "bf16") == 95.0
+    assert fraction("qwen3-30b-a3b", "fp8:128") == 93.0
+    assert fraction("deepseek-v3-no-mtp", "bf16") == 97.6
+
+
+def test_refit_bytes_per_rollout_rank_of_deepseek_v3_256_to_32():
+    # DeepSeek-V3 BF16, 256 training GPUs (PP16 x EP16) -> 32 vLLM GPUs (TP32, EP32): routed experts
+    # shard to shard, every other tensor broadcast whole. 69.95 GiB = 1218.00 / 32 + 31.88 GiB: this
+    # model's arithmetic; not found in NeMo-RL's public docs, blogs or PRs (docs/sync_stacks.md, "Layouts")
     c = Cluster(model=MODELS["deepseek-v3-no-mtp"].with_precision("bf16", "bf16"),
                 train=TrainLayout(pp=16, dp=16, ep=16), infer=InferLayout(instances=1, tp=32, ep=32),
                 hardware=HARDWARE["h100"], software=SoftwareStack(plan_groups=("mlp.experts",), grouped_experts=True),
@@ -31,6 +52,9 @@ def test_nemo_refit_bytes_per_rollout_rank_match_the_published_69_95_gib():
     # everything along the plan: only the rank's own slice (what the plain plan reported)
     flat = c.replace(software=SoftwareStack(grouped_experts=True))
     assert round(received_bytes_per_rank(flat) / GiB, 2) == 39.25
+    # with the dense MLP on the shard-to-shard path too (NeMo-RL's bulk path)
+    both = c.replace(software=SoftwareStack(plan_groups=("mlp.dense_proj", "mlp.experts"), grouped_experts=True))
+    assert round(received_bytes_per_rank(both) / GiB, 2) == 67.80
 
 
 def test_context_parallel_ranks_are_weight_copies():

@@ -49,8 +49,8 @@ _CLI_NAME = {v: k for k, v in _PIPELINE_CLI.items()}
 
 
 #: Scenario fields with no flag of their own: set them in a scenario TOML file (``[agentic]``,
-#: ``[train]``).
-TOML_ONLY: tuple[str, ...] = ("agentic", "train")
+#: ``[train]``, ``[weight_sync]``).
+TOML_ONLY: tuple[str, ...] = ("agentic", "train", "weight_sync")
 
 
 def _mark(ns: argparse.Namespace, dest: str, flag: str | None) -> None:

@@ -17,7 +17,7 @@ import polars as pl
 from rollsim import _check
 from rollsim.errors import invalid
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
-from rollsim.scenario import Scenario
+from rollsim.scenario import MAX_COUNT, Scenario
 from rollsim.simulation import simulate
 
 __all__ = ["areal", "verl_fully_async", "pipeline_rl", "slime_partial_rollout", "prime_rl", "compare", "PRESETS"]
@@ -73,13 +73,23 @@ def areal(eta: int = 2, *, interruptible: bool = True, scenario: Scenario | None
 
 
 def verl_fully_async(staleness_threshold: float = 0.5, partial_rollout: bool = True, *,
-                     gated_on_sync: bool = False, scenario: Scenario | None = None) -> Scenario:
-    """verl ``fully_async_policy`` (verl docs, advance/fully_async.md).
+                     gated_on_sync: bool = False, trigger_parameter_sync_step: int | None = None,
+                     scenario: Scenario | None = None) -> Scenario:
+    """verl ``fully_async_policy`` (verl docs, advance/fully_async.md; volcengine/verl
+    ``verl/experimental/fully_async_policy/README.md``).
 
-    * The rollouter may produce at most ``(1 + staleness_threshold) * batch`` samples per parameter
-      sync window; modelled as a bound on samples started and not yet trained:
-      ``max_lag_samples = ceil((1 + staleness_threshold) * batch_size)`` (our approximation of the
-      window accounting).
+    * ``trigger_parameter_sync_step`` = ``N``: the trainer syncs the parameters to the rollouter after
+      every ``N`` local updates (one rollsim training step = one local update of
+      ``require_batches * ppo_mini_batch_size`` samples, the base scenario's ``batch_size``):
+      ``sync_every = N``. verl's default is 4 (``async_training.trigger_parameter_sync_step: 4`` in
+      ``verl/experimental/fully_async_policy/config/fully_async_ppo_trainer.yaml``); ``None`` (default)
+      keeps the base scenario's ``sync_every`` (1 for ``Scenario()``, so that the preset's results stay
+      those of a sync after every update).
+    * The rollouter may produce at most ``(1 + staleness_threshold) * N * batch`` samples per parameter
+      sync window (the README's ``rollout_num``); modelled as a bound on samples started and not yet
+      trained: ``max_lag_samples = ceil((1 + staleness_threshold) * N * batch_size)`` (our
+      approximation of the window accounting, which also subtracts the stale samples of the last
+      window).
     * ``gated_on_sync``: whether the places of a trained batch are given back only once the new
       weights are synced (``lag_release="sync"``), or already when the trainer takes the batch
       (``"take"``). verl's documentation calls ``staleness_threshold = 0`` (with
@@ -90,6 +100,8 @@ def verl_fully_async(staleness_threshold: float = 0.5, partial_rollout: bool = T
       off-policy behaviour reported in verl-project/verl issue 4449 ("Question about achieving
       on-policy behavior in fully-async mode") and verl issue 6780 ("On-policy mode (trigger=1,
       staleness=0) didn't match main_ppo training"). The default, ``False``, is what verl does.
+      With ``N > 1`` and ``staleness_threshold = 0`` (verl's "stream off policy" mode), the ``k``-th
+      update of a window trains samples ``k - 1`` versions old.
     * ``partial_rollout=True``: at a sync, in-flight requests are paused and resumed with the new
       weights (``keep_recompute``: one prefill of the context); ``False``: the sync waits for them to
       finish (``wait``).
@@ -103,6 +115,9 @@ def verl_fully_async(staleness_threshold: float = 0.5, partial_rollout: bool = T
     gated_on_sync : bool
         Generation of the next window waits for the parameter sync (the documented on-policy
         behaviour) instead of resuming when the trainer takes its batch (verl's behaviour).
+    trigger_parameter_sync_step : int, optional
+        verl's ``async_training.trigger_parameter_sync_step``, local updates per parameter sync, in
+        [1, 2**24]; ``None``: the base scenario's ``sync_every``.
     scenario : Scenario, optional
         The base scenario (default ``Scenario()``).
 
@@ -121,8 +136,10 @@ def verl_fully_async(staleness_threshold: float = 0.5, partial_rollout: bool = T
     partial_rollout = _check.flag("partial_rollout", partial_rollout)
     gated_on_sync = _check.flag("gated_on_sync", gated_on_sync)
     base = _base(scenario)
-    lag = max(base.group_size, math.ceil((1.0 + staleness_threshold) * base.batch_size))
-    return base.replace(pipeline=FullyAsync(
+    every = base.sync_every if trigger_parameter_sync_step is None else _check.integer(
+        "trigger_parameter_sync_step", trigger_parameter_sync_step, 1, MAX_COUNT)
+    lag = max(base.group_size, math.ceil((1.0 + staleness_threshold) * every * base.batch_size))
+    return base.replace(sync_every=every, pipeline=FullyAsync(
         max_lag_samples=lag, on_update="keep_recompute" if partial_rollout else "wait",
         lag_release="sync" if gated_on_sync else "take"))
 

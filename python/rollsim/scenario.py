@@ -17,6 +17,7 @@ from rollsim.errors import invalid, strict_init
 from rollsim.lengths import Empirical, LogNormal
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
 from rollsim.train_ranks import TrainRanks
+from rollsim.sync.pipeline import WeightSync
 
 __all__ = ["Scenario", "MAX_COUNT", "TrainRanks"]
 
@@ -41,9 +42,12 @@ _BOUNDS: dict[str, tuple[float, float, str]] = {
 }
 
 
-#: Fields of :class:`Scenario` that exist only in Python (none today: every field crosses to the
-#: engine; a Python-only one would be listed here, and tests/test_schema.py checks the list).
-PYTHON_ONLY: tuple[str, ...] = ()
+#: Fields of :class:`Scenario` that exist only in Python (tests/test_schema.py checks the list):
+#: ``weight_sync``, the cluster the engine's ``weight_sync_s`` and ``rollout_pause_s`` are derived from.
+PYTHON_ONLY: tuple[str, ...] = ("weight_sync",)
+
+#: The fields a ``weight_sync`` cluster derives.
+_SYNC_FIELDS = ("weight_sync_s", "rollout_pause_s")
 
 
 def _default(name: str) -> Any:
@@ -259,6 +263,18 @@ class Scenario:
         the rollout's version when each answer was emitted (the check miles replaced in
         radixark/miles#2296: it lets groups started one version earlier through). Needs a
         ``FullyAsync`` pipeline with ``max_staleness``.
+    weight_sync : rollsim.sync.WeightSync, optional
+        The weight sync as a cluster instead of numbers: a :class:`rollsim.sync.Cluster`, an
+        estimate of one (:func:`rollsim.sync.estimate`, :func:`rollsim.sync.estimate_stack`), a
+        :class:`rollsim.sync.WeightSync` (cluster, stack, and how much of the sync pauses the
+        rollout) or its TOML table (``[weight_sync]``: the keys of a cluster file, ``stack`` and
+        ``pause_s``). The sync per update is estimated from it and split into ``weight_sync_s``
+        and ``rollout_pause_s``, which then hold the derived numbers (visible in the repr, used by
+        the engine and every helper); the cluster stays on the scenario (repr, TOML, run keys).
+        Giving a number too (``weight_sync_s`` or ``rollout_pause_s`` other than 0 or the derived
+        value) is refused, naming both fields. :meth:`replace` with a new ``weight_sync`` (or
+        ``weight_sync=None``) derives the two fields again (``None``: back to 0 unless given).
+        ``None`` (default): the two numbers as given.
 
     The ranges keep every summary value finite for any combination of accepted values (answer
     lengths within the bounds of :class:`LogNormal` / :class:`Empirical`): durations stay far below
@@ -302,6 +318,7 @@ class Scenario:
     sync_every: int = _default("sync_every")
     staleness_check: Literal["start", "finish"] = _default("staleness_check")
     train: TrainRanks | None = None
+    weight_sync: WeightSync | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -311,6 +328,8 @@ class Scenario:
         for name in ("train_step_s", "weight_sync_s", "rollout_pause_s", "train_s_per_token", "logprob_s_per_token",
                      "horizon_s"):
             set_(self, name, _field(name, getattr(self, name)))
+        if self.weight_sync is not None:
+            self._derive_sync()
         _sum_at_most("weight_sync_s", "train_step_s", "the fixed time of a step", self.train_step_s, self.weight_sync_s)
         _sum_at_most("logprob_s_per_token", "train_s_per_token", "a step's time per token", self.train_s_per_token,
                      self.logprob_s_per_token)
@@ -364,6 +383,21 @@ class Scenario:
             if not isinstance(self.train, TrainRanks):
                 raise invalid("train", f"must be None or TrainRanks(...), got {self.train!r}")
             self.train.check(self.batch_size, self.prompt_tokens, _longest_answer(self.lengths))
+
+    def _derive_sync(self) -> None:
+        """``weight_sync_s`` and ``rollout_pause_s`` from ``weight_sync``; refuses other numbers."""
+        ws = WeightSync.from_doc(self.weight_sync)
+        object.__setattr__(self, "weight_sync", ws)
+        derived = ws.fields()
+        for name in _SYNC_FIELDS:
+            given = getattr(self, name)
+            if given != 0.0 and given != derived[name]:
+                raise invalid(name, f"is derived from weight_sync ({ws.total_s!r} s per update: weight_sync_s = "
+                                    f"{derived['weight_sync_s']!r}, rollout_pause_s = {derived['rollout_pause_s']!r}); "
+                                    "give the sync as numbers (weight_sync_s, rollout_pause_s) or as weight_sync, not "
+                                    f"both; got {name}={given!r}")
+        for name in _SYNC_FIELDS:
+            object.__setattr__(self, name, _field(name, derived[name]))
 
     def _check_decode_table(self) -> None:
         table = _throughput_table(self.decode_throughput_table)
@@ -457,6 +491,9 @@ class Scenario:
                 if k not in part_names:
                     raise invalid(f"{head}.{k}", f"unknown field of {type(part).__name__} (fields: {sorted(part_names)})")
             top[head] = dataclasses.replace(part, **sub)
+        if "weight_sync" in top or (self.weight_sync is not None and "weight_sync" in nested):
+            for name in _SYNC_FIELDS:  # derived again from the new weight_sync (or back to 0 without one)
+                top.setdefault(name, 0.0)
         return dataclasses.replace(self, **top)
 
     def length_quotas(self, edges: Sequence[float], share: float = 1.0) -> list[int]:
@@ -520,6 +557,9 @@ class Scenario:
         """A JSON-friendly description (empirical lengths summarized by name, size and mean)."""
         d = self.to_dict()
         d.setdefault("weight_sync_s", self.weight_sync_s)
+        if self.weight_sync is not None:
+            d.setdefault("rollout_pause_s", self.rollout_pause_s)
+            d["weight_sync"] = {"total_s": self.weight_sync.total_s, **self.weight_sync.to_doc()}
         if isinstance(self.lengths, Empirical):
             d["lengths"] = {"kind": "empirical", "name": self.lengths.name, "values": int(self.lengths.values.size),
                             "mean_tokens": self.lengths.mean_tokens()}

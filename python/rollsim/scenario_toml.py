@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rollsim import datasets
-from rollsim.errors import invalid
+from rollsim.errors import ScenarioError, invalid
 from rollsim.lengths import Empirical, LogNormal
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
 
@@ -466,7 +466,12 @@ def scenario_from_doc(doc: Any, root: str | os.PathLike[str] = ".", where: str =
         from rollsim.train_ranks import TrainRanks
 
         kw["train"] = TrainRanks(**table(_join(where, "train"), kw["train"]))
-    sc: Scenario = _SCENARIO(**kw)
+    try:
+        sc: Scenario = _SCENARIO(**kw)
+    except ScenarioError as e:  # a [weight_sync] table is read by the Scenario: name it under `where`
+        if where and str(e).startswith("weight_sync."):
+            raise ScenarioError(f"{where}.{e}") from None
+        raise
     return sc
 
 
@@ -611,7 +616,11 @@ def scenario_to_doc(scenario: Scenario) -> dict[str, Any]:
             v = _agentic_to_doc(v)
         elif f.path == "train" and v is not None:
             v = {g.name: getattr(v, g.name) for g in dataclasses.fields(v)}
+        elif f.path == "weight_sync" and v is not None:
+            v = v.to_doc()  # a rollsim.sync.WeightSync: its [weight_sync] table
         doc[f.path] = v
+    if doc.get("weight_sync") is not None:  # the two numbers are derived from it (see to_toml's header)
+        del doc["weight_sync_s"], doc["rollout_pause_s"]
     out = _plain("", doc)
     if any(isinstance(x, float) and math.isnan(x) for x in np.ravel(out["lengths"].get("groups", []))):
         raise invalid("lengths.groups", "NaN group keys cannot be written to TOML and read back equal")
@@ -688,4 +697,9 @@ def dumps(doc: dict[str, Any], header: str = "") -> str:
 
 def to_toml(sc: Scenario) -> str:
     """TOML text of ``sc`` (:meth:`Scenario.to_toml`)."""
-    return dumps(scenario_to_doc(sc), header="A rollsim scenario: rollsim run FILE, or rollsim.Scenario.from_toml(FILE)")
+    header = "A rollsim scenario: rollsim run FILE, or rollsim.Scenario.from_toml(FILE)"
+    ws = getattr(sc, "weight_sync", None)
+    if ws is not None:
+        header += (f"\nweight_sync_s = {sc.weight_sync_s!r} and rollout_pause_s = {sc.rollout_pause_s!r} are derived "
+                   f"from [weight_sync] ({ws.total_s!r} s per update)")
+    return dumps(scenario_to_doc(sc), header=header)

@@ -8,6 +8,9 @@ Two families of formulas, each with its source and its assumptions; ``tests/test
   :func:`applied_compute_mean_staleness`,
   :func:`mean_staleness`; plus this module's own formula for the simulator's *unbounded* ready queue
   when generation outruns training: :func:`unbounded_mean_staleness`.
+* **The sync cadence** (``Scenario.sync_every``: the rollout loads weights every N-th step): the
+  staleness it adds, :func:`sync_cadence_staleness`, ``(N - 1) / 2`` versions, in every pipeline; the
+  staleness formulas above take it (``sync_every``).
 * **Step times** of the chapter's three pipelines (README, "the chapter"; exercise 1: "a
   synchronous step is about rollout time + training time, a one-step asynchronous step about the
   larger of the two"): :func:`expected_rollout_s`, :func:`sync_step_s`, :func:`one_step_step_s`,
@@ -37,6 +40,7 @@ __all__ = [
     "applied_compute_mean_staleness",
     "mean_staleness",
     "unbounded_mean_staleness",
+    "sync_cadence_staleness",
     "expected_max_tokens",
     "m_tail",
     "expected_rollout_s",
@@ -215,11 +219,14 @@ def applied_compute_mean_staleness(
     rho: float,
     m_tail: float = 1.0,
     queue_batches: float | None = None,
+    sync_every: int = 1,
 ) -> float:
     """Mean staleness of a fully asynchronous pipeline, policy versions (Applied Compute's closed form).
 
     ``rho <= 1``: ``C * M_tail / B + rho``;
-    ``rho > 1``: ``C * M_tail / (rho * B) + (2 q + rho - 1) / (2 rho)``.
+    ``rho > 1``: ``C * M_tail / (rho * B) + (2 q + rho - 1) / (2 rho)``;
+    plus ``(sync_every - 1) / 2`` (:func:`sync_cadence_staleness`; not Applied Compute's) when the
+    rollout loads weights only every ``sync_every`` steps.
 
     Source: Applied Compute (C. Dong, A. Goel, D. Yu), "Predicting and Controlling Staleness in Fully
     Asynchronous RL Training", https://www.appliedcompute.com/research/staleness-in-fully-async-rl
@@ -242,6 +249,8 @@ def applied_compute_mean_staleness(
         Capacity q of the ready queue, in batches, >= 0; used only when ``rho > 1``. ``None`` means an
         unbounded queue: for ``rho > 1`` the queue then grows without bound and so does staleness, so
         the result is ``inf`` (see :func:`unbounded_mean_staleness` for the mean over a finite run).
+    sync_every : int
+        Sync cadence N (``Scenario.sync_every``), in [1, 2**24]; 1 (default): the formula as published.
 
     Returns
     -------
@@ -278,11 +287,12 @@ def applied_compute_mean_staleness(
     if mt < 1.0:
         raise invalid("m_tail", f"must be >= 1 (the longest of a group is at least the mean), got {mt}")
     q = None if queue_batches is None else _check.number("queue_batches", queue_batches, allow_zero=True)
+    cadence = sync_cadence_staleness(sync_every)
     if r <= 1.0:
-        return c * mt / b + r
+        return c * mt / b + r + cadence
     if q is None:
         return math.inf
-    return c * mt / (r * b) + (2.0 * q + r - 1.0) / (2.0 * r)
+    return c * mt / (r * b) + (2.0 * q + r - 1.0) / (2.0 * r) + cadence
 
 
 def mean_staleness(scenario: Scenario, group_size: int = 1, queue_batches: float | None = None) -> float:
@@ -291,7 +301,9 @@ def mean_staleness(scenario: Scenario, group_size: int = 1, queue_batches: float
     Derives the inputs of :func:`applied_compute_mean_staleness` from ``scenario``:
     ``C = rollout_slots``, ``B = batch_size`` (both in samples), ``rho = scenario.throughput_ratio()``
     (``rollout_slots * decode_tokens_per_s / mean_tokens * (train_step_s + weight_sync_s) /
-    batch_size``), ``M_tail = m_tail(scenario.lengths, group_size)``.
+    batch_size``), ``M_tail = m_tail(scenario.lengths, group_size)``, and the cadence term
+    ``(sync_every - 1) / 2`` of :func:`sync_cadence_staleness` (staleness counts the version the
+    rollout had).
 
     Parameters
     ----------
@@ -320,15 +332,18 @@ def mean_staleness(scenario: Scenario, group_size: int = 1, queue_batches: float
     if not isinstance(sc.pipeline, FullyAsync) or sc.pipeline.max_staleness is not None:
         raise invalid("pipeline", f"must be FullyAsync() without max_staleness for this formula, got {sc.pipeline!r}")
     return applied_compute_mean_staleness(
-        sc.rollout_slots, sc.batch_size, sc.throughput_ratio(), m_tail(sc.lengths, group_size), queue_batches
+        sc.rollout_slots, sc.batch_size, sc.throughput_ratio(), m_tail(sc.lengths, group_size), queue_batches,
+        sc.sync_every,
     )
 
 
-def unbounded_mean_staleness(concurrency: float, batch_size: float, rho: float, steps: int) -> float:
+def unbounded_mean_staleness(concurrency: float, batch_size: float, rho: float, steps: int,
+                             sync_every: int = 1) -> float:
     """Mean staleness over the first ``steps`` training steps when generation outruns training
     (``rho > 1``) and the ready queue is unbounded and first-in first-out (rollsim's engine, no cap).
 
-    ``C / (rho B) + (rho + 1) / (2 rho) + (steps - 1) / 2 * (1 - 1 / rho)``, versions.
+    ``C / (rho B) + (rho + 1) / (2 rho) + (steps - 1) / 2 * (1 - 1 / rho)``, versions, plus
+    ``(sync_every - 1) / 2`` (:func:`sync_cadence_staleness`).
 
     Source: this module's derivation (not Applied Compute's), under the same fluid assumptions as
     :func:`applied_compute_mean_staleness`: the trainer never waits after the first batch, so step
@@ -347,6 +362,8 @@ def unbounded_mean_staleness(concurrency: float, batch_size: float, rho: float, 
         Rollout / training throughput, > 1.
     steps : int
         Training steps in the run, in [1, 2**24].
+    sync_every : int
+        Sync cadence N (``Scenario.sync_every``), in [1, 2**24].
 
     Returns
     -------
@@ -364,7 +381,46 @@ def unbounded_mean_staleness(concurrency: float, batch_size: float, rho: float, 
     if r <= 1.0:
         raise invalid("rho", f"must be > 1 (generation outruns training); got {r}")
     k = _check.integer("steps", steps, 1, MAX_COUNT)
-    return c / (r * b) + (r + 1.0) / (2.0 * r) + (k - 1) / 2.0 * (1.0 - 1.0 / r)
+    cadence = sync_cadence_staleness(sync_every)
+    return c / (r * b) + (r + 1.0) / (2.0 * r) + (k - 1) / 2.0 * (1.0 - 1.0 / r) + cadence
+
+
+def sync_cadence_staleness(sync_every: int) -> float:
+    """Mean staleness that a sync cadence adds, versions: ``(N - 1) / 2`` for ``sync_every = N``.
+
+    Derivation (this module's): with a sync after every step the rollout starts a sample on the
+    latest version ``v`` the trainer has published; with ``sync_every = N`` it holds only the
+    versions ``0, N, 2N, ...`` (``Scenario.sync_every``), so it starts the sample on
+    ``v - (v mod N)``, ``v mod N`` versions older, and the sample's staleness (the version that
+    trains it minus the version it started with: what the rollout actually had) is larger by the
+    same amount. The trainer publishes versions at a steady pace, so in steady state starts fall
+    equally often on each residue ``v mod N = 0, ..., N - 1``: the mean grows by
+    ``(0 + 1 + ... + (N - 1)) / N = (N - 1) / 2``. The same holds for every pipeline (a synchronous
+    pipeline trains ``0, 1, ..., N - 1`` versions old in turn, a one-step pipeline ``1, 2, ..., N``).
+
+    Assumes the cadence changes no timing: ``rollout_pause_s = 0`` (else the pause is paid less often
+    and generation runs a little faster), no staleness cap (``FullyAsync(max_staleness=...)`` drops
+    the older samples instead), generation not gated on syncs (``lag_release="take"``). Over a finite
+    run of ``K`` steps the residues are equal only if ``K`` is a multiple of ``N`` (otherwise within
+    ``(N - 1) / (2 K)``). ``tests/test_sync_pipeline.py`` checks it against simulations.
+
+    Parameters
+    ----------
+    sync_every : int
+        N, in [1, 2**24].
+
+    Returns
+    -------
+    float
+        Versions; 0 for ``sync_every = 1``.
+
+    Raises
+    ------
+    ScenarioError (ValueError)
+        ``sync_every`` not an integer in [1, 2**24].
+    """
+    n = _check.integer("sync_every", sync_every, 1, MAX_COUNT)
+    return (n - 1) / 2.0
 
 
 # --------------------------------------------------------------------------------------------------

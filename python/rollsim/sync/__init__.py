@@ -31,10 +31,11 @@ from .config import load_cluster, cluster_from_dict
 from .stacks import (STACK_TERMS, STACKS, TRANSPORTS, Calibration, Stack, StackEstimate, calibrate, estimate_stack,
                      estimate_stack_many, rank_designs, received_bytes_per_rank, stack)
 from .validation import validation_table
-from .pipeline import pipeline_fields
+from .pipeline import WeightSync, pipeline_fields
 
 __all__ = [
     "pipeline_fields",
+    "WeightSync",
     "BF16",
     "FP8_BLOCK128",
     "TOPOLOGIES",

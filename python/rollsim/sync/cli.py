@@ -23,7 +23,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "with the term that makes each slower one slower.",
     )
     p.add_argument("cluster", nargs="?", help="cluster TOML file (see python/rollsim/sync/examples/cluster.toml)")
-    p.add_argument("--validation", action="store_true", help="print predicted vs published timings (topology estimator)")
+    p.add_argument("--validation", action="store_true",
+                   help="older name of --validate (the SoftwareStack fits it printed are retired)")
     p.add_argument("--validate", action="store_true",
                    help="print the stacks' leave-one-out table: every published timing, calibration or prediction, "
                    "with its error")
@@ -145,21 +146,27 @@ def _why_slower(r: dict, best: dict) -> str:
     return text
 
 
-def _validation() -> None:
-    from .calibration import validation_table
+#: What ``rollsim sync --validation`` says before the table (on stderr).
+VALIDATION_NOTE = ("rollsim sync: --validation is the older name of --validate: the SoftwareStack fits it printed are "
+                   "retired (one model of real stacks: rollsim.sync.stacks, docs/sync_stacks.md)")
 
-    t = validation_table()
-    print(f"{'stack':<18}{'role':<9}{'measured':>9}{'predicted':>10}{'resid':>8}  setting")
-    for r in t.iter_rows(named=True):
-        print(f"{r['stack']:<18}{r['role']:<9}{r['measured_s']:>8.2f}s{r['predicted_s']:>9.2f}s{r['residual'] * 100:>7.1f}%  {r['setting']}")
+
+def _validation() -> None:
+    print(VALIDATION_NOTE, file=sys.stderr)
+    _validate()
 
 
 def run(args: argparse.Namespace) -> int:
     """Runs the subcommand; returns the exit code (2 on a bad cluster file, with the message on
     stderr as ``rollsim: error: ...``, like every rollsim command)."""
-    from rollsim.errors import RollsimError
+    from rollsim.errors import RollsimError, invalid
 
     try:
+        table = "--validate" if getattr(args, "validate", False) else (
+            "--validation" if getattr(args, "validation", False) else None)
+        if table is not None and getattr(args, "cluster", None):
+            raise invalid("cluster", f"{table} prints the published rows' table and takes no cluster file, got "
+                                     f"{args.cluster!r} (run rollsim sync FILE for the cluster)")
         if getattr(args, "validate", False):
             _validate()
         elif getattr(args, "validation", False):

@@ -233,8 +233,8 @@ def hardware(name: str) -> Hardware:
                                   f"({', '.join(specs.ACCELERATORS)}), got {name!r}") from None
 
 
-#: Software stacks. ``ideal`` is the chapter's assumption; the calibrated stacks live in
-#: :mod:`rollsim.sync.calibration` (fitted on published timings).
+#: Software stacks. ``ideal`` is the chapter's assumption; a cluster file's ``[software] preset``
+#: also takes any fitted stack of :data:`rollsim.sync.STACKS` (its :meth:`~rollsim.sync.Stack.software`).
 SOFTWARE: dict[str, SoftwareStack] = {
     "ideal": SoftwareStack(),
 }

@@ -285,9 +285,11 @@ def received_bytes_per_rank(cluster: Cluster, st: Stack | None = None) -> float:
     """Bytes the busiest inference GPU receives in one update.
 
     Along a re-sharding plan (``nccl-p2p``, ``rdma-write``) it is the GPU's slice of the plan's
-    tensors plus every tensor broadcast whole (``plan_groups``); the NeMo-RL refit of DeepSeek-V3
-    (256 training GPUs, PP16 x EP16, to 32 vLLM GPUs, experts shard to shard, the rest broadcast)
-    gives 69.95 GiB. Broadcast transports deliver the whole model, CUDA IPC the GPU's ``1 / tp``.
+    tensors plus every tensor broadcast whole (``plan_groups``); a refit of DeepSeek-V3 BF16 (256
+    training GPUs, PP16 x EP16, to 32 vLLM GPUs, routed experts shard to shard, the rest broadcast, as
+    NVIDIA-NeMo/RL ``docs/design-docs/nccl-reshard-refit.md`` describes) gives 69.95 GiB (this
+    model's arithmetic; ``docs/sync_stacks.md``, "Layouts", says what it rests on). Broadcast
+    transports deliver the whole model, CUDA IPC the GPU's ``1 / tp``.
 
     Parameters
     ----------
