@@ -13,4 +13,12 @@ ROWS: list[tuple[str, str, str, str]] = [
      f"pipeline.over_sampling: {OVER} 0.5"),
     ("agentic", "Scenario(pipeline=Synchronous(math.inf, keep_partial=True), agentic=rollsim.Agentic())",
      "ScenarioError", f"pipeline.over_sampling: {OVER} inf"),
+    ("agentic", "rollsim.Agentic(tool_latency_s=LogNormal(1.0, 1.0, 30.0, 0.5))", "ScenarioError",
+     "agentic.tool_latency_s.group_correlation: must be 0 (a tool call's draw does not depend on its prompt), got 0.5"),
+    # ---------------------------------------------------------------- TOML: the tool latency is seconds
+    ("agentic", "Scenario.from_toml_str('[agentic.tool_latency_s]\\nkind = \"lognormal\"\\nmu = 1.0\\nmax_tokens = 30.0')",
+     "ScenarioError", "agentic.tool_latency_s.max_tokens: a tool latency is seconds: its cap is max_s (max_tokens is the "
+                      "key of token lengths), got max_tokens = 30.0"),
+    ("agentic", "Scenario.from_toml_str('[agentic.tool_latency_s]\\nkind = \"lognormal\"\\nmu = 1.0')", "ScenarioError",
+     "agentic.tool_latency_s.max_s: a lognormal tool latency needs max_s = ... (cap of one call's latency, seconds)"),
 ]
