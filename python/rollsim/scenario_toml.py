@@ -290,7 +290,9 @@ def agentic_fields() -> tuple[Field, ...]:
     distribution is a table, see :func:`tool_latency_keys`)."""
     from rollsim.agentic import Agentic
 
-    return tuple(dataclasses.replace(f, type=float) if f.key in AGENTIC_DISTS else f
+    unit = {"tool_latency_s": "Seconds one tool call runs", "observation_tokens": "Tokens a tool call appends"}
+    return tuple(dataclasses.replace(f, type=float, help=f"{unit[f.key]}, a number (a distribution: a table of a "
+                                                         f"scenario file)") if f.key in AGENTIC_DISTS else f
                  for f in _class_fields(Agentic, "agentic", ("agentic",)))
 
 
