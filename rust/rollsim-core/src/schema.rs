@@ -845,7 +845,7 @@ mod tests {
 
     #[test]
     fn parts_name_their_bounds_and_defaults_are_in_range() {
-        for p in PARTS {
+        for p in PARTS.iter().chain(SECONDS_PARTS) {
             for f in p.fields {
                 if let Range::Real(b) = f.range {
                     assert_eq!(b.field, format!("{}.{}", p.of, f.name));
@@ -861,6 +861,9 @@ mod tests {
         assert!(!LENGTHS_GROUP_CORRELATION.contains(1.0) && LENGTHS_GROUP_CORRELATION.contains(0.0));
         assert!(!BATCH_ORDER_SHARE.contains(0.0) && BATCH_ORDER_SHARE.contains(1.0));
         assert!(!BATCH_ORDER_SHARE.contains(f64::NAN));
+        // a tool latency in seconds becomes a length distribution: the same ranges
+        assert_eq!((TOOL_LATENCY_MAX_S.lo, TOOL_LATENCY_MAX_S.hi), (LENGTHS_MAX_TOKENS.lo, LENGTHS_MAX_TOKENS.hi));
+        assert_eq!((TOOL_LATENCY_VALUES.lo, TOOL_LATENCY_VALUES.hi), (LENGTHS_VALUES.lo, LENGTHS_VALUES.hi));
     }
 
     #[test]
