@@ -155,3 +155,25 @@ def test_asynchrony_on_the_presets() -> None:
     assert [rate(code.replace(pipeline=p)) for p in (Synchronous(), OneStepAsync(), FullyAsync(max_staleness=2))] == \
         [2439, 2645, 5376]
     assert [rate(swe.replace(pipeline=p)) for p in (Synchronous(), FullyAsync(max_staleness=2))] == [653, 832]
+
+
+@pytest.mark.parametrize("policy", ["keep", "hold"])
+def test_a_dropped_group_s_calls_end_in_time_order(policy: str) -> None:
+    # a failed call drops its group, which is replaced; the batch may end while a sibling is still
+    # in a long call: it is aborted when the call returns (during the step), and no trajectory
+    # starts while a synchronous step trains
+    import polars as pl
+
+    for seed in range(12):
+        sc = Scenario(rollout_slots=8, batch_size=16, group_size=4, horizon_s=30000.0, train_step_s=5000.0, seed=seed,
+                      pipeline=Synchronous(), agentic=Agentic(
+                          max_turns=6, stop_prob=0.5, tool_latency_s=Empirical([1.0, 3000.0]), observation_tokens=50.0,
+                          failure_rate=0.3, kv_policy=policy))  # type: ignore[arg-type]
+        res = rollsim.simulate(sc)
+        _check_invariants(res)
+        assert (res.steps["samples"] == 16).all()
+        for start, end in res.steps.select("start_s", "end_s").rows():
+            assert res.samples.filter((pl.col("start_s") > start) & (pl.col("start_s") < end)).height == 0
+        last = res.turns.group_by("sample_id").agg(pl.col("end_s").max().alias("last"))
+        df = res.samples.filter(pl.col("aborted")).join(last, on="sample_id")
+        assert (df["finish_s"] >= df["last"]).all()

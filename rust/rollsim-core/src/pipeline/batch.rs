@@ -59,6 +59,13 @@ pub(crate) fn run<'a, D: Draw, P: Placement>(
         if g >= sc.horizon_s {
             break;
         }
+        // agentic: calls that return before the batch starts, each at its time (only trajectories
+        // of groups a failed call dropped are still in a call after a batch: they are aborted)
+        while tools.peek() < event::key(g, EventKind::BatchStart, 0) {
+            let timer = tools.pop().expect("a tool call");
+            pool.advance(timer.time);
+            tool_returned(&mut pool, &mut tools, timer.id)?;
+        }
         pool.advance(g);
         // Newest version available at g: the steps whose end comes before the batch's start.
         while timers.peek() < event::key(g, EventKind::BatchStart, 0) {
