@@ -86,7 +86,9 @@ def parts_section() -> str:
     """The fields of every part (``SCHEMA["parts"]``), one table per class."""
     out = ["\n## Parts\n\nThe fields of the classes that are the values of `lengths` and `pipeline` (and of "
            "`FullyAsync.batch_order`). Messages name a field by its path (`lengths.mu`, `pipeline.k`).\n"]
-    for p in _rollsim.SCHEMA["parts"]:
+    seconds = [dict(p, doc=f"{p['doc']} (a scenario file's table; in Python `{p['class']}` with `max_tokens` for "
+                          f"`max_s`)") for p in _rollsim.SCHEMA["seconds_parts"]]
+    for p in _rollsim.SCHEMA["parts"] + seconds:
         rows = [f"\n### {p['class']} (`{p['of']}`)\n\n{p['doc']}.\n",
                 "| field | type | unit | default | range | what |", "|---|---|---|---|---|---|"]
         for f in p["fields"]:

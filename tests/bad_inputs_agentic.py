@@ -42,9 +42,6 @@ ROWS: list[tuple[str, str, str, str]] = [
      "agentic.switch_version_at_turn: must be True or False, got None"),
     # ---------------------------------------------------------------- against the scenario
     ("agentic", "Scenario(agentic=5)", "ScenarioError", "agentic: must be None or Agentic(...), got 5"),
-    ("agentic", "Scenario(pipeline=Synchronous(), agentic=rollsim.Agentic())", "ScenarioError",
-     "agentic: needs the fully asynchronous pipeline (FullyAsync(...)): the batch pipelines do not run multi-turn "
-     "trajectories"),
     ("agentic", "Scenario(prompt_tokens=500.0, agentic=rollsim.Agentic(max_context_tokens=400.0))", "ScenarioError",
      "agentic.max_context_tokens: must be > prompt_tokens (500.0), or None (no bound), got 400.0"),
     ("agentic", "Scenario(slots_per_instance=8, kv_cache_tokens=100000.0, agentic=rollsim.Agentic())", "ScenarioError",

@@ -81,8 +81,9 @@ def samples(lengths_file):
                       lambda sc: sc.lengths, ds)
     out["pipeline"] = (["--pipeline", "one-step"], {"pipeline": "one_step"}, lambda sc: sc.pipeline, OneStepAsync())
     # agentic: a TOML table only (no flags), see TOML_ONLY
-    out["agentic"] = ([], {"agentic": {"max_turns": 3, "tool_latency_s": {"kind": "lognormal", "mu": 1.0}}},
-                      lambda sc: sc.agentic, Agentic(max_turns=3, tool_latency_s=LogNormal(mu=1.0)))
+    out["agentic"] = ([], {"agentic": {"max_turns": 3, "tool_latency_s": {"kind": "lognormal", "mu": 1.0,
+                                                                          "max_s": 600.0}}},
+                      lambda sc: sc.agentic, Agentic(max_turns=3, tool_latency_s=LogNormal(mu=1.0, max_tokens=600.0)))
     # train: a TOML table only (no flags), see TOML_ONLY
     out["train"] = ([], {"train": {"dp_ranks": 2, "dispatch": "balanced", "s_per_token": 1e-4}},
                     lambda sc: sc.train, TrainRanks(dp_ranks=2, dispatch="balanced", s_per_token=1e-4))

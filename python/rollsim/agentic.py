@@ -29,6 +29,13 @@ _MAX_COUNT = 1 << 24
 
 
 def _dist(name: str, value: Any, hi: float, unit: str) -> float | LogNormal | Empirical:
+    # a call's draws do not depend on its prompt: group keys would be ignored, so they are refused
+    if isinstance(value, LogNormal) and value.group_correlation != 0.0:
+        raise invalid(f"{name}.group_correlation", f"must be 0 (a tool call's draw does not depend on its prompt), "
+                                                   f"got {_check.show(value.group_correlation)}")
+    if isinstance(value, Empirical) and value.groups is not None:
+        raise invalid(f"{name}.groups", "must be None (a tool call's draw does not depend on its prompt), got "
+                                        f"{len(value.groups)} group keys")
     if isinstance(value, (LogNormal, Empirical)):
         return value
     return _check.bounded(name, value, 0.0, hi, unit, extra="or LogNormal(...) / Empirical(...)")
@@ -36,8 +43,10 @@ def _dist(name: str, value: Any, hi: float, unit: str) -> float | LogNormal | Em
 
 @dataclass(frozen=True)
 class Agentic:
-    """Multi-turn agentic trajectories (``Scenario(agentic=Agentic(...))``; the fully
-    asynchronous pipeline only).
+    """Multi-turn agentic trajectories (``Scenario(agentic=Agentic(...))``), in every pipeline:
+    the fully asynchronous one, and the batch pipelines (``Synchronous``, ``OneStepAsync``,
+    ``OffPolicy``; without ``over_sampling``), where a batch waits for all its trajectories, tool
+    calls included, and a group dropped by a failed call is replaced by a new group.
 
     Parameters
     ----------
@@ -47,10 +56,14 @@ class Agentic:
     tool_latency_s : float in [0, 1e9], LogNormal or Empirical
         Seconds one tool call runs, a constant or a distribution (``LogNormal(mu, sigma,
         max_tokens)`` with ``max_tokens`` the cap in seconds; ``Empirical`` values or
-        ``Empirical.from_file``).
+        ``Empirical.from_file``), without group keys. A scenario file spells it in seconds:
+        ``[agentic.tool_latency_s]`` with ``kind = "lognormal"``, ``mu``, ``sigma``, ``max_s`` (the
+        cap), or ``kind = "empirical"``, ``values``, ``weights``, ``max_s``, or ``file = ...``;
+        the lengths' ``max_tokens`` is refused there.
     observation_tokens : float in [0, 1e9], LogNormal or Empirical
         Tokens a tool call appends to the context (verl ``multi_turn.max_tool_response_length``
-        caps it), a constant or a distribution.
+        caps it), a constant or a distribution (a lengths table in a scenario file), without
+        group keys.
     stop_prob : float, in [0, 1]
         Probability that a trajectory ends after a turn (before ``max_turns``); the number of
         turns is then geometric, mean ``1 / stop_prob`` without the cap.
@@ -157,9 +170,16 @@ class Agentic:
             raise invalid("agentic.on_failure", f"must be 'drop' or 'retry', got {self.on_failure!r}")
         set_(self, "switch_version_at_turn", _check.flag("agentic.switch_version_at_turn", self.switch_version_at_turn))
 
-    def check(self, prompt_tokens: float, kv_cache_tokens: float | None, fully_async: bool,
+    def check(self, prompt_tokens: float, kv_cache_tokens: float | None, pipeline: Any,
               group_size: int = 1) -> None:
-        """Checks against the scenario (called by :class:`rollsim.Scenario`)."""
+        """Checks against the scenario (called by :class:`rollsim.Scenario`).
+
+        Raises
+        ------
+        ScenarioError
+            ``max_trajectories`` below ``group_size``, ``max_context_tokens`` out of its range, or
+            a batch pipeline with ``over_sampling`` (a batch waits for all its trajectories).
+        """
         if self.max_trajectories is not None and self.max_trajectories < group_size:
             raise invalid("agentic.max_trajectories", f"must be >= group_size ({group_size}), or None (unbounded), "
                                                       f"got {self.max_trajectories}")
@@ -172,9 +192,11 @@ class Agentic:
                 raise invalid("agentic.max_context_tokens",
                               f"with kv_cache_tokens, must be at most kv_cache_tokens - 1 = {kv_cache_tokens - 1!r} "
                               f"(a trajectory must fit alone), got {m!r}")
-        if not fully_async:
-            raise invalid("agentic", "needs the fully asynchronous pipeline (FullyAsync(...)): the batch pipelines do "
-                                     "not run multi-turn trajectories")
+        over = getattr(pipeline, "over_sampling", None)
+        if over is not None:
+            raise invalid("pipeline.over_sampling", f"must be None with agentic (a batch waits for all its trajectories: "
+                                                    f"stopping those in a tool call at the batch's end is not modelled), "
+                                                    f"got {_check.show(over)}")
 
     def mean_tool_s(self) -> float:
         """Expected seconds of one tool call, ``env_overhead_s`` included (queueing excluded)."""

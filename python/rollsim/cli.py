@@ -12,8 +12,10 @@
 :mod:`rollsim.scenario_toml`). Every field of the scenario, of its lengths and of its pipeline is a
 flag named after it (``rollout_slots`` -> ``--rollout-slots``, ``pipeline.admission_eta`` ->
 ``--admission-eta``, ``pipeline.batch_order.share`` -> ``--batch-order-share``), made from the field
-list of :mod:`rollsim.scenario_toml`; flags given override the file's values. Errors print
-``rollsim: error: <message>`` and exit with code 2.
+list of :mod:`rollsim.scenario_toml`; flags given override the file's values. Agentic trajectories
+come from ``--agentic-preset NAME`` or a scenario file's ``[agentic]`` table, with a flag per field
+of :class:`rollsim.Agentic` on top (``--max-turns``, ``--kv-policy``, ``--env-slots``, ...). Errors
+print ``rollsim: error: <message>`` and exit with code 2.
 """
 
 from __future__ import annotations
@@ -48,9 +50,12 @@ _PIPELINE_CLI = {"sync": "synchronous", "one-step": "one_step", "k-step": "off_p
 _CLI_NAME = {v: k for k, v in _PIPELINE_CLI.items()}
 
 
-#: Scenario fields with no flag of their own: set them in a scenario TOML file (``[agentic]``,
-#: ``[train]``, ``[weight_sync]``).
+#: Scenario fields with no flag of their own: set them in a scenario TOML file (``[train]``,
+#: ``[weight_sync]``; ``agentic`` has a flag per field instead, see :func:`_add_agentic_args`).
 TOML_ONLY: tuple[str, ...] = ("agentic", "train", "weight_sync")
+#: ``--agentic-preset`` names: ``default`` (``Agentic()``, the scenario's lengths kept), and the
+#: presets of :mod:`rollsim.trajectories` (their names with dashes or underscores).
+AGENTIC_DEFAULT = "default"
 
 
 def _mark(ns: argparse.Namespace, dest: str, flag: str | None) -> None:
@@ -246,6 +251,63 @@ def _add_scenario_args(p: argparse.ArgumentParser, default_rng: str, *, instance
     p.set_defaults(_fields=fields, _lengths_flags=lengths, _pipeline_flags=flags)
 
 
+def _preset_names() -> tuple[str, ...]:
+    from rollsim.trajectories import PRESETS
+
+    return (AGENTIC_DEFAULT, *(n.replace("_", "-") for n in PRESETS))
+
+
+def _add_agentic_args(p: argparse.ArgumentParser) -> None:
+    """``--agentic-preset`` and a flag per field of :class:`rollsim.agentic.Agentic`
+    (:func:`rollsim.scenario_toml.agentic_fields`: ``--max-turns``, ``--kv-policy``,
+    ``--env-slots``, ...; the distributions as numbers, ``--tool-latency-s`` seconds)."""
+    g = p.add_argument_group("agentic (multi-turn trajectories: --agentic-preset, or an [agentic] table of the "
+                             "scenario file, and these flags on top)")
+    names = _preset_names()
+    g.add_argument("--agentic-preset", action=_Given, default=None, metavar="NAME",
+                   choices=(*names, *(n.replace("-", "_") for n in names[1:])),
+                   help=f"agentic trajectories: {AGENTIC_DEFAULT} (rollsim.Agentic(), the scenario's lengths kept) or a "
+                        f"preset of rollsim.trajectories ({', '.join(names[1:])}: its agentic part and per-turn lengths; "
+                        f"the other flags apply on top)")
+    flags = {_add_flag(g, f, dest=f"agentic_{f.key}"): f for f in schema.agentic_fields()}
+    p.set_defaults(_agentic_flags=flags)
+
+
+def _agentic_preset(a: argparse.Namespace, doc: dict[str, Any], given: dict[str, str],
+                    root: str) -> dict[str, Any]:
+    """``--agentic-preset``: the document with its ``agentic`` table (and, for a preset of
+    :mod:`rollsim.trajectories`, its per-turn ``lengths``) set; unchanged without the flag."""
+    if "agentic_preset" not in given:
+        return doc
+    name = a.agentic_preset.replace("-", "_")
+    if name == AGENTIC_DEFAULT:
+        return {**doc, "agentic": {}}
+    from rollsim.trajectories import PRESETS
+
+    base = schema.scenario_from_doc({k: v for k, v in doc.items() if k != "agentic"}, root)
+    out = schema.scenario_to_doc(PRESETS[name](base))
+    return {**doc, "agentic": out["agentic"], "lengths": out["lengths"]}
+
+
+def _agentic_table(a: argparse.Namespace, t: Any, given: dict[str, str]) -> Any:
+    """The ``agentic`` table with the given agentic flags set; a flag given for a scenario that is
+    not agentic is refused."""
+    flags: dict[str, schema.Field] = getattr(a, "_agentic_flags", {})
+    set_ = [(dest, f) for dest, f in flags.items() if dest in given]
+    if not set_:
+        return t
+    if t is None:
+        dest, f = set_[0]
+        raise invalid(f.path, f"{given[dest]} applies to agentic scenarios only: give --agentic-preset NAME "
+                              f"({', '.join(_preset_names())}) or an [agentic] table in the scenario file")
+    if not isinstance(t, dict):
+        return t  # an Agentic already (refused by the loader otherwise)
+    t = dict(t)
+    for dest, f in set_:
+        t[f.key] = getattr(a, dest)
+    return t
+
+
 def _applies(owners: tuple[str, ...], what: str) -> str:
     if what == "lengths":
         names = {"lognormal": "--lengths lognormal", "file": "--lengths FILE", "dataset": "--lengths DATASET",
@@ -368,9 +430,13 @@ def _scenario_doc(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
             doc["slots_per_instance"] = a.slots_per_instance  # split's own flag sizes the instances
     doc = {k: v for k, v in doc.items() if v is not None or k not in fields}  # None: the field's default
     from_file = path is not None or config is not None
+    doc = _agentic_preset(a, doc, given, root)
     doc["lengths"] = _lengths_table(a, doc.get("lengths"), given, from_file)
     if getattr(a, "_pipeline_flags", None):
         doc["pipeline"] = _pipeline_table(a, doc.get("pipeline"), given, from_file)
+    agentic = _agentic_table(a, doc.get("agentic"), given)
+    if agentic is not None:
+        doc["agentic"] = agentic
     return doc, root
 
 
@@ -516,9 +582,6 @@ def _cmd_compare(a: argparse.Namespace) -> int:
         raise invalid("pipeline", f"compare runs its own four pipelines (synchronous, one-step, fully async, fully "
                                   f"async with cap --max-staleness); the scenario file's pipeline {base.pipeline!r} "
                                   f"would be ignored: remove it from the file, or use rollsim run")
-    if base.agentic is not None:
-        raise invalid("agentic", "compare runs the synchronous and one-step pipelines, which do not run "
-                                 "multi-turn trajectories; use rollsim run (fully async) for an agentic scenario")
     pipelines = _pipelines(a.max_staleness)
     for _, p in pipelines:  # before --out is made: a refused run leaves nothing behind
         _guarded(a, base.replace(pipeline=p), "samples" if a.out else "summary")
@@ -737,6 +800,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("compare", help="the chapter's comparison of four pipelines")
     _add_scenario_args(c, default_rng="python", scenario_file=True)
+    _add_agentic_args(c)
     c.add_argument("--max-staleness", type=int, default=2, help="cap of the last row (%(default)s)")
     c.add_argument("--format", choices=("table", "csv", "json"), default="table")
     c.add_argument("--out", default=None, help="directory for parquet frames (checked before running)")
@@ -744,6 +808,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=_cmd_compare)
     r = sub.add_parser("run", help="one pipeline; prints the summary as JSON")
     _add_scenario_args(r, default_rng="fast", pipeline=True, scenario_file=True)
+    _add_agentic_args(r)
     r.add_argument("--out", default=None,
                    help="directory for samples/steps parquet, summary.json, scenario.json and scenario.toml "
                         "(checked before running)")

@@ -377,8 +377,7 @@ class Scenario:
         if self.agentic is not None:
             if not isinstance(self.agentic, Agentic):
                 raise invalid("agentic", f"must be None or Agentic(...), got {self.agentic!r}")
-            self.agentic.check(self.prompt_tokens, self.kv_cache_tokens, isinstance(self.pipeline, FullyAsync),
-                               self.group_size)
+            self.agentic.check(self.prompt_tokens, self.kv_cache_tokens, self.pipeline, self.group_size)
         if self.train is not None:
             if not isinstance(self.train, TrainRanks):
                 raise invalid("train", f"must be None or TrainRanks(...), got {self.train!r}")

@@ -21,6 +21,14 @@ A scenario file::
     # file = "lengths.csv"      column, count_column, group_column, max_tokens, name (path relative to this file)
     # dataset = "deepseek-r1"   max_tokens
 
+    [agentic]                   # multi-turn trajectories: every field of rollsim.Agentic
+    max_turns = 8
+    observation_tokens = 200.0  # tokens, or a lengths table (max_tokens)
+    [agentic.tool_latency_s]    # seconds, or a number; the cap is max_s (not max_tokens)
+    kind = "lognormal"          # mu, sigma, max_s
+    # kind = "empirical"        values = [...], weights = [...], max_s, name
+    # file = "latency.csv"      column, count_column, max_s, name
+
     [pipeline]                  # or pipeline = "fully_async" (the kind alone)
     kind = "fully_async"        # synchronous | one_step | off_policy | fully_async
     max_staleness = 2           # every field of the kind's class (FullyAsync, OffPolicy, ...)
@@ -75,6 +83,7 @@ def use_scenario_class(cls: type) -> None:
     _SCENARIO = cls
 
 __all__ = ["Field", "scenario_fields", "pipeline_fields", "lengths_fields", "all_fields", "PIPELINE_KINDS",
+           "tool_latency_keys", "agentic_fields", "AGENTIC_DISTS",
            "FROM_FILE", "scenario_from_doc", "lengths_from_doc", "pipeline_from_doc",
            "batch_order_from_doc", "check_integers", "scenario_to_doc", "dumps", "loads", "load", "read_toml"]
 
@@ -267,6 +276,24 @@ def lengths_fields() -> tuple[Field, ...]:
         if n != "name":
             fields.append(Field(f"lengths.{n}", float | None, None, docs.get(n, ""), ("dataset",)))
     return _merge(fields)
+
+
+#: The agentic fields that are distributions: a number of seconds or tokens on the command line (a
+#: distribution is a table of a scenario file).
+AGENTIC_DISTS = ("tool_latency_s", "observation_tokens")
+
+
+@functools.cache
+def agentic_fields() -> tuple[Field, ...]:
+    """Every field of an ``[agentic]`` table: the fields of :class:`rollsim.agentic.Agentic`
+    (``agentic.max_turns``, ...), in its order; the distributions' type is ``float`` (a
+    distribution is a table, see :func:`tool_latency_keys`)."""
+    from rollsim.agentic import Agentic
+
+    unit = {"tool_latency_s": "Seconds one tool call runs", "observation_tokens": "Tokens a tool call appends"}
+    return tuple(dataclasses.replace(f, type=float, help=f"{unit[f.key]}, a number (a distribution: a table of a "
+                                                         f"scenario file)") if f.key in AGENTIC_DISTS else f
+                 for f in _class_fields(Agentic, "agentic", ("agentic",)))
 
 
 @functools.cache
@@ -550,28 +577,135 @@ def _dataset(name: str, max_tokens: float | None) -> Empirical:
     return datasets.by_name(name, max_tokens)
 
 
-_AGENTIC_DISTS = ("tool_latency_s", "observation_tokens")
+# The agentic distributions: the observation lengths are tokens (a lengths table); the tool
+# latency is seconds, its own tables (tool_latency_keys).
+_TOOL = "tool_latency_s"
+# Tool latencies read from a file through this module, and their table (for to_toml).
+_TOOL_SOURCES: weakref.WeakKeyDictionary[Empirical, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+@functools.cache
+def _seconds_parts() -> dict[str, dict[str, Any]]:
+    from rollsim import _rollsim
+
+    return {p["kind"]: p for p in _rollsim.SCHEMA["seconds_parts"]}
+
+
+@functools.cache
+def tool_latency_keys(variant: str) -> frozenset[str]:
+    """The keys an ``[agentic.tool_latency_s]`` table of ``variant`` accepts: ``lognormal`` and
+    ``empirical`` (``kind`` and the fields of the engine's ``SCHEMA["seconds_parts"]``: ``mu``,
+    ``sigma``, ``max_s``; ``values``, ``weights``, ``max_s``, ``name``), ``file`` (the keys of a
+    lengths file, seconds: ``max_s`` for ``max_tokens``, no ``group_column``)."""
+    parts = _seconds_parts()
+    if variant in parts:
+        return frozenset({"kind"} | {f["name"] for f in parts[variant]["fields"]})
+    if variant == "file":
+        keys = {k for k, _, _ in _file_keys()} - {"group_column", "max_tokens"}
+        return frozenset(keys | {"max_s"})
+    raise KeyError(variant)
+
+
+def _seconds_cap(where: str, t: dict[str, Any], variant: str) -> Any:
+    """``max_s`` of a tool latency table, checked against the schema's range (``None`` if absent)."""
+    if t.get("max_s") is None:
+        return None
+    spec = next(f for f in _seconds_parts()[variant if variant != "file" else "empirical"]["fields"]
+                if f["name"] == "max_s")
+    return _checked(dict(spec, path=f"{where}.max_s"), t["max_s"])
+
+
+def _checked(spec: dict[str, Any], value: Any) -> float:
+    """``value`` in the range of the schema field ``spec`` (named by its ``path``)."""
+    from rollsim import _check
+
+    return _check.within(spec, value, _check.real(spec["path"], value))
+
+
+def _tool_latency_from_doc(where: str, value: Any, root: str | os.PathLike[str]) -> Any:
+    """A tool latency: a number of seconds, or a table in seconds (:func:`tool_latency_keys`).
+
+    Raises
+    ------
+    ScenarioError
+        The lengths' spelling (``max_tokens``, a ``dataset``: answer lengths, not seconds), an
+        unknown key or an invalid value.
+    """
+    from rollsim import _check
+
+    if not isinstance(value, dict):
+        return value
+    t = table(where, value)
+    check_integers(where, t)
+    if "max_tokens" in t:
+        raise invalid(f"{where}.max_tokens", f"a tool latency is seconds: its cap is max_s (max_tokens is the key of "
+                                             f"token lengths), got max_tokens = {_check.show(t['max_tokens'])}")
+    if "dataset" in t:
+        raise invalid(f"{where}.dataset", "the built-in data sets are answer lengths (tokens), not tool latencies: "
+                                          "give values = [...] or file = ... in seconds")
+    variant = "file" if "file" in t else t.get("kind", "lognormal")
+    if variant not in ("file", *_seconds_parts()):
+        raise invalid(f"{where}.kind", f"must be 'lognormal' or 'empirical' (or give file = ...), got {variant!r}")
+    only(where, t, set(tool_latency_keys(variant)))
+    cap = _seconds_cap(where, t, variant)
+    if variant == "file":
+        if not isinstance(t["file"], str):
+            raise invalid(f"{where}.file", f"must be a path (string), got {t['file']!r}")
+        path = Path(t["file"])
+        if not path.is_absolute():
+            path = Path(root) / path
+        kw = {k: v for k, v in t.items() if k not in ("file", "max_s")}
+        emp = Empirical.from_file(path, max_tokens=cap, **kw)
+        _TOOL_SOURCES[emp] = {"file": os.path.abspath(path), **kw, **({} if cap is None else {"max_s": cap})}
+        return emp
+    fields = {f["name"]: f for f in _seconds_parts()[variant]["fields"]}
+    for k, f in fields.items():
+        if f["required"] and k not in t:
+            doc = f["doc"][:1].lower() + f["doc"][1:] + (", seconds" if f["unit"] == "seconds" else "")
+            raise invalid(f"{where}.{k}", f"a {variant} tool latency needs {k} = ... ({doc})")
+    kw = {k: v for k, v in t.items() if k not in ("kind", "max_s")}
+    if variant == "lognormal":
+        for k in ("mu", "sigma"):
+            if k in kw:
+                kw[k] = _checked(dict(fields[k], path=f"{where}.{k}"), kw[k])
+        return LogNormal(**kw, max_tokens=cap)
+    return Empirical(**kw, max_tokens=cap)
+
+
+def _tool_latency_to_doc(x: Any) -> Any:
+    """A tool latency's TOML value: a number, or its table in seconds (``max_s``)."""
+    if isinstance(x, LogNormal):
+        return {"kind": "lognormal", "mu": x.mu, "sigma": x.sigma, "max_s": x.max_tokens}
+    if isinstance(x, Empirical):
+        src = _TOOL_SOURCES.get(x)
+        if src is not None:
+            return dict(src)
+        return {"kind": "empirical", "values": x.values, "weights": x.weights, "max_s": x.max_tokens, "name": x.name}
+    return x
 
 
 def _agentic_from_doc(where: str, value: Any, root: str | os.PathLike[str]) -> Any:
-    """An ``[agentic]`` table: the fields of :class:`rollsim.agentic.Agentic`; its distributions
-    are numbers or lengths tables (``[agentic.tool_latency_s]``)."""
+    """An ``[agentic]`` table: the fields of :class:`rollsim.agentic.Agentic`; ``tool_latency_s``
+    is seconds or a table in seconds (``[agentic.tool_latency_s]``: ``kind = "lognormal"``, ``mu``,
+    ``sigma``, ``max_s``; ``kind = "empirical"``, ``values``, ``weights``, ``max_s``; ``file = ...``),
+    ``observation_tokens`` tokens or a lengths table."""
     from rollsim.agentic import Agentic
 
     if isinstance(value, Agentic):
         return value
     t = dict(table(where, value))
-    for k in _AGENTIC_DISTS:
-        if isinstance(t.get(k), dict):
-            t[k] = lengths_from_doc(_join(where, k), t[k], root)
+    if _TOOL in t:
+        t[_TOOL] = _tool_latency_from_doc(_join(where, _TOOL), t[_TOOL], root)
+    if isinstance(t.get("observation_tokens"), dict):
+        t["observation_tokens"] = lengths_from_doc(_join(where, "observation_tokens"), t["observation_tokens"], root)
     return Agentic(**t)
 
 
 def _agentic_to_doc(x: Any) -> dict[str, Any]:
     out = {f.name: getattr(x, f.name) for f in dataclasses.fields(x)}
-    for k in _AGENTIC_DISTS:
-        if isinstance(out[k], (LogNormal, Empirical)):
-            out[k] = _lengths_to_doc(out[k])
+    out[_TOOL] = _tool_latency_to_doc(out[_TOOL])
+    if isinstance(out["observation_tokens"], (LogNormal, Empirical)):
+        out["observation_tokens"] = _lengths_to_doc(out["observation_tokens"])
     return out
 
 

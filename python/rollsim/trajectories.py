@@ -17,7 +17,6 @@ import polars as pl
 from rollsim.agentic import Agentic
 from rollsim.errors import invalid
 from rollsim.lengths import LogNormal
-from rollsim.pipelines import FullyAsync
 from rollsim.scenario import Scenario
 from rollsim.simulation import Result
 
@@ -25,7 +24,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["code_interpreter_math", "swe_agent", "staleness_by_turns", "staleness_by_trajectory_length",
+__all__ = ["code_interpreter_math", "swe_agent", "PRESETS", "staleness_by_turns", "staleness_by_trajectory_length",
            "token_weighted_staleness", "turn_timeline"]
 
 
@@ -44,15 +43,14 @@ def code_interpreter_math(scenario: Scenario | None = None) -> Scenario:
       ~1000 tokens per turn of reasoning and code).
     * At most ``2 * rollout_slots`` trajectories in flight (assumption).
 
-    ``scenario``: the base (default ``Scenario(group_size=8)``, fully asynchronous); its
-    ``lengths`` are replaced by the per-turn lengths above.
+    ``scenario``: the base (default ``Scenario(group_size=8)``, fully asynchronous), whose
+    pipeline is kept; its ``lengths`` are replaced by the per-turn lengths above.
     """
     base = scenario if scenario is not None else Scenario(group_size=8)
     ag = Agentic(max_turns=8, stop_prob=0.25, tool_latency_s=LogNormal(math.log(1.13), 1.0, 30.0),
                  observation_tokens=200.0, env_slots=128, kv_policy="keep",
                  max_trajectories=max(2 * base.rollout_slots, base.group_size))
-    return base.replace(lengths=LogNormal(6.5, 1.0, 8192.0), agentic=ag,
-                        pipeline=base.pipeline if isinstance(base.pipeline, FullyAsync) else FullyAsync())
+    return base.replace(lengths=LogNormal(6.5, 1.0, 8192.0), agentic=ag)
 
 
 def swe_agent(scenario: Scenario | None = None) -> Scenario:
@@ -70,15 +68,19 @@ def swe_agent(scenario: Scenario | None = None) -> Scenario:
       (assumption).
 
     ``scenario``: the base (default ``Scenario(group_size=8, batch_size=256)``, fully
-    asynchronous); its ``lengths`` are replaced by the per-turn lengths above.
+    asynchronous), whose pipeline is kept; its ``lengths`` are replaced by the per-turn lengths
+    above.
     """
     base = scenario if scenario is not None else Scenario(group_size=8, batch_size=256)
     ag = Agentic(max_turns=100, stop_prob=0.03, tool_latency_s=LogNormal(math.log(5.0), 1.0, 600.0),
                  observation_tokens=LogNormal(6.0, 1.0, 8000.0), env_slots=64, env_overhead_s=2.0,
                  max_context_tokens=40_000.0, kv_policy="keep",
                  max_trajectories=max(base.rollout_slots, base.group_size))
-    return base.replace(lengths=LogNormal(5.5, 1.0, 4096.0), agentic=ag,
-                        pipeline=base.pipeline if isinstance(base.pipeline, FullyAsync) else FullyAsync())
+    return base.replace(lengths=LogNormal(5.5, 1.0, 4096.0), agentic=ag)
+
+
+#: The presets by name (``rollsim run --agentic-preset NAME``).
+PRESETS = {"code_interpreter_math": code_interpreter_math, "swe_agent": swe_agent}
 
 
 def _samples(result: Any) -> pl.DataFrame:

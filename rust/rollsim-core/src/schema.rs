@@ -552,6 +552,62 @@ pub const PARTS: &[Part] = &[
     TRAIN_RANKS,
 ];
 
+/// The cap of a tool latency drawn from a distribution: 1 to 2^40 seconds (the lengths' cap, in
+/// seconds).
+pub const TOOL_LATENCY_MAX_S: Bound =
+    bound("agentic.tool_latency_s.max_s", 1.0, 1_099_511_627_776.0, "[1, 2**40]", " seconds");
+/// Each empirical tool latency: 2^-40 to 2^40 seconds.
+pub const TOOL_LATENCY_VALUES: Bound = bound(
+    "agentic.tool_latency_s.values",
+    1.0 / 1_099_511_627_776.0,
+    1_099_511_627_776.0,
+    "[2**-40, 2**40]",
+    " seconds",
+);
+
+/// The tables of a tool latency in seconds (`agentic.tool_latency_s` of a scenario file): the
+/// length distributions in seconds, with their cap named `max_s` (the Python API's `LogNormal` /
+/// `Empirical`, whose `max_tokens` is then seconds) and without the group keys (a call's latency
+/// does not depend on its prompt). The observation lengths are tokens: they are a `lengths` table.
+pub const SECONDS_PARTS: &[Part] = &[
+    Part {
+        class: "LogNormal",
+        kind: "lognormal",
+        of: "agentic.tool_latency_s",
+        fields: &[
+            part_real(
+                "mu",
+                Bound { field: "agentic.tool_latency_s.mu", extra: " (the log of the median seconds)", ..LENGTHS_MU },
+                Value::Required,
+                "Mean of the log-latency (the log of the median seconds)",
+            ),
+            part_real(
+                "sigma",
+                Bound { field: "agentic.tool_latency_s.sigma", ..LENGTHS_SIGMA },
+                Value::Float(1.0),
+                "Standard deviation of the log-latency",
+            ),
+            part_real("max_s", TOOL_LATENCY_MAX_S, Value::Required, "Cap of one call's latency"),
+        ],
+        doc: "Lognormal tool latencies, min(exp(N(mu, sigma^2)), max_s) seconds",
+    },
+    Part {
+        class: "Empirical",
+        kind: "empirical",
+        of: "agentic.tool_latency_s",
+        fields: &[
+            Field {
+                range: Range::Real(TOOL_LATENCY_VALUES),
+                ..array("values", "seconds", Value::Required, "Latencies drawn from with replacement (required)")
+            },
+            array("weights", "", Value::None, "Counts of the values, >= 0, summing to at most 2**64 (None: equal)"),
+            part_real("max_s", TOOL_LATENCY_MAX_S, Value::None, "The cap of the data (None: the longest value)"),
+            Field { kind: Kind::Str, ..array("name", "", Value::None, "Label of the data (None: no label)") },
+        ],
+        doc: "Tool latencies drawn from measured data",
+    },
+];
+
 /// The part of class `class` (`"LogNormal"`).
 pub fn part(class: &str) -> Option<&'static Part> {
     PARTS.iter().find(|p| p.class == class)
@@ -876,7 +932,7 @@ mod tests {
 
     #[test]
     fn parts_name_their_bounds_and_defaults_are_in_range() {
-        for p in PARTS {
+        for p in PARTS.iter().chain(SECONDS_PARTS) {
             for f in p.fields {
                 if let Range::Real(b) = f.range {
                     assert_eq!(b.field, format!("{}.{}", p.of, f.name));
@@ -892,6 +948,9 @@ mod tests {
         assert!(!LENGTHS_GROUP_CORRELATION.contains(1.0) && LENGTHS_GROUP_CORRELATION.contains(0.0));
         assert!(!BATCH_ORDER_SHARE.contains(0.0) && BATCH_ORDER_SHARE.contains(1.0));
         assert!(!BATCH_ORDER_SHARE.contains(f64::NAN));
+        // a tool latency in seconds becomes a length distribution: the same ranges
+        assert_eq!((TOOL_LATENCY_MAX_S.lo, TOOL_LATENCY_MAX_S.hi), (LENGTHS_MAX_TOKENS.lo, LENGTHS_MAX_TOKENS.hi));
+        assert_eq!((TOOL_LATENCY_VALUES.lo, TOOL_LATENCY_VALUES.hi), (LENGTHS_VALUES.lo, LENGTHS_VALUES.hi));
     }
 
     #[test]

@@ -902,6 +902,7 @@ fn field_dict<'py>(py: Python<'py>, f: &schema::Field) -> PyResult<Bound<'py, Py
 
 /// The schema (`rollsim_core::schema`) as plain Python values: `{"version", "scenario": [field
 /// dicts], "parts": [{"class", "kind", "of", "doc", "fields": [field dicts with their "path"]}],
+/// "seconds_parts": [the same, of `agentic.tool_latency_s`],
 /// "summary": [column dicts], "frames": {"steps" | "samples" | "segments": [column dicts]}}`.
 fn schema_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let fields = PyList::empty(py);
@@ -909,7 +910,10 @@ fn schema_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         fields.append(field_dict(py, f)?)?;
     }
     let parts = PyList::empty(py);
-    for p in schema::PARTS {
+    let seconds_parts = PyList::empty(py);
+    for (p, list) in
+        schema::PARTS.iter().map(|p| (p, &parts)).chain(schema::SECONDS_PARTS.iter().map(|p| (p, &seconds_parts)))
+    {
         let d = PyDict::new(py);
         d.set_item("class", p.class)?;
         d.set_item("kind", p.kind)?;
@@ -922,7 +926,7 @@ fn schema_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
             fl.append(fd)?;
         }
         d.set_item("fields", fl)?;
-        parts.append(d)?;
+        list.append(d)?;
     }
     let cols = |cols: &[schema::Column]| -> PyResult<Bound<'_, PyList>> {
         let l = PyList::empty(py);
@@ -944,6 +948,7 @@ fn schema_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     out.set_item("version", schema::VERSION)?;
     out.set_item("scenario", fields)?;
     out.set_item("parts", parts)?;
+    out.set_item("seconds_parts", seconds_parts)?;
     out.set_item("summary", cols(schema::SUMMARY)?)?;
     out.set_item("agentic_summary", cols(schema::AGENTIC_SUMMARY)?)?;
     out.set_item("rank_steps", cols(schema::RANK_STEPS)?)?;

@@ -25,7 +25,7 @@ use crate::event::{EventKind, Timers};
 use crate::lengths::{Draw, Lengths};
 use crate::record::NONE_U32;
 use crate::rng::{FastRng, Source};
-use crate::scenario::{show, Scenario};
+use crate::scenario::{show, PartialRollout, Scenario};
 
 /// A distribution of seconds or tokens: a constant or a `Lengths` (lognormal or empirical).
 #[derive(Debug, Clone, PartialEq)]
@@ -226,10 +226,16 @@ impl AgenticConfig {
                 ),
             ));
         }
-        if !matches!(sc.pipeline, crate::scenario::Pipeline::FullyAsync(_)) {
+        if let crate::scenario::Pipeline::OffPolicy { partial: PartialRollout { over_sampling: Some(o), .. }, .. } =
+            &sc.pipeline
+        {
             return Err(Error::field(
-                "agentic",
-                "needs the fully asynchronous pipeline (the batch pipelines do not run multi-turn trajectories)",
+                "pipeline.over_sampling",
+                format!(
+                    "must be None with agentic (a batch waits for all its trajectories: stopping those in a \
+                     tool call at the batch's end is not modelled), got {}",
+                    show(*o)
+                ),
             ));
         }
         Ok(())
@@ -346,6 +352,8 @@ pub(crate) struct Agent {
     turns: Option<TurnColumns>,
     /// `AgenticConfig::max_trajectories` (`u64::MAX`: unbounded).
     pub max_trajectories: u64,
+    /// Groups dropped by a failed tool call (the batch pipelines replace them).
+    pub groups_dropped: u64,
 }
 
 impl Agent {
@@ -359,6 +367,7 @@ impl Agent {
             s: AgenticSummary::default(),
             turns: record_turns.then(TurnColumns::default),
             max_trajectories: if cfg.max_trajectories > 0 { cfg.max_trajectories as u64 } else { u64::MAX },
+            groups_dropped: 0,
         }))
     }
 
@@ -575,6 +584,9 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
             if fails {
                 tr.failed = true;
                 a.s.trajectories_failed += 1;
+                if !cancelled {
+                    a.groups_dropped += 1;
+                }
             }
             // aborted: its tokens are wasted and its group is dropped
             self.close_span(&mut r);

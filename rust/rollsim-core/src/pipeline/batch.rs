@@ -15,6 +15,7 @@
 //! training step; the run ends when the last one does (the chapter's `while t < HOURS * 3600` over
 //! whole steps).
 
+use super::agentic::KvPolicy;
 use super::placement::Placement;
 use super::pool::Pool;
 use super::trainer::{Batch, Trainer};
@@ -43,6 +44,10 @@ pub(crate) fn run<'a, D: Draw, P: Placement>(
     let mut pool = Pool::<D, P>::new(sc, draw, rec, ctl);
     let mut trainer = Trainer::new(sc);
     let mut timers = Timers::new();
+    // agentic: the tool calls in flight (`ToolReturn`), apart from the trainer's `timers` (whose
+    // step ends only count at a batch's start)
+    let mut tools = Timers::new();
+    let hold = sc.agentic.as_ref().is_some_and(|a| a.kv_policy == KvPolicy::Hold);
     let mut train_end: Vec<f64> = Vec::new();
     let mut done_groups: Vec<u32> = Vec::with_capacity(need as usize);
     let mut gen_end_prev = 0.0f64;
@@ -53,6 +58,13 @@ pub(crate) fn run<'a, D: Draw, P: Placement>(
         let g = gen_end_prev.max(gate);
         if g >= sc.horizon_s {
             break;
+        }
+        // agentic: calls that return before the batch starts, each at its time (only trajectories
+        // of groups a failed call dropped are still in a call after a batch: they are aborted)
+        while tools.peek() < event::key(g, EventKind::BatchStart, 0) {
+            let timer = tools.pop().expect("a tool call");
+            pool.advance(timer.time);
+            tool_returned(&mut pool, &mut tools, timer.id)?;
         }
         pool.advance(g);
         // Newest version available at g: the steps whose end comes before the batch's start.
@@ -66,11 +78,29 @@ pub(crate) fn run<'a, D: Draw, P: Placement>(
         done_groups.clear();
         pool.fill_idle()?;
         while (done_groups.len() as u64) < need {
-            let Some(ev) = pool.next_event(NEVER) else {
-                pool.rec.s.stalled = true;
-                break;
+            let next_tool = tools.peek();
+            let ev = match pool.next_event(next_tool) {
+                Some(ev) if ev.key < next_tool => ev,
+                _ if next_tool != NEVER => {
+                    let timer = tools.pop().expect("a tool call");
+                    pool.advance(timer.time);
+                    tool_returned(&mut pool, &mut tools, timer.id)?;
+                    continue;
+                }
+                _ => {
+                    pool.rec.s.stalled = true;
+                    break;
+                }
             };
             pool.advance(ev.time);
+            if pool.agent.is_some() && pool.turn_end(ev.slot, &mut tools) {
+                // the trajectory goes on after a tool call: its slot is released (refilled) or held
+                if !hold {
+                    pool.refill(ev.slot)?;
+                }
+                pool.ctl.tick(pool.rec.s.events)?;
+                continue;
+            }
             if let Some(grp) = pool.finish(ev.slot) {
                 done_groups.push(grp);
             }
@@ -109,4 +139,19 @@ pub(crate) fn run<'a, D: Draw, P: Placement>(
     let pending = pool.close();
     pool.rec.s.tokens_pending += pending;
     Ok(end)
+}
+
+/// A tool call returns (`pool.t` is its time): the trajectory's next turn is routed, or it waits
+/// for a slot. A group dropped by a failed call is replaced by a new group (a new prompt), so that
+/// every batch still trains `batch_size` samples.
+#[cold]
+fn tool_returned<D: Draw, P: Placement>(pool: &mut Pool<'_, D, P>, tools: &mut Timers, id: u32) -> Result<()> {
+    let dropped = pool.agent.as_ref().map_or(0, |a| a.groups_dropped);
+    pool.tool_return(id, tools)?;
+    let now = pool.agent.as_ref().map_or(0, |a| a.groups_dropped);
+    if now > dropped {
+        pool.admit_budget = pool.admit_budget.saturating_add(now - dropped);
+        pool.fill_idle()?;
+    }
+    Ok(())
 }
