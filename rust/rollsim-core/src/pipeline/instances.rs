@@ -208,6 +208,8 @@ pub(crate) struct Kv {
     cached: Vec<f64>,
     lru: Vec<VecDeque<(u32, f64)>>,
     evictions: u64,
+    /// `kv_approx`'s rounding bound per unit of magnitude (it depends on `per` only).
+    rounding: f64,
 }
 
 /// The KV each instance holds, kept up to date incrementally (and so only approximately: its
@@ -325,6 +327,7 @@ impl Instances {
                 cached: vec![0.0; k],
                 lru: vec![VecDeque::new(); k],
                 evictions: 0,
+                rounding: (RESYNC_EVERY as f64 + 2.0 * per as f64 + 64.0) * 8.0 * f64::EPSILON,
                 approx: KvApprox {
                     held: vec![0.0; k],
                     n_dec: vec![0; k],
@@ -710,8 +713,7 @@ impl Instances {
             }
             magnitude += x.abs() + ds.abs();
         }
-        let rounding = (RESYNC_EVERY as f64 + 2.0 * self.per as f64 + 64.0) * 8.0 * f64::EPSILON;
-        (used + kv.cached[i], 1e-6 * kv.cap + 1e-6 + rounding * (magnitude + kv.cap + kv.cached[i]))
+        (used + kv.cached[i], 1e-6 * kv.cap + 1e-6 + kv.rounding * (magnitude + kv.cap + kv.cached[i]))
     }
 
     /// When instance `i`'s KV reaches capacity if nothing else changes: (time, the slot and sample
