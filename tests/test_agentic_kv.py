@@ -91,3 +91,61 @@ def test_invariants_with_evictions(agent: Agentic) -> None:
     summary = rollsim.simulate(TIGHT.replace(agentic=agent), record="summary").summary
     for k, v in summary.items():
         assert v == s[k] or (isinstance(v, float) and math.isnan(v) and math.isnan(s[k])), k
+
+
+#: Three slots on one instance of 1000 tokens of KV; three trajectories of two turns of 100 tokens
+#: at 30 tokens/s (3.333 s) after a 350-token prompt (0.5833 s at 600 tokens/s); 5 s tool calls
+#: returning 60 tokens (0.1 s of prefill); the slot is held during the call.
+HOLD = Scenario(rollout_slots=3, slots_per_instance=3, kv_cache_tokens=1000.0, batch_size=1,
+                decode_tokens_per_s=30.0, train_step_s=1000.0, horizon_s=12.5, lengths=Empirical([100.0]),
+                prompt_tokens=350.0, prefill_tokens_per_s=600.0, pipeline=FullyAsync(),
+                agentic=Agentic(max_turns=2, tool_latency_s=5.0, observation_tokens=60.0, kv_policy="hold",
+                                max_trajectories=3, max_context_tokens=999.0))
+
+
+def test_a_held_slot_keeps_its_kv_against_the_capacity() -> None:
+    res = rollsim.simulate(HOLD)
+    turns = {(r["sample_id"], r["turn"]): r for r in res.turns.iter_rows(named=True)}
+    a, b, c, d = (res.samples.row(i, named=True) for i in range(4))
+    # A and B start at 0 (351 and 350 + 351 tokens fit); C needs 700 + 351 > 1000 and waits. A and
+    # B decode from 0.5833 s to 3.9167 s (KV 2 x 450 = 900) and hold their slots with their KV:
+    # C still does not fit (900 + 351), and waits until the calls return at 8.9167 s.
+    assert turns[0, 0]["end_s"] == turns[1, 0]["end_s"] == pytest.approx(350 / 600 + 100 / 30, rel=1e-12)
+    assert turns[0, 0]["call_end_s"] == turns[1, 0]["call_end_s"] == pytest.approx(8.9167, abs=1e-4)
+    # A returns first: its KV is freed and it queues behind C, which is admitted (B's 450 + 351);
+    # A then fits beside C (350 + 451) and decodes its second turn after 0.1 s of prefill; B
+    # returns and waits behind them (350 + 450 + 451 > 1000)
+    t_ret = 350 / 600 + 100 / 30 + 5.0
+    assert turns[0, 1]["start_s"] == pytest.approx(t_ret, rel=1e-12)
+    assert a["finish_s"] == pytest.approx(t_ret + 0.1 + 100 / 30, rel=1e-12)
+    # C decodes from 9.5 s: its first turn ends at 12.8333 s, the last event (horizon 12.5 s)
+    assert turns[2, 0]["end_s"] == pytest.approx(t_ret + 350 / 600 + 100 / 30, rel=1e-12)
+    assert res.summary["end_s"] == turns[2, 0]["end_s"]
+    # A's finish frees its KV: B is admitted (C's 350 + 85.5 decoded + 451 fit); D, started on A's
+    # slot, waits behind it (435.5 + 450 + 351 > 1000). KV waits: C 8.9167 s, B 3.4333 s, D 0.4833 s
+    assert d["start_s"] == a["finish_s"]
+    # (C, then B from C's admission to A's finish, then D to the end: 12.8333 s in all)
+    assert res.summary["kv_wait_s"] == pytest.approx(res.summary["end_s"], rel=1e-12)
+    s = res.summary
+    assert s["preemptions"] == 0 and s["kv_evictions"] == 0
+    # held idle: A and B 5 s each (C's call runs past the end)
+    assert s["gpu_hold_s"] == pytest.approx(10.0, rel=1e-12)
+    assert s["tokens_prefilled"] == 4 * 350.0 + 2 * 60.0
+    assert b["prefill_tokens"] == 60.0 and c["prefill_tokens"] == 0.0
+    _check_invariants(res)
+    # before, a held slot freed its KV: C started when A's turn ended
+    free = rollsim.simulate(HOLD.replace(kv_cache_tokens=None, agentic=dataclasses.replace(
+        HOLD.agentic, max_context_tokens=None)))  # type: ignore[type-var]
+    assert free.summary["kv_wait_s"] == 0.0
+
+
+def test_held_kv_with_pressure_keeps_the_invariants() -> None:
+    agent = Agentic(max_turns=12, tool_latency_s=LogNormal(2.0, 1.0, 600.0), observation_tokens=LogNormal(5.0, 1.0, 2000.0),
+                    stop_prob=0.1, max_context_tokens=30_000.0, kv_policy="hold")
+    res = rollsim.simulate(TIGHT.replace(agentic=agent))
+    _check_invariants(res)
+    s = res.summary
+    assert s["kv_evictions"] == 0 and s["preemptions"] > 0 and s["kv_wait_s"] > 0.0 and s["samples_finished"] > 0
+    summary = rollsim.simulate(TIGHT.replace(agentic=agent), record="summary").summary
+    for k, v in summary.items():
+        assert v == s[k] or (isinstance(v, float) and math.isnan(v) and math.isnan(s[k])), k

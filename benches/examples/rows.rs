@@ -4,7 +4,10 @@
 //! `cargo run --release -p rollsim-benches --example rows -- [hours] [repeat] [row-filter]`
 //! prints one line per row: name, events, best CPU seconds of the thread, M events/s. `mem` runs a 400-hour chapter
 //! run in samples mode and prints the growth of peak RSS per sample started (Linux: VmHWM).
-use rollsim_core::pipeline::agentic::{AgenticConfig, Dist};
+//! `digest [hours]` prints, per row, a hash of its whole result in summary and in samples mode
+//! (and of the agentic row with the other KV policies): two builds that print the same digests
+//! give the same results, bit for bit.
+use rollsim_core::pipeline::agentic::{AgenticConfig, Dist, KvPolicy};
 use rollsim_core::scenario::{BatchOrder, Decode, OnUpdate, Prefill, Streaming};
 use rollsim_core::{run_simple, Lengths, Pipeline, RngKind, RunOptions, Scenario};
 
@@ -101,6 +104,27 @@ fn main() {
             after - before,
             (after - before) as f64 * 1024.0 / n as f64
         );
+        return;
+    }
+    if args.get(1).map(String::as_str) == Some("digest") {
+        use std::hash::{Hash, Hasher};
+        let hours: f64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(20.0);
+        let mut all = rows(hours * 3600.0);
+        let agentic = all.iter().find(|r| r.0.starts_with("agentic")).expect("the agentic row").1.clone();
+        for (name, policy) in [("agentic, kv_policy hold", KvPolicy::Hold), ("agentic, kv_policy drop", KvPolicy::Drop)]
+        {
+            let mut sc = agentic.clone();
+            sc.agentic.as_mut().expect("agentic").kv_policy = policy;
+            all.push((name, sc, RunOptions::default()));
+        }
+        for (name, sc, opts) in all {
+            for record_samples in [false, true] {
+                let r = run_simple(&sc, &RunOptions { record_samples, ..opts }).unwrap();
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                format!("{r:?}").hash(&mut h);
+                println!("{name:40} {:7} {:016x}", if record_samples { "samples" } else { "summary" }, h.finish());
+            }
+        }
         return;
     }
     let hours: f64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(100.0);

@@ -86,7 +86,9 @@ class Agentic:
         the call and is evicted, least recently cached first, before a running request is
         preempted or when an arriving request needs room (summary ``kv_evictions``); an evicted
         request's next turn prefills its whole context. The cached KV is released when the call
-        returns. A held slot's KV (``"hold"``) does not count against ``kv_cache_tokens``.
+        returns. With ``"hold"``, the KV a held slot's request keeps (prompt + generated tokens)
+        counts against its instance's ``kv_cache_tokens`` until the call returns, like a running
+        request's, but is neither evicted nor preempted.
     sticky : bool
         A returning request goes back to its previous instance when that has an idle slot (else
         anywhere: with ``"keep"``, a KV miss).

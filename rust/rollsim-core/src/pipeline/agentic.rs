@@ -84,6 +84,9 @@ pub enum KvPolicy {
     /// generated and observed tokens), minus the prompt if the group's prefix cache holds it.
     Drop,
     /// Keep the slot (it idles, counted busy) and the KV: the next turn prefills the observation.
+    /// With KV capacity the held KV (prompt + generated tokens, as a running request's) counts
+    /// against the instance's capacity until the call returns; it is never evicted, and a held
+    /// request is not preempted (it does not decode).
     Hold,
 }
 
@@ -530,8 +533,9 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
         tr.req = r;
         self.slots[slot as usize] = None;
         if cfg.kv_policy == KvPolicy::Hold {
-            // the slot idles, busy, until the call returns
-            self.placement.hold(slot, t);
+            // the slot idles, busy, until the call returns, and keeps the KV it held (not
+            // evictable: it counts against the instance's capacity like a running request's)
+            self.placement.hold(slot, prompt + r.done, t);
         } else {
             self.busy -= 1;
             self.placement.finished(slot, t);

@@ -27,6 +27,9 @@
 //! sums over an instance's requests (`kv_full`, `kv_fits`) are skipped when approximate sums kept
 //! up to date incrementally show, with a wide error bound, that the answer is certain (`KvApprox`):
 //! the exact sums decide every close call, so the results are theirs.
+//! Agentic requests in tool calls keep KV on their instance beside the running ones: cached
+//! (`KvPolicy::Keep`, evicted least recently cached first when room is needed) or held with their
+//! slot (`KvPolicy::Hold`: never evicted, never preempted, freed when the call returns).
 //!
 //! `Instances` is one of the pool's placements (`placement.rs`).
 
@@ -208,6 +211,13 @@ pub(crate) struct Kv {
     cached: Vec<f64>,
     lru: Vec<VecDeque<(u32, f64)>>,
     evictions: u64,
+    /// Agentic rollouts (`KvPolicy::Hold`): per instance, the KV of requests holding their slot
+    /// during a tool call (not evictable) and how many; per slot, the KV its held request keeps.
+    held: Vec<f64>,
+    n_held: Vec<u32>,
+    held_tokens: Vec<f64>,
+    /// `kv_approx`'s rounding bound per unit of magnitude (it depends on `per` only).
+    rounding: f64,
 }
 
 /// The KV each instance holds, kept up to date incrementally (and so only approximately: its
@@ -233,6 +243,13 @@ struct KvApprox {
 const RESYNC_EVERY: u32 = 512;
 
 impl Kv {
+    /// KV of instance `i` held by requests in tool calls: cached (`KvPolicy::Keep`) and held
+    /// with their slots (`KvPolicy::Hold`).
+    #[inline(always)]
+    fn idle(&self, i: usize) -> f64 {
+        self.cached[i] + self.held[i]
+    }
+
     /// The number of waiting requests changes by `delta` at `t`.
     #[inline]
     pub fn wait_change(&mut self, t: f64, delta: i32) {
@@ -325,6 +342,10 @@ impl Instances {
                 cached: vec![0.0; k],
                 lru: vec![VecDeque::new(); k],
                 evictions: 0,
+                held: vec![0.0; k],
+                n_held: vec![0; k],
+                held_tokens: vec![0.0; slots],
+                rounding: (RESYNC_EVERY as f64 + 2.0 * per as f64 + 64.0) * 8.0 * f64::EPSILON,
                 approx: KvApprox {
                     held: vec![0.0; k],
                     n_dec: vec![0; k],
@@ -661,7 +682,7 @@ impl Instances {
             .map(|&e| (e, entry_slot(e)))
             .map(|(_, s)| kv.base[s as usize] + (c - kv.ds[s as usize]).max(0.0))
             .sum::<f64>()
-            + kv.cached[i]
+            + kv.idle(i)
     }
 
     /// Recomputes instance `i`'s approximate sums from its running requests, but the one at heap
@@ -710,8 +731,8 @@ impl Instances {
             }
             magnitude += x.abs() + ds.abs();
         }
-        let rounding = (RESYNC_EVERY as f64 + 2.0 * self.per as f64 + 64.0) * 8.0 * f64::EPSILON;
-        (used + kv.cached[i], 1e-6 * kv.cap + 1e-6 + rounding * (magnitude + kv.cap + kv.cached[i]))
+        let idle = kv.idle(i);
+        (used + idle, 1e-6 * kv.cap + 1e-6 + kv.rounding * (magnitude + kv.cap + idle))
     }
 
     /// When instance `i`'s KV reaches capacity if nothing else changes: (time, the slot and sample
@@ -724,7 +745,7 @@ impl Instances {
         let base = i * self.per;
         let (t, c, rate) = (self.run_from(i), self.clock[i], self.rate(i));
         let kv = self.kv.as_mut().expect("KV capacity");
-        let (mut used, mut m) = (kv.cached[i], 0u32);
+        let (mut used, mut m) = (kv.idle(i), 0u32);
         let mut victim = (0u64, 0u32, 0u32);
         kv.scratch.clear();
         for (k, s) in self.heap[base..base + len].iter().map(|&e| split(e)) {
@@ -1014,14 +1035,26 @@ impl Placement for Instances {
         Some(kv.wait_s)
     }
 
-    // a held slot stays occupied for routing; its KV is freed (not modelled while it waits)
-    fn hold(&mut self, slot: u32, t: f64) {
+    // a held slot stays occupied for routing, and its KV counts against the capacity (it is
+    // neither evictable nor preempted) until the call returns
+    fn hold(&mut self, slot: u32, kv_tokens: f64, t: f64) {
         self.stop_running(slot as usize, t);
+        let i = self.inst(slot as usize);
+        if let Some(kv) = self.kv.as_mut() {
+            kv.held_tokens[slot as usize] = kv_tokens;
+            kv.held[i] += kv_tokens;
+            kv.n_held[i] += 1;
+        }
     }
 
     fn unhold(&mut self, slot: u32) {
         let i = self.inst(slot as usize);
         self.set_occ(i, self.occ[i] - 1);
+        if let Some(kv) = self.kv.as_mut() {
+            kv.n_held[i] -= 1;
+            kv.held[i] = if kv.n_held[i] == 0 { 0.0 } else { kv.held[i] - kv.held_tokens[slot as usize] };
+            self.mark(i);
+        }
     }
 
     fn instance_of(&self, slot: u32) -> u32 {

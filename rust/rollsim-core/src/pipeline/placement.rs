@@ -74,8 +74,9 @@ pub(crate) trait Placement {
     fn close(&mut self, t: f64) -> Option<f64>;
 
     /// Agentic rollouts: the request on `slot` stops decoding for a tool call and keeps its slot
-    /// (not routed to) until `unhold`, after which it arrives on it again.
-    fn hold(&mut self, slot: u32, t: f64) {
+    /// (not routed to) until `unhold`, after which it arrives on it again; with KV capacity it
+    /// keeps `kv_tokens` of KV, counted against its instance's capacity, until then.
+    fn hold(&mut self, slot: u32, _kv_tokens: f64, t: f64) {
         self.take_off(slot, t);
     }
     fn unhold(&mut self, _slot: u32) {}
