@@ -175,6 +175,16 @@ def every_field_scenarios(draw, pipeline=pipelines):
     if v["kv_cache_tokens"] is not None:
         longest = lens.max_tokens if isinstance(lens, LogNormal) else float(lens.values.max())
         v["kv_cache_tokens"] = v["kv_cache_tokens"] * (v["prompt_tokens"] + longest + 1.0)
+    if "max_num_batched_tokens" in changed:  # the budget of shared steps
+        v["prefill_mode"] = "shared"
+    if v["prefill_mode"] == "shared":  # shared prefill: instances, no KV capacity
+        if v["slots_per_instance"] == 0:
+            v["slots_per_instance"] = draw(st.sampled_from(_divisors(v["rollout_slots"])))
+        v["kv_cache_tokens"] = None
+    if v["prefill_mode"] == "per_slot":
+        v["max_num_batched_tokens"] = SCHEMA_FIELDS["max_num_batched_tokens"]["default"]
+    else:
+        v["max_num_batched_tokens"] = max(v["max_num_batched_tokens"], v["slots_per_instance"] + 1)
     pipe = draw(pipeline)
     if not (isinstance(pipe, FullyAsync) and pipe.max_staleness is not None):
         v["staleness_check"] = "start"  # "finish" changes how a cap is checked: it needs one

@@ -183,7 +183,8 @@ class Scenario:
     prompt_tokens : float, in [0, 1e9]
         Prompt length, tokens (prefilled before the first answer token).
     prefill_tokens_per_s : float, in [1e-6, 1e12] or math.inf
-        Prefill throughput of one slot, tokens/s; ``math.inf`` (default) makes prefill free.
+        Prefill throughput of one slot, tokens/s (with ``prefill_mode="shared"``: of one instance,
+        shared by its requests); ``math.inf`` (default) makes prefill free.
     prefix_sharing : bool
         The answers of a group share the prompt's KV (prefix cache): only the first pays the
         prompt prefill (until the cache is cleared).
@@ -253,6 +254,24 @@ class Scenario:
         the rollout's version when each answer was emitted (the check miles replaced in
         radixark/miles#2296: it lets groups started one version earlier through). Needs a
         ``FullyAsync`` pipeline with ``max_staleness``.
+    prefill_mode : "per_slot" | "shared"
+        Where prefill runs. ``"per_slot"`` (default): each request prefills on its slot at
+        ``prefill_tokens_per_s``, whatever the other slots do. ``"shared"`` (needs
+        ``slots_per_instance``): prefill is a shared, compute-bound resource of the instance, as in
+        vLLM / SGLang chunked prefill: its requests' prompt tokens wait in one queue (first come,
+        first served), prefilled at ``prefill_tokens_per_s`` *of the instance* in the steps it runs
+        for its decoding sequences. With ``b`` sequences decoding and prompts waiting, a step
+        carries their ``b`` tokens and a chunk of ``max_num_batched_tokens - b`` prompt tokens and
+        lasts ``1 / decode_speed(b) + chunk / prefill_tokens_per_s`` seconds: the decoding
+        sequences slow by the share of the step the chunk takes, and long prompts stall them. A
+        request decodes once its whole prompt is prefilled (steps are fluid: a prompt's last chunk
+        is not rounded up to a whole step). Not with ``kv_cache_tokens`` (the KV of requests in
+        prefill is not modelled yet).
+    max_num_batched_tokens : int, in [2, 2**24]
+        ``prefill_mode="shared"``: tokens per engine step (vLLM ``max_num_batched_tokens``; its
+        default 8192 is vLLM's for an API server on an H100-class GPU, ``vllm/engine/arg_utils.py``),
+        decode tokens first and prompt chunks in the rest; must be greater than
+        ``slots_per_instance``. Refused with ``prefill_mode="per_slot"`` unless at its default.
 
     The ranges keep every summary value finite for any combination of accepted values (answer
     lengths within the bounds of :class:`LogNormal` / :class:`Empirical`): durations stay far below
@@ -295,6 +314,8 @@ class Scenario:
     agentic: Agentic | None = None
     sync_every: int = _default("sync_every")
     staleness_check: Literal["start", "finish"] = _default("staleness_check")
+    prefill_mode: Literal["per_slot", "shared"] = _default("prefill_mode")
+    max_num_batched_tokens: int = _default("max_num_batched_tokens")
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -348,6 +369,7 @@ class Scenario:
                                                      and self.pipeline.max_staleness is not None):
             raise invalid("staleness_check", "'finish' changes how max_staleness is checked: it needs "
                                              f"FullyAsync(max_staleness=...), got pipeline {self.pipeline!r}")
+        self._check_prefill_mode()
         if self.agentic is not None:
             if not isinstance(self.agentic, Agentic):
                 raise invalid("agentic", f"must be None or Agentic(...), got {self.agentic!r}")
@@ -371,6 +393,29 @@ class Scenario:
             raise invalid("decode_tokens_per_s",
                           f"must equal decode_throughput_table's speed at one sequence ({table[0][1]} tokens/s) "
                           f"when the table is set, got {self.decode_tokens_per_s}")
+
+    def _check_prefill_mode(self) -> None:
+        if self.prefill_mode not in ("per_slot", "shared"):
+            raise invalid("prefill_mode", f"must be 'per_slot' or 'shared', got {self.prefill_mode!r}")
+        budget = _check.integer("max_num_batched_tokens", self.max_num_batched_tokens,
+                                *_int_range("max_num_batched_tokens"))
+        object.__setattr__(self, "max_num_batched_tokens", budget)
+        spi = self.slots_per_instance
+        if self.prefill_mode == "per_slot":
+            if budget != _default("max_num_batched_tokens"):
+                raise invalid("max_num_batched_tokens", f"applies only with prefill_mode = 'shared' (the budget of a "
+                                                        f"shared step), got {budget} with prefill_mode = 'per_slot'")
+            return
+        if spi == 0:
+            raise invalid("prefill_mode", "'shared' shares an instance's steps between prefill and decoding: it needs "
+                                          "slots_per_instance > 0, got slots_per_instance=0")
+        if self.kv_cache_tokens is not None:
+            raise invalid("prefill_mode", "'shared' does not model KV capacity: it needs kv_cache_tokens = None, got "
+                                          f"{self.kv_cache_tokens!r}")
+        if budget <= spi:
+            raise invalid("max_num_batched_tokens", f"must be > slots_per_instance ({spi}) with prefill_mode = 'shared' "
+                                                    "(a step holds every decoding sequence's token and at least one "
+                                                    f"prompt token), got {budget}")
 
     def _check_kv_cache(self) -> None:
         kv = self.kv_cache_tokens
@@ -498,6 +543,8 @@ class Scenario:
             "kv_cache_tokens": self.kv_cache_tokens,
             "sync_every": self.sync_every,
             "staleness_check": self.staleness_check,
+            "prefill_mode": self.prefill_mode,
+            "max_num_batched_tokens": self.max_num_batched_tokens,
         }
         if self.agentic is not None:
             d["agentic"] = self.agentic.to_dict()

@@ -187,6 +187,30 @@ pub struct Prefill {
     /// The prefix cache is cleared on every weight update (groups started before the update pay
     /// the prompt prefill again for answers started after it).
     pub clear_cache_on_update: bool,
+    /// Where prefill runs: on its slot, or in the steps its instance shares with decoding.
+    pub mode: PrefillMode,
+    /// `PrefillMode::Shared`: tokens per engine step (vLLM `max_num_batched_tokens`): the decoding
+    /// sequences' tokens first, prompt chunks in the rest; more than `slots_per_instance`.
+    pub max_num_batched_tokens: u32,
+}
+
+/// Where a request's prefill runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PrefillMode {
+    /// On its slot, at `prefill_tokens_per_s`, beside the other slots' work (with instances, in
+    /// clock tokens at the speed with the request on board).
+    #[default]
+    PerSlot,
+    /// A shared, compute-bound resource of its instance (vLLM / SGLang chunked prefill): the
+    /// instance's prompt tokens wait in one queue, first come first served, and are prefilled at
+    /// `prefill_tokens_per_s` (the instance's) in the steps it runs for its decoding sequences.
+    /// With `b` sequences decoding and prompts waiting, a step carries their `b` tokens and a
+    /// chunk of `max_num_batched_tokens - b` prompt tokens, and lasts `1 / speed(b) + chunk /
+    /// prefill_tokens_per_s`: decoding slows by the share of the step the chunk takes, and the
+    /// prompts are prefilled at `chunk / step` tokens/s (at `prefill_tokens_per_s` when nothing
+    /// decodes). A request decodes once its whole prompt is prefilled (fluid steps: the last
+    /// chunk of a prompt is not rounded to a step).
+    Shared,
 }
 
 impl Default for Prefill {
@@ -197,6 +221,8 @@ impl Default for Prefill {
             prefill_tokens_per_s: default_f64("prefill_tokens_per_s"),
             prefix_sharing: default_bool("prefix_sharing"),
             clear_cache_on_update: default_bool("clear_cache_on_update"),
+            mode: PrefillMode::PerSlot,
+            max_num_batched_tokens: default_int("max_num_batched_tokens") as u32,
         }
     }
 }
@@ -394,7 +420,10 @@ impl Scenario {
     pub fn decode_is_batched(&self) -> bool {
         let d = &self.decode;
         d.slots_per_instance > 0
-            && (d.slowdown_per_seq > 0.0 || !d.throughput_table.is_empty() || d.kv_cache_tokens > 0.0)
+            && (d.slowdown_per_seq > 0.0
+                || !d.throughput_table.is_empty()
+                || d.kv_cache_tokens > 0.0
+                || self.prefill.mode == PrefillMode::Shared)
     }
 
     /// Decode speed of one sequence on an instance running `n` sequences, `[n - 1]` for
@@ -486,6 +515,7 @@ impl Scenario {
         }
         self.validate_table()?;
         self.validate_kv()?;
+        self.validate_prefill_mode()?;
         if let Some(a) = &self.agentic {
             a.validate(self)?;
         }
@@ -534,6 +564,52 @@ impl Scenario {
             }
         }
         self.lengths.validate()
+    }
+
+    /// `prefill_mode` and `max_num_batched_tokens`.
+    fn validate_prefill_mode(&self) -> Result<()> {
+        let (p, spi) = (&self.prefill, self.decode.slots_per_instance);
+        check_int("max_num_batched_tokens", p.max_num_batched_tokens)?;
+        if p.mode == PrefillMode::PerSlot {
+            if p.max_num_batched_tokens as u64 != default_int("max_num_batched_tokens") {
+                return Err(Error::field(
+                    "max_num_batched_tokens",
+                    format!(
+                        "applies only with prefill_mode = 'shared' (the budget of a shared step), got {} with \
+                         prefill_mode = 'per_slot'",
+                        p.max_num_batched_tokens
+                    ),
+                ));
+            }
+            return Ok(());
+        }
+        if spi == 0 {
+            return Err(Error::field(
+                "prefill_mode",
+                "'shared' shares an instance's steps between prefill and decoding: it needs slots_per_instance > 0, \
+                 got slots_per_instance=0",
+            ));
+        }
+        if self.decode.kv_cache_tokens > 0.0 {
+            return Err(Error::field(
+                "prefill_mode",
+                format!(
+                    "'shared' does not model KV capacity: it needs kv_cache_tokens = None, got {}",
+                    show(self.decode.kv_cache_tokens)
+                ),
+            ));
+        }
+        if p.max_num_batched_tokens <= spi {
+            return Err(Error::field(
+                "max_num_batched_tokens",
+                format!(
+                    "must be > slots_per_instance ({spi}) with prefill_mode = 'shared' (a step holds every decoding \
+                     sequence's token and at least one prompt token), got {}",
+                    p.max_num_batched_tokens
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn validate_kv(&self) -> Result<()> {

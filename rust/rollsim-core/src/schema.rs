@@ -263,7 +263,12 @@ pub const SCENARIO: &[Field] = &[
     real(TRAIN_S_PER_TOKEN, 0.0, true, "Seconds per token of the batch, added to every step"),
     int("group_size", 1, MAX_COUNT as u64, 1, true, "Answers per prompt (GRPO group); must divide batch_size"),
     real(PROMPT_TOKENS, 0.0, true, "Prompt length, prefilled before the first answer token"),
-    real(PREFILL_TOKENS_PER_S, f64::INFINITY, true, "Prefill throughput of one slot (math.inf: free prefill)"),
+    real(
+        PREFILL_TOKENS_PER_S,
+        f64::INFINITY,
+        true,
+        "Prefill throughput of one slot (prefill_mode = shared: of one instance; math.inf: free prefill)",
+    ),
     flag("prefix_sharing", true, "The answers of a group share the prompt's KV: only the first pays its prefill"),
     flag("clear_cache_on_update", true, "The prefix cache is cleared on every weight update"),
     int("slots_per_instance", 0, MAX_COUNT as u64, 0, true, "Slots per inference instance (0: independent slots)"),
@@ -311,6 +316,25 @@ pub const SCENARIO: &[Field] = &[
         omit_at_default: true,
         doc: "Version max_staleness is checked against: the sample's start, or the rollout's at its finish",
     },
+    // prefill as a shared resource of an instance (chunked prefill, vLLM / SGLang)
+    Field {
+        name: "prefill_mode",
+        kind: Kind::Str,
+        unit: "",
+        default: Value::Str("per_slot"),
+        range: Range::Any,
+        choices: &["per_slot", "shared"],
+        omit_at_default: true,
+        doc: "Prefill per slot, or shared: an instance's prompt tokens queue for its steps and slow its decoding",
+    },
+    int(
+        "max_num_batched_tokens",
+        2,
+        MAX_COUNT as u64,
+        8192,
+        true,
+        "prefill_mode = shared: tokens per engine step, decode tokens first, prompt chunks in the rest",
+    ),
 ];
 
 /// The scenario field named `name`.

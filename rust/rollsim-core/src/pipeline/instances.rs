@@ -28,6 +28,13 @@
 //! up to date incrementally show, with a wide error bound, that the answer is certain (`KvApprox`):
 //! the exact sums decide every close call, so the results are theirs.
 //!
+//! Shared prefill (`SharedPrefill`, optional: `prefill_mode = "shared"`): a request with a prompt
+//! to prefill is not in the heap but in its instance's prefill queue (first come, first served),
+//! served at the instance's prefill rate, which depends on how many sequences decode beside it; while
+//! the queue is not empty the decoding sequences run at a lower speed. The end of the head's prefill is
+//! the instance's event when it comes first (like a preemption, handled inside the placement: the
+//! request joins the heap with its clock target then).
+//!
 //! `Instances` is one of the pool's placements (`placement.rs`).
 
 use std::collections::VecDeque;
@@ -242,6 +249,50 @@ impl Kv {
     }
 }
 
+/// Prefill as a shared resource of each instance (`PrefillMode::Shared`), and the per-slot state it
+/// needs.
+pub(crate) struct SharedPrefill {
+    /// Prefill throughput of one instance, tokens/s.
+    rate: f64,
+    /// While prompts wait: the decode speed of one sequence with `b` sequences decoding, `[b - 1]`,
+    /// and the prefill rate of the instance, `[b]` (`b = 0..=per`).
+    speed: Vec<f64>,
+    prefill_rate: Vec<f64>,
+    /// Per instance: slots whose request is in prefill, front first, and the prompt tokens the
+    /// front one has left.
+    queue: Vec<VecDeque<u32>>,
+    left: Vec<f64>,
+    /// Per slot: prompt tokens of its prefill, tokens to decode after it, sample id, and the clock
+    /// value at which it decodes (`INFINITY` while in prefill).
+    tokens: Vec<f64>,
+    todo: Vec<f64>,
+    id: Vec<u32>,
+    ds: Vec<f64>,
+    /// Per instance: its next event is the end of its front request's prefill.
+    due: Vec<bool>,
+}
+
+impl SharedPrefill {
+    /// `k` instances of `per` slots, decoding at `speed_by_batch`, prefilling at `rate` tokens/s
+    /// with `budget` tokens per step.
+    pub fn new(k: usize, per: usize, speed_by_batch: &[f64], rate: f64, budget: f64) -> Self {
+        // a step of b decode tokens and a chunk of budget - b prompt tokens
+        let step = |b: usize| 1.0 / speed_by_batch[b - 1] + (budget - b as f64) / rate;
+        SharedPrefill {
+            rate,
+            speed: (1..=per).map(|b| 1.0 / step(b)).collect(),
+            prefill_rate: (0..=per).map(|b| if b == 0 { rate } else { (budget - b as f64) / step(b) }).collect(),
+            queue: vec![VecDeque::new(); k],
+            left: vec![0.0; k],
+            tokens: vec![0.0; k * per],
+            todo: vec![0.0; k * per],
+            id: vec![0; k * per],
+            ds: vec![0.0; k * per],
+            due: vec![false; k],
+        }
+    }
+}
+
 pub(crate) struct Instances {
     pub per: usize,
     /// The instance of each slot (`slot / per`, without a division).
@@ -282,6 +333,8 @@ pub(crate) struct Instances {
     idle: IdleSlots,
     /// Scratch stack for tie-breaking.
     stack: Vec<u32>,
+    /// Shared prefill (`PrefillMode::Shared`); `None`: prefill per slot.
+    pub shared: Option<Box<SharedPrefill>>,
 }
 
 impl Instances {
@@ -337,6 +390,7 @@ impl Instances {
             preempt: vec![false; k],
             idle: IdleSlots::new(k, per),
             stack: Vec::new(),
+            shared: None,
         }
     }
 
@@ -349,7 +403,11 @@ impl Instances {
     /// Decode speed of one sequence on instance `i` now.
     #[inline]
     pub fn rate(&self, i: usize) -> f64 {
-        self.speed_by_batch[(self.n[i].max(1) - 1) as usize]
+        let b = (self.n[i].max(1) - 1) as usize;
+        if let Some(sh) = self.shared.as_deref().filter(|sh| !sh.queue[i].is_empty()) {
+            return sh.speed[b]; // prompts are prefilled in the same steps
+        }
+        self.speed_by_batch[b]
     }
     #[inline]
     pub fn clock_at(&self, i: usize, t: f64) -> f64 {
@@ -372,6 +430,10 @@ impl Instances {
     }
     #[inline]
     pub fn advance(&mut self, i: usize, t: f64) {
+        if let Some(sh) = self.shared.as_deref_mut().filter(|sh| !sh.queue[i].is_empty()) {
+            let dt = (t - self.clock_t[i].max(self.paused_until)).max(0.0);
+            sh.left[i] -= dt * sh.prefill_rate[self.n[i] as usize];
+        }
         self.clock[i] = self.clock_at(i, t);
         self.clock_t[i] = t;
     }
@@ -557,6 +619,19 @@ impl Instances {
                     if k == NONE || t_full < key_value(k) {
                         (k, slot) = (key(t_full, id), victim);
                         self.preempt[i] = true;
+                    }
+                }
+            }
+            if let Some(sh) = self.shared.as_deref_mut() {
+                // the end of the front request's prefill, when it comes first
+                sh.due[i] = false;
+                if let Some(&h) = sh.queue[i].front() {
+                    let run = self.clock_t[i].max(self.paused_until);
+                    let kp = key(run + sh.left[i].max(0.0) / sh.prefill_rate[self.n[i] as usize], sh.id[h as usize]);
+                    if kp < k {
+                        (k, slot) = (kp, h);
+                        sh.due[i] = true;
+                        self.preempt[i] = true; // the pool hands it back (`Placement::internal`)
                     }
                 }
             }
@@ -840,10 +915,24 @@ impl Instances {
         true
     }
 
-    /// The request on `slot` stops decoding at `t`.
+    /// The request on `slot` stops decoding (or prefilling) at `t`.
     fn stop_running(&mut self, slot: usize, t: f64) {
         let i = self.inst(slot);
         self.advance(i, t);
+        if let Some(sh) = self.shared.as_deref_mut().filter(|sh| sh.ds[slot] == f64::INFINITY) {
+            // in prefill: it leaves the queue (the front's tokens prefilled so far are lost)
+            let q = &mut sh.queue[i];
+            let p = q.iter().position(|&s| s as usize == slot).expect("a request in prefill");
+            q.remove(p);
+            if p == 0 {
+                if let Some(&h) = q.front() {
+                    sh.left[i] = sh.tokens[h as usize];
+                }
+            }
+            sh.ds[slot] = 0.0;
+            self.mark(i);
+            return;
+        }
         self.remove(slot as u32);
         self.set_n(i, self.n[i] - 1);
     }
@@ -871,6 +960,11 @@ impl Placement for Instances {
         let per = sc.decode.slots_per_instance as usize;
         let mut b = Instances::new(sc.rollout_slots as usize, per, sc.speed_by_batch(), sc.decode.kv_cache_tokens);
         b.prompt = sc.prefill.prompt_tokens;
+        if sc.prefill.mode == crate::scenario::PrefillMode::Shared {
+            let (k, p) = (sc.rollout_slots as usize / per, &sc.prefill);
+            let budget = p.max_num_batched_tokens as f64;
+            b.shared = Some(Box::new(SharedPrefill::new(k, per, &b.speed_by_batch, p.prefill_tokens_per_s, budget)));
+        }
         b
     }
 
@@ -891,7 +985,9 @@ impl Placement for Instances {
             return r.done;
         }
         let c = self.clock_at(self.inst(slot), t);
-        r.done + (c - r.decode_start).clamp(0.0, r.length - r.done)
+        // shared prefill: its decoding starts when the instance gets to it (INFINITY: not yet)
+        let ds = self.shared.as_deref().map_or(r.decode_start, |sh| sh.ds[slot]);
+        r.done + (c - ds).clamp(0.0, r.length - r.done)
     }
 
     #[inline]
@@ -929,6 +1025,22 @@ impl Placement for Instances {
     fn start(&mut self, slot: u32, r: &mut Req, prefill_s: f64, t: f64) {
         let i = self.inst(slot as usize);
         self.advance(i, t);
+        if let Some(sh) = self.shared.as_deref_mut() {
+            let s = slot as usize;
+            if prefill_s > 0.0 {
+                // its prompt tokens join the instance's prefill queue
+                let tokens = prefill_s * sh.rate;
+                (sh.tokens[s], sh.todo[s], sh.id[s], sh.ds[s]) = (tokens, r.length - r.done, r.id, f64::INFINITY);
+                if sh.queue[i].is_empty() {
+                    sh.left[i] = tokens;
+                }
+                sh.queue[i].push_back(slot);
+                r.decode_start = f64::INFINITY;
+                self.mark(i);
+                return;
+            }
+            sh.ds[s] = self.clock[i];
+        }
         self.set_n(i, self.n[i] + 1);
         // prefill charged in clock tokens at the speed with this request on board
         r.decode_start = self.clock[i] + prefill_s * self.rate(i);
@@ -974,6 +1086,29 @@ impl Placement for Instances {
 
     fn take_off(&mut self, slot: u32, t: f64) {
         self.leave(slot as usize, t);
+    }
+
+    /// Shared prefill: the front request of the instance of `slot` ends its prefill at `t` and
+    /// starts decoding.
+    fn internal(&mut self, slot: u32, t: f64) -> bool {
+        let i = self.inst(slot as usize);
+        if !self.shared.as_deref().is_some_and(|sh| sh.due[i]) {
+            return false;
+        }
+        self.advance(i, t);
+        let c = self.clock[i];
+        let sh = self.shared.as_deref_mut().expect("shared prefill");
+        sh.due[i] = false;
+        let s = sh.queue[i].pop_front().expect("a request in prefill");
+        debug_assert_eq!(s, slot);
+        if let Some(&h) = sh.queue[i].front() {
+            sh.left[i] = sh.tokens[h as usize];
+        }
+        sh.ds[s as usize] = c;
+        let (todo, id) = (sh.todo[s as usize], sh.id[s as usize]);
+        self.set_n(i, self.n[i] + 1);
+        self.push(s, c + todo, id, self.prompt, c);
+        true
     }
 
     fn preempt(&mut self, slot: u32, t: f64) {

@@ -404,6 +404,7 @@ pub fn scenario(seed: u64, kinds: LengthKinds) -> Scenario {
             prefill_tokens_per_s: g.pick(&[f64::INFINITY, 2000.0, 5000.0]),
             prefix_sharing: g.chance(0.5),
             clear_cache_on_update: g.chance(0.5),
+            ..Prefill::default()
         }
     } else {
         let d = Prefill::default();
@@ -412,6 +413,7 @@ pub fn scenario(seed: u64, kinds: LengthKinds) -> Scenario {
             prefill_tokens_per_s: d.prefill_tokens_per_s,
             prefix_sharing: d.prefix_sharing,
             clear_cache_on_update: d.clear_cache_on_update,
+            ..d
         }
     };
 

@@ -1,0 +1,27 @@
+"""Bad-input rows of shared prefill (format: see the top of ``tests/bad_inputs.py``):
+``Scenario.prefill_mode`` and ``Scenario.max_num_batched_tokens``."""
+
+from __future__ import annotations
+
+_SHARED = "prefill_mode='shared', prompt_tokens=100.0, prefill_tokens_per_s=1e4"
+
+ROWS: list[tuple[str, str, str, str]] = [
+    ("shared prefill", "Scenario(prefill_mode='chunked')", "ScenarioError",
+     "prefill_mode: must be 'per_slot' or 'shared', got 'chunked'"),
+    ("shared prefill", f"Scenario({_SHARED})", "ScenarioError",
+     "prefill_mode: 'shared' shares an instance's steps between prefill and decoding: it needs slots_per_instance > 0, "
+     "got slots_per_instance=0"),
+    ("shared prefill", f"Scenario({_SHARED}, slots_per_instance=8, kv_cache_tokens=1e6)", "ScenarioError",
+     "prefill_mode: 'shared' does not model KV capacity: it needs kv_cache_tokens = None, got 1000000.0"),
+    ("shared prefill", f"Scenario({_SHARED}, slots_per_instance=256, max_num_batched_tokens=256)", "ScenarioError",
+     "max_num_batched_tokens: must be > slots_per_instance (256) with prefill_mode = 'shared' (a step holds every "
+     "decoding sequence's token and at least one prompt token), got 256"),
+    ("shared prefill", "Scenario(max_num_batched_tokens=2048)", "ScenarioError",
+     "max_num_batched_tokens: applies only with prefill_mode = 'shared' (the budget of a shared step), got 2048 with "
+     "prefill_mode = 'per_slot'"),
+    ("shared prefill", f"Scenario({_SHARED}, slots_per_instance=8, max_num_batched_tokens=1)", "ScenarioError",
+     "max_num_batched_tokens: must be in [2, 16777216], got 1"),
+    ("shared prefill", "cli('run', '--prefill-mode', 'shared')", "CliExit",
+     "exit 2: rollsim: error: prefill_mode: 'shared' shares an instance's steps between prefill and decoding: it "
+     "needs slots_per_instance > 0, got slots_per_instance=0"),
+]
