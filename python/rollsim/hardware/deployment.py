@@ -154,6 +154,17 @@ class Deployment:
                                           gpu_memory_utilization=self.gpu_memory_utilization, engine=self.engine,
                                           context_tokens=context_tokens)
 
+    def prefill_tokens_per_s(self, prompt_tokens: float, chunk_tokens: float = 8192.0) -> float:
+        """Prefill throughput of one instance, tokens/s, as a shared step resource: ``chunk_tokens``
+        over the seconds a chunk of that many prompt tokens (attending to half the prompt: causal
+        attention within it) adds to a decode step of one sequence (the weights are read once for
+        both). The ``prefill_tokens_per_s`` of a ``prefill_mode="shared"`` scenario."""
+        pt = _check.number("prompt_tokens", prompt_tokens, allow_zero=True)
+        c = _check.number("chunk_tokens", chunk_tokens)
+        with_chunk = serving.step_time(self.spec, self.accelerator, tp=self.rollout_tp, batch=1.0, context_tokens=pt,
+                                       prefill_tokens=c, prefill_context_tokens=pt / 2.0, engine=self.engine)
+        return c / (with_chunk["total_s"] - self.step_breakdown(1.0, pt)["total_s"])
+
     def prefill_s(self, tokens: float) -> float:
         """Seconds to the first token of one lone request of ``tokens`` prompt tokens."""
         return serving.prefill_s(self.spec, self.accelerator, tp=self.rollout_tp, tokens=tokens, engine=self.engine)
@@ -179,7 +190,8 @@ class Deployment:
 
     # ----------------------------------------------------------------------------------------- scenario
     def scenario(self, *, lengths: LogNormal | Empirical, prompts_per_step: int, group_size: int = 1,
-                 prompt_tokens: float = 0.0, pipeline: Any = None, **scenario_fields: Any) -> Any:
+                 prompt_tokens: float = 0.0, pipeline: Any = None, prefill_mode: str = "per_slot",
+                 max_num_batched_tokens: int = 8192, **scenario_fields: Any) -> Any:
         """A :class:`rollsim.Scenario` of this deployment.
 
         * rollout: ``instances x slots_per_instance`` slots in instances of ``slots_per_instance``
@@ -190,6 +202,12 @@ class Deployment:
         * training: ``train_step_s`` and ``train_s_per_token`` from
           :func:`rollsim.hardware.training.engine_train_params` at the mean sequence length.
         * colocated: ``weight_sync_s`` grows by :meth:`switch_s` (synchronous pipeline only).
+        * ``prefill_mode="shared"``: the engine prefills the prompts in the steps it shares with
+          decoding (:attr:`rollsim.Scenario.prefill_mode`) at :meth:`prefill_tokens_per_s`, so the
+          table has no prefill term; the engine does not combine shared prefill with a KV capacity,
+          so the instance's KV room becomes its slots: ``slots_per_instance`` is the running
+          sequences that fit at the mean context (:func:`rollsim.hardware.serving.max_batch`,
+          capped by ``max_num_seqs``) and ``kv_cache_tokens`` is None.
 
         Parameters
         ----------
@@ -203,6 +221,12 @@ class Deployment:
             Prompt length, tokens.
         pipeline : Synchronous | OneStepAsync | OffPolicy | FullyAsync, optional
             Default :class:`rollsim.Synchronous` when colocated, else :class:`rollsim.FullyAsync`.
+        prefill_mode : "per_slot" | "shared"
+            ``"per_slot"`` (default): prefill folded into the decode table as above. ``"shared"``:
+            see above.
+        max_num_batched_tokens : int
+            Tokens per engine step with ``prefill_mode="shared"`` (vLLM's name; 8192 its API-server
+            default on H100-class GPUs).
         **scenario_fields
             Any other :class:`rollsim.Scenario` field (``horizon_s``, ``seed``, ``weight_sync_s``, ...).
 
@@ -241,9 +265,16 @@ class Deployment:
                                              f"{kv:.0f} tokens of KV cache, less than one request's {need:.0f} "
                                              "(prompt + longest answer + 1); raise rollout_tp or "
                                              "gpu_memory_utilization, or cap the lengths")
+        if prefill_mode not in ("per_slot", "shared"):
+            raise invalid("prefill_mode", f"must be 'per_slot' or 'shared', got {prefill_mode!r}")
+        shared = prefill_mode == "shared"
+        if shared:  # the KV room as slots (the engine's shared prefill has no KV capacity)
+            spi = serving.max_batch(self.spec, self.accelerator, tp=self.rollout_tp, context_tokens=ctx,
+                                    max_num_seqs=spi, gpu_memory_utilization=self.gpu_memory_utilization,
+                                    engine=self.engine)
         table = serving.decode_throughput_table(self.spec, self.accelerator, tp=self.rollout_tp, context_tokens=ctx,
                                                 max_seqs=spi, engine=self.engine,
-                                                prefill_tokens_per_token=pt / (g * mean))
+                                                prefill_tokens_per_token=0.0 if shared else pt / (g * mean))
         tr = engine_train_params(self.spec, self.accelerator, train_gpus=self.train_gpus, mean_tokens=pt + mean,
                                  backend=self.train_backend, **self.train_options)
         fields: dict[str, Any] = dict(
@@ -252,6 +283,9 @@ class Deployment:
             prompt_tokens=pt, lengths=lengths, pipeline=pipeline, train_step_s=tr["train_step_s"],
             train_s_per_token=tr["train_s_per_token"],
         )
+        if shared:
+            fields.update(kv_cache_tokens=None, prefill_mode="shared", max_num_batched_tokens=max_num_batched_tokens,
+                          prefill_tokens_per_s=self.prefill_tokens_per_s(pt, max_num_batched_tokens) if pt else math.inf)
         fields.update(scenario_fields)
         if self.colocated:
             fields["weight_sync_s"] = fields.get("weight_sync_s", 0.0) + self.switch_s()["total"]

@@ -1,0 +1,59 @@
+"""``Deployment.scenario(prefill_mode="shared")``: the shared-prefill fields filled from the serving
+model, and the long-prompt serving runs (gpustack/gpustack docs/performance-lab/qwen3-32b/h100.md)
+simulated with prefill per slot and shared."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from rollsim import Empirical, Synchronous, simulate
+from rollsim.hardware import Deployment, serving
+
+QWEN32 = Deployment(model="Qwen3-32B", gpu="H100", rollout_gpus=1)
+
+
+def test_prefill_rate_is_the_marginal_cost_of_a_chunk_in_a_decode_step():
+    with_chunk = serving.step_time("Qwen3-32B", "H100", batch=1.0, context_tokens=4000.0, prefill_tokens=8192.0,
+                                   prefill_context_tokens=2000.0)["total_s"]
+    alone = serving.step_time("Qwen3-32B", "H100", batch=1.0, context_tokens=4000.0)["total_s"]
+    assert QWEN32.prefill_tokens_per_s(4000.0) == pytest.approx(8192.0 / (with_chunk - alone), rel=1e-12)
+    # compute-bound: more than the datasheet's FLOP/s can give is impossible
+    flops = 2.0 * (QWEN32.spec.active_params - QWEN32.spec.embedding_params)
+    assert QWEN32.prefill_tokens_per_s(4000.0) < QWEN32.accelerator.bf16_flops / flops
+
+
+def test_shared_scenario_fields():
+    lengths = Empirical([200.0])
+    sc = QWEN32.scenario(lengths=lengths, prompts_per_step=500, prompt_tokens=4000.0, pipeline=Synchronous(),
+                         prefill_mode="shared")
+    ctx = 4000.0 + 100.0
+    spi = serving.max_batch("Qwen3-32B", "H100", context_tokens=ctx)
+    assert (sc.prefill_mode, sc.kv_cache_tokens, sc.max_num_batched_tokens) == ("shared", None, 8192)
+    assert (sc.slots_per_instance, sc.rollout_slots) == (spi, spi) and spi == 10
+    assert sc.prefill_tokens_per_s == QWEN32.prefill_tokens_per_s(4000.0, 8192)
+    assert sc.decode_throughput_table == serving.decode_throughput_table("Qwen3-32B", "H100", context_tokens=ctx,
+                                                                         max_seqs=spi)
+    per_slot = QWEN32.scenario(lengths=lengths, prompts_per_step=500, prompt_tokens=4000.0, pipeline=Synchronous())
+    assert per_slot.prefill_mode == "per_slot" and per_slot.kv_cache_tokens is not None
+    # no prompt: nothing to prefill
+    assert math.isinf(QWEN32.scenario(lengths=lengths, prompts_per_step=8, prefill_mode="shared").prefill_tokens_per_s)
+
+
+@pytest.mark.parametrize(("inp", "out", "requests", "duration_s", "per_slot_err", "shared_err"), [
+    (32000, 100, 100, 1157.25, 1.34, 0.21),
+    (4000, 200, 500, 976.29, 1.09, 0.95),
+    (2000, 100, 500, 328.04, 1.02, 0.94),
+])
+def test_long_prompt_runs_simulated(inp, out, requests, duration_s, per_slot_err, shared_err):
+    """Throughput error (predicted / measured - 1) of the whole benchmark run (every request
+    submitted at once), simulated from the deployment: shared prefill predicts the runs slower,
+    nearer the measurements (pinned to two digits)."""
+    errs = {}
+    for mode in ("per_slot", "shared"):
+        sc = QWEN32.scenario(lengths=Empirical([float(out)]), prompts_per_step=requests, prompt_tokens=float(inp),
+                             pipeline=Synchronous(), prefill_mode=mode, horizon_s=1e6, train_step_s=1e5)
+        generation_s = simulate(sc).steps["start_s"][0]
+        errs[mode] = duration_s / generation_s - 1.0
+    assert errs == pytest.approx({"per_slot": per_slot_err, "shared": shared_err}, abs=0.006)
