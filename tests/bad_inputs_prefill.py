@@ -28,3 +28,13 @@ ROWS: list[tuple[str, str, str, str]] = [
      "lengths=LogNormal(), prompts_per_step=8, prefill_mode='chunked')", "ScenarioError",
      "prefill_mode: must be 'per_slot' or 'shared', got 'chunked'"),
 ]
+ROWS += [
+    ("context-dependent decode speed", "Scenario(decode_s_per_context_token=1e-7)", "ScenarioError",
+     "decode_s_per_context_token: needs slots_per_instance > 0 (the instances whose steps it lengthens), got "
+     "slots_per_instance=0"),
+    ("context-dependent decode speed", "Scenario(slots_per_instance=8, decode_s_per_context_token=2.0)",
+     "ScenarioError", "decode_s_per_context_token: must be in [0, 1] seconds/token, got 2.0"),
+    ("context-dependent decode speed", "rollsim.hardware.Deployment(model='Qwen3-8B', gpu='H100', rollout_gpus=1)"
+     ".scenario(lengths=LogNormal(), prompts_per_step=8, context='max')", "ScenarioError",
+     "context: must be 'mean' or 'per_token', got 'max'"),
+]

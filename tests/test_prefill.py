@@ -77,3 +77,19 @@ def _write(tmp_path, text: str):
     p = tmp_path / "s.toml"
     p.write_text(text)
     return p
+
+
+def with_context(slope: float, slots: int = 1) -> Scenario:
+    """Answers of 1,000 tokens after 1,000-token prompts (free prefill), at 10 tokens/s without
+    context (0.1 s a step), ``slope`` seconds more per step per token of context, one batch."""
+    return Scenario(rollout_slots=slots, slots_per_instance=slots, batch_size=slots, decode_tokens_per_s=10.0,
+                    train_step_s=1e5, horizon_s=1e6, lengths=Empirical([1000.0]), pipeline=Synchronous(),
+                    prompt_tokens=1000.0, decode_s_per_context_token=slope)
+
+
+def test_context_slope_against_the_integral():
+    # token j (context 1,000 + j) takes 0.1 + 1e-4 (1,000 + j) s: 100 + 1e-4 (1,000^2 + 1,000^2 / 2)
+    # = 250 s; two sequences side by side read both contexts: 100 + 2 x 150 = 400 s
+    assert finishes(with_context(1e-4))[:1] == pytest.approx([250.0], rel=5e-4)
+    assert finishes(with_context(1e-4, slots=2))[:2] == pytest.approx([400.0, 400.0], rel=5e-4)
+    assert finishes(with_context(0.0))[:1] == [100.0]

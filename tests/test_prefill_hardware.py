@@ -57,3 +57,22 @@ def test_long_prompt_runs_simulated(inp, out, requests, duration_s, per_slot_err
         generation_s = simulate(sc).steps["start_s"][0]
         errs[mode] = duration_s / generation_s - 1.0
     assert errs == pytest.approx({"per_slot": per_slot_err, "shared": shared_err}, abs=0.006)
+
+
+def test_per_token_context_fields():
+    lengths = Empirical([2000.0])
+    sc = QWEN32.scenario(lengths=lengths, prompts_per_step=64, prompt_tokens=1000.0, context="per_token")
+    ctx = 1000.0 + 1000.0
+    one = serving.step_time("Qwen3-32B", "H100", batch=1.0, context_tokens=ctx)["total_s"]
+    none = serving.step_time("Qwen3-32B", "H100", batch=1.0, context_tokens=0.0)["total_s"]
+    assert sc.decode_s_per_context_token == pytest.approx((one - none) / ctx, rel=1e-12)
+    # KV read of a token: 64 layers x 8 KV heads x 128 x 2 (K, V) x 2 bytes over 3.35 TB/s, plus attention
+    assert 4.9e-8 < sc.decode_s_per_context_token < 1e-7
+    assert sc.decode_throughput_table == serving.decode_throughput_table(  # prefill still in the table (per slot)
+        "Qwen3-32B", "H100", context_tokens=0.0, max_seqs=sc.slots_per_instance, prefill_tokens_per_token=0.5)
+    # the batch-only table at the mean context matches the per-token model at the mean context
+    mean = QWEN32.scenario(lengths=lengths, prompts_per_step=64, prompt_tokens=1000.0)
+    n = sc.slots_per_instance  # the table's last point
+    t_mean = n / dict(mean.decode_throughput_table)[n]
+    t_token = n / dict(sc.decode_throughput_table)[n] + sc.decode_s_per_context_token * n * ctx
+    assert t_token == pytest.approx(t_mean, rel=1e-9)

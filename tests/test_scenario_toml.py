@@ -81,6 +81,9 @@ def samples(lengths_file):
                                       "--max-num-batched-tokens", "2048"],
                                      {"slots_per_instance": 64, "prefill_mode": "shared", "max_num_batched_tokens": 2048},
                                      lambda sc: sc.max_num_batched_tokens, 2048)
+    out["decode_s_per_context_token"] = (["--slots-per-instance", "64", "--decode-s-per-context-token", "1e-07"],
+                                         {"slots_per_instance": 64, "decode_s_per_context_token": 1e-07},
+                                         lambda sc: sc.decode_s_per_context_token, 1e-07)
     ds = datasets.by_name("deepseek-r1")
     out["lengths"] = (["--lengths", "deepseek-r1"], {"lengths": {"dataset": "deepseek-r1"}},
                       lambda sc: sc.lengths, ds)

@@ -272,6 +272,15 @@ class Scenario:
         default 8192 is vLLM's for an API server on an H100-class GPU, ``vllm/engine/arg_utils.py``),
         decode tokens first and prompt chunks in the rest; must be greater than
         ``slots_per_instance``. Refused with ``prefill_mode="per_slot"`` unless at its default.
+    decode_s_per_context_token : float, in [0, 1]
+        With ``slots_per_instance``: seconds an instance's decode step adds per token of context of
+        its decoding sequences (prompt + tokens so far, summed over them: the KV cache a step
+        reads), on top of the batch's ``1 / decode_speed(n)``; so long answers slow as they grow.
+        0 (default): the speed depends on the batch only. The engine keeps the speed piecewise
+        constant: it is re-evaluated at every change of the instance and whenever its clock has
+        advanced by 1/32 of its mean context, at the midpoint of that interval (one answer of
+        1,000 tokens after a 1,000-token prompt lands within 2e-4 of the integral). With
+        ``prefill_mode="shared"``, prompt chunks add to the same step.
 
     The ranges keep every summary value finite for any combination of accepted values (answer
     lengths within the bounds of :class:`LogNormal` / :class:`Empirical`): durations stay far below
@@ -316,6 +325,7 @@ class Scenario:
     staleness_check: Literal["start", "finish"] = _default("staleness_check")
     prefill_mode: Literal["per_slot", "shared"] = _default("prefill_mode")
     max_num_batched_tokens: int = _default("max_num_batched_tokens")
+    decode_s_per_context_token: float = _default("decode_s_per_context_token")
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -370,6 +380,10 @@ class Scenario:
             raise invalid("staleness_check", "'finish' changes how max_staleness is checked: it needs "
                                              f"FullyAsync(max_staleness=...), got pipeline {self.pipeline!r}")
         self._check_prefill_mode()
+        set_(self, "decode_s_per_context_token", _field("decode_s_per_context_token", self.decode_s_per_context_token))
+        if self.decode_s_per_context_token > 0 and spi == 0:
+            raise invalid("decode_s_per_context_token", "needs slots_per_instance > 0 (the instances whose steps it "
+                                                        "lengthens), got slots_per_instance=0")
         if self.agentic is not None:
             if not isinstance(self.agentic, Agentic):
                 raise invalid("agentic", f"must be None or Agentic(...), got {self.agentic!r}")
@@ -545,6 +559,7 @@ class Scenario:
             "staleness_check": self.staleness_check,
             "prefill_mode": self.prefill_mode,
             "max_num_batched_tokens": self.max_num_batched_tokens,
+            "decode_s_per_context_token": self.decode_s_per_context_token,
         }
         if self.agentic is not None:
             d["agentic"] = self.agentic.to_dict()

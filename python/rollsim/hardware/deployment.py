@@ -165,6 +165,17 @@ class Deployment:
                                        prefill_tokens=c, prefill_context_tokens=pt / 2.0, engine=self.engine)
         return c / (with_chunk["total_s"] - self.step_breakdown(1.0, pt)["total_s"])
 
+    def context_s_per_token(self, context_tokens: float) -> float:
+        """Seconds a decode step adds per token of context of its sequences (their KV read and the
+        attention over it): the secant of a one-sequence step from no context to
+        ``context_tokens`` (exact for full attention, where both terms are linear in the context;
+        sliding-window layers stop growing at their window). The ``decode_s_per_context_token``
+        of a scenario; 0 for no context."""
+        c = _check.number("context_tokens", context_tokens, allow_zero=True)
+        if c == 0:
+            return 0.0
+        return (self.step_breakdown(1.0, c)["total_s"] - self.step_breakdown(1.0, 0.0)["total_s"]) / c
+
     def prefill_s(self, tokens: float) -> float:
         """Seconds to the first token of one lone request of ``tokens`` prompt tokens."""
         return serving.prefill_s(self.spec, self.accelerator, tp=self.rollout_tp, tokens=tokens, engine=self.engine)
@@ -191,7 +202,7 @@ class Deployment:
     # ----------------------------------------------------------------------------------------- scenario
     def scenario(self, *, lengths: LogNormal | Empirical, prompts_per_step: int, group_size: int = 1,
                  prompt_tokens: float = 0.0, pipeline: Any = None, prefill_mode: str = "per_slot",
-                 max_num_batched_tokens: int = 8192, **scenario_fields: Any) -> Any:
+                 max_num_batched_tokens: int = 8192, context: str = "mean", **scenario_fields: Any) -> Any:
         """A :class:`rollsim.Scenario` of this deployment.
 
         * rollout: ``instances x slots_per_instance`` slots in instances of ``slots_per_instance``
@@ -208,6 +219,10 @@ class Deployment:
           so the instance's KV room becomes its slots: ``slots_per_instance`` is the running
           sequences that fit at the mean context (:func:`rollsim.hardware.serving.max_batch`,
           capped by ``max_num_seqs``) and ``kv_cache_tokens`` is None.
+        * ``context="per_token"``: the table is the step without context (no KV read, no attention
+          over it) and ``decode_s_per_context_token`` the seconds a step adds per token of its
+          sequences' contexts (:meth:`context_s_per_token`), so that answers slow as they grow
+          instead of being priced at the mean context.
 
         Parameters
         ----------
@@ -227,6 +242,8 @@ class Deployment:
         max_num_batched_tokens : int
             Tokens per engine step with ``prefill_mode="shared"`` (vLLM's name; 8192 its API-server
             default on H100-class GPUs).
+        context : "mean" | "per_token"
+            ``"mean"`` (default): the table at the mean context. ``"per_token"``: see above.
         **scenario_fields
             Any other :class:`rollsim.Scenario` field (``horizon_s``, ``seed``, ``weight_sync_s``, ...).
 
@@ -268,12 +285,15 @@ class Deployment:
         if prefill_mode not in ("per_slot", "shared"):
             raise invalid("prefill_mode", f"must be 'per_slot' or 'shared', got {prefill_mode!r}")
         shared = prefill_mode == "shared"
+        if context not in ("mean", "per_token"):
+            raise invalid("context", f"must be 'mean' or 'per_token', got {context!r}")
+        per_token = context == "per_token"
         if shared:  # the KV room as slots (the engine's shared prefill has no KV capacity)
             spi = serving.max_batch(self.spec, self.accelerator, tp=self.rollout_tp, context_tokens=ctx,
                                     max_num_seqs=spi, gpu_memory_utilization=self.gpu_memory_utilization,
                                     engine=self.engine)
-        table = serving.decode_throughput_table(self.spec, self.accelerator, tp=self.rollout_tp, context_tokens=ctx,
-                                                max_seqs=spi, engine=self.engine,
+        table = serving.decode_throughput_table(self.spec, self.accelerator, tp=self.rollout_tp,
+                                                context_tokens=0.0 if per_token else ctx, max_seqs=spi, engine=self.engine,
                                                 prefill_tokens_per_token=0.0 if shared else pt / (g * mean))
         tr = engine_train_params(self.spec, self.accelerator, train_gpus=self.train_gpus, mean_tokens=pt + mean,
                                  backend=self.train_backend, **self.train_options)
@@ -283,6 +303,8 @@ class Deployment:
             prompt_tokens=pt, lengths=lengths, pipeline=pipeline, train_step_s=tr["train_step_s"],
             train_s_per_token=tr["train_s_per_token"],
         )
+        if per_token:
+            fields["decode_s_per_context_token"] = self.context_s_per_token(ctx)
         if shared:
             fields.update(kv_cache_tokens=None, prefill_mode="shared", max_num_batched_tokens=max_num_batched_tokens,
                           prefill_tokens_per_s=self.prefill_tokens_per_s(pt, max_num_batched_tokens) if pt else math.inf)

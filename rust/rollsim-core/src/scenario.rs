@@ -154,6 +154,12 @@ pub struct Decode {
     /// context (vLLM's recompute preemption). Must be at least `prompt_tokens` + the longest
     /// possible answer + 1, so that any request fits alone.
     pub kv_cache_tokens: f64,
+    /// Seconds an instance's decode step adds per token of context of its decoding sequences (the
+    /// KV cache they read: prompt + tokens so far, summed over them), on top of `1 / speed(n)`
+    /// (0: the speed depends on the batch only). The speed is re-evaluated at every change of the
+    /// instance and whenever its clock has advanced by 1/32 of its mean context (piecewise
+    /// constant in between).
+    pub s_per_context_token: f64,
 }
 
 /// Instance throughput (tokens/s) with `n` sequences on board, from a table of `(running
@@ -423,7 +429,8 @@ impl Scenario {
             && (d.slowdown_per_seq > 0.0
                 || !d.throughput_table.is_empty()
                 || d.kv_cache_tokens > 0.0
-                || self.prefill.mode == PrefillMode::Shared)
+                || self.prefill.mode == PrefillMode::Shared
+                || d.s_per_context_token > 0.0)
     }
 
     /// Decode speed of one sequence on an instance running `n` sequences, `[n - 1]` for
@@ -516,6 +523,13 @@ impl Scenario {
         self.validate_table()?;
         self.validate_kv()?;
         self.validate_prefill_mode()?;
+        schema::DECODE_S_PER_CONTEXT_TOKEN.check(d.s_per_context_token)?;
+        if d.s_per_context_token > 0.0 && d.slots_per_instance == 0 {
+            return Err(Error::field(
+                "decode_s_per_context_token",
+                "needs slots_per_instance > 0 (the instances whose steps it lengthens), got slots_per_instance=0",
+            ));
+        }
         if let Some(a) = &self.agentic {
             a.validate(self)?;
         }

@@ -131,6 +131,8 @@ pub const PREFILL_TOKENS_PER_S: Bound = Bound {
     ..bound("prefill_tokens_per_s", 1e-6, 1e12, "[1e-6, 1e12]", " tokens/s")
 };
 pub const DECODE_SLOWDOWN_PER_SEQ: Bound = bound("decode_slowdown_per_seq", 0.0, 1e6, "[0, 1e6]", "");
+/// Seconds of an instance's decode step per token of its decoding sequences' contexts.
+pub const DECODE_S_PER_CONTEXT_TOKEN: Bound = bound("decode_s_per_context_token", 0.0, 1.0, "[0, 1]", " seconds/token");
 /// KV-cache capacities. `None` (unlimited) is accepted besides; the engine stores it as 0.
 pub const KV_CACHE_TOKENS: Bound =
     Bound { extra: ", or None (unlimited)", ..bound("kv_cache_tokens", 1.0, 1e15, "[1, 1e15]", " tokens") };
@@ -334,6 +336,12 @@ pub const SCENARIO: &[Field] = &[
         8192,
         true,
         "prefill_mode = shared: tokens per engine step, decode tokens first, prompt chunks in the rest",
+    ),
+    real(
+        DECODE_S_PER_CONTEXT_TOKEN,
+        0.0,
+        true,
+        "Seconds an instance's decode step adds per token of its decoding sequences' contexts (KV read)",
     ),
 ];
 

@@ -204,3 +204,65 @@ fn shared_prefill_is_refused_where_it_does_not_apply() {
     assert_eq!(msg(two(1)), "max_num_batched_tokens: must be in [2, 16777216], got 1");
     assert!(two(3).validate().is_ok());
 }
+
+/// One sequence at a time on one slot: 10 tokens/s without context (0.1 s a step), a step
+/// `slope` seconds longer per token of context, a 1,000-token prompt (free prefill), answers of
+/// 1,000 tokens.
+fn with_context(slope: f64) -> Scenario {
+    Scenario {
+        rollout_slots: 1,
+        batch_size: 1,
+        decode_tokens_per_s: 10.0,
+        train_step_s: 1e5,
+        horizon_s: 1e6,
+        lengths: Lengths::empirical(vec![1000.0], None).unwrap(),
+        pipeline: Pipeline::off_policy(0),
+        decode: Decode { slots_per_instance: 1, s_per_context_token: slope, ..Decode::default() },
+        prefill: Prefill { prompt_tokens: 1000.0, ..Prefill::default() },
+        ..Scenario::default()
+    }
+}
+
+#[test]
+fn context_slope_against_the_integral() {
+    // decoding token j (context 1,000 + j) takes 0.1 + 1e-4 (1,000 + j) s: the answer takes
+    // 0.1 x 1,000 + 1e-4 (1,000 x 1,000 + 1,000^2 / 2) = 100 + 150 = 250 s. The engine's speed is
+    // piecewise constant, at the midpoint of refresh intervals of 1/32 of the context: within 5e-4
+    // (it gives 250.047 s).
+    let r = run_simple(&with_context(1e-4), &RunOptions::default()).unwrap();
+    let f = r.samples.as_ref().unwrap().finish_s[0];
+    assert!((f - 250.0).abs() < 5e-4 * 250.0, "finish {f}");
+    // no slope: the batch-only speed, bit for bit
+    let flat = Scenario { decode: Decode { slots_per_instance: 1, ..Decode::default() }, ..with_context(0.0) };
+    let (a, b) = (
+        run_simple(&flat, &RunOptions::default()).unwrap(),
+        run_simple(&with_context(0.0), &RunOptions::default()).unwrap(),
+    );
+    assert_eq!(digest_run(&a), digest_run(&b));
+    assert_eq!(b.samples.as_ref().unwrap().finish_s[0], 100.0);
+}
+
+#[test]
+fn context_slope_with_a_batch_and_shared_prefill_keeps_the_books() {
+    for mode in [PrefillMode::PerSlot, PrefillMode::Shared] {
+        let sc = Scenario {
+            decode: Decode { s_per_context_token: 2e-7, ..grouped().decode },
+            prefill: Prefill { prefill_tokens_per_s: 4000.0, mode, ..grouped().prefill },
+            horizon_s: 3600.0,
+            ..grouped()
+        };
+        let r = run_simple(&sc, &RunOptions::default()).unwrap();
+        let s = &r.summary;
+        let total = s.tokens_trained + s.tokens_wasted + s.tokens_pending;
+        assert!(s.steps > 0 && close(s.tokens_generated, total), "{mode:?}");
+        // longer steps: fewer tokens than without the slope
+        let flat = Scenario { decode: grouped().decode, ..sc.clone() };
+        assert!(s.tokens_generated < run_simple(&flat, &RunOptions::default()).unwrap().summary.tokens_generated);
+    }
+    let bad = Scenario { decode: Decode { s_per_context_token: 1e-6, ..Decode::default() }, ..grouped() };
+    assert_eq!(
+        bad.validate().unwrap_err().to_string(),
+        "decode_s_per_context_token: needs slots_per_instance > 0 (the instances whose steps it lengthens), got \
+         slots_per_instance=0"
+    );
+}

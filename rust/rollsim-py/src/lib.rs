@@ -449,6 +449,8 @@ struct Wire<'py> {
     prefill_mode: Arg<String>,
     #[pyo3(default)]
     max_num_batched_tokens: Arg<i128>,
+    #[pyo3(default)]
+    decode_s_per_context_token: Arg<f64>,
 }
 
 fn spec(name: &'static str) -> &'static schema::Field {
@@ -617,6 +619,7 @@ fn scenario_from_dict_with(d: &Bound<'_, PyDict>, lengths: Option<Lengths>) -> P
             slowdown_per_seq: real_field("decode_slowdown_per_seq", w.decode_slowdown_per_seq)?,
             throughput_table: throughput_table(w.decode_throughput_table)?,
             kv_cache_tokens,
+            s_per_context_token: real_field("decode_s_per_context_token", w.decode_s_per_context_token)?,
         },
         prefill: Prefill {
             prompt_tokens: real_field("prompt_tokens", w.prompt_tokens)?,

@@ -35,6 +35,12 @@
 //! the instance's event when it comes first (like a preemption, handled inside the placement: the
 //! request joins the heap with its clock target then).
 //!
+//! Context-dependent speed (`ContextSpeed`, optional: `decode_s_per_context_token`): a step also
+//! costs a slope times the contexts of the decoding sequences, whose sum is affine in the clock
+//! (`k0 + n x clock`). The speed is a function of the state at the instance's last change, so it is
+//! constant until the next; a refresh event (handled inside the placement, like the end of a shared
+//! prefill) moves the clock on once it has advanced by 1/32 of the mean context.
+//!
 //! `Instances` is one of the pool's placements (`placement.rs`).
 
 use std::collections::VecDeque;
@@ -252,8 +258,9 @@ impl Kv {
 /// Prefill as a shared resource of each instance (`PrefillMode::Shared`), and the per-slot state it
 /// needs.
 pub(crate) struct SharedPrefill {
-    /// Prefill throughput of one instance, tokens/s.
+    /// Prefill throughput of one instance, tokens/s, and the tokens of a step.
     rate: f64,
+    budget: f64,
     /// While prompts wait: the decode speed of one sequence with `b` sequences decoding, `[b - 1]`,
     /// and the prefill rate of the instance, `[b]` (`b = 0..=per`).
     speed: Vec<f64>,
@@ -268,6 +275,8 @@ pub(crate) struct SharedPrefill {
     todo: Vec<f64>,
     id: Vec<u32>,
     ds: Vec<f64>,
+    /// Per slot: its context when it starts decoding (prompt + tokens done).
+    base: Vec<f64>,
     /// Per instance: its next event is the end of its front request's prefill.
     due: Vec<bool>,
 }
@@ -280,6 +289,7 @@ impl SharedPrefill {
         let step = |b: usize| 1.0 / speed_by_batch[b - 1] + (budget - b as f64) / rate;
         SharedPrefill {
             rate,
+            budget,
             speed: (1..=per).map(|b| 1.0 / step(b)).collect(),
             prefill_rate: (0..=per).map(|b| if b == 0 { rate } else { (budget - b as f64) / step(b) }).collect(),
             queue: vec![VecDeque::new(); k],
@@ -288,9 +298,23 @@ impl SharedPrefill {
             todo: vec![0.0; k * per],
             id: vec![0; k * per],
             ds: vec![0.0; k * per],
+            base: vec![0.0; k * per],
             due: vec![false; k],
         }
     }
+}
+
+/// A decode step's cost per token of context (`decode_s_per_context_token`), and its state.
+pub(crate) struct ContextSpeed {
+    /// Seconds per step per token of context of the decoding sequences.
+    slope: f64,
+    /// Per instance: the sum over its decoding requests of (context when decoding starts - the
+    /// clock value it starts at), so that their contexts sum to `k0 + n x clock`.
+    k0: Vec<f64>,
+    /// Per slot: its request's term of `k0`.
+    term: Vec<f64>,
+    /// Per instance: its next event is a refresh of its speed.
+    due: Vec<bool>,
 }
 
 pub(crate) struct Instances {
@@ -335,6 +359,8 @@ pub(crate) struct Instances {
     stack: Vec<u32>,
     /// Shared prefill (`PrefillMode::Shared`); `None`: prefill per slot.
     pub shared: Option<Box<SharedPrefill>>,
+    /// Context-dependent speed; `None`: the speed depends on the batch only.
+    pub ctx: Option<Box<ContextSpeed>>,
 }
 
 impl Instances {
@@ -391,6 +417,7 @@ impl Instances {
             idle: IdleSlots::new(k, per),
             stack: Vec::new(),
             shared: None,
+            ctx: None,
         }
     }
 
@@ -404,6 +431,9 @@ impl Instances {
     #[inline]
     pub fn rate(&self, i: usize) -> f64 {
         let b = (self.n[i].max(1) - 1) as usize;
+        if self.ctx.is_some() {
+            return self.context_rate(i);
+        }
         if let Some(sh) = self.shared.as_deref().filter(|sh| !sh.queue[i].is_empty()) {
             return sh.speed[b]; // prompts are prefilled in the same steps
         }
@@ -413,6 +443,62 @@ impl Instances {
     pub fn clock_at(&self, i: usize, t: f64) -> f64 {
         self.clock[i] + (t - self.run_from(i)).max(0.0) * self.rate(i)
     }
+    /// Context-dependent speed: instance `i`'s refresh interval in clock tokens (1/32 of its mean
+    /// context, at least one token) and the sum of its decoding sequences' contexts half-way
+    /// through it (the midpoint of the interval), from its state as of its last change.
+    #[inline]
+    fn context_window(&self, i: usize) -> (f64, f64) {
+        let cx = self.ctx.as_deref().expect("context speed");
+        let n = self.n[i] as f64;
+        let now = (cx.k0[i] + n * self.clock[i]).max(0.0);
+        let delta = if n > 0.0 { (now / n / 32.0).max(1.0) } else { 1.0 };
+        (delta, now + n * delta / 2.0)
+    }
+
+    /// Context-dependent speed: the decode speed of one sequence on instance `i` with its state as
+    /// of its last change (its step: `1 / speed(n)`, the slope times its decoding sequences'
+    /// contexts at the midpoint of its refresh interval, and a prompt chunk while prompts wait with
+    /// shared prefill).
+    #[cold]
+    fn context_rate(&self, i: usize) -> f64 {
+        let cx = self.ctx.as_deref().expect("context speed");
+        let b = self.n[i].max(1) as usize;
+        let (_, contexts) = self.context_window(i);
+        let mut step = 1.0 / self.speed_by_batch[b - 1] + cx.slope * contexts;
+        if let Some(sh) = self.shared.as_deref().filter(|sh| !sh.queue[i].is_empty()) {
+            step += (sh.budget - b as f64) / sh.rate;
+        }
+        1.0 / step
+    }
+
+    /// Shared prefill: the rate at which instance `i` prefills while prompts wait, tokens/s.
+    #[inline]
+    fn prefill_rate(&self, i: usize) -> f64 {
+        let sh = self.shared.as_deref().expect("shared prefill");
+        let n = self.n[i] as usize;
+        if self.ctx.is_none() || n == 0 {
+            return sh.prefill_rate[n];
+        }
+        (sh.budget - n as f64) * self.context_rate(i)
+    }
+
+    /// Context-dependent speed: the key of instance `i`'s next refresh (its clock 1/32 of its mean
+    /// context, at least one token, further) and the slot it is keyed on (the top of its heap).
+    #[cold]
+    fn refresh_key(&mut self, i: usize) -> Option<(u128, u32)> {
+        if self.hole == i {
+            self.fill_hole();
+        }
+        let n = self.n[i];
+        if n == 0 || self.len[i] == 0 {
+            return None;
+        }
+        let (delta, _) = self.context_window(i);
+        let (_, slot) = split(self.heap[i * self.per]);
+        let t = self.run_from(i) + delta / self.rate(i);
+        Some((key(t, (self.heap[i * self.per] >> 32) as u32), slot))
+    }
+
     /// When instance `i`'s clock (last brought up to date at `clock_t`) runs again: after a pause.
     #[inline]
     fn run_from(&self, i: usize) -> f64 {
@@ -430,9 +516,10 @@ impl Instances {
     }
     #[inline]
     pub fn advance(&mut self, i: usize, t: f64) {
-        if let Some(sh) = self.shared.as_deref_mut().filter(|sh| !sh.queue[i].is_empty()) {
+        if self.shared.as_deref().is_some_and(|sh| !sh.queue[i].is_empty()) {
             let dt = (t - self.clock_t[i].max(self.paused_until)).max(0.0);
-            sh.left[i] -= dt * sh.prefill_rate[self.n[i] as usize];
+            let served = dt * self.prefill_rate(i);
+            self.shared.as_deref_mut().expect("shared prefill").left[i] -= served;
         }
         self.clock[i] = self.clock_at(i, t);
         self.clock_t[i] = t;
@@ -482,6 +569,11 @@ impl Instances {
             }
             a.updates[i] += 1;
         }
+        if let Some(cx) = self.ctx.as_deref_mut() {
+            let term = kv_base - decode_start;
+            cx.term[slot as usize] = term;
+            cx.k0[i] += term;
+        }
         if self.hole == i {
             // the new request takes the place of the removed top
             self.hole = NO_HOLE;
@@ -526,6 +618,9 @@ impl Instances {
         let last = self.len[i] as usize - 1;
         self.len[i] -= 1;
         self.mark(i);
+        if let Some(cx) = self.ctx.as_deref_mut() {
+            cx.k0[i] = if self.len[i] == 0 { 0.0 } else { cx.k0[i] - cx.term[slot as usize] };
+        }
         if let Some(kv) = &mut self.kv {
             let a = &mut kv.approx;
             let su = slot as usize;
@@ -622,17 +717,34 @@ impl Instances {
                     }
                 }
             }
-            if let Some(sh) = self.shared.as_deref_mut() {
+            if self.shared.is_some() {
                 // the end of the front request's prefill, when it comes first
-                sh.due[i] = false;
-                if let Some(&h) = sh.queue[i].front() {
+                let sh = self.shared.as_deref().expect("shared prefill");
+                let next = sh.queue[i].front().map(|&h| (h, sh.left[i].max(0.0), sh.id[h as usize]));
+                let due = next.and_then(|(h, left, id)| {
                     let run = self.clock_t[i].max(self.paused_until);
-                    let kp = key(run + sh.left[i].max(0.0) / sh.prefill_rate[self.n[i] as usize], sh.id[h as usize]);
-                    if kp < k {
-                        (k, slot) = (kp, h);
-                        sh.due[i] = true;
+                    let kp = key(run + left / self.prefill_rate(i), id);
+                    (kp < k).then_some((kp, h))
+                });
+                if let Some((kp, h)) = due {
+                    (k, slot) = (kp, h);
+                    self.preempt[i] = true; // the pool hands it back (`Placement::internal`)
+                }
+                self.shared.as_deref_mut().expect("shared prefill").due[i] = due.is_some();
+            }
+            if self.ctx.is_some() {
+                if let Some((kr, s)) = self.refresh_key(i) {
+                    let cx = self.ctx.as_deref_mut().expect("context speed");
+                    cx.due[i] = kr < k;
+                    if kr < k {
+                        (k, slot) = (kr, s);
                         self.preempt[i] = true; // the pool hands it back (`Placement::internal`)
+                        if let Some(sh) = self.shared.as_deref_mut() {
+                            sh.due[i] = false;
+                        }
                     }
+                } else {
+                    self.ctx.as_deref_mut().expect("context speed").due[i] = false;
                 }
             }
             self.top.set(i, top_value(k, i));
@@ -960,6 +1072,15 @@ impl Placement for Instances {
         let per = sc.decode.slots_per_instance as usize;
         let mut b = Instances::new(sc.rollout_slots as usize, per, sc.speed_by_batch(), sc.decode.kv_cache_tokens);
         b.prompt = sc.prefill.prompt_tokens;
+        if sc.decode.s_per_context_token > 0.0 {
+            let (k, slots) = (sc.rollout_slots as usize / per, sc.rollout_slots as usize);
+            b.ctx = Some(Box::new(ContextSpeed {
+                slope: sc.decode.s_per_context_token,
+                k0: vec![0.0; k],
+                term: vec![0.0; slots],
+                due: vec![false; k],
+            }));
+        }
         if sc.prefill.mode == crate::scenario::PrefillMode::Shared {
             let (k, p) = (sc.rollout_slots as usize / per, &sc.prefill);
             let budget = p.max_num_batched_tokens as f64;
@@ -1031,6 +1152,7 @@ impl Placement for Instances {
                 // its prompt tokens join the instance's prefill queue
                 let tokens = prefill_s * sh.rate;
                 (sh.tokens[s], sh.todo[s], sh.id[s], sh.ds[s]) = (tokens, r.length - r.done, r.id, f64::INFINITY);
+                sh.base[s] = self.prompt + r.done;
                 if sh.queue[i].is_empty() {
                     sh.left[i] = tokens;
                 }
@@ -1089,9 +1211,15 @@ impl Placement for Instances {
     }
 
     /// Shared prefill: the front request of the instance of `slot` ends its prefill at `t` and
-    /// starts decoding.
+    /// starts decoding. Context-dependent speed: the instance's speed is refreshed at `t`.
     fn internal(&mut self, slot: u32, t: f64) -> bool {
         let i = self.inst(slot as usize);
+        if let Some(cx) = self.ctx.as_deref_mut().filter(|cx| cx.due[i]) {
+            cx.due[i] = false;
+            self.advance(i, t);
+            self.mark(i);
+            return true;
+        }
         if !self.shared.as_deref().is_some_and(|sh| sh.due[i]) {
             return false;
         }
@@ -1105,9 +1233,9 @@ impl Placement for Instances {
             sh.left[i] = sh.tokens[h as usize];
         }
         sh.ds[s as usize] = c;
-        let (todo, id) = (sh.todo[s as usize], sh.id[s as usize]);
+        let (todo, id, base) = (sh.todo[s as usize], sh.id[s as usize], sh.base[s as usize]);
         self.set_n(i, self.n[i] + 1);
-        self.push(s, c + todo, id, self.prompt, c);
+        self.push(s, c + todo, id, base, c);
         true
     }
 

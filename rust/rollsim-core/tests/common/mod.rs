@@ -443,6 +443,7 @@ pub fn scenario(seed: u64, kinds: LengthKinds) -> Scenario {
             } else {
                 0.0
             },
+            ..Decode::default()
         }
     } else {
         let d = Decode::default();
@@ -451,6 +452,7 @@ pub fn scenario(seed: u64, kinds: LengthKinds) -> Scenario {
             slowdown_per_seq: d.slowdown_per_seq,
             throughput_table: d.throughput_table,
             kv_cache_tokens: d.kv_cache_tokens,
+            ..Decode::default()
         }
     };
     if let Some(&(_, tp)) = decode.throughput_table.first() {
