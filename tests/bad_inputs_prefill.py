@@ -11,8 +11,6 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("shared prefill", f"Scenario({_SHARED})", "ScenarioError",
      "prefill_mode: 'shared' shares an instance's steps between prefill and decoding: it needs slots_per_instance > 0, "
      "got slots_per_instance=0"),
-    ("shared prefill", f"Scenario({_SHARED}, slots_per_instance=8, kv_cache_tokens=1e6)", "ScenarioError",
-     "prefill_mode: 'shared' does not model KV capacity: it needs kv_cache_tokens = None, got 1000000.0"),
     ("shared prefill", f"Scenario({_SHARED}, slots_per_instance=256, max_num_batched_tokens=256)", "ScenarioError",
      "max_num_batched_tokens: must be > slots_per_instance (256) with prefill_mode = 'shared' (a step holds every "
      "decoding sequence's token and at least one prompt token), got 256"),

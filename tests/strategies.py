@@ -179,10 +179,8 @@ def every_field_scenarios(draw, pipeline=pipelines):
         v["kv_cache_tokens"] = v["kv_cache_tokens"] * (v["prompt_tokens"] + longest + 1.0)
     if "max_num_batched_tokens" in changed:  # the budget of shared steps
         v["prefill_mode"] = "shared"
-    if v["prefill_mode"] == "shared":  # shared prefill: instances, no KV capacity
-        if v["slots_per_instance"] == 0:
-            v["slots_per_instance"] = draw(st.sampled_from(_divisors(v["rollout_slots"])))
-        v["kv_cache_tokens"] = None
+    if v["prefill_mode"] == "shared" and v["slots_per_instance"] == 0:  # shared prefill: instances
+        v["slots_per_instance"] = draw(st.sampled_from(_divisors(v["rollout_slots"])))
     if v["prefill_mode"] == "per_slot":
         v["max_num_batched_tokens"] = SCHEMA_FIELDS["max_num_batched_tokens"]["default"]
     else:

@@ -265,8 +265,9 @@ class Scenario:
         lasts ``1 / decode_speed(b) + chunk / prefill_tokens_per_s`` seconds: the decoding
         sequences slow by the share of the step the chunk takes, and long prompts stall them. A
         request decodes once its whole prompt is prefilled (steps are fluid: a prompt's last chunk
-        is not rounded up to a whole step). Not with ``kv_cache_tokens`` (the KV of requests in
-        prefill is not modelled yet).
+        is not rounded up to a whole step). With ``kv_cache_tokens``, a request in the prefill queue
+        holds the KV of its prompt + tokens done from its admission; preemption takes the most
+        recently admitted *decoding* sequence.
     max_num_batched_tokens : int, in [2, 2**24]
         ``prefill_mode="shared"``: tokens per engine step (vLLM ``max_num_batched_tokens``; its
         default 8192 is vLLM's for an API server on an H100-class GPU, ``vllm/engine/arg_utils.py``),
@@ -423,9 +424,6 @@ class Scenario:
         if spi == 0:
             raise invalid("prefill_mode", "'shared' shares an instance's steps between prefill and decoding: it needs "
                                           "slots_per_instance > 0, got slots_per_instance=0")
-        if self.kv_cache_tokens is not None:
-            raise invalid("prefill_mode", "'shared' does not model KV capacity: it needs kv_cache_tokens = None, got "
-                                          f"{self.kv_cache_tokens!r}")
         if budget <= spi:
             raise invalid("max_num_batched_tokens", f"must be > slots_per_instance ({spi}) with prefill_mode = 'shared' "
                                                     "(a step holds every decoding sequence's token and at least one "

@@ -215,10 +215,7 @@ class Deployment:
         * colocated: ``weight_sync_s`` grows by :meth:`switch_s` (synchronous pipeline only).
         * ``prefill_mode="shared"``: the engine prefills the prompts in the steps it shares with
           decoding (:attr:`rollsim.Scenario.prefill_mode`) at :meth:`prefill_tokens_per_s`, so the
-          table has no prefill term; the engine does not combine shared prefill with a KV capacity,
-          so the instance's KV room becomes its slots: ``slots_per_instance`` is the running
-          sequences that fit at the mean context (:func:`rollsim.hardware.serving.max_batch`,
-          capped by ``max_num_seqs``) and ``kv_cache_tokens`` is None.
+          table has no prefill term (the KV capacity and slots as above).
         * ``context="per_token"``: the table is the step without context (no KV read, no attention
           over it) and ``decode_s_per_context_token`` the seconds a step adds per token of its
           sequences' contexts (:meth:`context_s_per_token`), so that answers slow as they grow
@@ -288,10 +285,6 @@ class Deployment:
         if context not in ("mean", "per_token"):
             raise invalid("context", f"must be 'mean' or 'per_token', got {context!r}")
         per_token = context == "per_token"
-        if shared:  # the KV room as slots (the engine's shared prefill has no KV capacity)
-            spi = serving.max_batch(self.spec, self.accelerator, tp=self.rollout_tp, context_tokens=ctx,
-                                    max_num_seqs=spi, gpu_memory_utilization=self.gpu_memory_utilization,
-                                    engine=self.engine)
         table = serving.decode_throughput_table(self.spec, self.accelerator, tp=self.rollout_tp,
                                                 context_tokens=0.0 if per_token else ctx, max_seqs=spi, engine=self.engine,
                                                 prefill_tokens_per_token=0.0 if shared else pt / (g * mean))
@@ -306,7 +299,7 @@ class Deployment:
         if per_token:
             fields["decode_s_per_context_token"] = self.context_s_per_token(ctx)
         if shared:
-            fields.update(kv_cache_tokens=None, prefill_mode="shared", max_num_batched_tokens=max_num_batched_tokens,
+            fields.update(prefill_mode="shared", max_num_batched_tokens=max_num_batched_tokens,
                           prefill_tokens_per_s=self.prefill_tokens_per_s(pt, max_num_batched_tokens) if pt else math.inf)
         fields.update(scenario_fields)
         if self.colocated:

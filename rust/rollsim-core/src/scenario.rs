@@ -215,7 +215,9 @@ pub enum PrefillMode {
     /// prefill_tokens_per_s`: decoding slows by the share of the step the chunk takes, and the
     /// prompts are prefilled at `chunk / step` tokens/s (at `prefill_tokens_per_s` when nothing
     /// decodes). A request decodes once its whole prompt is prefilled (fluid steps: the last
-    /// chunk of a prompt is not rounded to a step).
+    /// chunk of a prompt is not rounded to a step). With KV capacity, a request in the queue holds
+    /// the KV of its prompt + tokens done from its admission; preemption takes the most recently
+    /// admitted decoding request.
     Shared,
 }
 
@@ -602,15 +604,6 @@ impl Scenario {
                 "prefill_mode",
                 "'shared' shares an instance's steps between prefill and decoding: it needs slots_per_instance > 0, \
                  got slots_per_instance=0",
-            ));
-        }
-        if self.decode.kv_cache_tokens > 0.0 {
-            return Err(Error::field(
-                "prefill_mode",
-                format!(
-                    "'shared' does not model KV capacity: it needs kv_cache_tokens = None, got {}",
-                    show(self.decode.kv_cache_tokens)
-                ),
             ));
         }
         if p.max_num_batched_tokens <= spi {

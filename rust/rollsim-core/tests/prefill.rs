@@ -69,6 +69,23 @@ fn one_request_prefills_while_another_decodes() {
 }
 
 #[test]
+fn kv_capacity_counts_the_prompts_in_prefill() {
+    // As in the first golden, with 2,060 tokens of KV: A and B are admitted at once (B's prompt
+    // fits beside A's: 1,000 + 1,000 + 1), and both prompts hold KV while they wait. At 1.2 s the
+    // KV is 2,000 + 10 (A's tokens), then grows by 20 tokens/s: full at 3.7 s (A 35 tokens, B 25),
+    // when B (admitted last) is preempted. B's 1,000 + 25 + 1 tokens fit once A ends (5.2 s): its
+    // context is prefilled again (1,025 tokens, alone: 0.1025 s) and its last 25 tokens end at
+    // 5.2 + 0.1025 + 2.5 = 7.8025 s.
+    let sc =
+        Scenario { decode: Decode { slots_per_instance: 2, kv_cache_tokens: 2060.0, ..Decode::default() }, ..two(101) };
+    let r = run_simple(&sc, &RunOptions::default()).unwrap();
+    let s = r.samples.as_ref().unwrap();
+    assert!(close(s.finish_s[0], 5.2) && close(s.finish_s[1], 7.8025), "finish {:?}", &s.finish_s);
+    assert_eq!((r.summary.preemptions, r.summary.tokens_recomputed), (1, 1025.0));
+    assert!(close(r.summary.kv_wait_s, 5.2 - 3.7), "KV wait {}", r.summary.kv_wait_s);
+}
+
+#[test]
 fn decoding_speed_depends_on_the_batch_while_prompts_wait() {
     // A measured table: 10 tokens/s alone, 16 tokens/s (8 each) for two. B arrives at 0.1 s behind
     // A's prefill as above; while B's prompt waits, a step of one decode token and 100 prompt tokens
@@ -157,10 +174,11 @@ fn shared_prefill_under_every_update_mode_keeps_the_books() {
         OnUpdate::KeepRecompute,
         OnUpdate::KeepStale,
     ] {
-        for pause in [0.0, 7.0] {
+        for (pause, kv) in [(0.0, 0.0), (7.0, 0.0), (0.0, 40_000.0), (7.0, 60_000.0)] {
             let sc = Scenario {
                 pipeline: Pipeline::FullyAsync(Streaming { on_update, max_staleness: Some(1), ..Streaming::default() }),
                 prefill: Prefill { prefill_tokens_per_s: 4000.0, mode: PrefillMode::Shared, ..grouped().prefill },
+                decode: Decode { kv_cache_tokens: kv, ..grouped().decode },
                 rollout_pause_s: pause,
                 horizon_s: 3600.0,
                 ..grouped()
@@ -171,6 +189,8 @@ fn shared_prefill_under_every_update_mode_keeps_the_books() {
             let total = s.tokens_trained + s.tokens_wasted + s.tokens_pending;
             assert!(close(s.tokens_generated, total), "{on_update:?}: {} != {total}", s.tokens_generated);
             assert!(s.tokens_prefilled >= 500.0 * (s.samples_started / 4) as f64, "{on_update:?}");
+            let full = s.preemptions > 0 || s.kv_wait_s > 0.0;
+            assert!(kv == 0.0 || on_update != OnUpdate::Continue || full, "{on_update:?}: KV never full");
         }
     }
 }
@@ -183,12 +203,6 @@ fn shared_prefill_is_refused_where_it_does_not_apply() {
         msg(no_instances),
         "prefill_mode: 'shared' shares an instance's steps between prefill and decoding: it needs \
          slots_per_instance > 0, got slots_per_instance=0"
-    );
-    let kv =
-        Scenario { decode: Decode { slots_per_instance: 2, kv_cache_tokens: 5000.0, ..Decode::default() }, ..two(101) };
-    assert_eq!(
-        msg(kv),
-        "prefill_mode: 'shared' does not model KV capacity: it needs kv_cache_tokens = None, got 5000.0"
     );
     assert_eq!(
         msg(two(2)),

@@ -221,6 +221,9 @@ pub(crate) struct Kv {
     cached: Vec<f64>,
     lru: Vec<VecDeque<(u32, f64)>>,
     evictions: u64,
+    /// Shared prefill: per instance, the KV held by requests in its prefill queue (prompt +
+    /// tokens done each, from their admission).
+    prefilling: Vec<f64>,
 }
 
 /// The KV each instance holds, kept up to date incrementally (and so only approximately: its
@@ -404,6 +407,7 @@ impl Instances {
                 cached: vec![0.0; k],
                 lru: vec![VecDeque::new(); k],
                 evictions: 0,
+                prefilling: vec![0.0; k],
                 approx: KvApprox {
                     held: vec![0.0; k],
                     n_dec: vec![0; k],
@@ -849,6 +853,7 @@ impl Instances {
             .map(|(_, s)| kv.base[s as usize] + (c - kv.ds[s as usize]).max(0.0))
             .sum::<f64>()
             + kv.cached[i]
+            + kv.prefilling[i]
     }
 
     /// Recomputes instance `i`'s approximate sums from its running requests, but the one at heap
@@ -898,7 +903,8 @@ impl Instances {
             magnitude += x.abs() + ds.abs();
         }
         let rounding = (RESYNC_EVERY as f64 + 2.0 * self.per as f64 + 64.0) * 8.0 * f64::EPSILON;
-        (used + kv.cached[i], 1e-6 * kv.cap + 1e-6 + rounding * (magnitude + kv.cap + kv.cached[i]))
+        let other = kv.cached[i] + kv.prefilling[i];
+        (used + other, 1e-6 * kv.cap + 1e-6 + rounding * (magnitude + kv.cap + other))
     }
 
     /// When instance `i`'s KV reaches capacity if nothing else changes: (time, the slot and sample
@@ -911,7 +917,7 @@ impl Instances {
         let base = i * self.per;
         let (t, c, rate) = (self.run_from(i), self.clock[i], self.rate(i));
         let kv = self.kv.as_mut().expect("KV capacity");
-        let (mut used, mut m) = (kv.cached[i], 0u32);
+        let (mut used, mut m) = (kv.cached[i] + kv.prefilling[i], 0u32);
         let mut victim = (0u64, 0u32, 0u32);
         kv.scratch.clear();
         for (k, s) in self.heap[base..base + len].iter().map(|&e| split(e)) {
@@ -1042,6 +1048,10 @@ impl Instances {
                 }
             }
             sh.ds[slot] = 0.0;
+            let (empty, base) = (q.is_empty(), sh.base[slot]);
+            if let Some(kv) = self.kv.as_mut() {
+                kv.prefilling[i] = if empty { 0.0 } else { kv.prefilling[i] - base };
+            }
             self.mark(i);
             return;
         }
@@ -1157,6 +1167,9 @@ impl Placement for Instances {
                     sh.left[i] = tokens;
                 }
                 sh.queue[i].push_back(slot);
+                if let Some(kv) = self.kv.as_mut() {
+                    kv.prefilling[i] += self.prompt + r.done;
+                }
                 r.decode_start = f64::INFINITY;
                 self.mark(i);
                 return;
@@ -1234,6 +1247,10 @@ impl Placement for Instances {
         }
         sh.ds[s as usize] = c;
         let (todo, id, base) = (sh.todo[s as usize], sh.id[s as usize], sh.base[s as usize]);
+        let empty = sh.queue[i].is_empty();
+        if let Some(kv) = self.kv.as_mut() {
+            kv.prefilling[i] = if empty { 0.0 } else { kv.prefilling[i] - base };
+        }
         self.set_n(i, self.n[i] + 1);
         self.push(s, c + todo, id, base, c);
         true
