@@ -281,7 +281,8 @@ class Scenario:
         constant: it is re-evaluated at every change of the instance and whenever its clock has
         advanced by 1/32 of its mean context, at the midpoint of that interval (one answer of
         1,000 tokens after a 1,000-token prompt lands within 2e-4 of the integral). With
-        ``prefill_mode="shared"``, prompt chunks add to the same step.
+        ``prefill_mode="shared"``, prompt chunks add to the same step; with per-slot prefill, a
+        request still in its prefill counts with its context less the prefill's clock tokens ahead.
 
     The ranges keep every summary value finite for any combination of accepted values (answer
     lengths within the bounds of :class:`LogNormal` / :class:`Empirical`): durations stay far below
