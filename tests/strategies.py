@@ -119,6 +119,7 @@ _VALUES = {
     "prompt_tokens": st.sampled_from([50.0, 500.0]),
     "prefill_tokens_per_s": st.sampled_from([500.0, 5000.0]),
     "decode_slowdown_per_seq": st.floats(0.001, 0.2),
+    "decode_s_per_context_token": st.floats(1e-8, 1e-5),
     "rollout_pause_s": st.floats(0.0, 20.0),
     "kv_cache_tokens": st.floats(1.0, 3.0),  # times the least capacity that fits a request
 }
@@ -165,7 +166,8 @@ def every_field_scenarios(draw, pipeline=pipelines):
     lens = draw(st.one_of(lognormals, st.builds(Empirical, values=st.lists(st.integers(50, 20000), min_size=1,
                                                                           max_size=40))))
     if v["slots_per_instance"] == 0:  # these describe instances
-        v.update(decode_slowdown_per_seq=0.0, decode_throughput_table=None, kv_cache_tokens=None)
+        v.update(decode_slowdown_per_seq=0.0, decode_throughput_table=None, kv_cache_tokens=None,
+                 decode_s_per_context_token=0.0)
     elif "decode_throughput_table" in changed:
         spi = v["slots_per_instance"]
         one = v["decode_tokens_per_s"]
@@ -175,6 +177,14 @@ def every_field_scenarios(draw, pipeline=pipelines):
     if v["kv_cache_tokens"] is not None:
         longest = lens.max_tokens if isinstance(lens, LogNormal) else float(lens.values.max())
         v["kv_cache_tokens"] = v["kv_cache_tokens"] * (v["prompt_tokens"] + longest + 1.0)
+    if "max_num_batched_tokens" in changed:  # the budget of shared steps
+        v["prefill_mode"] = "shared"
+    if v["prefill_mode"] == "shared" and v["slots_per_instance"] == 0:  # shared prefill: instances
+        v["slots_per_instance"] = draw(st.sampled_from(_divisors(v["rollout_slots"])))
+    if v["prefill_mode"] == "per_slot":
+        v["max_num_batched_tokens"] = SCHEMA_FIELDS["max_num_batched_tokens"]["default"]
+    else:
+        v["max_num_batched_tokens"] = max(v["max_num_batched_tokens"], v["slots_per_instance"] + 1)
     pipe = draw(pipeline)
     if not (isinstance(pipe, FullyAsync) and pipe.max_staleness is not None):
         v["staleness_check"] = "start"  # "finish" changes how a cap is checked: it needs one

@@ -26,7 +26,8 @@ UNITS = {"tokens/s", "seconds", "seconds/token", "tokens", ""}
 def needs(field: str) -> dict:
     """What a field needs besides itself to be checked (instances for the KV capacity and the
     batched slowdown)."""
-    return {"slots_per_instance": 8} if field in ("kv_cache_tokens", "decode_slowdown_per_seq") else {}
+    return {"slots_per_instance": 8} if field in ("kv_cache_tokens", "decode_slowdown_per_seq",
+                                                 "decode_s_per_context_token") else {}
 
 
 def python_error(**kw) -> str:

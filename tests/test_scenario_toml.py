@@ -76,6 +76,15 @@ def samples(lengths_file):
     out["kv_cache_tokens"] = (["--slots-per-instance", "64", "--kv-cache-tokens", "50000"],
                               {"slots_per_instance": 64, "kv_cache_tokens": 50000.0},
                               lambda sc: sc.kv_cache_tokens, 50000.0)
+    out["prefill_mode"] = (["--slots-per-instance", "64", "--prefill-mode", "shared"],
+                           {"slots_per_instance": 64, "prefill_mode": "shared"}, lambda sc: sc.prefill_mode, "shared")
+    out["max_num_batched_tokens"] = (["--slots-per-instance", "64", "--prefill-mode", "shared",
+                                      "--max-num-batched-tokens", "2048"],
+                                     {"slots_per_instance": 64, "prefill_mode": "shared", "max_num_batched_tokens": 2048},
+                                     lambda sc: sc.max_num_batched_tokens, 2048)
+    out["decode_s_per_context_token"] = (["--slots-per-instance", "64", "--decode-s-per-context-token", "1e-07"],
+                                         {"slots_per_instance": 64, "decode_s_per_context_token": 1e-07},
+                                         lambda sc: sc.decode_s_per_context_token, 1e-07)
     ds = datasets.by_name("deepseek-r1")
     out["lengths"] = (["--lengths", "deepseek-r1"], {"lengths": {"dataset": "deepseek-r1"}},
                       lambda sc: sc.lengths, ds)

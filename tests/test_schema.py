@@ -93,7 +93,9 @@ def test_the_wire_dict_s_keys_and_defaults_are_the_schema_s():
                      slots_per_instance=8, decode_slowdown_per_seq=0.01, rollout_pause_s=1.0,
                      kv_cache_tokens=1e6, sync_every=2, staleness_check="finish",
                      pipeline=FullyAsync(max_staleness=1))
-    assert set(every.to_dict()) == set(FIELDS) - {"decode_throughput_table", "agentic", "train"}
+    shared = Scenario(slots_per_instance=8, prefill_mode="shared", max_num_batched_tokens=64,
+                      decode_s_per_context_token=1e-7).to_dict()
+    assert set(every.to_dict()) | set(shared) == set(FIELDS) - {"decode_throughput_table", "agentic", "train"}
     assert "agentic" in Scenario(agentic=Agentic()).to_dict()
     assert "train" in Scenario(train=TrainRanks()).to_dict()
 

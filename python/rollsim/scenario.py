@@ -188,7 +188,8 @@ class Scenario:
     prompt_tokens : float, in [0, 1e9]
         Prompt length, tokens (prefilled before the first answer token).
     prefill_tokens_per_s : float, in [1e-6, 1e12] or math.inf
-        Prefill throughput of one slot, tokens/s; ``math.inf`` (default) makes prefill free.
+        Prefill throughput of one slot, tokens/s (with ``prefill_mode="shared"``: of one instance,
+        shared by its requests); ``math.inf`` (default) makes prefill free.
     prefix_sharing : bool
         The answers of a group share the prompt's KV (prefix cache): only the first pays the
         prompt prefill (until the cache is cleared).
@@ -263,6 +264,35 @@ class Scenario:
         the rollout's version when each answer was emitted (the check miles replaced in
         radixark/miles#2296: it lets groups started one version earlier through). Needs a
         ``FullyAsync`` pipeline with ``max_staleness``.
+    prefill_mode : "per_slot" | "shared"
+        Where prefill runs. ``"per_slot"`` (default): each request prefills on its slot at
+        ``prefill_tokens_per_s``, whatever the other slots do. ``"shared"`` (needs
+        ``slots_per_instance``): prefill is a shared, compute-bound resource of the instance, as in
+        vLLM / SGLang chunked prefill: its requests' prompt tokens wait in one queue (first come,
+        first served), prefilled at ``prefill_tokens_per_s`` *of the instance* in the steps it runs
+        for its decoding sequences. With ``b`` sequences decoding and prompts waiting, a step
+        carries their ``b`` tokens and a chunk of ``max_num_batched_tokens - b`` prompt tokens and
+        lasts ``1 / decode_speed(b) + chunk / prefill_tokens_per_s`` seconds: the decoding
+        sequences slow by the share of the step the chunk takes, and long prompts stall them. A
+        request decodes once its whole prompt is prefilled (steps are fluid: a prompt's last chunk
+        is not rounded up to a whole step). With ``kv_cache_tokens``, a request in the prefill queue
+        holds the KV of its prompt + tokens done from its admission; preemption takes the most
+        recently admitted *decoding* sequence.
+    max_num_batched_tokens : int, in [2, 2**24]
+        ``prefill_mode="shared"``: tokens per engine step (vLLM ``max_num_batched_tokens``; its
+        default 8192 is vLLM's for an API server on an H100-class GPU, ``vllm/engine/arg_utils.py``),
+        decode tokens first and prompt chunks in the rest; must be greater than
+        ``slots_per_instance``. Refused with ``prefill_mode="per_slot"`` unless at its default.
+    decode_s_per_context_token : float, in [0, 1]
+        With ``slots_per_instance``: seconds an instance's decode step adds per token of context of
+        its decoding sequences (prompt + tokens so far, summed over them: the KV cache a step
+        reads), on top of the batch's ``1 / decode_speed(n)``; so long answers slow as they grow.
+        0 (default): the speed depends on the batch only. The engine keeps the speed piecewise
+        constant: it is re-evaluated at every change of the instance and whenever its clock has
+        advanced by 1/32 of its mean context, at the midpoint of that interval (one answer of
+        1,000 tokens after a 1,000-token prompt lands within 2e-4 of the integral). With
+        ``prefill_mode="shared"``, prompt chunks add to the same step; with per-slot prefill, a
+        request still in its prefill counts with its context less the prefill's clock tokens ahead.
     weight_sync : rollsim.sync.WeightSync, optional
         The weight sync as a cluster instead of numbers: a :class:`rollsim.sync.Cluster`, an
         estimate of one (:func:`rollsim.sync.estimate`, :func:`rollsim.sync.estimate_stack`), a
@@ -317,6 +347,9 @@ class Scenario:
     agentic: Agentic | None = None
     sync_every: int = _default("sync_every")
     staleness_check: Literal["start", "finish"] = _default("staleness_check")
+    prefill_mode: Literal["per_slot", "shared"] = _default("prefill_mode")
+    max_num_batched_tokens: int = _default("max_num_batched_tokens")
+    decode_s_per_context_token: float = _default("decode_s_per_context_token")
     train: TrainRanks | None = None
     weight_sync: WeightSync | None = None
 
@@ -374,6 +407,11 @@ class Scenario:
                                                      and self.pipeline.max_staleness is not None):
             raise invalid("staleness_check", "'finish' changes how max_staleness is checked: it needs "
                                              f"FullyAsync(max_staleness=...), got pipeline {self.pipeline!r}")
+        self._check_prefill_mode()
+        set_(self, "decode_s_per_context_token", _field("decode_s_per_context_token", self.decode_s_per_context_token))
+        if self.decode_s_per_context_token > 0 and spi == 0:
+            raise invalid("decode_s_per_context_token", "needs slots_per_instance > 0 (the instances whose steps it "
+                                                        "lengthens), got slots_per_instance=0")
         if self.agentic is not None:
             if not isinstance(self.agentic, Agentic):
                 raise invalid("agentic", f"must be None or Agentic(...), got {self.agentic!r}")
@@ -415,6 +453,26 @@ class Scenario:
             raise invalid("decode_tokens_per_s",
                           f"must equal decode_throughput_table's speed at one sequence ({table[0][1]} tokens/s) "
                           f"when the table is set, got {self.decode_tokens_per_s}")
+
+    def _check_prefill_mode(self) -> None:
+        if self.prefill_mode not in ("per_slot", "shared"):
+            raise invalid("prefill_mode", f"must be 'per_slot' or 'shared', got {self.prefill_mode!r}")
+        budget = _check.integer("max_num_batched_tokens", self.max_num_batched_tokens,
+                                *_int_range("max_num_batched_tokens"))
+        object.__setattr__(self, "max_num_batched_tokens", budget)
+        spi = self.slots_per_instance
+        if self.prefill_mode == "per_slot":
+            if budget != _default("max_num_batched_tokens"):
+                raise invalid("max_num_batched_tokens", f"applies only with prefill_mode = 'shared' (the budget of a "
+                                                        f"shared step), got {budget} with prefill_mode = 'per_slot'")
+            return
+        if spi == 0:
+            raise invalid("prefill_mode", "'shared' shares an instance's steps between prefill and decoding: it needs "
+                                          "slots_per_instance > 0, got slots_per_instance=0")
+        if budget <= spi:
+            raise invalid("max_num_batched_tokens", f"must be > slots_per_instance ({spi}) with prefill_mode = 'shared' "
+                                                    "(a step holds every decoding sequence's token and at least one "
+                                                    f"prompt token), got {budget}")
 
     def _check_kv_cache(self) -> None:
         kv = self.kv_cache_tokens
@@ -545,6 +603,9 @@ class Scenario:
             "kv_cache_tokens": self.kv_cache_tokens,
             "sync_every": self.sync_every,
             "staleness_check": self.staleness_check,
+            "prefill_mode": self.prefill_mode,
+            "max_num_batched_tokens": self.max_num_batched_tokens,
+            "decode_s_per_context_token": self.decode_s_per_context_token,
         }
         if self.agentic is not None:
             d["agentic"] = self.agentic.to_dict()

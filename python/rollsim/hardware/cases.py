@@ -16,7 +16,7 @@ from . import serving
 __all__ = ["deployment_cases"]
 
 
-def deployment_cases(names: list[str] | None = None) -> pl.DataFrame:
+def deployment_cases(names: list[str] | None = None, *, context: str = "mean") -> pl.DataFrame:
     """The verl cases of :mod:`rollsim.validation` rebuilt from a :class:`~rollsim.hardware.Deployment`
     (Qwen2.5-7B on H20, one vLLM instance of TP 1 per rollout GPU, ``max_num_seqs`` 1024) instead of
     the dense roofline: each scenario's decoding becomes the deployment's ``decode_throughput_table``
@@ -31,6 +31,10 @@ def deployment_cases(names: list[str] | None = None) -> pl.DataFrame:
     ----------
     names : list of str, optional
         Case names (default: every ``verl_*`` case of ``rollsim.validation.CASE_NAMES``).
+    context : "mean" | "per_token"
+        ``"mean"`` (default): the table at the mean context. ``"per_token"``: the table without
+        context and ``decode_s_per_context_token`` from the deployment
+        (:meth:`~rollsim.hardware.Deployment.context_s_per_token`), so that answers slow as they grow.
 
     Returns
     -------
@@ -49,16 +53,21 @@ def deployment_cases(names: list[str] | None = None) -> pl.DataFrame:
     from .deployment import Deployment
 
     names = names or [n for n in V.CASE_NAMES if n.startswith("verl")]
+    if context not in ("mean", "per_token"):
+        raise invalid("context", f"must be 'mean' or 'per_token', got {context!r}")
+    per_token = context == "per_token"
     d = Deployment(model="Qwen2.5-7B", gpu="H20", rollout_gpus=1, rollout_tp=1, max_num_seqs=1024)
     prompt = 200.0
 
     def swap(sc: Any, mean: float) -> Any:
         lengths = V._lengths(mean, sc.lengths.max_tokens)
         ctx = prompt + lengths.mean_tokens() / 2
-        table = serving.decode_throughput_table(d.spec, d.accelerator, context_tokens=ctx, max_seqs=sc.slots_per_instance,
+        table = serving.decode_throughput_table(d.spec, d.accelerator, context_tokens=0.0 if per_token else ctx,
+                                                max_seqs=sc.slots_per_instance,
                                                 prefill_tokens_per_token=prompt / (sc.group_size * lengths.mean_tokens()))
         return sc.replace(decode_tokens_per_s=table[0][1], decode_slowdown_per_seq=0.0, decode_throughput_table=table,
-                          kv_cache_tokens=float(int(d.kv_capacity_tokens(context_tokens=ctx))), lengths=lengths)
+                          kv_cache_tokens=float(int(d.kv_capacity_tokens(context_tokens=ctx))), lengths=lengths,
+                          decode_s_per_context_token=d.context_s_per_token(ctx) if per_token else 0.0)
 
     recs = []
     for n in names:

@@ -155,6 +155,28 @@ class Deployment:
                                           gpu_memory_utilization=self.gpu_memory_utilization, engine=self.engine,
                                           context_tokens=context_tokens)
 
+    def prefill_tokens_per_s(self, prompt_tokens: float, chunk_tokens: float = 8192.0) -> float:
+        """Prefill throughput of one instance, tokens/s, as a shared step resource: ``chunk_tokens``
+        over the seconds a chunk of that many prompt tokens (attending to half the prompt: causal
+        attention within it) adds to a decode step of one sequence (the weights are read once for
+        both). The ``prefill_tokens_per_s`` of a ``prefill_mode="shared"`` scenario."""
+        pt = _check.number("prompt_tokens", prompt_tokens, allow_zero=True)
+        c = _check.number("chunk_tokens", chunk_tokens)
+        with_chunk = serving.step_time(self.spec, self.accelerator, tp=self.rollout_tp, batch=1.0, context_tokens=pt,
+                                       prefill_tokens=c, prefill_context_tokens=pt / 2.0, engine=self.engine)
+        return c / (with_chunk["total_s"] - self.step_breakdown(1.0, pt)["total_s"])
+
+    def context_s_per_token(self, context_tokens: float) -> float:
+        """Seconds a decode step adds per token of context of its sequences (their KV read and the
+        attention over it): the secant of a one-sequence step from no context to
+        ``context_tokens`` (exact for full attention, where both terms are linear in the context;
+        sliding-window layers stop growing at their window). The ``decode_s_per_context_token``
+        of a scenario; 0 for no context."""
+        c = _check.number("context_tokens", context_tokens, allow_zero=True)
+        if c == 0:
+            return 0.0
+        return (self.step_breakdown(1.0, c)["total_s"] - self.step_breakdown(1.0, 0.0)["total_s"]) / c
+
     def prefill_s(self, tokens: float) -> float:
         """Seconds to the first token of one lone request of ``tokens`` prompt tokens."""
         return serving.prefill_s(self.spec, self.accelerator, tp=self.rollout_tp, tokens=tokens, engine=self.engine)
@@ -181,6 +203,7 @@ class Deployment:
     # ----------------------------------------------------------------------------------------- scenario
     def scenario(self, *, lengths: LogNormal | Empirical, prompts_per_step: int, group_size: int = 1,
                  prompt_tokens: float = 0.0, pipeline: Any = None, per_rank: bool = True,
+                 prefill_mode: str = "per_slot", max_num_batched_tokens: int = 8192, context: str = "mean",
                  **scenario_fields: Any) -> Any:
         """A :class:`rollsim.Scenario` of this deployment.
 
@@ -198,6 +221,13 @@ class Deployment:
           and ``train_s_per_token`` from :func:`rollsim.hardware.training.engine_train_params` at
           the mean sequence length, ranks taken as even.
         * colocated: ``weight_sync_s`` grows by :meth:`switch_s` (synchronous pipeline only).
+        * ``prefill_mode="shared"``: the engine prefills the prompts in the steps it shares with
+          decoding (:attr:`rollsim.Scenario.prefill_mode`) at :meth:`prefill_tokens_per_s`, so the
+          table has no prefill term (the KV capacity and slots as above).
+        * ``context="per_token"``: the table is the step without context (no KV read, no attention
+          over it) and ``decode_s_per_context_token`` the seconds a step adds per token of its
+          sequences' contexts (:meth:`context_s_per_token`), so that answers slow as they grow
+          instead of being priced at the mean context.
 
         Parameters
         ----------
@@ -214,6 +244,14 @@ class Deployment:
         per_rank : bool
             Simulate each step's data-parallel ranks (:class:`rollsim.TrainRanks`), or a step
             linear in the batch's tokens (``False``).
+        prefill_mode : "per_slot" | "shared"
+            ``"per_slot"`` (default): prefill folded into the decode table as above. ``"shared"``:
+            see above.
+        max_num_batched_tokens : int
+            Tokens per engine step with ``prefill_mode="shared"`` (vLLM's name; 8192 its API-server
+            default on H100-class GPUs).
+        context : "mean" | "per_token"
+            ``"mean"`` (default): the table at the mean context. ``"per_token"``: see above.
         **scenario_fields
             Any other :class:`rollsim.Scenario` field (``horizon_s``, ``seed``, ``weight_sync_s``, ...).
 
@@ -253,9 +291,15 @@ class Deployment:
                                              f"{kv:.0f} tokens of KV cache, less than one request's {need:.0f} "
                                              "(prompt + longest answer + 1); raise rollout_tp or "
                                              "gpu_memory_utilization, or cap the lengths")
-        table = serving.decode_throughput_table(self.spec, self.accelerator, tp=self.rollout_tp, context_tokens=ctx,
-                                                max_seqs=spi, engine=self.engine,
-                                                prefill_tokens_per_token=pt / (g * mean))
+        if prefill_mode not in ("per_slot", "shared"):
+            raise invalid("prefill_mode", f"must be 'per_slot' or 'shared', got {prefill_mode!r}")
+        shared = prefill_mode == "shared"
+        if context not in ("mean", "per_token"):
+            raise invalid("context", f"must be 'mean' or 'per_token', got {context!r}")
+        per_token = context == "per_token"
+        table = serving.decode_throughput_table(self.spec, self.accelerator, tp=self.rollout_tp,
+                                                context_tokens=0.0 if per_token else ctx, max_seqs=spi, engine=self.engine,
+                                                prefill_tokens_per_token=0.0 if shared else pt / (g * mean))
         if _check.flag("per_rank", per_rank):
             opts = {"dispatch": "balanced", **self.train_options}
             ranks = engine_train_ranks(self.spec, self.accelerator, train_gpus=self.train_gpus, batch_size=p * g,
@@ -269,6 +313,11 @@ class Deployment:
             decode_throughput_table=table, kv_cache_tokens=math.floor(kv), batch_size=p * g, group_size=g,
             prompt_tokens=pt, lengths=lengths, pipeline=pipeline, **tr,
         )
+        if per_token:
+            fields["decode_s_per_context_token"] = self.context_s_per_token(ctx)
+        if shared:
+            fields.update(prefill_mode="shared", max_num_batched_tokens=max_num_batched_tokens,
+                          prefill_tokens_per_s=self.prefill_tokens_per_s(pt, max_num_batched_tokens) if pt else math.inf)
         fields.update(scenario_fields)
         if self.colocated:
             fields["weight_sync_s"] = fields.get("weight_sync_s", 0.0) + self.switch_s()["total"]

@@ -154,6 +154,12 @@ pub struct Decode {
     /// context (vLLM's recompute preemption). Must be at least `prompt_tokens` + the longest
     /// possible answer + 1, so that any request fits alone.
     pub kv_cache_tokens: f64,
+    /// Seconds an instance's decode step adds per token of context of its decoding sequences (the
+    /// KV cache they read: prompt + tokens so far, summed over them), on top of `1 / speed(n)`
+    /// (0: the speed depends on the batch only). The speed is re-evaluated at every change of the
+    /// instance and whenever its clock has advanced by 1/32 of its mean context (piecewise
+    /// constant in between).
+    pub s_per_context_token: f64,
 }
 
 /// Instance throughput (tokens/s) with `n` sequences on board, from a table of `(running
@@ -187,6 +193,32 @@ pub struct Prefill {
     /// The prefix cache is cleared on every weight update (groups started before the update pay
     /// the prompt prefill again for answers started after it).
     pub clear_cache_on_update: bool,
+    /// Where prefill runs: on its slot, or in the steps its instance shares with decoding.
+    pub mode: PrefillMode,
+    /// `PrefillMode::Shared`: tokens per engine step (vLLM `max_num_batched_tokens`): the decoding
+    /// sequences' tokens first, prompt chunks in the rest; more than `slots_per_instance`.
+    pub max_num_batched_tokens: u32,
+}
+
+/// Where a request's prefill runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PrefillMode {
+    /// On its slot, at `prefill_tokens_per_s`, beside the other slots' work (with instances, in
+    /// clock tokens at the speed with the request on board).
+    #[default]
+    PerSlot,
+    /// A shared, compute-bound resource of its instance (vLLM / SGLang chunked prefill): the
+    /// instance's prompt tokens wait in one queue, first come first served, and are prefilled at
+    /// `prefill_tokens_per_s` (the instance's) in the steps it runs for its decoding sequences.
+    /// With `b` sequences decoding and prompts waiting, a step carries their `b` tokens and a
+    /// chunk of `max_num_batched_tokens - b` prompt tokens, and lasts `1 / speed(b) + chunk /
+    /// prefill_tokens_per_s`: decoding slows by the share of the step the chunk takes, and the
+    /// prompts are prefilled at `chunk / step` tokens/s (at `prefill_tokens_per_s` when nothing
+    /// decodes). A request decodes once its whole prompt is prefilled (fluid steps: the last
+    /// chunk of a prompt is not rounded to a step). With KV capacity, a request in the queue holds
+    /// the KV of its prompt + tokens done from its admission; preemption takes the most recently
+    /// admitted decoding request.
+    Shared,
 }
 
 impl Default for Prefill {
@@ -197,6 +229,8 @@ impl Default for Prefill {
             prefill_tokens_per_s: default_f64("prefill_tokens_per_s"),
             prefix_sharing: default_bool("prefix_sharing"),
             clear_cache_on_update: default_bool("clear_cache_on_update"),
+            mode: PrefillMode::PerSlot,
+            max_num_batched_tokens: default_int("max_num_batched_tokens") as u32,
         }
     }
 }
@@ -444,7 +478,11 @@ impl Scenario {
     pub fn decode_is_batched(&self) -> bool {
         let d = &self.decode;
         d.slots_per_instance > 0
-            && (d.slowdown_per_seq > 0.0 || !d.throughput_table.is_empty() || d.kv_cache_tokens > 0.0)
+            && (d.slowdown_per_seq > 0.0
+                || !d.throughput_table.is_empty()
+                || d.kv_cache_tokens > 0.0
+                || self.prefill.mode == PrefillMode::Shared
+                || d.s_per_context_token > 0.0)
     }
 
     /// Decode speed of one sequence on an instance running `n` sequences, `[n - 1]` for
@@ -536,6 +574,14 @@ impl Scenario {
         }
         self.validate_table()?;
         self.validate_kv()?;
+        self.validate_prefill_mode()?;
+        schema::DECODE_S_PER_CONTEXT_TOKEN.check(d.s_per_context_token)?;
+        if d.s_per_context_token > 0.0 && d.slots_per_instance == 0 {
+            return Err(Error::field(
+                "decode_s_per_context_token",
+                "needs slots_per_instance > 0 (the instances whose steps it lengthens), got slots_per_instance=0",
+            ));
+        }
         if let Some(a) = &self.agentic {
             a.validate(self)?;
         }
@@ -638,6 +684,43 @@ impl Scenario {
             return Err(Error::field(
                 "train.mini_batches",
                 format!("must be at most the samples of one rank (batch_size / dp_ranks = {}), got {m}", b / k),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `prefill_mode` and `max_num_batched_tokens`.
+    fn validate_prefill_mode(&self) -> Result<()> {
+        let (p, spi) = (&self.prefill, self.decode.slots_per_instance);
+        check_int("max_num_batched_tokens", p.max_num_batched_tokens)?;
+        if p.mode == PrefillMode::PerSlot {
+            if p.max_num_batched_tokens as u64 != default_int("max_num_batched_tokens") {
+                return Err(Error::field(
+                    "max_num_batched_tokens",
+                    format!(
+                        "applies only with prefill_mode = 'shared' (the budget of a shared step), got {} with \
+                         prefill_mode = 'per_slot'",
+                        p.max_num_batched_tokens
+                    ),
+                ));
+            }
+            return Ok(());
+        }
+        if spi == 0 {
+            return Err(Error::field(
+                "prefill_mode",
+                "'shared' shares an instance's steps between prefill and decoding: it needs slots_per_instance > 0, \
+                 got slots_per_instance=0",
+            ));
+        }
+        if p.max_num_batched_tokens <= spi {
+            return Err(Error::field(
+                "max_num_batched_tokens",
+                format!(
+                    "must be > slots_per_instance ({spi}) with prefill_mode = 'shared' (a step holds every decoding \
+                     sequence's token and at least one prompt token), got {}",
+                    p.max_num_batched_tokens
+                ),
             ));
         }
         Ok(())

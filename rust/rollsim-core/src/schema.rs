@@ -131,6 +131,8 @@ pub const PREFILL_TOKENS_PER_S: Bound = Bound {
     ..bound("prefill_tokens_per_s", 1e-6, 1e12, "[1e-6, 1e12]", " tokens/s")
 };
 pub const DECODE_SLOWDOWN_PER_SEQ: Bound = bound("decode_slowdown_per_seq", 0.0, 1e6, "[0, 1e6]", "");
+/// Seconds of an instance's decode step per token of its decoding sequences' contexts.
+pub const DECODE_S_PER_CONTEXT_TOKEN: Bound = bound("decode_s_per_context_token", 0.0, 1.0, "[0, 1]", " seconds/token");
 /// KV-cache capacities. `None` (unlimited) is accepted besides; the engine stores it as 0.
 pub const KV_CACHE_TOKENS: Bound =
     Bound { extra: ", or None (unlimited)", ..bound("kv_cache_tokens", 1.0, 1e15, "[1, 1e15]", " tokens") };
@@ -263,7 +265,12 @@ pub const SCENARIO: &[Field] = &[
     real(TRAIN_S_PER_TOKEN, 0.0, true, "Seconds per token of the batch, added to every step"),
     int("group_size", 1, MAX_COUNT as u64, 1, true, "Answers per prompt (GRPO group); must divide batch_size"),
     real(PROMPT_TOKENS, 0.0, true, "Prompt length, prefilled before the first answer token"),
-    real(PREFILL_TOKENS_PER_S, f64::INFINITY, true, "Prefill throughput of one slot (math.inf: free prefill)"),
+    real(
+        PREFILL_TOKENS_PER_S,
+        f64::INFINITY,
+        true,
+        "Prefill throughput of one slot (prefill_mode = shared: of one instance; math.inf: free prefill)",
+    ),
     flag("prefix_sharing", true, "The answers of a group share the prompt's KV: only the first pays its prefill"),
     flag("clear_cache_on_update", true, "The prefix cache is cleared on every weight update"),
     int("slots_per_instance", 0, MAX_COUNT as u64, 0, true, "Slots per inference instance (0: independent slots)"),
@@ -311,6 +318,31 @@ pub const SCENARIO: &[Field] = &[
         omit_at_default: true,
         doc: "Version max_staleness is checked against: the sample's start, or the rollout's at its finish",
     },
+    // prefill as a shared resource of an instance (chunked prefill, vLLM / SGLang)
+    Field {
+        name: "prefill_mode",
+        kind: Kind::Str,
+        unit: "",
+        default: Value::Str("per_slot"),
+        range: Range::Any,
+        choices: &["per_slot", "shared"],
+        omit_at_default: true,
+        doc: "Prefill per slot, or shared: an instance's prompt tokens queue for its steps and slow its decoding",
+    },
+    int(
+        "max_num_batched_tokens",
+        2,
+        MAX_COUNT as u64,
+        8192,
+        true,
+        "prefill_mode = shared: tokens per engine step, decode tokens first, prompt chunks in the rest",
+    ),
+    real(
+        DECODE_S_PER_CONTEXT_TOKEN,
+        0.0,
+        true,
+        "Seconds an instance's decode step adds per token of its decoding sequences' contexts (KV read)",
+    ),
     TRAIN_FIELD,
 ];
 

@@ -16,8 +16,8 @@ mod sync;
 use rollsim_core::pipeline::agentic::{AgenticConfig, AgenticResult, Dist, KvPolicy, OnFailure};
 use rollsim_core::record::Col;
 use rollsim_core::scenario::{
-    BatchOrder, Decode, Dispatch, LagRelease, OnStale, OnUpdate, PartialRollout, Prefill, StalenessCheck, Streaming,
-    TrainRanks, KV_CACHE_TOKENS, LOGPROB_S_PER_TOKEN, WEIGHT_SYNC_S,
+    BatchOrder, Decode, Dispatch, LagRelease, OnStale, OnUpdate, PartialRollout, Prefill, PrefillMode, StalenessCheck,
+    Streaming, TrainRanks, KV_CACHE_TOKENS, LOGPROB_S_PER_TOKEN, WEIGHT_SYNC_S,
 };
 use rollsim_core::schema;
 use rollsim_core::{Error, Lengths, Pipeline, RngKind, RunOptions, RunResult, Scenario, Summary};
@@ -445,6 +445,12 @@ struct Wire<'py> {
     sync_every: Arg<i128>,
     #[pyo3(default)]
     staleness_check: Arg<String>,
+    #[pyo3(default)]
+    prefill_mode: Arg<String>,
+    #[pyo3(default)]
+    max_num_batched_tokens: Arg<i128>,
+    #[pyo3(default)]
+    decode_s_per_context_token: Arg<f64>,
 }
 
 fn spec(name: &'static str) -> &'static schema::Field {
@@ -575,6 +581,15 @@ fn scenario_from_dict_with(d: &Bound<'_, PyDict>, lengths: Option<Lengths>) -> P
             return Err(field_err("staleness_check", format!("must be 'start' or 'finish', got {g}")))
         }
     };
+    let prefill_mode = match w.prefill_mode {
+        Arg::Missing => PrefillMode::PerSlot,
+        Arg::Given(s) if s == "per_slot" => PrefillMode::PerSlot,
+        Arg::Given(s) if s == "shared" => PrefillMode::Shared,
+        Arg::Given(s) => return Err(field_err("prefill_mode", format!("must be 'per_slot' or 'shared', got {s:?}"))),
+        Arg::Huge(g) | Arg::Bad(g) => {
+            return Err(field_err("prefill_mode", format!("must be 'per_slot' or 'shared', got {g}")))
+        }
+    };
     // the engine's step model takes the weight sync and the log-prob phase summed into the fixed
     // and per-token parts (same additions, in the same order, as the Python API's)
     let weight_sync_s = real_field("weight_sync_s", w.weight_sync_s)?;
@@ -604,12 +619,15 @@ fn scenario_from_dict_with(d: &Bound<'_, PyDict>, lengths: Option<Lengths>) -> P
             slowdown_per_seq: real_field("decode_slowdown_per_seq", w.decode_slowdown_per_seq)?,
             throughput_table: throughput_table(w.decode_throughput_table)?,
             kv_cache_tokens,
+            s_per_context_token: real_field("decode_s_per_context_token", w.decode_s_per_context_token)?,
         },
         prefill: Prefill {
             prompt_tokens: real_field("prompt_tokens", w.prompt_tokens)?,
             prefill_tokens_per_s: real_field("prefill_tokens_per_s", w.prefill_tokens_per_s)?,
             prefix_sharing: bool_field("prefix_sharing", w.prefix_sharing)?,
             clear_cache_on_update: bool_field("clear_cache_on_update", w.clear_cache_on_update)?,
+            mode: prefill_mode,
+            max_num_batched_tokens: count_field("max_num_batched_tokens", w.max_num_batched_tokens)?,
         },
         rollout_pause_s: real_field("rollout_pause_s", w.rollout_pause_s)?,
         seed: int_field("seed", w.seed)?,

@@ -31,6 +31,19 @@
 //! (`KvPolicy::Keep`, evicted least recently cached first when room is needed) or held with their
 //! slot (`KvPolicy::Hold`: never evicted, never preempted, freed when the call returns).
 //!
+//! Shared prefill (`SharedPrefill`, optional: `prefill_mode = "shared"`): a request with a prompt
+//! to prefill is not in the heap but in its instance's prefill queue (first come, first served),
+//! served at the instance's prefill rate, which depends on how many sequences decode beside it; while
+//! the queue is not empty the decoding sequences run at a lower speed. The end of the head's prefill is
+//! the instance's event when it comes first (like a preemption, handled inside the placement: the
+//! request joins the heap with its clock target then).
+//!
+//! Context-dependent speed (`ContextSpeed`, optional: `decode_s_per_context_token`): a step also
+//! costs a slope times the contexts of the decoding sequences, whose sum is affine in the clock
+//! (`k0 + n x clock`). The speed is a function of the state at the instance's last change, so it is
+//! constant until the next; a refresh event (handled inside the placement, like the end of a shared
+//! prefill) moves the clock on once it has advanced by 1/32 of the mean context.
+//!
 //! `Instances` is one of the pool's placements (`placement.rs`).
 
 use std::collections::VecDeque;
@@ -218,6 +231,9 @@ pub(crate) struct Kv {
     held_tokens: Vec<f64>,
     /// `kv_approx`'s rounding bound per unit of magnitude (it depends on `per` only).
     rounding: f64,
+    /// Shared prefill: per instance, the KV held by requests in its prefill queue (prompt +
+    /// tokens done each, from their admission).
+    prefilling: Vec<f64>,
 }
 
 /// The KV each instance holds, kept up to date incrementally (and so only approximately: its
@@ -243,11 +259,13 @@ struct KvApprox {
 const RESYNC_EVERY: u32 = 512;
 
 impl Kv {
-    /// KV of instance `i` held by requests in tool calls: cached (`KvPolicy::Keep`) and held
-    /// with their slots (`KvPolicy::Hold`).
+    /// KV of instance `i` held by requests that are not decoding: in tool calls, cached
+    /// (`KvPolicy::Keep`) and held with their slots (`KvPolicy::Hold`), and (shared prefill) in
+    /// its prefill queue. Each term is 0 where it does not apply, so the sum is the one that
+    /// applies, bit for bit.
     #[inline(always)]
     fn idle(&self, i: usize) -> f64 {
-        self.cached[i] + self.held[i]
+        self.cached[i] + self.held[i] + self.prefilling[i]
     }
 
     /// The number of waiting requests changes by `delta` at `t`.
@@ -257,6 +275,68 @@ impl Kv {
         self.wait_t = t;
         self.n_waiting = (self.n_waiting as i32 + delta) as u32;
     }
+}
+
+/// Prefill as a shared resource of each instance (`PrefillMode::Shared`), and the per-slot state it
+/// needs.
+pub(crate) struct SharedPrefill {
+    /// Prefill throughput of one instance, tokens/s, and the tokens of a step.
+    rate: f64,
+    budget: f64,
+    /// While prompts wait: the decode speed of one sequence with `b` sequences decoding, `[b - 1]`,
+    /// and the prefill rate of the instance, `[b]` (`b = 0..=per`).
+    speed: Vec<f64>,
+    prefill_rate: Vec<f64>,
+    /// Per instance: slots whose request is in prefill, front first, and the prompt tokens the
+    /// front one has left.
+    queue: Vec<VecDeque<u32>>,
+    left: Vec<f64>,
+    /// Per slot: prompt tokens of its prefill, tokens to decode after it, sample id, and the clock
+    /// value at which it decodes (`INFINITY` while in prefill).
+    tokens: Vec<f64>,
+    todo: Vec<f64>,
+    id: Vec<u32>,
+    ds: Vec<f64>,
+    /// Per slot: its context when it starts decoding (prompt + tokens done).
+    base: Vec<f64>,
+    /// Per instance: its next event is the end of its front request's prefill.
+    due: Vec<bool>,
+}
+
+impl SharedPrefill {
+    /// `k` instances of `per` slots, decoding at `speed_by_batch`, prefilling at `rate` tokens/s
+    /// with `budget` tokens per step.
+    pub fn new(k: usize, per: usize, speed_by_batch: &[f64], rate: f64, budget: f64) -> Self {
+        // a step of b decode tokens and a chunk of budget - b prompt tokens
+        let step = |b: usize| 1.0 / speed_by_batch[b - 1] + (budget - b as f64) / rate;
+        SharedPrefill {
+            rate,
+            budget,
+            speed: (1..=per).map(|b| 1.0 / step(b)).collect(),
+            prefill_rate: (0..=per).map(|b| if b == 0 { rate } else { (budget - b as f64) / step(b) }).collect(),
+            queue: vec![VecDeque::new(); k],
+            left: vec![0.0; k],
+            tokens: vec![0.0; k * per],
+            todo: vec![0.0; k * per],
+            id: vec![0; k * per],
+            ds: vec![0.0; k * per],
+            base: vec![0.0; k * per],
+            due: vec![false; k],
+        }
+    }
+}
+
+/// A decode step's cost per token of context (`decode_s_per_context_token`), and its state.
+pub(crate) struct ContextSpeed {
+    /// Seconds per step per token of context of the decoding sequences.
+    slope: f64,
+    /// Per instance: the sum over its decoding requests of (context when decoding starts - the
+    /// clock value it starts at), so that their contexts sum to `k0 + n x clock`.
+    k0: Vec<f64>,
+    /// Per slot: its request's term of `k0`.
+    term: Vec<f64>,
+    /// Per instance: its next event is a refresh of its speed.
+    due: Vec<bool>,
 }
 
 pub(crate) struct Instances {
@@ -299,6 +379,10 @@ pub(crate) struct Instances {
     idle: IdleSlots,
     /// Scratch stack for tie-breaking.
     stack: Vec<u32>,
+    /// Shared prefill (`PrefillMode::Shared`); `None`: prefill per slot.
+    pub shared: Option<Box<SharedPrefill>>,
+    /// Context-dependent speed; `None`: the speed depends on the batch only.
+    pub ctx: Option<Box<ContextSpeed>>,
 }
 
 impl Instances {
@@ -346,6 +430,7 @@ impl Instances {
                 n_held: vec![0; k],
                 held_tokens: vec![0.0; slots],
                 rounding: (RESYNC_EVERY as f64 + 2.0 * per as f64 + 64.0) * 8.0 * f64::EPSILON,
+                prefilling: vec![0.0; k],
                 approx: KvApprox {
                     held: vec![0.0; k],
                     n_dec: vec![0; k],
@@ -358,6 +443,8 @@ impl Instances {
             preempt: vec![false; k],
             idle: IdleSlots::new(k, per),
             stack: Vec::new(),
+            shared: None,
+            ctx: None,
         }
     }
 
@@ -370,12 +457,75 @@ impl Instances {
     /// Decode speed of one sequence on instance `i` now.
     #[inline]
     pub fn rate(&self, i: usize) -> f64 {
-        self.speed_by_batch[(self.n[i].max(1) - 1) as usize]
+        let b = (self.n[i].max(1) - 1) as usize;
+        if self.ctx.is_some() {
+            return self.context_rate(i);
+        }
+        if let Some(sh) = self.shared.as_deref().filter(|sh| !sh.queue[i].is_empty()) {
+            return sh.speed[b]; // prompts are prefilled in the same steps
+        }
+        self.speed_by_batch[b]
     }
     #[inline]
     pub fn clock_at(&self, i: usize, t: f64) -> f64 {
         self.clock[i] + (t - self.run_from(i)).max(0.0) * self.rate(i)
     }
+    /// Context-dependent speed: instance `i`'s refresh interval in clock tokens (1/32 of its mean
+    /// context, at least one token) and the sum of its decoding sequences' contexts half-way
+    /// through it (the midpoint of the interval), from its state as of its last change.
+    #[inline]
+    fn context_window(&self, i: usize) -> (f64, f64) {
+        let cx = self.ctx.as_deref().expect("context speed");
+        let n = self.n[i] as f64;
+        let now = (cx.k0[i] + n * self.clock[i]).max(0.0);
+        let delta = if n > 0.0 { (now / n / 32.0).max(1.0) } else { 1.0 };
+        (delta, now + n * delta / 2.0)
+    }
+
+    /// Context-dependent speed: the decode speed of one sequence on instance `i` with its state as
+    /// of its last change (its step: `1 / speed(n)`, the slope times its decoding sequences'
+    /// contexts at the midpoint of its refresh interval, and a prompt chunk while prompts wait with
+    /// shared prefill).
+    #[cold]
+    fn context_rate(&self, i: usize) -> f64 {
+        let cx = self.ctx.as_deref().expect("context speed");
+        let b = self.n[i].max(1) as usize;
+        let (_, contexts) = self.context_window(i);
+        let mut step = 1.0 / self.speed_by_batch[b - 1] + cx.slope * contexts;
+        if let Some(sh) = self.shared.as_deref().filter(|sh| !sh.queue[i].is_empty()) {
+            step += (sh.budget - b as f64) / sh.rate;
+        }
+        1.0 / step
+    }
+
+    /// Shared prefill: the rate at which instance `i` prefills while prompts wait, tokens/s.
+    #[inline]
+    fn prefill_rate(&self, i: usize) -> f64 {
+        let sh = self.shared.as_deref().expect("shared prefill");
+        let n = self.n[i] as usize;
+        if self.ctx.is_none() || n == 0 {
+            return sh.prefill_rate[n];
+        }
+        (sh.budget - n as f64) * self.context_rate(i)
+    }
+
+    /// Context-dependent speed: the key of instance `i`'s next refresh (its clock 1/32 of its mean
+    /// context, at least one token, further) and the slot it is keyed on (the top of its heap).
+    #[cold]
+    fn refresh_key(&mut self, i: usize) -> Option<(u128, u32)> {
+        if self.hole == i {
+            self.fill_hole();
+        }
+        let n = self.n[i];
+        if n == 0 || self.len[i] == 0 {
+            return None;
+        }
+        let (delta, _) = self.context_window(i);
+        let (_, slot) = split(self.heap[i * self.per]);
+        let t = self.run_from(i) + delta / self.rate(i);
+        Some((key(t, (self.heap[i * self.per] >> 32) as u32), slot))
+    }
+
     /// When instance `i`'s clock (last brought up to date at `clock_t`) runs again: after a pause.
     #[inline]
     fn run_from(&self, i: usize) -> f64 {
@@ -393,6 +543,11 @@ impl Instances {
     }
     #[inline]
     pub fn advance(&mut self, i: usize, t: f64) {
+        if self.shared.as_deref().is_some_and(|sh| !sh.queue[i].is_empty()) {
+            let dt = (t - self.clock_t[i].max(self.paused_until)).max(0.0);
+            let served = dt * self.prefill_rate(i);
+            self.shared.as_deref_mut().expect("shared prefill").left[i] -= served;
+        }
         self.clock[i] = self.clock_at(i, t);
         self.clock_t[i] = t;
     }
@@ -441,6 +596,11 @@ impl Instances {
             }
             a.updates[i] += 1;
         }
+        if let Some(cx) = self.ctx.as_deref_mut() {
+            let term = kv_base - decode_start;
+            cx.term[slot as usize] = term;
+            cx.k0[i] += term;
+        }
         if self.hole == i {
             // the new request takes the place of the removed top
             self.hole = NO_HOLE;
@@ -485,6 +645,9 @@ impl Instances {
         let last = self.len[i] as usize - 1;
         self.len[i] -= 1;
         self.mark(i);
+        if let Some(cx) = self.ctx.as_deref_mut() {
+            cx.k0[i] = if self.len[i] == 0 { 0.0 } else { cx.k0[i] - cx.term[slot as usize] };
+        }
         if let Some(kv) = &mut self.kv {
             let a = &mut kv.approx;
             let su = slot as usize;
@@ -579,6 +742,36 @@ impl Instances {
                         (k, slot) = (key(t_full, id), victim);
                         self.preempt[i] = true;
                     }
+                }
+            }
+            if self.shared.is_some() {
+                // the end of the front request's prefill, when it comes first
+                let sh = self.shared.as_deref().expect("shared prefill");
+                let next = sh.queue[i].front().map(|&h| (h, sh.left[i].max(0.0), sh.id[h as usize]));
+                let due = next.and_then(|(h, left, id)| {
+                    let run = self.clock_t[i].max(self.paused_until);
+                    let kp = key(run + left / self.prefill_rate(i), id);
+                    (kp < k).then_some((kp, h))
+                });
+                if let Some((kp, h)) = due {
+                    (k, slot) = (kp, h);
+                    self.preempt[i] = true; // the pool hands it back (`Placement::internal`)
+                }
+                self.shared.as_deref_mut().expect("shared prefill").due[i] = due.is_some();
+            }
+            if self.ctx.is_some() {
+                if let Some((kr, s)) = self.refresh_key(i) {
+                    let cx = self.ctx.as_deref_mut().expect("context speed");
+                    cx.due[i] = kr < k;
+                    if kr < k {
+                        (k, slot) = (kr, s);
+                        self.preempt[i] = true; // the pool hands it back (`Placement::internal`)
+                        if let Some(sh) = self.shared.as_deref_mut() {
+                            sh.due[i] = false;
+                        }
+                    }
+                } else {
+                    self.ctx.as_deref_mut().expect("context speed").due[i] = false;
                 }
             }
             self.top.set(i, top_value(k, i));
@@ -861,10 +1054,28 @@ impl Instances {
         true
     }
 
-    /// The request on `slot` stops decoding at `t`.
+    /// The request on `slot` stops decoding (or prefilling) at `t`.
     fn stop_running(&mut self, slot: usize, t: f64) {
         let i = self.inst(slot);
         self.advance(i, t);
+        if let Some(sh) = self.shared.as_deref_mut().filter(|sh| sh.ds[slot] == f64::INFINITY) {
+            // in prefill: it leaves the queue (the front's tokens prefilled so far are lost)
+            let q = &mut sh.queue[i];
+            let p = q.iter().position(|&s| s as usize == slot).expect("a request in prefill");
+            q.remove(p);
+            if p == 0 {
+                if let Some(&h) = q.front() {
+                    sh.left[i] = sh.tokens[h as usize];
+                }
+            }
+            sh.ds[slot] = 0.0;
+            let (empty, base) = (q.is_empty(), sh.base[slot]);
+            if let Some(kv) = self.kv.as_mut() {
+                kv.prefilling[i] = if empty { 0.0 } else { kv.prefilling[i] - base };
+            }
+            self.mark(i);
+            return;
+        }
         self.remove(slot as u32);
         self.set_n(i, self.n[i] - 1);
     }
@@ -892,6 +1103,20 @@ impl Placement for Instances {
         let per = sc.decode.slots_per_instance as usize;
         let mut b = Instances::new(sc.rollout_slots as usize, per, sc.speed_by_batch(), sc.decode.kv_cache_tokens);
         b.prompt = sc.prefill.prompt_tokens;
+        if sc.decode.s_per_context_token > 0.0 {
+            let (k, slots) = (sc.rollout_slots as usize / per, sc.rollout_slots as usize);
+            b.ctx = Some(Box::new(ContextSpeed {
+                slope: sc.decode.s_per_context_token,
+                k0: vec![0.0; k],
+                term: vec![0.0; slots],
+                due: vec![false; k],
+            }));
+        }
+        if sc.prefill.mode == crate::scenario::PrefillMode::Shared {
+            let (k, p) = (sc.rollout_slots as usize / per, &sc.prefill);
+            let budget = p.max_num_batched_tokens as f64;
+            b.shared = Some(Box::new(SharedPrefill::new(k, per, &b.speed_by_batch, p.prefill_tokens_per_s, budget)));
+        }
         b
     }
 
@@ -912,7 +1137,9 @@ impl Placement for Instances {
             return r.done;
         }
         let c = self.clock_at(self.inst(slot), t);
-        r.done + (c - r.decode_start).clamp(0.0, r.length - r.done)
+        // shared prefill: its decoding starts when the instance gets to it (INFINITY: not yet)
+        let ds = self.shared.as_deref().map_or(r.decode_start, |sh| sh.ds[slot]);
+        r.done + (c - ds).clamp(0.0, r.length - r.done)
     }
 
     #[inline]
@@ -950,6 +1177,26 @@ impl Placement for Instances {
     fn start(&mut self, slot: u32, r: &mut Req, prefill_s: f64, t: f64) {
         let i = self.inst(slot as usize);
         self.advance(i, t);
+        if let Some(sh) = self.shared.as_deref_mut() {
+            let s = slot as usize;
+            if prefill_s > 0.0 {
+                // its prompt tokens join the instance's prefill queue
+                let tokens = prefill_s * sh.rate;
+                (sh.tokens[s], sh.todo[s], sh.id[s], sh.ds[s]) = (tokens, r.length - r.done, r.id, f64::INFINITY);
+                sh.base[s] = self.prompt + r.done;
+                if sh.queue[i].is_empty() {
+                    sh.left[i] = tokens;
+                }
+                sh.queue[i].push_back(slot);
+                if let Some(kv) = self.kv.as_mut() {
+                    kv.prefilling[i] += self.prompt + r.done;
+                }
+                r.decode_start = f64::INFINITY;
+                self.mark(i);
+                return;
+            }
+            sh.ds[s] = self.clock[i];
+        }
         self.set_n(i, self.n[i] + 1);
         // prefill charged in clock tokens at the speed with this request on board
         r.decode_start = self.clock[i] + prefill_s * self.rate(i);
@@ -995,6 +1242,39 @@ impl Placement for Instances {
 
     fn take_off(&mut self, slot: u32, t: f64) {
         self.leave(slot as usize, t);
+    }
+
+    /// Shared prefill: the front request of the instance of `slot` ends its prefill at `t` and
+    /// starts decoding. Context-dependent speed: the instance's speed is refreshed at `t`.
+    fn internal(&mut self, slot: u32, t: f64) -> bool {
+        let i = self.inst(slot as usize);
+        if let Some(cx) = self.ctx.as_deref_mut().filter(|cx| cx.due[i]) {
+            cx.due[i] = false;
+            self.advance(i, t);
+            self.mark(i);
+            return true;
+        }
+        if !self.shared.as_deref().is_some_and(|sh| sh.due[i]) {
+            return false;
+        }
+        self.advance(i, t);
+        let c = self.clock[i];
+        let sh = self.shared.as_deref_mut().expect("shared prefill");
+        sh.due[i] = false;
+        let s = sh.queue[i].pop_front().expect("a request in prefill");
+        debug_assert_eq!(s, slot);
+        if let Some(&h) = sh.queue[i].front() {
+            sh.left[i] = sh.tokens[h as usize];
+        }
+        sh.ds[s as usize] = c;
+        let (todo, id, base) = (sh.todo[s as usize], sh.id[s as usize], sh.base[s as usize]);
+        let empty = sh.queue[i].is_empty();
+        if let Some(kv) = self.kv.as_mut() {
+            kv.prefilling[i] = if empty { 0.0 } else { kv.prefilling[i] - base };
+        }
+        self.set_n(i, self.n[i] + 1);
+        self.push(s, c + todo, id, base, c);
+        true
     }
 
     fn preempt(&mut self, slot: u32, t: f64) {

@@ -60,6 +60,11 @@ pub(crate) trait Placement {
     fn take_off(&mut self, slot: u32, t: f64);
     /// The request on `slot` is preempted: its KV is freed and it waits first in line.
     fn preempt(&mut self, slot: u32, t: f64);
+    /// The event on `slot` that `peek` flagged at `t` is the placement's own (the end of a shared
+    /// prefill): handled here, returns true; false for a preemption.
+    fn internal(&mut self, _slot: u32, _t: f64) -> bool {
+        false
+    }
 
     /// The rollout stops from `t` to `until` (a weight update's pause). Returns whether the
     /// placement's clocks stand still meanwhile; otherwise the pool delays the requests in flight

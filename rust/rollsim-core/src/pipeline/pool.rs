@@ -228,6 +228,9 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
                 return Some(ev);
             }
             self.advance(ev.time);
+            if self.placement.internal(ev.slot, ev.time) {
+                continue; // a shared prefill ended: its request decodes now
+            }
             if self.placement.evict_cached(ev.slot) {
                 continue; // cached KV of a request in a tool call made room
             }

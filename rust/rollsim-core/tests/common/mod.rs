@@ -409,6 +409,7 @@ pub fn scenario(seed: u64, kinds: LengthKinds) -> Scenario {
             prefill_tokens_per_s: g.pick(&[f64::INFINITY, 2000.0, 5000.0]),
             prefix_sharing: g.chance(0.5),
             clear_cache_on_update: g.chance(0.5),
+            ..Prefill::default()
         }
     } else {
         let d = Prefill::default();
@@ -417,6 +418,7 @@ pub fn scenario(seed: u64, kinds: LengthKinds) -> Scenario {
             prefill_tokens_per_s: d.prefill_tokens_per_s,
             prefix_sharing: d.prefix_sharing,
             clear_cache_on_update: d.clear_cache_on_update,
+            ..d
         }
     };
 
@@ -446,6 +448,7 @@ pub fn scenario(seed: u64, kinds: LengthKinds) -> Scenario {
             } else {
                 0.0
             },
+            ..Decode::default()
         }
     } else {
         let d = Decode::default();
@@ -454,6 +457,7 @@ pub fn scenario(seed: u64, kinds: LengthKinds) -> Scenario {
             slowdown_per_seq: d.slowdown_per_seq,
             throughput_table: d.throughput_table,
             kv_cache_tokens: d.kv_cache_tokens,
+            ..Decode::default()
         }
     };
     if let Some(&(_, tp)) = decode.throughput_table.first() {
