@@ -48,6 +48,9 @@ SUMMARY_SCHEMA: dict[str, pl.DataType] = {
 #: is not agentic), after the others: ``_rollsim.SCHEMA["agentic_summary"]``.
 SUMMARY_SCHEMA.update({c["name"]: pl.Int64() if c["dtype"] == "uint64" else pl.Float64()
                        for c in _rollsim.SCHEMA["agentic_summary"]})
+#: The learning sums (trained tokens by staleness, drawn lengths; ``rollsim.learning.summary_learning``
+#: derives clip fractions and the length gap from them), after those: ``_rollsim.SCHEMA["learning_summary"]``.
+SUMMARY_SCHEMA.update({c["name"]: pl.Float64() for c in _rollsim.SCHEMA["learning_summary"]})
 _METRICS = list(SUMMARY_SCHEMA)
 
 #: Local backend, automatic chunks: each engine call (a *batch* of runs) aims at about this many

@@ -122,6 +122,108 @@ pub struct Summary {
     /// admission control waits for a batch that cannot fill. The run ends at the stall.
     pub stalled: bool,
     pub throughput_ratio: f64,
+    /// What the learner's statistics need (`rollsim.learning`), in both modes.
+    pub learn: LearnSums,
+}
+
+/// Staleness bins of [`LearnSums::tokens_by_staleness`] before the overflow bin.
+pub const LEARN_STALENESS_BINS: usize = 16;
+
+/// Sums for the learning-side statistics of a summary-mode run: trained tokens by the staleness of
+/// their own span (a partial rollout's early tokens are older than its late ones), as
+/// `rollsim.learning.learning` counts them from the segments, and the drawn lengths.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LearnSums {
+    /// Trained tokens at staleness `s` (training step - the span's policy version) for
+    /// `s < LEARN_STALENESS_BINS`; the last entry holds every larger staleness.
+    pub tokens_by_staleness: [f64; LEARN_STALENESS_BINS + 1],
+    /// Sum of the drawn lengths of every sample started, tokens.
+    pub tokens_drawn: f64,
+}
+
+/// A multiplicative hash of a sample id (ids are dense; SipHash would cost more than the work).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ *b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.0 = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type IdMap<V> = std::collections::HashMap<u32, V, std::hash::BuildHasherDefault<IdHasher>>;
+
+/// Token spans of samples that have more than one (or whose one span was closed before the
+/// sample finished), kept until the sample is trained or dropped; a sample with one span is
+/// counted from its length and `version_end` without being stored.
+#[derive(Default)]
+pub(crate) struct SpanBook {
+    /// The last span recorded, not yet known to be a sample's only one.
+    last: Option<(u32, u32, f64)>,
+    parked: IdMap<Vec<(u32, f64)>>,
+}
+
+impl SpanBook {
+    #[inline]
+    fn park(&mut self, (id, version, n): (u32, u32, f64)) {
+        self.parked.entry(id).or_default().push((version, n));
+    }
+
+    #[inline]
+    fn span(&mut self, id: u32, version: u32, n: f64) {
+        if let Some(p) = self.last.replace((id, version, n)) {
+            self.park(p);
+        }
+    }
+
+    #[inline]
+    fn finish(&mut self, id: u32, n_versions: u32) {
+        if let Some(p) = self.last {
+            if p.0 == id {
+                self.last = None;
+                if n_versions > 1 {
+                    self.park(p);
+                }
+            }
+        }
+        if n_versions <= 1 && !self.parked.is_empty() {
+            self.parked.remove(&id); // its one span is (version_end, length)
+        }
+    }
+
+    #[inline]
+    fn forget(&mut self, id: u32) {
+        if matches!(self.last, Some((i, _, _)) if i == id) {
+            self.last = None;
+        }
+        if !self.parked.is_empty() {
+            self.parked.remove(&id);
+        }
+    }
+
+    #[inline]
+    fn train(&mut self, sums: &mut LearnSums, id: u32, length: f64, version_end: u32, step: u32) {
+        let bin = |v: u32| (step.saturating_sub(v) as usize).min(LEARN_STALENESS_BINS);
+        match if self.parked.is_empty() { None } else { self.parked.remove(&id) } {
+            None => sums.tokens_by_staleness[bin(version_end)] += length,
+            Some(spans) => {
+                for (v, n) in spans {
+                    sums.tokens_by_staleness[bin(v)] += n;
+                }
+            }
+        }
+    }
 }
 
 /// Everything a run produced. `samples` and `segments` are `None` in summary mode.
@@ -152,6 +254,7 @@ pub(crate) struct Recorder {
     mark_wasted: f64,
     mark_recomputed: f64,
     mark_idle: f64,
+    spans: SpanBook,
 }
 
 impl Recorder {
@@ -171,12 +274,14 @@ impl Recorder {
             mark_wasted: 0.0,
             mark_recomputed: 0.0,
             mark_idle: 0.0,
+            spans: SpanBook::default(),
         }
     }
 
     #[inline]
     pub fn start(&mut self, length: f64, start_s: f64, version: u32, slot: u32, group: u32) {
         self.s.samples_started += 1;
+        self.s.learn.tokens_drawn += length;
         if let Some(c) = &mut self.samples {
             c.length_tokens.push(length);
             c.group_id.push(group);
@@ -196,6 +301,7 @@ impl Recorder {
     /// A token span of one version ended (at a weight update, an abort, or the finish).
     #[inline]
     pub fn segment(&mut self, id: u32, version: u32, first: f64, last: f64) {
+        self.spans.span(id, version, last - first);
         if let Some(c) = &mut self.segments {
             c.sample_id.push(id);
             c.version.push(version);
@@ -218,6 +324,7 @@ impl Recorder {
         self.s.samples_finished += 1;
         self.s.events += 1;
         self.s.tokens_generated += decoded;
+        self.spans.finish(id, n_versions);
         if let Some(c) = &mut self.samples {
             let i = id as usize;
             c.finish_s[i] = finish_s;
@@ -246,6 +353,7 @@ impl Recorder {
     pub fn drop_sample(&mut self, id: u32, wasted: f64) {
         self.s.samples_dropped += 1;
         self.s.tokens_wasted += wasted;
+        self.spans.forget(id);
         if let Some(c) = &mut self.samples {
             c.dropped[id as usize] = true;
         }
@@ -265,10 +373,12 @@ impl Recorder {
         }
     }
 
-    /// Records that step `step` (trained at policy version `step`) consumed a sample.
+    /// Records that step `step` (trained at policy version `step`) consumed a sample that started
+    /// at `version` and whose last token span has `version_end`.
     #[inline]
-    pub fn train_sample(&mut self, id: u32, length: f64, version: u32, version_finish: u32, step: u32) -> u32 {
+    pub fn train_sample(&mut self, id: u32, length: f64, version: u32, version_end: u32, version_finish: u32, step: u32) -> u32 {
         let st = step - version;
+        self.spans.train(&mut self.s.learn, id, length, version_end, step);
         self.s.samples_trained += 1;
         self.s.tokens_trained += length;
         self.staleness_sum += st as u64;
