@@ -116,3 +116,100 @@ def test_refusals() -> None:
         summary_learning(df, seq_cap=3.0)
     with pytest.raises(rollsim.ScenarioError, match=r"^frame: lacks the columns \['tokens_stale_0'"):
         summary_learning(pl.DataFrame({"steps": [1]}))
+
+
+# ------------------------------------------------------------------------------------- the trade-off
+TINY = rollsim.Scenario(horizon_s=1200.0, rollout_slots=64, batch_size=128)
+GRID = {"pipeline.max_staleness": [0, 2], "pipeline.admission_eta": [1, 4]}
+
+
+def _tiny_sweep(**kw: object) -> pl.DataFrame:
+    return rollsim.sweep(TINY, GRID, seeds=2, progress=False, **kw)
+
+
+def test_sweep_adds_the_learning_metrics() -> None:
+    df = _tiny_sweep(learning=True)
+    assert df.height == 8
+    for k in rollsim.learning.SUMMARY_METRICS:
+        assert df[k].dtype == pl.Float64, k
+    # the columns are the closed forms over the stored sums, and equal samples mode's learning()
+    again = summary_learning(df.drop(rollsim.learning.SUMMARY_METRICS))
+    for k in rollsim.learning.SUMMARY_METRICS:
+        np.testing.assert_array_equal(df[k].to_numpy(), again[k].to_numpy())
+    row = df.filter((pl.col("pipeline.max_staleness") == 2) & (pl.col("pipeline.admission_eta") == 4)
+                    & (pl.col("seed") == 1)).row(0, named=True)
+    sc = TINY.replace(**{"pipeline.max_staleness": 2, "pipeline.admission_eta": 4}, seed=1)
+    res = rollsim.simulate(sc)
+    want = learning(res).summary
+    for k in TOKEN_METRICS + ("trained_length_mean",):
+        assert row[k] == pytest.approx(want[k], rel=1e-12), k
+    assert row["tokens_per_s"] == pytest.approx(res.summary["tokens_trained"] / res.summary["end_s"], rel=1e-15)
+    # staleness 0 admits only fresh tokens: the noise floor alone
+    floor = rollsim.learning.token_stats([0.0]).row(0, named=True)
+    zero = df.filter(pl.col("pipeline.max_staleness") == 0)
+    assert zero["staleness_token_mean"].to_list() == [0.0] * 4
+    assert zero["pg_clipfrac"].to_list() == pytest.approx([floor["pg_clipfrac"]] * 4, rel=1e-12)
+    stale = df.filter(pl.col("pipeline.max_staleness") == 2)
+    assert (stale["pg_clipfrac"] > 0.1).all() and (stale["tokens_per_s"] > zero["tokens_per_s"]).all()
+
+
+def test_sweep_learning_options_and_refusals(tmp_path: object) -> None:
+    a = _tiny_sweep(learning={"clip_high": 0.5, "drift_sd": 0.3}, metrics=["steps"])
+    b = summary_learning(_tiny_sweep(), DriftModel(drift_sd=0.3), clip_high=0.5)
+    assert a.columns[:4] == ["pipeline.max_staleness", "pipeline.admission_eta", "seed", "steps"]
+    np.testing.assert_array_equal(a["pg_clipfrac"].to_numpy(), b["pg_clipfrac"].to_numpy())
+    assert "pg_clipfrac" not in _tiny_sweep().columns
+    with pytest.raises(rollsim.ScenarioError, match=r"^learning\.seq_cap: sequence-level rules need"):
+        _tiny_sweep(learning={"seq_cap": 3.0})
+    with pytest.raises(rollsim.ScenarioError, match=r"^learning\.nope: unknown key"):
+        _tiny_sweep(learning={"nope": 1})
+    with pytest.raises(rollsim.ScenarioError, match=r"^learning: must be True or a dict"):
+        _tiny_sweep(learning="yes")
+
+
+def test_sweep_file_with_learning(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from rollsim.sweeps import config
+
+    spec = config.load(Path(rollsim.__file__).parent / "examples" / "learning_sweep.toml")
+    assert spec.learning == {"clip_low": 0.2, "clip_high": 0.28, "tis_cap": 2.0}
+    assert spec.grid == {"pipeline.max_staleness": [0, 1, 2, 4], "pipeline.admission_eta": [1, 2, 4]}
+    doc = {"base": {"horizon_s": 600.0}, "grid": {"pipeline.max_staleness": [0, 2]}, "seeds": 1,
+           "learning": {"icepop": [0.5, 5.0], "tail_df": 5.0}}
+    spec = config.parse(doc)
+    assert spec.learning == {"icepop": [0.5, 5.0], "tail_df": 5.0}
+    with pytest.raises(rollsim.ScenarioError, match=r"^learning\.gspo_clip: sequence-level rules"):
+        config.parse(doc | {"learning": {"gspo_clip": [1e-4, 1e-4]}})
+    with pytest.raises(rollsim.ScenarioError, match=r"^model\.noise_sd: "):
+        config.parse(doc | {"learning": {"noise_sd": -1.0}})
+
+
+def test_cli_sweep_prints_the_learning_metrics(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
+    from pathlib import Path
+
+    from rollsim import cli
+
+    f = Path(str(tmp_path)) / "s.toml"
+    f.write_text('seeds = 1\n[base]\nhorizon_s = 600.0\n[grid]\n"pipeline.max_staleness" = [0, 2]\n[learning]\n')
+    rc = cli.main(["sweep", str(f), "--out", str(Path(str(tmp_path)) / "out"), "--no-progress", "--format", "csv"])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "pg_clipfrac_mean" in out and "length_gap_mean" in out and "tokens_per_s_mean" in out
+
+
+def test_tradeoff_plot(tmp_path: object) -> None:
+    pytest.importorskip("matplotlib")
+    from pathlib import Path
+
+    df = _tiny_sweep(learning=True)
+    fig = rollsim.plot.learning_tradeoff(df, path=Path(str(tmp_path)) / "t.png")
+    axes = fig.get_axes()
+    assert [a.get_ylabel() for a in axes] == ["pg_clipfrac", "length_gap"]
+    assert all(a.get_xlabel() == "tokens_per_s" for a in axes)
+    texts = [t.get_text() for t in axes[0].texts]
+    assert texts == ["max_staleness=0, admission_eta=1", "max_staleness=0, admission_eta=4",
+                     "max_staleness=2, admission_eta=1", "max_staleness=2, admission_eta=4"]
+    assert (Path(str(tmp_path)) / "t.png").stat().st_size > 0
+    with pytest.raises(ValueError, match=r"^metrics: unknown column 'nope'"):
+        rollsim.plot.learning_tradeoff(df, metrics=["nope"])

@@ -451,7 +451,7 @@ SUMMARY_METRICS = ("tokens_per_s", "staleness_token_mean", "clip_fraction", "pg_
 """The columns :func:`summary_learning` adds to a frame of summary-mode runs."""
 
 _SUMMARY_RULES = ("clip_low", "clip_high", "tis_cap", "icepop", "seed")
-_SEQUENCE_RULES = ("seq_cap", "seq_mask", "gspo_clip", "edges")
+_SEQUENCE_RULES = ("seq_cap", "seq_mask", "gspo_clip")
 
 
 def summary_exprs(model: DriftModel | None = None, *, clip_low: float = 0.2, clip_high: float = 0.28,
