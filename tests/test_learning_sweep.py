@@ -196,6 +196,12 @@ def test_cli_sweep_prints_the_learning_metrics(tmp_path: object, capsys: pytest.
     assert rc == 0
     out = capsys.readouterr().out
     assert "pg_clipfrac_mean" in out and "length_gap_mean" in out and "tokens_per_s_mean" in out
+    # the dataset keeps the sums: re-read lazily under another model
+    lazy = summary_learning(rollsim.sweeps.scan_sweep(Path(str(tmp_path)) / "out"), DriftModel(drift_sd=0.3))
+    assert isinstance(lazy, pl.LazyFrame)
+    got = lazy.sort("pipeline.max_staleness").collect()
+    assert got["pg_clipfrac"][0] == pytest.approx(rollsim.learning.token_stats([0.0])["pg_clipfrac"][0], rel=1e-12)
+    assert got["pg_clipfrac"][1] > 0.05
 
 
 def test_tradeoff_plot(tmp_path: object) -> None:

@@ -21,8 +21,9 @@ Rules (all optional parameters of :func:`learning`):
   ``(P(r > 1 + clip_high) + P(r < 1 - clip_low)) / 2``.
 - Token TIS: weight ``min(r, tis_cap)``, truncated when ``r > tis_cap`` (Yao et al. 2025, "Your
   efficient RL framework secretly brings you off-policy RL training", cap 2).
-- IcePop: a token is masked when ``r`` is outside ``icepop`` = ``(low, high)`` (0.5, 5 in the Ring-1T
-  report, arXiv 2510.18855).
+- IcePop: a token is masked when ``r`` is outside ``icepop`` = ``(low, high)`` (the mask of the Ring-1T
+  report, arXiv 2510.18855; default (0.5, 5) as rllm-org/rllm PR 741 implements it, while
+  allenai/open-instruct PR 1650 reads the same report as (0.2, 5): set your framework's bounds).
 - Sequence TIS / MIS: the sequence ratio ``R = exp(sum of x)``; truncated when ``R > seq_cap``, masked
   when outside ``seq_mask`` = ``(low, high)`` (TRL's ``sequence_mask`` mode, upper cap 3.0).
 - GSPO: the length-normalised ratio ``exp(mean of x)``, clipped outside
@@ -30,6 +31,10 @@ Rules (all optional parameters of :func:`learning`):
 - Kish effective sample size ``(sum w)**2 / (n sum w**2)`` as a fraction of the batch, for token weights
   ``min(r, tis_cap)`` (``ess_token``), sequence weights ``min(R, seq_cap)`` (``ess_seq``) and GSPO
   weights (``ess_gspo``), in expectation (ratio of expected sums, exact for large batches).
+
+Summary-mode runs (``rollsim.sweep``, ``simulate_many``) carry the trained tokens at each staleness
+level; :func:`summary_learning` gives the token rules of :func:`learning` from them (equal values), not
+the sequence rules (they need each sample's spans).
 """
 
 from __future__ import annotations
