@@ -164,20 +164,127 @@ impl std::hash::Hasher for IdHasher {
 
 type IdMap<V> = std::collections::HashMap<u32, V, std::hash::BuildHasherDefault<IdHasher>>;
 
-/// Token spans of samples that have more than one (or whose one span was closed before the
-/// sample finished), kept until the sample is trained or dropped; a sample with one span is
-/// counted from its length and `version_end` without being stored.
-#[derive(Default)]
+/// One closed token span of a sample that is not trained yet: its version and tokens, and the
+/// next span of the same sample (a chain in [`SpanBook::nodes`]).
+#[derive(Clone, Copy)]
+struct SpanNode {
+    n: f64,
+    version: u32,
+    next: u32,
+}
+
+/// The token spans closed before a sample finished (a partial rollout's, at a weight update), kept
+/// until the sample is trained or dropped. A sample's last span is not stored: at training it is
+/// `(version_end, length - the stored tokens)`, so a sample with one span costs nothing. The spans
+/// are chains in one slab (no allocation per sample); a sample id finds its chain in a table
+/// indexed by the id's low bits (ids are consecutive), or in `overflow` when two ids collide.
 pub(crate) struct SpanBook {
-    /// The last span recorded, not yet known to be a sample's only one.
+    /// The last span recorded: the sample's last one if `finish` follows for that sample.
     last: Option<(u32, u32, f64)>,
-    parked: IdMap<Vec<(u32, f64)>>,
+    /// `(id, first node)` at `id & (len - 1)`, or `(NONE_U32, _)`.
+    table: Vec<(u32, u32)>,
+    overflow: IdMap<u32>,
+    nodes: Vec<SpanNode>,
+    /// Head of the free nodes' chain.
+    free: u32,
+    /// Samples with a chain.
+    parked: usize,
 }
 
 impl SpanBook {
+    fn new() -> Self {
+        SpanBook {
+            last: None,
+            table: Vec::new(),
+            overflow: IdMap::default(),
+            nodes: Vec::new(),
+            free: NONE_U32,
+            parked: 0,
+        }
+    }
+
+    /// Makes `node` the head of `id`'s chain.
+    fn link(&mut self, id: u32, node: u32) {
+        let mask = self.table.len() - 1;
+        let slot = self.table[id as usize & mask];
+        if slot.0 == id {
+            self.nodes[node as usize].next = slot.1;
+            self.table[id as usize & mask].1 = node;
+            return;
+        }
+        if !self.overflow.is_empty() {
+            if let Some(head) = self.overflow.get_mut(&id) {
+                self.nodes[node as usize].next = *head;
+                *head = node;
+                return;
+            }
+        }
+        self.parked += 1;
+        if slot.0 == NONE_U32 {
+            self.table[id as usize & mask] = (id, node);
+        } else {
+            self.overflow.insert(id, node);
+            if self.overflow.len() > self.table.len() / 8 {
+                self.grow();
+            }
+        }
+    }
+
+    /// Doubles the table and places every chain again.
+    #[cold]
+    fn grow(&mut self) {
+        let mut heads: Vec<(u32, u32)> = self.table.iter().copied().filter(|(id, _)| *id != NONE_U32).collect();
+        heads.extend(self.overflow.drain());
+        self.table = vec![(NONE_U32, NONE_U32); self.table.len() * 2];
+        let mask = self.table.len() - 1;
+        for (id, head) in heads {
+            let slot = &mut self.table[id as usize & mask];
+            if slot.0 == NONE_U32 {
+                *slot = (id, head);
+            } else {
+                self.overflow.insert(id, head);
+            }
+        }
+    }
+
     #[inline]
     fn park(&mut self, (id, version, n): (u32, u32, f64)) {
-        self.parked.entry(id).or_default().push((version, n));
+        if self.table.is_empty() {
+            self.table = vec![(NONE_U32, NONE_U32); 1024];
+        }
+        let node = SpanNode { n, version, next: NONE_U32 };
+        let idx = if self.free != NONE_U32 {
+            let i = self.free;
+            self.free = self.nodes[i as usize].next;
+            self.nodes[i as usize] = node;
+            i
+        } else {
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        };
+        self.link(id, idx);
+    }
+
+    /// Removes `id`'s chain and returns its head (`NONE_U32`: none).
+    #[inline]
+    fn take(&mut self, id: u32) -> u32 {
+        if self.parked == 0 {
+            return NONE_U32;
+        }
+        let mask = self.table.len() - 1;
+        let slot = &mut self.table[id as usize & mask];
+        if slot.0 == id {
+            slot.0 = NONE_U32;
+            self.parked -= 1;
+            return slot.1;
+        }
+        if !self.overflow.is_empty() {
+            if let Some(head) = self.overflow.remove(&id) {
+                self.parked -= 1;
+                return head;
+            }
+        }
+        NONE_U32
     }
 
     #[inline]
@@ -187,42 +294,44 @@ impl SpanBook {
         }
     }
 
+    /// Sample `id` finished: the span just recorded for it is its last (not stored).
     #[inline]
-    fn finish(&mut self, id: u32, n_versions: u32) {
-        if let Some(p) = self.last {
-            if p.0 == id {
-                self.last = None;
-                if n_versions > 1 {
-                    self.park(p);
-                }
-            }
-        }
-        if n_versions <= 1 && !self.parked.is_empty() {
-            self.parked.remove(&id); // its one span is (version_end, length)
+    fn finish(&mut self, id: u32) {
+        if matches!(self.last, Some((i, _, _)) if i == id) {
+            self.last = None;
         }
     }
 
+    /// Sample `id` is dropped: its spans are forgotten.
     #[inline]
     fn forget(&mut self, id: u32) {
         if matches!(self.last, Some((i, _, _)) if i == id) {
             self.last = None;
         }
-        if !self.parked.is_empty() {
-            self.parked.remove(&id);
+        let mut h = self.take(id);
+        while h != NONE_U32 {
+            let next = self.nodes[h as usize].next;
+            self.nodes[h as usize].next = self.free;
+            self.free = h;
+            h = next;
         }
     }
 
+    /// Sample `id` of `length` tokens, whose last span has `version_end`, is trained at `step`.
     #[inline]
     fn train(&mut self, sums: &mut LearnSums, id: u32, length: f64, version_end: u32, step: u32) {
         let bin = |v: u32| (step.saturating_sub(v) as usize).min(LEARN_STALENESS_BINS);
-        match if self.parked.is_empty() { None } else { self.parked.remove(&id) } {
-            None => sums.tokens_by_staleness[bin(version_end)] += length,
-            Some(spans) => {
-                for (v, n) in spans {
-                    sums.tokens_by_staleness[bin(v)] += n;
-                }
-            }
+        let mut h = self.take(id);
+        let mut rest = length;
+        while h != NONE_U32 {
+            let node = self.nodes[h as usize];
+            sums.tokens_by_staleness[bin(node.version)] += node.n;
+            rest -= node.n;
+            self.nodes[h as usize].next = self.free;
+            self.free = h;
+            h = node.next;
         }
+        sums.tokens_by_staleness[bin(version_end)] += rest;
     }
 }
 
@@ -274,7 +383,7 @@ impl Recorder {
             mark_wasted: 0.0,
             mark_recomputed: 0.0,
             mark_idle: 0.0,
-            spans: SpanBook::default(),
+            spans: SpanBook::new(),
         }
     }
 
@@ -324,7 +433,7 @@ impl Recorder {
         self.s.samples_finished += 1;
         self.s.events += 1;
         self.s.tokens_generated += decoded;
-        self.spans.finish(id, n_versions);
+        self.spans.finish(id);
         if let Some(c) = &mut self.samples {
             let i = id as usize;
             c.finish_s[i] = finish_s;
@@ -376,7 +485,15 @@ impl Recorder {
     /// Records that step `step` (trained at policy version `step`) consumed a sample that started
     /// at `version` and whose last token span has `version_end`.
     #[inline]
-    pub fn train_sample(&mut self, id: u32, length: f64, version: u32, version_end: u32, version_finish: u32, step: u32) -> u32 {
+    pub fn train_sample(
+        &mut self,
+        id: u32,
+        length: f64,
+        version: u32,
+        version_end: u32,
+        version_finish: u32,
+        step: u32,
+    ) -> u32 {
         let st = step - version;
         self.spans.train(&mut self.s.learn, id, length, version_end, step);
         self.s.samples_trained += 1;

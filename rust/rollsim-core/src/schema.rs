@@ -808,7 +808,10 @@ mod tests {
                 assert_eq!(b.field, f.name);
             }
         }
-        for (_, cols) in FRAMES.iter().chain([("summary", SUMMARY), ("agentic", AGENTIC_SUMMARY), ("learning", LEARNING_SUMMARY)].iter()) {
+        for (_, cols) in FRAMES
+            .iter()
+            .chain([("summary", SUMMARY), ("agentic", AGENTIC_SUMMARY), ("learning", LEARNING_SUMMARY)].iter())
+        {
             let mut n: Vec<&str> = cols.iter().map(|c| c.name).collect();
             n.sort_unstable();
             n.dedup();

@@ -335,6 +335,30 @@ mod tests {
     }
 
     #[test]
+    fn learning_sums_are_the_same_in_both_modes_and_cover_the_trained_tokens() {
+        use crate::scenario::{OnUpdate, Pipeline, Streaming};
+        let partial = Pipeline::FullyAsync(Streaming {
+            max_staleness: Some(2),
+            on_update: OnUpdate::KeepRecompute,
+            ..Streaming::default()
+        });
+        for pipeline in [Pipeline::default(), partial] {
+            let sc = Scenario { pipeline, ..small(5) };
+            let mode = |record_samples| {
+                run(&sc, &RunOptions { record_samples, ..RunOptions::default() }, &mut || false).unwrap()
+            };
+            let (summary, samples) = (mode(false), mode(true));
+            let l = summary.summary.learn;
+            assert_eq!(format!("{l:?}"), format!("{:?}", samples.summary.learn));
+            let total: f64 = l.tokens_by_staleness.iter().sum();
+            assert!((total - summary.summary.tokens_trained).abs() <= 1e-9 * total);
+            let drawn: f64 = samples.samples.unwrap().length_tokens.iter().sum();
+            assert!((l.tokens_drawn - drawn).abs() <= 1e-9 * drawn);
+            assert!(l.tokens_by_staleness[1] > 0.0);
+        }
+    }
+
+    #[test]
     fn bad_index_is_refused() {
         let e = run_many(
             &[small(0)],
