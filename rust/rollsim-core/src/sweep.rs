@@ -342,7 +342,7 @@ mod tests {
             on_update: OnUpdate::KeepRecompute,
             ..Streaming::default()
         });
-        for pipeline in [Pipeline::default(), partial] {
+        for pipeline in [Scenario::default().pipeline, partial] {
             let sc = Scenario { pipeline, ..small(5) };
             let mode = |record_samples| {
                 run(&sc, &RunOptions { record_samples, ..RunOptions::default() }, &mut || false).unwrap()
