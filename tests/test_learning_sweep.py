@@ -213,9 +213,17 @@ def test_tradeoff_plot(tmp_path: object) -> None:
     axes = fig.get_axes()
     assert [a.get_ylabel() for a in axes] == ["pg_clipfrac", "length_gap"]
     assert all(a.get_xlabel() == "tokens_per_s" for a in axes)
-    texts = [t.get_text() for t in axes[0].texts]
-    assert texts == ["max_staleness=0, admission_eta=1", "max_staleness=0, admission_eta=4",
-                     "max_staleness=2, admission_eta=1", "max_staleness=2, admission_eta=4"]
+    assert [t.get_text() for t in axes[0].get_legend().get_texts()] == ["max_staleness = 0", "max_staleness = 2"]
+    assert [t.get_text() for t in axes[1].get_legend().get_texts()] == ["admission_eta = 1", "admission_eta = 4"]
+    # one point (an errorbar container) per configuration, at the means over seeds
+    assert len(axes[0].containers) == 4
+    means = df.group_by("pipeline.max_staleness", "pipeline.admission_eta", maintain_order=True).agg(
+        pl.col("tokens_per_s").mean(), pl.col("pg_clipfrac").mean())
+    got = sorted((float(c.lines[0].get_xdata()[0]), float(c.lines[0].get_ydata()[0])) for c in axes[0].containers)
+    want = sorted(zip(means["tokens_per_s"], means["pg_clipfrac"]))
+    np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-12)
+    labelled = rollsim.plot.learning_tradeoff(df.with_columns(pl.col("seed").alias("rollout_slots")))
+    assert len(labelled.get_axes()[0].texts) == 8  # three varied fields: a label per point
     assert (Path(str(tmp_path)) / "t.png").stat().st_size > 0
     with pytest.raises(ValueError, match=r"^metrics: unknown column 'nope'"):
         rollsim.plot.learning_tradeoff(df, metrics=["nope"])

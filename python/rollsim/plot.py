@@ -1029,7 +1029,9 @@ def learning_tradeoff(
     title: str | None = None,
 ) -> Figure:
     """The trade-off a staleness policy chooses: learning metrics against throughput, one point per
-    configuration (mean over seeds, bars of one sd), labelled with its varied fields.
+    configuration (mean over seeds, bars of one sd). With one or two varied fields the colour (and a
+    line through its points) is the first field's value and the marker the second's; with more, each
+    point is labelled with its fields.
 
     Parameters
     ----------
@@ -1049,7 +1051,8 @@ def learning_tradeoff(
     Returns
     -------
     matplotlib.figure.Figure
-        One panel per metric with one point (and its label) per configuration.
+        One panel per metric with one point per configuration; legends for the fields' values (or a
+        label per point with more than two varied fields).
 
     Raises
     ------
@@ -1083,21 +1086,48 @@ def learning_tradeoff(
             raise invalid("ax", f"must be {len(metrics)} matplotlib Axes (one per metric), got {ax!r}")
         fig = cast(Figure, axes[0].figure)
     short = {f: f.rpartition(".")[2] for f in fields}
-    labels = [", ".join(f"{short[f]}={_tick(r[f])}" for f in fields) for r in g.iter_rows(named=True)]
-    colors = _colors(g.height)
     xs, xsd = g[x].to_numpy(), g[f"{x}_sd"].fill_null(np.nan).to_numpy()
+    rows = list(g.iter_rows(named=True))
+    if 1 <= len(fields) <= 2:
+        # colour: the first varied field (a line through its points); marker: the second
+        first = g[fields[0]].unique(maintain_order=True).to_list()
+        second = g[fields[1]].unique(maintain_order=True).to_list() if len(fields) == 2 else [None]
+        colors = _colors(len(first))
+        markers = "osD^v<>ph*"
+        style = [(colors[first.index(r[fields[0]])],
+                  markers[second.index(r[fields[1]]) % len(markers)] if len(fields) == 2 else "o") for r in rows]
+        labels: list[str] = []
+    else:
+        colors = _colors(g.height)
+        style = [(colors[i], "o") for i in range(g.height)]
+        labels = [", ".join(f"{short[f]}={_tick(r[f])}" for f in fields) for r in rows]
     for a, m in zip(axes, metrics):
         ys, ysd = g[m].to_numpy(), g[f"{m}_sd"].fill_null(np.nan).to_numpy()
+        if 1 <= len(fields) <= 2:
+            for v, c in zip(first, colors):
+                idx = [i for i, r in enumerate(rows) if r[fields[0]] == v]
+                order = sorted(idx, key=lambda i: xs[i])
+                a.plot(xs[order], ys[order], color=c, alpha=0.5, linewidth=1,
+                       label=f"{short[fields[0]]} = {_tick(v)}")
         for i in range(g.height):
+            c, mk = style[i]
             a.errorbar(xs[i], ys[i], xerr=xsd[i] if np.isfinite(xsd[i]) else None,
-                       yerr=ysd[i] if np.isfinite(ysd[i]) else None, fmt="o", color=colors[i], capsize=2)
-            if labels[i]:
+                       yerr=ysd[i] if np.isfinite(ysd[i]) else None, fmt=mk, color=c, capsize=2)
+            if labels:
                 a.annotate(labels[i], (xs[i], ys[i]), textcoords="offset points", xytext=(4, 4), fontsize=7)
         a.set_xlabel(x)
         a.set_ylabel(m)
         if m in ("pg_clipfrac", "clip_fraction", "tis_truncated", "icepop_masked"):
             a.yaxis.set_major_formatter(_percent())
         a.grid(alpha=0.3)
+    if len(fields) == 2:  # the markers' meaning, once
+        from matplotlib.lines import Line2D
+
+        handles = [Line2D([], [], color="gray", marker=markers[j % len(markers)], linestyle="",
+                          label=f"{short[fields[1]]} = {_tick(v)}") for j, v in enumerate(second)]
+        axes[-1].legend(handles=handles, fontsize=8, frameon=False, loc="best")
+    if 1 <= len(fields) <= 2:
+        axes[0].legend(fontsize=8, frameon=False, loc="best")
     fig.suptitle(title if title is not None else textwrap.fill(
         f"{' and '.join(metrics)} against {x}" + (f" over {', '.join(fields)}" if fields else ""), 90))
     return _finish(fig, path)
