@@ -121,7 +121,9 @@ def results_page() -> str:
     s = _rollsim.SCHEMA
     parts = [RESULTS_HEAD, f"\nSchema version {s['version']}.\n", "\n## Summary\n\n", _columns(s["summary"]),
              "\n## Agentic summary (`Scenario.agentic`; in sweeps 0 for counts and NaN otherwise when a scenario is "
-             "not agentic)\n\n", _columns(s["agentic_summary"])]
+             "not agentic)\n\n", _columns(s["agentic_summary"]),
+             "\n## Learning sums (columns of `simulate_many` / sweep frames; `rollsim.learning.summary_learning` derives "
+             "the clip, truncation and ESS fractions and the length gap from them)\n\n", _columns(s["learning_summary"])]
     for name, what in (("steps", "one row per training step started"),
                        ("samples", "one row per sample started, `record=\"samples\"` only"),
                        ("segments", "one row per token span of one policy version, `record=\"samples\"` only")):

@@ -64,7 +64,8 @@ def test_an_old_directory_resumes_with_its_own_keys(tmp_path):
     # throughput_ratio is the one value that moved since the fixture was written: the engine's lognormal
     # mean went from an approximate erfc (relative error up to 1.2e-7) to libm's erf; the rest is exact
     # the agentic values came later too: null in the fixture's rows
-    agentic = [c["name"] for c in _rollsim.SCHEMA["agentic_summary"]]
+    # (and the learning sums later still)
+    agentic = [c["name"] for c in _rollsim.SCHEMA["agentic_summary"] + _rollsim.SCHEMA["learning_summary"]]
     assert df.head(4).select(agentic).null_count().row(0) == (4,) * len(agentic)
     assert_frame_equal(df.drop(*KEYS, "throughput_ratio", *agentic), now.drop(*KEYS, "throughput_ratio", *agentic),
                        check_exact=True)

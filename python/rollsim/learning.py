@@ -21,8 +21,9 @@ Rules (all optional parameters of :func:`learning`):
   ``(P(r > 1 + clip_high) + P(r < 1 - clip_low)) / 2``.
 - Token TIS: weight ``min(r, tis_cap)``, truncated when ``r > tis_cap`` (Yao et al. 2025, "Your
   efficient RL framework secretly brings you off-policy RL training", cap 2).
-- IcePop: a token is masked when ``r`` is outside ``icepop`` = ``(low, high)`` (0.5, 5 in the Ring-1T
-  report, arXiv 2510.18855).
+- IcePop: a token is masked when ``r`` is outside ``icepop`` = ``(low, high)`` (the mask of the Ring-1T
+  report, arXiv 2510.18855; default (0.5, 5) as rllm-org/rllm PR 741 implements it, while
+  allenai/open-instruct PR 1650 reads the same report as (0.2, 5): set your framework's bounds).
 - Sequence TIS / MIS: the sequence ratio ``R = exp(sum of x)``; truncated when ``R > seq_cap``, masked
   when outside ``seq_mask`` = ``(low, high)`` (TRL's ``sequence_mask`` mode, upper cap 3.0).
 - GSPO: the length-normalised ratio ``exp(mean of x)``, clipped outside
@@ -30,6 +31,10 @@ Rules (all optional parameters of :func:`learning`):
 - Kish effective sample size ``(sum w)**2 / (n sum w**2)`` as a fraction of the batch, for token weights
   ``min(r, tis_cap)`` (``ess_token``), sequence weights ``min(R, seq_cap)`` (``ess_seq``) and GSPO
   weights (``ess_gspo``), in expectation (ratio of expected sums, exact for large batches).
+
+Summary-mode runs (``rollsim.sweep``, ``simulate_many``) carry the trained tokens at each staleness
+level; :func:`summary_learning` gives the token rules of :func:`learning` from them (equal values), not
+the sequence rules (they need each sample's spans).
 """
 
 from __future__ import annotations
@@ -48,7 +53,8 @@ if TYPE_CHECKING:
     from rollsim.simulation import Result
 
 __all__ = ["DriftModel", "LearningResult", "learning", "token_stats", "fit", "fit_table", "FIT_TARGETS",
-           "LengthDrift", "length_feedback", "DEFAULT_EDGES"]
+           "LengthDrift", "length_feedback", "DEFAULT_EDGES", "summary_learning", "summary_exprs", "SUMMARY_METRICS",
+           "STALENESS_BINS"]
 
 DEFAULT_EDGES = (1000.0, 2000.0, 4000.0, 8000.0, 16000.0)
 """Default length-bin edges, tokens (as ``Result.staleness_by_length``)."""
@@ -432,6 +438,162 @@ def _edges(edges: Any) -> list[float]:
     if not e or not all(math.isfinite(x) for x in e) or any(b <= a for a, b in zip(e, e[1:])):
         raise invalid("edges", f"must be finite, non-empty and strictly increasing, got {e}")
     return e
+
+
+# ------------------------------------------------------------------------------- summary-mode runs
+def _learning_columns() -> list[str]:
+    from rollsim import _rollsim
+
+    return [c["name"] for c in _rollsim.SCHEMA["learning_summary"]]
+
+
+STALENESS_BINS: int = len([c for c in _learning_columns() if c.startswith("tokens_stale_")]) - 1
+"""Staleness levels the engine's summary counts one by one (``tokens_stale_0`` ..
+``tokens_stale_{STALENESS_BINS - 1}``); larger ones share ``tokens_stale_{STALENESS_BINS}_plus``."""
+
+SUMMARY_METRICS = ("tokens_per_s", "staleness_token_mean", "clip_fraction", "pg_clipfrac", "tis_truncated",
+                   "icepop_masked", "ess_token", "trained_length_mean", "generated_length_mean", "length_gap")
+"""The columns :func:`summary_learning` adds to a frame of summary-mode runs."""
+
+_SUMMARY_RULES = ("clip_low", "clip_high", "tis_cap", "icepop", "seed")
+_SEQUENCE_RULES = ("seq_cap", "seq_mask", "gspo_clip")
+
+
+def summary_exprs(model: DriftModel | None = None, *, clip_low: float = 0.2, clip_high: float = 0.28,
+                  tis_cap: float = 2.0, icepop: tuple[float, float] = (0.5, 5.0), seed: int = 0) -> list[pl.Expr]:
+    """The :data:`SUMMARY_METRICS` of each run as polars expressions over the columns of a
+    summary-mode frame (``rollsim.sweep`` / ``simulate_many``), for frames and lazy frames alike.
+
+    The engine counts, per run, the trained tokens at each staleness (``tokens_stale_0`` ...; every
+    span of a partial rollout at its own staleness, as :func:`learning` counts them from the
+    segments) and the drawn lengths (``tokens_drawn``). Token-level rules are sums over staleness
+    levels of the per-level closed forms :func:`learning` uses, so the values equal
+    ``learning(res).summary`` of the same run in samples mode (up to float rounding). Sequence-level
+    rules (``seq_truncated``, ``seq_masked``, ``gspo_clipfrac``, ``ess_seq``, ``ess_gspo``) need each
+    sample's spans and are not available here (use :func:`rollsim.sweeps.learning_sweep`).
+
+    Parameters
+    ----------
+    model : DriftModel, optional
+        Per-token log-ratio model (default: the fitted defaults).
+    clip_low, clip_high, tis_cap, icepop, seed
+        As in :func:`learning`.
+
+    Returns
+    -------
+    list of polars.Expr
+        ``tokens_per_s`` (trained tokens per simulated second), ``staleness_token_mean`` (versions,
+        token-weighted), ``clip_fraction``, ``pg_clipfrac``, ``tis_truncated``, ``icepop_masked``
+        (fractions of trained tokens), ``ess_token`` (fraction), ``trained_length_mean``,
+        ``generated_length_mean`` (tokens: every sample started), ``length_gap`` (trained -
+        generated, tokens). The token metrics are NaN for a run with no trained token or with
+        tokens at staleness ``STALENESS_BINS`` or more (``tokens_stale_{STALENESS_BINS}_plus`` > 0).
+
+    Raises
+    ------
+    ScenarioError (ValueError)
+        A bad model or rule parameter.
+    """
+    model = DriftModel() if model is None else model
+    if not isinstance(model, DriftModel):
+        raise invalid("model", f"must be a rollsim.learning.DriftModel, got {type(model).__name__}")
+    rules = _Rules(clip_low=clip_low, clip_high=clip_high, tis_cap=tis_cap, icepop=icepop)
+    levels = np.arange(STALENESS_BINS, dtype=np.float64)
+    t = _token_table(model, rules, levels, seed)
+    h = [pl.col(f"tokens_stale_{i}") for i in range(STALENESS_BINS)]
+    total = pl.sum_horizontal(h)
+    ok = (pl.col(f"tokens_stale_{STALENESS_BINS}_plus") == 0) & (total > 0)
+
+    def frac(w: np.ndarray) -> pl.Expr:
+        return pl.sum_horizontal([c * float(x) for c, x in zip(h, w)])
+
+    def when_ok(e: pl.Expr, name: str) -> pl.Expr:
+        return pl.when(ok).then(e).otherwise(float("nan")).alias(name)
+
+    clip = frac(t["above"] + t["below"]) / total
+    trained = pl.col("tokens_trained") / pl.col("samples_trained")
+    generated = pl.col("tokens_drawn") / pl.col("samples_started")
+    return [
+        (pl.col("tokens_trained") / pl.col("end_s")).alias("tokens_per_s"),
+        when_ok(frac(levels) / total, "staleness_token_mean"),
+        when_ok(clip, "clip_fraction"),
+        when_ok(clip / 2, "pg_clipfrac"),
+        when_ok(frac(t["trunc"]) / total, "tis_truncated"),
+        when_ok(frac(t["ice"]) / total, "icepop_masked"),
+        when_ok(frac(t["e1"]) ** 2 / (total * frac(t["e2"])), "ess_token"),
+        trained.alias("trained_length_mean"),
+        generated.alias("generated_length_mean"),
+        (trained - generated).alias("length_gap"),
+    ]
+
+
+def learning_options(where: str, options: Any) -> tuple[DriftModel | None, dict[str, Any]]:
+    """A ``learning`` option of a sweep (True, or a dict of :class:`DriftModel` fields and the
+    token rules of :func:`summary_exprs`) as ``(model, rules)``; ScenarioError naming ``where.key``."""
+    if options is True:
+        return None, {}
+    if not isinstance(options, dict) or not all(isinstance(k, str) for k in options):
+        raise invalid(where, f"must be True or a dict of drift-model fields and token rules, got {options!r}")
+    fields = {f for f in DriftModel.__dataclass_fields__}
+    model_kw = {k: v for k, v in options.items() if k in fields}
+    rules = {k: v for k, v in options.items() if k not in fields}
+    for k in rules:
+        if k in _SEQUENCE_RULES:
+            raise invalid(f"{where}.{k}", "sequence-level rules need each sample's spans, which summary mode does "
+                                          "not keep: use rollsim.sweeps.learning_sweep (samples mode)")
+        if k not in _SUMMARY_RULES:
+            raise invalid(f"{where}.{k}", f"unknown key (allowed: {sorted(fields | set(_SUMMARY_RULES))})")
+    if "icepop" in rules and isinstance(rules["icepop"], list):
+        rules["icepop"] = tuple(rules["icepop"])
+    model = DriftModel(**model_kw) if model_kw else None
+    summary_exprs(model, **rules)  # bad values: refused before anything runs
+    return model, rules
+
+
+def summary_learning(frame: Any, model: DriftModel | None = None, **rules: Any) -> Any:
+    """``frame`` with the :data:`SUMMARY_METRICS` of each summary-mode run added (see
+    :func:`summary_exprs`): a ``rollsim.sweep`` frame, a :func:`rollsim.sweeps.scan_sweep` lazy frame,
+    or the dict ``simulate_many`` returns.
+
+    Parameters
+    ----------
+    frame : polars.DataFrame | polars.LazyFrame | dict
+        Runs with the summary columns ``tokens_trained``, ``samples_trained``, ``samples_started``,
+        ``end_s`` and the learning columns ``tokens_stale_*``, ``tokens_drawn``.
+    model : DriftModel, optional
+        Per-token log-ratio model (default: the fitted defaults).
+    **rules
+        ``clip_low``, ``clip_high``, ``tis_cap``, ``icepop``, ``seed`` (as in :func:`learning`).
+
+    Returns
+    -------
+    polars.DataFrame | polars.LazyFrame
+        The frame with the metrics as columns (a dict gives a DataFrame).
+
+    Raises
+    ------
+    ScenarioError (ValueError)
+        A bad model or rule, a sequence-level rule, or a frame without the learning columns.
+    """
+    if isinstance(frame, dict):
+        frame = pl.DataFrame({k: v for k, v in frame.items() if k != "error"})
+    if not isinstance(frame, (pl.DataFrame, pl.LazyFrame)):
+        raise invalid("frame", f"must be a polars DataFrame or LazyFrame of summary-mode runs, got "
+                               f"{type(frame).__name__}")
+    kw = dict(rules)
+    for k in kw:
+        if k in _SEQUENCE_RULES:
+            raise invalid(k, "sequence-level rules need each sample's spans, which summary mode does not keep: use "
+                             "rollsim.sweeps.learning_sweep (samples mode)")
+        if k not in _SUMMARY_RULES:
+            raise invalid(k, f"unknown rule (summary mode takes {list(_SUMMARY_RULES)})")
+    names = frame.collect_schema().names()
+    need = [*_learning_columns(), "tokens_trained", "samples_trained", "samples_started", "end_s"]
+    missing = [c for c in need if c not in names]
+    if missing:
+        raise invalid("frame", f"lacks the columns {missing} (a frame of summary-mode runs of this rollsim, from "
+                               "rollsim.sweep or simulate_many, has them)")
+    return frame.with_columns(summary_exprs(model, **kw))
 
 
 # ---------------------------------------------------------------------------------------------- the fit

@@ -19,6 +19,8 @@ Runs and comparisons
 Sweeps (one row per (scenario, seed); varied fields as columns, summary metrics as columns, ``seed``)
     :func:`sweep_heatmap`        a metric over two varied fields, mean over seeds.
     :func:`sweep_lines`          a metric over one varied field, mean and confidence band over seeds.
+    :func:`learning_tradeoff`    what the learner pays against throughput: clip fraction and length
+                                 gap against trained tokens per second, one point per configuration.
 
 The frames behind the figures are public too: :func:`utilization_frame`, :func:`step_breakdown_frame`,
 :func:`sweep_stats`.
@@ -54,6 +56,7 @@ __all__ = [
     "step_breakdown",
     "sweep_heatmap",
     "sweep_lines",
+    "learning_tradeoff",
     "utilization_frame",
     "step_breakdown_frame",
     "sweep_stats",
@@ -1013,4 +1016,118 @@ def sweep_lines(
     if hue is not None:
         ax.legend(fontsize=8, frameon=False)
     ax.set_title(title if title is not None else textwrap.fill(f"{metric} over {x}", 48))
+    return _finish(fig, path)
+
+
+def learning_tradeoff(
+    frame: pl.DataFrame,
+    *,
+    x: str = "tokens_per_s",
+    metrics: Sequence[str] = ("pg_clipfrac", "length_gap"),
+    ax: Any = None,
+    path: str | os.PathLike[str] | None = None,
+    title: str | None = None,
+) -> Figure:
+    """The trade-off a staleness policy chooses: learning metrics against throughput, one point per
+    configuration (mean over seeds, bars of one sd). With one or two varied fields the colour (and a
+    line through its points) is the first field's value and the marker the second's; with more, each
+    point is labelled with its fields.
+
+    Parameters
+    ----------
+    frame : polars.DataFrame
+        A sweep frame with the learning metrics: ``rollsim.sweep(..., learning=True)``,
+        :func:`rollsim.learning.summary_learning` of a sweep frame, or
+        :func:`rollsim.sweeps.learning_sweep`.
+    x : str
+        Numeric column on the horizontal axis (default ``tokens_per_s``, trained tokens per second).
+    metrics : sequence of str
+        One panel per metric (default ``pg_clipfrac`` and ``length_gap``, tokens).
+    ax : sequence of matplotlib Axes, optional
+        One Axes per metric to draw into (default: a new figure with a row of panels).
+    path, title
+        As in :func:`staleness_by_length`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per metric with one point per configuration; legends for the fields' values (or a
+        label per point with more than two varied fields).
+
+    Raises
+    ------
+    ValueError
+        ``frame`` not a non-empty sweep frame; ``x`` or a metric unknown or not numeric; no metric;
+        ``ax`` not one Axes per metric.
+    """
+    frame = _check_frame(frame)
+    _check_col(frame, x, "x", numeric=True)
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    metrics = list(metrics)
+    if not metrics:
+        raise invalid("metrics", "must name at least one metric column")
+    for m in metrics:
+        _check_col(frame, m, "metrics", numeric=True)
+    fields = [f for f in sweep_fields(frame) if frame[f].n_unique() > 1]
+    g = (frame.group_by(fields or pl.lit(0).alias("_all"), maintain_order=True)
+         .agg(*(e for c in (x, *metrics) for e in (pl.col(c).mean().alias(c), pl.col(c).std().alias(f"{c}_sd"))))
+         .sort(fields or "_all", nulls_last=True))
+    _mpl()
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    if ax is None:
+        fig = Figure(figsize=(4.6 * len(metrics), 4.2), layout="constrained")
+        axes = [fig.add_subplot(1, len(metrics), i + 1) for i in range(len(metrics))]
+    else:
+        axes = list(ax) if isinstance(ax, Sequence) else [ax]
+        if len(axes) != len(metrics) or not all(isinstance(a, Axes) for a in axes):
+            raise invalid("ax", f"must be {len(metrics)} matplotlib Axes (one per metric), got {ax!r}")
+        fig = cast(Figure, axes[0].figure)
+    short = {f: f.rpartition(".")[2] for f in fields}
+    xs, xsd = g[x].to_numpy(), g[f"{x}_sd"].fill_null(np.nan).to_numpy()
+    rows = list(g.iter_rows(named=True))
+    if 1 <= len(fields) <= 2:
+        # colour: the first varied field (a line through its points); marker: the second
+        first = g[fields[0]].unique(maintain_order=True).to_list()
+        second = g[fields[1]].unique(maintain_order=True).to_list() if len(fields) == 2 else [None]
+        colors = _colors(len(first))
+        markers = "osD^v<>ph*"
+        style = [(colors[first.index(r[fields[0]])],
+                  markers[second.index(r[fields[1]]) % len(markers)] if len(fields) == 2 else "o") for r in rows]
+        labels: list[str] = []
+    else:
+        colors = _colors(g.height)
+        style = [(colors[i], "o") for i in range(g.height)]
+        labels = [", ".join(f"{short[f]}={_tick(r[f])}" for f in fields) for r in rows]
+    for a, m in zip(axes, metrics):
+        ys, ysd = g[m].to_numpy(), g[f"{m}_sd"].fill_null(np.nan).to_numpy()
+        if 1 <= len(fields) <= 2:
+            for v, c in zip(first, colors):
+                idx = [i for i, r in enumerate(rows) if r[fields[0]] == v]
+                order = sorted(idx, key=lambda i: xs[i])
+                a.plot(xs[order], ys[order], color=c, alpha=0.5, linewidth=1,
+                       label=f"{short[fields[0]]} = {_tick(v)}")
+        for i in range(g.height):
+            c, mk = style[i]
+            a.errorbar(xs[i], ys[i], xerr=xsd[i] if np.isfinite(xsd[i]) else None,
+                       yerr=ysd[i] if np.isfinite(ysd[i]) else None, fmt=mk, color=c, capsize=2)
+            if labels:
+                a.annotate(labels[i], (xs[i], ys[i]), textcoords="offset points", xytext=(4, 4), fontsize=7)
+        a.set_xlabel(x)
+        a.set_ylabel(m)
+        if m in ("pg_clipfrac", "clip_fraction", "tis_truncated", "icepop_masked"):
+            a.yaxis.set_major_formatter(_percent())
+        a.grid(alpha=0.3)
+    if len(fields) == 2:  # the markers' meaning, once
+        from matplotlib.lines import Line2D
+
+        handles = [Line2D([], [], color="gray", marker=markers[j % len(markers)], linestyle="",
+                          label=f"{short[fields[1]]} = {_tick(v)}") for j, v in enumerate(second)]
+        axes[-1].legend(handles=handles, fontsize=8, frameon=False, loc="best")
+    if 1 <= len(fields) <= 2:
+        axes[0].legend(fontsize=8, frameon=False, loc="best")
+    fig.suptitle(title if title is not None else textwrap.fill(
+        f"{' and '.join(metrics)} against {x}" + (f" over {', '.join(fields)}" if fields else ""), 90))
     return _finish(fig, path)

@@ -16,6 +16,8 @@ __all__ = ["add_parser", "run"]
 
 #: Metrics shown in the printed table (means and 95% intervals over seeds).
 SHOWN = ("steps", "rollout_utilization", "staleness_mean", "drop_fraction")
+#: ... and with ``learning`` in the sweep file.
+SHOWN_LEARNING = ("tokens_per_s", "pg_clipfrac", "length_gap")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -61,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
                 spec.base, spec.grid, seeds=spec.seeds, metrics=spec.metrics, out=args.out, backend=args.backend,
                 threads=args.threads, chunk_size=args.chunk_size if args.chunk_size is not None else spec.chunk_size,
                 progress=not args.no_progress, on_error="record", ray_address=args.ray_address, collect=False,
-                **kwargs,
+                learning=spec.learning, **kwargs,
             )
     except KeyboardInterrupt as e:  # the message says how many runs are saved, and where
         print(f"rollsim sweep: {e or 'interrupted'}", file=sys.stderr)
@@ -72,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"rollsim sweep: {info.failed} runs failed; see the 'error' column", file=sys.stderr)
     if args.format != "none":
         columns = frame.collect_schema().names()  # a LazyFrame over --out: never the frame of all runs
-        shown = [m for m in SHOWN if m in columns] or [
+        shown = [m for m in (*SHOWN, *SHOWN_LEARNING) if m in columns] or [
             c for c in columns if c not in ("seed", "error", "scenario_key", "run_key")][-1:]
         by = [c for c in columns[: columns.index("seed")]] + ["scenario_key"]
         agg = aggregate(frame.select(*by, "seed", *shown), shown, by=by).drop("scenario_key")

@@ -48,6 +48,9 @@ SUMMARY_SCHEMA: dict[str, pl.DataType] = {
 #: is not agentic), after the others: ``_rollsim.SCHEMA["agentic_summary"]``.
 SUMMARY_SCHEMA.update({c["name"]: pl.Int64() if c["dtype"] == "uint64" else pl.Float64()
                        for c in _rollsim.SCHEMA["agentic_summary"]})
+#: The learning sums (trained tokens by staleness, drawn lengths; ``rollsim.learning.summary_learning``
+#: derives clip fractions and the length gap from them), after those: ``_rollsim.SCHEMA["learning_summary"]``.
+SUMMARY_SCHEMA.update({c["name"]: pl.Float64() for c in _rollsim.SCHEMA["learning_summary"]})
 _METRICS = list(SUMMARY_SCHEMA)
 
 #: Local backend, automatic chunks: each engine call (a *batch* of runs) aims at about this many
@@ -501,10 +504,12 @@ def sweep_with_info(
     on_error: Literal["raise", "record"] = "raise",
     ray_address: str | None = None,
     collect: bool = True,
+    learning: Any = None,
 ) -> tuple[pl.DataFrame | pl.LazyFrame, SweepInfo]:
     """:func:`sweep`, also returning a :class:`SweepInfo` (used by the CLI)."""
     t_start = time.perf_counter()
     metrics = check_metrics(metrics)
+    learn = _learning_exprs(learning)
     if backend not in ("local", "ray"):
         raise invalid("backend", f"must be 'local' or 'ray', got {backend!r}")
     threads = _check_int("threads", threads, 0, 4096)
@@ -536,7 +541,7 @@ def sweep_with_info(
     try:
         done = _sweep_in(plan, store, out, t_start, metrics=metrics, backend=backend, threads=threads,
                          chunk_size=chunk_size, progress=progress, max_samples=max_samples, on_error=on_error,
-                         ray_address=ray_address, collect=bool(collect))
+                         ray_address=ray_address, collect=bool(collect), learn=learn)
     finally:
         if store is not None:
             store.close()
@@ -557,6 +562,16 @@ def _warn_foreign_runs(store: Store, out: str | os.PathLike[str], planned: int) 
             f"runs of another sweep (another base scenario, grid or seeds) are in it, and read_sweep / scan_sweep "
             f"return them too (their scenario_key tells them apart); use one directory per experiment"),
             stacklevel=5)
+
+
+def _learning_exprs(learning: Any) -> list[pl.Expr] | None:
+    """The ``learning`` option of :func:`sweep` as expressions adding the learning metrics (None: none)."""
+    if learning is None or learning is False:
+        return None
+    from rollsim.learning import learning_options, summary_exprs
+
+    model, rules = learning_options("learning", learning)
+    return summary_exprs(model, **rules)
 
 
 def check_metrics(metrics: Any) -> list[str] | None:
@@ -593,7 +608,7 @@ def _sweep_in(
     plan: Plan, store: Store | None, out: str | os.PathLike[str] | None, t_start: float, *,
     metrics: list[str] | None, backend: str, threads: int, chunk_size: int | None,
     progress: bool | Callable[[int, int], Any], max_samples: int, on_error: str, ray_address: str | None,
-    collect: bool,
+    collect: bool, learn: list[pl.Expr] | None = None,
 ) -> tuple[pl.DataFrame | pl.LazyFrame, SweepInfo]:
     # runaway scenarios are refused before anything runs (an estimate; the engine also enforces it)
     refused: dict[int, str] = {}
@@ -622,10 +637,12 @@ def _sweep_in(
         bar.close()
 
     keep = _METRICS if metrics is None else metrics
-    wanted = [*plan.varied, "seed", *keep, "error", "scenario_key", "run_key"]
+    learned = [] if learn is None else [e.meta.output_name() for e in learn]
+    wanted = [*plan.varied, "seed", *keep, *learned, "error", "scenario_key", "run_key"]
     result: pl.DataFrame | pl.LazyFrame
     if collect:
-        frame = sw.frame().select(wanted)
+        frame = sw.frame()
+        frame = (frame if learn is None else frame.with_columns(learn)).select(wanted)
         failed = int(frame["error"].is_not_null().sum())
         first = None
         if failed:
@@ -636,6 +653,9 @@ def _sweep_in(
         assert store is not None
         lf = store.scan()
         have = set(lf.collect_schema().names())
+        if learn is not None and {"tokens_stale_0", "tokens_drawn"} <= have:
+            lf = lf.with_columns(learn)
+            have |= set(learned)
         result = lf.select([c for c in wanted if c in have])
         failed = sw.failed
         first = None if sw.first_failure is None else sw.first_failure[1]
@@ -664,6 +684,7 @@ def sweep(
     on_error: Literal["raise", "record"] = "raise",
     ray_address: str | None = None,
     collect: bool = True,
+    learning: Any = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     """Runs every scenario of a grid with every seed, in summary mode, across cores or a Ray cluster.
 
@@ -728,6 +749,14 @@ def sweep(
         ``polars.LazyFrame`` over the dataset in ``out`` (:func:`rollsim.sweeps.scan_sweep`), so peak
         memory does not depend on the number of runs. The plan itself is always generated chunk by
         chunk.
+    learning : bool | dict, optional
+        True, or a dict of :class:`rollsim.learning.DriftModel` fields and token rules (``clip_low``,
+        ``clip_high``, ``tis_cap``, ``icepop``, ``seed``): adds the learning metrics of each run
+        (:data:`rollsim.learning.SUMMARY_METRICS`: ``tokens_per_s``, ``pg_clipfrac``,
+        ``tis_truncated``, ``ess_token``, ``length_gap``, ...) after the summary metrics, computed
+        from the stored ``tokens_stale_*`` / ``tokens_drawn`` sums under that drift model
+        (:func:`rollsim.learning.summary_learning`; the dataset stores the sums, not the model's
+        values). Sequence-level rules are refused (summary mode keeps no spans). None: not added.
 
     Returns
     -------
@@ -771,7 +800,7 @@ def sweep(
     frame, _ = sweep_with_info(
         scenario, grid, seeds=seeds, metrics=metrics, out=out, backend=backend, threads=threads,
         chunk_size=chunk_size, progress=progress, max_samples=max_samples, on_error=on_error,
-        ray_address=ray_address, collect=collect,
+        ray_address=ray_address, collect=collect, learning=learning,
     )
     return frame
 

@@ -30,6 +30,10 @@ Example (``python/rollsim/examples/sweep.toml`` has a complete one)::
     # [sample.space]
     # train_step_s = { uniform = [30.0, 600.0] }     # also log_uniform, int_uniform = [lo, hi]
     # "pipeline.max_staleness" = { choice = [0, 1, 2, 4] }
+
+    [learning]                     # optional (or learning = true): clip / TIS / IcePop / ESS fractions and
+    clip_high = 0.28               # the length gap under a drift model (rollsim.learning.summary_learning);
+    drift_sd = 0.599               # DriftModel fields and token rules, every key optional
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ from rollsim.sweeps.space import Choice, IntUniform, LogUniform, Uniform, latin_
 
 __all__ = ["SweepSpec", "load", "parse"]
 
-_TOP = {"base", "grid", "sample", "seeds", "metrics", "chunk_size", "max_samples"}
+_TOP = {"base", "grid", "sample", "seeds", "metrics", "chunk_size", "max_samples", "learning"}
 _SCENARIO_FIELDS = [f.name for f in dataclasses.fields(Scenario) if f.name not in ("seed",)] + ["seed"]
 
 
@@ -62,6 +66,9 @@ class SweepSpec:
     metrics: list[str] | None
     chunk_size: int | None
     max_samples: int | None
+    #: ``learning = true`` or a ``[learning]`` table (drift-model fields and token rules): the
+    #: ``learning`` option of :func:`rollsim.sweep`.
+    learning: bool | dict[str, Any] | None = None
 
 
 _table = scenario_toml.table  # one implementation of the TOML table checks
@@ -191,7 +198,15 @@ def parse(doc: dict[str, Any], root: str | os.PathLike[str] = ".") -> SweepSpec:
         v = doc.get(k)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
             raise invalid(k, f"must be an integer >= 1, got {v!r}")
-    return SweepSpec(base, grid, seeds, metrics, doc.get("chunk_size"), doc.get("max_samples"))
+    learning = doc.get("learning")
+    if learning is not None:
+        if learning is False:
+            learning = None
+        else:
+            from rollsim.learning import learning_options
+
+            learning_options("learning", learning)  # refused before anything is built or run
+    return SweepSpec(base, grid, seeds, metrics, doc.get("chunk_size"), doc.get("max_samples"), learning)
 
 
 def load(path: str | os.PathLike[str]) -> SweepSpec:

@@ -1,7 +1,9 @@
-"""Sweeps with the learning-side metrics (:mod:`rollsim.learning`) beside throughput. Each run is
-simulated with ``record="samples"`` (the metrics need every token's staleness, which summary mode does
-not record), so this suits grids of tens to hundreds of runs, not the millions :func:`rollsim.sweep`
-handles."""
+"""Sweeps with every learning-side metric (:mod:`rollsim.learning`) beside throughput. Each run is
+simulated with ``record="samples"``, so this suits grids of tens to hundreds of runs. The token metrics
+(clip, TIS, IcePop, token ESS, the length gap) need no samples: ``rollsim.sweep(..., learning=True)``
+gives them, with the same values, for the millions of runs summary mode handles; this function is for
+the sequence-level ones (``seq_truncated``, ``seq_masked``, ``gspo_clipfrac``, ``ess_seq``,
+``ess_gspo``), which need each sample's spans."""
 
 from __future__ import annotations
 
@@ -28,9 +30,9 @@ def learning_sweep(scenario: Any = None, grid: Any = None, *, seeds: Any = (0,),
                    max_samples: int | None = None, **rules: Any) -> pl.DataFrame:
     """A grid sweep with the learning metrics beside throughput: one row per (grid point, seed).
 
-    The learning statistics need each token's staleness, which summary mode (what
-    :func:`rollsim.sweep` runs) does not record, so every run here is simulated with
-    ``record="samples"``, one after the other: use it for grids of tens to hundreds of runs. The frame
+    Every run here is simulated with ``record="samples"``, one after the other: use it for grids of
+    tens to hundreds of runs, and for the sequence-level metrics; ``rollsim.sweep(..., learning=True)``
+    gives the token-level ones (same values) in summary mode. The frame
     has the layout of a sweep frame (varied fields as columns, ``seed``, metrics), so
     :func:`rollsim.plot.sweep_heatmap` / :func:`rollsim.plot.sweep_lines` plot it, e.g. the clip
     fraction and the length gap over ``pipeline.max_staleness`` x ``pipeline.admission_eta``.

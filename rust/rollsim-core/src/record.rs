@@ -132,6 +132,217 @@ pub struct Summary {
     /// admission control waits for a batch that cannot fill. The run ends at the stall.
     pub stalled: bool,
     pub throughput_ratio: f64,
+    /// What the learner's statistics need (`rollsim.learning`), in both modes.
+    pub learn: LearnSums,
+}
+
+/// Staleness bins of [`LearnSums::tokens_by_staleness`] before the overflow bin.
+pub const LEARN_STALENESS_BINS: usize = 16;
+
+/// Sums for the learning-side statistics of a summary-mode run: trained tokens by the staleness of
+/// their own span (a partial rollout's early tokens are older than its late ones), as
+/// `rollsim.learning.learning` counts them from the segments, and the drawn lengths.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LearnSums {
+    /// Trained tokens at staleness `s` (training step - the span's policy version) for
+    /// `s < LEARN_STALENESS_BINS`; the last entry holds every larger staleness.
+    pub tokens_by_staleness: [f64; LEARN_STALENESS_BINS + 1],
+    /// Sum of the drawn lengths of every sample started, tokens.
+    pub tokens_drawn: f64,
+}
+
+/// A multiplicative hash of a sample id (ids are dense; SipHash would cost more than the work).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ *b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.0 = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type IdMap<V> = std::collections::HashMap<u32, V, std::hash::BuildHasherDefault<IdHasher>>;
+
+/// One closed token span of a sample that is not trained yet: its version and tokens, and the
+/// next span of the same sample (a chain in [`SpanBook::nodes`]).
+#[derive(Clone, Copy)]
+struct SpanNode {
+    n: f64,
+    version: u32,
+    next: u32,
+}
+
+/// The token spans closed before a sample finished (a partial rollout's, at a weight update), kept
+/// until the sample is trained or dropped. A sample's last span is not stored: at training it is
+/// `(version_end, length - the stored tokens)`, so a sample with one span costs nothing. The spans
+/// are chains in one slab (no allocation per sample); a sample id finds its chain in a table
+/// indexed by the id's low bits (ids are consecutive), or in `overflow` when two ids collide.
+pub(crate) struct SpanBook {
+    /// The last span recorded: the sample's last one if `finish` follows for that sample.
+    last: Option<(u32, u32, f64)>,
+    /// `(id, first node)` at `id & (len - 1)`, or `(NONE_U32, _)`.
+    table: Vec<(u32, u32)>,
+    overflow: IdMap<u32>,
+    nodes: Vec<SpanNode>,
+    /// Head of the free nodes' chain.
+    free: u32,
+    /// Samples with a chain.
+    parked: usize,
+}
+
+impl SpanBook {
+    fn new() -> Self {
+        SpanBook {
+            last: None,
+            table: Vec::new(),
+            overflow: IdMap::default(),
+            nodes: Vec::new(),
+            free: NONE_U32,
+            parked: 0,
+        }
+    }
+
+    /// Makes `node` the head of `id`'s chain.
+    fn link(&mut self, id: u32, node: u32) {
+        let mask = self.table.len() - 1;
+        let slot = self.table[id as usize & mask];
+        if slot.0 == id {
+            self.nodes[node as usize].next = slot.1;
+            self.table[id as usize & mask].1 = node;
+            return;
+        }
+        if !self.overflow.is_empty() {
+            if let Some(head) = self.overflow.get_mut(&id) {
+                self.nodes[node as usize].next = *head;
+                *head = node;
+                return;
+            }
+        }
+        self.parked += 1;
+        if slot.0 == NONE_U32 {
+            self.table[id as usize & mask] = (id, node);
+        } else {
+            self.overflow.insert(id, node);
+            if self.overflow.len() > self.table.len() / 8 {
+                self.grow();
+            }
+        }
+    }
+
+    /// Doubles the table and places every chain again.
+    #[cold]
+    fn grow(&mut self) {
+        let mut heads: Vec<(u32, u32)> = self.table.iter().copied().filter(|(id, _)| *id != NONE_U32).collect();
+        heads.extend(self.overflow.drain());
+        self.table = vec![(NONE_U32, NONE_U32); self.table.len() * 2];
+        let mask = self.table.len() - 1;
+        for (id, head) in heads {
+            let slot = &mut self.table[id as usize & mask];
+            if slot.0 == NONE_U32 {
+                *slot = (id, head);
+            } else {
+                self.overflow.insert(id, head);
+            }
+        }
+    }
+
+    #[inline]
+    fn park(&mut self, (id, version, n): (u32, u32, f64)) {
+        if self.table.is_empty() {
+            self.table = vec![(NONE_U32, NONE_U32); 1024];
+        }
+        let node = SpanNode { n, version, next: NONE_U32 };
+        let idx = if self.free != NONE_U32 {
+            let i = self.free;
+            self.free = self.nodes[i as usize].next;
+            self.nodes[i as usize] = node;
+            i
+        } else {
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        };
+        self.link(id, idx);
+    }
+
+    /// Removes `id`'s chain and returns its head (`NONE_U32`: none).
+    #[inline]
+    fn take(&mut self, id: u32) -> u32 {
+        if self.parked == 0 {
+            return NONE_U32;
+        }
+        let mask = self.table.len() - 1;
+        let slot = &mut self.table[id as usize & mask];
+        if slot.0 == id {
+            slot.0 = NONE_U32;
+            self.parked -= 1;
+            return slot.1;
+        }
+        if !self.overflow.is_empty() {
+            if let Some(head) = self.overflow.remove(&id) {
+                self.parked -= 1;
+                return head;
+            }
+        }
+        NONE_U32
+    }
+
+    #[inline]
+    fn span(&mut self, id: u32, version: u32, n: f64) {
+        if let Some(p) = self.last.replace((id, version, n)) {
+            self.park(p);
+        }
+    }
+
+    /// Sample `id` finished: the span just recorded for it is its last (not stored).
+    #[inline]
+    fn finish(&mut self, id: u32) {
+        if matches!(self.last, Some((i, _, _)) if i == id) {
+            self.last = None;
+        }
+    }
+
+    /// Sample `id` is dropped: its spans are forgotten.
+    #[inline]
+    fn forget(&mut self, id: u32) {
+        if matches!(self.last, Some((i, _, _)) if i == id) {
+            self.last = None;
+        }
+        let mut h = self.take(id);
+        while h != NONE_U32 {
+            let next = self.nodes[h as usize].next;
+            self.nodes[h as usize].next = self.free;
+            self.free = h;
+            h = next;
+        }
+    }
+
+    /// Sample `id` of `length` tokens, whose last span has `version_end`, is trained at `step`.
+    #[inline]
+    fn train(&mut self, sums: &mut LearnSums, id: u32, length: f64, version_end: u32, step: u32) {
+        let bin = |v: u32| (step.saturating_sub(v) as usize).min(LEARN_STALENESS_BINS);
+        let mut h = self.take(id);
+        let mut rest = length;
+        while h != NONE_U32 {
+            let node = self.nodes[h as usize];
+            sums.tokens_by_staleness[bin(node.version)] += node.n;
+            rest -= node.n;
+            self.nodes[h as usize].next = self.free;
+            self.free = h;
+            h = node.next;
+        }
+        sums.tokens_by_staleness[bin(version_end)] += rest;
+    }
 }
 
 /// Everything a run produced. `samples` and `segments` are `None` in summary mode.
@@ -162,6 +373,7 @@ pub(crate) struct Recorder {
     mark_wasted: f64,
     mark_recomputed: f64,
     mark_idle: f64,
+    spans: SpanBook,
 }
 
 impl Recorder {
@@ -181,12 +393,14 @@ impl Recorder {
             mark_wasted: 0.0,
             mark_recomputed: 0.0,
             mark_idle: 0.0,
+            spans: SpanBook::new(),
         }
     }
 
     #[inline]
     pub fn start(&mut self, length: f64, start_s: f64, version: u32, slot: u32, group: u32) {
         self.s.samples_started += 1;
+        self.s.learn.tokens_drawn += length;
         if let Some(c) = &mut self.samples {
             c.length_tokens.push(length);
             c.group_id.push(group);
@@ -206,6 +420,7 @@ impl Recorder {
     /// A token span of one version ended (at a weight update, an abort, or the finish).
     #[inline]
     pub fn segment(&mut self, id: u32, version: u32, first: f64, last: f64) {
+        self.spans.span(id, version, last - first);
         if let Some(c) = &mut self.segments {
             c.sample_id.push(id);
             c.version.push(version);
@@ -228,6 +443,7 @@ impl Recorder {
         self.s.samples_finished += 1;
         self.s.events += 1;
         self.s.tokens_generated += decoded;
+        self.spans.finish(id);
         if let Some(c) = &mut self.samples {
             let i = id as usize;
             c.finish_s[i] = finish_s;
@@ -256,6 +472,7 @@ impl Recorder {
     pub fn drop_sample(&mut self, id: u32, wasted: f64) {
         self.s.samples_dropped += 1;
         self.s.tokens_wasted += wasted;
+        self.spans.forget(id);
         if let Some(c) = &mut self.samples {
             c.dropped[id as usize] = true;
         }
@@ -275,10 +492,20 @@ impl Recorder {
         }
     }
 
-    /// Records that step `step` (trained at policy version `step`) consumed a sample.
+    /// Records that step `step` (trained at policy version `step`) consumed a sample that started
+    /// at `version` and whose last token span has `version_end`.
     #[inline]
-    pub fn train_sample(&mut self, id: u32, length: f64, version: u32, version_finish: u32, step: u32) -> u32 {
+    pub fn train_sample(
+        &mut self,
+        id: u32,
+        length: f64,
+        version: u32,
+        version_end: u32,
+        version_finish: u32,
+        step: u32,
+    ) -> u32 {
         let st = step - version;
+        self.spans.train(&mut self.s.learn, id, length, version_end, step);
         self.s.samples_trained += 1;
         self.s.tokens_trained += length;
         self.staleness_sum += st as u64;

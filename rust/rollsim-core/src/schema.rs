@@ -804,6 +804,35 @@ pub const AGENTIC_SUMMARY: &[Column] = &[
     ),
 ];
 
+/// The learning sums of a run ([`crate::record::LearnSums`]): columns of `simulate_many` / sweep
+/// frames after [`AGENTIC_SUMMARY`]'s, from which `rollsim.learning` derives clip, truncation and
+/// ESS fractions and the length gap of summary-mode runs (NaN for a failed run).
+pub const LEARNING_SUMMARY: &[Column] = &[
+    col("tokens_stale_0", F64, "tokens", "Learning: trained tokens at staleness 0 (each span at its own)"),
+    col("tokens_stale_1", F64, "tokens", "Learning: trained tokens at staleness 1 (each span at its own)"),
+    col("tokens_stale_2", F64, "tokens", "Learning: trained tokens at staleness 2 (each span at its own)"),
+    col("tokens_stale_3", F64, "tokens", "Learning: trained tokens at staleness 3 (each span at its own)"),
+    col("tokens_stale_4", F64, "tokens", "Learning: trained tokens at staleness 4 (each span at its own)"),
+    col("tokens_stale_5", F64, "tokens", "Learning: trained tokens at staleness 5 (each span at its own)"),
+    col("tokens_stale_6", F64, "tokens", "Learning: trained tokens at staleness 6 (each span at its own)"),
+    col("tokens_stale_7", F64, "tokens", "Learning: trained tokens at staleness 7 (each span at its own)"),
+    col("tokens_stale_8", F64, "tokens", "Learning: trained tokens at staleness 8 (each span at its own)"),
+    col("tokens_stale_9", F64, "tokens", "Learning: trained tokens at staleness 9 (each span at its own)"),
+    col("tokens_stale_10", F64, "tokens", "Learning: trained tokens at staleness 10 (each span at its own)"),
+    col("tokens_stale_11", F64, "tokens", "Learning: trained tokens at staleness 11 (each span at its own)"),
+    col("tokens_stale_12", F64, "tokens", "Learning: trained tokens at staleness 12 (each span at its own)"),
+    col("tokens_stale_13", F64, "tokens", "Learning: trained tokens at staleness 13 (each span at its own)"),
+    col("tokens_stale_14", F64, "tokens", "Learning: trained tokens at staleness 14 (each span at its own)"),
+    col("tokens_stale_15", F64, "tokens", "Learning: trained tokens at staleness 15 (each span at its own)"),
+    col(
+        "tokens_stale_16_plus",
+        F64,
+        "tokens",
+        "Learning: trained tokens at staleness 16 or more (the learning statistics are NaN when > 0)",
+    ),
+    col("tokens_drawn", F64, "tokens", "Learning: drawn lengths of every sample started, summed"),
+];
+
 /// The engine's columns of the samples frame ([`crate::SampleColumns`]), one row per sample started.
 pub const SAMPLES: &[Column] = &[
     col("length_tokens", F64, "tokens", "Answer length drawn"),
@@ -952,9 +981,10 @@ mod tests {
                 assert_eq!(b.field, f.name);
             }
         }
-        for (_, cols) in
-            FRAMES.iter().chain([("summary", SUMMARY), ("agentic", AGENTIC_SUMMARY), ("ranks", RANK_STEPS)].iter())
-        {
+        for (_, cols) in FRAMES.iter().chain(
+            [("summary", SUMMARY), ("agentic", AGENTIC_SUMMARY), ("ranks", RANK_STEPS), ("learning", LEARNING_SUMMARY)]
+                .iter(),
+        ) {
             let mut n: Vec<&str> = cols.iter().map(|c| c.name).collect();
             n.sort_unstable();
             n.dedup();

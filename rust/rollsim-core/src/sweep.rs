@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::engine::{run, RunOptions};
 use crate::error::{Error, Result};
 use crate::pipeline::agentic::AgenticSummary;
-use crate::record::Summary;
+use crate::record::{LearnSums, Summary, LEARN_STALENESS_BINS};
 use crate::scenario::Scenario;
 
 /// One run of a sweep: the index of its scenario (in the slice given to [`run_many`]) and its seed.
@@ -121,6 +121,8 @@ macro_rules! summary_columns {
             pub error: Vec<Option<String>>,
             /// The agentic summary of each run of an agentic scenario (columns after the others).
             pub agentic: Vec<Option<AgenticSummary>>,
+            /// The learning sums of each run (NaN for a failed run; columns after the agentic ones).
+            pub learn: Vec<LearnSums>,
         }
 
         /// The field names of [`Summary`], in the order of [`SummaryColumns::into_columns`].
@@ -134,6 +136,7 @@ macro_rules! summary_columns {
                     status: Vec::with_capacity(n),
                     error: Vec::with_capacity(n),
                     agentic: Vec::with_capacity(n),
+                    learn: Vec::with_capacity(n),
                 }
             }
 
@@ -142,14 +145,19 @@ macro_rules! summary_columns {
                 match r {
                     Ok(s) => {
                         // exhaustive: a field added to `Summary` and not listed here fails to compile
-                        let Summary { $($name),* } = s;
+                        let Summary { $($name,)* learn } = s;
                         $(self.$name.push(*$name);)*
+                        self.learn.push(*learn);
                         self.status.push(STATUS_OK);
                         self.error.push(None);
                         self.agentic.push(None);
                     }
                     Err(e) => {
                         $(self.$name.push(summary_columns!(@missing $t));)*
+                        self.learn.push(LearnSums {
+                            tokens_by_staleness: [f64::NAN; LEARN_STALENESS_BINS + 1],
+                            tokens_drawn: f64::NAN,
+                        });
                         self.status.push(status_of(e));
                         self.error.push(Some(e.to_string()));
                         self.agentic.push(None);
@@ -168,11 +176,12 @@ macro_rules! summary_columns {
             }
 
             /// The summary columns by name, in [`SUMMARY_FIELDS`] order, then the agentic ones in
-            /// [`AGENTIC_FIELDS`] order (0 / NaN for a run that is not agentic); without status and
-            /// error.
+            /// [`AGENTIC_FIELDS`] order (0 / NaN for a run that is not agentic), then the learning
+            /// sums ([`crate::schema::LEARNING_SUMMARY`]); without status and error.
             pub fn into_columns(self) -> (Vec<(&'static str, Column)>, Vec<u8>, Vec<Option<String>>) {
                 let mut cols = vec![$((stringify!($name), Column::$variant(self.$name)),)*];
                 cols.extend(agentic_columns(&self.agentic));
+                cols.extend(learn_columns(&self.learn));
                 (cols, self.status, self.error)
             }
         }
@@ -262,6 +271,16 @@ agentic_columns! {
     kv_evictions: u64 => U64,
 }
 
+/// The learning sums of runs as columns, in [`crate::schema::LEARNING_SUMMARY`]'s order.
+fn learn_columns(l: &[LearnSums]) -> Vec<(&'static str, Column)> {
+    let names = crate::schema::LEARNING_SUMMARY;
+    let mut cols: Vec<(&'static str, Column)> = (0..=LEARN_STALENESS_BINS)
+        .map(|b| (names[b].name, Column::F64(l.iter().map(|x| x.tokens_by_staleness[b]).collect())))
+        .collect();
+    cols.push((names[LEARN_STALENESS_BINS + 1].name, Column::F64(l.iter().map(|x| x.tokens_drawn).collect())));
+    cols
+}
+
 impl SummaryColumns {
     /// The columns of runs with their agentic summaries, in order.
     pub fn from_runs(results: &[Result<RunSummary>]) -> Self {
@@ -316,6 +335,30 @@ mod tests {
     }
 
     #[test]
+    fn learning_sums_are_the_same_in_both_modes_and_cover_the_trained_tokens() {
+        use crate::scenario::{OnUpdate, Pipeline, Streaming};
+        let partial = Pipeline::FullyAsync(Streaming {
+            max_staleness: Some(2),
+            on_update: OnUpdate::KeepRecompute,
+            ..Streaming::default()
+        });
+        for pipeline in [Scenario::default().pipeline, partial] {
+            let sc = Scenario { pipeline, ..small(5) };
+            let mode = |record_samples| {
+                run(&sc, &RunOptions { record_samples, ..RunOptions::default() }, &mut || false).unwrap()
+            };
+            let (summary, samples) = (mode(false), mode(true));
+            let l = summary.summary.learn;
+            assert_eq!(format!("{l:?}"), format!("{:?}", samples.summary.learn));
+            let total: f64 = l.tokens_by_staleness.iter().sum();
+            assert!((total - summary.summary.tokens_trained).abs() <= 1e-9 * total);
+            let drawn: f64 = samples.samples.unwrap().length_tokens.iter().sum();
+            assert!((l.tokens_drawn - drawn).abs() <= 1e-9 * drawn);
+            assert!(l.tokens_by_staleness[1] > 0.0);
+        }
+    }
+
+    #[test]
     fn bad_index_is_refused() {
         let e = run_many(
             &[small(0)],
@@ -343,7 +386,9 @@ mod tests {
         assert!(c.throughput_ratio[1].is_nan());
         let (cols, _, _) = c.into_columns();
         let names: Vec<&str> = cols.iter().map(|(n, _)| *n).collect();
-        assert_eq!(names, [SUMMARY_FIELDS, AGENTIC_FIELDS].concat());
+        let learning: Vec<&str> = crate::schema::LEARNING_SUMMARY.iter().map(|c| c.name).collect();
+        assert_eq!(names, [SUMMARY_FIELDS, AGENTIC_FIELDS, &learning].concat());
+        assert_eq!(learning.len(), LEARN_STALENESS_BINS + 2);
         assert_eq!(SUMMARY_FIELDS.len(), 38);
         let schema: Vec<&str> = crate::schema::AGENTIC_SUMMARY.iter().map(|c| c.name).collect();
         assert_eq!(AGENTIC_FIELDS, schema);

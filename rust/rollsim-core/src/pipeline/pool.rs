@@ -74,6 +74,8 @@ pub(crate) struct Member {
     pub length: f64,
     pub version_start: u32,
     pub version_finish: u32,
+    /// Version of its last token span.
+    pub version_end: u32,
 }
 
 pub(crate) struct Group {
@@ -520,6 +522,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
             length: r.length,
             version_start: r.version_start,
             version_finish: self.rollout_version,
+            version_end,
         });
         g.min_version = g.min_version.min(r.version_start);
         g.max_len = g.max_len.max(r.length);

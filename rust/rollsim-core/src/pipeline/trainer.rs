@@ -77,7 +77,8 @@ impl Trainer {
         version_start: u32,
         version_finish: u32,
     ) {
-        let st = rec.train_sample(id, length, version_start, version_finish, self.started);
+        // a group of one with one span (the fully async loop): its span's version is its start's
+        let st = rec.train_sample(id, length, version_start, version_start, version_finish, self.started);
         rec.train_group(st);
         batch.add(st, length);
         if self.ranks.is_some() {
@@ -90,7 +91,7 @@ impl Trainer {
         let step = self.started;
         rec.train_group(step.saturating_sub(g.min_version));
         for m in &g.members {
-            let st = rec.train_sample(m.id, m.length, m.version_start, m.version_finish, step);
+            let st = rec.train_sample(m.id, m.length, m.version_start, m.version_end, m.version_finish, step);
             batch.add(st, m.length);
         }
         if self.ranks.is_some() {

@@ -180,6 +180,7 @@ pub fn summary_fields(s: &Summary) -> Vec<(&'static str, f64)> {
         generation_outruns_training,
         stalled,
         throughput_ratio,
+        learn: _, // derived from the spans the goldens already pin
     } = s;
     let b = |x: &bool| if *x { 1.0 } else { 0.0 };
     vec![
