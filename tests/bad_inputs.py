@@ -13,7 +13,8 @@ it starts with ``re:`` (a regular expression matched against the whole message).
 from __future__ import annotations
 
 FIELDS = ("['agentic', 'batch_size', 'clear_cache_on_update', 'decode_slowdown_per_seq', 'decode_throughput_table', "
-          "'decode_tokens_per_s', 'group_size', 'horizon_s', 'kv_cache_tokens', 'lengths', 'logprob_s_per_token', "
+          "'decode_tokens_per_s', 'group_size', 'horizon_s', 'kv_cache_tokens', 'length_drift', 'lengths', "
+          "'logprob_s_per_token', "
           "'pipeline', 'prefill_tokens_per_s', 'prefix_sharing', 'prompt_tokens', 'rng', 'rollout_pause_s', "
           "'rollout_slots', 'seed', 'slots_per_instance', 'staleness_check', 'sync_every', 'train_s_per_token', "
           "'train_step_s', 'weight_sync_s']")
@@ -27,7 +28,7 @@ RUNAWAY_SUMMARY = ("max_samples: this scenario would start about 2.45e+09 sample
 ROWS: list[tuple[str, str, str, str]] = [
     # ---------------------------------------------------------------- Scenario fields
     ("scenario", "Scenario(foo=1)", "ScenarioError", f"foo: unknown field of Scenario (fields: {FIELDS})"),
-    ("scenario", "Scenario(*range(26))", "ScenarioError", "Scenario: too many positional arguments"),
+    ("scenario", "Scenario(*range(27))", "ScenarioError", "Scenario: too many positional arguments"),
     ("scenario", "Scenario(rollout_slots=np.float64(3))", "ScenarioError",
      "rollout_slots: must be an integer in [1, 16777216], got float64 np.float64(3.0)"),
     ("scenario", "Scenario(rollout_slots=np.int8(-3))", "ScenarioError", "rollout_slots: must be in [1, 16777216], got -3"),

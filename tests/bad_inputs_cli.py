@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 _FIELDS = ("['agentic', 'batch_size', 'clear_cache_on_update', 'decode_slowdown_per_seq', 'decode_throughput_table', "
-           "'decode_tokens_per_s', 'group_size', 'horizon_s', 'kv_cache_tokens', 'lengths', 'logprob_s_per_token', "
+           "'decode_tokens_per_s', 'group_size', 'horizon_s', 'kv_cache_tokens', 'length_drift', 'lengths', "
+           "'logprob_s_per_token', "
            "'pipeline', 'prefill_tokens_per_s', 'prefix_sharing', 'prompt_tokens', 'rng', 'rollout_pause_s', "
            "'rollout_slots', 'seed', 'slots_per_instance', 'staleness_check', 'sync_every', 'train_s_per_token', "
            "'train_step_s', 'weight_sync_s']")

@@ -16,6 +16,7 @@ from rollsim import (Empirical, FullyAsync, LengthBalanced, LogNormal, OffPolicy
                      ScenarioError, Synchronous, datasets)
 from rollsim import cli
 from rollsim.agentic import Agentic
+from rollsim.lengths import LengthDrift
 from rollsim import scenario_toml as schema
 from rollsim.sweeps import config as sweep_config
 from strategies import real_scenarios, scenarios, streaming_pipelines
@@ -82,6 +83,8 @@ def samples(lengths_file):
     # agentic: a TOML table only (no flags), see TOML_ONLY
     out["agentic"] = ([], {"agentic": {"max_turns": 3, "tool_latency_s": {"kind": "lognormal", "mu": 1.0}}},
                       lambda sc: sc.agentic, Agentic(max_turns=3, tool_latency_s=LogNormal(mu=1.0)))
+    out["length_drift"] = ([], {"length_drift": {"kind": "exp", "rate": 0.01, "feedback": 0.5}},
+                           lambda sc: sc.length_drift, LengthDrift("exp", 0.01, feedback=0.5))
     # lengths
     lengths = lambda sc: sc.lengths  # noqa: E731
     out["lengths.kind"] = (["--lengths", "lognormal"], {"lengths": {"kind": "lognormal"}}, lengths, LogNormal())
@@ -170,7 +173,7 @@ def test_every_field_has_a_sample(lengths_file):
 FIELD_PATHS = [f.path for f in schema.all_fields()]
 #: Nested option tables that scenario files set and the command line does not (its flags would be a
 #: family of their own): ``[agentic]``.
-TOML_ONLY = {"agentic"}
+TOML_ONLY = {"agentic", "length_drift"}
 
 
 @pytest.mark.parametrize("path", FIELD_PATHS)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rollsim import Agentic, Empirical, FullyAsync, LogNormal, Scenario, ScenarioError, _rollsim, simulate
+from rollsim import Agentic, Empirical, FullyAsync, LengthDrift, LogNormal, Scenario, ScenarioError, _rollsim, simulate
 from rollsim import scenario as scenario_mod
 from rollsim import cli, scenario_toml, simulation
 from rollsim._check import fmt_bound
@@ -93,8 +93,9 @@ def test_the_wire_dict_s_keys_and_defaults_are_the_schema_s():
                      slots_per_instance=8, decode_slowdown_per_seq=0.01, rollout_pause_s=1.0,
                      kv_cache_tokens=1e6, sync_every=2, staleness_check="finish",
                      pipeline=FullyAsync(max_staleness=1))
-    assert set(every.to_dict()) == set(FIELDS) - {"decode_throughput_table", "agentic"}
+    assert set(every.to_dict()) == set(FIELDS) - {"decode_throughput_table", "agentic", "length_drift"}
     assert "agentic" in Scenario(agentic=Agentic()).to_dict()
+    assert "length_drift" in Scenario(length_drift=LengthDrift()).to_dict()
 
 
 def test_missing_keys_take_the_schema_s_defaults_in_the_engine():
@@ -256,7 +257,8 @@ def _part_classes():
     from rollsim import LengthBalanced, OffPolicy, OneStepAsync, Synchronous
 
     return {"LogNormal": LogNormal, "Empirical": Empirical, "Synchronous": Synchronous, "OneStepAsync": OneStepAsync,
-            "OffPolicy": OffPolicy, "FullyAsync": FullyAsync, "LengthBalanced": LengthBalanced}
+            "OffPolicy": OffPolicy, "FullyAsync": FullyAsync, "LengthBalanced": LengthBalanced,
+            "LengthDrift": LengthDrift}
 
 
 def test_every_part_class_is_in_the_schema_with_its_fields_in_order():
@@ -390,7 +392,8 @@ def test_the_parts_toml_keys_and_cli_flags_are_the_schema_s():
     run = next(a for a in parser._subparsers._group_actions[0].choices.values() if a.prog.endswith(" run"))
     flags = {o for a in run._actions for o in a.option_strings}
     paths = {f"{p['of']}.{n}" for p in SCHEMA["parts"] for n in names[p["class"]]}
-    by_path = {f.path: f for f in scenario_toml.lengths_fields() + scenario_toml.pipeline_fields()}
+    by_path = {f.path: f for f in scenario_toml.lengths_fields() + scenario_toml.pipeline_fields()
+               + scenario_toml.length_drift_fields()}
     for path in sorted(paths):
         flag = by_path[path].flag
         assert flag is None or flag in flags, path

@@ -19,6 +19,7 @@ __all__ = [
     "lognormal_mean",
     "throughput_ratio",
     "decode_speed",
+    "length_drift_scale",
     "SCHEMA",
     "__version__",
 ]
@@ -70,6 +71,10 @@ def throughput_ratio(scenario: dict[str, Any]) -> float:
 
 def decode_speed(scenario: dict[str, Any], n: int) -> float:
     """Decode speed of one sequence on an instance running ``n`` sequences, tokens/s."""
+
+def length_drift_scale(drift: dict[str, Any], versions: list[float]) -> list[float]:
+    """The length scale of each policy version under a length drift dict (``LengthDrift.to_dict()``),
+    without feedback (the engine's formula)."""
 
 def py_random_stream(seed: int, n: int) -> npt.NDArray[np.float64]: ...
 def py_lognormal_stream(seed: int, mu: float, sigma: float, n: int) -> npt.NDArray[np.float64]: ...

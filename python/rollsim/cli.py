@@ -47,8 +47,9 @@ _PIPELINE_CLI = {"sync": "synchronous", "one-step": "one_step", "k-step": "off_p
 _CLI_NAME = {v: k for k, v in _PIPELINE_CLI.items()}
 
 
-#: Scenario fields with no flag of their own: set them in a scenario TOML file (``[agentic]``).
-TOML_ONLY: tuple[str, ...] = ("agentic",)
+#: Scenario fields with no flag of their own: set them in a scenario TOML file (``[agentic]``,
+#: ``[length_drift]``).
+TOML_ONLY: tuple[str, ...] = ("agentic", "length_drift")
 
 
 def _mark(ns: argparse.Namespace, dest: str, flag: str | None) -> None:

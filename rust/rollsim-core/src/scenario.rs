@@ -1,7 +1,7 @@
 //! What to simulate.
 
 use crate::error::{Error, Result};
-use crate::lengths::Lengths;
+use crate::lengths::{LengthDrift, Lengths};
 pub use crate::pipeline::agentic::AgenticConfig;
 
 /// How generation and training are interleaved.
@@ -246,6 +246,9 @@ pub struct Scenario {
     pub sync_every: u32,
     /// Which version `max_staleness` is checked against (streaming pipeline with a cap only).
     pub staleness_check: StalenessCheck,
+    /// Answer lengths that change with the policy version the request starts under (`None`: every
+    /// answer from `lengths` as it is).
+    pub length_drift: Option<LengthDrift>,
 }
 
 use crate::schema::{self, Range, Value};
@@ -377,6 +380,7 @@ impl Default for Scenario {
             agentic: None,
             sync_every: count("sync_every"),
             staleness_check: StalenessCheck::Start,
+            length_drift: None,
         }
     }
 }
@@ -489,6 +493,9 @@ impl Scenario {
         if let Some(a) = &self.agentic {
             a.validate(self)?;
         }
+        if let Some(d) = &self.length_drift {
+            d.validate()?;
+        }
         match &self.pipeline {
             Pipeline::OffPolicy { k, partial } => {
                 check_part_int("OffPolicy", "pipeline.k", *k as u64)?;
@@ -550,7 +557,11 @@ impl Scenario {
             ));
         }
         self.lengths.validate()?;
-        let (prompt, longest) = (self.prefill.prompt_tokens, self.lengths.max_tokens());
+        let longest = match &self.length_drift {
+            Some(d) => d.max_tokens, // the cap of the drifted lengths
+            None => self.lengths.max_tokens(),
+        };
+        let prompt = self.prefill.prompt_tokens;
         let need = prompt + longest + 1.0;
         if kv < need {
             return Err(Error::field(
