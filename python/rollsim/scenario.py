@@ -258,8 +258,7 @@ class Scenario:
         answer's tokens are scaled by a factor of the policy version its request starts under (the
         rollout's version, so ``sync_every`` counts), then cut at the drift's ``max_tokens``;
         optionally with length feedback. ``None`` (default): every answer from ``lengths`` as it is.
-        Every pipeline (a drift runs on the general streaming engine, never the fast path).
-        ``throughput_ratio`` still uses the undrifted mean.
+        Every pipeline. ``throughput_ratio`` still uses the undrifted mean.
 
     The ranges keep every summary value finite for any combination of accepted values (answer
     lengths within the bounds of :class:`LogNormal` / :class:`Empirical`): durations stay far below
