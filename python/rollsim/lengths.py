@@ -724,6 +724,10 @@ class LengthDrift:
         st = np.arange(m.size, dtype=np.float64) if steps is None else _floats("steps", steps, "must be >= 0")
         if st.shape != m.shape:
             raise invalid("steps", f"must have one step per mean ({m.size} means, {st.size} steps)")
+        bad_step = ~np.isfinite(st) | (st < 0) | np.r_[False, np.diff(st) <= 0]
+        if bad_step.any():
+            i = int(np.argmax(bad_step))
+            raise invalid("steps", f"must be finite, >= 0 and strictly increasing; item {i} is {st[i]}")
         cap = cls(max_tokens=max_tokens).to_dict(lengths)["max_tokens"]
         bad = ~((m > 0) & (m < cap))
         if bad.any():
