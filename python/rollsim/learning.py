@@ -573,6 +573,9 @@ def length_feedback(out: LearningResult, rate: float) -> pl.DataFrame:
     lengths, so the ratio is the unscaled run's). ``rate = 0``: lengths never move; ``rate = 1``: the
     next policy generates what was trained. A model of the chapter's warning that drop-at-consumption
     caps "can push the model toward short answers", made measurable; not a measurement.
+    The closed loop (each load moving the lengths the engine draws next) is
+    ``Scenario(length_drift=LengthDrift(feedback=rate))``; this function is its first-order estimate
+    from a run without it.
 
     Parameters
     ----------
