@@ -12,11 +12,11 @@ it starts with ``re:`` (a regular expression matched against the whole message).
 
 from __future__ import annotations
 
-FIELDS = ("['agentic', 'batch_size', 'clear_cache_on_update', 'decode_s_per_context_token', 'decode_slowdown_per_seq', 'decode_throughput_table', "
-          "'decode_tokens_per_s', 'group_size', 'horizon_s', 'kv_cache_tokens', 'lengths', 'logprob_s_per_token', "
-          "'max_num_batched_tokens', 'pipeline', 'prefill_mode', 'prefill_tokens_per_s', 'prefix_sharing', 'prompt_tokens', "
-          "'rng', 'rollout_pause_s', 'rollout_slots', 'seed', 'slots_per_instance', 'staleness_check', 'sync_every', "
-          "'train', 'train_s_per_token', 'train_step_s', 'weight_sync', 'weight_sync_s']")
+FIELDS = ("['agentic', 'batch_size', 'clear_cache_on_update', 'decode_s_per_context_token', 'decode_slowdown_per_seq', "
+          "'decode_throughput_table', 'decode_tokens_per_s', 'group_size', 'horizon_s', 'kv_cache_tokens', 'length_drift', "
+          "'lengths', 'logprob_s_per_token', 'max_num_batched_tokens', 'pipeline', 'prefill_mode', 'prefill_tokens_per_s', "
+          "'prefix_sharing', 'prompt_tokens', 'rng', 'rollout_pause_s', 'rollout_slots', 'seed', 'slots_per_instance', "
+          "'staleness_check', 'sync_every', 'train', 'train_s_per_token', 'train_step_s', 'weight_sync', 'weight_sync_s']")
 RUNAWAY = ("max_samples: this scenario would start about 2.45e+09 samples (453 GB of recorded rows with "
            "record='samples') over horizon_s = 1e+09 s, more than max_samples = 50000000; use record='summary' (constant "
            "memory), shorten horizon_s, or raise max_samples (up to 2**32 - 1) if you mean it")
@@ -27,7 +27,7 @@ RUNAWAY_SUMMARY = ("max_samples: this scenario would start about 2.45e+09 sample
 ROWS: list[tuple[str, str, str, str]] = [
     # ---------------------------------------------------------------- Scenario fields
     ("scenario", "Scenario(foo=1)", "ScenarioError", f"foo: unknown field of Scenario (fields: {FIELDS})"),
-    ("scenario", "Scenario(*range(31))", "ScenarioError", "Scenario: too many positional arguments"),
+    ("scenario", "Scenario(*range(32))", "ScenarioError", "Scenario: too many positional arguments"),
     ("scenario", "Scenario(rollout_slots=np.float64(3))", "ScenarioError",
      "rollout_slots: must be an integer in [1, 16777216], got float64 np.float64(3.0)"),
     ("scenario", "Scenario(rollout_slots=np.int8(-3))", "ScenarioError", "rollout_slots: must be in [1, 16777216], got -3"),

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-_FIELDS = ("['agentic', 'batch_size', 'clear_cache_on_update', 'decode_s_per_context_token', 'decode_slowdown_per_seq', 'decode_throughput_table', "
-           "'decode_tokens_per_s', 'group_size', 'horizon_s', 'kv_cache_tokens', 'lengths', 'logprob_s_per_token', "
-           "'max_num_batched_tokens', 'pipeline', 'prefill_mode', 'prefill_tokens_per_s', 'prefix_sharing', 'prompt_tokens', "
-           "'rng', 'rollout_pause_s', 'rollout_slots', 'seed', 'slots_per_instance', 'staleness_check', 'sync_every', "
-           "'train', 'train_s_per_token', 'train_step_s', 'weight_sync', 'weight_sync_s']")
+_FIELDS = ("['agentic', 'batch_size', 'clear_cache_on_update', 'decode_s_per_context_token', 'decode_slowdown_per_seq', "
+           "'decode_throughput_table', 'decode_tokens_per_s', 'group_size', 'horizon_s', 'kv_cache_tokens', 'length_drift', "
+           "'lengths', 'logprob_s_per_token', 'max_num_batched_tokens', 'pipeline', 'prefill_mode', 'prefill_tokens_per_s', "
+           "'prefix_sharing', 'prompt_tokens', 'rng', 'rollout_pause_s', 'rollout_slots', 'seed', 'slots_per_instance', "
+           "'staleness_check', 'sync_every', 'train', 'train_s_per_token', 'train_step_s', 'weight_sync', 'weight_sync_s']")
 _ERR = "exit 2: rollsim: error: "
 _SOURCES = "(give 'lognormal', a built-in data set: deepseek-r1, sky-t1, or a CSV/parquet file)"
 

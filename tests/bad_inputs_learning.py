@@ -59,14 +59,14 @@ ROWS += [
      "re:foo: unknown scenario field .*"),
 ]
 ROWS += [
-    ("learning", "rollsim.learning.LengthDrift('exp', 0.1)", "ScenarioError",
-     "drift.kind: must be one of linear, log, table, got 'exp'"),
-    ("learning", "rollsim.learning.LengthDrift('linear', 200)", "ScenarioError", "drift.rate: must be in [-1, 100], got 200"),
+    ("learning", "rollsim.learning.LengthDrift('quadratic', 0.1)", "ScenarioError",
+     "length_drift.kind: must be one of linear, log, exp, table, got 'quadratic'"),
+    ("learning", "rollsim.learning.LengthDrift('linear', 200)", "ScenarioError",
+     "length_drift.rate: must be in [-1, 100], got 200.0"),
     ("learning", "rollsim.learning.LengthDrift('table', table=((5, 1.0), (2, 2.0)))", "ScenarioError",
-     "drift.table: versions must be finite, >= 0 and strictly increasing and scales in (0, 1e6], got "
-     "((5.0, 1.0), (2.0, 2.0))"),
+     "length_drift.table: versions must be finite, >= 0 and strictly increasing; item 1 has version 2.0"),
     ("learning", "rollsim.learning.LengthDrift('table')", "ScenarioError",
-     "drift.table: must hold at least one (version, scale) pair"),
+     "length_drift.table: must hold at least one (version, scale) pair"),
     ("learning", f"rollsim.learning.length_feedback({RUN}.learning(), 2)", "ScenarioError",
      "rate: must be in [0, 1], got 2"),
 ]

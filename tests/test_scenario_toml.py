@@ -17,6 +17,7 @@ from rollsim import (Empirical, FullyAsync, LengthBalanced, LogNormal, OffPolicy
 from rollsim import cli
 from rollsim.agentic import Agentic
 from rollsim.train_ranks import TrainRanks
+from rollsim.lengths import LengthDrift
 from rollsim import scenario_toml as schema
 from rollsim.sweeps import config as sweep_config
 from strategies import real_scenarios, scenarios, streaming_pipelines
@@ -104,6 +105,8 @@ def samples(lengths_file):
                           lambda sc: sc.weight_sync,
                           sync.WeightSync(sync.Cluster(sync.MODELS["qwen3-4b"], infer=sync.InferLayout(tp=8),
                                                        topology="parallel"), pause_s=0.01))
+    out["length_drift"] = ([], {"length_drift": {"kind": "exp", "rate": 0.01, "feedback": 0.5}},
+                           lambda sc: sc.length_drift, LengthDrift("exp", 0.01, feedback=0.5))
     # lengths
     lengths = lambda sc: sc.lengths  # noqa: E731
     out["lengths.kind"] = (["--lengths", "lognormal"], {"lengths": {"kind": "lognormal"}}, lengths, LogNormal())
@@ -191,8 +194,8 @@ def test_every_field_has_a_sample(lengths_file):
 
 FIELD_PATHS = [f.path for f in schema.all_fields()]
 #: Nested option tables that scenario files set and the command line does not (its flags would be a
-#: family of their own): ``[agentic]``, ``[train]``, ``[weight_sync]``.
-TOML_ONLY = {"agentic", "train", "weight_sync"}
+#: family of their own): ``[agentic]``, ``[train]``, ``[weight_sync]``, ``[length_drift]``.
+TOML_ONLY = {"agentic", "train", "weight_sync", "length_drift"}
 
 
 @pytest.mark.parametrize("path", FIELD_PATHS)

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rollsim import Agentic, Empirical, FullyAsync, LogNormal, Scenario, ScenarioError, TrainRanks, _rollsim, simulate
+from rollsim import (Agentic, Empirical, FullyAsync, LengthDrift, LogNormal, Scenario, ScenarioError, TrainRanks,
+                     _rollsim, simulate)
 from rollsim import scenario as scenario_mod
 from rollsim import cli, scenario_toml, simulation
 from rollsim._check import fmt_bound
@@ -95,9 +96,10 @@ def test_the_wire_dict_s_keys_and_defaults_are_the_schema_s():
                      pipeline=FullyAsync(max_staleness=1))
     shared = Scenario(slots_per_instance=8, prefill_mode="shared", max_num_batched_tokens=64,
                       decode_s_per_context_token=1e-7).to_dict()
-    assert set(every.to_dict()) | set(shared) == set(FIELDS) - {"decode_throughput_table", "agentic", "train"}
+    assert set(every.to_dict()) | set(shared) == set(FIELDS) - {"decode_throughput_table", "agentic", "train", "length_drift"}
     assert "agentic" in Scenario(agentic=Agentic()).to_dict()
     assert "train" in Scenario(train=TrainRanks()).to_dict()
+    assert "length_drift" in Scenario(length_drift=LengthDrift()).to_dict()
 
 
 def test_missing_keys_take_the_schema_s_defaults_in_the_engine():
@@ -260,7 +262,7 @@ def _part_classes():
 
     return {"LogNormal": LogNormal, "Empirical": Empirical, "Synchronous": Synchronous, "OneStepAsync": OneStepAsync,
             "OffPolicy": OffPolicy, "FullyAsync": FullyAsync, "LengthBalanced": LengthBalanced,
-            "TrainRanks": TrainRanks}
+            "TrainRanks": TrainRanks, "LengthDrift": LengthDrift}
 
 
 def test_every_part_class_is_in_the_schema_with_its_fields_in_order():
@@ -394,7 +396,8 @@ def test_the_parts_toml_keys_and_cli_flags_are_the_schema_s():
     run = next(a for a in parser._subparsers._group_actions[0].choices.values() if a.prog.endswith(" run"))
     flags = {o for a in run._actions for o in a.option_strings}
     paths = {f"{p['of']}.{n}" for p in SCHEMA["parts"] for n in names[p["class"]] if p["of"] not in cli.TOML_ONLY}
-    by_path = {f.path: f for f in scenario_toml.lengths_fields() + scenario_toml.pipeline_fields()}
+    by_path = {f.path: f for f in scenario_toml.lengths_fields() + scenario_toml.pipeline_fields()
+               + scenario_toml.length_drift_fields()}
     for path in sorted(paths):
         flag = by_path[path].flag
         assert flag is None or flag in flags, path

@@ -10,7 +10,7 @@ from rollsim import datasets, plot, report, sync
 from rollsim._rollsim import __version__
 from rollsim.errors import (GenerationOutrunsTrainingWarning, RollsimError, RunLimitError, RunStalledWarning,
                             ScenarioError)
-from rollsim.lengths import Empirical, LogNormal
+from rollsim.lengths import Empirical, LengthDrift, LogNormal
 from rollsim.agentic import Agentic
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario, TrainRanks
@@ -34,6 +34,7 @@ __all__ = [
     "LengthBalanced",
     "Agentic",
     "TrainRanks",
+    "LengthDrift",
     "RunStalledWarning",
     "simulate",
     "compare",

@@ -19,6 +19,7 @@ __all__ = [
     "lognormal_mean",
     "throughput_ratio",
     "decode_speed",
+    "length_drift_scale",
     "SCHEMA",
     "__version__",
 ]
@@ -74,6 +75,9 @@ def decode_speed(scenario: dict[str, Any], n: int) -> float:
 def assign_ranks(tokens: npt.NDArray[np.float64], work: npt.NDArray[np.float64], ranks: int, dispatch: str,
                  mini_batches: int = 1, max_tokens_per_gpu: float | None = None) -> list[npt.NDArray[np.int64]]:
     """Which sequences each data-parallel rank trains (the engine's ``TrainRanks`` dispatches)."""
+def length_drift_scale(drift: dict[str, Any], versions: list[float]) -> list[float]:
+    """The length scale of each policy version under a length drift dict (``LengthDrift.to_dict()``),
+    without feedback (the engine's formula)."""
 
 def py_random_stream(seed: int, n: int) -> npt.NDArray[np.float64]: ...
 def py_lognormal_stream(seed: int, mu: float, sigma: float, n: int) -> npt.NDArray[np.float64]: ...

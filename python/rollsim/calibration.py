@@ -33,7 +33,7 @@ import numpy as np
 import polars as pl
 
 from rollsim.errors import invalid
-from rollsim.lengths import LogNormal
+from rollsim.lengths import LengthDrift, LogNormal
 from rollsim.pipelines import OffPolicy, Synchronous
 from rollsim.scenario import Scenario
 
@@ -404,6 +404,19 @@ class Calibrated:
         """The base scenario with ``values`` (a fit or a bootstrap draw) at ``step`` (default: the
         reference step)."""
         return _apply(self.scenario, values, self.reference_step if step is None else step)
+
+    def length_drift(self, values: dict[str, float] | None = None) -> tuple[LogNormal, LengthDrift]:
+        """The fitted lengths as a drift the engine applies inside a run: ``(base, drift)`` with
+        ``base`` the lengths of the run's first logged step ``s0`` (``LogNormal(mu + drift * s0,
+        sigma, max_tokens)``: policy version 0) and ``drift = LengthDrift("exp", rate=drift)``, so
+        that version ``t`` draws the fitted ``mu_t = mu + drift * (s0 + t)`` (a lognormal whose
+        tokens are scaled by ``exp(drift * t)`` is the one with ``mu + drift * t``, cut at the same
+        cap). Use as ``sc.replace(lengths=base, length_drift=drift)``; ``values``: a fit or a
+        bootstrap draw (default: the fit)."""
+        v = self.values if values is None else values
+        base = self.scenario_for(v, float(self.metrics["step"].min())).lengths  # type: ignore[arg-type]
+        assert isinstance(base, LogNormal)
+        return base, LengthDrift("exp", rate=float(np.clip(v["lengths.drift"], -1.0, 100.0)))
 
     def measured_step_s(self) -> float:
         """The run's mean step time, seconds (``step_s``, else the sum of the phases)."""

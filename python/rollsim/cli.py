@@ -51,8 +51,9 @@ _CLI_NAME = {v: k for k, v in _PIPELINE_CLI.items()}
 
 
 #: Scenario fields with no flag of their own: set them in a scenario TOML file (``[train]``,
-#: ``[weight_sync]``; ``agentic`` has a flag per field instead, see :func:`_add_agentic_args`).
-TOML_ONLY: tuple[str, ...] = ("agentic", "train", "weight_sync")
+#: ``[weight_sync]``, ``[length_drift]``; ``agentic`` has a flag per field instead, see
+#: :func:`_add_agentic_args`).
+TOML_ONLY: tuple[str, ...] = ("agentic", "train", "weight_sync", "length_drift")
 #: ``--agentic-preset`` names: ``default`` (``Agentic()``, the scenario's lengths kept), and the
 #: presets of :mod:`rollsim.trajectories` (their names with dashes or underscores).
 AGENTIC_DEFAULT = "default"

@@ -47,6 +47,7 @@ import numpy as np
 import polars as pl
 
 from rollsim import _check
+from rollsim.lengths import LengthDrift
 from rollsim.errors import invalid, strict_init
 
 if TYPE_CHECKING:
@@ -722,67 +723,7 @@ def fit_table(model: DriftModel | None = None) -> pl.DataFrame:
 
 
 # ------------------------------------------------------------------------------------ lengths that drift
-@dataclass(frozen=True)
-class LengthDrift:
-    """How the mean answer length of the policy moves with its version (a model of what reasoning RL
-    runs show: answers that grow during training).
-
-    ``scale(v)`` multiplies every length drawn by policy version ``v``: ``"linear"``:
-    ``1 + rate * v``; ``"log"``: ``1 + rate * log(1 + v)``; ``"table"``: linear interpolation of
-    ``table`` = ``((version, scale), ...)``, held constant outside it. The engine does not apply it yet
-    (it draws every length from one distribution); use it to build the length distribution of a phase
-    of training (``rollsim.datasets.tail(name, mean_tokens=base_mean * drift.scale(v))``).
-
-    Parameters
-    ----------
-    kind : {"linear", "log", "table"}
-    rate : float
-        Per version (``linear``) or per unit of ``log(1 + v)`` (``log``), in [-1, 100]; unused for tables.
-    table : tuple of (float, float)
-        ``(version, scale)`` pairs, versions strictly increasing and >= 0, scales in (0, 1e6].
-
-    Raises
-    ------
-    ScenarioError (ValueError)
-        A bad kind, rate or table.
-    """
-
-    kind: str = "linear"
-    rate: float = 0.0
-    table: tuple[tuple[float, float], ...] = ()
-
-    def __post_init__(self) -> None:
-        if self.kind not in ("linear", "log", "table"):
-            raise invalid("drift.kind", f"must be one of linear, log, table, got {self.kind!r}")
-        object.__setattr__(self, "rate", _check.bounded("drift.rate", self.rate, -1.0, 100.0))
-        if self.kind == "table":
-            try:
-                pairs = tuple((float(a), float(b)) for a, b in self.table)
-            except (TypeError, ValueError):
-                raise invalid("drift.table", f"must be (version, scale) pairs, got {self.table!r}") from None
-            if not pairs:
-                raise invalid("drift.table", "must hold at least one (version, scale) pair")
-            vs = [a for a, _ in pairs]
-            if (any(not (math.isfinite(a) and a >= 0) for a in vs) or any(b <= a for a, b in zip(vs, vs[1:]))
-                    or any(not 0 < b <= 1e6 for _, b in pairs)):
-                raise invalid("drift.table", "versions must be finite, >= 0 and strictly increasing and scales in "
-                                             f"(0, 1e6], got {pairs!r}")
-            object.__setattr__(self, "table", pairs)
-
-    def scale(self, versions: Any) -> np.ndarray:
-        """The length scale of each policy version (array-like >= 0); at least 1e-6 (a length stays > 0)."""
-        v = np.asarray(versions, dtype=np.float64)
-        if self.kind == "linear":
-            out = 1.0 + self.rate * v
-        elif self.kind == "log":
-            out = 1.0 + self.rate * np.log1p(v)
-        else:
-            xs, ys = zip(*self.table)
-            out = np.interp(v, np.asarray(xs), np.asarray(ys))
-        return np.maximum(out, 1e-6)
-
-
-strict_init(LengthDrift, "drift.", "LengthDrift")
+# LengthDrift is the engine's (Scenario.length_drift, rollsim.lengths); it is exported here too.
 
 
 def length_feedback(out: LearningResult, rate: float) -> pl.DataFrame:
@@ -794,6 +735,9 @@ def length_feedback(out: LearningResult, rate: float) -> pl.DataFrame:
     lengths, so the ratio is the unscaled run's). ``rate = 0``: lengths never move; ``rate = 1``: the
     next policy generates what was trained. A model of the chapter's warning that drop-at-consumption
     caps "can push the model toward short answers", made measurable; not a measurement.
+    The closed loop (each load moving the lengths the engine draws next) is
+    ``Scenario(length_drift=LengthDrift(feedback=rate))``; this function is its first-order estimate
+    from a run without it.
 
     Parameters
     ----------

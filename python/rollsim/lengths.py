@@ -19,8 +19,8 @@ import numpy as np
 from rollsim import _check, _rollsim
 from rollsim.errors import invalid, strict_init
 
-__all__ = ["LogNormal", "Empirical", "Lengths", "MIN_TOKENS", "MAX_TOKENS", "MAX_WEIGHT_SUM", "MU_BOUND",
-           "MAX_SIGMA"]
+__all__ = ["LogNormal", "Empirical", "Lengths", "LengthDrift", "MIN_TOKENS", "MAX_TOKENS", "MAX_WEIGHT_SUM",
+           "MU_BOUND", "MAX_SIGMA"]
 
 #: The engine's schema of the parts' fields (rust/rollsim-core/src/schema.rs): their defaults, ranges
 #: and messages.
@@ -595,3 +595,218 @@ strict_init(LogNormal, "lengths.", "LogNormal")
 strict_init(Empirical, "lengths.", "Empirical")
 
 Lengths = LogNormal | Empirical
+
+
+# ------------------------------------------------------------------------------------ lengths that drift
+_DRIFT = {n: _check.part_field("LengthDrift", n) for n in ("kind", "rate", "table", "max_tokens", "feedback")}
+_DRIFT_SCALE_HI = 1e6
+
+
+@dataclass(frozen=True)
+class LengthDrift:
+    """Answer lengths that change during training (``Scenario.length_drift``), as reasoning RL runs
+    show: every answer whose request starts under policy version ``v`` (the rollout's version, so
+    ``sync_every`` counts) is drawn from ``Scenario.lengths`` with its tokens multiplied by
+    ``scale(v)``, then cut at ``max_tokens``. The random draws are the same as without a drift, so
+    a drift of scale 1 gives the undrifted run bit for bit.
+
+    ``scale(v)``: ``"linear"``: ``1 + rate * v``; ``"log"``: ``1 + rate * log(1 + v)``; ``"exp"``:
+    ``exp(rate * v)`` (``rate`` log-tokens per version: the drift :func:`rollsim.calibrate` fits,
+    ``mu_t = mu + drift * t``); ``"table"``: linear interpolation of ``table`` =
+    ``((version, scale), ...)``, held constant outside it. Never below 1e-6.
+
+    Parameters
+    ----------
+    kind : {"linear", "log", "exp", "table"}
+    rate : float
+        Per version (``linear``, ``exp``) or per unit of ``log(1 + v)`` (``log``), in [-1, 100];
+        unused for tables.
+    table : tuple of (float, float)
+        ``(version, scale)`` pairs, versions finite, >= 0 and strictly increasing, scales in
+        (0, 1e6] (``kind="table"`` only; :meth:`from_metrics` builds one from a run's mean lengths).
+    max_tokens : float, optional
+        Cap of the scaled lengths, tokens, in [1, 2**40]. ``None`` (default): the generation limit
+        of ``Scenario.lengths`` (``LogNormal.max_tokens``; ``Empirical.max_tokens``, else its
+        longest value). Answers cut there are the run's clipped answers (verl
+        ``response_length/clip_ratio``): ``res.samples["length_tokens"] == max_tokens``.
+    feedback : float
+        In [0, 1]. Length feedback: at every weight load the next policy's log length scale moves
+        this share of the way from the mean length generated since the previous load to the mean
+        length trained since then (``scale *= (trained / generated) ** feedback``). A model of how
+        training on a biased sample moves the policy (drop-at-consumption caps train short answers
+        and "can push the model toward short answers"), not a measurement; 0 (default): none.
+
+    Raises
+    ------
+    ScenarioError (ValueError)
+        A bad kind, rate, table, max_tokens or feedback (names ``length_drift.<field>``).
+    """
+
+    kind: str = _DRIFT["kind"]["default"]
+    rate: float = _DRIFT["rate"]["default"]
+    table: tuple[tuple[float, float], ...] = tuple(_DRIFT["table"]["default"])
+    max_tokens: float | None = _DRIFT["max_tokens"]["default"]
+    feedback: float = _DRIFT["feedback"]["default"]
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        choices = _DRIFT["kind"]["choices"]
+        if not isinstance(self.kind, str) or self.kind not in choices:
+            raise invalid("length_drift.kind", f"must be one of {', '.join(choices)}, got {self.kind!r}")
+        for name in ("rate", "max_tokens", "feedback"):  # the engine's ranges and messages
+            value = getattr(self, name)
+            if value is not None or name != "max_tokens":
+                spec = _DRIFT[name]
+                set_(self, name, _check.within(spec, value, _check.real(spec["path"], value)))
+        set_(self, "table", _drift_table(self.table, self.kind == "table"))
+
+    def scale(self, versions: Any) -> np.ndarray:
+        """The length scale of each policy version (array-like of versions >= 0), without feedback:
+        the engine's formula (``rollsim._rollsim.length_drift_scale``)."""
+        v = np.asarray(versions, dtype=np.float64)
+        out = _rollsim.length_drift_scale(self.to_dict(), v.ravel().tolist())
+        return np.asarray(out, dtype=np.float64).reshape(v.shape)
+
+    def to_dict(self, lengths: LogNormal | Empirical | None = None) -> dict[str, Any]:
+        """The engine's form; ``max_tokens=None`` resolved from ``lengths`` when given."""
+        cap = self.max_tokens
+        if cap is None and lengths is not None:
+            cap = lengths.max_tokens if isinstance(lengths, LogNormal) else (
+                lengths.max_tokens if lengths.max_tokens is not None else _longest(lengths))
+        return {"kind": self.kind, "rate": self.rate, "table": [list(p) for p in self.table], "max_tokens": cap,
+                "feedback": self.feedback}
+
+    @classmethod
+    def from_metrics(cls, mean: Any, lengths: LogNormal | Empirical, *, steps: Any = None,
+                     max_tokens: float | None = None, feedback: float = 0.0) -> LengthDrift:
+        """A ``"table"`` drift whose lengths have a real run's mean length at each step.
+
+        Parameters
+        ----------
+        mean : array-like of float, shape (n,)
+            Mean answer length of each step, tokens (verl ``response_length/mean``, AReaL
+            ``ppo_actor/seq_len`` minus the prompt, slime ``response_len/mean``); each > 0.
+        lengths : LogNormal | Empirical
+            The scenario's base distribution (what version 0 generates before any scale).
+        steps : array-like of float, shape (n,), optional
+            The policy version that generated each row, strictly increasing and >= 0; default
+            ``0, 1, ..., n - 1`` (a synchronous run: step ``t``'s batch comes from version ``t``;
+            verl counts steps from 1, so pass ``step - 1``).
+        max_tokens : float, optional
+            The cap of the drifted lengths (default: the distribution's limit, as the drift's).
+        feedback : float
+            As the class's.
+
+        Returns
+        -------
+        LengthDrift
+            ``kind="table"``, one ``(step, scale)`` point per row: the scale whose capped mean
+            ``E[min(scale * X, max_tokens)]`` (``X`` from ``lengths``) equals the row's mean, solved
+            exactly (for lognormal lengths a scale is a shift of ``mu``, the fit
+            :mod:`rollsim.calibration` uses). A mean at or above the cap is refused.
+
+        Raises
+        ------
+        ScenarioError (ValueError)
+            Means not > 0, or at or above the cap; steps not increasing; a bad ``lengths``.
+
+        Notes
+        -----
+        To fit the shape (``sigma``) from the per-step longest answers too, use
+        :func:`rollsim.calibrate`: its ``lengths.drift`` is ``LengthDrift("exp", rate=drift)`` on
+        ``LogNormal(lengths.mu, lengths.sigma)`` (:meth:`rollsim.calibration.Calibrated.length_drift`).
+        """
+        if not isinstance(lengths, (LogNormal, Empirical)):
+            raise invalid("lengths", f"must be LogNormal(...) or Empirical(...), got {type(lengths).__name__}")
+        m = _floats("mean", mean, "must be > 0 tokens")
+        if m.ndim != 1 or m.size == 0:
+            raise invalid("mean", f"must be a non-empty sequence of mean lengths, got shape {m.shape}")
+        st = np.arange(m.size, dtype=np.float64) if steps is None else _floats("steps", steps, "must be >= 0")
+        if st.shape != m.shape:
+            raise invalid("steps", f"must have one step per mean ({m.size} means, {st.size} steps)")
+        bad_step = ~np.isfinite(st) | (st < 0) | np.r_[False, np.diff(st) <= 0]
+        if bad_step.any():
+            i = int(np.argmax(bad_step))
+            raise invalid("steps", f"must be finite, >= 0 and strictly increasing; item {i} is {st[i]}")
+        cap = cls(max_tokens=max_tokens).to_dict(lengths)["max_tokens"]
+        bad = ~((m > 0) & (m < cap))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise invalid("mean", f"must be > 0 and below the cap ({cap:g} tokens); item {i} is {m[i]}")
+        scales = _scale_for_mean(lengths, m, cap)
+        hi = _DRIFT_SCALE_HI
+        if not ((scales > 0) & (scales <= hi)).all():
+            i = int(np.argmax(~((scales > 0) & (scales <= hi))))
+            raise invalid("mean", f"item {i} ({m[i]} tokens) needs a scale of {scales[i]:g}, outside (0, 1e6]")
+        return cls("table", table=tuple(zip(st.tolist(), scales.tolist())), max_tokens=max_tokens, feedback=feedback)
+
+
+def _longest(lengths: Empirical) -> float:
+    v = lengths.values if lengths.weights is None else lengths.values[lengths.weights > 0]
+    return float(v.max())
+
+
+def _drift_table(table: Any, needed: bool) -> tuple[tuple[float, float], ...]:
+    """``table`` as float pairs, checked as the engine checks it (its messages)."""
+    key = "length_drift.table"
+    try:
+        pairs = tuple((_check.real(key, a), _check.real(key, b)) for a, b in table)
+    except (TypeError, ValueError) as e:
+        if isinstance(e, ValueError) and str(e).startswith(key):
+            raise
+        raise invalid(key, f"must be (version, scale) pairs, got {table!r}") from None
+    if not needed:
+        return pairs
+    if not pairs:
+        raise invalid(key, "must hold at least one (version, scale) pair")
+    for i, (v, _) in enumerate(pairs):
+        if not (math.isfinite(v) and v >= 0) or (i > 0 and v <= pairs[i - 1][0]):
+            raise invalid(key, f"versions must be finite, >= 0 and strictly increasing; item {i} has version {v!r}")
+    for i, (_, sc) in enumerate(pairs):
+        if not 0 < sc <= _DRIFT_SCALE_HI:
+            raise invalid(key, f"scales must be in (0, 1e6]; item {i} has scale {sc!r}")
+    return pairs
+
+
+def _scale_for_mean(lengths: LogNormal | Empirical, mean: np.ndarray, cap: float) -> np.ndarray:
+    """The scale ``s`` with ``E[min(s X, cap)] = mean`` for each mean (below ``cap``)."""
+    if isinstance(lengths, LogNormal):
+        # a scale s is a shift of mu by log s; bisection on the engine's closed-form capped mean
+        mu, sigma = lengths.mu, lengths.sigma
+        out = np.empty(mean.shape)
+        for i, m in enumerate(mean.tolist()):
+            lo, hi = -200.0, 200.0  # log s (|mu + log s| may leave [-100, 100]: the formula stays finite)
+            for _ in range(100):
+                mid = 0.5 * (lo + hi)
+                if _rollsim.lognormal_mean(mu + mid, sigma, cap) < m:
+                    lo = mid
+                else:
+                    hi = mid
+            out[i] = math.exp(0.5 * (lo + hi))
+        return out
+    off = lengths.group_offsets()
+    if off is not None:  # a uniform prompt, then a uniform answer: each value weighs 1 / (groups * size)
+        sizes = np.diff(off)
+        w = np.repeat(1.0 / sizes, sizes)
+    else:
+        w = np.ones_like(lengths.values) if lengths.weights is None else lengths.weights
+    order = np.argsort(lengths.values, kind="stable")
+    x, w = lengths.values[order], w[order] / w.sum()
+    wx = np.concatenate([[0.0], np.cumsum(w * x)])
+    cw = np.concatenate([[0.0], np.cumsum(w)])
+
+    def capped_mean(s: np.ndarray) -> np.ndarray:
+        k = np.searchsorted(x, cap / s, side="left")  # values below cap / s stay uncut
+        return s * wx[k] + cap * (1.0 - cw[k])
+
+    s_lo = np.full(mean.shape, 1e-9)
+    s_hi = np.full(mean.shape, 2.0 * _DRIFT_SCALE_HI)
+    for _ in range(200):  # bisection in log space (the capped mean grows with s)
+        mid = np.sqrt(s_lo * s_hi)
+        below = capped_mean(mid) < mean
+        s_lo = np.where(below, mid, s_lo)
+        s_hi = np.where(below, s_hi, mid)
+    return np.sqrt(s_lo * s_hi)
+
+
+strict_init(LengthDrift, "length_drift.", "LengthDrift")

@@ -14,7 +14,7 @@ import numpy as np
 from rollsim import _check, _rollsim, scenario_toml
 from rollsim.agentic import Agentic
 from rollsim.errors import invalid, strict_init
-from rollsim.lengths import Empirical, LogNormal
+from rollsim.lengths import Empirical, LengthDrift, LogNormal
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
 from rollsim.train_ranks import TrainRanks
 from rollsim.sync.pipeline import WeightSync
@@ -305,6 +305,12 @@ class Scenario:
         value) is refused, naming both fields. :meth:`replace` with a new ``weight_sync`` (or
         ``weight_sync=None``) derives the two fields again (``None``: back to 0 unless given).
         ``None`` (default): the two numbers as given.
+    length_drift : LengthDrift, optional
+        Answer lengths that change during training (:class:`rollsim.lengths.LengthDrift`): each
+        answer's tokens are scaled by a factor of the policy version its request starts under (the
+        rollout's version, so ``sync_every`` counts), then cut at the drift's ``max_tokens``;
+        optionally with length feedback. ``None`` (default): every answer from ``lengths`` as it is.
+        Every pipeline. ``throughput_ratio`` still uses the undrifted mean.
 
     The ranges keep every summary value finite for any combination of accepted values (answer
     lengths within the bounds of :class:`LogNormal` / :class:`Empirical`): durations stay far below
@@ -351,6 +357,7 @@ class Scenario:
     max_num_batched_tokens: int = _default("max_num_batched_tokens")
     decode_s_per_context_token: float = _default("decode_s_per_context_token")
     train: TrainRanks | None = None
+    length_drift: LengthDrift | None = None
     weight_sync: WeightSync | None = None
 
     def __post_init__(self) -> None:
@@ -393,6 +400,8 @@ class Scenario:
         if self.decode_slowdown_per_seq > 0 and spi == 0:  # it would do nothing: independent slots never batch
             raise invalid("decode_slowdown_per_seq", "needs slots_per_instance > 0 (the batched instances it slows), got "
                                                      "slots_per_instance=0")
+        if self.length_drift is not None and not isinstance(self.length_drift, LengthDrift):
+            raise invalid("length_drift", f"must be None or LengthDrift(...), got {self.length_drift!r}")
         self._check_decode_table()
         self._check_kv_cache()
         for name in ("prefix_sharing", "clear_cache_on_update"):
@@ -484,6 +493,8 @@ class Scenario:
             raise invalid("kv_cache_tokens",
                           "needs slots_per_instance > 0 (the capacity is per instance), got slots_per_instance=0")
         longest = _longest_answer(self.lengths)
+        if self.length_drift is not None:  # the cap of the drifted lengths
+            longest = self.length_drift.to_dict(self.lengths)["max_tokens"]
         need = self.prompt_tokens + longest + 1
         if kv < need:
             raise invalid("kv_cache_tokens",
@@ -611,6 +622,8 @@ class Scenario:
             d["agentic"] = self.agentic.to_dict()
         if self.train is not None:
             d["train"] = self.train.to_dict()
+        if self.length_drift is not None:
+            d["length_drift"] = self.length_drift.to_dict(self.lengths)
         return _drop_defaults(d)
 
     def describe(self) -> dict[str, Any]:

@@ -34,6 +34,9 @@ A scenario file::
     max_staleness = 2           # every field of the kind's class (FullyAsync, OffPolicy, ...)
     batch_order = { kind = "length_balanced", edges = [1000.0, 8000.0], share = 0.9 }   # or "fifo", "oldest_first"
 
+    [length_drift]              # optional: lengths that change with the policy version
+    kind = "linear"             # linear | log | exp | table; rate, table = [[0, 1.0], [50, 1.4]], max_tokens, feedback
+
 Fields whose value is ``None`` (no cap, no table, ...) are left out. Integers of more than 20
 digits are refused (no field takes one). A file may start with a UTF-8 byte-order mark (it is
 skipped); any other non-UTF-8 content is refused.
@@ -66,7 +69,7 @@ import numpy as np
 
 from rollsim import datasets
 from rollsim.errors import ScenarioError, invalid
-from rollsim.lengths import Empirical, LogNormal
+from rollsim.lengths import Empirical, LengthDrift, LogNormal
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
 
 if TYPE_CHECKING:
@@ -82,7 +85,7 @@ def use_scenario_class(cls: type) -> None:
     global _SCENARIO
     _SCENARIO = cls
 
-__all__ = ["Field", "scenario_fields", "pipeline_fields", "lengths_fields", "all_fields", "PIPELINE_KINDS",
+__all__ = ["Field", "scenario_fields", "pipeline_fields", "lengths_fields", "length_drift_fields", "all_fields", "PIPELINE_KINDS",
            "tool_latency_keys", "agentic_fields", "AGENTIC_DISTS",
            "FROM_FILE", "scenario_from_doc", "lengths_from_doc", "pipeline_from_doc",
            "batch_order_from_doc", "check_integers", "scenario_to_doc", "dumps", "loads", "load", "read_toml"]
@@ -157,7 +160,7 @@ def _flag(path: str) -> str | None:
     if path in _FLAG_OVERRIDES:
         return _FLAG_OVERRIDES[path]
     part, _, key = path.rpartition(".")
-    if part == "lengths" and key in FROM_FILE:
+    if (part == "lengths" and key in FROM_FILE) or part == "length_drift":
         return None
     if part == "pipeline.batch_order":
         key = f"batch_order_{key}"
@@ -294,6 +297,13 @@ def agentic_fields() -> tuple[Field, ...]:
     return tuple(dataclasses.replace(f, type=float, help=f"{unit[f.key]}, a number (a distribution: a table of a "
                                                          f"scenario file)") if f.key in AGENTIC_DISTS else f
                  for f in _class_fields(Agentic, "agentic", ("agentic",)))
+
+
+@functools.cache
+def length_drift_fields() -> tuple[Field, ...]:
+    """Every key of a ``[length_drift]`` table: the fields of :class:`rollsim.lengths.LengthDrift`
+    (no command-line flags: a drift comes from a scenario file or Python)."""
+    return tuple(_class_fields(LengthDrift, "length_drift", ("length_drift",)))
 
 
 @functools.cache
@@ -489,6 +499,8 @@ def scenario_from_doc(doc: Any, root: str | os.PathLike[str] = ".", where: str =
         kw["pipeline"] = pipeline_from_doc(_join(where, "pipeline"), kw["pipeline"])
     if "agentic" in kw:
         kw["agentic"] = _agentic_from_doc(_join(where, "agentic"), kw["agentic"], root)
+    if isinstance(kw.get("length_drift"), dict):
+        kw["length_drift"] = LengthDrift(**table(_join(where, "length_drift"), kw["length_drift"]))
     if isinstance(kw.get("train"), dict):  # a [train] table: the fields of rollsim.TrainRanks
         from rollsim.train_ranks import TrainRanks
 
@@ -752,6 +764,8 @@ def scenario_to_doc(scenario: Scenario) -> dict[str, Any]:
             v = {g.name: getattr(v, g.name) for g in dataclasses.fields(v)}
         elif f.path == "weight_sync" and v is not None:
             v = v.to_doc()  # a rollsim.sync.WeightSync: its [weight_sync] table
+        elif f.path == "length_drift" and v is not None:
+            v = {g.name: getattr(v, g.name) for g in dataclasses.fields(v)}
         doc[f.path] = v
     if doc.get("weight_sync") is not None:  # the two numbers are derived from it (see to_toml's header)
         del doc["weight_sync_s"], doc["rollout_pause_s"]

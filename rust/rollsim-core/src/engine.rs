@@ -1,7 +1,7 @@
 //! Entry points: validate a scenario, pick the generator and the pipeline once, run the event loop.
 
 use crate::error::{Error, Result};
-use crate::lengths::{Draw, EmpiricalDraw, Lengths, LogNormalDraw};
+use crate::lengths::{Draw, Drifted, EmpiricalDraw, Lengths, LogNormalDraw};
 use crate::pipeline;
 use crate::pipeline::placement::Slots;
 use crate::pipeline::Instances;
@@ -61,9 +61,9 @@ fn with_lengths<S: Source>(
 ) -> Result<RunResult> {
     match &sc.lengths {
         Lengths::LogNormal { mu, sigma, max_tokens, group_correlation } => {
-            with_pipeline(sc, LogNormalDraw::new(src, *mu, *sigma, *max_tokens, *group_correlation), opts, interrupt)
+            with_drift(sc, LogNormalDraw::new(src, *mu, *sigma, *max_tokens, *group_correlation), opts, interrupt)
         }
-        Lengths::Empirical { values, cum_weights, group_offsets } => with_pipeline(
+        Lengths::Empirical { values, cum_weights, group_offsets } => with_drift(
             sc,
             EmpiricalDraw {
                 src,
@@ -74,6 +74,20 @@ fn with_lengths<S: Source>(
             opts,
             interrupt,
         ),
+    }
+}
+
+/// Wraps the sampler in [`Drifted`] only when the lengths drift (the others run the plain sampler,
+/// whose version hooks compile to nothing).
+fn with_drift<D: Draw>(
+    sc: &Scenario,
+    draw: D,
+    opts: &RunOptions,
+    interrupt: &mut dyn FnMut() -> bool,
+) -> Result<RunResult> {
+    match &sc.length_drift {
+        None => with_pipeline(sc, draw, opts, interrupt),
+        Some(d) => with_pipeline(sc, Drifted::new(draw, d.clone()), opts, interrupt),
     }
 }
 

@@ -238,6 +238,177 @@ pub trait Draw {
     fn prompt(&mut self) -> f64;
     /// Draws one answer's length, in tokens, for `prompt`.
     fn answer(&mut self, prompt: f64) -> f64;
+    /// The length of an answer drawn by [`Draw::answer`] (possibly before the current weight
+    /// load) as it is generated when its request starts now, tokens. The identity unless the
+    /// lengths drift ([`Drifted`]).
+    #[inline(always)]
+    fn at_start(&mut self, drawn: f64) -> f64 {
+        drawn
+    }
+    /// The rollout loads policy `version` (a weight update): answers started from now on are
+    /// drawn for it. Nothing unless the lengths drift.
+    #[inline(always)]
+    fn set_version(&mut self, _version: u32) {}
+    /// A training step took a batch of `samples` answers holding `tokens` tokens (length
+    /// feedback). Nothing unless the lengths drift with feedback.
+    #[inline(always)]
+    fn trained(&mut self, _tokens: f64, _samples: u32) {}
+    /// One answer's length before the generation limit, tokens (what a drift scales); the same as
+    /// [`Draw::answer`] where the limit is in the data.
+    #[inline(always)]
+    fn uncapped(&mut self, prompt: f64) -> f64 {
+        self.answer(prompt)
+    }
+}
+
+/// How the answer lengths of the policy change with its version ([`LengthDrift::kind`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DriftKind {
+    /// `1 + rate * v`.
+    Linear,
+    /// `1 + rate * ln(1 + v)`.
+    Log,
+    /// `exp(rate * v)`: `rate` log-tokens per version (the drift `rollsim.calibrate` fits,
+    /// `mu_t = mu + drift * t`).
+    Exp,
+    /// Linear interpolation of `(version, scale)` points, held constant outside them.
+    Table,
+}
+
+/// Smallest length scale a drift gives (a length stays > 0).
+pub const MIN_DRIFT_SCALE: f64 = 1e-6;
+
+/// Answer lengths that change during training: every answer started under policy version `v` is
+/// drawn from the base distribution with its tokens scaled by `scale(v)` (times the feedback
+/// factor), then cut at `max_tokens` (the generation limit: the cap applies to the scaled length).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LengthDrift {
+    pub kind: DriftKind,
+    /// Per version (`Linear`, `Exp`) or per unit of `ln(1 + v)` (`Log`); unused for tables.
+    pub rate: f64,
+    /// `(version, scale)` points, versions strictly increasing and >= 0 (`Table` only).
+    pub table: Vec<(f64, f64)>,
+    /// The cap of the scaled lengths, tokens (the caller resolves "the distribution's limit").
+    pub max_tokens: f64,
+    /// Length feedback, in [0, 1]: at every weight load the policy's log length scale moves this
+    /// fraction of the way from the mean length generated since the previous load to the mean
+    /// length trained since then. 0: none.
+    pub feedback: f64,
+}
+
+impl LengthDrift {
+    /// The length scale of policy version `v` (without feedback), at least [`MIN_DRIFT_SCALE`].
+    pub fn scale(&self, v: f64) -> f64 {
+        let s = match self.kind {
+            DriftKind::Linear => 1.0 + self.rate * v,
+            DriftKind::Log => 1.0 + self.rate * v.ln_1p(),
+            DriftKind::Exp => (self.rate * v).exp(),
+            DriftKind::Table => {
+                let t = &self.table;
+                match t.iter().position(|(x, _)| *x > v) {
+                    Some(0) => t[0].1,
+                    None => t[t.len() - 1].1,
+                    Some(i) => {
+                        let ((x0, y0), (x1, y1)) = (t[i - 1], t[i]);
+                        y0 + (y1 - y0) * ((v - x0) / (x1 - x0))
+                    }
+                }
+            }
+        };
+        // NaN never (rates and table values are finite); an infinite exp is cut at the cap
+        s.max(MIN_DRIFT_SCALE)
+    }
+
+    /// Checks the parameters; errors name the field (`length_drift.rate: must be in [-1, 100], got 200.0`).
+    pub fn validate(&self) -> Result<()> {
+        schema::LENGTH_DRIFT_RATE.check(self.rate)?;
+        if self.kind == DriftKind::Table {
+            if self.table.is_empty() {
+                return Err(Error::field("length_drift.table", "must hold at least one (version, scale) pair"));
+            }
+            let bad_version = |(i, (v, _)): (usize, &(f64, f64))| {
+                !(v.is_finite() && *v >= 0.0) || (i > 0 && *v <= self.table[i - 1].0)
+            };
+            if let Some((i, _)) = self.table.iter().enumerate().find(|p| bad_version(*p)) {
+                return Err(Error::field(
+                    "length_drift.table",
+                    format!(
+                        "versions must be finite, >= 0 and strictly increasing; item {i} has version {}",
+                        py_float(self.table[i].0)
+                    ),
+                ));
+            }
+            if let Some((i, (_, s))) =
+                self.table.iter().enumerate().find(|(_, (_, s))| !schema::LENGTH_DRIFT_SCALE.contains(*s))
+            {
+                return Err(Error::field(
+                    "length_drift.table",
+                    format!(
+                        "scales must be in {}; item {i} has scale {}",
+                        schema::LENGTH_DRIFT_SCALE.range,
+                        py_float(*s)
+                    ),
+                ));
+            }
+        }
+        schema::LENGTH_DRIFT_MAX_TOKENS.check(self.max_tokens)?;
+        schema::LENGTH_DRIFT_FEEDBACK.check(self.feedback)
+    }
+}
+
+/// A sampler whose lengths drift with the policy version ([`LengthDrift`]): draws come from
+/// `inner` uncapped (the same random stream as without a drift), and each answer's length is
+/// scaled by the scale of the version its request starts under and cut at the cap.
+pub struct Drifted<D> {
+    pub inner: D,
+    pub drift: LengthDrift,
+    /// The scale of the rollout's version (with the feedback factor).
+    scale: f64,
+    /// ln of the feedback factor.
+    feedback_log: f64,
+    /// Since the last weight load: tokens and answers started, tokens and answers trained.
+    started: (f64, u64),
+    trained: (f64, u64),
+}
+
+impl<D: Draw> Drifted<D> {
+    pub fn new(inner: D, drift: LengthDrift) -> Self {
+        let scale = drift.scale(0.0);
+        Drifted { inner, drift, scale, feedback_log: 0.0, started: (0.0, 0), trained: (0.0, 0) }
+    }
+}
+
+impl<D: Draw> Draw for Drifted<D> {
+    #[inline]
+    fn prompt(&mut self) -> f64 {
+        self.inner.prompt()
+    }
+    #[inline]
+    fn answer(&mut self, prompt: f64) -> f64 {
+        self.inner.uncapped(prompt)
+    }
+    #[inline]
+    fn at_start(&mut self, drawn: f64) -> f64 {
+        let n = (drawn * self.scale).min(self.drift.max_tokens);
+        self.started.0 += n;
+        self.started.1 += 1;
+        n
+    }
+    fn set_version(&mut self, version: u32) {
+        if self.drift.feedback > 0.0 && self.started.1 > 0 && self.trained.1 > 0 {
+            let generated = self.started.0 / self.started.1 as f64;
+            let trained = self.trained.0 / self.trained.1 as f64;
+            self.feedback_log += self.drift.feedback * (trained.ln() - generated.ln());
+        }
+        self.started = (0.0, 0);
+        self.trained = (0.0, 0);
+        let factor = if self.feedback_log == 0.0 { 1.0 } else { self.feedback_log.exp() };
+        self.scale = (self.drift.scale(version as f64) * factor).max(MIN_DRIFT_SCALE);
+    }
+    fn trained(&mut self, tokens: f64, samples: u32) {
+        self.trained.0 += tokens;
+        self.trained.1 += samples as u64;
+    }
 }
 
 pub struct LogNormalDraw<S> {
@@ -278,6 +449,14 @@ impl<S: Source> Draw for LogNormalDraw<S> {
             self.src.lognormal(self.mu + self.sigma_prompt * prompt, self.sigma_answer).min(self.max_tokens)
         } else {
             self.src.lognormal(self.mu, self.sigma).min(self.max_tokens)
+        }
+    }
+    #[inline]
+    fn uncapped(&mut self, prompt: f64) -> f64 {
+        if self.sigma_prompt > 0.0 {
+            self.src.lognormal(self.mu + self.sigma_prompt * prompt, self.sigma_answer)
+        } else {
+            self.src.lognormal(self.mu, self.sigma)
         }
     }
 }

@@ -1,7 +1,7 @@
 //! What to simulate.
 
 use crate::error::{Error, Result};
-use crate::lengths::Lengths;
+use crate::lengths::{LengthDrift, Lengths};
 pub use crate::pipeline::agentic::AgenticConfig;
 
 /// How generation and training are interleaved.
@@ -282,6 +282,9 @@ pub struct Scenario {
     pub staleness_check: StalenessCheck,
     /// Per-rank training (`None`: a step is `train_step_s + train_s_per_token x tokens`).
     pub train: Option<TrainRanks>,
+    /// Answer lengths that change with the policy version the request starts under (`None`: every
+    /// answer from `lengths` as it is).
+    pub length_drift: Option<LengthDrift>,
 }
 
 /// How a batch's samples reach the data-parallel ranks ([`schema::DISPATCHES`]).
@@ -461,6 +464,7 @@ impl Default for Scenario {
             sync_every: count("sync_every"),
             staleness_check: StalenessCheck::Start,
             train: None,
+            length_drift: None,
         }
     }
 }
@@ -587,6 +591,9 @@ impl Scenario {
         }
         if let Some(t) = &self.train {
             self.validate_train(t)?;
+        }
+        if let Some(d) = &self.length_drift {
+            d.validate()?;
         }
         match &self.pipeline {
             Pipeline::OffPolicy { k, partial } => {
@@ -740,7 +747,11 @@ impl Scenario {
             ));
         }
         self.lengths.validate()?;
-        let (prompt, longest) = (self.prefill.prompt_tokens, self.lengths.max_tokens());
+        let longest = match &self.length_drift {
+            Some(d) => d.max_tokens, // the cap of the drifted lengths
+            None => self.lengths.max_tokens(),
+        };
+        let prompt = self.prefill.prompt_tokens;
         let need = prompt + longest + 1.0;
         if kv < need {
             return Err(Error::field(

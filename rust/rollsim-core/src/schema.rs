@@ -344,6 +344,16 @@ pub const SCENARIO: &[Field] = &[
         "Seconds an instance's decode step adds per token of its decoding sequences' contexts (KV read)",
     ),
     TRAIN_FIELD,
+    Field {
+        name: "length_drift",
+        kind: Kind::Part,
+        unit: "",
+        default: Value::None,
+        range: Range::Any,
+        choices: &["length_drift"],
+        omit_at_default: true,
+        doc: "Answer lengths that change with the policy version: LengthDrift(...) (None: one distribution)",
+    },
 ];
 
 /// The scenario field named `name`.
@@ -366,6 +376,43 @@ pub const LENGTHS_GROUP_CORRELATION: Bound = bound("lengths.group_correlation", 
 pub const LENGTHS_VALUES: Bound =
     bound("lengths.values", 1.0 / 1_099_511_627_776.0, 1_099_511_627_776.0, "[2**-40, 2**40]", " tokens");
 pub const BATCH_ORDER_SHARE: Bound = bound("pipeline.batch_order.share", 0.0, 1.0, "(0, 1]", "");
+// ---- length drift (`Scenario.length_drift`, the `LengthDrift` part)
+/// `LengthDrift.rate`: per version (linear, exp) or per unit of ln(1 + version) (log).
+pub const LENGTH_DRIFT_RATE: Bound = bound("length_drift.rate", -1.0, 100.0, "[-1, 100]", "");
+/// Each scale of a `LengthDrift` table.
+pub const LENGTH_DRIFT_SCALE: Bound = bound("length_drift.table", 0.0, 1e6, "(0, 1e6]", "");
+/// The cap of drifted lengths (None on the Python side: the length distribution's limit).
+pub const LENGTH_DRIFT_MAX_TOKENS: Bound =
+    bound("length_drift.max_tokens", 1.0, 1_099_511_627_776.0, "[1, 2**40]", " tokens");
+pub const LENGTH_DRIFT_FEEDBACK: Bound = bound("length_drift.feedback", 0.0, 1.0, "[0, 1]", "");
+const LENGTH_DRIFT: Part = Part {
+    class: "LengthDrift",
+    kind: "length_drift",
+    of: "length_drift",
+    fields: &[
+        part_str("kind", &["linear", "log", "exp", "table"], "How the length scale grows with the policy version"),
+        part_real(
+            "rate",
+            LENGTH_DRIFT_RATE,
+            Value::Float(0.0),
+            "Per version (linear: 1 + rate v; exp: exp(rate v)) or per ln(1 + v) (log: 1 + rate ln(1 + v))",
+        ),
+        array("table", "", Value::Reals(&[]), "(version, scale) pairs, linear in between (kind table)"),
+        part_real(
+            "max_tokens",
+            LENGTH_DRIFT_MAX_TOKENS,
+            Value::None,
+            "Cap of the scaled lengths (None: the length distribution's generation limit)",
+        ),
+        part_real(
+            "feedback",
+            LENGTH_DRIFT_FEEDBACK,
+            Value::Float(0.0),
+            "Share of the trained-vs-generated log length gap the next policy's lengths move by (0: none)",
+        ),
+    ],
+    doc: "Answer lengths that drift with the policy version: each answer's tokens scaled by scale(version)",
+};
 
 /// Largest `OffPolicy.k`.
 pub const MAX_K: u64 = 1_000_000;
@@ -582,6 +629,7 @@ pub const PARTS: &[Part] = &[
         doc: "Length-balanced batches: a quota of groups from each length bucket",
     },
     TRAIN_RANKS,
+    LENGTH_DRIFT,
 ];
 
 /// The cap of a tool latency drawn from a distribution: 1 to 2^40 seconds (the lengths' cap, in

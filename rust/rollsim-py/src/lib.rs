@@ -13,6 +13,7 @@ use pyo3::types::{PyBool, PyDict, PyInt, PyList};
 mod many;
 mod sync;
 
+use rollsim_core::lengths::LengthDrift;
 use rollsim_core::pipeline::agentic::{AgenticConfig, AgenticResult, Dist, KvPolicy, OnFailure};
 use rollsim_core::record::Col;
 use rollsim_core::scenario::{
@@ -611,7 +612,6 @@ fn scenario_from_dict_with(d: &Bound<'_, PyDict>, lengths: Option<Lengths>) -> P
         train_step_s: real_field("train_step_s", w.train_step_s)? + weight_sync_s,
         train_s_per_token: real_field("train_s_per_token", w.train_s_per_token)? + logprob_s_per_token,
         horizon_s: real_field("horizon_s", w.horizon_s)?,
-        lengths,
         pipeline,
         group_size: count_field("group_size", w.group_size)?,
         decode: Decode {
@@ -646,6 +646,57 @@ fn scenario_from_dict_with(d: &Bound<'_, PyDict>, lengths: Option<Lengths>) -> P
             }
             _ => None,
         },
+        length_drift: match d.get_item("length_drift")? {
+            Some(x) if !x.is_none() => {
+                Some(in_part(d.py(), "length_drift.", length_drift_from_dict(x.cast::<PyDict>()?, &lengths))?)
+            }
+            _ => None,
+        },
+        lengths,
+    })
+}
+
+/// `Scenario.length_drift` (`rollsim.LengthDrift.to_dict()`): `kind`, `rate`, `table` (pairs),
+/// `max_tokens` (absent or None: the limit of `lengths`), `feedback`. The engine checks the ranges.
+fn length_drift_from_dict(d: &Bound<'_, PyDict>, lengths: &Lengths) -> PyResult<LengthDrift> {
+    use rollsim_core::lengths::DriftKind;
+    let kind = match opt_item::<String>(d, "kind", "linear".into())?.as_str() {
+        "linear" => DriftKind::Linear,
+        "log" => DriftKind::Log,
+        "exp" => DriftKind::Exp,
+        "table" => DriftKind::Table,
+        other => {
+            return Err(ScenarioError::new_err(format!(
+                "length_drift.kind: must be one of linear, log, exp, table, got {other:?}"
+            )))
+        }
+    };
+    let pairs: Vec<Vec<f64>> = opt_item(d, "table", Vec::new())?;
+    if let Some(i) = pairs.iter().position(|p| p.len() != 2) {
+        return Err(ScenarioError::new_err(format!(
+            "length_drift.table: must be (version, scale) pairs; item {i} has {} numbers",
+            pairs[i].len()
+        )));
+    }
+    let table = pairs.iter().map(|p| (p[0], p[1])).collect();
+    Ok(LengthDrift {
+        kind,
+        rate: opt_item(d, "rate", 0.0)?,
+        table,
+        max_tokens: opt_item(d, "max_tokens", lengths.max_tokens())?,
+        feedback: opt_item(d, "feedback", 0.0)?,
+    })
+}
+
+/// The length scale of each policy version in `versions` under a length drift dict (the engine's
+/// formula, without feedback).
+#[pyfunction]
+fn length_drift_scale(drift: &Bound<'_, PyDict>, versions: Vec<f64>) -> PyResult<Vec<f64>> {
+    guard(|| {
+        let lengths = Lengths::LogNormal { mu: 0.0, sigma: 0.0, max_tokens: 1.0, group_correlation: 0.0 };
+        let d = length_drift_from_dict(drift, &lengths)?;
+        d.validate().map_err(to_py_err)?;
+        Ok(versions.iter().map(|v| d.scale(*v)).collect())
     })
 }
 
@@ -1097,6 +1148,7 @@ fn _rollsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(throughput_ratio, m)?)?;
     m.add_function(wrap_pyfunction!(decode_speed, m)?)?;
     m.add_function(wrap_pyfunction!(assign_ranks, m)?)?;
+    m.add_function(wrap_pyfunction!(length_drift_scale, m)?)?;
     m.add("SCHEMA", schema_dict(m.py())?)?;
     sync::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -506,7 +506,8 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
             return false;
         }
         let g = &self.groups[r.group as usize];
-        let mut next = self.draw.answer(g.prompt) * scale(cfg, tr.turns);
+        let drawn = self.draw.answer(g.prompt);
+        let mut next = self.draw.at_start(drawn) * scale(cfg, tr.turns);
         if next >= cfg.max_context_tokens - ctx {
             next = cfg.max_context_tokens - ctx;
             tr.cut = true;

@@ -130,6 +130,7 @@ pub(crate) fn run<'a, D: Draw, P: Placement>(
             trainer.take_group(pool.rec, &mut batch, &pool.groups[grp as usize]);
             pool.free_group(grp);
         }
+        pool.draw.trained(batch.tokens(), batch.samples());
         let idle = sc.rollout_slots as f64 * gen_end - pool.busy_s;
         train_end.push(trainer.start_step(pool.rec, &mut timers, ts, &batch, 0, idle));
         gen_end_prev = gen_end;

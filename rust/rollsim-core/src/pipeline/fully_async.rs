@@ -62,6 +62,7 @@ fn chapter_shaped(sc: &Scenario) -> Option<Scenario> {
         train_s_per_token: sc.train_s_per_token,
         horizon_s: sc.horizon_s,
         lengths: sc.lengths.clone(),
+        length_drift: sc.length_drift.clone(),
         pipeline: Pipeline::FullyAsync(Streaming { max_staleness: opt.max_staleness, ..Streaming::default() }),
         seed: sc.seed,
         rng: sc.rng,
@@ -118,6 +119,7 @@ pub(crate) fn run<D: Draw>(
         *next_id += 1;
         let prompt = draw.prompt();
         let n = draw.answer(prompt);
+        let n = draw.at_start(n); // a length drift's scale of `version`
         rec.start(n, t, version, slot, id);
         Ok(Sample { id, version, length: n, start: t })
     }
@@ -139,6 +141,7 @@ pub(crate) fn run<D: Draw>(
                 t = nt;
                 trainer.step_ended();
                 let version = trainer.version;
+                draw.set_version(version);
                 if let Some(c) = cap {
                     ready.retain(|s| {
                         let keep = version - s.version <= c;
@@ -177,6 +180,7 @@ pub(crate) fn run<D: Draw>(
             for s in ready.drain(..batch) {
                 trainer.take_sample(rec, &mut b, s.id, s.length, s.version, s.version_finish);
             }
+            draw.trained(b.tokens(), b.samples());
             let idle = slots as f64 * t - busy_s;
             trainer.start_step(rec, &mut timers, t, &b, ready.len() as u32, idle);
         }

@@ -443,6 +443,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
         let p = &self.sc.prefill;
         let (mut prefill, mut resumed) = (0.0, false);
         if r.id == NONE_U32 {
+            r.length = self.draw.at_start(r.length); // the length under the version it starts with
             let id = self.ctl.admit(self.next_id)?;
             self.next_id += 1;
             r.id = id;
@@ -621,6 +622,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
             return;
         }
         self.rollout_version = version;
+        self.draw.set_version(version);
         let mut pause = self.sc.rollout_pause_s;
         if pause > 0.0 && self.placement.pause(self.t, self.t + pause) {
             // the placement's clocks stand still instead

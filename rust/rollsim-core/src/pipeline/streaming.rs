@@ -330,6 +330,7 @@ impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
             self.pool.free_group(g);
         }
         self.trained += batch.samples() as u64;
+        self.pool.draw.trained(batch.tokens(), batch.samples());
         if self.opt.lag_release == LagRelease::Take {
             self.released = self.trained;
         }

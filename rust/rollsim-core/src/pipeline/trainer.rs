@@ -149,6 +149,11 @@ impl Batch {
         self.samples
     }
 
+    /// Answer tokens taken.
+    pub fn tokens(&self) -> f64 {
+        self.tokens
+    }
+
     #[inline]
     fn add(&mut self, staleness: u32, tokens: f64) {
         self.staleness_sum += staleness as u64;

@@ -541,6 +541,7 @@ pub fn scenario(seed: u64, kinds: LengthKinds) -> Scenario {
         sync_every: 1,
         staleness_check: rollsim_core::scenario::StalenessCheck::Start,
         train: None,
+        length_drift: None,
     };
     if let Pipeline::FullyAsync(o) = &mut sc.pipeline {
         if o.max_lag_samples.is_some() && g.chance(0.5) {
