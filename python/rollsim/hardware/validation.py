@@ -163,7 +163,7 @@ def summary(df: pl.DataFrame) -> str:
     n = df.height
     k = int(df["within_25pct"].sum())
     med = float(df["error"].abs().median())  # type: ignore[arg-type]
-    return f"{k} of {n} rows within 25 % of measured ({k / n:.0%}); median |error| {med:.1%}"
+    return f"{k} of {n} rows within 25 % of measured ({k / n:.1%}); median |error| {med:.1%}"
 
 
 def _num(x: float) -> str:
