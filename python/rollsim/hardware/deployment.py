@@ -321,7 +321,6 @@ class Deployment:
         fields.update(scenario_fields)
         if self.colocated:
             fields["weight_sync_s"] = fields.get("weight_sync_s", 0.0) + self.switch_s()["total"]
-            fields["train_step_s"] = max(fields["train_step_s"], fields["weight_sync_s"])
         return Scenario(**fields)
 
     def breakdown(self, context_tokens: float = 2048.0) -> str:

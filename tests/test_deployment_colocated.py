@@ -1,0 +1,23 @@
+"""A colocated deployment pays its switch once per step, on top of the training it would do
+anyway (its ``train_step_s`` used to be raised to the switch as well, paying it twice)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rollsim import LogNormal, Synchronous
+from rollsim.hardware import Deployment
+
+
+@pytest.mark.parametrize("per_rank", [False, True])
+def test_the_switch_is_paid_once(per_rank: bool) -> None:
+    kw = dict(model="Qwen3-8B", gpu="H100", rollout_gpus=8, rollout_tp=1, train_gpus=8)
+    args = dict(lengths=LogNormal(7.0, 0.8, 8192.0), prompts_per_step=64, group_size=8, prompt_tokens=500.0,
+                pipeline=Synchronous(), per_rank=per_rank)
+    apart = Deployment(**kw).scenario(**args)  # type: ignore[arg-type]
+    co_dep = Deployment(**kw, colocated=True)  # type: ignore[arg-type]
+    co = co_dep.scenario(**args)
+    switch = co_dep.switch_s()["total"]
+    assert switch > 1.0
+    assert co.weight_sync_s == pytest.approx(apart.weight_sync_s + switch, rel=1e-12)
+    assert (co.train_step_s, co.train_s_per_token, co.train) == (apart.train_step_s, apart.train_s_per_token, apart.train)
