@@ -19,6 +19,7 @@ __all__ = [
     "lognormal_mean",
     "throughput_ratio",
     "decode_speed",
+    "assign_ranks",
     "length_drift_scale",
     "SCHEMA",
     "__version__",
