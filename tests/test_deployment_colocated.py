@@ -21,3 +21,10 @@ def test_the_switch_is_paid_once(per_rank: bool) -> None:
     assert switch > 1.0
     assert co.weight_sync_s == pytest.approx(apart.weight_sync_s + switch, rel=1e-12)
     assert (co.train_step_s, co.train_s_per_token, co.train) == (apart.train_step_s, apart.train_s_per_token, apart.train)
+
+
+def test_breakdown_says_when_no_sequence_fits() -> None:
+    d = Deployment(model="Qwen3-30B-A3B", gpu="H100", rollout_gpus=1, rollout_tp=1, train_gpus=1)
+    assert d.breakdown(1e9).splitlines()[2] == ("  context 1e+09 tokens: 0 sequences fit (max_num_seqs 1024); one such "
+                                                "sequence exceeds the KV capacity")
+    assert d.breakdown().splitlines()[2] == "  context 2048 tokens: 78 sequences fit (max_num_seqs 1024)"

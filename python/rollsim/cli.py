@@ -662,8 +662,13 @@ def _cmd_split(a: argparse.Namespace) -> int:
         raise ScenarioError(f"split: {', '.join(given)} cannot be set: the split sizes the pool and the trainer from "
                             f"the GPUs (use --slots-per-instance, --train-fixed-s and --gpu-s-per-token, with any "
                             f"log-prob recompute in it)")
+    deployment = a.model is not None or a.hf_config is not None
+    if deployment and a.slots_per_instance is not None:
+        raise ScenarioError("slots_per_instance: --slots-per-instance cannot be set with --model: the deployment's "
+                            "--max-num-seqs gives it")
     a = argparse.Namespace(**dict(vars(a), train_step_s=_DEFAULT.train_step_s, train_s_per_token=0.0,
-                                  logprob_s_per_token=0.0))
+                                  logprob_s_per_token=0.0,
+                                  slots_per_instance=64 if a.slots_per_instance is None else a.slots_per_instance))
     # one instance to start from; the split's instances are the scenario's instances
     base = _scenario(a, pipeline, rollout_slots=a.slots_per_instance)
     gpu_s_per_token, train_fixed_s = a.gpu_s_per_token, a.train_fixed_s
@@ -726,6 +731,13 @@ def _split_deployment(a: argparse.Namespace, base: Scenario, pipeline: Any) -> t
     if a.gpu_s_per_token is not None:
         raise ScenarioError("gpu_s_per_token: --gpu-s-per-token cannot be set with --model: the deployment's "
                             "trainer gives it")
+    given = getattr(a, "_given", {})
+    overridden = [given[d] for d in ("decode_tokens_per_s", "decode_slowdown_per_seq", "decode_throughput_table",
+                                     "kv_cache_tokens", "prefill_tokens_per_s") if d in given]
+    if overridden:
+        raise ScenarioError(f"{overridden[0].lstrip('-').replace('-', '_')}: {', '.join(overridden)} cannot be set with "
+                            f"--model: the deployment gives the decode speed, its table, the KV capacity and the "
+                            f"prefill from specs (drop --model to give them yourself)")
     d = deployment_from_args(a, rollout_gpus=a.gpus_per_instance, rollout_tp=a.gpus_per_instance, train_gpus=1)
     s = d.scenario(lengths=base.lengths, prompts_per_step=max(1, base.batch_size // base.group_size),
                    group_size=base.group_size, prompt_tokens=base.prompt_tokens, pipeline=pipeline, per_rank=False)
@@ -824,7 +836,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_scenario_args(sp, default_rng="fast", instances=False, guards=("max_events",))
     sp.add_argument("--gpus", type=int, required=True, help="GPU budget")
     sp.add_argument("--gpus-per-instance", type=int, default=1, help="GPUs per inference instance (%(default)s)")
-    sp.add_argument("--slots-per-instance", type=int, default=64, help="sequences per instance (%(default)s)")
+    sp.add_argument("--slots-per-instance", type=int, default=None,
+                    help="sequences per instance (default 64; with --model, the deployment's --max-num-seqs)")
     sp.add_argument("--gpu-s-per-token", type=float, default=None,
                     help="GPU-seconds of training per token of the batch (required unless --model sizes it)")
     sp.add_argument("--train-fixed-s", type=float, default=0.0, help="fixed seconds per step (%(default)s)")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from rollsim import _check
+
 __all__ = ["add_parser", "add_deployment_args", "deployment_from_args", "run", "print_resource_validation"]
 
 
@@ -57,10 +59,13 @@ def run(a: argparse.Namespace) -> int:
             print(f"  {n:<16} {m.total_params / 1e9:>8.2f}B total, {m.active_params / 1e9:>7.2f}B active, "
                   f"{m.layers} layers{moe}{', MLA' if m.is_mla else ''}")
         return 0
-    d = deployment_from_args(a, rollout_gpus=a.rollout_gpus or a.rollout_tp, rollout_tp=a.rollout_tp,
-                             train_gpus=a.train_gpus or a.rollout_gpus or a.rollout_tp, colocated=a.colocated)
+    rollout_gpus = a.rollout_tp if a.rollout_gpus is None else a.rollout_gpus  # 0 is refused, not a default
+    d = deployment_from_args(a, rollout_gpus=rollout_gpus, rollout_tp=a.rollout_tp,
+                             train_gpus=rollout_gpus if a.train_gpus is None else a.train_gpus, colocated=a.colocated)
+    if a.train_tokens is not None:
+        _check.bounded("--train-tokens", a.train_tokens, 1.0, 2.0**50, "tokens")
     print(d.breakdown(a.context_tokens))
-    if a.train_tokens:
+    if a.train_tokens is not None:
         seqs = max(1, round(a.train_tokens / a.context_tokens))
         ph = d.train_step_s(a.train_tokens, seqs)
         print(f"  training step of {a.train_tokens:,.0f} tokens ({seqs} sequences): "

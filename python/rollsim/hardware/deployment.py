@@ -326,16 +326,19 @@ class Deployment:
     def breakdown(self, context_tokens: float = 2048.0) -> str:
         """A text summary: instances, KV capacity, step terms at 1 and at the full batch, prefill,
         and (colocated) the switch."""
+        context_tokens = _check.bounded("context_tokens", context_tokens, 1.0, 2.0**40, "tokens")
         spi = self.slots_per_instance
         kv = self.kv_capacity_tokens(context_tokens=context_tokens)
-        full = max(1, min(spi, int(kv // context_tokens)))
+        fit = min(spi, int(kv // context_tokens))
+        full = max(1, fit)
         m, a = self.spec, self.accelerator
         lines = [f"{m.name} on {self.rollout_gpus} x {a.name} ({count(self.instances, self.engine + ' instance')} of TP "
                  f"{self.rollout_tp}), training on {count(self.train_gpus, 'GPU')} ({self.train_backend})"
                  f"{', colocated' if self.colocated else ''}",
                  f"  weights {m.weight_bytes(None) / 2**30:.1f} GiB; KV {m.kv_bytes(context_tokens) / context_tokens:,.0f}"
                  f" bytes/token; KV capacity {kv:,.0f} tokens per instance",
-                 f"  context {context_tokens:g} tokens: {full} sequences fit (max_num_seqs {spi})"]
+                 f"  context {context_tokens:g} tokens: {count(fit, 'sequence')} fit (max_num_seqs {spi})"
+                 + ("; one such sequence exceeds the KV capacity" if fit == 0 else "")]
         for b in sorted({1, full}):
             t = self.step_breakdown(b, context_tokens)
             terms = ", ".join(f"{k.removesuffix('_s')} {v * 1e3:.2f}" for k, v in t.items()
