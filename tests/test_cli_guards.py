@@ -60,3 +60,9 @@ def test_counts_of_one_are_singular() -> None:
     row = {"placement": "disaggregated", "rollout_gpus": 7, "train_gpus": 1, "tokens_trained_per_s": 12.0}
     assert resources._describe_split(row) == "7 rollout + 1 training GPU, 12 tokens trained/s"
     assert resources._describe_split(dict(row, placement="colocated", rollout_gpus=1)).startswith("colocated on all 1 GPU,")
+
+
+def test_batch_order_takes_hyphens_too(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ("run", "--horizon-s", "3600", "--group-size", "8")
+    outs = [_run(capsys, *args, "--batch-order", b)[1] for b in ("oldest_first", "oldest-first")]
+    assert outs[0] == outs[1] and json.loads(outs[0])["steps"] > 0

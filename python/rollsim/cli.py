@@ -181,6 +181,8 @@ def _add_flag(g: Any, f: schema.Field, default: Any = None, *, dest: str | None 
     choices = typing.get_args(f.type) if typing.get_origin(f.type) is typing.Literal else _CHOICES.get(f.path)
     if choices is not None and conv is str:
         conv = _named(_choice_word(tuple(choices)), "choice")  # abort-drop is abort_drop, as --pipeline one-step
+    elif f.path == "pipeline.batch_order":  # its names (oldest-first, length-balanced) take hyphens too
+        conv = _named(_choice_word((*schema.BATCH_ORDERS, schema.LENGTH_BALANCED)), "batch order")
     g.add_argument(flag, dest=dest, action=_Given, type=conv, default=default, metavar=meta if choices is None else None,
                    choices=choices, help=_help(f, default))
     return dest
