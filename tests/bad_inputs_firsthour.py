@@ -25,4 +25,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("split", "cli('split', '--gpus', '8', '--model', 'Qwen3-8B', '--gpu', 'H100', '--slots-per-instance', '8')",
      "CliExit", "exit 2: rollsim: error: slots_per_instance: --slots-per-instance cannot be set with --model: the "
      "deployment's --max-num-seqs gives it"),
+    ("hardware", "cli('hardware', '--model', 'Qwen3-30B-A3B', '--gpu', 'H100', '--rollout-tp', '3')", "CliExit",
+     "exit 2: rollsim: error: rollout_tp: must divide the model's 32 attention heads (vLLM and SGLang shard them over "
+     "the tensor-parallel ranks), got 3"),
 ]

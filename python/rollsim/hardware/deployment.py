@@ -113,6 +113,10 @@ class Deployment:
         if not isinstance(self.train_options, dict):
             raise invalid("train_options", f"must be a dict of train_step_s arguments, got "
                                            f"{type(self.train_options).__name__}")
+        heads = self.spec.attention_heads
+        if heads % self.rollout_tp:  # vLLM and SGLang shard the attention heads over the TP ranks
+            raise invalid("rollout_tp", f"must divide the model's {heads} attention heads (vLLM and SGLang shard "
+                                        f"them over the tensor-parallel ranks), got {self.rollout_tp}")
         self.kv_capacity_tokens()  # refuses weights that do not fit
 
     # ----------------------------------------------------------------------------------------- serving
