@@ -4,6 +4,7 @@
 
     topology = "relay"          # colocated | naive | parallel | relay | broadcast
     fanout = 1                  # relay: 1 = chain, 2 = binary tree
+    pause_s = "all"             # optional: "all" | "pause_resume" | seconds (how much of the sync pauses)
 
     [model]
     preset = "deepseek-v3"      # or: params = 7e9, tensors = 300
@@ -15,7 +16,6 @@
     [hardware]                  # preset = "h100" and/or gpus_per_node, nvlink_bytes_per_s, ...
     [software]                  # preset = "ideal" | a stack of rollsim.sync.STACKS, and/or efficiency, ...
     [stack]                     # optional: preset = NAME and/or Stack fields (or stack = "NAME")
-    pause_s = "all"             # optional: "all" | "pause_resume" | seconds (how much of the sync pauses)
 
 A file with ``[stack]`` or ``pause_s`` is a weight sync, not only a cluster: :func:`load_weight_sync`
 reads it whole (what ``Scenario(weight_sync=...)`` takes); :func:`load_cluster` refuses it rather
