@@ -285,7 +285,9 @@ def test_cli_cluster_names_the_fastest_topology(capsys):
     lines = capsys.readouterr().out.splitlines()
     i = next(k for k, ln in enumerate(lines) if ln.startswith("all topologies with this cluster, fastest first"))
     assert lines[i + 1].split() == ["parallel", "8.580", "s", "(software_s)", "fastest"]
-    assert lines[i + 3].split()[:7] == ["relay", "13.676", "s", "(software_s)", "5.096", "s", "slower:"]
+    # the example's training and inference GPUs are apart: colocated is shown last, not ranked
+    assert lines[i + 2].split()[:7] == ["relay", "13.676", "s", "(software_s)", "5.096", "s", "slower:"]
+    assert lines[i + 5].split()[:5] == ["colocated", "11.354", "s", "not", "ranked:"]
     assert lines[-1] == ("fastest topology for this cluster: parallel (8.580 s); the configured relay is 5.096 s slower: "
                          "software_s +5.099 s (91985 tensors charged per_tensor_s on the busiest rank, against 46859 for "
                          "parallel)")
