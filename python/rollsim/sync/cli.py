@@ -10,6 +10,8 @@ import sys
 
 from rollsim._text import count
 
+from .cluster import TOPOLOGIES
+
 __all__ = ["add_parser", "run", "main"]
 
 
@@ -57,13 +59,13 @@ def _chapter() -> None:
 def _cluster(path: str) -> None:
     from rollsim import scenario_toml
 
-    from .config import cluster_from_dict, stack_from_dict
+    from .config import weight_sync_from_doc
     from .estimator import estimate, rank_topologies
 
     doc = scenario_toml.read_toml(path, "cluster file")  # a directory, FIFO or non-UTF-8 file: a clear error
     scenario_toml.check_integers("", doc)  # a 400-digit integer: named, not an OverflowError
-    c = cluster_from_dict(doc)
-    st = stack_from_dict(doc)  # a bad [stack] is refused before anything is printed
+    ws = weight_sync_from_doc(doc)  # what load_weight_sync reads; a bad [stack] or pause_s is refused first
+    c, st = ws.cluster, ws.stack
     e = estimate(c)
     m = c.model
     print(f"{m.name}: {m.n_params / 1e9:.1f}B params, {m.n_tensors} tensors, {e.model_bytes / 1e9:.1f} GB per copy "
@@ -76,7 +78,14 @@ def _cluster(path: str) -> None:
         share = v / e.total_s * 100 if e.total_s else 0.0
         print(f"  {k:<16}{v:>10.4f} s {share:>6.1f} %")
     _stack(st, c)
-    ranked = rank_topologies(c)
+    if "pause_s" in doc:
+        f = ws.fields()
+        print(f"in a Scenario (pause_s = {ws.pause_s!r}): weight_sync_s = {f['weight_sync_s']:.3f} s, "
+              f"rollout_pause_s = {f['rollout_pause_s']:.3f} s")
+    # colocated needs training and inference on the same GPUs: ranked (and recommended) only when
+    # the cluster has that placement, else shown apart
+    can_colocate = c.topology == "colocated" or c.hardware.colocated
+    ranked = rank_topologies(c, [t for t in TOPOLOGIES if can_colocate or t != "colocated"])
     best = ranked.row(0, named=True)
     print("all topologies with this cluster, fastest first (slower: by how much, and the term that makes it slower):")
     for r in ranked.iter_rows(named=True):
@@ -87,12 +96,30 @@ def _cluster(path: str) -> None:
             print(f"  {t:<10}{r['total_s']:>10.3f} s  ({r['dominant_term']})  fastest")
         else:
             print(f"  {t:<10}{r['total_s']:>10.3f} s  ({r['dominant_term']})  {_why_slower(r, best)}")
+    if not can_colocate:
+        print(f"  {'colocated':<10}{_colocated(c)}  {_COLOCATED_APART}")
     _designs(c)
     line = f"fastest topology for this cluster: {best['topology']} ({best['total_s']:.3f} s)"
     own = ranked.filter(ranked["topology"] == c.topology).row(0, named=True)
     if own["topology"] != best["topology"] and own["error"] is None:
         line += f"; the configured {own['topology']} is {_why_slower(own, best)}"
     print(line)
+
+
+#: How ``rollsim sync FILE`` shows colocated on a cluster whose training and inference GPUs are apart.
+_COLOCATED_APART = ("not ranked: needs a different placement (training and inference on the same GPUs, "
+                    "hardware.colocated = true)")
+
+
+def _colocated(c) -> str:
+    """The seconds colocated would take on ``c``, or why it does not apply."""
+    from .estimator import rank_topologies
+
+    try:
+        r = rank_topologies(c, ["colocated"]).row(0, named=True)
+    except ValueError as err:
+        return f" n/a ({err})"
+    return f"{r['total_s']:>10.3f} s"
 
 
 def _stack(st, c) -> None:

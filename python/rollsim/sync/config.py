@@ -4,6 +4,7 @@
 
     topology = "relay"          # colocated | naive | parallel | relay | broadcast
     fanout = 1                  # relay: 1 = chain, 2 = binary tree
+    pause_s = "all"             # optional: "all" | "pause_resume" | seconds (how much of the sync pauses)
 
     [model]
     preset = "deepseek-v3"      # or: params = 7e9, tensors = 300
@@ -14,6 +15,11 @@
     [infer]                     # instances, tp, ep
     [hardware]                  # preset = "h100" and/or gpus_per_node, nvlink_bytes_per_s, ...
     [software]                  # preset = "ideal" | a stack of rollsim.sync.STACKS, and/or efficiency, ...
+    [stack]                     # optional: preset = NAME and/or Stack fields (or stack = "NAME")
+
+A file with ``[stack]`` or ``pause_s`` is a weight sync, not only a cluster: :func:`load_weight_sync`
+reads it whole (what ``Scenario(weight_sync=...)`` takes); :func:`load_cluster` refuses it rather
+than drop them.
 
 A model that is not a preset is written as its tensor groups (``[model]`` with ``name`` and
 ``groups = [{ name = "...", count = N, elems = M, ... }, ...]``, the fields of
@@ -39,7 +45,7 @@ from .cluster import (INT_BOUNDS, MAX_PARAMS, Cluster, Hardware, InferLayout, Mo
 from .presets import HARDWARE, MODELS, SOFTWARE
 from .presets import model as preset_model
 
-__all__ = ["load_cluster", "cluster_from_dict", "stack_from_dict", "cluster_to_dict", "stack_to_doc"]
+__all__ = ["load_cluster", "load_weight_sync", "cluster_from_dict", "stack_from_dict", "cluster_to_dict", "stack_to_doc"]
 
 
 def _fields(cls) -> dict:
@@ -280,7 +286,66 @@ def stack_from_dict(d: dict):
 
 def load_cluster(path: str | Path) -> Cluster:
     """Reads a cluster TOML file with the checks of scenario files
-    (:func:`rollsim.scenario_toml.read_toml`, integers of at most 20 digits).
+    (:func:`rollsim.scenario_toml.read_toml`, integers of at most 20 digits). A file with a
+    ``stack`` or ``pause_s`` is refused (a Cluster holds neither): read it with
+    :func:`load_weight_sync`.
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    ScenarioError (ValueError)
+        Not a readable UTF-8 TOML file, bad content (naming ``section.key``), or a ``stack`` or
+        ``pause_s`` (use :func:`load_weight_sync`).
+    OSError
+        The file cannot be read.
+    """
+    doc = scenario_toml.read_toml(path, "cluster file")
+    scenario_toml.check_integers("", doc)
+    for key in ("stack", "pause_s"):
+        if key in doc:  # a Cluster has neither: refused, never dropped
+            raise invalid(key, "must be absent for load_cluster, which returns a Cluster (no stack, no pause_s): "
+                               f"the file's {key} would be lost; read the file with "
+                               "rollsim.sync.load_weight_sync(path) (the WeightSync that Scenario(weight_sync=...) "
+                               "takes: .cluster, .stack, .pause_s), or remove the key")
+    return cluster_from_dict(doc)
+
+
+def weight_sync_from_doc(doc: dict):
+    """The :class:`~rollsim.sync.WeightSync` of a parsed cluster file: its cluster, its ``stack``
+    (if any) and its ``pause_s`` (if any, else ``"all"``); errors name the file's keys
+    (``stack.preset``, ``pause_s``, ...), without a ``weight_sync.`` prefix."""
+    from rollsim.errors import ScenarioError
+
+    from .pipeline import WeightSync
+
+    if not isinstance(doc, dict):
+        raise invalid("cluster", f"must be a table (dict) with a [model] table, got {type(doc).__name__}")
+    d = dict(doc)
+    pause = d.pop("pause_s", "all")
+    c, st = cluster_from_dict(d), stack_from_dict(d)
+    try:
+        return WeightSync(c, st, pause)
+    except ScenarioError as e:
+        raise ScenarioError(str(e).removeprefix("weight_sync.")) from None
+
+
+def load_weight_sync(path: str | Path):
+    """Reads a cluster TOML file whole, as :func:`load_cluster` does, with its ``stack`` and ``pause_s``:
+    the weight sync ``Scenario(weight_sync=...)`` takes, and the stack ``rollsim sync FILE`` reports.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A cluster file (the keys of the module docstring, plus optional ``stack`` (a name of
+        :data:`rollsim.sync.STACKS` or a ``[stack]`` table) and ``pause_s`` (seconds in [0, the
+        sync], ``"all"`` or ``"pause_resume"``; default ``"all"``)).
+
+    Returns
+    -------
+    rollsim.sync.WeightSync
+        ``.cluster``, ``.stack`` (None if the file has none: the topology estimate), ``.pause_s``;
+        equal to ``WeightSync.from_doc(tomllib.load(file))``.
 
     Raises
     ------
@@ -293,4 +358,4 @@ def load_cluster(path: str | Path) -> Cluster:
     """
     doc = scenario_toml.read_toml(path, "cluster file")
     scenario_toml.check_integers("", doc)
-    return cluster_from_dict(doc)
+    return weight_sync_from_doc(doc)

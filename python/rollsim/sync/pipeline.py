@@ -119,7 +119,8 @@ class WeightSync:
     ----------
     cluster : Cluster
         Model, layouts, hardware, software and topology (:func:`rollsim.sync.load_cluster`,
-        :func:`rollsim.sync.chapter_cluster`, ...).
+        :func:`rollsim.sync.chapter_cluster`, ...; :func:`rollsim.sync.load_weight_sync` reads a
+        cluster file with its ``stack`` and ``pause_s`` as a WeightSync).
     stack : Stack or str, optional
         A transport stack (:data:`rollsim.sync.STACKS` name or a :class:`~rollsim.sync.Stack`): the
         sync is :func:`rollsim.sync.estimate_stack` of the cluster with it. ``None`` (default): the
