@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from dataclasses import dataclass
@@ -98,7 +99,10 @@ def estimate_size(scenario: Scenario, record: Literal["samples", "summary"] = "s
     update. A training step lasts ``train_step_s + weight_sync_s + (train_s_per_token +
     logprob_s_per_token) * batch_size * mean_tokens``, and steps are at most ``horizon_s`` over it.
     Within about 1 % for the chapter's scenario; an estimate, not a bound (the engine still enforces
-    ``max_samples`` exactly while running). Infinite when answers take no time (e.g. ``mu = -1e300``)."""
+    ``max_samples`` exactly while running). Infinite when answers take no time (e.g. ``mu = -1e300``).
+    Agentic batch pipelines with ``on_failure="drop"``: a group a failed tool call drops is replaced,
+    so a trained sample costs ``1 / P(group survives)`` started (:func:`group_survival`), and the
+    first batch runs past ``horizon_s`` until its groups have survived."""
     sc = scenario
     mean_tokens = sc.lengths.mean_tokens()
     per_answer = mean_tokens / sc.decode_tokens_per_s
@@ -122,12 +126,27 @@ def estimate_size(scenario: Scenario, record: Literal["samples", "summary"] = "s
             samples += steps_max * slots
     else:  # OffPolicy(k): a batch's generation takes its longest answer, or the pool's work if longer
         # (with over-sampling, the batch ends when batch_size answers have finished)
-        gen = batch * per_answer / slots
+        surv = group_survival(sc)
+        # agentic with failures dropped: a trained sample costs 1 / P(group survives) started, and a
+        # batch's generation runs past the horizon until its groups survive
+        started = 1.0 if surv is None else (1.0 / surv[1] if surv[1] > 0 else math.inf)
+        if surv is not None:
+            assert sc.agentic is not None
+            # slot time of a started trajectory: it also ends at its first failing call
+            a = sc.agentic
+            cut = dataclasses.replace(a, stop_prob=1.0 - (1.0 - a.stop_prob) * (1.0 - a.failure_rate), failure_rate=0.0)
+            traj_s = per_answer * _trajectory_turns(cut)[1]
+            pool = slots * (horizon / traj_s + 1) if traj_s > 0 else math.inf
+            gen = batch * started * traj_s / slots
+        else:
+            gen = batch * per_answer / slots
         if p.over_sampling is None:
             gen = max(gen, _longest(sc.lengths, batch) / sc.decode_tokens_per_s)
         cycle = gen + step_s if p.k == 0 else max(gen, step_s)
         batches = (horizon / cycle if cycle > 0 else math.inf) + p.k + 1
-        if p.over_sampling is None:
+        if surv is not None:
+            samples = max(min(pool, batches * batch * started), batch * started)
+        elif p.over_sampling is None:
             samples = min(pool, batches * batch)
         else:  # stopped answers are aborted (or resumed): up to a pool per batch on top
             samples = min(pool + batches * slots, batches * batch * (1 + p.over_sampling))
@@ -135,6 +154,72 @@ def estimate_size(scenario: Scenario, record: Literal["samples", "summary"] = "s
     per_sample = BYTES_PER_SAMPLE if record == "samples" else 0
     return {"samples": samples, "steps": steps, "events": samples + steps,
             "bytes": samples * per_sample + steps * BYTES_PER_STEP}
+
+
+def _trajectory_turns(a: Any) -> tuple[float, float, float]:
+    """Agentic turns per trajectory (the stop coin after each turn, ``max_turns``; cuts at
+    ``max_context_tokens`` ignored): expected turns, expected tokens per trajectory in units of one
+    ``lengths`` draw (``turn_scale`` applied), and ``P(no call fails)`` under ``on_failure="drop"``
+    (a call, failing with ``failure_rate``, follows every turn but the last)."""
+    s, m, q = a.stop_prob, a.max_turns, 1.0 - a.failure_rate
+    x = (1.0 - s) * q  # P(a turn is followed by a call that succeeds)
+    last = x ** (m - 1)
+    p_ok = last + (s * (1.0 - last) / (1.0 - x) if x < 1.0 else 0.0)
+    if s == 0.0:
+        turns = float(m)
+    else:
+        turns = (1.0 - (1.0 - s) ** m) / s
+    scale = a.turn_scale
+    if not scale:
+        return turns, turns, p_ok
+    tokens, alive = 0.0, 1.0  # alive: P(turn k is decoded)
+    for k in range(min(m, len(scale))):
+        tokens += alive * scale[k]
+        alive *= 1.0 - s
+    rest = m - len(scale)
+    if rest > 0:
+        tokens += alive * scale[-1] * (float(rest) if s == 0.0 else (1.0 - (1.0 - s) ** rest) / s)
+    return turns, tokens, p_ok
+
+
+def group_survival(sc: Scenario) -> tuple[float, float] | None:
+    """For an agentic scenario of a batch pipeline with ``on_failure="drop"`` and
+    ``failure_rate > 0``: ``(calls, p)``, the expected tool calls per trajectory and the
+    probability that a group survives (none of its ``group_size`` trajectories has a failing call).
+    The batch pipelines replace a dropped group by a new one, so a trained sample costs about
+    ``1 / p`` samples started. None otherwise (nothing is replaced)."""
+    a = sc.agentic
+    if a is None or isinstance(sc.pipeline, FullyAsync) or a.on_failure != "drop" or a.failure_rate == 0.0 \
+            or a.max_turns == 1:
+        return None
+    turns, _, p_ok = _trajectory_turns(a)
+    return turns - 1.0, p_ok ** sc.group_size
+
+
+def failure_drop_error(sc: Scenario) -> str | None:
+    """The refusal message (for a :class:`~rollsim.errors.ScenarioError`) for a batch-pipeline
+    agentic scenario whose groups almost never survive their tool calls: one training step would
+    need more than 2**32 - 1 samples started (the most one run can start); else None."""
+    surv = group_survival(sc)
+    if surv is None:
+        return None
+    calls, p = surv
+    if p > 0.0 and sc.batch_size / p <= ENGINE_MAX_SAMPLES:
+        return None
+    a = sc.agentic
+    assert a is not None
+    need = sc.batch_size / ENGINE_MAX_SAMPLES  # the least P(group survives) that can deliver a step
+    lo, hi = 0.0, a.failure_rate  # bisection on the failure rate: P(group survives) falls with it
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        ok = _trajectory_turns(dataclasses.replace(a, failure_rate=mid))[2] ** sc.group_size
+        lo, hi = (mid, hi) if ok >= need else (lo, mid)
+    return (f"agentic.failure_rate: must be at most about {lo:.3g} here, got {a.failure_rate!r}: with group_size "
+            f"{sc.group_size} and about {calls:.3g} tool calls per trajectory, a group survives with probability "
+            f"{p:.3g}; the batch pipelines replace a group a failed call drops, so a training step of batch_size "
+            f"{sc.batch_size} needs about {sc.batch_size / p if p > 0 else math.inf:.3g} samples started, "
+            f"more than one run can start (2**32 - 1); lower failure_rate, use on_failure='retry', fewer turns "
+            f"(max_turns, stop_prob) or a smaller group_size, or the fully-async pipeline")
 
 
 def _longest(lengths: Any, n: int) -> float:
@@ -196,8 +281,12 @@ def runaway_error(sc: Scenario, max_samples: int | None, record: Literal["sample
     2**32 - 1; with ``record="samples"`` it is the memory guard and the message gives the memory),
     then the events, at most ``max_events`` (None: no limit; the run-time guard, with the time the
     run would take at about :data:`EVENTS_PER_S`). ``names`` spells the limits and remedies
-    (default :data:`GUARD_NAMES`, the Python arguments)."""
+    (default :data:`GUARD_NAMES`, the Python arguments). First, the message of
+    :func:`failure_drop_error` (agentic batch runs that cannot deliver a training step)."""
     n = GUARD_NAMES if names is None else names
+    drop = failure_drop_error(sc)
+    if drop is not None:
+        return drop
     est = estimate_size(sc, record)
     limit = ENGINE_MAX_SAMPLES if max_samples is None else max_samples
     where = f"over {n['horizon_s']} = {sc.horizon_s:g} s"
@@ -229,7 +318,14 @@ def runaway_error(sc: Scenario, max_samples: int | None, record: Literal["sample
 def check_runaway(sc: Scenario, max_samples: int | None, record: Literal["samples", "summary"],
                   max_events: int | None = None, names: dict[str, str] | None = None) -> None:
     """Raises :class:`~rollsim.errors.RunLimitError` (naming ``max_samples`` or ``max_events``, with
-    the estimate and how to proceed) for a runaway scenario; see :func:`runaway_error`."""
+    the estimate and how to proceed) for a runaway scenario; see :func:`runaway_error`. Raises
+    :class:`~rollsim.errors.ScenarioError` naming ``agentic.failure_rate`` for a batch-pipeline
+    agentic scenario that cannot deliver one training step (:func:`failure_drop_error`)."""
+    drop = failure_drop_error(sc)
+    if drop is not None:
+        from rollsim.errors import ScenarioError
+
+        raise ScenarioError(drop)
     msg = runaway_error(sc, max_samples, record, max_events, names)
     if msg is not None:
         from rollsim.errors import RunLimitError
