@@ -27,7 +27,8 @@ from .estimator import SWEEPABLE, TERMS, Estimate, Plan, estimate, estimate_many
 from .replay import Replay, id_bytes, routing_replay
 from .presets import HARDWARE, MODELS, SOFTWARE, model, transformer
 from .chapter import chapter_cluster, chapter_table
-from .config import load_cluster, load_weight_sync, cluster_from_dict
+from .config import load_cluster, cluster_from_dict
+from .pipeline import load_weight_sync
 from .stacks import (STACK_TERMS, STACKS, TRANSPORTS, Calibration, Stack, StackEstimate, calibrate, estimate_stack,
                      estimate_stack_many, rank_designs, received_bytes_per_rank, stack)
 from .validation import validation_table

@@ -59,7 +59,7 @@ def _chapter() -> None:
 def _cluster(path: str) -> None:
     from rollsim import scenario_toml
 
-    from .config import weight_sync_from_doc
+    from .pipeline import weight_sync_from_doc
     from .estimator import estimate, rank_topologies
 
     doc = scenario_toml.read_toml(path, "cluster file")  # a directory, FIFO or non-UTF-8 file: a clear error

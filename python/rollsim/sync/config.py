@@ -45,7 +45,7 @@ from .cluster import (INT_BOUNDS, MAX_PARAMS, Cluster, Hardware, InferLayout, Mo
 from .presets import HARDWARE, MODELS, SOFTWARE
 from .presets import model as preset_model
 
-__all__ = ["load_cluster", "load_weight_sync", "cluster_from_dict", "stack_from_dict", "cluster_to_dict", "stack_to_doc"]
+__all__ = ["load_cluster", "cluster_from_dict", "stack_from_dict", "cluster_to_dict", "stack_to_doc"]
 
 
 def _fields(cls) -> dict:
@@ -309,53 +309,3 @@ def load_cluster(path: str | Path) -> Cluster:
                                "rollsim.sync.load_weight_sync(path) (the WeightSync that Scenario(weight_sync=...) "
                                "takes: .cluster, .stack, .pause_s), or remove the key")
     return cluster_from_dict(doc)
-
-
-def weight_sync_from_doc(doc: dict):
-    """The :class:`~rollsim.sync.WeightSync` of a parsed cluster file: its cluster, its ``stack``
-    (if any) and its ``pause_s`` (if any, else ``"all"``); errors name the file's keys
-    (``stack.preset``, ``pause_s``, ...), without a ``weight_sync.`` prefix."""
-    from rollsim.errors import ScenarioError
-
-    from .pipeline import WeightSync
-
-    if not isinstance(doc, dict):
-        raise invalid("cluster", f"must be a table (dict) with a [model] table, got {type(doc).__name__}")
-    d = dict(doc)
-    pause = d.pop("pause_s", "all")
-    c, st = cluster_from_dict(d), stack_from_dict(d)
-    try:
-        return WeightSync(c, st, pause)
-    except ScenarioError as e:
-        raise ScenarioError(str(e).removeprefix("weight_sync.")) from None
-
-
-def load_weight_sync(path: str | Path):
-    """Reads a cluster TOML file whole, as :func:`load_cluster` does, with its ``stack`` and ``pause_s``:
-    the weight sync ``Scenario(weight_sync=...)`` takes, and the stack ``rollsim sync FILE`` reports.
-
-    Parameters
-    ----------
-    path : str or pathlib.Path
-        A cluster file (the keys of the module docstring, plus optional ``stack`` (a name of
-        :data:`rollsim.sync.STACKS` or a ``[stack]`` table) and ``pause_s`` (seconds in [0, the
-        sync], ``"all"`` or ``"pause_resume"``; default ``"all"``)).
-
-    Returns
-    -------
-    rollsim.sync.WeightSync
-        ``.cluster``, ``.stack`` (None if the file has none: the topology estimate), ``.pause_s``;
-        equal to ``WeightSync.from_doc(tomllib.load(file))``.
-
-    Raises
-    ------
-    FileNotFoundError
-        No such file.
-    ScenarioError (ValueError)
-        Not a readable UTF-8 TOML file, or bad content (naming ``section.key``).
-    OSError
-        The file cannot be read.
-    """
-    doc = scenario_toml.read_toml(path, "cluster file")
-    scenario_toml.check_integers("", doc)
-    return weight_sync_from_doc(doc)

@@ -18,6 +18,7 @@ fix a median generation pause of 5.10 s inside a 6.22 s sync, after it 0.107 s i
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +30,7 @@ from .cluster import Cluster
 from .estimator import Estimate, estimate
 from .stacks import Stack, StackEstimate, estimate_stack, stack
 
-__all__ = ["pipeline_fields", "WeightSync", "PAUSE_WORDS"]
+__all__ = ["pipeline_fields", "WeightSync", "PAUSE_WORDS", "load_weight_sync", "weight_sync_from_doc"]
 
 #: Largest sync, seconds (the scenario's range of ``weight_sync_s`` and ``rollout_pause_s``).
 MAX_S = 1e12
@@ -240,3 +241,53 @@ class WeightSync:
         except ScenarioError as e:
             raise ScenarioError(f"{where}.{e}") from None
         return cls(c, st, pause)
+
+
+def weight_sync_from_doc(doc: dict):
+    """The :class:`~rollsim.sync.WeightSync` of a parsed cluster file: its cluster, its ``stack``
+    (if any) and its ``pause_s`` (if any, else ``"all"``); errors name the file's keys
+    (``stack.preset``, ``pause_s``, ...), without a ``weight_sync.`` prefix."""
+    from .config import cluster_from_dict, stack_from_dict
+
+    if not isinstance(doc, dict):
+        raise invalid("cluster", f"must be a table (dict) with a [model] table, got {type(doc).__name__}")
+    d = dict(doc)
+    pause = d.pop("pause_s", "all")
+    c, st = cluster_from_dict(d), stack_from_dict(d)
+    try:
+        return WeightSync(c, st, pause)
+    except ScenarioError as e:
+        raise ScenarioError(str(e).removeprefix("weight_sync.")) from None
+
+
+def load_weight_sync(path: str | Path):
+    """Reads a cluster TOML file whole, as :func:`load_cluster` does, with its ``stack`` and ``pause_s``:
+    the weight sync ``Scenario(weight_sync=...)`` takes, and the stack ``rollsim sync FILE`` reports.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A cluster file (the keys of the module docstring, plus optional ``stack`` (a name of
+        :data:`rollsim.sync.STACKS` or a ``[stack]`` table) and ``pause_s`` (seconds in [0, the
+        sync], ``"all"`` or ``"pause_resume"``; default ``"all"``)).
+
+    Returns
+    -------
+    rollsim.sync.WeightSync
+        ``.cluster``, ``.stack`` (None if the file has none: the topology estimate), ``.pause_s``;
+        equal to ``WeightSync.from_doc(tomllib.load(file))``.
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    ScenarioError (ValueError)
+        Not a readable UTF-8 TOML file, or bad content (naming ``section.key``).
+    OSError
+        The file cannot be read.
+    """
+    from rollsim import scenario_toml
+
+    doc = scenario_toml.read_toml(path, "cluster file")
+    scenario_toml.check_integers("", doc)
+    return weight_sync_from_doc(doc)
