@@ -199,6 +199,14 @@ class Reader:
         """A note for an option read (or defaulted)."""
         self.note(option, value, became if given else f"{became} (framework default)", "read" if given else "default")
 
+    def model_path(self, option: str, *, aliases: tuple[str, ...] = ()) -> str | None:
+        """The model path of ``option`` (None when absent), noted when given: it names the
+        weight-sync cluster's model when rollsim knows it."""
+        model, given = self.get(option, None, kind=str, aliases=aliases)
+        if given:
+            self.read(option, model, given, "model (weight-sync cluster when known)")
+        return model
+
     def ignore(self, option: str, why: str) -> None:
         if self.has(option):
             self.used.add(option)

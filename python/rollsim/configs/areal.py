@@ -142,9 +142,7 @@ def _build(flat: dict[str, Any], source: str, gpu: str | None = None) -> Importe
     pipeline = FullyAsync(admission_eta=eta, batch_order="oldest_first", on_update="abort_resubmit")
     r.note("(interruptible generation)", "-", "pipeline.on_update = 'abort_resubmit', batch_order = 'oldest_first' "
            "(AReaL's interruptible rollout and consumption order)", "assumed")
-    model, g = r.get("actor.path", None, kind=str)
-    if g:
-        r.read("actor.path", model, g, "model (weight-sync cluster when known)")
+    model = r.model_path("actor.path")
     for name, why in (("actor.ppo_n_minibatches", "training cost is calibrated per token"),
                       ("actor.recompute_logprob", "calibrate logprob_s_per_token from its phase"),
                       ("actor.use_decoupled_loss", "a loss-side option"),

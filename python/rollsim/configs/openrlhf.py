@@ -98,9 +98,7 @@ def _build(o: dict[str, Any], source: str, gpu: str | None = None) -> ImportedCo
         r.read("--train.async_enable", asyn, g, "synchronous pipeline")
         r.ignore("--train.async_queue_size", "only with --train.async_enable")
         r.ignore("--train.partial_rollout_enable", "only with --train.async_enable")
-    model, g = r.get("--actor.model_name_or_path", None, kind=str, aliases=("--pretrain",))
-    if g:
-        r.read("--actor.model_name_or_path", model, g, "model (weight-sync cluster when known)")
+    model = r.model_path("--actor.model_name_or_path", aliases=("--pretrain",))
     for name, why in (("--train.dynamic_batch_enable", "token packing: part of the calibrated training cost"),
                       ("--train.max_tokens_per_gpu", "token packing: part of the calibrated training cost"),
                       ("--ds.packing_samples", "token packing: part of the calibrated training cost"),

@@ -152,9 +152,7 @@ def _build(o: dict[str, Any], entry: str, source: str, *, explicit: bool, gpu: s
         r.read("--partial-rollout", partial, g, f"pipeline.keep_partial = {partial}")
         r.read("--over-sampling-batch-size", over, g2, f"pipeline.over_sampling = {over_sampling:g}"
                if over_sampling is not None else "no over-sampling (granularity at most one rollout batch)")
-    model, g = r.get("--hf-checkpoint", None, kind=str)
-    if g:
-        r.read("--hf-checkpoint", model, g, "model (weight-sync cluster when known)")
+    model = r.model_path("--hf-checkpoint")
     for name, why in (("--use-dynamic-batch-size", "token packing: part of the calibrated training cost"),
                       ("--max-tokens-per-gpu", "token packing: part of the calibrated training cost"),
                       ("--balance-data", "rank balancing: part of the calibrated training cost"),

@@ -156,9 +156,7 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
     r.read("trainer.n_gpus_per_node", gpn, g, f"{nodes * gpn} trainer GPUs")
     engine, _ = r.get(f"{_AR}.rollout.name", "vllm")
     mem, _ = r.get(f"{_AR}.rollout.gpu_memory_utilization", None)
-    model, g = r.get(f"{_AR}.model.path", None, kind=str)
-    if g:
-        r.read(f"{_AR}.model.path", model, g, "model (weight-sync cluster when known)")
+    model = r.model_path(f"{_AR}.model.path")
     strategy, g = r.get(f"{_AR}.actor.strategy", "fsdp", kind=str)
     backend = {"fsdp": "fsdp2", "fsdp2": "fsdp2", "megatron": "megatron"}.get(str(strategy).lower())
     r.read(f"{_AR}.actor.strategy", strategy, g, f"training backend {backend!r} (the hardware training model's, for "
