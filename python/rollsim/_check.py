@@ -10,7 +10,7 @@ import numpy as np
 
 from rollsim.errors import invalid
 
-__all__ = ["integer", "number", "real", "given", "bounded", "flag", "show", "fmt_bound", "part_field", "within",
+__all__ = ["integer", "length_edges", "number", "real", "given", "bounded", "flag", "show", "fmt_bound", "part_field", "within",
            "part_integer", "part_bounded"]
 
 _INTS = (int, np.integer)
@@ -178,3 +178,17 @@ def part_bounded(spec: dict[str, Any], value: Any, **kw: Any) -> float:
     """:func:`bounded` with the schema field ``spec``'s path, range, unit and special values."""
     return bounded(spec["path"], value, spec["lo"], spec["hi"], spec["unit"], lo_open=spec["lo_open"],
                    extra=spec["extra"], **kw)
+
+
+def length_edges(edges: Any) -> list[float]:
+    """Bin edges of answer lengths, in tokens: a non-empty, finite, strictly increasing sequence of
+    numbers, as floats; else ``ScenarioError`` naming ``edges``."""
+    try:
+        if isinstance(edges, (str, bytes)) or any(isinstance(x, (str, bytes, bool)) for x in edges):
+            raise TypeError
+        e = [float(x) for x in edges]
+    except (TypeError, ValueError, OverflowError):
+        raise invalid("edges", f"must be a sequence of numbers of tokens, got {edges!r}") from None
+    if not e or not all(math.isfinite(x) for x in e) or any(b <= a for a, b in zip(e, e[1:])):
+        raise invalid("edges", f"must be finite, non-empty and strictly increasing, got {e}")
+    return e

@@ -339,7 +339,7 @@ def learning(
         raise invalid("model", f"must be a rollsim.learning.DriftModel, got {type(model).__name__}")
     rules = _Rules(clip_low=clip_low, clip_high=clip_high, tis_cap=tis_cap, icepop=icepop, seq_cap=seq_cap,
                    seq_mask=seq_mask, gspo_clip=gspo_clip)
-    e = _edges(edges)
+    e = _check.length_edges(edges)
     samples, segments = res.samples, res.segments
     trained = samples.filter(pl.col("status") == "trained").select("sample_id", "length_tokens", "trained_step")
     spans = (segments.join(trained, on="sample_id", how="inner")
@@ -427,18 +427,6 @@ def _log_ncdf(c: float, m: np.ndarray, v: np.ndarray) -> np.ndarray:
         zz = np.where(z < -20, z, -20.0)
         tail = -zz * zz / 2 - np.log(-zz) - 0.5 * math.log(2 * math.pi) + np.log1p(-1 / zz**2 + 3 / zz**4)
         return np.where(z < -20, tail, np.log(_phi_cdf(np.where(z < -20, 0.0, z))))
-
-
-def _edges(edges: Any) -> list[float]:
-    try:
-        if isinstance(edges, (str, bytes)) or any(isinstance(x, (str, bytes, bool)) for x in edges):
-            raise TypeError
-        e = [float(x) for x in edges]
-    except (TypeError, ValueError, OverflowError):
-        raise invalid("edges", f"must be a sequence of numbers of tokens, got {edges!r}") from None
-    if not e or not all(math.isfinite(x) for x in e) or any(b <= a for a, b in zip(e, e[1:])):
-        raise invalid("edges", f"must be finite, non-empty and strictly increasing, got {e}")
-    return e
 
 
 # ------------------------------------------------------------------------------- summary-mode runs

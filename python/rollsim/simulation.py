@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import polars as pl
 
-from rollsim import _rollsim
+from rollsim import _check, _rollsim
 from rollsim.errors import GenerationOutrunsTrainingWarning, RunStalledWarning, invalid
 from rollsim.lengths import LogNormal
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
@@ -423,14 +423,7 @@ class Result:
         Returns a frame with ``bin`` (str, e.g. ``"[1000, 2000)"``), ``samples`` (finished and
         consumed: trained or dropped), ``trained``, ``dropped``, ``drop_rate``, ``staleness_mean``,
         ``staleness_max``, sorted by length."""
-        try:
-            if isinstance(edges, (str, bytes)) or any(isinstance(x, (str, bytes, bool)) for x in edges):
-                raise TypeError
-            e = [float(x) for x in edges]
-        except (TypeError, ValueError, OverflowError):
-            raise invalid("edges", f"must be a sequence of numbers of tokens, got {edges!r}") from None
-        if not e or not all(math.isfinite(x) for x in e) or any(b <= a for a, b in zip(e, e[1:])):
-            raise invalid("edges", f"must be finite, non-empty and strictly increasing, got {e}")
+        e = _check.length_edges(edges)
         labels = [f"[0, {e[0]:g})"] + [f"[{a:g}, {b:g})" for a, b in zip(e, e[1:])] + [f"[{e[-1]:g}, inf)"]
         df = self.samples.filter(pl.col("status").is_in(["trained", "dropped"]))
         # bin index by left-closed intervals [e_i, e_{i+1}); version-independent (no pl.cut)
