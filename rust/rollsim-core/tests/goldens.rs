@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{deepseek_r1, digest_samples, digest_segments, digest_steps, summary_fields};
+use common::{digest_samples, digest_segments, digest_steps, golden_bases, summary_fields};
 use rollsim_core::scenario::{BatchOrder, Decode, OnStale, OnUpdate, PartialRollout, Prefill, Streaming};
 use rollsim_core::{run_simple, Pipeline, RngKind, RunOptions, RunResult, Scenario};
 
@@ -18,30 +18,9 @@ fn fully_async(s: Streaming) -> Pipeline {
     Pipeline::FullyAsync(s)
 }
 
-/// `tests/batched_cases.py`'s `base` and `grouped`.
-fn bases() -> (Scenario, Scenario) {
-    let base = Scenario {
-        rollout_slots: 64,
-        decode_tokens_per_s: 40.0,
-        batch_size: 128,
-        train_step_s: 90.0,
-        horizon_s: 4.0 * 3600.0,
-        lengths: deepseek_r1(16384.0),
-        decode: Decode { slots_per_instance: 16, slowdown_per_seq: 0.01, ..Decode::default() },
-        seed: 3,
-        ..Scenario::default()
-    };
-    let grouped = Scenario {
-        group_size: 4,
-        prefill: Prefill { prompt_tokens: 500.0, prefill_tokens_per_s: 20000.0, ..Prefill::default() },
-        ..base.clone()
-    };
-    (base, grouped)
-}
-
 /// The cases of `tests/batched_cases.py`, by the same names.
 fn batched_cases() -> Vec<(&'static str, Scenario)> {
-    let (base, grouped) = bases();
+    let (base, grouped) = golden_bases();
     let with = |sc: &Scenario, pipeline: Pipeline| Scenario { pipeline, ..sc.clone() };
     let batch = |k, over_sampling, keep_partial| Pipeline::OffPolicy {
         k,
@@ -112,7 +91,7 @@ fn batched_cases() -> Vec<(&'static str, Scenario)> {
 
 /// Realistic modes the Python goldens do not cover.
 fn more_cases() -> Vec<(&'static str, Scenario)> {
-    let (base, grouped) = bases();
+    let (base, grouped) = golden_bases();
     let kv = Decode { kv_cache_tokens: 60_000.0, ..base.decode.clone() };
     let s = Streaming::default;
     vec![

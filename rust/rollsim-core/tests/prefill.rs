@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{deepseek_r1, digest_run, digest_samples};
+use common::{digest_run, digest_samples, golden_bases};
 use rollsim_core::scenario::{Decode, OnUpdate, Prefill, PrefillMode, Streaming};
 use rollsim_core::{run_simple, Lengths, Pipeline, RunOptions, Scenario};
 
@@ -134,21 +134,9 @@ fn a_pause_stops_the_prefill_too() {
     assert!(close(s.finish_s[1], 27.0), "finish {:?}", &s.finish_s);
 }
 
-/// The goldens' grouped scenario (`tests/goldens.rs`): 4 instances of 16 slots.
+/// The goldens' grouped scenario (`common::golden_bases`).
 fn grouped() -> Scenario {
-    Scenario {
-        rollout_slots: 64,
-        decode_tokens_per_s: 40.0,
-        batch_size: 128,
-        train_step_s: 90.0,
-        horizon_s: 4.0 * 3600.0,
-        lengths: deepseek_r1(16384.0),
-        decode: Decode { slots_per_instance: 16, slowdown_per_seq: 0.01, ..Decode::default() },
-        seed: 3,
-        group_size: 4,
-        prefill: Prefill { prompt_tokens: 500.0, prefill_tokens_per_s: 20000.0, ..Prefill::default() },
-        ..Scenario::default()
-    }
+    golden_bases().1
 }
 
 #[test]

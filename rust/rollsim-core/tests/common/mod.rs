@@ -550,3 +550,24 @@ pub fn scenario(seed: u64, kinds: LengthKinds) -> Scenario {
     }
     sc
 }
+
+/// `tests/batched_cases.py`'s `base` and `grouped` (the goldens' scenarios): 4 instances of 16 slots.
+pub fn golden_bases() -> (Scenario, Scenario) {
+    let base = Scenario {
+        rollout_slots: 64,
+        decode_tokens_per_s: 40.0,
+        batch_size: 128,
+        train_step_s: 90.0,
+        horizon_s: 4.0 * 3600.0,
+        lengths: deepseek_r1(16384.0),
+        decode: Decode { slots_per_instance: 16, slowdown_per_seq: 0.01, ..Decode::default() },
+        seed: 3,
+        ..Scenario::default()
+    };
+    let grouped = Scenario {
+        group_size: 4,
+        prefill: Prefill { prompt_tokens: 500.0, prefill_tokens_per_s: 20000.0, ..Prefill::default() },
+        ..base.clone()
+    };
+    (base, grouped)
+}
