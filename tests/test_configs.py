@@ -452,3 +452,24 @@ def test_cli_prints_unknown_options_on_stderr(tmp_path, capsys):
     assert main(["run", "--config", str(p), "--horizon-s", "600"]) == 0
     assert capsys.readouterr().err.startswith("rollsim: warning: actor_rollout_ref.rollout.nn=2: unknown option "
                                               "(did you mean 'actor_rollout_ref.rollout.n'")
+
+
+@pytest.mark.parametrize("framework, name, text", [
+    ("verl", "c.yaml", "data: {train_batch_size: 8}\n"),
+    ("verl", "one_step_off_ppo.yaml", "defaults: [ppo_trainer, _self_]\nrollout: {nnodes: 1}\n"),
+    ("verl", "fa.sh", "python -m verl.experimental.fully_async_policy.fully_async_main async_training.require_batches=2\n"),
+    ("areal", "a.yaml", "rollout: {backend: 'vllm:d2'}\nactor: {backend: 'fsdp:d2'}\n"),
+    ("areal", "b.yaml", "allocation_mode: sglang.d2p1t1+d2p1t1\ngconfig: {n_samples: 2}\n"),
+    ("openrlhf", "o.sh", "python -m openrlhf.cli.train_ppo_ray --train.async_enable\n"),
+])
+def test_every_option_an_importer_reads_is_the_frameworks(tmp_path, framework, name, text):
+    """The names an importer reads or defaults exist in the framework's option list (so that a default
+    is never taken for an option the framework does not have), and a config of those names has no
+    unknown option."""
+    from rollsim.configs._common import known_options
+
+    imp = configs.load(write(tmp_path, name, text), framework)
+    known, _ = known_options(framework)
+    read = [n.option for n in imp.notes if not n.option.startswith("(") and n.kind != "ignored"]
+    assert len(read) >= 8 and [o for o in read if o not in known] == []
+    assert imp.unknown_options == ()
