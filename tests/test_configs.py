@@ -115,6 +115,16 @@ def test_verl_fully_async_defaults(tmp_path):
                 "async_training.require_batches", "async_training.partial_rollout"):
         (n,) = kinds(imp, opt)
         assert n.kind == "default", opt
+    # verl-project/verl's option for the per-server prompts (16 by default), and both spellings of use_rollout_log_probs
+    c = write(tmp_path, "fac.sh", "python -m verl.experimental.fully_async_policy.fully_async_main "
+                                  "async_training.concurrent_samples_per_replica=4 rollout.nnodes=2 "
+                                  "actor_rollout_ref.actor.use_rollout_log_probs=False\n")
+    ic = configs.load(c)
+    assert ic.scenario.rollout_slots == 8 * 4 * 1 and ic.unknown_options == ()
+    (n,) = kinds(ic, "actor_rollout_ref.actor.use_rollout_log_probs")
+    assert n.became == "an old_log_prob phase (calibrate logprob_s_per_token)"
+    old = configs.load(c, overrides=["async_training.use_rollout_log_probs=True"])
+    assert kinds(old, "actor_rollout_ref.actor.use_rollout_log_probs")[0].value == "False"   # the current name first
     q = write(tmp_path, "fa0.sh", "python -m verl.experimental.fully_async_policy.fully_async_main "
                                   "async_training.staleness_threshold=0 async_training.partial_rollout=False "
                                   "actor_rollout_ref.actor.ppo_mini_batch_size=8\n")
@@ -409,7 +419,7 @@ def test_unknown_verl_override_is_noted_with_the_closest_names(tmp_path):
                                                          "async_training.stalenes_threshold=0.2"])
     assert imp.warnings() == [
         "rollsim: warning: actor_rollout_ref.rollout.nn=8: unknown option (did you mean 'actor_rollout_ref.rollout.n' "
-        "or 'actor_rollout_ref.rollout.name' or 'actor_rollout_ref.rollout.mtp'?)",
+        "or 'actor_rollout_ref.rollout.nnodes' or 'actor_rollout_ref.rollout.name'?)",
         "rollsim: warning: async_training.stalenes_threshold=0.2: unknown option (did you mean "
         "'async_training.staleness_threshold'?)"]
     assert imp.scenario.group_size == 8            # the typo changed nothing

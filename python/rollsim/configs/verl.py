@@ -3,8 +3,8 @@
 Option names and defaults are those of ``verl/trainer/config/_generated_ppo_trainer.yaml`` (the main
 PPO trainer, flattened), ``verl/experimental/one_step_off_policy/config/one_step_off_ppo_trainer.yaml``
 and ``verl/experimental/fully_async_policy/config/fully_async_ppo_trainer.yaml``; semantics from
-``docs/advance/fully_async.md`` and ``docs/advance/one_step_off.md`` (all in volcengine/verl, checked
-at commit b178a3c, 2026-01-29).
+``docs/advance/fully_async.md`` and ``docs/advance/one_step_off.md`` (all in verl-project/verl, formerly
+volcengine/verl, checked at commit 1dda039, 2026-08-22, and b178a3c, 2026-01-29: same defaults).
 
 Batch units: ``data.train_batch_size`` and ``actor.ppo_mini_batch_size`` count PROMPTS; each prompt
 has ``actor_rollout_ref.rollout.n`` answers, so rollsim's ``batch_size`` (samples) is prompts x n.
@@ -19,7 +19,8 @@ trigger_parameter_sync_step``. The rollouter pauses once it has started
 ``(1 + staleness_threshold) x trigger_parameter_sync_step x required_samples`` prompts since the
 last sync (``fully_async_rollouter.py``: ``set_max_required_samples``, ``_should_pause_generation``):
 ``pipeline.max_lag_samples``, the bound of :func:`rollsim.presets.verl_fully_async`. It runs at most
-``16`` prompts per inference server at once (``max_concurrent_samples``), which caps the slots.
+``concurrent_samples_per_replica`` (16) prompts per inference server at once
+(``max_concurrent_samples``), which caps the slots.
 verl logs one metrics row per weight sync (``timing_s/*`` summed over its local updates):
 ``ImportedConfig.steps_per_logged_step = trigger_parameter_sync_step``.
 """
@@ -48,9 +49,10 @@ ENTRY_POINTS = {
 
 _AR = "actor_rollout_ref"
 
-#: Prompts the fully async rollouter runs at once per inference server (volcengine/verl
+#: Prompts the fully async rollouter runs at once per inference server, by default
+#: (``async_training.concurrent_samples_per_replica``, verl-project/verl
 #: ``verl/experimental/fully_async_policy/fully_async_rollouter.py``, ``set_max_required_samples``:
-#: ``max_concurrent_samples = len(server_handles) * 16``).
+#: ``max_concurrent_samples = active servers * concurrent_samples_per_replica``; a constant 16 before).
 FULLY_ASYNC_PROMPTS_PER_SERVER = 16
 
 
@@ -203,7 +205,7 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
         r.read(f"{_AR}.rollout.pipeline_model_parallel_size", rpp, g2, f"pipeline parallel {rpp}")
     tp_total = tp * rdp * rpp
     r.note("(GPUs per inference server)", repr(tp_total), f"{tp_total} GPUs per inference server (tensor x data x "
-           "pipeline parallel: verl/experimental/agent_loop/agent_loop.py, rollout_world_size)", "read")
+           "pipeline parallel: rollout_world_size, verl/workers/rollout/llm_server.py)", "read")
     seqs, g = r.positive_int(f"{_AR}.rollout.max_num_seqs", 256)
     r.read(f"{_AR}.rollout.max_num_seqs", seqs, g, f"{seqs} concurrent sequences per engine")
     nodes, g = r.positive_int("trainer.nnodes", 1, hi=65536)
@@ -248,9 +250,10 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
                    f"rollout.n {n}; verl counts prompts)")
             pipeline = OneStepAsync()
         else:
-            # verl/experimental/fully_async_policy/config/fully_async_ppo_trainer.yaml (b178a3c): staleness_threshold
-            # 0.1 (line 12), trigger_parameter_sync_step 4 (16), require_batches 1 (19), partial_rollout True (22),
-            # use_rollout_log_probs True (25); ppo_mini_batch_size 256 from _generated_ppo_trainer.yaml (line 50)
+            # verl/experimental/fully_async_policy/config/fully_async_ppo_trainer.yaml (verl-project/verl 1dda039):
+            # staleness_threshold 0.1 (line 12), trigger_parameter_sync_step 4 (16), require_batches 1 (19),
+            # partial_rollout True (23), concurrent_samples_per_replica 16 (49), actor.use_rollout_log_probs True (87);
+            # ppo_mini_batch_size 256 from _generated_ppo_trainer.yaml (line 79)
             mini, g = r.positive_int(f"{_AR}.actor.ppo_mini_batch_size", 256)
             r.read(f"{_AR}.actor.ppo_mini_batch_size", mini, g, "prompts per mini-batch")
             req, g = r.positive_int("async_training.require_batches", 1)
@@ -272,24 +275,29 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
             r.read("async_training.staleness_threshold", thr, g,
                    f"pipeline.max_lag_samples = {lag} (int((1 + {thr:g}) x {trig} x {prompts}) = {max_required} prompts "
                    f"x rollout.n {n}: the rollouter pauses at that many prompts started since the last sync, "
-                   "fully_async_rollouter.py set_max_required_samples; lag_release='take')")
+                   "fully_async_rollouter.py set_max_required_samples; lag_release='take', see docs/configs.md "
+                   "for 'sync')")
             partial, g = r.flag("async_training.partial_rollout", True)
             on_update = "keep_recompute" if partial else "wait"
             r.read("async_training.partial_rollout", partial, g, f"pipeline.on_update = {on_update!r}" +
                    (" (in-flight answers are paused and resumed with the new weights)" if partial
                     else " (the sync waits for in-flight answers)"))
             pipeline = FullyAsync(max_lag_samples=lag, lag_release="take", on_update=on_update)
-            rlp, g = r.flag("async_training.use_rollout_log_probs", True)
-            r.read("async_training.use_rollout_log_probs", rlp, g, "no log-prob recompute phase" if rlp
+            # verl before 2026-08 spelled it async_training.use_rollout_log_probs (volcengine/verl b178a3c, line 25)
+            rlp, g = r.flag(f"{_AR}.actor.use_rollout_log_probs", True, aliases=("async_training.use_rollout_log_probs",))
+            r.read(f"{_AR}.actor.use_rollout_log_probs", rlp, g, "no log-prob recompute phase" if rlp
                    else "an old_log_prob phase (calibrate logprob_s_per_token)")
             r.ignore("async_training.compute_prox_log_prob", "a loss-side option")
             r.ignore("rollout.n", "the recipe's answers per prompt are actor_rollout_ref.rollout.n")
-            concurrent = min(layout.engines * FULLY_ASYNC_PROMPTS_PER_SERVER, max_required)
+            r.ignore("async_training.use_dynamic_resource_scheduling", "rollout replicas lent by the trainer's GPUs are "
+                     "not modelled (the rollout pool is rollout.nnodes x rollout.n_gpus_per_node)")
+            per, g = r.positive_int("async_training.concurrent_samples_per_replica", FULLY_ASYNC_PROMPTS_PER_SERVER)
+            concurrent = min(layout.engines * per, max_required)
             slots = min(layout.engines * seqs, concurrent * n)
-            r.note("(concurrent prompts)", repr(concurrent), f"rollout_slots = {slots}: at most {concurrent} prompts at "
-                   f"once (min of {FULLY_ASYNC_PROMPTS_PER_SERVER} per server x {layout.engines} servers and "
+            r.read("async_training.concurrent_samples_per_replica", per, g, f"rollout_slots = {slots}: at most "
+                   f"{concurrent} prompts at once (min of {per} per server x {layout.engines} servers and "
                    f"{max_required}: fully_async_rollouter.py max_concurrent_samples) x rollout.n {n}, within "
-                   f"{layout.engines} engines x max_num_seqs {seqs}", "read")
+                   f"{layout.engines} engines x max_num_seqs {seqs}")
     for name, why in ((f"{_AR}.actor.ppo_epochs", "training cost is calibrated per token"),
                       (f"{_AR}.actor.use_dynamic_bsz", "token packing: part of the calibrated training cost"),
                       (f"{_AR}.actor.ppo_max_token_len_per_gpu", "token packing: part of the calibrated training cost"),
