@@ -100,8 +100,9 @@ def _build(o: dict[str, Any], source: str, gpu: str | None = None, *, checked: l
            f"{eng} vLLM engines ({eng * tp} rollout GPUs) assumed: OpenRLHF's default None runs no vLLM engine "
            "(generation by the actor itself), which rollsim does not model", "read" if g else "assumed")
     layout = Layout(rollout_gpus=eng * tp, train_gpus=an * ag, colocated=colocate, rollout_tp=tp, slots_per_engine=256)
-    r.note("(engine concurrency)", "-", "256 sequences per vLLM engine (vLLM's max_num_seqs default; assumed)",
-           "assumed")
+    r.note("(engine concurrency)", "-", "256 sequences per vLLM engine (assumed: OpenRLHF leaves max_num_seqs to vLLM, "
+           "whose default is 256, or 1024 on GPUs of at least 70 GiB other than A100: vllm/engine/arg_utils.py, "
+           "get_batch_defaults)", "assumed")
     g = g_async
     q, g2 = r.positive_int("--train.async_queue_size", 1, hi=10**6)
     partial, g3 = r.flag("--train.partial_rollout_enable", False)
