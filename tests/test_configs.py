@@ -10,7 +10,7 @@ import warnings
 import pytest
 
 import rollsim
-from rollsim import FullyAsync, OneStepAsync, OffPolicy, ScenarioError, Synchronous, configs
+from rollsim import FullyAsync, OneStepAsync, OffPolicy, ScenarioError, Synchronous, configs, presets
 from rollsim.cli import main
 from rollsim.configs._common import flatten, resolve
 
@@ -78,16 +78,73 @@ def test_verl_launch_script_overrides_and_interpolation(tmp_path):
     assert flat["r.x"] == 100 and flat["r.y"] == 7
 
 
-def test_verl_fully_async_window():
+def test_verl_fully_async_local_update_and_sync_cadence():
+    """verl fully_async: a training step is one local update of require_batches x ppo_mini_batch_size
+    prompts (fully_async_trainer.py required_samples), the weights sync every
+    trigger_parameter_sync_step updates (_trigger_parameter_sync_after_step): sync_every."""
     imp = configs.load(EX / "verl_fully_async.sh")
     sc = imp.scenario
-    # one policy version = trigger_parameter_sync_step 8 x require_batches 1 x ppo_mini_batch_size 32 prompts x n 8
-    assert sc.batch_size == 8 * 1 * 32 * 8
-    assert sc.pipeline == FullyAsync(max_lag_samples=round(1.5 * 2048), lag_release="take", on_update="keep_recompute")
+    # require_batches 1 x ppo_mini_batch_size 32 prompts x rollout.n 8; trigger_parameter_sync_step 8
+    assert (sc.batch_size, sc.sync_every, imp.steps_per_logged_step, imp.prompts_per_step) == (1 * 32 * 8, 8, 8, 32)
+    # the rollouter pauses at int(32 x (1 + 0.5) x 8) = 384 prompts started since the last sync (x n 8 samples)
+    assert sc.pipeline == FullyAsync(max_lag_samples=384 * 8, lag_release="take", on_update="keep_recompute")
+    # at most 16 prompts per server (max_concurrent_samples) x 8 servers = 128 prompts x 8 answers
+    assert sc.rollout_slots == 128 * 8
     assert imp.layout == configs.Layout(rollout_gpus=8, train_gpus=8, colocated=False, rollout_tp=1, slots_per_engine=256)
     (n,) = kinds(imp, "data.train_batch_size") or [None]
     assert n is None  # not in the script
     assert kinds(imp, "rollout.total_rollout_steps")[0].kind == "ignored"
+    # the same scenario as the preset built on the same local-update batch
+    base = sc.replace(pipeline=Synchronous(), sync_every=1)
+    assert presets.verl_fully_async(0.5, True, trigger_parameter_sync_step=8, scenario=base) == sc
+
+
+def test_verl_fully_async_defaults(tmp_path):
+    """Absent options take fully_async_ppo_trainer.yaml's defaults (staleness_threshold 0.1,
+    trigger_parameter_sync_step 4, require_batches 1, partial_rollout True) and ppo_mini_batch_size 256;
+    verl floors the prompt bound: int(256 x 1.1 x 4) = int(1126.4) = 1126."""
+    p = write(tmp_path, "fa.sh", "python -m verl.experimental.fully_async_policy.fully_async_main "
+                                 "actor_rollout_ref.rollout.n=2 rollout.nnodes=2\n")
+    imp = configs.load(p)
+    sc = imp.scenario
+    assert (sc.batch_size, sc.sync_every) == (256 * 2, 4)
+    assert sc.pipeline == FullyAsync(max_lag_samples=1126 * 2, lag_release="take", on_update="keep_recompute")
+    # 8 servers (2 nodes x 8 GPUs / verl's default TP 2) x 16 prompts x 2 answers, within 8 x max_num_seqs 256
+    assert sc.rollout_slots == 8 * 16 * 2
+    for opt in ("async_training.staleness_threshold", "async_training.trigger_parameter_sync_step",
+                "async_training.require_batches", "async_training.partial_rollout"):
+        (n,) = kinds(imp, opt)
+        assert n.kind == "default", opt
+    # verl-project/verl's option for the per-server prompts (16 by default), and both spellings of use_rollout_log_probs
+    c = write(tmp_path, "fac.sh", "python -m verl.experimental.fully_async_policy.fully_async_main "
+                                  "async_training.concurrent_samples_per_replica=4 rollout.nnodes=2 "
+                                  "actor_rollout_ref.actor.use_rollout_log_probs=False\n")
+    ic = configs.load(c)
+    assert ic.scenario.rollout_slots == 8 * 4 * 1 and ic.unknown_options == ()
+    (n,) = kinds(ic, "actor_rollout_ref.actor.use_rollout_log_probs")
+    assert n.became == "an old_log_prob phase (calibrate logprob_s_per_token)"
+    old = configs.load(c, overrides=["async_training.use_rollout_log_probs=True"])
+    assert kinds(old, "actor_rollout_ref.actor.use_rollout_log_probs")[0].value == "False"   # the current name first
+    q = write(tmp_path, "fa0.sh", "python -m verl.experimental.fully_async_policy.fully_async_main "
+                                  "async_training.staleness_threshold=0 async_training.partial_rollout=False "
+                                  "actor_rollout_ref.actor.ppo_mini_batch_size=8\n")
+    assert configs.load(q).scenario.pipeline == FullyAsync(max_lag_samples=8 * 4, lag_release="take", on_update="wait")
+
+
+def test_verl_fully_async_docs_step_is_one_sync_window(tmp_path):
+    """The experiments of verl's docs/advance/fully_async.md (ppo_mini_batch_size 32, require_batches 4,
+    trigger_parameter_sync_step 4, rollout.n 16) compare with colocated train_batch_size 512: one logged
+    step (one weight sync) is 4 local updates of 128 prompts = 512 prompts x 16 answers."""
+    p = write(tmp_path, "docs.sh", "python -m verl.experimental.fully_async_policy.fully_async_main "
+                                   "actor_rollout_ref.rollout.n=16 actor_rollout_ref.actor.ppo_mini_batch_size=32 "
+                                   "async_training.require_batches=4 async_training.trigger_parameter_sync_step=4 "
+                                   "async_training.staleness_threshold=0.5 trainer.nnodes=8 rollout.nnodes=8 "
+                                   "data.max_response_length=28672\n")
+    imp = configs.load(p)
+    sc = imp.scenario
+    assert sc.batch_size == 4 * 32 * 16 and imp.steps_per_logged_step == 4
+    assert sc.batch_size * imp.steps_per_logged_step == 512 * 16
+    assert sc.pipeline.max_lag_samples == int(128 * 1.5 * 4) * 16 == 12288
 
 
 def test_verl_one_step_recipe(tmp_path):
@@ -135,7 +192,12 @@ def test_areal_allocation_mode_and_defaults(tmp_path):
     assert imp.scenario.batch_size == 64 and imp.scenario.pipeline.admission_eta == 0
     assert imp.layout.rollout_gpus == 4 and imp.layout.rollout_tp == 2 and imp.layout.train_gpus == 4
     assert imp.scenario.lengths.max_tokens == 16384.0   # AReaL's default max_new_tokens
-    assert imp.scenario.rollout_slots == 16 * 4          # max_concurrent_rollouts defaults to the consumer batch
+    # max_concurrent_rollouts defaults to consumer_batch_size, whose default is 1 rollout (areal/api/cli_args.py)
+    assert imp.scenario.rollout_slots == 1 * 4
+    (n,) = kinds(imp, "rollout.consumer_batch_size")
+    assert n.kind == "assumed" and n.value == "1"
+    (n,) = kinds(imp, "cluster.n_nodes")
+    assert n.kind == "default" and n.value == "32"     # ClusterSpecConfig.n_nodes default 32
 
 
 def test_areal_bad_backend(tmp_path):
@@ -193,9 +255,21 @@ def test_openrlhf_queue_and_colocation(tmp_path):
     p = write(tmp_path, "o.sh", "python -m openrlhf.cli.train_ppo_ray --rollout.batch_size 8 "
                                 "--rollout.n_samples_per_prompt 2 --train.async_enable --train.async_queue_size 3\n")
     assert configs.load(p).scenario.pipeline == OffPolicy(k=3)
-    q = write(tmp_path, "q.sh", "python -m openrlhf.cli.train_ppo_ray --train.async_enable --train.colocate_all\n")
-    with pytest.raises(ScenarioError, match=r"^--train.async_enable: needs separate vLLM engines"):
-        configs.load(q)
+    # train_ppo_ray.py: "Using --colocate_all_models in async RLHF only colocates DeepSpeed models"
+    q = write(tmp_path, "q.sh", "python -m openrlhf.cli.train_ppo_ray --train.async_enable --train.colocate_all "
+                                "--vllm.num_engines 2 --vllm.tensor_parallel_size 2\n")
+    imp = configs.load(q)
+    assert imp.scenario.pipeline == OneStepAsync() and not imp.layout.colocated and imp.layout.rollout_gpus == 4
+    c = write(tmp_path, "c.sh", "python -m openrlhf.cli.train_ppo_ray --train.colocate_all --vllm.num_engines 4 "
+                                "--vllm.tensor_parallel_size 1\n")
+    with pytest.raises(ScenarioError, match=r"^--vllm.num_engines: with --train.colocate_all, vllm.num_engines x "
+                                            r"vllm.tensor_parallel_size must equal the actor's GPUs \(1 x 8 = 8\), "
+                                            r"got 4 x 1 = 4$"):
+        configs.load(c)
+    sync = configs.load(write(tmp_path, "s.sh", "python -m openrlhf.cli.train_ppo_ray --train.colocate_all\n"))
+    assert sync.layout.colocated and sync.layout.engines == 8 and sync.scenario.pipeline == Synchronous()
+    with pytest.raises(ScenarioError, match=r"^--train.partial_rollout_enable: requires --train.async_enable"):
+        configs.load(write(tmp_path, "pr.sh", "python -m openrlhf.cli.train_ppo_ray --train.partial_rollout_enable\n"))
 
 
 # ---------------------------------------------------------------------------------------- shared rules
@@ -287,7 +361,7 @@ def test_launch_script_shell_variables(tmp_path):
         """)
     imp = configs.load(p, overrides=["trainer.nnodes=2"])
     assert imp.scenario.lengths.max_tokens == 28672.0
-    assert imp.scenario.batch_size == 4 * 4 * 32 * 16
+    assert imp.scenario.batch_size == 4 * 32 * 16 and imp.scenario.sync_every == 4  # trigger_parameter_sync_step's default
     assert imp.layout.rollout_gpus == 16
     assert imp.model.endswith("/verl/models/Qwen3-4B") and imp.sync is not None
     (n,) = kinds(imp, "actor_rollout_ref.actor.ppo_max_token_len_per_gpu")
@@ -295,3 +369,117 @@ def test_launch_script_shell_variables(tmp_path):
     with pytest.raises(ScenarioError, match=r"^trainer.nnodes: must be an integer in the verl config, got str "
                                             r"'\$NNODES_TRAIN'$"):
         configs.load(p)
+
+
+# ------------------------------------------------------------------------------ defaults against the frameworks
+
+def test_verl_engine_size_and_required_name(tmp_path):
+    """An inference server spans tensor x data x pipeline parallel GPUs (verl agent_loop.py rollout_world_size);
+    rollout.name is required by verl ('name: ???'): vllm is assumed and noted."""
+    p = write(tmp_path, "c.yaml", "actor_rollout_ref: {rollout: {tensor_model_parallel_size: 2, data_parallel_size: 2}}\n"
+                                  "trainer: {nnodes: 2, n_gpus_per_node: 8}\n")
+    imp = configs.load(p)
+    assert imp.layout.engines == 16 // 4 and imp.scenario.rollout_slots == 4 * 256
+    (n,) = kinds(imp, "actor_rollout_ref.rollout.name")
+    assert (n.kind, n.value) == ("assumed", "???")
+
+
+def test_areal_consumer_batch_is_the_admission_unit(tmp_path):
+    """A step trains train_dataset.batch_size rollouts (prepare_batch waits for dataloader.batch_size);
+    consumer_batch_size only sizes the staleness rule and max_concurrent_rollouts' default."""
+    p = write(tmp_path, "a.yaml", """\
+        rollout: {backend: 'vllm:d2t2', consumer_batch_size: 8, max_head_offpolicyness: 1000000000}
+        actor: {backend: 'megatron:(attn:d2p2t1c2|ffn:d1p2e4)'}
+        gconfig: {n_samples: 4}
+        train_dataset: {batch_size: 32}
+        """)
+    imp = configs.load(p)
+    assert imp.scenario.batch_size == 32 * 4
+    assert imp.scenario.pipeline.admission_eta == 10**9
+    # slots: min(max_concurrent_rollouts = consumer_batch_size 8 prompts x 4, 2 vLLM engines x max_num_seqs 256)
+    assert imp.scenario.rollout_slots == 8 * 4
+    assert imp.layout.train_gpus == 2 * 2 * 1 * 2      # the attention part's d x p x t x c
+    (n,) = kinds(imp, "rollout.consumer_batch_size")
+    assert n.kind == "assumed" and "(eta + version + 1) x 8 rollouts" in n.became
+    (n,) = kinds(imp, "vllm.max_num_seqs")
+    assert (n.kind, n.value) == ("default", "256")     # vLLMConfig.max_num_seqs = 256
+
+
+def test_slime_absent_global_batch_is_assumed(tmp_path):
+    imp = configs.load(write(tmp_path, "s.sh", "python train.py --rollout-batch-size 8 --n-samples-per-prompt 4\n"))
+    (n,) = kinds(imp, "--global-batch-size")
+    assert n.kind == "assumed" and n.became.startswith("1 optimizer steps of 32 samples per rollout")
+
+
+# ------------------------------------------------------------------------------------ unknown options (typos)
+
+def test_unknown_verl_override_is_noted_with_the_closest_names(tmp_path):
+    imp = configs.load(EX / "verl_grpo.yaml", overrides=["actor_rollout_ref.rollout.nn=8", "+data.new_key=3",
+                                                         "actor_rollout_ref.rollout.engine_kwargs.vllm.swap_space=4",
+                                                         "async_training.stalenes_threshold=0.2"])
+    assert imp.warnings() == [
+        "rollsim: warning: actor_rollout_ref.rollout.nn=8: unknown option (did you mean 'actor_rollout_ref.rollout.n' "
+        "or 'actor_rollout_ref.rollout.nnodes' or 'actor_rollout_ref.rollout.name'?)",
+        "rollsim: warning: async_training.stalenes_threshold=0.2: unknown option (did you mean "
+        "'async_training.staleness_threshold'?)"]
+    assert imp.scenario.group_size == 8            # the typo changed nothing
+    assert kinds(imp, "data.new_key")[0].became == "ignored: not modelled by rollsim"   # '+' adds a key: not checked
+    # a script: environment assignments before the command are not options
+    p = write(tmp_path, "run.sh", "HYDRA_FULL_ERROR=1 python3 -m verl.trainer.main_ppo data.train_batch_sz=8 zzz.qqq=1\n")
+    assert [n.became for n in configs.load(p).unknown_options] == [
+        "ignored: unknown option (did you mean 'data.train_batch_size' or 'data.val_batch_size' or "
+        "'data.gen_batch_size'?)", "ignored: unknown option (verl has none such)"]
+    assert configs.load(EX / "verl_fully_async.sh").unknown_options == ()
+
+
+def test_unknown_areal_and_openrlhf_names(tmp_path):
+    p = write(tmp_path, "a.yaml", """\
+        rollout: {backend: 'sglang:d2'}
+        actor: {backend: 'fsdp:d2', behave_imp_weight_cap: 5.0}
+        gconfig: {n_sample: 4}
+        my_env: {turns: 3}
+        """)
+    imp = configs.load(p)
+    assert [n.option for n in imp.unknown_options] == ["actor.behave_imp_weight_cap", "gconfig.n_sample"]
+    assert kinds(imp, "gconfig.n_sample")[0].became == ("ignored: unknown option (did you mean 'gconfig.n_samples' or "
+                                                        "'eval_gconfig.n_samples'?)")
+    assert kinds(imp, "my_env.turns")[0].became == "ignored: not modelled by rollsim"   # a script's own section
+    assert configs.load(EX / "areal_grpo.yaml").unknown_options == ()
+    o = configs.load(EX / "openrlhf_ppo.sh", overrides=["--rollout.batch_sizee", "8", "--actor.adam.lr", "1e-6"])
+    assert o.warnings() == ["rollsim: warning: --rollout.batch_sizee=8: unknown option (did you mean "
+                            "'--rollout.batch_size' or '--rollout.micro_batch_size'?)"]
+    assert o.scenario.batch_size == 128 * 8
+
+
+def test_cli_prints_unknown_options_on_stderr(tmp_path, capsys):
+    assert main(["import", str(EX / "verl_grpo.yaml"), "data.max_respons_length=64", "--toml"]) == 0
+    cap = capsys.readouterr()
+    assert cap.err == ("rollsim: warning: data.max_respons_length=64: unknown option (did you mean "
+                       "'data.max_response_length' or 'data.max_prompt_length'?)\n")
+    assert rollsim.Scenario.from_toml_str(cap.out) == configs.load(EX / "verl_grpo.yaml").scenario
+    p = write(tmp_path, "run.sh", "python3 -m verl.trainer.main_ppo data.train_batch_size=8 "
+                                  "actor_rollout_ref.rollout.nn=2\n")
+    assert main(["run", "--config", str(p), "--horizon-s", "600"]) == 0
+    assert capsys.readouterr().err.startswith("rollsim: warning: actor_rollout_ref.rollout.nn=2: unknown option "
+                                              "(did you mean 'actor_rollout_ref.rollout.n'")
+
+
+@pytest.mark.parametrize("framework, name, text", [
+    ("verl", "c.yaml", "data: {train_batch_size: 8}\n"),
+    ("verl", "one_step_off_ppo.yaml", "defaults: [ppo_trainer, _self_]\nrollout: {nnodes: 1}\n"),
+    ("verl", "fa.sh", "python -m verl.experimental.fully_async_policy.fully_async_main async_training.require_batches=2\n"),
+    ("areal", "a.yaml", "rollout: {backend: 'vllm:d2'}\nactor: {backend: 'fsdp:d2'}\n"),
+    ("areal", "b.yaml", "allocation_mode: sglang.d2p1t1+d2p1t1\ngconfig: {n_samples: 2}\n"),
+    ("openrlhf", "o.sh", "python -m openrlhf.cli.train_ppo_ray --train.async_enable\n"),
+])
+def test_every_option_an_importer_reads_is_the_frameworks(tmp_path, framework, name, text):
+    """The names an importer reads or defaults exist in the framework's option list (so that a default
+    is never taken for an option the framework does not have), and a config of those names has no
+    unknown option."""
+    from rollsim.configs._common import known_options
+
+    imp = configs.load(write(tmp_path, name, text), framework)
+    known, _ = known_options(framework)
+    read = [n.option for n in imp.notes if not n.option.startswith("(") and n.kind != "ignored"]
+    assert len(read) >= 8 and [o for o in read if o not in known] == []
+    assert imp.unknown_options == ()

@@ -419,7 +419,10 @@ def _scenario_doc(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
         from rollsim import configs
 
-        doc = tomllib.loads(configs.load(config, getattr(a, "framework", None)).scenario.to_toml())
+        imported = configs.load(config, getattr(a, "framework", None))
+        for line in imported.warnings():  # unknown options of the config (typos), on stderr
+            print(line, file=sys.stderr)
+        doc = tomllib.loads(imported.scenario.to_toml())
         root = "."
         doc.update({f.path: getattr(a, dest) for dest, f in fields.items() if dest in given})
     elif path is not None:

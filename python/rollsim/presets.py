@@ -109,7 +109,11 @@ def verl_fully_async(staleness_threshold: float = 0.5, partial_rollout: bool = T
     Parameters
     ----------
     staleness_threshold : float
-        verl's ``async_training.staleness_threshold``, in [0, 1e6).
+        verl's ``async_training.staleness_threshold``, in [0, 1e6). The default, 0.5, is the value of
+        the published experiments this preset is checked against (``docs/advance/fully_async.md``,
+        7B and 30B sections), not verl's own default, 0.1
+        (``verl/experimental/fully_async_policy/config/fully_async_ppo_trainer.yaml``), which
+        :func:`rollsim.configs.load` takes for a config that does not set it.
     partial_rollout : bool
         verl's ``async_training.partial_rollout``.
     gated_on_sync : bool

@@ -3,6 +3,8 @@ settings (already in rollsim's units) to a :class:`~rollsim.Scenario` and a weig
 
 from __future__ import annotations
 
+import difflib
+import functools
 import math
 import re
 import shlex
@@ -15,7 +17,8 @@ from rollsim.lengths import LogNormal
 from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
 
-__all__ = ["Note", "ImportedConfig", "Layout", "Reader", "build", "read_yaml", "split_command", "MISSING"]
+__all__ = ["Note", "ImportedConfig", "Layout", "Reader", "build", "read_yaml", "split_command", "MISSING",
+           "known_options", "unknown_option_notes", "UNKNOWN_OPTION"]
 
 MISSING = object()
 
@@ -107,6 +110,12 @@ class ImportedConfig:
     train_backend : str or None
         The training backend the config names (``"fsdp2"`` or ``"megatron"``,
         :data:`rollsim.hardware.training.BACKENDS`), None when it names none rollsim models.
+    steps_per_logged_step : int
+        Scenario training steps per row of the framework's own per-step metrics: 1, except for the
+        verl fully_async recipe, which logs once per parameter sync (``trigger_parameter_sync_step``
+        local updates, their ``timing_s/*`` summed: volcengine/verl
+        ``verl/experimental/fully_async_policy/fully_async_trainer.py``,
+        ``_trigger_parameter_sync_after_step``, and ``detach_utils.py``, ``MetricsAggregator``).
     """
 
     framework: str
@@ -120,6 +129,19 @@ class ImportedConfig:
     max_response_tokens: float
     model: str | None = None
     train_backend: str | None = None
+    steps_per_logged_step: int = 1
+
+    @property
+    def unknown_options(self) -> tuple[Note, ...]:
+        """Notes of the options the framework does not have (a typo such as ``a.b.nn=8``), each
+        ``ignored: unknown option ...`` with the closest names (``difflib``) when there are any."""
+        return tuple(n for n in self.notes if n.became.startswith(UNKNOWN_OPTION))
+
+    def warnings(self) -> list[str]:
+        """One line per unknown option (what ``rollsim import`` and ``run --config`` print on stderr):
+        ``rollsim: warning: actor_rollout_ref.rollout.nn=8: unknown option (did you mean
+        'actor_rollout_ref.rollout.n'?)``."""
+        return [f"rollsim: warning: {n.option}={n.value}: {n.became[len('ignored: '):]}" for n in self.unknown_options]
 
     def notes_table(self) -> str:
         """``notes`` as aligned text lines (``kind  option = value -> became``)."""
@@ -219,6 +241,58 @@ class Reader:
             if any(name == p or name.startswith(p) for p in prefixes):
                 self.used.add(name)
                 self.note(name, self.options[name], f"ignored: {why}", "ignored")
+
+
+#: How an unknown option's note starts (``Note.became``).
+UNKNOWN_OPTION = "ignored: unknown option"
+
+
+@functools.cache
+def known_options(framework: str) -> tuple[frozenset[str], frozenset[str]]:
+    """``(names, open nodes)`` of a framework's options, read from ``<framework>_options.txt`` beside
+    this module (each file says which framework files and commit it was generated from). Names
+    below an open node (a free-form mapping) are not checked."""
+    path = Path(__file__).resolve().parent / f"{framework}_options.txt"
+    names, open_nodes = set(), set()
+    for line in path.read_text().splitlines():
+        if not line or line.startswith("#"):
+            continue
+        name, _, mark = line.partition(" ")
+        names.add(name)
+        if mark.strip() == "*":
+            open_nodes.add(name)
+    return frozenset(names), frozenset(open_nodes)
+
+
+@functools.cache
+def _leaves(framework: str, sep: str) -> tuple[str, ...]:
+    """The known names with nothing below them (what a typo is most likely meant to be)."""
+    names, open_nodes = known_options(framework)
+    inner = {sep.join(n.split(sep)[:i]) for n in names for i in range(1, n.count(sep) + 1)} if sep else set()
+    return tuple(sorted(n for n in names if n not in inner or n in open_nodes))
+
+
+def unknown_option_notes(r: Reader, framework: str, names: list[str], *, sep: str = ".",
+                         extra: set[str] | frozenset[str] = frozenset()) -> None:
+    """Notes ``ignored: unknown option (did you mean ...?)`` for the ``names`` (dotted overrides or
+    ``--arguments`` as written) that the framework does not have; ``extra``: names the user's own
+    files define (accepted as they are). A name below a known free-form mapping (an open node of the
+    options file) is accepted. The suggestions are the
+    closest known names by ``difflib.get_close_matches`` (ratio at least 0.75, at most three)."""
+    known, open_nodes = known_options(framework)
+    inner = {sep.join(n.split(sep)[:i]) for n in extra for i in range(1, n.count(sep) + 1)} if sep else set()
+    candidates = sorted(set(_leaves(framework, sep)) | {n for n in extra if n not in inner})
+    for name in names:
+        if name in known or name in extra:
+            continue
+        parts = name.split(sep) if sep else [name]
+        prefixes = [sep.join(parts[:i]) for i in range(len(parts) - 1, 0, -1)] if sep else []
+        if any(p in open_nodes for p in prefixes):
+            continue
+        close = difflib.get_close_matches(name, candidates, n=3, cutoff=0.75)
+        hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else f" ({framework} has none such)"
+        r.used.add(name)
+        r.note(name, r.options.get(name, True), UNKNOWN_OPTION + hint, "ignored")
 
 
 def _is(v: Any, kind: type | tuple[type, ...]) -> bool:
@@ -438,16 +512,19 @@ def build(r: Reader, *, framework: str, source: str, prompts: int, group: int, m
           pipeline: Synchronous | OneStepAsync | OffPolicy | FullyAsync, layout: Layout, slots: int,
           model: str | None, prompt_tokens: float | None = None, steps: int | None = None, gpu: str | None = None,
           engine: str = "vllm", gpu_memory_utilization: Any = None,
-          train_backend: str | None = None) -> ImportedConfig:
+          train_backend: str | None = None, sync_every: int = 1, steps_per_logged_step: int = 1) -> ImportedConfig:
     """The scenario of an import, with the assumptions every framework shares noted."""
     batch = prompts * group
     if batch > 2**24:
         raise invalid("batch_size", f"prompts per step x group size must be at most 16777216 samples, got "
                       f"{prompts} x {group} = {batch}")
     sc_kw: dict[str, Any] = dict(batch_size=batch, group_size=group, rollout_slots=max(1, min(slots, 2**24)),
-                                 pipeline=pipeline, lengths=default_lengths(max_response, r))
-    r.note("(rollout slots)", "-", f"rollout_slots = {sc_kw['rollout_slots']} (of {layout.engines} engines x "
-           f"{layout.slots_per_engine} sequences)", "read")
+                                 pipeline=pipeline, lengths=default_lengths(max_response, r), sync_every=sync_every)
+    full = layout.engines * layout.slots_per_engine
+    r.note("(rollout slots)", "-", f"rollout_slots = {sc_kw['rollout_slots']} (" + (
+        f"{layout.engines} engines x {layout.slots_per_engine} sequences)" if sc_kw["rollout_slots"] == full else
+        f"of {layout.engines} engines x {layout.slots_per_engine} = {full} sequences: the framework's concurrency "
+        "cap, noted above)"), "read")
     r.note("(decode speed)", "-", "decode_tokens_per_s = 30.0 per sequence (assumed; calibrate from generation time)",
            "assumed")
     r.note("(training cost)", "-", "train_step_s = 60.0, train_s_per_token = 0 (assumed; calibrate from update phases)",
@@ -473,7 +550,8 @@ def build(r: Reader, *, framework: str, source: str, prompts: int, group: int, m
     deployment = _deployment(r, model, gpu, layout, engine, gpu_memory_utilization, train_backend)
     return ImportedConfig(framework=framework, source=source, scenario=sc, deployment=deployment, sync=sync,
                           notes=tuple(r.notes), layout=layout, prompts_per_step=prompts,
-                          max_response_tokens=float(max_response), model=model, train_backend=train_backend)
+                          max_response_tokens=float(max_response), model=model, train_backend=train_backend,
+                          steps_per_logged_step=steps_per_logged_step)
 
 
 _SYNC_NAMES = {

@@ -96,6 +96,8 @@ def _cmd_import(a: argparse.Namespace) -> int:
     from rollsim import configs
 
     imp = configs.load(a.file, a.framework, a.overrides, gpu=a.gpu)
+    for line in imp.warnings():  # unknown options (typos): on stderr, so that --toml's output stays a scenario
+        print(line, file=sys.stderr)
     if a.toml:
         print(imp.scenario.to_toml(), end="")
         return 0
@@ -112,8 +114,10 @@ def _calibrated(a: argparse.Namespace) -> Any:
     from rollsim import configs
     from rollsim.calibration import calibrate
 
-    return calibrate(a.metrics, configs.load(a.config, a.framework, gpu=a.gpu), framework=a.metric_names,
-                     bootstrap=a.bootstrap, model=a.model, gpu=a.gpu)
+    imp = configs.load(a.config, a.framework, gpu=a.gpu)
+    for line in imp.warnings():
+        print(line, file=sys.stderr)
+    return calibrate(a.metrics, imp, framework=a.metric_names, bootstrap=a.bootstrap, model=a.model, gpu=a.gpu)
 
 
 def _print_frame(df: Any, fmt: str) -> None:

@@ -1,7 +1,9 @@
 """OpenRLHF (OpenRLHF/OpenRLHF): the arguments of ``python -m openrlhf.cli.train_ppo_ray``.
 
 Option names and defaults: ``openrlhf/cli/train_ppo_ray.py`` (dotted names become nested
-namespaces); the async trainer is ``openrlhf/trainer/ppo_trainer_async.py`` (OpenRLHF/OpenRLHF).
+namespaces); the async trainer is ``openrlhf/trainer/ppo_trainer_async.py`` (OpenRLHF/OpenRLHF, checked
+at commit 3c3be62, 2026-08-13). Names it does not have are noted as unknown options (its argparse
+refuses them).
 
 Batch units: ``--rollout.batch_size`` counts PROMPTS (each with ``--rollout.n_samples_per_prompt``
 answers); ``--train.batch_size`` counts SAMPLES (one optimizer step). rollsim's step (one policy
@@ -16,7 +18,7 @@ from typing import Any
 from rollsim.errors import invalid
 from rollsim.pipelines import OffPolicy, OneStepAsync, Synchronous
 
-from ._common import ImportedConfig, Layout, Reader, build, split_command
+from ._common import ImportedConfig, Layout, Reader, build, split_command, unknown_option_notes
 from .slime import parse_argv
 
 __all__ = ["load"]
@@ -43,13 +45,21 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | Non
     ScenarioError
         An option of the wrong type or out of range (naming it).
     """
-    opts = parse_argv(split_command(path.read_text()))
-    opts.update(parse_argv(list(overrides)))
-    return _build(opts, str(path), gpu)
+    words = split_command(path.read_text())
+    opts = parse_argv(words)
+    more = parse_argv(list(overrides))
+    opts.update(more)
+    # the names given to train_ppo_ray (after its module; all of them in a bare argument list), checked against
+    # its argparse options, which refuse any other name
+    entry = next((i for i, w in enumerate(words) if w.endswith("openrlhf.cli.train_ppo_ray")
+                  or w.endswith("openrlhf/cli/train_ppo_ray.py")), None)
+    given = [*parse_argv(words if entry is None else words[entry + 1:]), *more]
+    return _build(opts, str(path), gpu, checked=given)
 
 
-def _build(o: dict[str, Any], source: str, gpu: str | None = None) -> ImportedConfig:
+def _build(o: dict[str, Any], source: str, gpu: str | None = None, *, checked: list[str] | tuple[str, ...] = ()) -> ImportedConfig:
     r = Reader(o, "the OpenRLHF arguments")
+    unknown_option_notes(r, "openrlhf", list(dict.fromkeys(checked)))
     prompts, g = r.positive_int("--rollout.batch_size", 1024)
     n, g2 = r.positive_int("--rollout.n_samples_per_prompt", 1)
     r.read("--rollout.n_samples_per_prompt", n, g2, f"group_size = {n}")
@@ -71,33 +81,46 @@ def _build(o: dict[str, Any], source: str, gpu: str | None = None) -> ImportedCo
     ag, g2 = r.positive_int("--actor.num_gpus_per_node", 8, hi=1024)
     r.read("--actor.num_nodes", an, g, "actor nodes")
     r.read("--actor.num_gpus_per_node", ag, g2, f"{an * ag} training GPUs")
-    colocate, g = r.flag("--train.colocate_all", False)
-    r.read("--train.colocate_all", colocate, g, "colocated: vLLM and training share the GPUs" if colocate
-           else "separate vLLM engines")
+    colocate_all, g = r.flag("--train.colocate_all", False)
+    asyn, g_async = r.flag("--train.async_enable", False)
+    # train_ppo_ray.py: "Using --colocate_all_models in async RLHF only colocates DeepSpeed models" (the vLLM engines
+    # get no shared placement group when async_enable is set)
+    colocate = colocate_all and not asyn
+    r.read("--train.colocate_all", colocate_all, g, "colocated: vLLM and training share the GPUs" if colocate else
+           ("with --train.async_enable only the DeepSpeed models are colocated: separate vLLM engines"
+            if colocate_all else "separate vLLM engines"))
     tp, g = r.positive_int("--vllm.tensor_parallel_size", 1, hi=4096)
     r.read("--vllm.tensor_parallel_size", tp, g, f"TP{tp} engines")
-    eng, g = r.positive_int("--vllm.num_engines", (an * ag) // tp if colocate else 1, lo=1, hi=2**20)
-    r.note("--vllm.num_engines", repr(eng), f"{eng} vLLM engines ({eng * tp} rollout GPUs)",
-           "read" if g else "assumed")
+    eng, g = r.positive_int("--vllm.num_engines", max(1, (an * ag) // tp) if colocate else 1, lo=1, hi=2**20)
+    if colocate and g and eng * tp != an * ag:
+        # train_ppo_ray.py asserts it for colocate_all without async
+        raise invalid("--vllm.num_engines", f"with --train.colocate_all, vllm.num_engines x vllm.tensor_parallel_size "
+                      f"must equal the actor's GPUs ({an} x {ag} = {an * ag}), got {eng} x {tp} = {eng * tp}")
+    r.note("--vllm.num_engines", repr(eng), f"{eng} vLLM engines ({eng * tp} rollout GPUs)" if g else
+           f"{eng} vLLM engines ({eng * tp} rollout GPUs) assumed: OpenRLHF's default None runs no vLLM engine "
+           "(generation by the actor itself), which rollsim does not model", "read" if g else "assumed")
     layout = Layout(rollout_gpus=eng * tp, train_gpus=an * ag, colocated=colocate, rollout_tp=tp, slots_per_engine=256)
-    r.note("(engine concurrency)", "-", "256 sequences per vLLM engine (vLLM's max_num_seqs default; assumed)",
-           "assumed")
-    asyn, g = r.flag("--train.async_enable", False)
+    r.note("(engine concurrency)", "-", "256 sequences per vLLM engine (assumed: OpenRLHF leaves max_num_seqs to vLLM, "
+           "whose default is 256, or 1024 on GPUs of at least 70 GiB other than A100: vllm/engine/arg_utils.py, "
+           "get_batch_defaults)", "assumed")
+    g = g_async
     q, g2 = r.positive_int("--train.async_queue_size", 1, hi=10**6)
     partial, g3 = r.flag("--train.partial_rollout_enable", False)
-    if asyn and colocate:
-        raise invalid("--train.async_enable", "needs separate vLLM engines (async training overlaps rollout and "
-                      "training); drop --train.colocate_all")
+    if partial and not asyn:
+        raise invalid("--train.partial_rollout_enable", "requires --train.async_enable (train_ppo_ray.py asserts it)")
     if asyn:
-        pipeline: Any = OneStepAsync(keep_partial=partial) if q == 1 else OffPolicy(k=q, keep_partial=partial)
+        pipeline: Any = OneStepAsync() if q == 1 else OffPolicy(k=q)
         r.read("--train.async_enable", asyn, g, "asynchronous: generation runs ahead of training")
         r.read("--train.async_queue_size", q, g2, f"pipeline = {pipeline!r} (a queue of {q} rollout batches)")
-        r.read("--train.partial_rollout_enable", partial, g3, f"pipeline.keep_partial = {partial}")
+        if g3:
+            r.note("--train.partial_rollout_enable", repr(partial), "ignored: vLLM pause / resume at the weight sync "
+                   "instead of a lock (answers mix weight versions: train_ppo_ray.py help) is not modelled for a "
+                   "batch pipeline; the pipeline is unchanged" if partial else "no partial rollout", "ignored" if partial
+                   else "read")
     else:
         pipeline = Synchronous()
         r.read("--train.async_enable", asyn, g, "synchronous pipeline")
         r.ignore("--train.async_queue_size", "only with --train.async_enable")
-        r.ignore("--train.partial_rollout_enable", "only with --train.async_enable")
     model = r.model_path("--actor.model_name_or_path", aliases=("--pretrain",))
     for name, why in (("--train.dynamic_batch_enable", "token packing: part of the calibrated training cost"),
                       ("--train.max_tokens_per_gpu", "token packing: part of the calibrated training cost"),

@@ -1,7 +1,8 @@
 """slime (THUDM/slime): the argument list of a launch script's ``python train.py ...`` or
 ``python train_async.py ...`` command.
 
-Option names and defaults: ``slime/utils/arguments.py`` and ``slime/backends/sglang_utils/arguments.py``;
+Option names and defaults: ``slime/utils/arguments.py`` and ``slime/backends/sglang_utils/arguments.py``
+(checked at THUDM/slime commit 624b824, 2026-08-21);
 the fully asynchronous rollout is ``slime/rollout/fully_async_rollout.py`` (``examples/fully_async/``),
 all in THUDM/slime. The entry point decides the pipeline: ``train.py`` synchronous, ``train_async.py``
 one-step overlap (it refuses ``--colocate``), ``train_async.py`` with ``--rollout-function-path
@@ -114,8 +115,13 @@ def _build(o: dict[str, Any], entry: str, source: str, *, explicit: bool, gpu: s
     if (prompts * n) % gbs:
         raise invalid("--global-batch-size", f"must divide rollout_batch_size x n_samples_per_prompt = {prompts * n} "
                       f"samples (slime's global batch counts samples), got {gbs}")
-    r.read("--global-batch-size", gbs, g, f"{prompts * n // gbs} optimizer steps of {gbs} samples per rollout "
-           "(one weight update; training cost is calibrated per token)")
+    given_gbs = g or r.has("--num-steps-per-rollout")
+    r.note("--global-batch-size", repr(gbs), f"{prompts * n // gbs} optimizer steps of {gbs} samples per rollout "
+           "(one weight update; training cost is calibrated per token)" + ("" if given_gbs else
+                                                                           " (absent: slime has no default, "
+                                                                           "slime/utils/arguments.py default=None; one "
+                                                                           "optimizer step per rollout assumed)"),
+           "read" if given_gbs else "assumed")
     max_resp, g = r.positive_int("--rollout-max-response-len", 16384, hi=2**40)
     r.note("--rollout-max-response-len", repr(max_resp), f"lengths.max_tokens = {max_resp} tokens"
            if g else f"lengths.max_tokens = {max_resp} tokens (absent: slime leaves it to the engine; assumed)",
@@ -165,6 +171,8 @@ def _build(o: dict[str, Any], entry: str, source: str, *, explicit: bool, gpu: s
                       ("--mask-offpolicy-in-partial-rollout", "a loss-side option"),
                       ("--use-rollout-routing-replay", "see rollsim.sync.routing_replay")):
         r.ignore(name, why)
+    # slime/utils/arguments.py, _pre_parse_mode: --train-backend choices=["megatron"], default "megatron" (older slime
+    # releases also offered "fsdp", read here as rollsim's fsdp2)
     tb, g = r.get("--train-backend", "megatron", kind=str)
     backend = {"megatron": "megatron", "fsdp": "fsdp2"}.get(str(tb).lower())
     r.read("--train-backend", tb, g, f"training backend {backend!r} (the hardware training model's, for a what-if's "

@@ -3,13 +3,26 @@
 Option names and defaults are those of ``verl/trainer/config/_generated_ppo_trainer.yaml`` (the main
 PPO trainer, flattened), ``verl/experimental/one_step_off_policy/config/one_step_off_ppo_trainer.yaml``
 and ``verl/experimental/fully_async_policy/config/fully_async_ppo_trainer.yaml``; semantics from
-``docs/advance/fully_async.md`` and ``docs/advance/one_step_off.md`` (all in volcengine/verl).
+``docs/advance/fully_async.md`` and ``docs/advance/one_step_off.md`` (all in verl-project/verl, formerly
+volcengine/verl, checked at commit 1dda039, 2026-08-22, and b178a3c, 2026-01-29: same defaults).
 
 Batch units: ``data.train_batch_size`` and ``actor.ppo_mini_batch_size`` count PROMPTS; each prompt
 has ``actor_rollout_ref.rollout.n`` answers, so rollsim's ``batch_size`` (samples) is prompts x n.
-In the fully async recipe the trainer takes ``require_batches x ppo_mini_batch_size`` prompts per local
-update and syncs the weights every ``trigger_parameter_sync_step`` updates (``train_batch_size`` is
-ignored): rollsim's step (one policy version) is one such sync window.
+
+The fully async recipe (``verl/experimental/fully_async_policy/``): the trainer takes
+``require_batches x ppo_mini_batch_size`` prompts from the queue per local update
+(``fully_async_trainer.py``: ``required_samples``, ``_get_samples_from_queue``) and syncs the weights
+after every ``trigger_parameter_sync_step`` local updates (``_trigger_parameter_sync_after_step``);
+``data.train_batch_size`` is not used. So rollsim's training step is one local update
+(``batch_size = require_batches x ppo_mini_batch_size x n`` samples) and ``sync_every =
+trigger_parameter_sync_step``. The rollouter pauses once it has started
+``(1 + staleness_threshold) x trigger_parameter_sync_step x required_samples`` prompts since the
+last sync (``fully_async_rollouter.py``: ``set_max_required_samples``, ``_should_pause_generation``):
+``pipeline.max_lag_samples``, the bound of :func:`rollsim.presets.verl_fully_async`. It runs at most
+``concurrent_samples_per_replica`` (16) prompts per inference server at once
+(``max_concurrent_samples``), which caps the slots.
+verl logs one metrics row per weight sync (``timing_s/*`` summed over its local updates):
+``ImportedConfig.steps_per_logged_step = trigger_parameter_sync_step``.
 """
 
 from __future__ import annotations
@@ -20,7 +33,8 @@ from typing import Any
 from rollsim.errors import invalid
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 
-from ._common import ImportedConfig, Layout, Reader, build, flatten, read_yaml, resolve, scalar, split_command
+from ._common import (ImportedConfig, Layout, Reader, build, flatten, read_yaml, resolve, scalar, split_command,
+                      unknown_option_notes)
 
 __all__ = ["load", "parse_overrides", "ENTRY_POINTS"]
 
@@ -35,24 +49,39 @@ ENTRY_POINTS = {
 
 _AR = "actor_rollout_ref"
 
+#: Prompts the fully async rollouter runs at once per inference server, by default
+#: (``async_training.concurrent_samples_per_replica``, verl-project/verl
+#: ``verl/experimental/fully_async_policy/fully_async_rollouter.py``, ``set_max_required_samples``:
+#: ``max_concurrent_samples = active servers * concurrent_samples_per_replica``; a constant 16 before).
+FULLY_ASYNC_PROMPTS_PER_SERVER = 16
 
-def parse_overrides(words: list[str]) -> tuple[dict[str, Any], str | None, list[str]]:
+
+def parse_overrides(words: list[str], checked: list[str] | None = None) -> tuple[dict[str, Any], str | None, list[str]]:
     """Hydra overrides of a verl command line: ``key=value``, ``+key=value``, ``++key=value``
     (``~key`` deletes). Returns ``(overrides, recipe or None, config files named by --config-path /
-    --config-name)``."""
+    --config-name)``. ``checked``, when given, receives the keys of plain ``key=value`` overrides
+    (those Hydra refuses when the config has no such key; ``+`` adds a key and is not checked)."""
     out: dict[str, Any] = {}
     recipe = None
     cfg_path = cfg_name = None
+    # a command's own overrides follow its entry module; words before it (NAME=value environment assignments) and
+    # the overrides of another program (verl's SFT or generation trainers) are not checked against the PPO options
+    has_entry = any(w == "-m" or w.endswith(".py") for w in words)
+    check = not has_entry
     i = 0
     while i < len(words):
         w = words[i]
         if w == "-m" and i + 1 < len(words):
             recipe = ENTRY_POINTS.get(words[i + 1], recipe)
+            check = words[i + 1] in ENTRY_POINTS
             i += 2
             continue
+        if w.endswith(".py"):
+            check = False
         for mod, rec in ENTRY_POINTS.items():
             if w.endswith(mod.replace(".", "/") + ".py"):
                 recipe = rec
+                check = True
         if w.startswith("--config-path") or w.startswith("--config-name"):
             val = w.partition("=")[2] if "=" in w else (words[i + 1] if i + 1 < len(words) else "")
             if w.startswith("--config-path"):
@@ -63,9 +92,12 @@ def parse_overrides(words: list[str]) -> tuple[dict[str, Any], str | None, list[
             continue
         if "=" in w and not w.startswith("-"):
             key, _, val = w.partition("=")
+            plain = not key.startswith("+")
             key = key.lstrip("+")
             if key and all(part.isidentifier() or part.isdigit() for part in key.split(".")):
                 out[key] = scalar(val)
+                if plain and check and checked is not None:
+                    checked.append(key)
         elif w.startswith("~") and len(w) > 1:
             out[w[1:]] = None
         i += 1
@@ -106,9 +138,12 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | Non
     text = path.read_text()
     recipe = None
     flat: dict[str, Any] = {}
+    checked: list[str] = []
+    own: set[str] = set()  # keys the user's own YAML files define (Hydra accepts overrides of them)
     if path.suffix in (".yaml", ".yml"):
         tree = read_yaml(path)
         flat = flatten(tree)
+        own |= _all_keys(tree)
         defaults = tree.get("defaults") or []
         names = " ".join(str(d) for d in defaults) if isinstance(defaults, list) else str(defaults)
         if "async_training" in tree:
@@ -117,26 +152,41 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | Non
                 isinstance(tree.get("rollout"), dict) and "nnodes" in tree["rollout"]):
             recipe = "one_step_off_policy"
     else:
-        ov, recipe, files = parse_overrides(split_command(text))
+        ov, recipe, files = parse_overrides(split_command(text), checked)
         for f in files:
             p = (path.parent / f) if not Path(f).is_absolute() else Path(f)
             if p.is_file():
-                flat.update(flatten(read_yaml(p)))
+                t = read_yaml(p)
+                flat.update(flatten(t))
+                own |= _all_keys(t)
         flat.update(ov)
         if recipe is None and not ov:
             raise invalid("config", f"{path} names no verl entry module (python -m verl.trainer.main_ppo ...) "
                           "and no key=value overrides")
-    ov2, rec2, _ = parse_overrides(list(overrides))
+    ov2, rec2, _ = parse_overrides(list(overrides), checked)
     flat.update(ov2)
     recipe = rec2 or recipe
     if recipe is None:
         recipe = "fully_async_policy" if any(k.startswith("async_training.") for k in flat) else "ppo"
     flat = resolve(flat)
-    return _build(flat, recipe, str(path), gpu)
+    return _build(flat, recipe, str(path), gpu, checked=checked, own=own)
 
 
-def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = None) -> ImportedConfig:
+def _all_keys(tree: Any, prefix: str = "") -> set[str]:
+    """Every key of a nested mapping, dotted, inner nodes included."""
+    out: set[str] = set()
+    if isinstance(tree, dict):
+        for k, v in tree.items():
+            name = f"{prefix}.{k}" if prefix else str(k)
+            out.add(name)
+            out |= _all_keys(v, name)
+    return out
+
+
+def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = None, *,
+           checked: list[str] | tuple[str, ...] = (), own: set[str] | frozenset[str] = frozenset()) -> ImportedConfig:
     r = Reader(flat, "the verl config")
+    unknown_option_notes(r, "verl", list(dict.fromkeys(checked)), extra=own)
     r.note("(recipe)", recipe, {"ppo": "verl.trainer.main_ppo: synchronous pipeline",
                                 "one_step_off_policy": "one_step_off_policy: one-step off-policy pipeline",
                                 "fully_async_policy": "fully_async_policy: fully asynchronous pipeline"}[recipe], "read")
@@ -147,14 +197,25 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
     max_prompt, g = r.positive_int("data.max_prompt_length", 512, hi=2**30, aliases=(f"{_AR}.rollout.prompt_length",))
     r.read("data.max_prompt_length", max_prompt, g, "not a scenario field (prefill is free until calibrated)")
     tp, g = r.positive_int(f"{_AR}.rollout.tensor_model_parallel_size", 2, hi=4096)
-    r.read(f"{_AR}.rollout.tensor_model_parallel_size", tp, g, f"{tp} GPUs per inference engine")
+    r.read(f"{_AR}.rollout.tensor_model_parallel_size", tp, g, f"tensor parallel {tp}")
+    rdp, g = r.positive_int(f"{_AR}.rollout.data_parallel_size", 1, hi=4096)
+    rpp, g2 = r.positive_int(f"{_AR}.rollout.pipeline_model_parallel_size", 1, hi=4096)
+    if g or g2:
+        r.read(f"{_AR}.rollout.data_parallel_size", rdp, g, f"data parallel {rdp}")
+        r.read(f"{_AR}.rollout.pipeline_model_parallel_size", rpp, g2, f"pipeline parallel {rpp}")
+    tp_total = tp * rdp * rpp
+    r.note("(GPUs per inference server)", repr(tp_total), f"{tp_total} GPUs per inference server (tensor x data x "
+           "pipeline parallel: rollout_world_size, verl/workers/rollout/llm_server.py)", "read")
     seqs, g = r.positive_int(f"{_AR}.rollout.max_num_seqs", 256)
     r.read(f"{_AR}.rollout.max_num_seqs", seqs, g, f"{seqs} concurrent sequences per engine")
     nodes, g = r.positive_int("trainer.nnodes", 1, hi=65536)
     r.read("trainer.nnodes", nodes, g, "trainer nodes")
     gpn, g = r.positive_int("trainer.n_gpus_per_node", 8, hi=1024)
     r.read("trainer.n_gpus_per_node", gpn, g, f"{nodes * gpn} trainer GPUs")
-    engine, _ = r.get(f"{_AR}.rollout.name", "vllm")
+    engine, given_name = r.get(f"{_AR}.rollout.name", "vllm")
+    if not given_name:
+        r.note(f"{_AR}.rollout.name", "???", "vllm assumed (verl requires it: 'name: ???' in "
+               "_generated_ppo_trainer.yaml); the engine only matters for the deployment, with --gpu", "assumed")
     mem, _ = r.get(f"{_AR}.rollout.gpu_memory_utilization", None)
     model = r.model_path(f"{_AR}.model.path")
     strategy, g = r.get(f"{_AR}.actor.strategy", "fsdp", kind=str)
@@ -162,6 +223,7 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
     r.read(f"{_AR}.actor.strategy", strategy, g, f"training backend {backend!r} (the hardware training model's, for "
            "a what-if's GPU change)" if backend else "a training backend rollsim does not model (fsdp2 assumed)")
     steps, steps_given = r.get("trainer.total_training_steps", None)
+    every = 1
     if recipe == "ppo":
         prompts, g = r.positive_int("data.train_batch_size", 1024)
         r.read("data.train_batch_size", prompts, g, f"batch_size = {prompts * n} samples ({prompts} prompts x "
@@ -169,7 +231,7 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
         hybrid, g = r.flag(f"{_AR}.hybrid_engine", True)
         r.read(f"{_AR}.hybrid_engine", hybrid, g, "colocated: rollout and training share the GPUs" if hybrid
                else "separate pools")
-        layout = Layout(rollout_gpus=nodes * gpn, train_gpus=nodes * gpn, colocated=bool(hybrid), rollout_tp=tp,
+        layout = Layout(rollout_gpus=nodes * gpn, train_gpus=nodes * gpn, colocated=bool(hybrid), rollout_tp=tp_total,
                         slots_per_engine=seqs)
         osr, g = r.number(f"{_AR}.rollout.over_sample_rate", 0.0, hi=1e6)
         pipeline: Any = Synchronous(over_sampling=osr if osr > 0 else None)
@@ -180,7 +242,7 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
         rg, g2 = r.positive_int("rollout.n_gpus_per_node", 8, hi=1024)
         r.read("rollout.nnodes", rn, g1, "rollout nodes (separate pool)")
         r.read("rollout.n_gpus_per_node", rg, g2, f"{rn * rg} rollout GPUs")
-        layout = Layout(rollout_gpus=rn * rg, train_gpus=nodes * gpn, colocated=False, rollout_tp=tp,
+        layout = Layout(rollout_gpus=rn * rg, train_gpus=nodes * gpn, colocated=False, rollout_tp=tp_total,
                         slots_per_engine=seqs)
         if recipe == "one_step_off_policy":
             prompts, g = r.positive_int("data.train_batch_size", 1024)
@@ -188,30 +250,54 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
                    f"rollout.n {n}; verl counts prompts)")
             pipeline = OneStepAsync()
         else:
+            # verl/experimental/fully_async_policy/config/fully_async_ppo_trainer.yaml (verl-project/verl 1dda039):
+            # staleness_threshold 0.1 (line 12), trigger_parameter_sync_step 4 (16), require_batches 1 (19),
+            # partial_rollout True (23), concurrent_samples_per_replica 16 (49), actor.use_rollout_log_probs True (87);
+            # ppo_mini_batch_size 256 from _generated_ppo_trainer.yaml (line 79)
             mini, g = r.positive_int(f"{_AR}.actor.ppo_mini_batch_size", 256)
             r.read(f"{_AR}.actor.ppo_mini_batch_size", mini, g, "prompts per mini-batch")
             req, g = r.positive_int("async_training.require_batches", 1)
-            r.read("async_training.require_batches", req, g, f"{req * mini} prompts per local update")
+            prompts = req * mini
+            r.read("async_training.require_batches", req, g, f"batch_size = {prompts * n} samples per training step "
+                   f"(one local update: {req} x {mini} prompts x rollout.n {n}; fully_async_trainer.py "
+                   "required_samples)")
             trig, g = r.positive_int("async_training.trigger_parameter_sync_step", 4)
-            prompts = trig * req * mini
+            every = trig
             r.read("async_training.trigger_parameter_sync_step", trig, g,
-                   f"batch_size = {prompts * n} samples per policy version ({trig} updates x {req} x {mini} prompts "
-                   f"x rollout.n {n})")
-            r.ignore("data.train_batch_size", "the fully async trainer ignores it (one version = one sync window)")
+                   f"sync_every = {trig} (the trainer syncs the weights after every {trig} local updates, "
+                   f"{trig * prompts} prompts: fully_async_trainer.py _trigger_parameter_sync_after_step; verl logs "
+                   f"one metrics row per sync, steps_per_logged_step = {trig})")
+            r.ignore("data.train_batch_size", "the fully async trainer does not use it (docs/advance/fully_async.md: "
+                     "'not effective'); a step is require_batches x ppo_mini_batch_size prompts")
             thr, g = r.number("async_training.staleness_threshold", 0.1, hi=1e6)
-            lag = round((1.0 + thr) * prompts * n)
-            lag = max(n, (lag // n) * n)
+            max_required = int(prompts * (1.0 + thr) * trig)  # prompts, as verl computes it (int() floors)
+            lag = max(n, max_required * n)
             r.read("async_training.staleness_threshold", thr, g,
-                   f"pipeline.max_lag_samples = {lag} ((1 + {thr:g}) x {prompts * n} samples in flight or ready "
-                   "per version, lag_release='take')")
+                   f"pipeline.max_lag_samples = {lag} (int((1 + {thr:g}) x {trig} x {prompts}) = {max_required} prompts "
+                   f"x rollout.n {n}: the rollouter pauses at that many prompts started since the last sync, "
+                   "fully_async_rollouter.py set_max_required_samples; lag_release='take', see docs/configs.md "
+                   "for 'sync')")
             partial, g = r.flag("async_training.partial_rollout", True)
             on_update = "keep_recompute" if partial else "wait"
-            r.read("async_training.partial_rollout", partial, g, f"pipeline.on_update = {on_update!r}")
+            r.read("async_training.partial_rollout", partial, g, f"pipeline.on_update = {on_update!r}" +
+                   (" (in-flight answers are paused and resumed with the new weights)" if partial
+                    else " (the sync waits for in-flight answers)"))
             pipeline = FullyAsync(max_lag_samples=lag, lag_release="take", on_update=on_update)
-            rlp, g = r.flag("async_training.use_rollout_log_probs", True)
-            r.read("async_training.use_rollout_log_probs", rlp, g, "no log-prob recompute phase" if rlp
+            # verl before 2026-08 spelled it async_training.use_rollout_log_probs (volcengine/verl b178a3c, line 25)
+            rlp, g = r.flag(f"{_AR}.actor.use_rollout_log_probs", True, aliases=("async_training.use_rollout_log_probs",))
+            r.read(f"{_AR}.actor.use_rollout_log_probs", rlp, g, "no log-prob recompute phase" if rlp
                    else "an old_log_prob phase (calibrate logprob_s_per_token)")
             r.ignore("async_training.compute_prox_log_prob", "a loss-side option")
+            r.ignore("rollout.n", "the recipe's answers per prompt are actor_rollout_ref.rollout.n")
+            r.ignore("async_training.use_dynamic_resource_scheduling", "rollout replicas lent by the trainer's GPUs are "
+                     "not modelled (the rollout pool is rollout.nnodes x rollout.n_gpus_per_node)")
+            per, g = r.positive_int("async_training.concurrent_samples_per_replica", FULLY_ASYNC_PROMPTS_PER_SERVER)
+            concurrent = min(layout.engines * per, max_required)
+            slots = min(layout.engines * seqs, concurrent * n)
+            r.read("async_training.concurrent_samples_per_replica", per, g, f"rollout_slots = {slots}: at most "
+                   f"{concurrent} prompts at once (min of {per} per server x {layout.engines} servers and "
+                   f"{max_required}: fully_async_rollouter.py max_concurrent_samples) x rollout.n {n}, within "
+                   f"{layout.engines} engines x max_num_seqs {seqs}")
     for name, why in ((f"{_AR}.actor.ppo_epochs", "training cost is calibrated per token"),
                       (f"{_AR}.actor.use_dynamic_bsz", "token packing: part of the calibrated training cost"),
                       (f"{_AR}.actor.ppo_max_token_len_per_gpu", "token packing: part of the calibrated training cost"),
@@ -228,5 +314,6 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
                "not a number of steps", "ignored")
     r.ignore_rest(("",))  # every other option given: noted, not silently lost
     return build(r, framework="verl", source=source, prompts=prompts, group=n, max_response=max_resp,
-                 pipeline=pipeline, layout=layout, slots=layout.engines * seqs, model=model,
-                 gpu=gpu, engine=str(engine), gpu_memory_utilization=mem, train_backend=backend)
+                 pipeline=pipeline, layout=layout, slots=slots if recipe == "fully_async_policy" else layout.engines * seqs,
+                 model=model, gpu=gpu, engine=str(engine), gpu_memory_utilization=mem, train_backend=backend,
+                 sync_every=every, steps_per_logged_step=every)
