@@ -1,0 +1,23 @@
+"""Bad-input rows of the colocated-switching terms added with the trainer's offload
+(``rollsim.hardware.switching.switch_s(first_sleep=)`` and ``train_offload_s``; appended to
+``tests/bad_inputs.py``'s table; same format)."""
+
+from __future__ import annotations
+
+import rollsim.hardware.switching  # noqa: F401  (the rows' code reaches it as rollsim.hardware.switching)
+
+_S = "rollsim.hardware.switching."
+
+ROWS: list[tuple[str, str, str, str]] = [
+    ("switching", f"{_S}switch_s('Qwen3-8B', 'H100', gpus=1, kv_cache_bytes=0, first_sleep=1)", "ScenarioError",
+     "first_sleep: must be True or False, got 1"),
+    ("switching", f"{_S}train_offload_s('Qwen3-8B', 'H100', gpus=0)", "ScenarioError",
+     "gpus: must be in [1, 1048576], got 0"),
+    ("switching", f"{_S}train_offload_s('Qwen3-8B', 'H100', state_bytes=0)", "ScenarioError",
+     "state_bytes: must be in (0, 1e15] bytes, got 0"),
+    ("switching", f"{_S}train_offload_s('Qwen3-8B', 'H100', state_bytes=math.nan)", "ScenarioError",
+     "state_bytes: must be in (0, 1e15] bytes, got nan"),
+    ("switching", f"{_S}train_offload_s('Qwen3-8B', 'H100', retain_backup='yes')", "ScenarioError",
+     "retain_backup: must be True or False, got 'yes'"),
+    ("switching", f"{_S}train_offload_s('Qwen9-8B', 'H100')", "ScenarioError", "re:model: .*Qwen9-8B.*"),
+]
