@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-import rollsim.hardware.switching  # noqa: F401  (the rows' code reaches it as rollsim.hardware.switching)
+import rollsim.hardware.switching  # noqa: F401  (the rows reach rollsim.hardware.Deployment and .switching)
 
 _S = "rollsim.hardware.switching."
 
@@ -20,4 +20,11 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("switching", f"{_S}train_offload_s('Qwen3-8B', 'H100', retain_backup='yes')", "ScenarioError",
      "retain_backup: must be True or False, got 'yes'"),
     ("switching", f"{_S}train_offload_s('Qwen9-8B', 'H100')", "ScenarioError", "re:model: .*Qwen9-8B.*"),
+]
+ROWS += [
+    ("switching", "rollsim.hardware.Deployment(model='Qwen3-8B', gpu='H100', rollout_gpus=8, train_gpus=8, "
+     "train_offload=True)", "ScenarioError", "train_offload: applies to a colocated deployment only (the trainer "
+     "parks its state to free the GPUs for rollout), got colocated=False"),
+    ("switching", "rollsim.hardware.Deployment(model='Qwen3-8B', gpu='H100', rollout_gpus=8, train_gpus=8, "
+     "colocated=True, train_offload=1)", "ScenarioError", "train_offload: must be True or False, got 1"),
 ]
