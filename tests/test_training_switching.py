@@ -162,3 +162,13 @@ def test_rows_in_the_resource_validation_table():
     row = mine.filter(mine["label"] == "vllm prealloc Qwen3-8B H20").row(0, named=True)
     assert (row["quantity"], row["measured"], round(row["predicted"], 4), row["fit"]) == ("sleep s", 0.343, 0.373,
                                                                                           True)
+
+
+def test_validate_notes_prints_the_switch_fit(capsys):
+    from rollsim.cli import main
+
+    assert main(["validate", "--resources", "--notes"]) == 0
+    out = capsys.readouterr().out
+    assert sw.calibration_report() in out
+    assert "  -6.7%  predicted   3.516 s  measured   3.770 s  check  vime colocated GRPO, 1 L20, Qwen3-0.6B: trainer " \
+           "wake, the 18.7 GiB it parked" in out
