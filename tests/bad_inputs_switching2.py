@@ -11,6 +11,12 @@ _S = "rollsim.hardware.switching."
 ROWS: list[tuple[str, str, str, str]] = [
     ("switching", f"{_S}switch_s('Qwen3-8B', 'H100', gpus=1, kv_cache_bytes=0, first_sleep=1)", "ScenarioError",
      "first_sleep: must be True or False, got 1"),
+    ("switching", f"{_S}switch_s('Qwen3-8B', 'H100', gpus=1, kv_cache_bytes=0, engine='sglang', first_sleep=True)",
+     "ScenarioError", "first_sleep: applies to engine='vllm' only (torch_memory_saver pins on every pause, and a "
+     "level-2 sleep copies nothing out), got engine='sglang'"),
+    ("switching", f"{_S}switch_s('Qwen3-8B', 'H100', gpus=1, kv_cache_bytes=0, engine='vllm-level2', "
+     "preallocated=True)", "ScenarioError", "preallocated: applies to engine='vllm' or 'sglang' (a level-2 sleep "
+     "keeps no host copy), got engine='vllm-level2'"),
     ("switching", f"{_S}train_offload_s('Qwen3-8B', 'H100', gpus=0)", "ScenarioError",
      "gpus: must be in [1, 1048576], got 0"),
     ("switching", f"{_S}train_offload_s('Qwen3-8B', 'H100', state_bytes=0)", "ScenarioError",

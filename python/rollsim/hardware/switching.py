@@ -141,9 +141,9 @@ def switch_s(model: Any, accelerator: Any, *, gpus: int, kv_cache_bytes: float, 
         Sleep mode (module docstring).
     preallocated : bool
         Host buffers are pinned once and kept (vllm-project/vllm PR 58066; torch_memory_saver's
-        ``retain_cpu_backup`` for ``"sglang"``).
+        ``retain_cpu_backup`` for ``"sglang"``); not for ``"vllm-level2"``.
     first_sleep : bool
-        vLLM level 1 only: the engine's first sleep, which pins its host buffers (unless
+        ``engine="vllm"`` only: the engine's first sleep, which pins its host buffers (unless
         ``preallocated``); later sleeps reuse them. False (default) is the steady state of a
         colocated run.
     offload_kv : bool
@@ -161,7 +161,8 @@ def switch_s(model: Any, accelerator: Any, *, gpus: int, kv_cache_bytes: float, 
     Raises
     ------
     ScenarioError (ValueError)
-        An argument outside its range or an unknown engine.
+        An argument outside its range, an unknown engine, or ``first_sleep`` / ``preallocated``
+        with an engine they do not apply to.
     """
     from rollsim.hardware.training import _resolve
 
@@ -173,6 +174,12 @@ def switch_s(model: Any, accelerator: Any, *, gpus: int, kv_cache_bytes: float, 
         raise invalid("engine", f"must be one of {list(ENGINES)}, got {engine!r}")
     pre = _check.flag("preallocated", preallocated)
     first = _check.flag("first_sleep", first_sleep)
+    if first and engine != "vllm":
+        raise invalid("first_sleep", f"applies to engine='vllm' only (torch_memory_saver pins on every pause, and a "
+                      f"level-2 sleep copies nothing out), got engine={engine!r}")
+    if pre and engine == "vllm-level2":
+        raise invalid("preallocated", "applies to engine='vllm' or 'sglang' (a level-2 sleep keeps no host copy), "
+                      "got engine='vllm-level2'")
     okv = _check.flag("offload_kv", offload_kv)
     c = _constants() if _c is None else _c
     link = float(accelerator.host_link_bytes_per_s)
