@@ -1,8 +1,9 @@
 """Resources: where rollout and training run, and how a GPU budget is best split between them.
 
 * :func:`colocated`: rollout and training take turns on the same GPUs; every step pays the switch
-  (offload of the rollout engine's weights and KV cache, onload back), e.g. 11.2 s sleep + 3.8 s
-  wake for a 0.6B model on one L20 (vllm-project/vime issue 442 and PR 443).
+  (the rollout engine to sleep and awake, the trainer's state offloaded and back), e.g. 11.2 s sleep
+  + 3.8 s wake for a 0.6B model on one L20, most of it the trainer's Megatron state parked on the
+  host (vllm-project/vime issue 442 and PR 443).
 * :func:`disaggregated`: a rollout pool and a trainer on separate GPUs, sized from per-GPU
   throughputs.
 * :func:`gpu_split`: sweeps the rollout / training split of a GPU budget and reports step time,

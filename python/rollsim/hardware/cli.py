@@ -75,7 +75,7 @@ def run(a: argparse.Namespace) -> int:
 
 def print_resource_validation(*, fit: bool = False, fmt: str = "table", cases: list[str] | None = None) -> None:
     """Every resource-model row (decode, prefill, and what other parts add): predicted, measured,
-    error, source; with ``fit`` the global fit and its residuals first. With ``cases``, instead, those
+    error, source; with ``fit`` the global fits and their residuals first (serving; switching). With ``cases``, instead, those
     verl cases of ``rollsim validate`` rebuilt from a deployment (:func:`validation.deployment_cases`)."""
     from . import validation
 
@@ -93,7 +93,10 @@ def print_resource_validation(*, fit: bool = False, fmt: str = "table", cases: l
                   f"{r['mean_tokens_deployment']:,.0f} tokens)")
         return
     if fit:
+        from . import switching
+
         validation.fit(verbose=True)
+        print(switching.calibration_report())
     df = validation.table()
     if fmt == "csv":
         print(df.write_csv(), end="")

@@ -66,6 +66,11 @@ class Deployment:
     train_options : dict
         Further keyword arguments of :func:`rollsim.hardware.training.train_step_s` (``ppo_epochs``,
         ``reference``, ``critic``, ``mini_batches``, ``model_parallel``, ...).
+    train_offload : bool
+        Colocated only: the trainer's state is also parked on the host every step and brought back
+        (slime's and vime's ``offload_train``, their default when colocated;
+        :func:`rollsim.hardware.switching.train_offload_s` over ``train_gpus``), added to
+        :meth:`switch_s`.
 
     Raises
     ------
@@ -85,6 +90,7 @@ class Deployment:
     max_num_seqs: int | None = None
     colocated: bool = False
     train_options: dict[str, Any] = field(default_factory=dict)
+    train_offload: bool = False
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -110,6 +116,10 @@ class Deployment:
         set_(self, "colocated", _check.flag("colocated", self.colocated))
         if self.colocated and r != t:
             raise invalid("colocated", f"needs rollout_gpus == train_gpus (the same GPUs), got {r} and {t}")
+        set_(self, "train_offload", _check.flag("train_offload", self.train_offload))
+        if self.train_offload and not self.colocated:
+            raise invalid("train_offload", "applies to a colocated deployment only (the trainer parks its state "
+                          "to free the GPUs for rollout), got colocated=False")
         if not isinstance(self.train_options, dict):
             raise invalid("train_options", f"must be a dict of train_step_s arguments, got "
                                            f"{type(self.train_options).__name__}")
@@ -197,12 +207,20 @@ class Deployment:
 
     def switch_s(self, **kwargs: Any) -> dict[str, float]:
         """Seconds of one colocated switch of an instance (sleep and wake of the engine,
-        :func:`rollsim.hardware.switching.switch_s`), with its KV cache at this deployment's capacity."""
-        from .switching import switch_s
+        :func:`rollsim.hardware.switching.switch_s`, in its steady state), with its KV cache at this
+        deployment's capacity; with ``train_offload`` also the trainer's state parked and brought
+        back (:func:`rollsim.hardware.switching.train_offload_s`), as ``train_sleep`` and
+        ``train_wake``, included in ``sleep``, ``wake`` and ``total``."""
+        from .switching import switch_s, train_offload_s
 
         kv = self.kv_capacity_tokens() * self.spec.kv_bytes_per_token()
-        return switch_s(self.spec, self.accelerator, gpus=self.rollout_tp, kv_cache_bytes=kv,
-                        engine=self.engine, **kwargs)
+        out = switch_s(self.spec, self.accelerator, gpus=self.rollout_tp, kv_cache_bytes=kv,
+                       engine=self.engine, **kwargs)
+        if self.train_offload:
+            t = train_offload_s(self.spec, self.accelerator, gpus=self.train_gpus)
+            out = {**out, "train_sleep": t["sleep"], "train_wake": t["wake"], "sleep": out["sleep"] + t["sleep"],
+                   "wake": out["wake"] + t["wake"], "total": out["total"] + t["total"]}
+        return out
 
     # ----------------------------------------------------------------------------------------- scenario
     def scenario(self, *, lengths: LogNormal | Empirical, prompts_per_step: int, group_size: int = 1,

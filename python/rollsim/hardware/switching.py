@@ -1,32 +1,44 @@
-"""Colocated switching: the seconds to put a rollout engine to sleep and wake it again, from the
-bytes moved over the host link plus fixed engine costs.
+"""Colocated switching: the seconds to put a rollout engine to sleep and wake it again, and to park
+a trainer's state on the host and bring it back, from the bytes moved over the host link plus the
+host-memory work that goes with them.
 
-Per GPU of the engine (weights sharded over its ``gpus``):
+A switch is made of these terms, per GPU (weights sharded over the instance's ``gpus``):
 
-* ``sleep = SLEEP_FIXED_S + offloaded bytes / offload rate``;
-* ``wake = WAKE_FIXED_S + onloaded bytes / onload rate``.
+* a **copy** between device and pinned host memory, ``bytes / (PINNED_EFFICIENCY x host link)``
+  (measured directly on an L20: 24.4 GiB/s device to host and 23.5 GiB/s back over PCIe Gen4 x16,
+  fzyzcjy/torch_memory_saver issue 111);
+* **pinning new host memory** (``cudaHostAlloc``, page-locking the buffer the copy lands in),
+  ``bytes / PAGEABLE_BYTES_PER_S``; the same rate stands for a reload through ordinary (pageable)
+  host memory;
+* **unpinning** it (``cudaFreeHost`` after the copy back), ``bytes / UNPIN_BYTES_PER_S``;
+* a fixed cost of each sleep (``SLEEP_FIXED_S``) and wake (``WAKE_FIXED_S``) of an engine.
 
-What moves depends on the engine's sleep mode:
+Which terms a switch pays depends on how it keeps its host buffers:
 
-* ``"vllm"`` (vLLM level-1 sleep): the weights are copied to host memory and the KV cache is
-  discarded; waking copies the weights back. Each sleep allocates new pinned host buffers, which
-  runs at the host allocation rate (:data:`PAGEABLE_BYTES_PER_S`) unless the buffers are
-  pre-allocated (``preallocated=True``, vllm-project/vllm PR 58066); the copy back runs from pinned
-  memory at ``PINNED_EFFICIENCY x`` the host link.
-* ``"vllm-level2"`` (vLLM level-2 sleep): weights and KV cache are discarded; waking reloads the
-  weights from ordinary (pageable) host memory.
-* ``"sglang"`` (``release_memory_occupation`` with a CPU copy of the weights): both directions run
-  through pageable memory (about 2.8 GB/s measured against 64 GB/s of PCIe on H200,
-  sgl-project/sglang PR 32032), or pinned with ``preallocated=True``.
+* ``"vllm"`` (level-1 sleep, ``vllm/device_allocator/cumem.py``): sleep copies the weights to
+  pinned buffers from PyTorch's caching host allocator and unmaps the KV cache (discarded); wake
+  re-maps and copies the weights back. Only the *first* sleep pins new memory
+  (``first_sleep=True``); the buffers return to the allocator's cache on wake and later sleeps reuse
+  them (vllm-project/vllm PR 58066), so a colocated step pays copies only. ``preallocated=True``
+  pins the buffers at startup (the same PR), so even the first sleep only copies.
+* ``"vllm-level2"``: weights and KV cache are discarded; wake reloads the weights from the
+  checkpoint (``reload_weights``) through pageable memory.
+* ``"sglang"`` (``release_memory_occupation`` with torch_memory_saver's CPU backup): every pause
+  pins a new host buffer and every resume frees it after the copy back
+  (fzyzcjy/torch_memory_saver issue 90), so every switch pays both; ``preallocated=True`` is its ``retain_cpu_backup``
+  (fzyzcjy/torch_memory_saver PR 86), which keeps the buffers.
 
-``offload_kv=True`` also moves the KV cache (an engine that keeps it across the switch). The four
-constants are global, fitted once by :func:`fit` on :data:`CALIBRATION` (the fit and its residuals:
-:func:`calibration_report`).
+:func:`train_offload_s` is the trainer's side (Megatron or FSDP state parked through
+torch_memory_saver's CPU backup, as slime and vime do with ``offload_train``): the same pause /
+resume terms over the optimizer state. The five constants are global, fitted once by :func:`fit`
+on the rows of :data:`CALIBRATION` marked for the fit (fit and residuals:
+:func:`calibration_report`); the other rows are held out.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -34,47 +46,83 @@ import numpy as np
 from rollsim import _check
 from rollsim.errors import invalid
 
-__all__ = ["ENGINES", "SLEEP_FIXED_S", "WAKE_FIXED_S", "PAGEABLE_BYTES_PER_S", "PINNED_EFFICIENCY", "switch_s",
-           "CALIBRATION", "fit", "calibration_report", "switch_validation_rows", "table_rows"]
+__all__ = ["ENGINES", "SLEEP_FIXED_S", "WAKE_FIXED_S", "PAGEABLE_BYTES_PER_S", "PINNED_EFFICIENCY",
+           "UNPIN_BYTES_PER_S", "TRAIN_STATE_BYTES_PER_PARAM", "switch_s", "train_offload_s", "CALIBRATION",
+           "fit", "calibration_report", "switch_validation_rows", "table_rows"]
 
 ENGINES = ("vllm", "vllm-level2", "sglang")
 
-#: Fixed seconds of a sleep (engine bookkeeping, freeing memory), fitted by :func:`fit`.
-SLEEP_FIXED_S = 0.0367
-#: Fixed seconds of a wake (re-allocating memory and the KV cache, restoring state), fitted.
-WAKE_FIXED_S = 0.2479
-#: Bytes/s of a copy through pageable (or newly allocated pinned) host memory, fitted; bounded by
-#: the host link.
-PAGEABLE_BYTES_PER_S = 2.77e9
-#: Fraction of the host link a copy from pre-allocated pinned memory achieves, fitted.
-PINNED_EFFICIENCY = 0.803
+#: Fixed seconds of an engine's sleep (unmapping its memory, bookkeeping), fitted by :func:`fit`.
+SLEEP_FIXED_S = 0.0546
+#: Fixed seconds of an engine's wake (re-mapping its memory, restoring state), fitted.
+WAKE_FIXED_S = 0.2519
+#: Bytes/s of pinning newly allocated host memory (``cudaHostAlloc``) or of a reload through
+#: pageable host memory, fitted; bounded by the host link.
+PAGEABLE_BYTES_PER_S = 2.88e9
+#: Fraction of the host link a copy between device and pinned host memory achieves, fitted.
+PINNED_EFFICIENCY = 0.804
+#: Bytes/s of freeing (unpinning) a pinned host buffer after the copy back, fitted; the one row
+#: that sets it is the resume benchmark of fzyzcjy/torch_memory_saver issue 111, so vime's wake
+#: is its only check.
+UNPIN_BYTES_PER_S = 7.34e9
+#: Bytes per parameter of a mixed-precision Adam trainer's state: BF16 weights (2) and FP32
+#: gradients (4), FP32 master weights (4) and the two Adam moments (8), as Megatron's distributed
+#: optimizer and FSDP2 keep them.
+TRAIN_STATE_BYTES_PER_PARAM = 18.0
 
 _MAX_GPUS = 1 << 20
-
-
-def _paths(engine: str, preallocated: bool) -> tuple[str, str]:
-    """Which path ("pageable" or "pinned") the offload and the onload take."""
-    if engine == "vllm":
-        return ("pinned" if preallocated else "pageable"), "pinned"
-    if engine == "sglang":
-        return ("pinned", "pinned") if preallocated else ("pageable", "pageable")
-    return "pageable", ("pinned" if preallocated else "pageable")
-
-
-def _rate(gpu: Any, path: str, c: dict[str, float]) -> float:
-    link = float(gpu.host_link_bytes_per_s)
-    return link * c["pinned_efficiency"] if path == "pinned" else min(link, c["pageable_bytes_per_s"])
+_KEYS = ("sleep_fixed_s", "wake_fixed_s", "copy", "pin", "unpin")  # the linear terms of :func:`_terms`
 
 
 def _constants() -> dict[str, float]:
     return {"sleep_fixed_s": SLEEP_FIXED_S, "wake_fixed_s": WAKE_FIXED_S, "pageable_bytes_per_s": PAGEABLE_BYTES_PER_S,
-            "pinned_efficiency": PINNED_EFFICIENCY}
+            "pinned_efficiency": PINNED_EFFICIENCY, "unpin_bytes_per_s": UNPIN_BYTES_PER_S}
+
+
+def _engine_terms(engine: str, part: str, moved: float, link: float, *, preallocated: bool,
+                  first_sleep: bool) -> dict[str, float]:
+    """The coefficients of one engine sleep or wake: ``copy`` in seconds at the full host link
+    (divided by ``PINNED_EFFICIENCY``), ``pin`` and ``unpin`` in bytes (divided by their rates),
+    the fixed costs as 0/1."""
+    if part == "sleep":
+        t = {"sleep_fixed_s": 1.0}
+        if engine == "vllm-level2":
+            return t
+        t["copy"] = moved / link
+        if (engine == "vllm" and first_sleep and not preallocated) or (engine == "sglang" and not preallocated):
+            t["pin"] = moved
+        return t
+    t = {"wake_fixed_s": 1.0}
+    if engine == "vllm-level2":
+        t["pin"] = moved  # reloaded through pageable memory
+        return t
+    t["copy"] = moved / link
+    if engine == "sglang" and not preallocated:
+        t["unpin"] = moved
+    return t
+
+
+def _tms_terms(part: str, moved: float, link: float, retain: bool) -> dict[str, float]:
+    """torch_memory_saver's pause (``part`` "sleep") or resume of ``moved`` bytes with CPU backup."""
+    t = {"copy": moved / link}
+    if not retain:
+        t["pin" if part == "sleep" else "unpin"] = moved
+    return t
+
+
+def _seconds(t: dict[str, float], c: dict[str, float], link: float) -> float:
+    """The seconds of the terms ``t`` under the constants ``c``; the pageable rate is capped by the
+    host link."""
+    rates = {"copy": 1.0 / c["pinned_efficiency"], "pin": 1.0 / min(c["pageable_bytes_per_s"], link),
+             "unpin": 1.0 / c["unpin_bytes_per_s"], "sleep_fixed_s": c["sleep_fixed_s"],
+             "wake_fixed_s": c["wake_fixed_s"]}
+    return sum(v * rates[k] for k, v in t.items())
 
 
 def switch_s(model: Any, accelerator: Any, *, gpus: int, kv_cache_bytes: float, engine: str = "vllm",
-             preallocated: bool = False, offload_kv: bool = False, bytes_per_param: float = 2.0,
-             _c: dict[str, float] | None = None) -> dict[str, float]:
-    """Seconds of one colocated switch (rollout engine to sleep, and awake again).
+             preallocated: bool = False, first_sleep: bool = False, offload_kv: bool = False,
+             bytes_per_param: float = 2.0, _c: dict[str, float] | None = None) -> dict[str, float]:
+    """Seconds of one colocated switch of a rollout engine (to sleep, and awake again).
 
     Parameters
     ----------
@@ -84,29 +132,37 @@ def switch_s(model: Any, accelerator: Any, *, gpus: int, kv_cache_bytes: float, 
         The GPU; its ``host_link_bytes_per_s`` carries the copies.
     gpus : int
         GPUs of one engine instance (its tensor x expert parallel size), in [1, 2**20]; the weights
-        and the KV cache are split evenly over them, and all copy at once.
+        and the KV cache are split evenly over them, and all copy at once, each over its own link
+        (GPUs that share a host uplink are slower: see ``docs/hardware_training.md``).
     kv_cache_bytes : float
         KV cache of the instance (all its GPUs), bytes, in [0, 1e15]; moved only with
         ``offload_kv``.
     engine : {"vllm", "vllm-level2", "sglang"}
         Sleep mode (module docstring).
     preallocated : bool
-        Host buffers are pinned and allocated once (vllm-project/vllm PR 58066).
+        Host buffers are pinned once and kept (vllm-project/vllm PR 58066; torch_memory_saver's
+        ``retain_cpu_backup`` for ``"sglang"``); not for ``"vllm-level2"``.
+    first_sleep : bool
+        ``engine="vllm"`` only: the engine's first sleep, which pins its host buffers (unless
+        ``preallocated``); later sleeps reuse them. False (default) is the steady state of a
+        colocated run.
     offload_kv : bool
-        The KV cache is copied out and back instead of discarded.
+        The KV cache is copied out and back like the weights instead of discarded.
     bytes_per_param : float
         Bytes per weight parameter in the engine, in (0, 8] (2: BF16 / FP16, 1: FP8).
 
     Returns
     -------
     dict of str to float
-        ``offload`` and ``onload`` (copy seconds), ``fixed`` (both fixed costs), ``sleep``,
+        ``offload`` and ``onload`` (the seconds of the sleep and of the wake that depend on the
+        bytes: copies, pinning, unpinning, reload), ``fixed`` (both fixed costs), ``sleep``,
         ``wake`` and ``total`` (``sleep + wake``), seconds.
 
     Raises
     ------
     ScenarioError (ValueError)
-        An argument outside its range or an unknown engine.
+        An argument outside its range, an unknown engine, or ``first_sleep`` / ``preallocated``
+        with an engine they do not apply to.
     """
     from rollsim.hardware.training import _resolve
 
@@ -117,27 +173,96 @@ def switch_s(model: Any, accelerator: Any, *, gpus: int, kv_cache_bytes: float, 
     if engine not in ENGINES:
         raise invalid("engine", f"must be one of {list(ENGINES)}, got {engine!r}")
     pre = _check.flag("preallocated", preallocated)
+    first = _check.flag("first_sleep", first_sleep)
+    if first and engine != "vllm":
+        raise invalid("first_sleep", f"applies to engine='vllm' only (torch_memory_saver pins on every pause, and a "
+                      f"level-2 sleep copies nothing out), got engine={engine!r}")
+    if pre and engine == "vllm-level2":
+        raise invalid("preallocated", "applies to engine='vllm' or 'sglang' (a level-2 sleep keeps no host copy), "
+                      "got engine='vllm-level2'")
     okv = _check.flag("offload_kv", offload_kv)
     c = _constants() if _c is None else _c
+    link = float(accelerator.host_link_bytes_per_s)
     w = float(model.total_params) * bpp / g
     k = kv / g if okv else 0.0
-    out_path, in_path = _paths(engine, pre)
-    offload = (0.0 if engine == "vllm-level2" else w + k) / _rate(accelerator, out_path, c)
-    onload = (w + k) / _rate(accelerator, in_path, c)
-    sleep = c["sleep_fixed_s"] + offload
-    wake = c["wake_fixed_s"] + onload
-    return {"offload": offload, "onload": onload, "fixed": c["sleep_fixed_s"] + c["wake_fixed_s"], "sleep": sleep,
-            "wake": wake, "total": sleep + wake}
+    out = {}
+    for part in ("sleep", "wake"):
+        t = _engine_terms(engine, part, w, link, preallocated=pre, first_sleep=first)
+        if k and part == "sleep" and engine == "vllm-level2":
+            t.update(_engine_terms("vllm", "sleep", k, link, preallocated=pre, first_sleep=first))
+        elif k:
+            extra = _engine_terms("vllm" if engine == "vllm-level2" else engine, part, k, link, preallocated=pre,
+                                  first_sleep=first)
+            for key in ("copy", "pin", "unpin"):
+                if key in extra:
+                    t[key] = t.get(key, 0.0) + extra[key]
+        out[part] = _seconds(t, c, link)
+    sleep, wake = out["sleep"], out["wake"]
+    return {"offload": sleep - c["sleep_fixed_s"], "onload": wake - c["wake_fixed_s"],
+            "fixed": c["sleep_fixed_s"] + c["wake_fixed_s"], "sleep": sleep, "wake": wake, "total": sleep + wake}
+
+
+def train_offload_s(model: Any, accelerator: Any, *, gpus: int = 1, state_bytes: float | None = None,
+                    retain_backup: bool = False, _c: dict[str, float] | None = None) -> dict[str, float]:
+    """Seconds to park a trainer's GPU state on the host and bring it back, through
+    torch_memory_saver's CPU backup (slime's and vime's ``offload_train``, on by default when
+    colocated).
+
+    Parameters
+    ----------
+    model : ModelSpec or str
+        The trained model.
+    accelerator : Accelerator or str
+        The GPU; its ``host_link_bytes_per_s`` carries the copies.
+    gpus : int
+        Training GPUs the state is sharded over, in [1, 2**20].
+    state_bytes : float or None
+        Bytes parked per GPU, in (0, 1e15]. None: ``TRAIN_STATE_BYTES_PER_PARAM x total_params /
+        gpus`` (the optimizer state alone; a real run also parks what its caching allocator keeps
+        for activations, which can be as much again).
+    retain_backup : bool
+        torch_memory_saver's ``retain_cpu_backup`` (fzyzcjy/torch_memory_saver PR 86): the pinned
+        buffers are kept, so neither pinning nor unpinning is paid.
+
+    Returns
+    -------
+    dict of str to float
+        ``bytes`` (per GPU), ``sleep`` (pause: pin + copy out), ``wake`` (resume: copy back +
+        unpin) and ``total``, seconds. The framework's own steps around them (vime tears down and
+        rebuilds its process groups and clears caches: about 1.4 s of its 11.2 s sleep,
+        vllm-project/vime PR 443) are not included.
+
+    Raises
+    ------
+    ScenarioError (ValueError)
+        An argument outside its range.
+    """
+    from rollsim.hardware.training import _resolve
+
+    model, accelerator = _resolve(model, accelerator)
+    g = _check.integer("gpus", gpus, 1, _MAX_GPUS)
+    if state_bytes is None:
+        b = TRAIN_STATE_BYTES_PER_PARAM * float(model.total_params) / g
+    else:
+        b = _check.bounded("state_bytes", state_bytes, 0, 1e15, "bytes", lo_open=True)
+    retain = _check.flag("retain_backup", retain_backup)
+    c = _constants() if _c is None else _c
+    link = float(accelerator.host_link_bytes_per_s)
+    sleep = _seconds(_tms_terms("sleep", b, link, retain), c, link)
+    wake = _seconds(_tms_terms("wake", b, link, retain), c, link)
+    return {"bytes": b, "sleep": sleep, "wake": wake, "total": sleep + wake}
 
 
 # ---------------------------------------------------------------- calibration
 @dataclass(frozen=True)
 class _Case:
     name: str
+    label: str
     part: str          # "sleep" or "wake"
     measured_s: float
     source: str
-    kwargs: dict[str, Any]
+    kind: str          # "engine" (switch_s), "train" (train_offload_s) or "copy" (a bare pinned copy)
+    kwargs: dict[str, Any] = field(default_factory=dict)
     fit: bool = True
     note: str = ""
 
@@ -151,66 +276,130 @@ def _phi3_vision() -> Any:
                      source="https://huggingface.co/microsoft/Phi-3-vision-128k-instruct")
 
 
+#: NVIDIA RTX A4000 (16 GB, PCIe Gen4 x16, its datasheet); only its host link matters for a switch.
+_A4000 = SimpleNamespace(name="RTX A4000", host_link_bytes_per_s=32e9)
+
 _PR58066 = "vllm-project/vllm PR 58066"
 _BLOG = "vllm-project.github.io, 2025-10-26 sleep-mode post"
-_VIME = "vllm-project/vime issue 442, PR 443"
+_BLOG_TP4 = "vllm-project.github.io assets/figures/2025-vllm-sleep-mode/plotly-sleep-mode.js"
+_BLOG_A4000 = "vllm-project.github.io assets/figures/2025-vllm-sleep-mode/plotly-sleep-mode-a4000.js"
+_TMS = "fzyzcjy/torch_memory_saver issue 111"
+_VIME = "vllm-project/vime issue 442, PR 443, PR 444"
+_GIB4 = 4.0 * 2**30
+_PHI = "Phi-3-vision"
+
+
+def _engine_case(name: str, label: str, part: str, measured: float, source: str, model: str, gpu: Any,
+                 engine: str = "vllm", fit: bool = True, note: str = "", **kw: Any) -> _Case:
+    return _Case(name, label, part, measured, source, "engine",
+                 {"model": model, "accelerator": gpu, "gpus": 1, "engine": engine, **kw}, fit, note)
+
+
+_STEADY = ("steady state: the post's sleeps and wakes after the first (medians of its three, or two, "
+           "repeats), so the pinned buffers are reused")
 
 #: The switching measurements (published) the constants are fitted on and checked against.
 CALIBRATION: tuple[_Case, ...] = (
-    *(_Case(f"vLLM first level-1 sleep, 1 H20, FP16, {m}", "sleep", s, _PR58066,
-            {"model": m, "accelerator": "H20", "gpus": 1, "engine": "vllm"})
+    *(_engine_case(f"vLLM first level-1 sleep, 1 H20, FP16, {m}", f"vllm first {m} H20", "sleep", s, _PR58066, m,
+                   "H20", first_sleep=True)
       for m, s in (("Qwen3-0.6B", 0.618), ("Qwen3-8B", 6.193), ("Qwen3-30B-A3B", 21.899))),
-    *(_Case(f"vLLM level-1 sleep with pre-allocated buffers, 1 H20, {m}", "sleep", s, _PR58066,
-            {"model": m, "accelerator": "H20", "gpus": 1, "engine": "vllm", "preallocated": True})
+    *(_engine_case(f"vLLM level-1 sleep with pre-allocated buffers, 1 H20, {m}", f"vllm prealloc {m} H20", "sleep",
+                   s, _PR58066, m, "H20", first_sleep=True, preallocated=True)
       for m, s in (("Qwen3-0.6B", 0.059), ("Qwen3-8B", 0.343), ("Qwen3-30B-A3B", 1.160))),
-    *(_Case(f"vLLM 0.11 level-1 wake, A100, {'Phi-3-vision' if m == 'phi3v' else m}", "wake", s, _BLOG,
-            {"model": m, "accelerator": "A100-80G", "gpus": 1, "engine": "vllm"})
-      for m, s in (("Qwen3-0.6B", 0.26), ("phi3v", 0.82))),
-    *(_Case(f"vLLM 0.11 level-2 wake, A100, {'Phi-3-vision' if m == 'phi3v' else m}", "wake", s, _BLOG,
-            {"model": m, "accelerator": "A100-80G", "gpus": 1, "engine": "vllm-level2"})
-      for m, s in (("Qwen3-0.6B", 0.85), ("phi3v", 2.58))),
-    _Case("vime colocated GRPO, 1 L20, Qwen3-0.6B: sleep", "sleep", 11.23, _VIME,
-          {"model": "Qwen3-0.6B", "accelerator": "L20", "gpus": 1, "engine": "vllm"}, fit=False,
-          note="framework time around the engine call; the bytes moved (1.2 GB) take under 0.5 s"),
-    _Case("vime colocated GRPO, 1 L20, Qwen3-0.6B: wake", "wake", 3.77, _VIME,
-          {"model": "Qwen3-0.6B", "accelerator": "L20", "gpus": 1, "engine": "vllm"}, fit=False,
-          note="as the sleep: not the bytes moved"),
+    *(_engine_case(f"vLLM 0.11 level-1 {part}, A100, {lab}", f"vllm {lab} A100", part, s, _BLOG, m, "A100-80G",
+                   note=_STEADY)
+      for m, lab, part, s in (("Qwen3-0.6B", "Qwen3-0.6B", "sleep", 0.09), ("Qwen3-0.6B", "Qwen3-0.6B", "wake", 0.26),
+                              ("phi3v", _PHI, "sleep", 0.415), ("phi3v", _PHI, "wake", 0.82),
+                              ("Qwen3-30B-A3B", "Qwen3-Coder-30B-A3B", "sleep", 2.78),
+                              ("Qwen3-30B-A3B", "Qwen3-Coder-30B-A3B", "wake", 2.86))),
+    *(_engine_case(f"vLLM 0.11 level-2 {part}, A100, {lab}", f"vllm-level2 {lab} A100", part, s, _BLOG, m,
+                   "A100-80G", engine="vllm-level2", note=_STEADY + "; the wake includes reload_weights")
+      for m, lab, part, s in (("Qwen3-0.6B", "Qwen3-0.6B", "sleep", 0.12), ("Qwen3-0.6B", "Qwen3-0.6B", "wake", 0.85),
+                              ("phi3v", _PHI, "sleep", 0.455), ("phi3v", _PHI, "wake", 2.58))),
+    _Case("torch_memory_saver pause of 4 GiB with CPU backup, 1 L20", "tms pause 4 GiB L20", "sleep",
+          _GIB4 / (2.41 * 2**30), _TMS, "train", {"accelerator": "L20", "state_bytes": _GIB4},
+          note="2.41 GiB/s published"),
+    _Case("torch_memory_saver resume of 4 GiB with CPU backup, 1 L20", "tms resume 4 GiB L20", "wake",
+          _GIB4 / (5.32 * 2**30), _TMS, "train", {"accelerator": "L20", "state_bytes": _GIB4},
+          note="5.32 GiB/s published; the only row that sets the unpin rate"),
+    _Case("pinned Tensor.copy_ of 4 GiB, device to host, 1 L20", "pinned copy D2H 4 GiB L20", "sleep",
+          _GIB4 / (24.43 * 2**30), _TMS, "copy", {"accelerator": "L20", "bytes": _GIB4}, note="24.43 GiB/s published"),
+    _Case("pinned Tensor.copy_ of 4 GiB, host to device, 1 L20", "pinned copy H2D 4 GiB L20", "wake",
+          _GIB4 / (23.54 * 2**30), _TMS, "copy", {"accelerator": "L20", "bytes": _GIB4}, note="23.54 GiB/s published"),
+    # ---- held out
+    *(_Case(f"vLLM 0.11 level-1 {part}, 4 A100 (TP 4), Qwen3-235B-A22B FP8", "vllm Qwen3-235B-A22B FP8 TP4 A100",
+            part, s, _BLOG_TP4, "engine",
+            {"model": "Qwen3-235B-A22B", "accelerator": "A100-80G", "gpus": 4, "engine": "vllm",
+             "bytes_per_param": 1.0}, fit=False,
+            note="steady state (median of three); the four GPUs copy at once, and on a host whose GPUs share "
+                 "PCIe uplinks each gets a share of one link")
+      for part, s in (("sleep", 5.89), ("wake", 5.29))),
+    *(_engine_case(f"vLLM 0.11 level-1 {part}, 1 RTX A4000, {lab}", f"vllm {lab} A4000", part, s, _BLOG_A4000, m,
+                   _A4000, fit=False, note="steady state (median of the post's repeats)")
+      for m, lab, part, s in (("Qwen3-0.6B", "Qwen3-0.6B", "sleep", 0.13), ("Qwen3-0.6B", "Qwen3-0.6B", "wake", 0.10),
+                              ("phi3v", _PHI, "sleep", 0.68), ("phi3v", _PHI, "wake", 0.80))),
+    _Case("vime colocated GRPO, 1 L20, Qwen3-0.6B: trainer sleep, state from specs (18 B/param)",
+          "vime trainer 0.6B L20 spec bytes", "sleep", 11.23, _VIME, "train",
+          {"model": "Qwen3-0.6B", "accelerator": "L20"}, fit=False,
+          note="Megatron's state through torch_memory_saver; the run parked 18.7 GiB, not the 10.0 GiB of its "
+               "optimizer state, and tears down its process groups (0.91 s) and clears caches (0.44 s)"),
+    _Case("vime colocated GRPO, 1 L20, Qwen3-0.6B: trainer wake, state from specs (18 B/param)",
+          "vime trainer 0.6B L20 spec bytes", "wake", 3.77, _VIME, "train",
+          {"model": "Qwen3-0.6B", "accelerator": "L20"}, fit=False, note="as the sleep"),
+    _Case("vime colocated GRPO, 1 L20, Qwen3-0.6B: trainer sleep, the 18.7 GiB it parked",
+          "vime trainer 0.6B L20 parked", "sleep", 11.23, _VIME, "train",
+          {"model": "Qwen3-0.6B", "accelerator": "L20", "state_bytes": 18.7 * 2**30}, fit=False,
+          note="pause took 9.68 s of it (2.07 GB/s on a loaded node); the process groups and caches 1.36 s"),
+    _Case("vime colocated GRPO, 1 L20, Qwen3-0.6B: trainer wake, the 18.7 GiB it parked",
+          "vime trainer 0.6B L20 parked", "wake", 3.77, _VIME, "train",
+          {"model": "Qwen3-0.6B", "accelerator": "L20", "state_bytes": 18.7 * 2**30}, fit=False,
+          note="checks the unpin rate, set by the same author's resume benchmark on an L20"),
 )
 
 
+def _terms(case: _Case) -> tuple[dict[str, float], float]:
+    """The linear terms of one case's prediction and its host link (bytes/s)."""
+    from rollsim.hardware.training import _resolve
+
+    kw = case.kwargs
+    if case.kind == "engine":
+        m, gpu = _resolve(_phi3_vision() if kw["model"] == "phi3v" else kw["model"], kw["accelerator"])
+        link = float(gpu.host_link_bytes_per_s)
+        w = float(m.total_params) * kw.get("bytes_per_param", 2.0) / kw["gpus"]
+        return _engine_terms(kw["engine"], case.part, w, link, preallocated=kw.get("preallocated", False),
+                             first_sleep=kw.get("first_sleep", False)), link
+    _, gpu = _resolve("Qwen3-0.6B", kw["accelerator"])
+    link = float(gpu.host_link_bytes_per_s)
+    if case.kind == "copy":
+        return {"copy": kw["bytes"] / link}, link
+    b = kw.get("state_bytes")
+    if b is None:
+        b = TRAIN_STATE_BYTES_PER_PARAM * float(_resolve(kw["model"], gpu)[0].total_params)
+    return _tms_terms(case.part, b, link, False), link
+
+
 def _predict(case: _Case, c: dict[str, float] | None = None) -> float:
-    kw = dict(case.kwargs)
-    m = kw.pop("model")
-    if m == "phi3v":
-        m = _phi3_vision()
-    return switch_s(m, kw.pop("accelerator"), kv_cache_bytes=0.0, _c=c, **kw)[case.part]
+    t, link = _terms(case)
+    return _seconds(t, _constants() if c is None else c, link)
 
 
 def fit() -> dict[str, float]:
-    """The four constants by least squares on the relative errors of the :data:`CALIBRATION` rows
+    """The five constants by least squares on the relative errors of the :data:`CALIBRATION` rows
     marked for the fit. Each prediction is linear in ``(SLEEP_FIXED_S, WAKE_FIXED_S,
-    1 / PAGEABLE_BYTES_PER_S, 1 / PINNED_EFFICIENCY)`` (the pageable rate is below every host link
-    here), so the fit is one linear least squares (each row divided by its measurement)."""
-    from rollsim.hardware.training import _resolve
-
+    1 / PINNED_EFFICIENCY, 1 / PAGEABLE_BYTES_PER_S, 1 / UNPIN_BYTES_PER_S)`` (the pageable rate is
+    below every host link here), so the fit is one linear least squares (each row divided by its
+    measurement)."""
     rows = [c for c in CALIBRATION if c.fit]
-    a = np.zeros((len(rows), 4))
+    a = np.zeros((len(rows), len(_KEYS)))
     for i, c in enumerate(rows):
-        kw = dict(c.kwargs)
-        m, gpu = _resolve(_phi3_vision() if kw["model"] == "phi3v" else kw["model"], kw["accelerator"])
-        w = float(m.total_params) * 2.0 / kw["gpus"]
-        out_path, in_path = _paths(kw["engine"], kw.get("preallocated", False))
-        moved = 0.0 if c.part == "sleep" and kw["engine"] == "vllm-level2" else w
-        path = out_path if c.part == "sleep" else in_path
-        a[i, 0 if c.part == "sleep" else 1] = 1.0
-        if path == "pageable":
-            a[i, 2] = moved
-        else:
-            a[i, 3] = moved / float(gpu.host_link_bytes_per_s)
+        t, _ = _terms(c)
+        for k, v in t.items():
+            a[i, _KEYS.index(k)] = v
         a[i] /= c.measured_s
     x, *_ = np.linalg.lstsq(a, np.ones(len(rows)), rcond=None)
     return {"sleep_fixed_s": round(float(x[0]), 4), "wake_fixed_s": round(float(x[1]), 4),
-            "pageable_bytes_per_s": float(f"{1.0 / x[2]:.3g}"), "pinned_efficiency": round(float(1.0 / x[3]), 3)}
+            "pageable_bytes_per_s": float(f"{1.0 / x[3]:.3g}"), "pinned_efficiency": round(float(1.0 / x[2]), 3),
+            "unpin_bytes_per_s": float(f"{1.0 / x[4]:.3g}")}
 
 
 def switch_validation_rows() -> list[dict[str, Any]]:
@@ -220,12 +409,8 @@ def switch_validation_rows() -> list[dict[str, Any]]:
     out = []
     for c in CALIBRATION:
         p = _predict(c)
-        kw = c.kwargs
-        model = "Phi-3-vision" if kw["model"] == "phi3v" else kw["model"]
-        pre = " prealloc" if kw.get("preallocated") else ""
-        out.append({"case": c.name, "label": f"{kw['engine']}{pre} {model} {kw['accelerator']}", "part": c.part,
-                    "predicted": p, "measured": c.measured_s, "unit": "s",
-                    "error": p / c.measured_s - 1.0, "in_fit": c.fit, "source": c.source, "note": c.note})
+        out.append({"case": c.name, "label": c.label, "part": c.part, "predicted": p, "measured": c.measured_s,
+                    "unit": "s", "error": p / c.measured_s - 1.0, "in_fit": c.fit, "source": c.source, "note": c.note})
     return out
 
 
