@@ -27,6 +27,8 @@ import math
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from rollsim import _check
 from rollsim.errors import invalid
 from rollsim.lengths import Empirical, LogNormal
@@ -143,7 +145,7 @@ def serving_benchmark(deployment: Any, *, requests: int, input_tokens: float,
     if isinstance(output_tokens, LogNormal | Empirical):
         lengths = output_tokens
     else:
-        lengths = Empirical([_check.number("output_tokens", output_tokens)])
+        lengths = Empirical(np.array([_check.number("output_tokens", output_tokens)]))
     budget = (default_max_num_batched_tokens(deployment.engine, deployment.accelerator) if max_num_batched_tokens is None
               else _check.integer("max_num_batched_tokens", max_num_batched_tokens, 2, 2**24))
     # one synchronous batch of every request; the trainer's step outlasts the horizon, so no second batch
