@@ -86,7 +86,8 @@ class EngineParams:
     allreduce_bw_fraction : float
         Achieved fraction of ``scale_up_bytes_per_s`` of an all-reduce's bus bandwidth.
     activation_reserve_gib : float
-        GiB per GPU kept for activations, CUDA graphs and the allocator (not KV cache).
+        GiB per GPU of the engine's memory budget that is neither weights nor KV cache (profiled
+        activations, non-torch memory; vLLM's measured from its log: :data:`VLLM_NON_KV_GIB`).
     gpu_memory_utilization : float
         The engine's default fraction of device memory it may use (vLLM ``gpu_memory_utilization``
         0.9; SGLang ``mem_fraction_static``, about 0.88 on 80 GB parts).
