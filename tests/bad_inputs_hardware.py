@@ -41,7 +41,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      "ScenarioError", "gpu_memory_utilization: must be in (0, 1], got 1.5"),
     ("hardware", "rollsim.hardware.Deployment(model='Qwen3-235B-A22B', gpu='H100', rollout_gpus=1)", "ScenarioError",
      "gpu_memory_utilization: leaves no room for KV cache: Qwen3-235B-A22B needs 437.9 GiB of weights per GPU at "
-     "tp=1, H100 x 0.9 gives 72.0 GiB (with 0.5 GiB for activations); raise tp or gpu_memory_utilization"),
+     "tp=1, H100 x 0.9 gives 72.0 GiB (with 2.45 GiB for activations); raise tp or gpu_memory_utilization"),
     ("hardware", "rollsim.hardware.Deployment(model='Qwen2.5-14B', gpu='L20', rollout_gpus=1, "
      "gpu_memory_utilization=0.7).scenario(lengths=LogNormal(max_tokens=60000), prompts_per_step=8)", "ScenarioError",
      "re:kv_cache_tokens: an instance of 1 L20 holds [0-9]+ tokens of KV cache, less than one request's 60001 "

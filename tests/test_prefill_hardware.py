@@ -43,21 +43,23 @@ def test_shared_scenario_fields():
 
 
 @pytest.mark.parametrize(("inp", "out", "requests", "duration_s", "per_slot_err", "shared_err"), [
-    (32000, 100, 100, 1157.25, 1.34, 0.21),
-    (4000, 200, 500, 976.29, 1.09, 0.95),
-    (2000, 100, 500, 328.04, 1.02, 0.89),
+    # with vLLM's measured non-KV memory (serving.VLLM_NON_KV_GIB: 34,922 tokens of KV, 8-17 sequences of
+    # 2-4k); with the 0.5 GiB reserve before (42,909 tokens) they were 1.34 / 0.21, 1.09 / 0.95, 1.02 / 0.89
+    (32000, 100, 100, 1157.25, 1.336, 0.221),
+    (4000, 200, 500, 976.29, 0.841, 0.727),
+    (2000, 100, 500, 328.04, 0.850, 0.731),
 ])
 def test_long_prompt_runs_simulated(inp, out, requests, duration_s, per_slot_err, shared_err):
     """Throughput error (predicted / measured - 1) of the whole benchmark run (every request
     submitted at once), simulated from the deployment: shared prefill predicts the runs slower,
-    nearer the measurements (pinned to two digits)."""
+    nearer the measurements (pinned to three digits)."""
     errs = {}
     for mode in ("per_slot", "shared"):
         sc = QWEN32.scenario(lengths=Empirical([float(out)]), prompts_per_step=requests, prompt_tokens=float(inp),
                              pipeline=Synchronous(), prefill_mode=mode, horizon_s=1e6, train_step_s=1e5)
         generation_s = simulate(sc).steps["start_s"][0]
         errs[mode] = duration_s / generation_s - 1.0
-    assert errs == pytest.approx({"per_slot": per_slot_err, "shared": shared_err}, abs=0.006)
+    assert errs == pytest.approx({"per_slot": per_slot_err, "shared": shared_err}, abs=0.001)
 
 
 def test_per_token_context_fields():

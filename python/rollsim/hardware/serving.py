@@ -22,8 +22,9 @@ One engine step runs the ``batch`` decoding sequences (one token each) and, with
 
 A request also pays ``request_overhead_s`` outside the GPU step (HTTP, tokenize, dispatch,
 detokenize): it adds to its latency, not to the instance's step. KV capacity per instance is
-``(hbm x gpu_memory_utilization - weights / tp - activation_reserve) x tp / kv bytes per token``,
-and ``max_num_seqs`` bounds the running batch.
+``(hbm x gpu_memory_utilization - weights / tp - activation_reserve) x tp / kv bytes per token``
+(vLLM's reserve measured from its own memory log: :data:`VLLM_NON_KV_GIB`), and ``max_num_seqs``
+bounds the running batch.
 
 The scales (inverse achieved efficiencies) and overheads are global per engine (:data:`ENGINES`),
 fitted once by :func:`rollsim.hardware.validation.fit` on the published decode and prefill measurements of
@@ -42,7 +43,8 @@ from rollsim.errors import invalid
 from .specs import Accelerator, ModelSpec, accelerator, model
 
 __all__ = ["EngineParams", "ENGINES", "engine_params", "expected_experts", "step_time", "decode_step_s",
-           "prefill_s", "kv_capacity_tokens", "max_batch", "decode_throughput_table", "allreduce_s", "FIT_TERMS", "FIT_LOWER"]
+           "prefill_s", "kv_capacity_tokens", "max_batch", "decode_throughput_table", "allreduce_s", "FIT_TERMS", "FIT_LOWER",
+           "VLLM_NON_KV_GIB"]
 
 #: The fitted terms, in the order :func:`rollsim.hardware.validation.fit` solves for them.
 FIT_TERMS = ("bandwidth_scale", "decode_compute_scale", "moe_compute_scale", "prefill_compute_scale",
@@ -84,7 +86,8 @@ class EngineParams:
     allreduce_bw_fraction : float
         Achieved fraction of ``scale_up_bytes_per_s`` of an all-reduce's bus bandwidth.
     activation_reserve_gib : float
-        GiB per GPU kept for activations, CUDA graphs and the allocator (not KV cache).
+        GiB per GPU of the engine's memory budget that is neither weights nor KV cache (profiled
+        activations, non-torch memory; vLLM's measured from its log: :data:`VLLM_NON_KV_GIB`).
     gpu_memory_utilization : float
         The engine's default fraction of device memory it may use (vLLM ``gpu_memory_utilization``
         0.9; SGLang ``mem_fraction_static``, about 0.88 on 80 GB parts).
@@ -117,16 +120,33 @@ class EngineParams:
 _FIT_NOTE = ("fitted once by rollsim.hardware.validation.fit() on the published measurements of "
              "rollsim.hardware.validation.serving_rows(); all-reduce terms from microsoft/vidur's profiling data")
 
+#: vLLM's memory per GPU, inside ``gpu_memory_utilization x HBM``, that is neither weights nor KV
+#: cache, GiB, as :func:`kv_capacity_tokens` counts it (at the datasheet HBM). Measured, not fitted:
+#: the public benchmark "Qwen/Qwen3-32B Snapshot & Restore Benchmark on vLLM (1xH100)" (GKE
+#: ``a3-highgpu-1g``, vLLM v0.26.0, ``--gpu-memory-utilization 0.90``) logs "Model loading took
+#: 61.03 GiB" and 8.52 GiB of KV cache discarded by ``engine.sleep`` (34,900 tokens at 256 KiB a token),
+#: so 79.19 GiB (what CUDA exposes of the 80 GiB) x 0.9 - 61.03 - 8.52 = 1.72 GiB of profiled
+#: activations and non-torch memory (``vllm/v1/worker/gpu_worker.py``, ``determine_available_memory``),
+#: plus the 0.81 GiB x 0.9 = 0.73 GiB of the 80 GiB that CUDA does not expose. The vLLM v0.27.1 logs of
+#: the same model at TP 2 in "Running a single LLM across two GPUs with vLLM" (S. Pathak, 2026-08-18:
+#: 30.59 GiB of weights and 8.22 GiB of KV per GPU in a 40.47 GiB budget) leave 1.66 GiB per GPU, the
+#: same order. Before: 0.5 GiB (a guess), which held 42,909 tokens on that H100.
+VLLM_NON_KV_GIB = 2.45
+
 #: Per-engine parameters. Both engines share the physics; the fitted terms are global (SGLang takes
 #: vLLM's: there are too few SGLang measurements to fit it separately), its defaults differ.
 ENGINES: dict[str, EngineParams] = {
-    "vllm": EngineParams("vllm", bandwidth_scale=1.0, decode_compute_scale=7.35, moe_compute_scale=25.7,
-                         prefill_compute_scale=1.0, attention_compute_scale=4.27, step_overhead_s=0.0,
-                         ampere_step_overhead_s=0.000931, token_overhead_s=0.0, layer_overhead_s=9.36e-05,
-                         request_overhead_s=0.00547, allreduce_latency_s=1.2e-5, allreduce_bw_fraction=0.65, activation_reserve_gib=0.5,
-                         gpu_memory_utilization=0.9, max_num_seqs=1024, source=_FIT_NOTE),
+    "vllm": EngineParams("vllm", bandwidth_scale=1.0, decode_compute_scale=7.31, moe_compute_scale=25.7,
+                         prefill_compute_scale=1.0, attention_compute_scale=4.21, step_overhead_s=0.0,
+                         ampere_step_overhead_s=0.000917, token_overhead_s=0.0, layer_overhead_s=9.40e-05,
+                         request_overhead_s=0.00553, allreduce_latency_s=1.2e-5, allreduce_bw_fraction=0.65,
+                         activation_reserve_gib=VLLM_NON_KV_GIB, gpu_memory_utilization=0.9, max_num_seqs=1024,
+                         source=_FIT_NOTE),
 }
-ENGINES["sglang"] = replace(ENGINES["vllm"], engine="sglang", gpu_memory_utilization=0.88, max_num_seqs=1024)
+#: SGLang's ``mem_fraction_static`` bounds the weights and the KV pool only (activations and CUDA
+#: graphs live outside it), so it keeps the small reserve: no published log to measure it on.
+ENGINES["sglang"] = replace(ENGINES["vllm"], engine="sglang", gpu_memory_utilization=0.88, max_num_seqs=1024,
+                            activation_reserve_gib=0.5)
 
 
 def engine_params(engine: str | EngineParams) -> EngineParams:

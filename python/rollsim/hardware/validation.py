@@ -56,7 +56,9 @@ def _ttft(label: str, setting: str, src: str, m: str, gpu: str, tokens: float, t
 def _long_prompts(label: str, setting: str, src: str, m: str, gpu: str, inp: float, out: float, requests: int,
                   duration_s: float, *, fit: bool = True) -> Row:
     """A random-dataset run whose prompts leave room for few sequences: per request, its prompt's
-    prefill (compute shared by the instance) plus ``out`` decode steps shared by the running batch."""
+    prefill (compute shared by the instance) plus ``out`` decode steps shared by the running batch.
+    (Simulating the run instead, :func:`rollsim.hardware.serving_benchmark`, is 1-3 points further
+    off on the three such rows: ``tests/test_serving_benchmark.py``.)"""
     def t(p: EngineParams) -> float:
         b = min(requests, serving.max_batch(m, gpu, context_tokens=inp + out / 2, engine=p))
         pre = serving.prefill_s(m, gpu, tokens=inp, engine=p) - p.request_overhead_s
