@@ -261,3 +261,16 @@ def test_verl_case_rebuilt_from_a_deployment():
     assert r["mean_tokens_deployment"] < r["mean_tokens_roofline"]
     with pytest.raises(ScenarioError, match="^names: deployment rebuilds cover the verl cases"):
         deployment_cases(["chapter"])
+
+
+def test_validation_summary_counts_each_area() -> None:
+    import polars as pl
+
+    from rollsim.hardware import validation
+
+    df = pl.DataFrame({"area": ["decode", "decode", "switching", "training", "prefill"],
+                       "within_25pct": [True, False, True, True, False],
+                       "error": [0.1, -0.5, 0.2, 0.0, 0.3]})
+    assert validation.summary(df) == (
+        "3 of 5 rows within 25 % of measured (60.0%); median |error| 20.0%; decode 1/2, switching 1/1, "
+        "training 1/1, prefill 0/1; decode, prefill and training 2 of 4 (50.0%)")

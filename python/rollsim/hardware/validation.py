@@ -161,11 +161,21 @@ def table(params: EngineParams | None = None, rows: list[Row] | None = None) -> 
 
 
 def summary(df: pl.DataFrame) -> str:
-    """One line: how many rows are within 25 %."""
+    """One line: how many rows are within 25 %, in all and per area (in the table's order of areas),
+    and how many of the decode, prefill and training rows (the accuracy target: decode throughput and
+    step-phase times) are."""
     n = df.height
     k = int(df["within_25pct"].sum())
     med = float(df["error"].abs().median())  # type: ignore[arg-type]
-    return f"{k} of {n} rows within 25 % of measured ({k / n:.1%}); median |error| {med:.1%}"
+    areas = list(dict.fromkeys(df["area"].to_list()))
+    per = ", ".join(f"{a} {int(df.filter(pl.col('area') == a)['within_25pct'].sum())}/"
+                    f"{df.filter(pl.col('area') == a).height}" for a in areas)
+    core = df.filter(pl.col("area").is_in(["decode", "prefill", "training"]))
+    kc = int(core["within_25pct"].sum())
+    line = f"{k} of {n} rows within 25 % of measured ({k / n:.1%}); median |error| {med:.1%}; {per}"
+    if core.height:
+        line += f"; decode, prefill and training {kc} of {core.height} ({kc / core.height:.1%})"
+    return line
 
 
 def _num(x: float) -> str:
