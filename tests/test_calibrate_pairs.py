@@ -206,6 +206,18 @@ def test_fully_async_pairs_against_the_assumed_answer_length(tmp_path, mean_toke
     assert max(abs(e) for e in errors) > 0.15
 
 
+# the 30B pair's +1 % with the hardware model rests on the same assumption
+SENSITIVITY_30B = {500.0: -0.49, 2000.0: -0.20, 3000.0: 0.01}
+
+
+@pytest.mark.parametrize("mean_tokens", sorted(SENSITIVITY_30B))
+def test_moe_pair_against_the_assumed_answer_length(tmp_path, mean_tokens):
+    _, _, model, backend, gpus, max_resp, n, tp, phases, kind, rollout_gpus, measured, _, _ = PAIRS[5]
+    _, row = _predict(tmp_path, model, backend, gpus, max_resp, n, tp, phases, kind, rollout_gpus, True,
+                      mean_tokens=mean_tokens)
+    assert row["step_s"] / measured - 1 == pytest.approx(SENSITIVITY_30B[mean_tokens], abs=0.02)
+
+
 VIME = ("vllm-project/vime issue 358 (Qwen3-4B GRPO, Ascend A3, 2 training + 2 rollout NPUs, 32 prompts x 8, "
         "max response 2K)")
 
