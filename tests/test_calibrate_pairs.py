@@ -1,7 +1,10 @@
 """Published pairs: calibrate on a baseline's published per-step phase times, predict the other
 configuration of the pair, compare with what was measured. The errors are the README's table
 ("Bring your own run"), once with the training cost moved to the new GPU count as 1 / GPUs and once
-with the hardware training model (rollsim.what_if.train_scale); a test fails when a change moves one."""
+with the hardware training model (rollsim.what_if.train_scale); a test fails when a change moves one.
+Beside them, the checks behind the README's account of the fully async misses: which revision of verl's
+table nests, the unit of a fully async step, the trainers' GPU-seconds ratios, and how the errors move
+with the assumed answer length (or with the length each baseline's generation implies)."""
 
 from __future__ import annotations
 
