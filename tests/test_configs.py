@@ -42,6 +42,8 @@ def test_verl_counts_prompts():
     assert sc.lengths.max_tokens == 8192.0
     (n,) = kinds(imp, "data.train_batch_size")
     assert n.kind == "read" and n.became.startswith("batch_size = 2048 samples (256 prompts x rollout.n 8")
+    (n,) = kinds(imp, "actor_rollout_ref.rollout.tensor_model_parallel_size")
+    assert n.became == "1 GPU per inference engine"     # TP 1: one GPU, not "1 GPUs"
 
 
 def test_verl_defaults_and_overrides(tmp_path):

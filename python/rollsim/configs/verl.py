@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rollsim._text import count
 from rollsim.errors import invalid
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 
@@ -147,7 +148,7 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
     max_prompt, g = r.positive_int("data.max_prompt_length", 512, hi=2**30, aliases=(f"{_AR}.rollout.prompt_length",))
     r.read("data.max_prompt_length", max_prompt, g, "not a scenario field (prefill is free until calibrated)")
     tp, g = r.positive_int(f"{_AR}.rollout.tensor_model_parallel_size", 2, hi=4096)
-    r.read(f"{_AR}.rollout.tensor_model_parallel_size", tp, g, f"{tp} GPUs per inference engine")
+    r.read(f"{_AR}.rollout.tensor_model_parallel_size", tp, g, f"{count(tp, 'GPU')} per inference engine")
     seqs, g = r.positive_int(f"{_AR}.rollout.max_num_seqs", 256)
     r.read(f"{_AR}.rollout.max_num_seqs", seqs, g, f"{seqs} concurrent sequences per engine")
     nodes, g = r.positive_int("trainer.nnodes", 1, hi=65536)
