@@ -7,8 +7,9 @@ import subprocess
 import sys
 
 import polars as pl
+import pytest
 
-from rollsim import cli
+from rollsim import __version__, cli
 from rollsim.cli import main
 
 
@@ -273,3 +274,18 @@ def test_validate_reports_progress(monkeypatch, capsys):
     assert "validate" in tty.getvalue() and "1/1" in tty.getvalue()
     monkeypatch.setitem(sys.modules, "rich.progress", None)  # rich not installed: no bar
     assert cli._progress_bar(3, "validate")[0] is None
+
+
+def test_version_prints_the_package_version(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out == f"rollsim {__version__}\n"
+
+
+def test_a_near_miss_of_a_flag_names_the_flag_it_likely_meant(capsys):
+    assert cli._unrecognized(cli.build_parser(), "run", ["--horizon", "--rollout-slot=3", "--zzz"]) == (
+        "unrecognized arguments: --horizon --rollout-slot=3 --zzz "
+        "(--horizon: did you mean --horizon-s?; --rollout-slot: did you mean --rollout-slots?)")
+    # no hint where no flag is close: '--k' on compare is not taken for --kv-cache-tokens
+    assert cli._unrecognized(cli.build_parser(), "compare", ["--k"]) == "unrecognized arguments: --k"

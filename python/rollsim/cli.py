@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import json
 import math
 import os
@@ -812,6 +813,7 @@ def _cmd_validate(a: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="rollsim", description="Simulate RL post-training pipelines for LLMs.")
+    p.add_argument("--version", action="version", version=f"rollsim {_rollsim.__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("compare", help="the chapter's comparison of four pipelines")
     _add_scenario_args(c, default_rng="python", scenario_file=True)
@@ -923,10 +925,32 @@ def _message(e: BaseException) -> str:
     return " ".join(line.strip() for line in str(e).splitlines() if line.strip()) or type(e).__name__
 
 
+def _unrecognized(parser: argparse.ArgumentParser, command: str | None, extra: Sequence[str]) -> str:
+    """The message for flags the command does not take: ``unrecognized arguments: ...``, and for a
+    flag that is a near miss of one of the command's own (``--rollout-slot``, ``--horizon``) the flag
+    it likely meant. Never more than a hint: flags are not abbreviated and nothing is taken for
+    another."""
+    options: list[str] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            options = [o for o in action.choices[command]._option_string_actions if o.startswith("--")]
+    hints = []
+    for arg in extra:
+        flag = arg.split("=", 1)[0]
+        if flag.startswith("--") and flag not in options:
+            close = difflib.get_close_matches(flag, options, n=1, cutoff=0.8)
+            if close:
+                hints.append(f"{flag}: did you mean {close[0]}?")
+    return f"unrecognized arguments: {' '.join(extra)}" + (f" ({'; '.join(hints)})" if hints else "")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit code: 0, 2 for bad input or a file error (the message
     on stderr as ``rollsim: error: ...``, never a traceback), 130 when interrupted."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        parser.error(_unrecognized(parser, getattr(args, "command", None), extra))
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
