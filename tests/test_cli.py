@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 
 import polars as pl
 import pytest
@@ -289,3 +290,19 @@ def test_a_near_miss_of_a_flag_names_the_flag_it_likely_meant(capsys):
         "(--horizon: did you mean --horizon-s?; --rollout-slot: did you mean --rollout-slots?)")
     # no hint where no flag is close: '--k' on compare is not taken for --kv-cache-tokens
     assert cli._unrecognized(cli.build_parser(), "compare", ["--k"]) == "unrecognized arguments: --k"
+
+
+def test_a_table_of_runs_names_the_run_that_warned(capsys):
+    # batches of 128 on the chapter's pool: the uncapped fully async row outruns training (the ready
+    # queue grows 22 samples per step), the cap-2 row and the batch pipelines do not
+    import rollsim
+
+    with pytest.warns(rollsim.GenerationOutrunsTrainingWarning) as rec:
+        rollsim.compare(rollsim.Scenario(batch_size=128, rng="python"))
+    assert [str(w.message).split(": generation outruns training")[0] for w in rec] == ["fully async"]
+    with warnings.catch_warnings():   # the CLI prints the warning as a line on stderr
+        warnings.simplefilter("always", rollsim.GenerationOutrunsTrainingWarning)
+        assert main(["compare", "--batch-size", "128"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("rollsim: warning: fully async: generation outruns training: the ready queue grows by "
+                          "22 samples per step") and err.count("warning") == 1, err
