@@ -1,6 +1,7 @@
 """Bad-input rows found by trying rollsim as a new user would (appended to ``tests/bad_inputs.py``'s
 table; same format): a near miss of a command's own flag names the flag it likely meant; a flag
-that is no near miss gets no hint (flags are never abbreviated, nothing is taken for another)."""
+that is no near miss gets no hint (flags are never abbreviated, nothing is taken for another);
+``rollsim plot`` refuses a flag that the figure's kind does not use, before reading anything."""
 
 from __future__ import annotations
 
@@ -13,4 +14,15 @@ ROWS: list[tuple[str, str, str, str]] = [
      "exit 2: rollsim: error: unrecognized arguments: --gpu-s-per-tokens 0.004 (--gpu-s-per-tokens: did you mean "
      "--gpu-s-per-token?)"),
     ("CLI", "cli('compare', '--kv', '3')", "CliExit", "exit 2: rollsim: error: unrecognized arguments: --kv"),
+    # rollsim plot: a flag of another kind is refused, not dropped
+    ("CLI", "cli('plot', write('r', None), '--kind', 'staleness-by-length', '--bin-s', '30', '--out', 'f.png')",
+     "CliExit", "exit 2: rollsim: error: --bin-s: applies to --kind utilization only, not staleness-by-length"),
+    ("CLI", "cli('plot', write('r', None), '--kind', 'heatmap', '--metric', 'steps', '--x', 'seed', '--y', 'seed', "
+     "'--hue', 'seed', '--out', 'f.png')", "CliExit",
+     "exit 2: rollsim: error: --hue: applies to --kind lines only, not heatmap"),
+    ("CLI", "cli('plot', write('r', None), '--kind', 'utilization', '--max-slots', '8', '--out', 'f.png')", "CliExit",
+     "exit 2: rollsim: error: --max-slots: applies to --kind slot-timeline only, not utilization"),
+    ("CLI", "cli('plot', write('r', None), '--kind', 'lines', '--pipeline', 'fully_async', '--out', 'f.png')",
+     "CliExit", "exit 2: rollsim: error: --pipeline: applies to --kind staleness-by-length / slot-timeline / "
+     "utilization / step-breakdown only, not lines"),
 ]
