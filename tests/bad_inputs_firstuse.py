@@ -25,4 +25,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("CLI", "cli('plot', write('r', None), '--kind', 'lines', '--pipeline', 'fully_async', '--out', 'f.png')",
      "CliExit", "exit 2: rollsim: error: --pipeline: applies to --kind staleness-by-length / slot-timeline / "
      "utilization / step-breakdown only, not lines"),
+    # rollsim sync says a missing file as every other command does (not "[Errno 2] ...")
+    ("CLI", "cli('sync', 'nonexistent-cluster.toml')", "CliExit",
+     "exit 2: rollsim: error: no such file or directory: 'nonexistent-cluster.toml'"),
 ]
