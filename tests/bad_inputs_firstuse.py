@@ -28,4 +28,13 @@ ROWS: list[tuple[str, str, str, str]] = [
     # rollsim sync says a missing file as every other command does (not "[Errno 2] ...")
     ("CLI", "cli('sync', 'nonexistent-cluster.toml')", "CliExit",
      "exit 2: rollsim: error: no such file or directory: 'nonexistent-cluster.toml'"),
+    # rollsim validate --case: the error names the flag (the Python functions name their argument, names)
+    ("CLI", "cli('validate', '--case', 'nosuch')", "CliExit",
+     "exit 2: rollsim: error: --case: unknown case 'nosuch'; cases: chapter, verl_one_step_fsdp2, "
+     "verl_one_step_megatron, verl_fully_async_32, verl_fully_async_64, verl_fully_async_128, verl_staleness_0, "
+     "verl_staleness_0_1, verl_staleness_0_3, verl_staleness_0_5"),
+    ("CLI", "cli('validate', '--resources', '--case', 'chapter')", "CliExit",
+     "exit 2: rollsim: error: --case: unknown case 'chapter' for --resources (deployment rebuilds cover the verl "
+     "cases); cases: verl_one_step_fsdp2, verl_one_step_megatron, verl_fully_async_32, verl_fully_async_64, "
+     "verl_fully_async_128, verl_staleness_0, verl_staleness_0_1, verl_staleness_0_3, verl_staleness_0_5"),
 ]

@@ -782,6 +782,12 @@ def _progress_bar(total: int, description: str) -> tuple[Callable[[int, int], An
 def _cmd_validate(a: argparse.Namespace) -> int:
     from rollsim import validation
 
+    known = [n for n in validation.CASE_NAMES if n.startswith("verl") or not a.resources]
+    for name in a.case or ():   # named as the flag the user gave (the functions name their argument)
+        if name not in known:
+            raise invalid("--case", f"unknown case {name!r}" + (" for --resources (deployment rebuilds cover the "
+                          "verl cases)" if a.resources and name in validation.CASE_NAMES else "") +
+                          f"; cases: {', '.join(known)}")
     if a.resources:  # the resource model's rows (rollsim.hardware.validation)
         from rollsim.hardware.cli import print_resource_validation
 
