@@ -603,9 +603,12 @@ def _cmd_compare(a: argparse.Namespace) -> int:
         label = (f"{named}, max {cap:g} tokens" if named and cap is not None else named) or (
             f"lognormal(mu={base.lengths.mu:g}, sigma={base.lengths.sigma:g}), max {base.lengths.max_tokens:g} tokens"
             if isinstance(base.lengths, LogNormal) else "empirical")
+        groups = f" (groups of {base.group_size})" if base.group_size > 1 else ""
+        agentic = (f", agentic: at most {base.agentic.max_turns} turns (the lengths are per turn)"
+                   if base.agentic is not None else "")
         print(f"rollsim compare: {base.rollout_slots} slots x {base.decode_tokens_per_s:g} tokens/s, batch "
-              f"{base.batch_size}, {base.train_step_s:g} s/step, {_span(base.horizon_s)}, lengths {label}, "
-              f"rng={base.rng}, seed={base.seed}")
+              f"{base.batch_size}{groups}, {base.train_step_s:g} s/step, {_span(base.horizon_s)}, lengths {label}"
+              f"{agentic}, rng={base.rng}, seed={base.seed}")
         print(format_compare(df))
     if out:
         df.write_parquet(os.path.join(out, "compare.parquet"))
