@@ -306,3 +306,15 @@ def test_a_table_of_runs_names_the_run_that_warned(capsys):
     err = capsys.readouterr().err
     assert err.startswith("rollsim: warning: fully async: generation outruns training: the ready queue grows by "
                           "22 samples per step") and err.count("warning") == 1, err
+
+
+def test_decode_table_help_gives_the_command_line_form(capsys):
+    # the field's text shows the Python tuples; the flag takes pairs, and its help says how
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "on the command line N:TOKENS_PER_S pairs, e.g. 1:60,8:400,64:1600" in text
+    sc = cli._scenario(cli.build_parser().parse_args(
+        ["run", "--slots-per-instance", "64", "--decode-throughput-table", "1:60,8:400,64:1600",
+         "--decode-tokens-per-s", "60"]))
+    assert sc.decode_throughput_table == ((1, 60.0), (8, 400.0), (64, 1600.0))

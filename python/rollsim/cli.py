@@ -156,6 +156,8 @@ _OWNER_NAMES = {"lognormal": "lognormal", "empirical": "empirical", "file": "FIL
 
 def _help(f: schema.Field, default: Any) -> str:
     text = f.help.replace("%", "%%")
+    if tuple[tuple[int, float], ...] in (f.type, *typing.get_args(f.type)):   # the Python form is in the text
+        text += "; on the command line N:TOKENS_PER_S pairs, e.g. 1:60,8:400,64:1600"
     if f.path == "pipeline.batch_order":
         text += f": {', '.join((*schema.BATCH_ORDERS, schema.LENGTH_BALANCED))}"
     notes = []
