@@ -318,3 +318,12 @@ def test_decode_table_help_gives_the_command_line_form(capsys):
         ["run", "--slots-per-instance", "64", "--decode-throughput-table", "1:60,8:400,64:1600",
          "--decode-tokens-per-s", "60"]))
     assert sc.decode_throughput_table == ((1, 60.0), (8, 400.0), (64, 1600.0))
+
+
+def test_choice_words_take_underscores_as_hyphens():
+    # as --pipeline one_step / one-step for run: the README's rule holds for split and plot too
+    p = cli.build_parser()
+    assert p.parse_args(["split", "--gpus", "4", "--pipeline", "one_step"]).pipeline == "one-step"
+    assert p.parse_args(["split", "--gpus", "4", "--pipeline", "fully_async"]).pipeline == "fully-async"
+    assert p.parse_args(["plot", "d", "--kind", "slot_timeline", "--out", "f.png"]).kind == "slot-timeline"
+    assert p.parse_args(["plot", "d", "--kind", "staleness-by-length", "--out", "f.png"]).kind == "staleness-by-length"

@@ -856,7 +856,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--gpu-s-per-token", type=float, default=None,
                     help="GPU-seconds of training per token of the batch (required unless --model sizes it)")
     sp.add_argument("--train-fixed-s", type=float, default=0.0, help="fixed seconds per step (%(default)s)")
-    sp.add_argument("--pipeline", choices=("sync", "one-step", "fully-async"), default="fully-async")
+    sp.add_argument("--pipeline", choices=("sync", "one-step", "fully-async"), default="fully-async",
+                    type=_named(lambda t: t.replace("_", "-"), "choice"))   # fully_async too, as for run
     sp.add_argument("--colocated-switch-s", type=float, default=None,
                     help="also run the colocated synchronous baseline on all GPUs, with this many seconds per step "
                          "to offload and reload the rollout engine")
