@@ -143,7 +143,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      "lengths.column: the file has columns ['tokens', 'n']; say which one holds the lengths"),
     ("length file", "Empirical.from_file(write('a.csv', 'tokens\\n100\\n'), 'len')", "ScenarioError",
      "re:lengths\\.column: no column 'len' in '.*/a\\.csv' \\(columns: \\['tokens'\\]\\); its first line was read as "
-     "the header \\(has_header=False reads it as data\\)"),
+     "the header \\(has_header=False, --has-header false on the command line, reads it as data\\)"),
     ("length file", "Empirical.from_file(write('a.csv', 'tokens,n\\n100,-1\\n'), 'tokens', 'n')", "ScenarioError",
      "re:lengths\\.count_column: line 2 of '.*/a\\.csv': must be a count >= 0 \\(finite\\), got -1"),
     ("length file", "Empirical.from_file(write('a.csv', 'tokens,n\\n100,0\\n200,0\\n'), 'tokens', 'n')", "ScenarioError",

@@ -112,7 +112,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      "re:" + _ERR + "sweep file: '.*' is a directory, not a TOML file"),
     # prefixes are not expanded: --k was taken for --kv-cache-tokens
     ("CLI", "cli('compare', '--k', '3')", "CliExit", "exit 2: rollsim: error: unrecognized arguments: --k"),
-    ("CLI", "cli('run', '--horizon', '100')", "CliExit", "exit 2: rollsim: error: unrecognized arguments: --horizon"),
+    ("CLI", "cli('run', '--horizon', '100')", "CliExit", "exit 2: rollsim: error: unrecognized arguments: --horizon (--horizon: did you mean --horizon-s?)"),
     ("CLI", "cli('split', '--gpus', '16', '--gpu-s-per-token', '0.004', '--pipeline', 'sync', '--max-staleness', '2')",
      "CliExit", "exit 2: rollsim: error: pipeline.max_staleness: --max-staleness applies to --pipeline fully-async "
                 "only, not sync"),

@@ -66,7 +66,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      "rename the copies so that each column has one name"),
     ("length file", "Empirical.from_file(write('a.csv', '100,5\\n'), 'tokens', 'n')", "ScenarioError",
      "re:lengths\\.column: no column 'tokens' in '.*/a\\.csv' \\(columns: \\['column_1', 'column_2'\\]\\); its first "
-     "line is numbers, so it was read as data \\(has_header=True reads it as the header\\)"),
+     "line is numbers, so it was read as data \\(has_header=True, --has-header true on the command line, reads it as the header\\)"),
     ("length file", "Empirical.from_file(write('a.csv', '100\\n'), has_header='yes')", "ScenarioError",
      "lengths.has_header: must be True, False or None (detect), got 'yes'"),
     ("length file", "Empirical.from_file(write('a.parquet', parquet({'tokens': [1.0]})), has_header=True)", "ScenarioError",

@@ -124,3 +124,15 @@ def test_run_and_compare_agentic() -> None:
     df = pl.read_csv(io.StringIO(out))
     assert df["pipeline"].to_list() == ["synchronous", "one-step async", "fully async", "fully async, cap 2"]
     assert (df["steps"] > 0).all()
+
+
+def test_compare_s_first_line_says_the_scenario_is_agentic() -> None:
+    # the lengths of an agentic scenario are per turn: the line naming the scenario says so, and
+    # names the groups (a user reading the table must know what it ran)
+    code, out, err = _cli("compare", "--agentic-preset", "default", "--max-turns", "3", "--group-size", "4",
+                          "--horizon-s", "1200")
+    assert code == 0, err
+    assert out.splitlines()[0] == (
+        "rollsim compare: 256 slots x 30 tokens/s, batch 512 (groups of 4), 60 s/step, 1200 s, lengths "
+        "lognormal(mu=7.6, sigma=1), max 16384 tokens, agentic: at most 3 turns (the lengths are per turn), "
+        "rng=python, seed=0")

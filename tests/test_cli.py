@@ -5,10 +5,12 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 
 import polars as pl
+import pytest
 
-from rollsim import cli
+from rollsim import __version__, cli
 from rollsim.cli import main
 
 
@@ -273,3 +275,55 @@ def test_validate_reports_progress(monkeypatch, capsys):
     assert "validate" in tty.getvalue() and "1/1" in tty.getvalue()
     monkeypatch.setitem(sys.modules, "rich.progress", None)  # rich not installed: no bar
     assert cli._progress_bar(3, "validate")[0] is None
+
+
+def test_version_prints_the_package_version(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out == f"rollsim {__version__}\n"
+
+
+def test_a_near_miss_of_a_flag_names_the_flag_it_likely_meant(capsys):
+    assert cli._unrecognized(cli.build_parser(), "run", ["--horizon", "--rollout-slot=3", "--zzz"]) == (
+        "unrecognized arguments: --horizon --rollout-slot=3 --zzz "
+        "(--horizon: did you mean --horizon-s?; --rollout-slot: did you mean --rollout-slots?)")
+    # no hint where no flag is close: '--k' on compare is not taken for --kv-cache-tokens
+    assert cli._unrecognized(cli.build_parser(), "compare", ["--k"]) == "unrecognized arguments: --k"
+
+
+def test_a_table_of_runs_names_the_run_that_warned(capsys):
+    # batches of 128 on the chapter's pool: the uncapped fully async row outruns training (the ready
+    # queue grows 22 samples per step), the cap-2 row and the batch pipelines do not
+    import rollsim
+
+    with pytest.warns(rollsim.GenerationOutrunsTrainingWarning) as rec:
+        rollsim.compare(rollsim.Scenario(batch_size=128, rng="python"))
+    assert [str(w.message).split(": generation outruns training")[0] for w in rec] == ["fully async"]
+    with warnings.catch_warnings():   # the CLI prints the warning as a line on stderr
+        warnings.simplefilter("always", rollsim.GenerationOutrunsTrainingWarning)
+        assert main(["compare", "--batch-size", "128"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("rollsim: warning: fully async: generation outruns training: the ready queue grows by "
+                          "22 samples per step") and err.count("warning") == 1, err
+
+
+def test_decode_table_help_gives_the_command_line_form(capsys):
+    # the field's text shows the Python tuples; the flag takes pairs, and its help says how
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "on the command line N:TOKENS_PER_S pairs, e.g. 1:60,8:400,64:1600" in text
+    sc = cli._scenario(cli.build_parser().parse_args(
+        ["run", "--slots-per-instance", "64", "--decode-throughput-table", "1:60,8:400,64:1600",
+         "--decode-tokens-per-s", "60"]))
+    assert sc.decode_throughput_table == ((1, 60.0), (8, 400.0), (64, 1600.0))
+
+
+def test_choice_words_take_underscores_as_hyphens():
+    # as --pipeline one_step / one-step for run: the README's rule holds for split and plot too
+    p = cli.build_parser()
+    assert p.parse_args(["split", "--gpus", "4", "--pipeline", "one_step"]).pipeline == "one-step"
+    assert p.parse_args(["split", "--gpus", "4", "--pipeline", "fully_async"]).pipeline == "fully-async"
+    assert p.parse_args(["plot", "d", "--kind", "slot_timeline", "--out", "f.png"]).kind == "slot-timeline"
+    assert p.parse_args(["plot", "d", "--kind", "staleness-by-length", "--out", "f.png"]).kind == "staleness-by-length"

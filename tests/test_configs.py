@@ -42,6 +42,10 @@ def test_verl_counts_prompts():
     assert sc.lengths.max_tokens == 8192.0
     (n,) = kinds(imp, "data.train_batch_size")
     assert n.kind == "read" and n.became.startswith("batch_size = 2048 samples (256 prompts x rollout.n 8")
+    (n,) = kinds(imp, "actor_rollout_ref.rollout.tensor_model_parallel_size")
+    assert n.became == "tensor parallel 1"
+    (n,) = kinds(imp, "(GPUs per inference server)")
+    assert n.became.startswith("1 GPU per inference server")     # one GPU, not "1 GPUs"
 
 
 def test_verl_defaults_and_overrides(tmp_path):
@@ -316,7 +320,7 @@ def test_compare_config(capsys):
         warnings.simplefilter("ignore", rollsim.GenerationOutrunsTrainingWarning)  # the uncapped fully async row
         assert main(["compare", "--config", str(EX / "verl_grpo.yaml"), "--horizon-s", "3000"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("rollsim compare: 4096 slots x 30 tokens/s, batch 2048, 60 s/step")
+    assert out.startswith("rollsim compare: 4096 slots x 30 tokens/s, batch 2048 (groups of 8), 60 s/step")
 
 
 def test_deployment_with_gpu():

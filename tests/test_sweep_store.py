@@ -148,7 +148,7 @@ def test_chunk_overwritten_by_another_chunks_file_is_recomputed_by_the_cli(tmp_p
     assert cli(str(f), "--out", str(out), "--no-progress", "--format", "none") == 0
     err = capsys.readouterr().err
     assert f"rollsim sweep: warning: out: {str(a)!r} is not counted:" in err
-    assert "40 runs (10 run now in 1 chunks, 30 already in" in err
+    assert "40 runs (10 run now in 1 chunk, 30 already in" in err
     back = read_sweep(out)
     assert back.height == 40 and back["run_key"].n_unique() == 40
 

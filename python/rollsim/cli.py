@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import json
 import math
 import os
@@ -155,6 +156,8 @@ _OWNER_NAMES = {"lognormal": "lognormal", "empirical": "empirical", "file": "FIL
 
 def _help(f: schema.Field, default: Any) -> str:
     text = f.help.replace("%", "%%")
+    if tuple[tuple[int, float], ...] in (f.type, *typing.get_args(f.type)):   # the Python form is in the text
+        text += "; on the command line N:TOKENS_PER_S pairs, e.g. 1:60,8:400,64:1600"
     if f.path == "pipeline.batch_order":
         text += f": {', '.join((*schema.BATCH_ORDERS, schema.LENGTH_BALANCED))}"
     notes = []
@@ -605,9 +608,12 @@ def _cmd_compare(a: argparse.Namespace) -> int:
         label = (f"{named}, max {cap:g} tokens" if named and cap is not None else named) or (
             f"lognormal(mu={base.lengths.mu:g}, sigma={base.lengths.sigma:g}), max {base.lengths.max_tokens:g} tokens"
             if isinstance(base.lengths, LogNormal) else "empirical")
+        groups = f" (groups of {base.group_size})" if base.group_size > 1 else ""
+        agentic = (f", agentic: at most {base.agentic.max_turns} turns (the lengths are per turn)"
+                   if base.agentic is not None else "")
         print(f"rollsim compare: {base.rollout_slots} slots x {base.decode_tokens_per_s:g} tokens/s, batch "
-              f"{base.batch_size}, {base.train_step_s:g} s/step, {_span(base.horizon_s)}, lengths {label}, "
-              f"rng={base.rng}, seed={base.seed}")
+              f"{base.batch_size}{groups}, {base.train_step_s:g} s/step, {_span(base.horizon_s)}, lengths {label}"
+              f"{agentic}, rng={base.rng}, seed={base.seed}")
         print(format_compare(df))
     if out:
         df.write_parquet(os.path.join(out, "compare.parquet"))
@@ -784,6 +790,12 @@ def _progress_bar(total: int, description: str) -> tuple[Callable[[int, int], An
 def _cmd_validate(a: argparse.Namespace) -> int:
     from rollsim import validation
 
+    known = [n for n in validation.CASE_NAMES if n.startswith("verl") or not a.resources]
+    for name in a.case or ():   # named as the flag the user gave (the functions name their argument)
+        if name not in known:
+            raise invalid("--case", f"unknown case {name!r}" + (" for --resources (deployment rebuilds cover the "
+                          "verl cases)" if a.resources and name in validation.CASE_NAMES else "") +
+                          f"; cases: {', '.join(known)}")
     if a.resources:  # the resource model's rows (rollsim.hardware.validation)
         from rollsim.hardware.cli import print_resource_validation
 
@@ -815,6 +827,7 @@ def _cmd_validate(a: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="rollsim", description="Simulate RL post-training pipelines for LLMs.")
+    p.add_argument("--version", action="version", version=f"rollsim {_rollsim.__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("compare", help="the chapter's comparison of four pipelines")
     _add_scenario_args(c, default_rng="python", scenario_file=True)
@@ -846,7 +859,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--gpu-s-per-token", type=float, default=None,
                     help="GPU-seconds of training per token of the batch (required unless --model sizes it)")
     sp.add_argument("--train-fixed-s", type=float, default=0.0, help="fixed seconds per step (%(default)s)")
-    sp.add_argument("--pipeline", choices=("sync", "one-step", "fully-async"), default="fully-async")
+    sp.add_argument("--pipeline", choices=("sync", "one-step", "fully-async"), default="fully-async",
+                    type=_named(lambda t: t.replace("_", "-"), "choice"))   # fully_async too, as for run
     sp.add_argument("--colocated-switch-s", type=float, default=None,
                     help="also run the colocated synchronous baseline on all GPUs, with this many seconds per step "
                          "to offload and reload the rollout engine")
@@ -926,10 +940,32 @@ def _message(e: BaseException) -> str:
     return " ".join(line.strip() for line in str(e).splitlines() if line.strip()) or type(e).__name__
 
 
+def _unrecognized(parser: argparse.ArgumentParser, command: str | None, extra: Sequence[str]) -> str:
+    """The message for flags the command does not take: ``unrecognized arguments: ...``, and for a
+    flag that is a near miss of one of the command's own (``--rollout-slot``, ``--horizon``) the flag
+    it likely meant. Never more than a hint: flags are not abbreviated and nothing is taken for
+    another."""
+    options: list[str] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            options = [o for o in action.choices[command]._option_string_actions if o.startswith("--")]
+    hints = []
+    for arg in extra:
+        flag = arg.split("=", 1)[0]
+        if flag.startswith("--") and flag not in options:
+            close = difflib.get_close_matches(flag, options, n=1, cutoff=0.8)
+            if close:
+                hints.append(f"{flag}: did you mean {close[0]}?")
+    return f"unrecognized arguments: {' '.join(extra)}" + (f" ({'; '.join(hints)})" if hints else "")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit code: 0, 2 for bad input or a file error (the message
     on stderr as ``rollsim: error: ...``, never a traceback), 130 when interrupted."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        parser.error(_unrecognized(parser, getattr(args, "command", None), extra))
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning

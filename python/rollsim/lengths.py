@@ -535,8 +535,10 @@ def _read_csv(p: str, has_header: bool | None) -> tuple[Any, list[str], int, str
     first = [raw[c][0] for c in raw.columns]
     if has_header is None:
         header = not all(x is not None and _parse(pl.Series([x])).null_count() == 0 for x in first)
-        hint = ("; its first line was read as the header (has_header=False reads it as data)" if header else
-                "; its first line is numbers, so it was read as data (has_header=True reads it as the header)")
+        hint = ("; its first line was read as the header (has_header=False, --has-header false on the command "
+                "line, reads it as data)" if header else
+                "; its first line is numbers, so it was read as data (has_header=True, --has-header true on the "
+                "command line, reads it as the header)")
     else:
         header = bool(has_header)
         hint = ""

@@ -18,7 +18,7 @@ from rollsim import _check
 from rollsim.errors import invalid
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 from rollsim.scenario import MAX_COUNT, Scenario
-from rollsim.simulation import simulate
+from rollsim.simulation import simulate_labelled
 
 __all__ = ["areal", "verl_fully_async", "pipeline_rl", "slime_partial_rollout", "prime_rl", "compare", "PRESETS"]
 
@@ -219,7 +219,7 @@ def compare(scenario: Scenario | None = None, *, baselines: bool = True) -> pl.D
     runs += [(name, fn(scenario=base)) for name, fn in PRESETS.items()]
     rows = []
     for name, sc in runs:
-        s = simulate(sc, record="summary").summary
+        s = simulate_labelled(name, sc, record="summary").summary
         rows.append({"system": name} | {k: s[k] for k in _COLUMNS})
     return pl.DataFrame(rows).with_columns(
         (pl.col("tokens_wasted") / pl.col("tokens_generated")).alias("wasted_fraction"))

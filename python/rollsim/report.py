@@ -604,12 +604,32 @@ def _edges(text: str) -> tuple[float, ...]:
         raise argparse.ArgumentTypeError(f"must be comma-separated token counts, got {text!r}") from None
 
 
+#: The ``rollsim plot`` flags that only some kinds use: a flag given for another kind is refused
+#: (nothing a user gives is silently dropped).
+PLOT_FLAG_KINDS: dict[str, tuple[str, ...]] = {
+    "pipeline": ("staleness-by-length", "slot-timeline", "utilization", "step-breakdown"),
+    "metric": ("heatmap", "lines"),
+    "x": ("heatmap", "lines"),
+    "y": ("heatmap",),
+    "hue": ("lines",),
+    "max_slots": ("slot-timeline",),
+    "bin_s": ("utilization",),
+    "edges": ("staleness-by-length",),
+}
+
+
 def run_plot(args: argparse.Namespace) -> int:
-    """``rollsim plot``: writes one figure to ``--out``, returns 0."""
+    """``rollsim plot``: writes one figure to ``--out``, returns 0. A flag the kind does not use
+    (``--bin-s`` with ``--kind staleness-by-length``) is refused, naming the kinds that use it."""
     _need_matplotlib("plot")
+    for dest, kinds in PLOT_FLAG_KINDS.items():
+        if getattr(args, dest) is not None and args.kind not in kinds:
+            flag = "--" + dest.replace("_", "-")
+            raise invalid(flag, f"applies to --kind {' / '.join(kinds)} only, not {args.kind}")
     _check_out_file(args.out)
     plot_dir(args.result_dir, args.kind, args.out, pipeline=args.pipeline, metric=args.metric, x=args.x,
-             y=args.y, hue=args.hue, max_slots=args.max_slots, bin_s=args.bin_s, edges=args.edges)
+             y=args.y, hue=args.hue, max_slots=64 if args.max_slots is None else args.max_slots,
+             bin_s=args.bin_s, edges=args.edges)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
@@ -633,14 +653,14 @@ def add_parser(subparsers: Any) -> None:
         "plot", help="one figure of a run, compare or sweep directory",
         description="Draws one figure of a result directory and saves it (PNG, SVG or PDF by extension).")
     p.add_argument("result_dir", help="the directory (or one sweep parquet file)")
-    p.add_argument("--kind", required=True, choices=KINDS)
+    p.add_argument("--kind", required=True, choices=KINDS, type=lambda t: t.replace("_", "-"))  # slot_timeline too
     p.add_argument("--out", required=True, help="output file: .png, .svg or .pdf")
     p.add_argument("--pipeline", default=None, help="compare dirs: only this pipeline (name or file tag)")
     p.add_argument("--metric", default=None, help="sweeps: the metric column, e.g. steps")
     p.add_argument("--x", default=None, help="sweeps: varied field on the x axis, e.g. pipeline.max_staleness")
     p.add_argument("--y", default=None, help="heatmap: varied field on the y axis")
     p.add_argument("--hue", default=None, help="lines: one line per value of this field")
-    p.add_argument("--max-slots", type=int, default=64, help="slot-timeline: slots shown (%(default)s)")
+    p.add_argument("--max-slots", type=int, default=None, help="slot-timeline: slots shown (64)")
     p.add_argument("--bin-s", type=float, default=None, help="utilization: bin width, seconds (default: run/150)")
     p.add_argument("--edges", type=_edges, default=None,
                    help="staleness-by-length: bin edges in tokens, e.g. 1000,2000,4000,8000,16000")

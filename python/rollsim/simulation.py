@@ -645,6 +645,19 @@ CHAPTER_PIPELINES = (
 )
 
 
+def simulate_labelled(label: str, scenario: Scenario, **kwargs: Any) -> Result:
+    """:func:`simulate` for one row of a table of runs: the warnings it gives (e.g.
+    :class:`~rollsim.GenerationOutrunsTrainingWarning`) are given again, same class, with the row's
+    ``label`` in front (``"fully async: generation outruns training: ..."``), so that a table of
+    several runs says which run warned. ``kwargs`` are :func:`simulate`'s."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = simulate(scenario, **kwargs)
+    for w in caught:
+        warnings.warn(w.category(f"{label}: {w.message}"), stacklevel=3)
+    return res
+
+
 def compare(
     scenario: Scenario | None = None,
     pipelines: Iterable[tuple[str, Any]] = CHAPTER_PIPELINES,
@@ -671,8 +684,8 @@ def compare(
             raise invalid("pipelines", f"item {i} must be a (name, pipeline) pair with a str name, got {item!r}")
     rows = []
     for name, pipeline in pipelines:
-        s = simulate(sc.replace(pipeline=pipeline), record="summary", max_samples=max_samples,
-                     max_events=max_events).summary
+        s = simulate_labelled(name, sc.replace(pipeline=pipeline), record="summary", max_samples=max_samples,
+                              max_events=max_events).summary
         rows.append({"pipeline": name} | {k: s[k] for k in (
             "steps", "rollout_utilization", "staleness_mean", "staleness_max", "drop_fraction",
             "staleness_mean_short", "staleness_mean_long", "samples_trained", "samples_dropped",

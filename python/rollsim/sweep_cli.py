@@ -12,6 +12,8 @@ from typing import Any
 
 import polars as pl
 
+from rollsim._text import count
+
 __all__ = ["add_parser", "run"]
 
 #: Metrics shown in the printed table (means and 95% intervals over seeds).
@@ -36,7 +38,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--ray-address", default=None, help="Ray cluster address (default: running one, else local)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--format", choices=("table", "csv", "none"), default="table",
-                   help="print means and 95%% intervals over seeds per scenario (%(default)s)")
+                   help="print means and 95%% intervals over seeds per scenario of steps, "
+                        "rollout_utilization, staleness_mean and drop_fraction (with learning: tokens_per_s, "
+                        "pg_clipfrac, length_gap), those the file's metrics keep; every metric is in --out "
+                        "(%(default)s)")
     p.set_defaults(func=run)
     return p
 
@@ -68,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt as e:  # the message says how many runs are saved, and where
         print(f"rollsim sweep: {e or 'interrupted'}", file=sys.stderr)
         return 130
-    print(f"rollsim sweep: {info.runs} runs ({info.ran} run now in {info.chunks} chunks, {info.resumed} already "
+    print(f"rollsim sweep: {info.runs} runs ({info.ran} run now in {count(info.chunks, 'chunk')}, {info.resumed} already "
           f"in {args.out}), {info.seconds:.1f} s; dataset: {args.out}", file=sys.stderr)
     if info.failed:
         print(f"rollsim sweep: {info.failed} runs failed; see the 'error' column", file=sys.stderr)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -405,17 +406,21 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
         return calibrated.scenario_for(values)
 
     for v in [{"name": "baseline"}, *items]:
-        b0 = base(calibrated.values, v)
-        sc = _variant(calibrated, b0, v)
-        point = _measure(sc, steps, seed)
-        others = [_measure(_variant(calibrated, base(d, v), v), steps, seed + 1 + i) for i, d in enumerate(pick)]
-        gpus = _train_gpus(calibrated, sc, v)
-        ts = (train_scale(calibrated, gpus, scenario=b0, recompute_logprob=_logprob(calibrated, v)) if gpus is not None
-              else TrainScale(1.0, 1.0, 1.0, "same"))
-        if ts.low != ts.high:
-            # the training model's own uncertainty: the ends of the training cost's interval
-            others += [_measure(_variant(calibrated, b0, v, end), steps, seed) for end in ("low", "high")]
-        row: dict[str, Any] = dict(variant=_label(v) if v.get("name") != "baseline" else "baseline",
+        label = _label(v) if v.get("name") != "baseline" else "baseline"
+        with warnings.catch_warnings(record=True) as caught:   # given again below, once, naming the variant
+            warnings.simplefilter("always")
+            b0 = base(calibrated.values, v)
+            sc = _variant(calibrated, b0, v)
+            point = _measure(sc, steps, seed)
+            others = [_measure(_variant(calibrated, base(d, v), v), steps, seed + 1 + i) for i, d in enumerate(pick)]
+            gpus = _train_gpus(calibrated, sc, v)
+            ts = (train_scale(calibrated, gpus, scenario=b0, recompute_logprob=_logprob(calibrated, v))
+                  if gpus is not None else TrainScale(1.0, 1.0, 1.0, "same"))
+            if ts.low != ts.high:
+                # the training model's own uncertainty: the ends of the training cost's interval
+                others += [_measure(_variant(calibrated, b0, v, end), steps, seed) for end in ("low", "high")]
+        _warn_once_per_category(label, caught, 1 + len(others))
+        row: dict[str, Any] = dict(variant=label,
                                    pipeline=type(sc.pipeline).__name__, rollout_slots=sc.rollout_slots,
                                    train_gpus=gpus, train_scale=ts.factor, train_scale_low=ts.low,
                                    train_scale_high=ts.high, train_scaling=ts.rule)
@@ -434,6 +439,18 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
             row["error"] = math.nan
         rows.append(row)
     return pl.DataFrame(rows)
+
+
+def _warn_once_per_category(label: str, caught: list[warnings.WarningMessage], runs: int) -> None:
+    """Gives the warnings of one variant's runs (its point and bootstrap draws) again, the first of
+    each class only, with the variant's label in front and how many of its runs gave one."""
+    first: dict[type[Warning], tuple[warnings.WarningMessage, int]] = {}
+    for w in caught:
+        seen = first.get(w.category)
+        first[w.category] = (w, 1) if seen is None else (seen[0], seen[1] + 1)
+    for category, (w, n) in first.items():
+        more = f" ({n} of the variant's {runs} simulated runs warned so)" if n > 1 else ""
+        warnings.warn(category(f"{label}: {w.message}{more}"), stacklevel=3)
 
 
 def plot_whatif(frame: pl.DataFrame, *, ax: Any = None, path: Any = None) -> Any:

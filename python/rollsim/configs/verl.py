@@ -30,6 +30,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rollsim._text import count
 from rollsim.errors import invalid
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 
@@ -204,7 +205,7 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
         r.read(f"{_AR}.rollout.data_parallel_size", rdp, g, f"data parallel {rdp}")
         r.read(f"{_AR}.rollout.pipeline_model_parallel_size", rpp, g2, f"pipeline parallel {rpp}")
     tp_total = tp * rdp * rpp
-    r.note("(GPUs per inference server)", repr(tp_total), f"{tp_total} GPUs per inference server (tensor x data x "
+    r.note("(GPUs per inference server)", repr(tp_total), f"{count(tp_total, 'GPU')} per inference server (tensor x data x "
            "pipeline parallel: rollout_world_size, verl/workers/rollout/llm_server.py)", "read")
     seqs, g = r.positive_int(f"{_AR}.rollout.max_num_seqs", 256)
     r.read(f"{_AR}.rollout.max_num_seqs", seqs, g, f"{seqs} concurrent sequences per engine")

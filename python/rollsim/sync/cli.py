@@ -6,6 +6,7 @@ The main CLI calls :func:`add_parser` on its subparsers and dispatches ``args.fu
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from rollsim._text import count
@@ -205,7 +206,10 @@ def run(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # stdout closed early: the main command line stops quietly
         raise
     except (RollsimError, ValueError, OSError, OverflowError) as e:
-        text = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
+        if isinstance(e, OSError) and e.strerror and e.filename is not None:   # as the other commands say it
+            text = f"{e.strerror.lower()}: {os.fsdecode(e.filename)!r}"
+        else:
+            text = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
         print(f"rollsim: error: {text or type(e).__name__}", file=sys.stderr)
         return 2
     return 0
