@@ -162,10 +162,16 @@ def _cmd_whatif(a: argparse.Namespace) -> int:
     df = whatif(cal, grid(**axes) if axes else [], draws=a.draws, steps=a.steps)
     if a.format == "table":
         base = df.row(0, named=True)
-        print(f"rollsim whatif: calibrated on {cal.metrics.height} steps; baseline predicted {base['step_s']:.1f} s "
-              f"per step vs measured {base['measured_step_s']:.1f} s ({100 * base['error']:+.1f} %)")
+        k = cal.steps_per_row
+        unit = "step" if k == 1 else "metrics row"
+        print(f"rollsim whatif: calibrated on {cal.metrics.height} {unit}s; baseline predicted {base['step_s']:.1f} s "
+              f"per {unit} vs measured {base['measured_step_s']:.1f} s ({100 * base['error']:+.1f} %)")
         cols = ["variant", "step_s", "step_s_low", "step_s_high", "tokens_per_s", "trainer_wait_s", "staleness_mean",
                 "staleness_long", "drop_fraction"]
+        if k > 1:
+            print(f"step_s and trainer_wait_s: seconds per metrics row = {k} training steps (samples_per_row: "
+                  f"{base['samples_per_row']} for the baseline; the config logs one row per weight sync)")
+            cols.insert(1, "samples_per_row")
         _print_frame(df.select(cols), "table")
     else:
         _print_frame(df, a.format)
