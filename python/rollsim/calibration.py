@@ -51,8 +51,9 @@ from rollsim.scenario import Scenario
 
 __all__ = ["calibrate", "Calibrated", "GENERIC", "FRAMEWORK_METRICS", "read_metrics", "normalize", "fit"]
 
-#: The generic per-step schema (one row per training step; seconds and tokens). Required: ``gen_s``,
-#: ``train_s``, ``response_mean``, ``response_max``; the others are optional.
+#: The generic per-step schema (one row per logged step, ``steps_per_row`` training steps of
+#: :func:`calibrate`, 1 by default; seconds and tokens). Required: ``gen_s``, ``train_s``,
+#: ``response_mean``, ``response_max``; the others are optional.
 GENERIC: dict[str, str] = {
     "step": "step index (optional; row order otherwise)",
     "step_s": "wall time of the step, seconds (optional: the sum of the phases)",
@@ -63,7 +64,7 @@ GENERIC: dict[str, str] = {
     "response_mean": "mean answer length of the step, tokens",
     "response_max": "longest answer of the step, tokens",
     "response_clip_ratio": "fraction of answers cut at the length limit (optional)",
-    "batch_samples": "samples trained in the step (optional: the config's batch)",
+    "batch_samples": "samples trained in the row (optional: the config's batch x steps_per_row)",
 }
 
 #: Framework metric names -> generic columns. A list sums its present columns; alternatives are
@@ -393,7 +394,8 @@ class Calibrated:
         The base scenario with the fitted parameters, lengths at the run's middle step.
     params : polars.DataFrame
         One row per parameter: ``name``, ``value``, ``low``, ``high`` (bootstrap 2.5 / 97.5 %
-        quantiles over steps), ``unit``, ``source`` (the metrics it came from).
+        quantiles over rows), ``unit``, ``source`` (the metrics it came from); per rollsim step, and
+        with ``steps_per_row`` > 1 a ``weight_sync_s_per_sync`` row (the row's one sync).
     residuals : polars.DataFrame
         Per metrics row (the user's unit: ``steps_per_row`` training steps): the logged ``step``,
         measured and predicted ``gen_s``, ``train_s``, ``step_s`` (seconds per row), the answer
@@ -577,9 +579,9 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
         # expected longest of its batch_size answers under the row's fitted lengths (exact, not
         # simulated: a noisy regressor would bias the speed)
         mu_t = values["lengths.mu"] + values["lengths.drift"] * m["step"].to_numpy()
-        longest = _expected_longest(mu_t, values["lengths.sigma"], float(cap), sc.batch_size)
+        step_longest = _expected_longest(mu_t, values["lengths.sigma"], float(cap), sc.batch_size)
         m = m.with_columns(pl.Series("makespan_tokens", np.maximum(
-            longest, m["response_mean"].to_numpy() * sc.batch_size / sc.rollout_slots)))
+            step_longest, m["response_mean"].to_numpy() * sc.batch_size / sc.rollout_slots)))
         values = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap), steps_per_row=k)
     rng = np.random.default_rng(seed)
     draws = []
@@ -599,12 +601,12 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
         lo, hi = np.quantile(vals, [0.025, 0.975])
         s = src[name]
         s = ", ".join(sources.get(c.strip(), c.strip()) for c in s.split(",")) if "over" not in s else s
-        rows.append(dict(name=name, value=values[name], low=float(min(lo, values[name])),
-                         high=float(max(hi, values[name])), unit=UNITS[name], source=s))
+        low, high = float(min(lo, values[name])), float(max(hi, values[name]))
+        unit = UNITS[name] if k == 1 or name != "weight_sync_s" else f"s / step (the row's one sync over its {k} steps)"
+        rows.append(dict(name=name, value=values[name], low=low, high=high, unit=unit, source=s))
         if k > 1 and name == "weight_sync_s":
-            rows[-1]["unit"] = f"s / step (the row's one sync over its {k} steps)"
-            rows.append(dict(name="weight_sync_s_per_sync", value=values[name] * k, low=rows[-1]["low"] * k,
-                             high=rows[-1]["high"] * k, unit="s / sync (once per metrics row)", source=s))
+            rows.append(dict(name="weight_sync_s_per_sync", value=values[name] * k, low=low * k, high=high * k,
+                             unit="s / sync (once per metrics row)", source=s))
     params = pl.DataFrame(rows)
     ref = float(m["step"].to_numpy().mean())
     fitted = _apply(sc, values, ref, k)

@@ -140,9 +140,14 @@ def _cmd_calibrate(a: argparse.Namespace) -> int:
         return 0
     if a.format == "table":
         err = cal.residuals["step_error"].to_numpy()
-        print(f"rollsim calibrate: {cal.metrics.height} steps ({cal.framework} metric names); step time "
-              f"predicted vs measured: mean error {100 * float(err.mean()):+.1f} %, worst "
+        rows = (f"{cal.metrics.height} steps" if cal.steps_per_row == 1 else
+                f"{cal.metrics.height} metrics rows of {cal.steps_per_row} training steps each")
+        print(f"rollsim calibrate: {rows} ({cal.framework} metric names); {'step' if cal.steps_per_row == 1 else 'row'} "
+              f"time predicted vs measured: mean error {100 * float(err.mean()):+.1f} %, worst "
               f"{100 * float(abs(err).max()):.1f} %")
+        if cal.steps_per_row > 1:
+            print(f"parameters per training step of {cal.scenario.batch_size} samples (the row's fixed costs / "
+                  f"{cal.steps_per_row}; weight_sync_s_per_sync: the row's one sync)")
     _print_frame(cal.params, a.format)
     return 0
 
