@@ -189,3 +189,24 @@ def test_verl_training_options_are_noted_as_calibrated(tmp_path):
         name, _, value = o.partition("=")
         assert (notes[name].value, notes[name].became, notes[name].kind) == (
             value, "ignored: part of the calibrated training cost (not modelled separately)", "ignored")
+
+
+def test_verl_fully_async_gen_is_the_trainer_wait(capsys, tmp_path):
+    # verl's fully async trainer times "gen" around its wait for samples (fully_async_trainer.py, fit:
+    # marked_timer("gen") around _get_samples_from_queue): a calibration on it says so
+    fa = configs.load(EX / "verl_fully_async.sh")
+    rows = pl.read_csv(EX / "verl_fully_async_metrics.csv")
+    assert calibrate(rows, fa, bootstrap=0).notes == ()    # the rollout's generation, as the generic gen_s
+    verl = rows.rename({"gen_s": "timing_s/gen", "train_s": "timing_s/update_actor", "sync_s": "timing_s/param_sync",
+                        "response_mean": "response_length/mean", "response_max": "response_length/max",
+                        "response_clip_ratio": "response_length/clip_ratio"}).drop("step_s")
+    cal = calibrate(verl, fa, bootstrap=0)
+    assert len(cal.notes) == 1 and cal.notes[0].startswith("gen_s: timing_s/gen of a fully asynchronous run is the "
+                                                            "trainer's wait for samples")
+    colocated = calibrate(EX / "verl_grpo_metrics.csv", configs.load(EX / "verl_grpo.yaml"), bootstrap=0)
+    assert colocated.notes == ()
+    path = tmp_path / "m.csv"
+    verl.write_csv(path)
+    assert main(["calibrate", "--config", str(EX / "verl_fully_async.sh"), "--metrics", str(path),
+                 "--bootstrap", "0"]) == 0
+    assert "rollsim: note: gen_s: timing_s/gen of a fully asynchronous run" in capsys.readouterr().err

@@ -424,6 +424,10 @@ class Calibrated:
     steps_per_row : int
         Training steps one metrics row covers (1, or the verl fully async recipe's
         ``trigger_parameter_sync_step``): :func:`rollsim.whatif` reports step times per row.
+    notes : tuple of str
+        What the fit could not read as it is documented (``rollsim calibrate`` and ``rollsim whatif``
+        print them on stderr): a verl fully async ``timing_s/gen``, which is the trainer's wait for
+        samples, not the rollout's generation.
     """
 
     scenario: Scenario
@@ -438,6 +442,7 @@ class Calibrated:
     values: dict[str, float] = field(default_factory=dict)
     hardware: dict[str, Any] | None = None
     steps_per_row: int = 1
+    notes: tuple[str, ...] = ()
 
     def scenario_for(self, values: dict[str, float], step: float | None = None) -> Scenario:
         """The base scenario with ``values`` (a fit or a bootstrap draw) at ``step`` (default: the
@@ -636,7 +641,18 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
     })
     return Calibrated(scenario=fitted, params=params, residuals=residuals, draws=tuple(draws), metrics=m,
                       framework=fw, base=base, layout=layout, reference_step=ref, values=values, hardware=hardware,
-                      steps_per_row=k)
+                      steps_per_row=k, notes=_notes(sc, sources))
+
+
+def _notes(sc: Scenario, sources: dict[str, str]) -> tuple[str, ...]:
+    """The calibration's caveats for this base and table (:attr:`Calibrated.notes`)."""
+    if isinstance(sc.pipeline, FullyAsync) and sources.get("gen_s") == "timing_s/gen":
+        return ("gen_s: timing_s/gen of a fully asynchronous run is the trainer's wait for samples (verl "
+                "fully_async_trainer.py times 'gen' around _get_samples_from_queue), not the rollout's "
+                "generation: decode_tokens_per_s and gen_overhead_s fitted on it are not the engine's; give the "
+                "rollout's generation time per row as the generic column gen_s, or calibrate on a synchronous "
+                "or one-step run",)
+    return ()
 
 
 def _hardware(base: Any, model: Any, gpu: Any, backend: str | None, options: dict[str, Any] | None) -> dict[str, Any]:

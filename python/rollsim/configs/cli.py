@@ -117,7 +117,10 @@ def _calibrated(a: argparse.Namespace) -> Any:
     imp = configs.load(a.config, a.framework, gpu=a.gpu)
     for line in imp.warnings():
         print(line, file=sys.stderr)
-    return calibrate(a.metrics, imp, framework=a.metric_names, bootstrap=a.bootstrap, model=a.model, gpu=a.gpu)
+    cal = calibrate(a.metrics, imp, framework=a.metric_names, bootstrap=a.bootstrap, model=a.model, gpu=a.gpu)
+    for line in cal.notes:
+        print(f"rollsim: note: {line}", file=sys.stderr)
+    return cal
 
 
 def _print_frame(df: Any, fmt: str) -> None:
