@@ -193,20 +193,68 @@ def test_verl_training_options_are_noted_as_calibrated(tmp_path):
 
 def test_verl_fully_async_gen_is_the_trainer_wait(capsys, tmp_path):
     # verl's fully async trainer times "gen" around its wait for samples (fully_async_trainer.py, fit:
-    # marked_timer("gen") around _get_samples_from_queue): a calibration on it says so
+    # marked_timer("gen") around _get_samples_from_queue): the calibration says how it read it, and the
+    # commands print that on stderr
     fa = configs.load(EX / "verl_fully_async.sh")
-    rows = pl.read_csv(EX / "verl_fully_async_metrics.csv")
-    assert calibrate(rows, fa, bootstrap=0).notes == ()    # the rollout's generation, as the generic gen_s
-    verl = rows.rename({"gen_s": "timing_s/gen", "train_s": "timing_s/update_actor", "sync_s": "timing_s/param_sync",
-                        "response_mean": "response_length/mean", "response_max": "response_length/max",
-                        "response_clip_ratio": "response_length/clip_ratio"}).drop("step_s")
-    cal = calibrate(verl, fa, bootstrap=0)
-    assert len(cal.notes) == 1 and cal.notes[0].startswith("gen_s: timing_s/gen of a fully asynchronous run is the "
-                                                            "trainer's wait for samples")
+    assert calibrate(EX / "verl_fully_async_metrics.csv", fa, bootstrap=0).notes == ()  # the generic gen_s
     colocated = calibrate(EX / "verl_grpo_metrics.csv", configs.load(EX / "verl_grpo.yaml"), bootstrap=0)
     assert colocated.notes == ()
+    true = fa.scenario.replace(decode_tokens_per_s=20.0, rollout_pause_s=30.0, train_step_s=8.0, train_s_per_token=2e-5,
+                               weight_sync_s=0.5, **{"lengths.mu": 6.3, "lengths.sigma": 0.5})
     path = tmp_path / "m.csv"
-    verl.write_csv(path)
+    verl_fully_async_rows(true, 12, 0.003).write_csv(path)
     assert main(["calibrate", "--config", str(EX / "verl_fully_async.sh"), "--metrics", str(path),
                  "--bootstrap", "0"]) == 0
-    assert "rollsim: note: gen_s: timing_s/gen of a fully asynchronous run" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "rollsim: note: gen_s: timing_s/gen of a fully asynchronous run is the trainer's wait for samples" in err
+
+
+def verl_fully_async_rows(sc: Scenario, rows: int, drift: float) -> pl.DataFrame:
+    """A fully asynchronous run simulated by rollsim, logged as verl's fully async trainer logs it:
+    one row per ``sc.sync_every`` local updates, ``timing_s/gen`` the trainer's wait for samples,
+    ``timing_s/update_actor`` the update, ``timing_s/step`` their sum (every ``timing_s/*`` summed
+    over the row), ``timing_s/param_sync`` the row's sync (timed outside the step), the trained
+    answers' mean and max over the row (the first row, the warm-up, left out)."""
+    k = sc.sync_every
+    res = simulate(sc.replace(length_drift=LengthDrift("exp", rate=drift), horizon_s=2e4), record="samples")
+    st = res.steps.filter(pl.col("completed")).head(k * (rows + 1))
+    assert st.height == k * (rows + 1)
+    upd = st["end_s"].to_numpy() - st["start_s"].to_numpy() - sc.weight_sync_s
+    per = pl.DataFrame({"row": st["step"].to_numpy() // k, "wait": st["wait_s"].to_numpy(), "upd": upd})
+    lens = (res.samples.filter(pl.col("trained_step").is_not_null())
+            .with_columns(row=pl.col("trained_step") // k).group_by("row")
+            .agg(pl.col("length_tokens").mean().alias("response_length/mean"),
+                 pl.col("length_tokens").max().alias("response_length/max"),
+                 (pl.col("length_tokens") >= sc.lengths.max_tokens).mean().alias("response_length/clip_ratio")))
+    out = (per.group_by("row", maintain_order=True)
+           .agg(pl.col("wait").sum().alias("timing_s/gen"), pl.col("upd").sum().alias("timing_s/update_actor"))
+           .with_columns((pl.col("timing_s/gen") + pl.col("timing_s/update_actor")).alias("timing_s/step"),
+                         pl.lit(k * sc.weight_sync_s).alias("timing_s/param_sync"))
+           .join(lens, on="row").sort("row").filter(pl.col("row") >= 1))
+    return out.rename({"row": "training/global_step"})
+
+
+@pytest.mark.parametrize("decode, paced", [(30.0, True), (300.0, False)], ids=["rollout-paced", "trainer-paced"])
+def test_verl_fully_async_rows_fit_the_rollout_from_the_wall_time(decode, paced):
+    # decode 30 tokens/s: the rollout sets the pace (the trainer waits about 30 s per update) and the wall
+    # time gives the speed and the pause; decode 300: the trainer sets it, the speed is a lower bound
+    sc = Scenario(rollout_slots=256, batch_size=512, group_size=8, sync_every=K,
+                  pipeline=FullyAsync(max_lag_samples=3 * K * 512), lengths=LogNormal(mu=6.5, sigma=0.5, max_tokens=8192),
+                  decode_tokens_per_s=decode, rollout_pause_s=20.0, train_step_s=15.0, train_s_per_token=1e-5,
+                  weight_sync_s=1.0)
+    m = verl_fully_async_rows(sc, 30, 0.005)
+    cal = calibrate(m, sc, bootstrap=20, steps_per_row=K)
+    assert len(cal.notes) == 1 and cal.notes[0].startswith("gen_s: timing_s/gen of a fully asynchronous run")
+    v = cal.values
+    assert v["train_step_s"] == pytest.approx(15.0, rel=0.05) and v["train_s_per_token"] == pytest.approx(1e-5, rel=0.05)
+    assert v["weight_sync_s"] == pytest.approx(1.0, rel=1e-9)
+    if paced:
+        assert cal.notes[0].endswith(": 30 of 30 rows")
+        assert v["decode_tokens_per_s"] == pytest.approx(30.0, rel=0.05)
+        assert v["gen_overhead_s"] * K == pytest.approx(20.0, rel=0.25)     # the pause per load, from an intercept
+    else:
+        assert "none, the trainer set the pace in every row" in cal.notes[0]
+        assert 30.0 < v["decode_tokens_per_s"] < 300.0 and v["gen_overhead_s"] == 0.0
+    df = whatif(cal, [], draws=0)
+    assert abs(df["error"][0]) < 0.05                                   # the rows' own wall time
+    assert float(cal.residuals["step_error"].abs().mean()) < 0.05

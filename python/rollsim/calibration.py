@@ -29,7 +29,10 @@ summed, the lengths' mean averaged and their max taken over all of them; volceng
 updates and its sync happens once. The fit is made per row and expressed per rollsim step: fixed
 costs per update are the row's over ``k``, per-token costs are unchanged, and the row's one sync is
 spread over its ``k`` steps (``weight_sync_s`` = sync / k: the engine adds ``weight_sync_s`` after
-every step; ``params`` also gives the time per sync). The length drift and the reference step count
+every step; ``params`` also gives the time per sync), and the generation overhead becomes the pause at
+the row's weight load. For a fully asynchronous base whose ``gen_s`` is verl's ``timing_s/gen`` (the
+trainer's wait for samples) the decode speed and overhead come from the wall time of the rows the
+rollout paced (:func:`_fit_stream`). The length drift and the reference step count
 rollsim steps (a row at the middle of its steps, logged step x k + (k - 1) / 2). Residuals stay per
 metrics row.
 """
@@ -311,6 +314,36 @@ def fit_lengths(mean: np.ndarray, mx: np.ndarray, clip: np.ndarray | None, n: np
     return {"mu": float(icpt), "drift": float(slope), "sigma": sigma}
 
 
+#: A row whose trainer waited more than this share of its wall time was paced by the rollout.
+WAIT_SHARE = 0.05
+
+
+def _stream_rows(m: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's wall time (``step_s``, else the sum of its phases) and whether the rollout paced it
+    (the trainer's wait, ``gen_s``, over :data:`WAIT_SHARE` of the wall time)."""
+    wait = m["gen_s"].to_numpy()
+    if "step_s" in m.columns:
+        wall = m["step_s"].to_numpy()
+    else:
+        wall = wait + m["train_s"].to_numpy() + sum(m[c].to_numpy() for c in ("logprob_s", "sync_s") if c in m.columns)
+    return wall, wait > WAIT_SHARE * wall
+
+
+def _fit_stream(m: pl.DataFrame, x: np.ndarray, k: int) -> tuple[float, float]:
+    """``(overhead, 1 / decode speed)`` per step of a streaming run whose ``gen_s`` is the trainer's
+    wait: on the rows the rollout paced, the wall time is the rollout's, ``overhead + x / decode``
+    per step with ``x`` the step's tokens per slot (the slots decode back to back); a line through
+    them, the overhead 0 with fewer than 3 such rows or one ``x``. With none (the trainer set the pace
+    everywhere) the speed is the slowest that kept up with every row: a lower bound."""
+    wall, paced = _stream_rows(m)
+    y = wall / k
+    if paced.sum() >= 3 and np.ptp(x[paced]) > 0.01 * np.mean(x[paced]):
+        return _line(x[paced], y[paced])
+    rows = paced if paced.any() else np.ones(len(y), dtype=bool)
+    ratio = y[rows] / np.maximum(x[rows], 1e-12)
+    return 0.0, float(np.mean(ratio) if paced.any() else np.min(ratio))
+
+
 def _expected_longest(mu: np.ndarray, sigma: float, cap: float, n: int) -> np.ndarray:
     """Expected longest of ``n`` independent ``min(LogNormal(mu, sigma), cap)`` answers, tokens, per
     ``mu``: ``E[max] = integral over [0, cap] of 1 - F(x)**n dx``, on a log grid (2,000 points from
@@ -341,10 +374,12 @@ UNITS = {"lengths.mu": "log tokens", "lengths.drift": "log tokens / step", "leng
          "train_s_per_token": "s / token", "logprob_step_s": "s / step", "logprob_s_per_token": "s / token", "weight_sync_s": "s / step"}
 
 
-def fit(m: pl.DataFrame, *, batch: int, slots: int, cap: float, steps_per_row: int = 1) -> dict[str, float]:
+def fit(m: pl.DataFrame, *, batch: int, slots: int, cap: float, steps_per_row: int = 1,
+        gen_is_wait: bool = False) -> dict[str, float]:
     """Every parameter from a normalised frame (:func:`normalize`), per rollsim step of ``batch``
     samples; each row covers ``steps_per_row`` steps (its phases summed over them, its lengths over
-    all of their answers, ``batch_samples`` the row's samples, one sync)."""
+    all of their answers, ``batch_samples`` the row's samples, one sync). ``gen_is_wait``: ``gen_s``
+    is a streaming trainer's wait for samples (:func:`_fit_stream`)."""
     k = steps_per_row
     steps = m["step"].to_numpy()
     mean = m["response_mean"].to_numpy()
@@ -356,7 +391,9 @@ def fit(m: pl.DataFrame, *, batch: int, slots: int, cap: float, steps_per_row: i
         n = n / k  # samples per step, for the phases' closed forms
     x = m["makespan_tokens"].to_numpy() if "makespan_tokens" in m.columns else np.maximum(mx, mean * n / max(1, slots))
     gen = m["gen_s"].to_numpy() / k
-    if np.ptp(x) <= 0.01 * np.mean(x):
+    if gen_is_wait:
+        a, b = _fit_stream(m, mean * n / max(1, slots), k)
+    elif np.ptp(x) <= 0.01 * np.mean(x):
         # every step waits for about the same longest answer (capped): overhead and speed cannot be
         # told apart; the generation time is all decoding
         a, b = 0.0, float(np.mean(gen) / np.mean(x))
@@ -425,9 +462,10 @@ class Calibrated:
         Training steps one metrics row covers (1, or the verl fully async recipe's
         ``trigger_parameter_sync_step``): :func:`rollsim.whatif` reports step times per row.
     notes : tuple of str
-        What the fit could not read as it is documented (``rollsim calibrate`` and ``rollsim whatif``
-        print them on stderr): a verl fully async ``timing_s/gen``, which is the trainer's wait for
-        samples, not the rollout's generation.
+        How the fit read what is not a generation phase (``rollsim calibrate`` and ``rollsim whatif``
+        print them on stderr): a verl fully async ``timing_s/gen`` is the trainer's wait for
+        samples; the generation is then fitted on the wall time of the rows the rollout paced
+        (:func:`_fit_stream`), or is a lower bound when there are none.
     """
 
     scenario: Scenario
@@ -564,7 +602,8 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
     if longest > cap * 1.001:
         raise invalid("metrics", f"response_max {longest:g} tokens exceeds the config's length limit {cap:g}; check "
                       "the config's max response length")
-    values = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap), steps_per_row=k)
+    wait = _gen_is_wait(sc, sources)
+    values = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap), steps_per_row=k, gen_is_wait=wait)
     over = sc.pipeline.over_sampling if isinstance(sc.pipeline, OffPolicy) else None
     shift = (0.0, 0.0)
     if over is not None:
@@ -578,8 +617,9 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
         # batch's generation is the slots' makespan, which rollsim simulates (in tokens, at 1 token/s)
         # for each step's fitted lengths; the speed is refitted on it
         m = m.with_columns(pl.Series("makespan_tokens", _makespans(sc, values, m["step"].to_numpy(), float(cap))))
-        values = _shifted(fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap), steps_per_row=k), shift)
-    elif k > 1:
+        values = _shifted(fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap), steps_per_row=k,
+                              gen_is_wait=wait), shift)
+    elif k > 1 and not wait:
         # rows of several steps: the row's longest answer is not each step's; a step waits for the
         # expected longest of its batch_size answers under the row's fitted lengths (exact, not
         # simulated: a noisy regressor would bias the speed)
@@ -587,7 +627,7 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
         step_longest = _expected_longest(mu_t, values["lengths.sigma"], float(cap), sc.batch_size)
         m = m.with_columns(pl.Series("makespan_tokens", np.maximum(
             step_longest, m["response_mean"].to_numpy() * sc.batch_size / sc.rollout_slots)))
-        values = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap), steps_per_row=k)
+        values = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap), steps_per_row=k, gen_is_wait=wait)
     rng = np.random.default_rng(seed)
     draws = []
     for _ in range(bootstrap):
@@ -595,7 +635,7 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
         if len(set(idx.tolist())) < 3:
             continue
         draws.append(_shifted(fit(m[idx.tolist()], batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap),
-                                  steps_per_row=k), shift))
+                                  steps_per_row=k, gen_is_wait=wait), shift))
     src = {"lengths.mu": "response_mean, response_max, response_clip_ratio", "lengths.drift": "the same, over steps",
            "lengths.sigma": "response_mean, response_max, response_clip_ratio", "decode_tokens_per_s": "gen_s",
            "gen_overhead_s": "gen_s", "train_step_s": "train_s", "train_s_per_token": "train_s", "logprob_step_s": "logprob_s",
@@ -632,6 +672,8 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
         gen_stream = (mean * n / (sc.rollout_slots * values["decode_tokens_per_s"])
                       + fitted.rollout_pause_s * k / sc.sync_every)
         step_p = np.maximum(gen_stream, train_p + sync_p)
+        if wait:
+            gen_p = np.maximum(0.0, gen_stream - train_p - sync_p)  # the trainer's predicted wait
     else:
         step_p = gen_p + train_p + sync_p if serial else np.maximum(gen_p, train_p + sync_p)
     residuals = pl.DataFrame({
@@ -641,18 +683,31 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
     })
     return Calibrated(scenario=fitted, params=params, residuals=residuals, draws=tuple(draws), metrics=m,
                       framework=fw, base=base, layout=layout, reference_step=ref, values=values, hardware=hardware,
-                      steps_per_row=k, notes=_notes(sc, sources))
+                      steps_per_row=k, notes=_notes(m, wait))
 
 
-def _notes(sc: Scenario, sources: dict[str, str]) -> tuple[str, ...]:
+def _gen_is_wait(sc: Scenario, sources: dict[str, str]) -> bool:
+    """The table's ``gen_s`` is a fully asynchronous trainer's wait for samples: verl's
+    ``timing_s/gen`` of the fully async recipe (``fully_async_trainer.py`` times ``gen`` around
+    ``_get_samples_from_queue``)."""
+    return isinstance(sc.pipeline, FullyAsync) and sources.get("gen_s") == "timing_s/gen"
+
+
+def _notes(m: pl.DataFrame, wait: bool) -> tuple[str, ...]:
     """The calibration's caveats for this base and table (:attr:`Calibrated.notes`)."""
-    if isinstance(sc.pipeline, FullyAsync) and sources.get("gen_s") == "timing_s/gen":
-        return ("gen_s: timing_s/gen of a fully asynchronous run is the trainer's wait for samples (verl "
-                "fully_async_trainer.py times 'gen' around _get_samples_from_queue), not the rollout's "
-                "generation: decode_tokens_per_s and gen_overhead_s fitted on it are not the engine's; give the "
-                "rollout's generation time per row as the generic column gen_s, or calibrate on a synchronous "
-                "or one-step run",)
-    return ()
+    if not wait:
+        return ()
+    _, paced = _stream_rows(m)
+    head = ("gen_s: timing_s/gen of a fully asynchronous run is the trainer's wait for samples (verl "
+            "fully_async_trainer.py times 'gen' around _get_samples_from_queue), not the rollout's generation: "
+            "decode_tokens_per_s and gen_overhead_s are fitted on the wall time of the rows the rollout paced "
+            f"(the trainer waited over {WAIT_SHARE:.0%} of the row)")
+    if paced.sum() >= 3:
+        return (f"{head}: {int(paced.sum())} of {len(paced)} rows",)
+    if paced.any():
+        return (f"{head}: {int(paced.sum())} of {len(paced)} rows, too few for the overhead (set to 0)",)
+    return (f"{head}: none, the trainer set the pace in every row; decode_tokens_per_s is a lower bound (the "
+            "slowest speed that kept up) and gen_overhead_s 0",)
 
 
 def _hardware(base: Any, model: Any, gpu: Any, backend: str | None, options: dict[str, Any] | None) -> dict[str, Any]:
