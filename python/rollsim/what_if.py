@@ -401,7 +401,8 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
     draws : int
         Bootstrap draws of the calibration simulated per row for the intervals, in [0, 1000].
     steps : int
-        Training steps simulated per run (the first two are left out as warm-up), in [4, 10000].
+        Training steps simulated per run (the first two are left out as warm-up), in [4, 10000];
+        with ``calibrated.steps_per_row`` = k > 1, rounded up to whole rows of k steps, at least 2.
     seed : int
         Seed of the runs.
 
