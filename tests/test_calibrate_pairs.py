@@ -159,7 +159,8 @@ def test_fully_async_version_is_the_colocated_batch(tmp_path):
     # prompts x 16 answers = 8192 samples, the colocated step's 512 prompts x 16; the fully async rollouter
     # puts one sample per prompt with rollout.n answers (fully_async_rollouter.py: RolloutSample with
     # agent_loop_output_list=[None] * rollout.n), the trainer takes ppo_mini_batch_size * require_batches
-    # of them per update (fully_async_trainer.py: self.required_samples)
+    # of them per update (fully_async_trainer.py: self.required_samples). The importer's training step is
+    # one local update (2048 samples) and a logged row covers trigger_parameter_sync_step = 4 of them
     sync = tmp_path / "sync.yaml"
     sync.write_text("data: {train_batch_size: 512}\nactor_rollout_ref: {rollout: {n: 16}}\n")
     fa = tmp_path / "fa.sh"
@@ -167,7 +168,9 @@ def test_fully_async_version_is_the_colocated_batch(tmp_path):
                   "actor_rollout_ref.actor.ppo_mini_batch_size=32 async_training.require_batches=4 "
                   "async_training.trigger_parameter_sync_step=4\n")
     assert configs.load(sync).scenario.batch_size == 8192
-    assert configs.load(fa).scenario.batch_size == 8192
+    imp = configs.load(fa)
+    assert (imp.scenario.batch_size, imp.steps_per_logged_step) == (2048, 4)
+    assert imp.scenario.batch_size * imp.steps_per_logged_step == 8192
 
 
 def test_trainer_gpu_seconds_and_scaling():

@@ -20,6 +20,21 @@ shortest; the generated distribution is found by matching simulated trained answ
 (:func:`_length_bias`).
 
 The fitted scenario is the base's at the run's middle step (its lengths ``mu + drift * middle``).
+
+One metrics row may cover several training steps (``steps_per_row = k``: the verl fully async recipe
+logs one row per weight sync, ``trigger_parameter_sync_step`` local updates with every ``timing_s/*``
+summed, the lengths' mean averaged and their max taken over all of them; volcengine/verl
+``verl/experimental/fully_async_policy/detach_utils.py``, ``MetricsAggregator``). A row then holds
+``k x batch_size`` answers (the lengths are fitted on that many), its phases are sums over ``k``
+updates and its sync happens once. The fit is made per row and expressed per rollsim step: fixed
+costs per update are the row's over ``k``, per-token costs are unchanged, and the row's one sync is
+spread over its ``k`` steps (``weight_sync_s`` = sync / k: the engine adds ``weight_sync_s`` after
+every step; ``params`` also gives the time per sync), and the generation overhead becomes the pause at
+the row's weight load. For a fully asynchronous base whose ``gen_s`` is verl's ``timing_s/gen`` (the
+trainer's wait for samples) the decode speed and overhead come from the wall time of the rows the
+rollout paced (:func:`_fit_stream`). The length drift and the reference step count
+rollsim steps (a row at the middle of its steps, logged step x k + (k - 1) / 2). Residuals stay per
+metrics row.
 """
 
 from __future__ import annotations
@@ -34,13 +49,14 @@ import polars as pl
 
 from rollsim.errors import invalid
 from rollsim.lengths import LengthDrift, LogNormal
-from rollsim.pipelines import OffPolicy, Synchronous
+from rollsim.pipelines import FullyAsync, OffPolicy, Synchronous
 from rollsim.scenario import Scenario
 
 __all__ = ["calibrate", "Calibrated", "GENERIC", "FRAMEWORK_METRICS", "read_metrics", "normalize", "fit"]
 
-#: The generic per-step schema (one row per training step; seconds and tokens). Required: ``gen_s``,
-#: ``train_s``, ``response_mean``, ``response_max``; the others are optional.
+#: The generic per-step schema (one row per logged step, ``steps_per_row`` training steps of
+#: :func:`calibrate`, 1 by default; seconds and tokens). Required: ``gen_s``, ``train_s``,
+#: ``response_mean``, ``response_max``; the others are optional.
 GENERIC: dict[str, str] = {
     "step": "step index (optional; row order otherwise)",
     "step_s": "wall time of the step, seconds (optional: the sum of the phases)",
@@ -51,7 +67,7 @@ GENERIC: dict[str, str] = {
     "response_mean": "mean answer length of the step, tokens",
     "response_max": "longest answer of the step, tokens",
     "response_clip_ratio": "fraction of answers cut at the length limit (optional)",
-    "batch_samples": "samples trained in the step (optional: the config's batch)",
+    "batch_samples": "samples trained in the row (optional: the config's batch x steps_per_row)",
 }
 
 #: Framework metric names -> generic columns. A list sums its present columns; alternatives are
@@ -65,7 +81,9 @@ GENERIC: dict[str, str] = {
 FRAMEWORK_METRICS: dict[str, dict[str, list[list[str]]]] = {
     "verl": {
         "step": [["step"], ["training/global_step"]],
-        "step_s": [["timing_s/step"]],
+        # the fully async trainer times its weight sync (timing_s/param_sync) outside timing_s/step
+        # (fully_async_trainer.py, _trigger_parameter_sync_after_step): a row's wall time is their sum
+        "step_s": [["timing_s/step", "timing_s/param_sync"]],
         "gen_s": [["timing_s/gen"]],
         "train_s": [["timing_s/update_actor", "timing_s/ref", "timing_s/adv", "timing_s/reward", "timing_s/values",
                      "timing_s/update_critic"]],
@@ -296,6 +314,47 @@ def fit_lengths(mean: np.ndarray, mx: np.ndarray, clip: np.ndarray | None, n: np
     return {"mu": float(icpt), "drift": float(slope), "sigma": sigma}
 
 
+#: A row whose trainer waited more than this share of its wall time was paced by the rollout.
+WAIT_SHARE = 0.05
+
+
+def _stream_rows(m: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's wall time (``step_s``, else the sum of its phases) and whether the rollout paced it
+    (the trainer's wait, ``gen_s``, over :data:`WAIT_SHARE` of the wall time)."""
+    wait = m["gen_s"].to_numpy()
+    if "step_s" in m.columns:
+        wall = m["step_s"].to_numpy()
+    else:
+        wall = wait + m["train_s"].to_numpy() + sum(m[c].to_numpy() for c in ("logprob_s", "sync_s") if c in m.columns)
+    return wall, wait > WAIT_SHARE * wall
+
+
+def _fit_stream(m: pl.DataFrame, x: np.ndarray, k: int) -> tuple[float, float]:
+    """``(overhead, 1 / decode speed)`` per step of a streaming run whose ``gen_s`` is the trainer's
+    wait: on the rows the rollout paced, the wall time is the rollout's, ``overhead + x / decode``
+    per step with ``x`` the step's tokens per slot (the slots decode back to back); a line through
+    them, the overhead 0 with fewer than 3 such rows or one ``x``. With none (the trainer set the pace
+    everywhere) the speed is the slowest that kept up with every row: a lower bound."""
+    wall, paced = _stream_rows(m)
+    y = wall / k
+    if paced.sum() >= 3 and np.ptp(x[paced]) > 0.01 * np.mean(x[paced]):
+        return _line(x[paced], y[paced])
+    rows = paced if paced.any() else np.ones(len(y), dtype=bool)
+    ratio = y[rows] / np.maximum(x[rows], 1e-12)
+    return 0.0, float(np.mean(ratio) if paced.any() else np.min(ratio))
+
+
+def _expected_longest(mu: np.ndarray, sigma: float, cap: float, n: int) -> np.ndarray:
+    """Expected longest of ``n`` independent ``min(LogNormal(mu, sigma), cap)`` answers, tokens, per
+    ``mu``: ``E[max] = integral over [0, cap] of 1 - F(x)**n dx``, on a log grid (2,000 points from
+    ``cap * 1e-6``; below it the integrand is 1)."""
+    lo = cap * 1e-6
+    grid = np.exp(np.linspace(math.log(lo), math.log(cap), 2000))
+    z = (np.log(grid)[None, :] - np.asarray(mu, dtype=float)[:, None]) / max(sigma, 1e-9)
+    tail = 1.0 - np.clip(_phi(z), 0.0, 1.0) ** n
+    return lo + np.sum(0.5 * (tail[:, 1:] + tail[:, :-1]) * np.diff(grid)[None, :], axis=1)
+
+
 def _line(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """Least squares ``y = a + b x`` with ``a, b >= 0`` (a negative one is set to 0 and the other refitted)."""
     if len(set(np.round(x, 9).tolist())) < 2:
@@ -315,17 +374,26 @@ UNITS = {"lengths.mu": "log tokens", "lengths.drift": "log tokens / step", "leng
          "train_s_per_token": "s / token", "logprob_step_s": "s / step", "logprob_s_per_token": "s / token", "weight_sync_s": "s / step"}
 
 
-def fit(m: pl.DataFrame, *, batch: int, slots: int, cap: float) -> dict[str, float]:
-    """Every parameter from a normalised frame (:func:`normalize`)."""
+def fit(m: pl.DataFrame, *, batch: int, slots: int, cap: float, steps_per_row: int = 1,
+        gen_is_wait: bool = False) -> dict[str, float]:
+    """Every parameter from a normalised frame (:func:`normalize`), per rollsim step of ``batch``
+    samples; each row covers ``steps_per_row`` steps (its phases summed over them, its lengths over
+    all of their answers, ``batch_samples`` the row's samples, one sync). ``gen_is_wait``: ``gen_s``
+    is a streaming trainer's wait for samples (:func:`_fit_stream`)."""
+    k = steps_per_row
     steps = m["step"].to_numpy()
     mean = m["response_mean"].to_numpy()
     mx = m["response_max"].to_numpy()
-    n = m["batch_samples"].to_numpy() if "batch_samples" in m.columns else np.full(m.height, float(batch))
+    n = m["batch_samples"].to_numpy() if "batch_samples" in m.columns else np.full(m.height, float(batch * k))
     clip = m["response_clip_ratio"].to_numpy() if "response_clip_ratio" in m.columns else None
-    out = {f"lengths.{k}": v for k, v in fit_lengths(mean, mx, clip, n, cap, steps).items()}
+    out = {f"lengths.{name}": v for name, v in fit_lengths(mean, mx, clip, n, cap, steps).items()}
+    if k > 1:
+        n = n / k  # samples per step, for the phases' closed forms
     x = m["makespan_tokens"].to_numpy() if "makespan_tokens" in m.columns else np.maximum(mx, mean * n / max(1, slots))
-    gen = m["gen_s"].to_numpy()
-    if np.ptp(x) <= 0.01 * np.mean(x):
+    gen = m["gen_s"].to_numpy() / k
+    if gen_is_wait:
+        a, b = _fit_stream(m, mean * n / max(1, slots), k)
+    elif np.ptp(x) <= 0.01 * np.mean(x):
         # every step waits for about the same longest answer (capped): overhead and speed cannot be
         # told apart; the generation time is all decoding
         a, b = 0.0, float(np.mean(gen) / np.mean(x))
@@ -334,19 +402,20 @@ def fit(m: pl.DataFrame, *, batch: int, slots: int, cap: float) -> dict[str, flo
     out["decode_tokens_per_s"] = 1.0 / b if b > 0 else 1e9
     out["gen_overhead_s"] = a
     tokens = mean * n
-    f, p = _line(tokens, m["train_s"].to_numpy())
+    f, p = _line(tokens, m["train_s"].to_numpy() / k)
     f2 = q = 0.0
     if "logprob_s" in m.columns:
-        f2, q = _line(tokens, m["logprob_s"].to_numpy())
+        f2, q = _line(tokens, m["logprob_s"].to_numpy() / k)
     out["train_step_s"], out["train_s_per_token"] = f, p
     out["logprob_step_s"], out["logprob_s_per_token"] = f2, q
+    # one sync per row, spread over its k steps (the engine adds weight_sync_s after every step)
     if "sync_s" in m.columns:
-        out["weight_sync_s"] = float(max(0.0, np.mean(m["sync_s"].to_numpy())))
+        out["weight_sync_s"] = float(max(0.0, np.mean(m["sync_s"].to_numpy()))) / k
     elif "step_s" in m.columns:
         rest = m["step_s"].to_numpy() - m["gen_s"].to_numpy() - m["train_s"].to_numpy()
         if "logprob_s" in m.columns:
             rest = rest - m["logprob_s"].to_numpy()
-        out["weight_sync_s"] = float(max(0.0, np.mean(rest)))
+        out["weight_sync_s"] = float(max(0.0, np.mean(rest))) / k
     else:
         out["weight_sync_s"] = 0.0
     return out
@@ -362,14 +431,17 @@ class Calibrated:
         The base scenario with the fitted parameters, lengths at the run's middle step.
     params : polars.DataFrame
         One row per parameter: ``name``, ``value``, ``low``, ``high`` (bootstrap 2.5 / 97.5 %
-        quantiles over steps), ``unit``, ``source`` (the metrics it came from).
+        quantiles over rows), ``unit``, ``source`` (the metrics it came from); per rollsim step, and
+        with ``steps_per_row`` > 1 a ``weight_sync_s_per_sync`` row (the row's one sync).
     residuals : polars.DataFrame
-        Per step: measured and predicted ``gen_s``, ``train_s``, ``step_s`` (seconds), the answer
+        Per metrics row (the user's unit: ``steps_per_row`` training steps): the logged ``step``,
+        measured and predicted ``gen_s``, ``train_s``, ``step_s`` (seconds per row), the answer
         lengths' mean (tokens), and ``step_error`` (predicted / measured - 1).
     draws : tuple of dict
         The bootstrap fits (parameter name -> value), for intervals of predictions.
     metrics : polars.DataFrame
-        The normalised metrics (generic columns).
+        The normalised metrics (generic columns; ``step`` in rollsim steps: the middle of the row's,
+        logged step x ``steps_per_row`` + (``steps_per_row`` - 1) / 2).
     framework : str
         Whose metric names were read (``verl``, ``areal``, ``slime`` or ``generic``).
     base : object
@@ -386,6 +458,14 @@ class Calibrated:
         ``Accelerator``), ``backend`` and ``options`` (keyword arguments of
         :func:`rollsim.hardware.training.train_step_s`); ``model`` or ``gpu`` is None when neither
         the call nor the base named it.
+    steps_per_row : int
+        Training steps one metrics row covers (1, or the verl fully async recipe's
+        ``trigger_parameter_sync_step``): :func:`rollsim.whatif` reports step times per row.
+    notes : tuple of str
+        How the fit read what is not a generation phase (``rollsim calibrate`` and ``rollsim whatif``
+        print them on stderr): a verl fully async ``timing_s/gen`` is the trainer's wait for
+        samples; the generation is then fitted on the wall time of the rows the rollout paced
+        (:func:`_fit_stream`), or is a lower bound when there are none.
     """
 
     scenario: Scenario
@@ -399,11 +479,13 @@ class Calibrated:
     reference_step: float = 0.0
     values: dict[str, float] = field(default_factory=dict)
     hardware: dict[str, Any] | None = None
+    steps_per_row: int = 1
+    notes: tuple[str, ...] = ()
 
     def scenario_for(self, values: dict[str, float], step: float | None = None) -> Scenario:
         """The base scenario with ``values`` (a fit or a bootstrap draw) at ``step`` (default: the
         reference step)."""
-        return _apply(self.scenario, values, self.reference_step if step is None else step)
+        return _apply(self.scenario, values, self.reference_step if step is None else step, self.steps_per_row)
 
     def length_drift(self, values: dict[str, float] | None = None) -> tuple[LogNormal, LengthDrift]:
         """The fitted lengths as a drift the engine applies inside a run: ``(base, drift)`` with
@@ -419,11 +501,15 @@ class Calibrated:
         return base, LengthDrift("exp", rate=float(np.clip(v["lengths.drift"], -1.0, 100.0)))
 
     def measured_step_s(self) -> float:
-        """The run's mean step time, seconds (``step_s``, else the sum of the phases)."""
+        """The run's mean time per metrics row (``steps_per_row`` training steps), seconds
+        (``step_s``, else the sum of the phases)."""
         return float(self.residuals["step_s_measured"].mean())  # type: ignore[arg-type]
 
 
-def _apply(sc: Scenario, v: dict[str, float], step: float) -> Scenario:
+def _apply(sc: Scenario, v: dict[str, float], step: float, steps_per_row: int = 1) -> Scenario:
+    """``sc`` with the fitted values at ``step``; the generation overhead of a row of ``steps_per_row``
+    steps becomes the pause at a weight load (``rollout_pause_s = gen_overhead_s x steps_per_row``:
+    once per row, the row's one sync, when ``sync_every = steps_per_row``)."""
     mu = v["lengths.mu"] + v["lengths.drift"] * step
     lengths = sc.lengths
     cap = lengths.max_tokens if isinstance(lengths, LogNormal) else (lengths.max_tokens or 16384.0)
@@ -432,7 +518,7 @@ def _apply(sc: Scenario, v: dict[str, float], step: float) -> Scenario:
         lengths=LogNormal(mu=float(np.clip(mu, -100, 100)), sigma=float(min(10.0, v["lengths.sigma"])),
                           max_tokens=float(cap), group_correlation=group_corr),
         decode_tokens_per_s=float(np.clip(v["decode_tokens_per_s"], 1e-6, 1e9)),
-        rollout_pause_s=float(v["gen_overhead_s"]),
+        rollout_pause_s=float(v["gen_overhead_s"] * steps_per_row) if steps_per_row > 1 else float(v["gen_overhead_s"]),
         train_step_s=float(v["train_step_s"] + v.get("logprob_step_s", 0.0)),
         train_s_per_token=float(min(1e3, v["train_s_per_token"])),
         logprob_s_per_token=float(min(1e3 - min(1e3, v["train_s_per_token"]), v["logprob_s_per_token"])),
@@ -442,7 +528,7 @@ def _apply(sc: Scenario, v: dict[str, float], step: float) -> Scenario:
 
 def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstrap: int = 200,
               seed: int = 0, model: Any = None, gpu: Any = None, backend: str | None = None,
-              train_options: dict[str, Any] | None = None) -> Calibrated:
+              train_options: dict[str, Any] | None = None, steps_per_row: int | None = None) -> Calibrated:
     """Fits a scenario on a baseline run's per-step metrics.
 
     Parameters
@@ -471,18 +557,26 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
     train_options : dict, optional
         Further keyword arguments of :func:`rollsim.hardware.training.train_step_s`
         (``mini_batches``, ``reference``, ``model_parallel``, ...; default: the deployment's).
+    steps_per_row : int, optional
+        Training steps of ``batch_size`` samples one metrics row covers, in [1, 16777216]: its
+        phases are sums over them, its lengths' max is over all of their answers, its sync happens
+        once (module docstring). Default: the imported config's ``steps_per_logged_step`` (the verl
+        fully async recipe's ``trigger_parameter_sync_step``), 1 for a Scenario.
 
     Returns
     -------
     Calibrated
+        Its parameters per rollsim step, its residuals per metrics row.
 
     Raises
     ------
     ScenarioError
         ``metrics: missing <metric> ...`` for a table without a needed metric; ``base: ...`` for a
         base that is neither an imported config nor a scenario; ``model: ...``, ``gpu: ...``,
-        ``backend: ...`` or ``train_options: ...`` for one rollsim does not know.
+        ``backend: ...`` or ``train_options: ...`` for one rollsim does not know; ``steps_per_row:
+        ...`` out of range.
     """
+    from rollsim import _check
     from rollsim.configs import ImportedConfig
 
     if isinstance(base, ImportedConfig):
@@ -494,14 +588,22 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
                       f"{type(base).__name__}")
     if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or not 0 <= bootstrap <= 100_000:
         raise invalid("bootstrap", f"must be an integer in [0, 100000], got {bootstrap!r}")
+    k = _check.integer("steps_per_row", getattr(base, "steps_per_logged_step", 1) if steps_per_row is None
+                       else steps_per_row, 1, 2**24)
     hardware = _hardware(base, model, gpu, backend, train_options)
     m, fw, sources = normalize(read_metrics(metrics), framework)
+    logged_step = m["step"]
+    if k > 1:
+        # the drift and the reference step count rollsim steps: a row's lengths are the mean over its
+        # steps logged step x k ... + k - 1, i.e. at their middle
+        m = m.with_columns(pl.col("step") * float(k) + (k - 1) / 2.0)
     cap = sc.lengths.max_tokens if isinstance(sc.lengths, LogNormal) else float(sc.lengths.max_tokens or 16384.0)
     longest = float(m["response_max"].to_numpy().max())
     if longest > cap * 1.001:
         raise invalid("metrics", f"response_max {longest:g} tokens exceeds the config's length limit {cap:g}; check "
                       "the config's max response length")
-    values = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap))
+    wait = _gen_is_wait(sc, sources)
+    values = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap), steps_per_row=k, gen_is_wait=wait)
     over = sc.pipeline.over_sampling if isinstance(sc.pipeline, OffPolicy) else None
     shift = (0.0, 0.0)
     if over is not None:
@@ -515,14 +617,25 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
         # batch's generation is the slots' makespan, which rollsim simulates (in tokens, at 1 token/s)
         # for each step's fitted lengths; the speed is refitted on it
         m = m.with_columns(pl.Series("makespan_tokens", _makespans(sc, values, m["step"].to_numpy(), float(cap))))
-        values = _shifted(fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap)), shift)
+        values = _shifted(fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap), steps_per_row=k,
+                              gen_is_wait=wait), shift)
+    elif k > 1 and not wait:
+        # rows of several steps: the row's longest answer is not each step's; a step waits for the
+        # expected longest of its batch_size answers under the row's fitted lengths (exact, not
+        # simulated: a noisy regressor would bias the speed)
+        mu_t = values["lengths.mu"] + values["lengths.drift"] * m["step"].to_numpy()
+        step_longest = _expected_longest(mu_t, values["lengths.sigma"], float(cap), sc.batch_size)
+        m = m.with_columns(pl.Series("makespan_tokens", np.maximum(
+            step_longest, m["response_mean"].to_numpy() * sc.batch_size / sc.rollout_slots)))
+        values = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap), steps_per_row=k, gen_is_wait=wait)
     rng = np.random.default_rng(seed)
     draws = []
     for _ in range(bootstrap):
         idx = np.sort(rng.integers(0, m.height, m.height))
         if len(set(idx.tolist())) < 3:
             continue
-        draws.append(_shifted(fit(m[idx.tolist()], batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap)), shift))
+        draws.append(_shifted(fit(m[idx.tolist()], batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap),
+                                  steps_per_row=k, gen_is_wait=wait), shift))
     src = {"lengths.mu": "response_mean, response_max, response_clip_ratio", "lengths.drift": "the same, over steps",
            "lengths.sigma": "response_mean, response_max, response_clip_ratio", "decode_tokens_per_s": "gen_s",
            "gen_overhead_s": "gen_s", "train_step_s": "train_s", "train_s_per_token": "train_s", "logprob_step_s": "logprob_s",
@@ -533,29 +646,68 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
         lo, hi = np.quantile(vals, [0.025, 0.975])
         s = src[name]
         s = ", ".join(sources.get(c.strip(), c.strip()) for c in s.split(",")) if "over" not in s else s
-        rows.append(dict(name=name, value=values[name], low=float(min(lo, values[name])),
-                         high=float(max(hi, values[name])), unit=UNITS[name], source=s))
+        low, high = float(min(lo, values[name])), float(max(hi, values[name]))
+        unit = UNITS[name] if k == 1 or name != "weight_sync_s" else f"s / step (the row's one sync over its {k} steps)"
+        rows.append(dict(name=name, value=values[name], low=low, high=high, unit=unit, source=s))
+        if k > 1 and name == "weight_sync_s":
+            rows.append(dict(name="weight_sync_s_per_sync", value=values[name] * k, low=low * k, high=high * k,
+                             unit="s / sync (once per metrics row)", source=s))
     params = pl.DataFrame(rows)
     ref = float(m["step"].to_numpy().mean())
-    fitted = _apply(sc, values, ref)
-    # per-step residuals from the same closed forms the fit used
-    n = m["batch_samples"].to_numpy() if "batch_samples" in m.columns else np.full(m.height, float(sc.batch_size))
+    fitted = _apply(sc, values, ref, k)
+    # per-row residuals from the same closed forms the fit used (a row: k steps, their phases summed)
+    n = m["batch_samples"].to_numpy() if "batch_samples" in m.columns else np.full(m.height, float(sc.batch_size * k))
     mean, mx = m["response_mean"].to_numpy(), m["response_max"].to_numpy()
     x = m["makespan_tokens"].to_numpy() if "makespan_tokens" in m.columns else np.maximum(mx, mean * n / sc.rollout_slots)
-    gen_p = values["gen_overhead_s"] + x / values["decode_tokens_per_s"]
-    train_p = values["train_step_s"] + values["logprob_step_s"] + (values["train_s_per_token"] + values["logprob_s_per_token"]) * mean * n
+    gen_p = k * (values["gen_overhead_s"] + x / values["decode_tokens_per_s"])
+    train_p = k * (values["train_step_s"] + values["logprob_step_s"]) + (values["train_s_per_token"] + values["logprob_s_per_token"]) * mean * n
+    sync_p = k * values["weight_sync_s"]
     train_m = m["train_s"].to_numpy() + (m["logprob_s"].to_numpy() if "logprob_s" in m.columns else 0.0)
     step_m = (m["step_s"].to_numpy() if "step_s" in m.columns
               else m["gen_s"].to_numpy() + train_m + (m["sync_s"].to_numpy() if "sync_s" in m.columns else 0.0))
     serial = isinstance(sc.pipeline, OffPolicy) and sc.pipeline.k == 0
-    step_p = gen_p + train_p + values["weight_sync_s"] if serial else np.maximum(gen_p, train_p + values["weight_sync_s"])
+    if isinstance(sc.pipeline, FullyAsync):
+        # streaming: the slots decode the row's tokens back to back (no batch waits for its longest
+        # answer) and pause once per weight load (every sync_every steps); the trainer takes the longer
+        gen_stream = (mean * n / (sc.rollout_slots * values["decode_tokens_per_s"])
+                      + fitted.rollout_pause_s * k / sc.sync_every)
+        step_p = np.maximum(gen_stream, train_p + sync_p)
+        if wait:
+            gen_p = np.maximum(0.0, gen_stream - train_p - sync_p)  # the trainer's predicted wait
+    else:
+        step_p = gen_p + train_p + sync_p if serial else np.maximum(gen_p, train_p + sync_p)
     residuals = pl.DataFrame({
-        "step": m["step"], "response_mean": mean, "gen_s_measured": m["gen_s"], "gen_s_predicted": gen_p,
+        "step": logged_step, "response_mean": mean, "gen_s_measured": m["gen_s"], "gen_s_predicted": gen_p,
         "train_s_measured": train_m, "train_s_predicted": train_p, "step_s_measured": step_m,
         "step_s_predicted": step_p, "step_error": step_p / step_m - 1.0,
     })
     return Calibrated(scenario=fitted, params=params, residuals=residuals, draws=tuple(draws), metrics=m,
-                      framework=fw, base=base, layout=layout, reference_step=ref, values=values, hardware=hardware)
+                      framework=fw, base=base, layout=layout, reference_step=ref, values=values, hardware=hardware,
+                      steps_per_row=k, notes=_notes(m, wait))
+
+
+def _gen_is_wait(sc: Scenario, sources: dict[str, str]) -> bool:
+    """The table's ``gen_s`` is a fully asynchronous trainer's wait for samples: verl's
+    ``timing_s/gen`` of the fully async recipe (``fully_async_trainer.py`` times ``gen`` around
+    ``_get_samples_from_queue``)."""
+    return isinstance(sc.pipeline, FullyAsync) and sources.get("gen_s") == "timing_s/gen"
+
+
+def _notes(m: pl.DataFrame, wait: bool) -> tuple[str, ...]:
+    """The calibration's caveats for this base and table (:attr:`Calibrated.notes`)."""
+    if not wait:
+        return ()
+    _, paced = _stream_rows(m)
+    head = ("gen_s: timing_s/gen of a fully asynchronous run is the trainer's wait for samples (verl "
+            "fully_async_trainer.py times 'gen' around _get_samples_from_queue), not the rollout's generation: "
+            "decode_tokens_per_s and gen_overhead_s are fitted on the wall time of the rows the rollout paced "
+            f"(the trainer waited over {WAIT_SHARE:.0%} of the row)")
+    if paced.sum() >= 3:
+        return (f"{head}: {int(paced.sum())} of {len(paced)} rows",)
+    if paced.any():
+        return (f"{head}: {int(paced.sum())} of {len(paced)} rows, too few for the overhead (set to 0)",)
+    return (f"{head}: none, the trainer set the pace in every row; decode_tokens_per_s is a lower bound (the "
+            "slowest speed that kept up) and gen_overhead_s 0",)
 
 
 def _hardware(base: Any, model: Any, gpu: Any, backend: str | None, options: dict[str, Any] | None) -> dict[str, Any]:

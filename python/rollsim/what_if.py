@@ -21,6 +21,13 @@ A variant is a dict of changes to the calibrated scenario:
 
 Each prediction is simulated for the calibrated parameters and for bootstrap draws of them, giving an
 interval (2.5 / 97.5 % over the draws).
+
+Times are reported in the unit the run logged: per metrics row, ``k = calibrated.steps_per_row``
+training steps (1 but for the verl fully async recipe, which logs one row per weight sync of
+``trigger_parameter_sync_step`` local updates). ``step_s`` and ``trainer_wait_s`` are then the
+simulated per-step means times ``k`` (measured over whole rows of ``k`` steps, so that each holds one
+sync), tokens/s and staleness are unchanged, and every variant, whatever its pipeline or sync
+cadence, is reported per ``k`` of its steps (``samples_per_row``), so that the rows compare.
 """
 
 from __future__ import annotations
@@ -316,9 +323,13 @@ def _train_gpus(cal: Calibrated, sc: Scenario, v: dict[str, Any]) -> int | None:
     return int(v.get("train_gpus", (total - r) if lay.colocated else lay.train_gpus))
 
 
-def _measure(sc: Scenario, steps: int, seed: int) -> dict[str, float]:
+def _measure(sc: Scenario, steps: int, seed: int, per_row: int = 1) -> dict[str, float]:
+    """Simulated means of the scenario's steps after two warm-up steps; with ``per_row`` = k > 1,
+    over whole rows of k steps (each holding one sync), ``step_s`` and ``trainer_wait_s`` per row."""
     from rollsim.simulation import simulate
 
+    if per_row > 1:
+        return _measure_rows(sc, steps, seed, per_row)
     est = _step_estimate(sc)
     horizon = min(1e12, max(est * (steps + 2), 1.0))
     for _ in range(4):
@@ -333,6 +344,37 @@ def _measure(sc: Scenario, steps: int, seed: int) -> dict[str, float]:
     tokens = st["tokens"].to_numpy()
     return dict(step_s=step_s, tokens_per_s=float(np.mean(tokens[2:]) / step_s) if len(ends) >= 3 else math.nan,
                 trainer_wait_s=float(np.mean(st["wait_s"].to_numpy()[2:])) if len(ends) >= 3 else math.nan,
+                staleness_mean=float(s["staleness_mean"]), staleness_short=float(s["staleness_mean_short"]),
+                staleness_long=float(s["staleness_mean_long"]), drop_fraction=float(s["drop_fraction"]))
+
+
+def _measure_rows(sc: Scenario, steps: int, seed: int, k: int) -> dict[str, float]:
+    """:func:`_measure` over whole rows of ``k`` steps: at least 2 rows (and ``steps``), after two
+    warm-up steps."""
+    from rollsim.simulation import simulate
+
+    rows = max(2, math.ceil(steps / k))
+    want = 2 + rows * k
+    est = _step_estimate(sc)
+    horizon = min(1e12, max(est * (want + 2), 1.0))
+    for _ in range(4):
+        res = simulate(sc.replace(horizon_s=horizon, seed=seed), record="summary")
+        st = res.steps.filter(res.steps["completed"])
+        if st.height >= 2 + k:
+            break
+        horizon = min(1e12, horizon * 4)
+    s = res.summary
+    ends = st["end_s"].to_numpy()
+    got = (len(ends) - 2) // k  # whole rows after the warm-up: steps 2 .. 1 + got * k
+    nan = math.nan
+    if got >= 1:
+        a, b = 1, 1 + got * k
+        row_s = float((ends[b] - ends[a]) / got)
+        tokens = float(np.sum(st["tokens"].to_numpy()[a + 1:b + 1]))
+        wait = float(np.sum(st["wait_s"].to_numpy()[a + 1:b + 1]) / got)
+    else:
+        row_s = tokens = wait = nan
+    return dict(step_s=row_s, tokens_per_s=tokens / (row_s * got) if got >= 1 else nan, trainer_wait_s=wait,
                 staleness_mean=float(s["staleness_mean"]), staleness_short=float(s["staleness_mean_short"]),
                 staleness_long=float(s["staleness_mean_long"]), drop_fraction=float(s["drop_fraction"]))
 
@@ -360,7 +402,8 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
     draws : int
         Bootstrap draws of the calibration simulated per row for the intervals, in [0, 1000].
     steps : int
-        Training steps simulated per run (the first two are left out as warm-up), in [4, 10000].
+        Training steps simulated per run (the first two are left out as warm-up), in [4, 10000];
+        with ``calibrated.steps_per_row`` = k > 1, rounded up to whole rows of k steps, at least 2.
     seed : int
         Seed of the runs.
 
@@ -372,7 +415,10 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
         factor on the calibrated training cost and its rule (:class:`TrainScale`), then each of
         :data:`METRICS` (seconds, tokens/s, versions, fraction) with ``_low`` / ``_high`` (over the
         bootstrap draws and the training cost's interval);
-        ``measured_step_s`` and ``error`` (predicted / measured - 1) on the baseline row.
+        ``measured_step_s`` and ``error`` (predicted / measured - 1) on the baseline row. With
+        ``calibrated.steps_per_row`` = k > 1, ``step_s``, ``trainer_wait_s`` and
+        ``measured_step_s`` are seconds per metrics row (k training steps), and two more columns
+        name the unit: ``steps_per_row`` (k) and ``samples_per_row`` (k x the row's batch).
 
     Raises
     ------
@@ -405,31 +451,35 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
             values = {**values, "logprob_step_s": 0.0, "logprob_s_per_token": 0.0}
         return calibrated.scenario_for(values)
 
+    k = calibrated.steps_per_row
     for v in [{"name": "baseline"}, *items]:
         label = _label(v) if v.get("name") != "baseline" else "baseline"
         with warnings.catch_warnings(record=True) as caught:   # given again below, once, naming the variant
             warnings.simplefilter("always")
             b0 = base(calibrated.values, v)
             sc = _variant(calibrated, b0, v)
-            point = _measure(sc, steps, seed)
-            others = [_measure(_variant(calibrated, base(d, v), v), steps, seed + 1 + i) for i, d in enumerate(pick)]
+            point = _measure(sc, steps, seed, k)
+            others = [_measure(_variant(calibrated, base(d, v), v), steps, seed + 1 + i, k)
+                      for i, d in enumerate(pick)]
             gpus = _train_gpus(calibrated, sc, v)
             ts = (train_scale(calibrated, gpus, scenario=b0, recompute_logprob=_logprob(calibrated, v))
                   if gpus is not None else TrainScale(1.0, 1.0, 1.0, "same"))
             if ts.low != ts.high:
                 # the training model's own uncertainty: the ends of the training cost's interval
-                others += [_measure(_variant(calibrated, b0, v, end), steps, seed) for end in ("low", "high")]
+                others += [_measure(_variant(calibrated, b0, v, end), steps, seed, k) for end in ("low", "high")]
         _warn_once_per_category(label, caught, 1 + len(others))
         row: dict[str, Any] = dict(variant=label,
                                    pipeline=type(sc.pipeline).__name__, rollout_slots=sc.rollout_slots,
                                    train_gpus=gpus, train_scale=ts.factor, train_scale_low=ts.low,
                                    train_scale_high=ts.high, train_scaling=ts.rule)
-        for k in METRICS:
-            vals = np.array([o[k] for o in others] + [point[k]], dtype=float)
+        if k > 1:
+            row.update(steps_per_row=k, samples_per_row=k * sc.batch_size)
+        for name in METRICS:
+            vals = np.array([o[name] for o in others] + [point[name]], dtype=float)
             vals = vals[np.isfinite(vals)]
-            row[k] = point[k]
-            row[f"{k}_low"] = float(min(np.quantile(vals, 0.025), point[k])) if vals.size else math.nan
-            row[f"{k}_high"] = float(max(np.quantile(vals, 0.975), point[k])) if vals.size else math.nan
+            row[name] = point[name]
+            row[f"{name}_low"] = float(min(np.quantile(vals, 0.025), point[name])) if vals.size else math.nan
+            row[f"{name}_high"] = float(max(np.quantile(vals, 0.975), point[name])) if vals.size else math.nan
         if v.get("name") == "baseline":
             measured = calibrated.measured_step_s()
             row["measured_step_s"] = measured
@@ -469,6 +519,7 @@ def plot_whatif(frame: pl.DataFrame, *, ax: Any = None, path: Any = None) -> Any
         ax.legend(loc="upper right")
     ax.set_xticks(x)
     ax.set_xticklabels(frame["variant"].to_list(), rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("step time, s (interval: calibration bootstrap)")
+    ax.set_ylabel("time per metrics row, s (interval: calibration bootstrap)" if "steps_per_row" in frame.columns
+                  else "step time, s (interval: calibration bootstrap)")
     ax.set_title("what if: predicted step time")
     return plot._finish(fig, path)

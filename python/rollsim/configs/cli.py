@@ -117,7 +117,10 @@ def _calibrated(a: argparse.Namespace) -> Any:
     imp = configs.load(a.config, a.framework, gpu=a.gpu)
     for line in imp.warnings():
         print(line, file=sys.stderr)
-    return calibrate(a.metrics, imp, framework=a.metric_names, bootstrap=a.bootstrap, model=a.model, gpu=a.gpu)
+    cal = calibrate(a.metrics, imp, framework=a.metric_names, bootstrap=a.bootstrap, model=a.model, gpu=a.gpu)
+    for line in cal.notes:
+        print(f"rollsim: note: {line}", file=sys.stderr)
+    return cal
 
 
 def _print_frame(df: Any, fmt: str) -> None:
@@ -140,9 +143,14 @@ def _cmd_calibrate(a: argparse.Namespace) -> int:
         return 0
     if a.format == "table":
         err = cal.residuals["step_error"].to_numpy()
-        print(f"rollsim calibrate: {cal.metrics.height} steps ({cal.framework} metric names); step time "
-              f"predicted vs measured: mean error {100 * float(err.mean()):+.1f} %, worst "
+        rows = (f"{cal.metrics.height} steps" if cal.steps_per_row == 1 else
+                f"{cal.metrics.height} metrics rows of {cal.steps_per_row} training steps each")
+        print(f"rollsim calibrate: {rows} ({cal.framework} metric names); {'step' if cal.steps_per_row == 1 else 'row'} "
+              f"time predicted vs measured: mean error {100 * float(err.mean()):+.1f} %, worst "
               f"{100 * float(abs(err).max()):.1f} %")
+        if cal.steps_per_row > 1:
+            print(f"parameters per training step of {cal.scenario.batch_size} samples (the row's fixed costs / "
+                  f"{cal.steps_per_row}; weight_sync_s_per_sync: the row's one sync)")
     _print_frame(cal.params, a.format)
     return 0
 
@@ -162,10 +170,16 @@ def _cmd_whatif(a: argparse.Namespace) -> int:
     df = whatif(cal, grid(**axes) if axes else [], draws=a.draws, steps=a.steps)
     if a.format == "table":
         base = df.row(0, named=True)
-        print(f"rollsim whatif: calibrated on {cal.metrics.height} steps; baseline predicted {base['step_s']:.1f} s "
-              f"per step vs measured {base['measured_step_s']:.1f} s ({100 * base['error']:+.1f} %)")
+        k = cal.steps_per_row
+        unit = "step" if k == 1 else "metrics row"
+        print(f"rollsim whatif: calibrated on {cal.metrics.height} {unit}s; baseline predicted {base['step_s']:.1f} s "
+              f"per {unit} vs measured {base['measured_step_s']:.1f} s ({100 * base['error']:+.1f} %)")
         cols = ["variant", "step_s", "step_s_low", "step_s_high", "tokens_per_s", "trainer_wait_s", "staleness_mean",
                 "staleness_long", "drop_fraction"]
+        if k > 1:
+            print(f"step_s and trainer_wait_s: seconds per metrics row = {k} training steps (samples_per_row: "
+                  f"{base['samples_per_row']} for the baseline; the config logs one row per weight sync)")
+            cols.insert(1, "samples_per_row")
         _print_frame(df.select(cols), "table")
     else:
         _print_frame(df, a.format)

@@ -50,6 +50,10 @@ ENTRY_POINTS = {
 
 _AR = "actor_rollout_ref"
 
+#: The note of the training options whose cost the calibration measures as a whole (FSDP offload and
+#: sharding size, activation checkpointing): one fitted training cost per step and per token.
+_TRAIN_COST = "part of the calibrated training cost (not modelled separately)"
+
 #: Prompts the fully async rollouter runs at once per inference server, by default
 #: (``async_training.concurrent_samples_per_replica``, verl-project/verl
 #: ``verl/experimental/fully_async_policy/fully_async_rollouter.py``, ``set_max_required_samples``:
@@ -306,7 +310,12 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
                       (f"{_AR}.rollout.gpu_memory_utilization", "KV capacity is not modelled by the import (the deployment's, with --gpu)"),
                       (f"{_AR}.rollout.name", "engine choice: part of the calibrated decode speed (the deployment's engine, with --gpu)"),
                       (f"{_AR}.rollout.enable_prefix_caching", "prefill is free until calibrated"),
-                      (f"{_AR}.rollout.free_cache_engine", "sleep / wake cost: part of the calibrated overhead")):
+                      (f"{_AR}.rollout.free_cache_engine", "sleep / wake cost: part of the calibrated overhead"),
+                      (f"{_AR}.actor.fsdp_config.param_offload", _TRAIN_COST),
+                      (f"{_AR}.actor.fsdp_config.optimizer_offload", _TRAIN_COST),
+                      (f"{_AR}.actor.fsdp_config.fsdp_size", _TRAIN_COST),
+                      (f"{_AR}.ref.fsdp_config.param_offload", _TRAIN_COST),
+                      (f"{_AR}.model.enable_gradient_checkpointing", _TRAIN_COST)):
         r.ignore(name, why)
     r.ignore_rest(("algorithm.rollout_correction", "async_training", f"{_AR}.rollout.multi_turn",
                    f"{_AR}.rollout.agent", "actor_rollout_ref.checkpoint_engine"))
