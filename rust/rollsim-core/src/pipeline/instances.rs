@@ -15,8 +15,9 @@
 //!
 //! Routing: a second winner tree over the instances keyed by their occupied slots (full ones
 //! excluded) picks the least loaded instance (ties: the lowest), and a min-heap of idle slots per
-//! instance its lowest idle slot. Both trees hold packed values (key above, instance below), so a
-//! change stops at the first match whose outcome it does not change.
+//! instance its lowest idle slot. Both trees hold packed values (key above, instance below), so
+//! equal keys go to the lowest instance; a change replays its leaf's matches up to the root
+//! without branching on their outcomes.
 //!
 //! KV-cache capacity (`Kv`, optional): a request on a slot either runs (it is in the heap and holds
 //! KV: prompt + tokens done when it was admitted, plus one token per clock token once its prefill
@@ -58,8 +59,8 @@ use crate::scenario::Scenario;
 pub(crate) const NONE: u128 = crate::queue::IDLE;
 
 /// A winner tree of values that carry their leaf's index in their low bits (so that they are
-/// distinct and equal keys go to the lowest leaf): a leaf's value changes in O(log n), stopping as
-/// soon as a match's winner is unchanged; the minimum in O(1).
+/// distinct and equal keys go to the lowest leaf): a leaf's value changes in O(log n); the minimum
+/// in O(1).
 #[derive(Clone, Debug)]
 pub(crate) struct MinTree<T> {
     /// Per node, the smallest value of its subtree: leaves at `size..2 * size`, the root at 1
@@ -68,13 +69,35 @@ pub(crate) struct MinTree<T> {
     size: usize,
 }
 
-impl<T: Copy + Ord> MinTree<T> {
+/// A value of a `MinTree`: ordered, and the smaller of two found without a branch (which one
+/// wins a match is random, so a branch would be mispredicted half the time).
+pub(crate) trait TreeValue: Copy + Ord {
+    fn min_of(a: Self, b: Self) -> Self;
+}
+
+impl TreeValue for u64 {
+    #[inline(always)]
+    fn min_of(a: u64, b: u64) -> u64 {
+        a.min(b) // a conditional move
+    }
+}
+
+impl TreeValue for u128 {
+    #[inline(always)]
+    fn min_of(a: u128, b: u128) -> u128 {
+        // a mask: the compiler selects a u128 with a branch
+        let m = 0u128.wrapping_sub((b < a) as u128);
+        (b & m) | (a & !m)
+    }
+}
+
+impl<T: TreeValue> MinTree<T> {
     /// `n` leaves (rounded up to a power of two) valued `leaf(i)`.
     pub fn new(n: usize, leaf: impl Fn(usize) -> T) -> Self {
         let size = n.max(1).next_power_of_two();
         let mut v: Vec<T> = (0..2 * size).map(|i| leaf(i.saturating_sub(size))).collect();
         for node in (1..size).rev() {
-            v[node] = v[2 * node].min(v[2 * node + 1]);
+            v[node] = T::min_of(v[2 * node], v[2 * node + 1]);
         }
         MinTree { v, size }
     }
@@ -84,14 +107,12 @@ impl<T: Copy + Ord> MinTree<T> {
         let mut node = i + self.size;
         self.v[node] = x;
         let mut x = x;
+        // every match up to the root, without stopping at the first unchanged one: whether a
+        // match changes is random, and its branch cost more than the stores it saves
         while node > 1 {
-            let m = x.min(self.v[node ^ 1]);
+            x = T::min_of(x, self.v[node ^ 1]);
             node >>= 1;
-            if self.v[node] == m {
-                return; // this match and every one above it are unchanged
-            }
-            self.v[node] = m;
-            x = m;
+            self.v[node] = x;
         }
     }
 
@@ -349,6 +370,9 @@ pub(crate) struct Instances {
     pub speed_by_batch: Vec<f64>,
     /// Requests on board (decoding or in prefill), per instance.
     pub n: Vec<u32>,
+    /// `speed_by_batch[max(n, 1) - 1]` per instance (kept by `set_n`): the speed without shared
+    /// prefill or context-dependent speed.
+    batch_rate: Vec<f64>,
     pub clock: Vec<f64>,
     /// When each clock was last brought up to date (the time of the instance's last change).
     pub clock_t: Vec<f64>,
@@ -358,8 +382,6 @@ pub(crate) struct Instances {
     /// `heap[i * per..i * per + len[i]]`.
     heap: Vec<u128>,
     len: Vec<u32>,
-    /// Position of each busy slot's entry in its instance's heap.
-    pos: Vec<u32>,
     /// Without KV capacity: the instance whose heap top was removed and not refilled yet
     /// (`NO_HOLE`: none). A finish is mostly followed by a start on the same instance, which then
     /// takes the top's place with one sift down instead of a removal and an insertion.
@@ -368,7 +390,10 @@ pub(crate) struct Instances {
     top: MinTree<u128>,
     top_slot: Vec<u32>,
     dirty: Vec<bool>,
+    /// The instances changed since the last flush, in `dirty_list[..n_dirty]` (one more entry:
+    /// `mark` writes it without a branch).
     dirty_list: Vec<u32>,
+    n_dirty: usize,
     /// Routing: occupied slots per instance (running or waiting for KV; `NONE` when full).
     pub occ: Vec<u32>,
     load: MinTree<u64>,
@@ -390,24 +415,26 @@ impl Instances {
     pub fn new(slots: usize, per: usize, speed_by_batch: Vec<f64>, kv_cap: f64) -> Self {
         debug_assert!(per > 0 && slots % per == 0 && speed_by_batch.len() == per);
         let k = slots / per;
+        let batch_rate = vec![speed_by_batch[0]; k];
         Instances {
             per,
             inst_of: (0..slots).map(|s| (s / per) as u32).collect(),
             prompt: 0.0,
             speed_by_batch,
             n: vec![0; k],
+            batch_rate,
             clock: vec![0.0; k],
             clock_t: vec![0.0; k],
             paused_until: 0.0,
             // one entry of padding: `sift_down` reads a right child past the last instance's end
             heap: vec![u128::MAX; slots + 1],
             len: vec![0; k],
-            pos: vec![0; slots],
             hole: NO_HOLE,
             top: MinTree::new(k, |i| top_value(NONE, i)),
             top_slot: vec![0; k],
             dirty: vec![false; k],
-            dirty_list: Vec::new(),
+            dirty_list: vec![0; k + 1],
+            n_dirty: 0,
             occ: vec![0; k],
             load: MinTree::new(k, |i| load_value(if i < k { 0 } else { u32::MAX }, i)),
             kv: (kv_cap > 0.0).then(|| Kv {
@@ -455,8 +482,15 @@ impl Instances {
     }
 
     /// Decode speed of one sequence on instance `i` now.
-    #[inline]
+    #[inline(always)]
     pub fn rate(&self, i: usize) -> f64 {
+        if self.ctx.is_none() && self.shared.is_none() {
+            return self.batch_rate[i];
+        }
+        self.rate_slow(i)
+    }
+    #[inline(never)]
+    fn rate_slow(&self, i: usize) -> f64 {
         let b = (self.n[i].max(1) - 1) as usize;
         if self.ctx.is_some() {
             return self.context_rate(i);
@@ -466,7 +500,7 @@ impl Instances {
         }
         self.speed_by_batch[b]
     }
-    #[inline]
+    #[inline(always)]
     pub fn clock_at(&self, i: usize, t: f64) -> f64 {
         self.clock[i] + (t - self.run_from(i)).max(0.0) * self.rate(i)
     }
@@ -527,7 +561,7 @@ impl Instances {
     }
 
     /// When instance `i`'s clock (last brought up to date at `clock_t`) runs again: after a pause.
-    #[inline]
+    #[inline(always)]
     fn run_from(&self, i: usize) -> f64 {
         self.clock_t[i].max(self.paused_until)
     }
@@ -541,7 +575,7 @@ impl Instances {
         }
         self.paused_until = self.paused_until.max(until);
     }
-    #[inline]
+    #[inline(always)]
     pub fn advance(&mut self, i: usize, t: f64) {
         if self.shared.as_deref().is_some_and(|sh| !sh.queue[i].is_empty()) {
             let dt = (t - self.clock_t[i].max(self.paused_until)).max(0.0);
@@ -553,9 +587,10 @@ impl Instances {
     }
 
     /// Instance `i` now runs `n` requests (its clock is up to date).
-    #[inline]
+    #[inline(always)]
     pub fn set_n(&mut self, i: usize, n: u32) {
         self.n[i] = n;
+        self.batch_rate[i] = self.speed_by_batch[(n.max(1) - 1) as usize];
         self.mark(i);
     }
 
@@ -568,10 +603,11 @@ impl Instances {
 
     #[inline]
     pub fn mark(&mut self, i: usize) {
-        if !self.dirty[i] {
-            self.dirty[i] = true;
-            self.dirty_list.push(i as u32);
-        }
+        // branch-free: whether `i` is marked already is random
+        let was = self.dirty[i];
+        self.dirty[i] = true;
+        self.dirty_list[self.n_dirty] = i as u32;
+        self.n_dirty += !was as usize;
     }
 
     /// The request with sample `id` on `slot` finishes when its instance's clock reaches `target`.
@@ -606,7 +642,6 @@ impl Instances {
             self.hole = NO_HOLE;
             self.len[i] += 1;
             self.heap[i * self.per] = entry(target, id, slot);
-            self.pos[slot as usize] = 0;
             self.sift_down(i, 0);
             self.mark(i);
             return;
@@ -614,7 +649,6 @@ impl Instances {
         let p = self.len[i] as usize;
         self.len[i] += 1;
         self.heap[i * self.per + p] = entry(target, id, slot);
-        self.pos[slot as usize] = p as u32;
         self.sift_up(i, p);
         self.mark(i);
     }
@@ -628,7 +662,6 @@ impl Instances {
         if len > 0 {
             let moved = self.heap[base + len];
             self.heap[base] = moved;
-            self.pos[entry_slot(moved) as usize] = 0;
             self.sift_down(i, 0);
         }
     }
@@ -641,8 +674,8 @@ impl Instances {
         }
         let i = self.inst(slot as usize);
         let base = i * self.per;
-        let p = self.pos[slot as usize] as usize;
         let last = self.len[i] as usize - 1;
+        let p = self.position(i, slot);
         self.len[i] -= 1;
         self.mark(i);
         if let Some(cx) = self.ctx.as_deref_mut() {
@@ -676,12 +709,26 @@ impl Instances {
         }
         let moved = self.heap[base + last];
         self.heap[base + p] = moved;
-        self.pos[entry_slot(moved) as usize] = p as u32;
         if p > 0 && moved < self.heap[base + (p - 1) / 2] {
             self.sift_up(i, p);
         } else {
             self.sift_down(i, p);
         }
+    }
+
+    /// The position of `slot`'s entry in instance `i`'s heap: mostly the top (a finish), else
+    /// found by a scan (preemptions, requests taken off, ties).
+    #[inline(always)]
+    fn position(&self, i: usize, slot: u32) -> usize {
+        let base = i * self.per;
+        if entry_slot(self.heap[base]) == slot {
+            return 0;
+        }
+        self.heap[base + 1..base + self.len[i] as usize]
+            .iter()
+            .position(|&e| entry_slot(e) == slot)
+            .expect("a running request")
+            + 1
     }
 
     fn sift_up(&mut self, i: usize, mut p: usize) {
@@ -694,11 +741,9 @@ impl Instances {
                 break;
             }
             self.heap[base + p] = q;
-            self.pos[entry_slot(q) as usize] = p as u32;
             p = parent;
         }
         self.heap[base + p] = e;
-        self.pos[entry_slot(e) as usize] = p as u32;
     }
 
     fn sift_down(&mut self, i: usize, mut p: usize) {
@@ -720,18 +765,17 @@ impl Instances {
                 break;
             }
             self.heap[base + p] = q;
-            self.pos[entry_slot(q) as usize] = p as u32;
             p = c;
         }
         self.heap[base + p] = e;
-        self.pos[entry_slot(e) as usize] = p as u32;
     }
 
     /// Recomputes the top-level keys of the instances changed since the last call.
     #[inline]
     fn flush(&mut self) {
-        while let Some(i) = self.dirty_list.pop() {
-            let i = i as usize;
+        while self.n_dirty > 0 {
+            self.n_dirty -= 1;
+            let i = self.dirty_list[self.n_dirty] as usize;
             self.dirty[i] = false;
             let (mut k, mut slot) = self.next_of(i);
             self.preempt[i] = false;
@@ -910,7 +954,7 @@ impl Instances {
 
     /// Instance `i`'s KV at clock value `x` (not before its clock) from the approximate sums, and
     /// a bound on its difference from `kv_used` (the rounding of both, with a wide margin).
-    #[inline]
+    #[inline(always)]
     fn kv_approx(&self, i: usize, x: f64) -> (f64, f64) {
         let kv = self.kv.as_ref().expect("KV capacity");
         let a = &kv.approx;
@@ -1219,7 +1263,10 @@ impl Placement for Instances {
     fn next_admission(&mut self, cursor: &mut usize, slots: &[Option<Req>], t: f64) -> Option<(u32, f64)> {
         self.kv.as_ref()?;
         loop {
-            let i = *self.dirty_list.get(*cursor)? as usize;
+            if *cursor >= self.n_dirty {
+                return None;
+            }
+            let i = self.dirty_list[*cursor] as usize;
             let kv = self.kv.as_ref().expect("KV capacity");
             if let Some(&s) = kv.queue[i].front() {
                 let r = slots[s as usize].as_ref().expect("a waiting request");
@@ -1434,7 +1481,7 @@ mod tests {
         for _ in 0..500 {
             let per = 1 + (rng.uniform() * 6.0) as usize;
             let mut b = Instances::new(per, per, vec![2.0; per], 1000.0);
-            b.n[0] = per as u32;
+            b.set_n(0, per as u32);
             let mut last = 0;
             for s in 0..per {
                 let (base, ds) = ((rng.uniform() * 200.0).floor(), (rng.uniform() * 50.0).floor());
@@ -1473,7 +1520,7 @@ mod tests {
                 on[s] = Some((target, id));
             }
             for i in 0..3 {
-                b.n[i] = 1;
+                b.set_n(i, 1);
                 let want = (i * per..(i + 1) * per)
                     .filter_map(|s| on[s].map(|(t, id)| (key(t, id), s as u32)))
                     .min()
