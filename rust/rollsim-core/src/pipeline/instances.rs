@@ -25,7 +25,7 @@
 //! piecewise linear in its clock, so the clock value at which it reaches capacity is computed like
 //! a finish target and is the instance's event when it comes first: the most recently admitted
 //! running request is preempted then (vLLM preempts from the back of its running queue). The exact
-//! sums over an instance's requests (`kv_full`, `kv_fits`) are skipped when approximate sums kept
+//! sums over an instance's requests (`kv_full`, `kv_fits_at`) are skipped when approximate sums kept
 //! up to date incrementally show, with a wide error bound, that the answer is certain (`KvApprox`):
 //! the exact sums decide every close call, so the results are theirs.
 //! Agentic requests in tool calls keep KV on their instance beside the running ones: cached
@@ -259,7 +259,7 @@ pub(crate) struct Kv {
 
 /// The KV each instance holds, kept up to date incrementally (and so only approximately: its
 /// rounding differs from the exact sums'), with a bound on its error. It decides nothing by
-/// itself: it lets `kv_full` and `kv_fits` skip their exact O(slots per instance) sums when the
+/// itself: it lets `kv_full` and `kv_fits_at` skip their exact O(slots per instance) sums when the
 /// answer is certain with a wide margin (the KV is far from the capacity), and the exact sums
 /// decide whenever it is not, so the results are those of the exact sums.
 struct KvApprox {
@@ -956,6 +956,14 @@ impl Instances {
     /// a bound on its difference from `kv_used` (the rounding of both, with a wide margin).
     #[inline(always)]
     fn kv_approx(&self, i: usize, x: f64) -> (f64, f64) {
+        let (used, magnitude) = self.kv_approx_running(i, x);
+        self.kv_approx_with_idle(i, used, magnitude)
+    }
+
+    /// `kv_approx` without the KV of requests that do not decode: the approximate KV of instance
+    /// `i`'s running requests at clock value `x`, and the magnitude of its terms.
+    #[inline(always)]
+    fn kv_approx_running(&self, i: usize, x: f64) -> (f64, f64) {
         let kv = self.kv.as_ref().expect("KV capacity");
         let a = &kv.approx;
         let n = a.n_dec[i] as f64;
@@ -968,6 +976,13 @@ impl Instances {
             }
             magnitude += x.abs() + ds.abs();
         }
+        (used, magnitude)
+    }
+
+    /// `kv_approx` from `kv_approx_running`'s terms and the KV that does not decode now.
+    #[inline(always)]
+    fn kv_approx_with_idle(&self, i: usize, used: f64, magnitude: f64) -> (f64, f64) {
+        let kv = self.kv.as_ref().expect("KV capacity");
         let idle = kv.idle(i);
         (used + idle, 1e-6 * kv.cap + 1e-6 + kv.rounding * (magnitude + kv.cap + idle))
     }
@@ -1051,12 +1066,14 @@ impl Instances {
 
 impl Instances {
     /// KV capacity: whether a request that has decoded `done` tokens, its KV (prompt + tokens done)
-    /// plus one token, fits on instance `i` at `t`.
-    fn kv_fits(&self, i: usize, done: f64, t: f64) -> bool {
+    /// plus one token, fits on instance `i` at clock value `c`, from `kv_approx_running(i, c)`
+    /// (evictions change only the KV that does not decode, so a request's checks before and after
+    /// each eviction share them).
+    #[inline(always)]
+    fn kv_fits_at(&self, i: usize, done: f64, c: f64, running: f64, magnitude: f64) -> bool {
         let kv = self.kv.as_ref().expect("KV capacity");
-        let c = self.clock_at(i, t);
         // certain either way when the approximate KV is far from the capacity
-        let (used, err) = self.kv_approx(i, c);
+        let (used, err) = self.kv_approx_with_idle(i, running, magnitude);
         let need = self.prompt + done + 1.0;
         let exact = || self.kv_used(i, c) + self.prompt + done + 1.0 <= kv.cap;
         if used + err + need <= kv.cap {
@@ -1071,20 +1088,21 @@ impl Instances {
     }
 
     /// KV capacity: whether a request that has decoded `done` tokens fits on instance `i` at `t`
-    /// (`kv_fits`) once cached KV of requests in tool calls is evicted, least recently cached
+    /// (`kv_fits_at`) once cached KV of requests in tool calls is evicted, least recently cached
     /// first, as long as it does not.
     #[inline]
     fn fits_evicting(&mut self, i: usize, done: f64, t: f64) -> bool {
-        if self.kv_fits(i, done, t) {
-            return true;
-        }
-        // cold: only with cached KV of requests in tool calls
-        while self.evict_lru(i) {
-            if self.kv_fits(i, done, t) {
+        let c = self.clock_at(i, t);
+        let (running, magnitude) = self.kv_approx_running(i, c);
+        loop {
+            if self.kv_fits_at(i, done, c, running, magnitude) {
                 return true;
             }
+            // only with cached KV of requests in tool calls
+            if !self.evict_lru(i) {
+                return false;
+            }
         }
-        false
     }
 
     /// Evicts instance `i`'s least recently cached KV of a request in a tool call, if any.
@@ -1125,6 +1143,7 @@ impl Instances {
     }
 
     /// The request on `slot` leaves its instance at `t` (running, or waiting for KV).
+#[inline]
     fn leave(&mut self, slot: usize, t: f64) {
         let i = self.inst(slot);
         self.set_occ(i, self.occ[i] - 1);
@@ -1248,6 +1267,7 @@ impl Placement for Instances {
         self.push(slot, r.decode_start + (r.length - r.done), r.id, kv_base, r.decode_start);
     }
 
+#[inline]
     fn wait(&mut self, slot: u32, prefill_s: f64, t: f64) {
         let i = self.inst(slot as usize);
         let kv = self.kv.as_mut().expect("KV capacity");
@@ -1384,6 +1404,7 @@ impl Placement for Instances {
         }
     }
 
+#[inline(always)]
     fn instance_of(&self, slot: u32) -> u32 {
         self.inst_of[slot as usize]
     }
@@ -1396,6 +1417,7 @@ impl Placement for Instances {
         self.idle.lowest(i)
     }
 
+#[inline]
     fn cache_kv(&mut self, slot: u32, id: u32, tokens: f64) {
         let i = self.inst(slot as usize);
         if let Some(kv) = self.kv.as_mut() {
@@ -1405,6 +1427,7 @@ impl Placement for Instances {
         }
     }
 
+#[inline]
     fn uncache_kv(&mut self, slot: u32, id: u32) -> bool {
         let i = self.inst(slot as usize);
         let Some(kv) = self.kv.as_mut() else { return true };
