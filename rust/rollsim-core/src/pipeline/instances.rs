@@ -221,16 +221,11 @@ impl IdleSlots {
 pub(crate) struct Kv {
     /// Tokens of KV per instance.
     pub cap: f64,
-    /// Running requests: KV held when admitted (prompt + tokens done), the clock value at which
-    /// decoding starts, admission order.
-    pub base: Vec<f64>,
-    pub ds: Vec<f64>,
-    seq: Vec<u64>,
+    /// Per slot, its request's KV state (one record: the hot paths read several fields of it).
+    slot: Vec<KvSlot>,
+    /// Per instance, the KV of requests that do not decode and the approximate sums.
+    inst: Vec<KvInst>,
     next_seq: u64,
-    /// The slot's request waits for KV (in its instance's `queue`); its prefill seconds if it had
-    /// been admitted at once.
-    pub waiting: Vec<bool>,
-    pub wait_prefill_s: Vec<f64>,
     /// Waiting slots per instance, front first.
     pub queue: Vec<VecDeque<u32>>,
     /// Requests waiting in the whole pool, and the slot-seconds they have waited so far.
@@ -239,22 +234,53 @@ pub(crate) struct Kv {
     wait_t: f64,
     scratch: Vec<f64>,
     approx: KvApprox,
-    /// Agentic rollouts (`KvPolicy::Keep`): per instance, the KV cached for requests in tool
-    /// calls, in tokens, and its entries (sample id, tokens), least recently cached first; the
-    /// entries evicted so far.
-    cached: Vec<f64>,
+    /// Agentic rollouts (`KvPolicy::Keep`): per instance, the entries of the KV cached for
+    /// requests in tool calls (sample id, tokens), least recently cached first (their sum is
+    /// `KvInst::cached`); the entries evicted so far.
     lru: Vec<VecDeque<(u32, f64)>>,
     evictions: u64,
-    /// Agentic rollouts (`KvPolicy::Hold`): per instance, the KV of requests holding their slot
-    /// during a tool call (not evictable) and how many; per slot, the KV its held request keeps.
-    held: Vec<f64>,
-    n_held: Vec<u32>,
-    held_tokens: Vec<f64>,
     /// `kv_approx`'s rounding bound per unit of magnitude (it depends on `per` only).
     rounding: f64,
-    /// Shared prefill: per instance, the KV held by requests in its prefill queue (prompt +
-    /// tokens done each, from their admission).
-    prefilling: Vec<f64>,
+}
+
+/// A slot's KV state.
+#[derive(Clone, Copy, Default)]
+struct KvSlot {
+    /// Its running request: KV held when admitted (prompt + tokens done), the clock value at
+    /// which decoding starts, admission order.
+    base: f64,
+    ds: f64,
+    seq: u64,
+    /// Its request waits for KV (in its instance's `queue`); its prefill seconds if it had been
+    /// admitted at once.
+    waiting: bool,
+    wait_prefill_s: f64,
+    /// Agentic rollouts (`KvPolicy::Hold`): the KV its held request keeps.
+    held_tokens: f64,
+    /// `KvApprox`: its running request was still in prefill when last looked at.
+    in_prefill: bool,
+}
+
+/// An instance's KV totals.
+#[derive(Clone, Copy, Default)]
+struct KvInst {
+    /// Agentic rollouts (`KvPolicy::Keep`): the KV cached for requests in tool calls, tokens.
+    cached: f64,
+    /// Agentic rollouts (`KvPolicy::Hold`): the KV of requests holding their slot during a tool
+    /// call (not evictable), and how many.
+    held: f64,
+    n_held: u32,
+    /// Shared prefill: the KV held by requests in its prefill queue (prompt + tokens done each,
+    /// from their admission).
+    prefilling: f64,
+    /// `KvApprox`, over its running requests: the KV held when admitted; and over those known to
+    /// decode (their decoding started at or before the instance's clock): how many, and the sum
+    /// of the clock values at which they started; updates since the sums were last recomputed
+    /// exactly.
+    a_held: f64,
+    a_n_dec: u32,
+    a_sum_ds: f64,
+    a_updates: u32,
 }
 
 /// The KV each instance holds, kept up to date incrementally (and so only approximately: its
@@ -262,18 +288,11 @@ pub(crate) struct Kv {
 /// itself: it lets `kv_full` and `kv_fits_at` skip their exact O(slots per instance) sums when the
 /// answer is certain with a wide margin (the KV is far from the capacity), and the exact sums
 /// decide whenever it is not, so the results are those of the exact sums.
+///
+/// Its sums are `KvInst`'s `a_*` fields, and `KvSlot::in_prefill`.
 struct KvApprox {
-    /// Per instance, over its running requests: the KV held when admitted; and over those known
-    /// to decode (their decoding started at or before the instance's clock): how many, and the
-    /// sum of the clock values at which they started.
-    held: Vec<f64>,
-    n_dec: Vec<u32>,
-    sum_ds: Vec<f64>,
     /// Per instance, the running requests still in prefill when they were last looked at.
     prefill: Vec<Vec<u32>>,
-    in_prefill: Vec<bool>,
-    /// Per instance, updates since the sums were last recomputed exactly.
-    updates: Vec<u32>,
 }
 
 /// Updates to an instance's approximate sums between two exact recomputations.
@@ -286,7 +305,8 @@ impl Kv {
     /// applies, bit for bit.
     #[inline(always)]
     fn idle(&self, i: usize) -> f64 {
-        self.cached[i] + self.held[i] + self.prefilling[i]
+        let k = &self.inst[i];
+        k.cached + k.held + k.prefilling
     }
 
     /// The number of waiting requests changes by `delta` at `t`.
@@ -439,33 +459,18 @@ impl Instances {
             load: MinTree::new(k, |i| load_value(if i < k { 0 } else { u32::MAX }, i)),
             kv: (kv_cap > 0.0).then(|| Kv {
                 cap: kv_cap,
-                base: vec![0.0; slots],
-                ds: vec![0.0; slots],
-                seq: vec![0; slots],
+                slot: vec![KvSlot::default(); slots],
+                inst: vec![KvInst::default(); k],
                 next_seq: 0,
-                waiting: vec![false; slots],
-                wait_prefill_s: vec![0.0; slots],
                 queue: vec![VecDeque::new(); k],
                 n_waiting: 0,
                 wait_s: 0.0,
                 wait_t: 0.0,
                 scratch: Vec::new(),
-                cached: vec![0.0; k],
                 lru: vec![VecDeque::new(); k],
                 evictions: 0,
-                held: vec![0.0; k],
-                n_held: vec![0; k],
-                held_tokens: vec![0.0; slots],
                 rounding: (RESYNC_EVERY as f64 + 2.0 * per as f64 + 64.0) * 8.0 * f64::EPSILON,
-                prefilling: vec![0.0; k],
-                approx: KvApprox {
-                    held: vec![0.0; k],
-                    n_dec: vec![0; k],
-                    sum_ds: vec![0.0; k],
-                    prefill: vec![Vec::new(); k],
-                    in_prefill: vec![false; slots],
-                    updates: vec![0; k],
-                },
+                approx: KvApprox { prefill: vec![Vec::new(); k] },
             }),
             preempt: vec![false; k],
             idle: IdleSlots::new(k, per),
@@ -617,20 +622,19 @@ impl Instances {
     pub fn push(&mut self, slot: u32, target: f64, id: u32, kv_base: f64, decode_start: f64) {
         let i = self.inst(slot as usize);
         if let Some(kv) = &mut self.kv {
-            kv.base[slot as usize] = kv_base;
-            kv.ds[slot as usize] = decode_start;
-            kv.seq[slot as usize] = kv.next_seq;
+            let ks = &mut kv.slot[slot as usize];
+            (ks.base, ks.ds, ks.seq) = (kv_base, decode_start, kv.next_seq);
             kv.next_seq += 1;
-            let a = &mut kv.approx;
-            a.held[i] += kv_base;
+            let ki = &mut kv.inst[i];
+            ki.a_held += kv_base;
             if decode_start > self.clock[i] {
-                a.prefill[i].push(slot);
-                a.in_prefill[slot as usize] = true;
+                kv.approx.prefill[i].push(slot);
+                ks.in_prefill = true;
             } else {
-                a.n_dec[i] += 1;
-                a.sum_ds[i] += decode_start;
+                ki.a_n_dec += 1;
+                ki.a_sum_ds += decode_start;
             }
-            a.updates[i] += 1;
+            ki.a_updates += 1;
         }
         if let Some(cx) = self.ctx.as_deref_mut() {
             let term = kv_base - decode_start;
@@ -682,19 +686,18 @@ impl Instances {
             cx.k0[i] = if self.len[i] == 0 { 0.0 } else { cx.k0[i] - cx.term[slot as usize] };
         }
         if let Some(kv) = &mut self.kv {
-            let a = &mut kv.approx;
-            let su = slot as usize;
-            a.held[i] -= kv.base[su];
-            if a.in_prefill[su] {
-                a.in_prefill[su] = false;
-                let q = &mut a.prefill[i];
+            let (ks, ki) = (&mut kv.slot[slot as usize], &mut kv.inst[i]);
+            ki.a_held -= ks.base;
+            if ks.in_prefill {
+                ks.in_prefill = false;
+                let q = &mut kv.approx.prefill[i];
                 q.swap_remove(q.iter().position(|&s| s == slot).expect("a request in prefill"));
             } else {
-                a.n_dec[i] -= 1;
-                a.sum_ds[i] -= kv.ds[su];
+                ki.a_n_dec -= 1;
+                ki.a_sum_ds -= ks.ds;
             }
-            a.updates[i] += 1;
-            if self.len[i] == 0 || a.updates[i] >= RESYNC_EVERY {
+            ki.a_updates += 1;
+            if self.len[i] == 0 || ki.a_updates >= RESYNC_EVERY {
                 self.resync(i, p);
             }
         }
@@ -917,7 +920,7 @@ impl Instances {
         self.heap[base..base + self.len[i] as usize]
             .iter()
             .map(|&e| (e, entry_slot(e)))
-            .map(|(_, s)| kv.base[s as usize] + (c - kv.ds[s as usize]).max(0.0))
+            .map(|(_, s)| kv.slot[s as usize].base + (c - kv.slot[s as usize].ds).max(0.0))
             .sum::<f64>()
             + kv.idle(i)
     }
@@ -932,7 +935,7 @@ impl Instances {
         let a = &mut kv.approx;
         let (mut held, mut n, mut sum) = (0.0, 0, 0.0);
         for &s in &a.prefill[i] {
-            a.in_prefill[s as usize] = false;
+            kv.slot[s as usize].in_prefill = false;
         }
         a.prefill[i].clear();
         for (p, (_, s)) in self.heap[base..base + self.len[i] as usize + 1].iter().map(|&e| split(e)).enumerate() {
@@ -940,16 +943,16 @@ impl Instances {
             if p == removed {
                 continue;
             }
-            held += kv.base[su];
-            if kv.ds[su] > c {
+            held += kv.slot[su].base;
+            if kv.slot[su].ds > c {
                 a.prefill[i].push(s);
-                a.in_prefill[su] = true;
+                kv.slot[su].in_prefill = true;
             } else {
                 n += 1;
-                sum += kv.ds[su];
+                sum += kv.slot[su].ds;
             }
         }
-        (a.held[i], a.n_dec[i], a.sum_ds[i], a.updates[i]) = (held, n, sum, 0);
+        (kv.inst[i].a_held, kv.inst[i].a_n_dec, kv.inst[i].a_sum_ds, kv.inst[i].a_updates) = (held, n, sum, 0);
     }
 
     /// Instance `i`'s KV at clock value `x` (not before its clock) from the approximate sums, and
@@ -966,11 +969,11 @@ impl Instances {
     fn kv_approx_running(&self, i: usize, x: f64) -> (f64, f64) {
         let kv = self.kv.as_ref().expect("KV capacity");
         let a = &kv.approx;
-        let n = a.n_dec[i] as f64;
-        let mut used = a.held[i] + (n * x - a.sum_ds[i]);
-        let mut magnitude = a.held[i].abs() + a.sum_ds[i].abs() + n * x.abs();
+        let n = kv.inst[i].a_n_dec as f64;
+        let mut used = kv.inst[i].a_held + (n * x - kv.inst[i].a_sum_ds);
+        let mut magnitude = kv.inst[i].a_held.abs() + kv.inst[i].a_sum_ds.abs() + n * x.abs();
         for &s in &a.prefill[i] {
-            let ds = kv.ds[s as usize];
+            let ds = kv.slot[s as usize].ds;
             if x > ds {
                 used += x - ds;
             }
@@ -1002,15 +1005,15 @@ impl Instances {
         kv.scratch.clear();
         for (k, s) in self.heap[base..base + len].iter().map(|&e| split(e)) {
             let su = s as usize;
-            used += kv.base[su];
-            if kv.ds[su] <= c {
-                used += c - kv.ds[su];
+            used += kv.slot[su].base;
+            if kv.slot[su].ds <= c {
+                used += c - kv.slot[su].ds;
                 m += 1;
             } else {
-                kv.scratch.push(kv.ds[su]);
+                kv.scratch.push(kv.slot[su].ds);
             }
-            if kv.seq[su] >= victim.0 {
-                victim = (kv.seq[su], s, k as u32);
+            if kv.slot[su].seq >= victim.0 {
+                victim = (kv.slot[su].seq, s, k as u32);
             }
         }
         // walk the linear pieces: `m` requests decoding, one more at each prefill's end
@@ -1110,7 +1113,7 @@ impl Instances {
     fn evict_lru(&mut self, i: usize) -> bool {
         let Some(kv) = self.kv.as_mut() else { return false };
         let Some((_, tokens)) = kv.lru[i].pop_front() else { return false };
-        kv.cached[i] = if kv.lru[i].is_empty() { 0.0 } else { kv.cached[i] - tokens };
+        kv.inst[i].cached = if kv.lru[i].is_empty() { 0.0 } else { kv.inst[i].cached - tokens };
         kv.evictions += 1;
         self.mark(i);
         true
@@ -1133,7 +1136,7 @@ impl Instances {
             sh.ds[slot] = 0.0;
             let (empty, base) = (q.is_empty(), sh.base[slot]);
             if let Some(kv) = self.kv.as_mut() {
-                kv.prefilling[i] = if empty { 0.0 } else { kv.prefilling[i] - base };
+                kv.inst[i].prefilling = if empty { 0.0 } else { kv.inst[i].prefilling - base };
             }
             self.mark(i);
             return;
@@ -1143,12 +1146,12 @@ impl Instances {
     }
 
     /// The request on `slot` leaves its instance at `t` (running, or waiting for KV).
-#[inline]
+    #[inline]
     fn leave(&mut self, slot: usize, t: f64) {
         let i = self.inst(slot);
         self.set_occ(i, self.occ[i] - 1);
-        if let Some(kv) = self.kv.as_mut().filter(|kv| kv.waiting[slot]) {
-            kv.waiting[slot] = false;
+        if let Some(kv) = self.kv.as_mut().filter(|kv| kv.slot[slot].waiting) {
+            kv.slot[slot].waiting = false;
             let q = &mut kv.queue[i];
             q.remove(q.iter().position(|&s| s as usize == slot).expect("a waiting slot"));
             kv.wait_change(t, -1);
@@ -1196,7 +1199,7 @@ impl Placement for Instances {
 
     #[inline]
     fn progress(&self, slot: usize, r: &Req, t: f64) -> f64 {
-        if self.kv.as_ref().is_some_and(|kv| kv.waiting[slot]) {
+        if self.kv.as_ref().is_some_and(|kv| kv.slot[slot].waiting) {
             return r.done;
         }
         let c = self.clock_at(self.inst(slot), t);
@@ -1252,7 +1255,7 @@ impl Placement for Instances {
                 }
                 sh.queue[i].push_back(slot);
                 if let Some(kv) = self.kv.as_mut() {
-                    kv.prefilling[i] += self.prompt + r.done;
+                    kv.inst[i].prefilling += self.prompt + r.done;
                 }
                 r.decode_start = f64::INFINITY;
                 self.mark(i);
@@ -1267,12 +1270,12 @@ impl Placement for Instances {
         self.push(slot, r.decode_start + (r.length - r.done), r.id, kv_base, r.decode_start);
     }
 
-#[inline]
+    #[inline]
     fn wait(&mut self, slot: u32, prefill_s: f64, t: f64) {
         let i = self.inst(slot as usize);
         let kv = self.kv.as_mut().expect("KV capacity");
-        kv.waiting[slot as usize] = true;
-        kv.wait_prefill_s[slot as usize] = prefill_s;
+        kv.slot[slot as usize].waiting = true;
+        kv.slot[slot as usize].wait_prefill_s = prefill_s;
         kv.queue[i].push_back(slot);
         kv.wait_change(t, 1);
         self.mark(i);
@@ -1293,9 +1296,9 @@ impl Placement for Instances {
                 if self.fits_evicting(i, r.done, t) {
                     let kv = self.kv.as_mut().expect("KV capacity");
                     kv.queue[i].pop_front();
-                    kv.waiting[s as usize] = false;
+                    kv.slot[s as usize].waiting = false;
                     kv.wait_change(t, -1);
-                    return Some((s, kv.wait_prefill_s[s as usize]));
+                    return Some((s, kv.slot[s as usize].wait_prefill_s));
                 }
             }
             *cursor += 1;
@@ -1337,7 +1340,7 @@ impl Placement for Instances {
         let (todo, id, base) = (sh.todo[s as usize], sh.id[s as usize], sh.base[s as usize]);
         let empty = sh.queue[i].is_empty();
         if let Some(kv) = self.kv.as_mut() {
-            kv.prefilling[i] = if empty { 0.0 } else { kv.prefilling[i] - base };
+            kv.inst[i].prefilling = if empty { 0.0 } else { kv.inst[i].prefilling - base };
         }
         self.set_n(i, self.n[i] + 1);
         self.push(s, c + todo, id, base, c);
@@ -1354,8 +1357,8 @@ impl Placement for Instances {
         }
         self.stop_running(slot, t);
         let kv = self.kv.as_mut().expect("KV capacity");
-        kv.waiting[slot] = true;
-        kv.wait_prefill_s[slot] = 0.0;
+        kv.slot[slot].waiting = true;
+        kv.slot[slot].wait_prefill_s = 0.0;
         kv.queue[i].push_front(slot as u32);
         kv.wait_change(t, 1);
     }
@@ -1388,9 +1391,9 @@ impl Placement for Instances {
         self.stop_running(slot as usize, t);
         let i = self.inst(slot as usize);
         if let Some(kv) = self.kv.as_mut() {
-            kv.held_tokens[slot as usize] = kv_tokens;
-            kv.held[i] += kv_tokens;
-            kv.n_held[i] += 1;
+            kv.slot[slot as usize].held_tokens = kv_tokens;
+            kv.inst[i].held += kv_tokens;
+            kv.inst[i].n_held += 1;
         }
     }
 
@@ -1398,13 +1401,14 @@ impl Placement for Instances {
         let i = self.inst(slot as usize);
         self.set_occ(i, self.occ[i] - 1);
         if let Some(kv) = self.kv.as_mut() {
-            kv.n_held[i] -= 1;
-            kv.held[i] = if kv.n_held[i] == 0 { 0.0 } else { kv.held[i] - kv.held_tokens[slot as usize] };
+            kv.inst[i].n_held -= 1;
+            kv.inst[i].held =
+                if kv.inst[i].n_held == 0 { 0.0 } else { kv.inst[i].held - kv.slot[slot as usize].held_tokens };
             self.mark(i);
         }
     }
 
-#[inline(always)]
+    #[inline(always)]
     fn instance_of(&self, slot: u32) -> u32 {
         self.inst_of[slot as usize]
     }
@@ -1417,23 +1421,23 @@ impl Placement for Instances {
         self.idle.lowest(i)
     }
 
-#[inline]
+    #[inline]
     fn cache_kv(&mut self, slot: u32, id: u32, tokens: f64) {
         let i = self.inst(slot as usize);
         if let Some(kv) = self.kv.as_mut() {
-            kv.cached[i] += tokens;
+            kv.inst[i].cached += tokens;
             kv.lru[i].push_back((id, tokens));
             self.mark(i);
         }
     }
 
-#[inline]
+    #[inline]
     fn uncache_kv(&mut self, slot: u32, id: u32) -> bool {
         let i = self.inst(slot as usize);
         let Some(kv) = self.kv.as_mut() else { return true };
         let Some(p) = kv.lru[i].iter().position(|e| e.0 == id) else { return false };
         let (_, tokens) = kv.lru[i].remove(p).expect("an entry");
-        kv.cached[i] = if kv.lru[i].is_empty() { 0.0 } else { kv.cached[i] - tokens };
+        kv.inst[i].cached = if kv.lru[i].is_empty() { 0.0 } else { kv.inst[i].cached - tokens };
         self.mark(i);
         true
     }
