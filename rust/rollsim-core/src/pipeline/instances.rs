@@ -16,8 +16,8 @@
 //! Routing: a second winner tree over the instances keyed by their occupied slots (full ones
 //! excluded) picks the least loaded instance (ties: the lowest), and a min-heap of idle slots per
 //! instance its lowest idle slot. Both trees hold packed values (key above, instance below), so
-//! equal keys go to the lowest instance; a change replays its leaf's matches up to the root
-//! without branching on their outcomes.
+//! equal keys go to the lowest instance; a change replays its leaf's lowest matches without
+//! branching on their outcomes, then stops at the first match whose outcome it does not change.
 //!
 //! KV-cache capacity (`Kv`, optional): a request on a slot either runs (it is in the heap and holds
 //! KV: prompt + tokens done when it was admitted, plus one token per clock token once its prefill
@@ -59,8 +59,9 @@ use crate::scenario::Scenario;
 pub(crate) const NONE: u128 = crate::queue::IDLE;
 
 /// A winner tree of values that carry their leaf's index in their low bits (so that they are
-/// distinct and equal keys go to the lowest leaf): a leaf's value changes in O(log n); the minimum
-/// in O(1).
+/// distinct and equal keys go to the lowest leaf): a leaf's value changes in O(log n), stopping
+/// (above the lowest `BRANCH_FREE_LEVELS` matches) as soon as a match's winner is unchanged; the
+/// minimum in O(1).
 #[derive(Clone, Debug)]
 pub(crate) struct MinTree<T> {
     /// Per node, the smallest value of its subtree: leaves at `size..2 * size`, the root at 1
@@ -91,6 +92,9 @@ impl TreeValue for u128 {
     }
 }
 
+/// `MinTree::set`'s matches replayed in full above a leaf before it may stop.
+const BRANCH_FREE_LEVELS: u32 = 4;
+
 impl<T: TreeValue> MinTree<T> {
     /// `n` leaves (rounded up to a power of two) valued `leaf(i)`.
     pub fn new(n: usize, leaf: impl Fn(usize) -> T) -> Self {
@@ -107,12 +111,18 @@ impl<T: TreeValue> MinTree<T> {
         let mut node = i + self.size;
         self.v[node] = x;
         let mut x = x;
-        // every match up to the root, without stopping at the first unchanged one: whether a
-        // match changes is random, and its branch cost more than the stores it saves
+        // The lowest matches are replayed without stopping at the first unchanged one (whether a
+        // match changes is random there, and its branch costs more than the stores it saves);
+        // above them a change rarely goes on, and stopping saves the climb on large trees.
+        let mut level = 0;
         while node > 1 {
             x = T::min_of(x, self.v[node ^ 1]);
             node >>= 1;
+            if level >= BRANCH_FREE_LEVELS && self.v[node] == x {
+                return; // this match and every one above it are unchanged
+            }
             self.v[node] = x;
+            level += 1;
         }
     }
 
