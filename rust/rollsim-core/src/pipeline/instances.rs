@@ -1201,7 +1201,7 @@ impl Placement for Instances {
         self.kv.is_some()
     }
 
-    #[inline]
+    #[inline(always)]
     fn peek(&mut self) -> Option<(Event, bool)> {
         let (time, seq, slot, preempt) = self.next_event()?;
         Some((Event { time, seq, slot, key: key(time, seq) }, preempt))
