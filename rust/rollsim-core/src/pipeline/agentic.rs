@@ -375,8 +375,15 @@ impl Agent {
     }
 
     /// Trajectory `id`'s turn on `slot` ended at `t`; `call_end` when its call returns (`NaN`: none).
-    #[inline]
+    #[inline(always)]
     fn turn_row(&mut self, id: u32, slot: u32, version: u32, t: f64, call_end: f64) {
+        if self.turns.is_some() {
+            self.push_turn_row(id, slot, version, t, call_end);
+        }
+    }
+
+    #[cold]
+    fn push_turn_row(&mut self, id: u32, slot: u32, version: u32, t: f64, call_end: f64) {
         if let Some(c) = &mut self.turns {
             let tr = &self.traj[id as usize];
             c.sample_id.push(id);
@@ -643,6 +650,7 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
 
     /// A returning request `id` lands on `slot`: the seconds of its prefill (recorded), or `None`
     /// if `id` is not a returning trajectory.
+    #[inline]
     pub(crate) fn turn_prefill_s(&mut self, id: u32, slot: u32) -> Option<f64> {
         let a = self.agent.as_deref_mut()?;
         let home = a.home_slot(id);

@@ -15,8 +15,9 @@
 //!
 //! Routing: a second winner tree over the instances keyed by their occupied slots (full ones
 //! excluded) picks the least loaded instance (ties: the lowest), and a min-heap of idle slots per
-//! instance its lowest idle slot. Both trees hold packed values (key above, instance below), so a
-//! change stops at the first match whose outcome it does not change.
+//! instance its lowest idle slot. Both trees hold packed values (key above, instance below), so
+//! equal keys go to the lowest instance; a change replays its leaf's lowest matches without
+//! branching on their outcomes, then stops at the first match whose outcome it does not change.
 //!
 //! KV-cache capacity (`Kv`, optional): a request on a slot either runs (it is in the heap and holds
 //! KV: prompt + tokens done when it was admitted, plus one token per clock token once its prefill
@@ -24,7 +25,7 @@
 //! piecewise linear in its clock, so the clock value at which it reaches capacity is computed like
 //! a finish target and is the instance's event when it comes first: the most recently admitted
 //! running request is preempted then (vLLM preempts from the back of its running queue). The exact
-//! sums over an instance's requests (`kv_full`, `kv_fits`) are skipped when approximate sums kept
+//! sums over an instance's requests (`kv_full`, `kv_fits_at`) are skipped when approximate sums kept
 //! up to date incrementally show, with a wide error bound, that the answer is certain (`KvApprox`):
 //! the exact sums decide every close call, so the results are theirs.
 //! Agentic requests in tool calls keep KV on their instance beside the running ones: cached
@@ -58,8 +59,9 @@ use crate::scenario::Scenario;
 pub(crate) const NONE: u128 = crate::queue::IDLE;
 
 /// A winner tree of values that carry their leaf's index in their low bits (so that they are
-/// distinct and equal keys go to the lowest leaf): a leaf's value changes in O(log n), stopping as
-/// soon as a match's winner is unchanged; the minimum in O(1).
+/// distinct and equal keys go to the lowest leaf): a leaf's value changes in O(log n), stopping
+/// (above the lowest `BRANCH_FREE_LEVELS` matches) as soon as a match's winner is unchanged; the
+/// minimum in O(1).
 #[derive(Clone, Debug)]
 pub(crate) struct MinTree<T> {
     /// Per node, the smallest value of its subtree: leaves at `size..2 * size`, the root at 1
@@ -68,13 +70,38 @@ pub(crate) struct MinTree<T> {
     size: usize,
 }
 
-impl<T: Copy + Ord> MinTree<T> {
+/// A value of a `MinTree`: ordered, and the smaller of two found without a branch (which one
+/// wins a match is random, so a branch would be mispredicted half the time).
+pub(crate) trait TreeValue: Copy + Ord {
+    fn min_of(a: Self, b: Self) -> Self;
+}
+
+impl TreeValue for u64 {
+    #[inline(always)]
+    fn min_of(a: u64, b: u64) -> u64 {
+        a.min(b) // a conditional move
+    }
+}
+
+impl TreeValue for u128 {
+    #[inline(always)]
+    fn min_of(a: u128, b: u128) -> u128 {
+        // a mask: the compiler selects a u128 with a branch
+        let m = 0u128.wrapping_sub((b < a) as u128);
+        (b & m) | (a & !m)
+    }
+}
+
+/// `MinTree::set`'s matches replayed in full above a leaf before it may stop.
+const BRANCH_FREE_LEVELS: u32 = 4;
+
+impl<T: TreeValue> MinTree<T> {
     /// `n` leaves (rounded up to a power of two) valued `leaf(i)`.
     pub fn new(n: usize, leaf: impl Fn(usize) -> T) -> Self {
         let size = n.max(1).next_power_of_two();
         let mut v: Vec<T> = (0..2 * size).map(|i| leaf(i.saturating_sub(size))).collect();
         for node in (1..size).rev() {
-            v[node] = v[2 * node].min(v[2 * node + 1]);
+            v[node] = T::min_of(v[2 * node], v[2 * node + 1]);
         }
         MinTree { v, size }
     }
@@ -84,14 +111,18 @@ impl<T: Copy + Ord> MinTree<T> {
         let mut node = i + self.size;
         self.v[node] = x;
         let mut x = x;
+        // The lowest matches are replayed without stopping at the first unchanged one (whether a
+        // match changes is random there, and its branch costs more than the stores it saves);
+        // above them a change rarely goes on, and stopping saves the climb on large trees.
+        let mut level = 0;
         while node > 1 {
-            let m = x.min(self.v[node ^ 1]);
+            x = T::min_of(x, self.v[node ^ 1]);
             node >>= 1;
-            if self.v[node] == m {
+            if level >= BRANCH_FREE_LEVELS && self.v[node] == x {
                 return; // this match and every one above it are unchanged
             }
-            self.v[node] = m;
-            x = m;
+            self.v[node] = x;
+            level += 1;
         }
     }
 
@@ -200,16 +231,11 @@ impl IdleSlots {
 pub(crate) struct Kv {
     /// Tokens of KV per instance.
     pub cap: f64,
-    /// Running requests: KV held when admitted (prompt + tokens done), the clock value at which
-    /// decoding starts, admission order.
-    pub base: Vec<f64>,
-    pub ds: Vec<f64>,
-    seq: Vec<u64>,
+    /// Per slot, its request's KV state (one record: the hot paths read several fields of it).
+    slot: Vec<KvSlot>,
+    /// Per instance, the KV of requests that do not decode and the approximate sums.
+    inst: Vec<KvInst>,
     next_seq: u64,
-    /// The slot's request waits for KV (in its instance's `queue`); its prefill seconds if it had
-    /// been admitted at once.
-    pub waiting: Vec<bool>,
-    pub wait_prefill_s: Vec<f64>,
     /// Waiting slots per instance, front first.
     pub queue: Vec<VecDeque<u32>>,
     /// Requests waiting in the whole pool, and the slot-seconds they have waited so far.
@@ -218,41 +244,65 @@ pub(crate) struct Kv {
     wait_t: f64,
     scratch: Vec<f64>,
     approx: KvApprox,
-    /// Agentic rollouts (`KvPolicy::Keep`): per instance, the KV cached for requests in tool
-    /// calls, in tokens, and its entries (sample id, tokens), least recently cached first; the
-    /// entries evicted so far.
-    cached: Vec<f64>,
+    /// Agentic rollouts (`KvPolicy::Keep`): per instance, the entries of the KV cached for
+    /// requests in tool calls (sample id, tokens), least recently cached first (their sum is
+    /// `KvInst::cached`); the entries evicted so far.
     lru: Vec<VecDeque<(u32, f64)>>,
     evictions: u64,
-    /// Agentic rollouts (`KvPolicy::Hold`): per instance, the KV of requests holding their slot
-    /// during a tool call (not evictable) and how many; per slot, the KV its held request keeps.
-    held: Vec<f64>,
-    n_held: Vec<u32>,
-    held_tokens: Vec<f64>,
     /// `kv_approx`'s rounding bound per unit of magnitude (it depends on `per` only).
     rounding: f64,
-    /// Shared prefill: per instance, the KV held by requests in its prefill queue (prompt +
-    /// tokens done each, from their admission).
-    prefilling: Vec<f64>,
+}
+
+/// A slot's KV state.
+#[derive(Clone, Copy, Default)]
+struct KvSlot {
+    /// Its running request: KV held when admitted (prompt + tokens done), the clock value at
+    /// which decoding starts, admission order.
+    base: f64,
+    ds: f64,
+    seq: u64,
+    /// Its request waits for KV (in its instance's `queue`); its prefill seconds if it had been
+    /// admitted at once.
+    waiting: bool,
+    wait_prefill_s: f64,
+    /// Agentic rollouts (`KvPolicy::Hold`): the KV its held request keeps.
+    held_tokens: f64,
+    /// `KvApprox`: its running request was still in prefill when last looked at.
+    in_prefill: bool,
+}
+
+/// An instance's KV totals.
+#[derive(Clone, Copy, Default)]
+struct KvInst {
+    /// Agentic rollouts (`KvPolicy::Keep`): the KV cached for requests in tool calls, tokens.
+    cached: f64,
+    /// Agentic rollouts (`KvPolicy::Hold`): the KV of requests holding their slot during a tool
+    /// call (not evictable), and how many.
+    held: f64,
+    n_held: u32,
+    /// Shared prefill: the KV held by requests in its prefill queue (prompt + tokens done each,
+    /// from their admission).
+    prefilling: f64,
+    /// `KvApprox`, over its running requests: the KV held when admitted; and over those known to
+    /// decode (their decoding started at or before the instance's clock): how many, and the sum
+    /// of the clock values at which they started; updates since the sums were last recomputed
+    /// exactly.
+    a_held: f64,
+    a_n_dec: u32,
+    a_sum_ds: f64,
+    a_updates: u32,
 }
 
 /// The KV each instance holds, kept up to date incrementally (and so only approximately: its
 /// rounding differs from the exact sums'), with a bound on its error. It decides nothing by
-/// itself: it lets `kv_full` and `kv_fits` skip their exact O(slots per instance) sums when the
+/// itself: it lets `kv_full` and `kv_fits_at` skip their exact O(slots per instance) sums when the
 /// answer is certain with a wide margin (the KV is far from the capacity), and the exact sums
 /// decide whenever it is not, so the results are those of the exact sums.
+///
+/// Its sums are `KvInst`'s `a_*` fields, and `KvSlot::in_prefill`.
 struct KvApprox {
-    /// Per instance, over its running requests: the KV held when admitted; and over those known
-    /// to decode (their decoding started at or before the instance's clock): how many, and the
-    /// sum of the clock values at which they started.
-    held: Vec<f64>,
-    n_dec: Vec<u32>,
-    sum_ds: Vec<f64>,
     /// Per instance, the running requests still in prefill when they were last looked at.
     prefill: Vec<Vec<u32>>,
-    in_prefill: Vec<bool>,
-    /// Per instance, updates since the sums were last recomputed exactly.
-    updates: Vec<u32>,
 }
 
 /// Updates to an instance's approximate sums between two exact recomputations.
@@ -265,7 +315,8 @@ impl Kv {
     /// applies, bit for bit.
     #[inline(always)]
     fn idle(&self, i: usize) -> f64 {
-        self.cached[i] + self.held[i] + self.prefilling[i]
+        let k = &self.inst[i];
+        k.cached + k.held + k.prefilling
     }
 
     /// The number of waiting requests changes by `delta` at `t`.
@@ -349,6 +400,9 @@ pub(crate) struct Instances {
     pub speed_by_batch: Vec<f64>,
     /// Requests on board (decoding or in prefill), per instance.
     pub n: Vec<u32>,
+    /// `speed_by_batch[max(n, 1) - 1]` per instance (kept by `set_n`): the speed without shared
+    /// prefill or context-dependent speed.
+    batch_rate: Vec<f64>,
     pub clock: Vec<f64>,
     /// When each clock was last brought up to date (the time of the instance's last change).
     pub clock_t: Vec<f64>,
@@ -358,8 +412,6 @@ pub(crate) struct Instances {
     /// `heap[i * per..i * per + len[i]]`.
     heap: Vec<u128>,
     len: Vec<u32>,
-    /// Position of each busy slot's entry in its instance's heap.
-    pos: Vec<u32>,
     /// Without KV capacity: the instance whose heap top was removed and not refilled yet
     /// (`NO_HOLE`: none). A finish is mostly followed by a start on the same instance, which then
     /// takes the top's place with one sift down instead of a removal and an insertion.
@@ -368,7 +420,10 @@ pub(crate) struct Instances {
     top: MinTree<u128>,
     top_slot: Vec<u32>,
     dirty: Vec<bool>,
+    /// The instances changed since the last flush, in `dirty_list[..n_dirty]` (one more entry:
+    /// `mark` writes it without a branch).
     dirty_list: Vec<u32>,
+    n_dirty: usize,
     /// Routing: occupied slots per instance (running or waiting for KV; `NONE` when full).
     pub occ: Vec<u32>,
     load: MinTree<u64>,
@@ -390,55 +445,42 @@ impl Instances {
     pub fn new(slots: usize, per: usize, speed_by_batch: Vec<f64>, kv_cap: f64) -> Self {
         debug_assert!(per > 0 && slots % per == 0 && speed_by_batch.len() == per);
         let k = slots / per;
+        let batch_rate = vec![speed_by_batch[0]; k];
         Instances {
             per,
             inst_of: (0..slots).map(|s| (s / per) as u32).collect(),
             prompt: 0.0,
             speed_by_batch,
             n: vec![0; k],
+            batch_rate,
             clock: vec![0.0; k],
             clock_t: vec![0.0; k],
             paused_until: 0.0,
             // one entry of padding: `sift_down` reads a right child past the last instance's end
             heap: vec![u128::MAX; slots + 1],
             len: vec![0; k],
-            pos: vec![0; slots],
             hole: NO_HOLE,
             top: MinTree::new(k, |i| top_value(NONE, i)),
             top_slot: vec![0; k],
             dirty: vec![false; k],
-            dirty_list: Vec::new(),
+            dirty_list: vec![0; k + 1],
+            n_dirty: 0,
             occ: vec![0; k],
             load: MinTree::new(k, |i| load_value(if i < k { 0 } else { u32::MAX }, i)),
             kv: (kv_cap > 0.0).then(|| Kv {
                 cap: kv_cap,
-                base: vec![0.0; slots],
-                ds: vec![0.0; slots],
-                seq: vec![0; slots],
+                slot: vec![KvSlot::default(); slots],
+                inst: vec![KvInst::default(); k],
                 next_seq: 0,
-                waiting: vec![false; slots],
-                wait_prefill_s: vec![0.0; slots],
                 queue: vec![VecDeque::new(); k],
                 n_waiting: 0,
                 wait_s: 0.0,
                 wait_t: 0.0,
                 scratch: Vec::new(),
-                cached: vec![0.0; k],
                 lru: vec![VecDeque::new(); k],
                 evictions: 0,
-                held: vec![0.0; k],
-                n_held: vec![0; k],
-                held_tokens: vec![0.0; slots],
                 rounding: (RESYNC_EVERY as f64 + 2.0 * per as f64 + 64.0) * 8.0 * f64::EPSILON,
-                prefilling: vec![0.0; k],
-                approx: KvApprox {
-                    held: vec![0.0; k],
-                    n_dec: vec![0; k],
-                    sum_ds: vec![0.0; k],
-                    prefill: vec![Vec::new(); k],
-                    in_prefill: vec![false; slots],
-                    updates: vec![0; k],
-                },
+                approx: KvApprox { prefill: vec![Vec::new(); k] },
             }),
             preempt: vec![false; k],
             idle: IdleSlots::new(k, per),
@@ -455,8 +497,15 @@ impl Instances {
     }
 
     /// Decode speed of one sequence on instance `i` now.
-    #[inline]
+    #[inline(always)]
     pub fn rate(&self, i: usize) -> f64 {
+        if self.ctx.is_none() && self.shared.is_none() {
+            return self.batch_rate[i];
+        }
+        self.rate_slow(i)
+    }
+    #[inline(never)]
+    fn rate_slow(&self, i: usize) -> f64 {
         let b = (self.n[i].max(1) - 1) as usize;
         if self.ctx.is_some() {
             return self.context_rate(i);
@@ -466,7 +515,7 @@ impl Instances {
         }
         self.speed_by_batch[b]
     }
-    #[inline]
+    #[inline(always)]
     pub fn clock_at(&self, i: usize, t: f64) -> f64 {
         self.clock[i] + (t - self.run_from(i)).max(0.0) * self.rate(i)
     }
@@ -527,7 +576,7 @@ impl Instances {
     }
 
     /// When instance `i`'s clock (last brought up to date at `clock_t`) runs again: after a pause.
-    #[inline]
+    #[inline(always)]
     fn run_from(&self, i: usize) -> f64 {
         self.clock_t[i].max(self.paused_until)
     }
@@ -541,7 +590,7 @@ impl Instances {
         }
         self.paused_until = self.paused_until.max(until);
     }
-    #[inline]
+    #[inline(always)]
     pub fn advance(&mut self, i: usize, t: f64) {
         if self.shared.as_deref().is_some_and(|sh| !sh.queue[i].is_empty()) {
             let dt = (t - self.clock_t[i].max(self.paused_until)).max(0.0);
@@ -553,9 +602,10 @@ impl Instances {
     }
 
     /// Instance `i` now runs `n` requests (its clock is up to date).
-    #[inline]
+    #[inline(always)]
     pub fn set_n(&mut self, i: usize, n: u32) {
         self.n[i] = n;
+        self.batch_rate[i] = self.speed_by_batch[(n.max(1) - 1) as usize];
         self.mark(i);
     }
 
@@ -568,10 +618,11 @@ impl Instances {
 
     #[inline]
     pub fn mark(&mut self, i: usize) {
-        if !self.dirty[i] {
-            self.dirty[i] = true;
-            self.dirty_list.push(i as u32);
-        }
+        // branch-free: whether `i` is marked already is random
+        let was = self.dirty[i];
+        self.dirty[i] = true;
+        self.dirty_list[self.n_dirty] = i as u32;
+        self.n_dirty += !was as usize;
     }
 
     /// The request with sample `id` on `slot` finishes when its instance's clock reaches `target`.
@@ -581,20 +632,19 @@ impl Instances {
     pub fn push(&mut self, slot: u32, target: f64, id: u32, kv_base: f64, decode_start: f64) {
         let i = self.inst(slot as usize);
         if let Some(kv) = &mut self.kv {
-            kv.base[slot as usize] = kv_base;
-            kv.ds[slot as usize] = decode_start;
-            kv.seq[slot as usize] = kv.next_seq;
+            let ks = &mut kv.slot[slot as usize];
+            (ks.base, ks.ds, ks.seq) = (kv_base, decode_start, kv.next_seq);
             kv.next_seq += 1;
-            let a = &mut kv.approx;
-            a.held[i] += kv_base;
+            let ki = &mut kv.inst[i];
+            ki.a_held += kv_base;
             if decode_start > self.clock[i] {
-                a.prefill[i].push(slot);
-                a.in_prefill[slot as usize] = true;
+                kv.approx.prefill[i].push(slot);
+                ks.in_prefill = true;
             } else {
-                a.n_dec[i] += 1;
-                a.sum_ds[i] += decode_start;
+                ki.a_n_dec += 1;
+                ki.a_sum_ds += decode_start;
             }
-            a.updates[i] += 1;
+            ki.a_updates += 1;
         }
         if let Some(cx) = self.ctx.as_deref_mut() {
             let term = kv_base - decode_start;
@@ -606,7 +656,6 @@ impl Instances {
             self.hole = NO_HOLE;
             self.len[i] += 1;
             self.heap[i * self.per] = entry(target, id, slot);
-            self.pos[slot as usize] = 0;
             self.sift_down(i, 0);
             self.mark(i);
             return;
@@ -614,7 +663,6 @@ impl Instances {
         let p = self.len[i] as usize;
         self.len[i] += 1;
         self.heap[i * self.per + p] = entry(target, id, slot);
-        self.pos[slot as usize] = p as u32;
         self.sift_up(i, p);
         self.mark(i);
     }
@@ -628,7 +676,6 @@ impl Instances {
         if len > 0 {
             let moved = self.heap[base + len];
             self.heap[base] = moved;
-            self.pos[entry_slot(moved) as usize] = 0;
             self.sift_down(i, 0);
         }
     }
@@ -641,27 +688,26 @@ impl Instances {
         }
         let i = self.inst(slot as usize);
         let base = i * self.per;
-        let p = self.pos[slot as usize] as usize;
         let last = self.len[i] as usize - 1;
+        let p = self.position(i, slot);
         self.len[i] -= 1;
         self.mark(i);
         if let Some(cx) = self.ctx.as_deref_mut() {
             cx.k0[i] = if self.len[i] == 0 { 0.0 } else { cx.k0[i] - cx.term[slot as usize] };
         }
         if let Some(kv) = &mut self.kv {
-            let a = &mut kv.approx;
-            let su = slot as usize;
-            a.held[i] -= kv.base[su];
-            if a.in_prefill[su] {
-                a.in_prefill[su] = false;
-                let q = &mut a.prefill[i];
+            let (ks, ki) = (&mut kv.slot[slot as usize], &mut kv.inst[i]);
+            ki.a_held -= ks.base;
+            if ks.in_prefill {
+                ks.in_prefill = false;
+                let q = &mut kv.approx.prefill[i];
                 q.swap_remove(q.iter().position(|&s| s == slot).expect("a request in prefill"));
             } else {
-                a.n_dec[i] -= 1;
-                a.sum_ds[i] -= kv.ds[su];
+                ki.a_n_dec -= 1;
+                ki.a_sum_ds -= ks.ds;
             }
-            a.updates[i] += 1;
-            if self.len[i] == 0 || a.updates[i] >= RESYNC_EVERY {
+            ki.a_updates += 1;
+            if self.len[i] == 0 || ki.a_updates >= RESYNC_EVERY {
                 self.resync(i, p);
             }
         }
@@ -676,12 +722,26 @@ impl Instances {
         }
         let moved = self.heap[base + last];
         self.heap[base + p] = moved;
-        self.pos[entry_slot(moved) as usize] = p as u32;
         if p > 0 && moved < self.heap[base + (p - 1) / 2] {
             self.sift_up(i, p);
         } else {
             self.sift_down(i, p);
         }
+    }
+
+    /// The position of `slot`'s entry in instance `i`'s heap: mostly the top (a finish), else
+    /// found by a scan (preemptions, requests taken off, ties).
+    #[inline(always)]
+    fn position(&self, i: usize, slot: u32) -> usize {
+        let base = i * self.per;
+        if entry_slot(self.heap[base]) == slot {
+            return 0;
+        }
+        self.heap[base + 1..base + self.len[i] as usize]
+            .iter()
+            .position(|&e| entry_slot(e) == slot)
+            .expect("a running request")
+            + 1
     }
 
     fn sift_up(&mut self, i: usize, mut p: usize) {
@@ -694,11 +754,9 @@ impl Instances {
                 break;
             }
             self.heap[base + p] = q;
-            self.pos[entry_slot(q) as usize] = p as u32;
             p = parent;
         }
         self.heap[base + p] = e;
-        self.pos[entry_slot(e) as usize] = p as u32;
     }
 
     fn sift_down(&mut self, i: usize, mut p: usize) {
@@ -720,18 +778,17 @@ impl Instances {
                 break;
             }
             self.heap[base + p] = q;
-            self.pos[entry_slot(q) as usize] = p as u32;
             p = c;
         }
         self.heap[base + p] = e;
-        self.pos[entry_slot(e) as usize] = p as u32;
     }
 
     /// Recomputes the top-level keys of the instances changed since the last call.
     #[inline]
     fn flush(&mut self) {
-        while let Some(i) = self.dirty_list.pop() {
-            let i = i as usize;
+        while self.n_dirty > 0 {
+            self.n_dirty -= 1;
+            let i = self.dirty_list[self.n_dirty] as usize;
             self.dirty[i] = false;
             let (mut k, mut slot) = self.next_of(i);
             self.preempt[i] = false;
@@ -873,7 +930,7 @@ impl Instances {
         self.heap[base..base + self.len[i] as usize]
             .iter()
             .map(|&e| (e, entry_slot(e)))
-            .map(|(_, s)| kv.base[s as usize] + (c - kv.ds[s as usize]).max(0.0))
+            .map(|(_, s)| kv.slot[s as usize].base + (c - kv.slot[s as usize].ds).max(0.0))
             .sum::<f64>()
             + kv.idle(i)
     }
@@ -888,7 +945,7 @@ impl Instances {
         let a = &mut kv.approx;
         let (mut held, mut n, mut sum) = (0.0, 0, 0.0);
         for &s in &a.prefill[i] {
-            a.in_prefill[s as usize] = false;
+            kv.slot[s as usize].in_prefill = false;
         }
         a.prefill[i].clear();
         for (p, (_, s)) in self.heap[base..base + self.len[i] as usize + 1].iter().map(|&e| split(e)).enumerate() {
@@ -896,34 +953,49 @@ impl Instances {
             if p == removed {
                 continue;
             }
-            held += kv.base[su];
-            if kv.ds[su] > c {
+            held += kv.slot[su].base;
+            if kv.slot[su].ds > c {
                 a.prefill[i].push(s);
-                a.in_prefill[su] = true;
+                kv.slot[su].in_prefill = true;
             } else {
                 n += 1;
-                sum += kv.ds[su];
+                sum += kv.slot[su].ds;
             }
         }
-        (a.held[i], a.n_dec[i], a.sum_ds[i], a.updates[i]) = (held, n, sum, 0);
+        (kv.inst[i].a_held, kv.inst[i].a_n_dec, kv.inst[i].a_sum_ds, kv.inst[i].a_updates) = (held, n, sum, 0);
     }
 
     /// Instance `i`'s KV at clock value `x` (not before its clock) from the approximate sums, and
     /// a bound on its difference from `kv_used` (the rounding of both, with a wide margin).
-    #[inline]
+    #[inline(always)]
     fn kv_approx(&self, i: usize, x: f64) -> (f64, f64) {
+        let (used, magnitude) = self.kv_approx_running(i, x);
+        self.kv_approx_with_idle(i, used, magnitude)
+    }
+
+    /// `kv_approx` without the KV of requests that do not decode: the approximate KV of instance
+    /// `i`'s running requests at clock value `x`, and the magnitude of its terms.
+    #[inline(always)]
+    fn kv_approx_running(&self, i: usize, x: f64) -> (f64, f64) {
         let kv = self.kv.as_ref().expect("KV capacity");
         let a = &kv.approx;
-        let n = a.n_dec[i] as f64;
-        let mut used = a.held[i] + (n * x - a.sum_ds[i]);
-        let mut magnitude = a.held[i].abs() + a.sum_ds[i].abs() + n * x.abs();
+        let n = kv.inst[i].a_n_dec as f64;
+        let mut used = kv.inst[i].a_held + (n * x - kv.inst[i].a_sum_ds);
+        let mut magnitude = kv.inst[i].a_held.abs() + kv.inst[i].a_sum_ds.abs() + n * x.abs();
         for &s in &a.prefill[i] {
-            let ds = kv.ds[s as usize];
+            let ds = kv.slot[s as usize].ds;
             if x > ds {
                 used += x - ds;
             }
             magnitude += x.abs() + ds.abs();
         }
+        (used, magnitude)
+    }
+
+    /// `kv_approx` from `kv_approx_running`'s terms and the KV that does not decode now.
+    #[inline(always)]
+    fn kv_approx_with_idle(&self, i: usize, used: f64, magnitude: f64) -> (f64, f64) {
+        let kv = self.kv.as_ref().expect("KV capacity");
         let idle = kv.idle(i);
         (used + idle, 1e-6 * kv.cap + 1e-6 + kv.rounding * (magnitude + kv.cap + idle))
     }
@@ -943,15 +1015,15 @@ impl Instances {
         kv.scratch.clear();
         for (k, s) in self.heap[base..base + len].iter().map(|&e| split(e)) {
             let su = s as usize;
-            used += kv.base[su];
-            if kv.ds[su] <= c {
-                used += c - kv.ds[su];
+            used += kv.slot[su].base;
+            if kv.slot[su].ds <= c {
+                used += c - kv.slot[su].ds;
                 m += 1;
             } else {
-                kv.scratch.push(kv.ds[su]);
+                kv.scratch.push(kv.slot[su].ds);
             }
-            if kv.seq[su] >= victim.0 {
-                victim = (kv.seq[su], s, k as u32);
+            if kv.slot[su].seq >= victim.0 {
+                victim = (kv.slot[su].seq, s, k as u32);
             }
         }
         // walk the linear pieces: `m` requests decoding, one more at each prefill's end
@@ -1007,12 +1079,14 @@ impl Instances {
 
 impl Instances {
     /// KV capacity: whether a request that has decoded `done` tokens, its KV (prompt + tokens done)
-    /// plus one token, fits on instance `i` at `t`.
-    fn kv_fits(&self, i: usize, done: f64, t: f64) -> bool {
+    /// plus one token, fits on instance `i` at clock value `c`, from `kv_approx_running(i, c)`
+    /// (evictions change only the KV that does not decode, so a request's checks before and after
+    /// each eviction share them).
+    #[inline(always)]
+    fn kv_fits_at(&self, i: usize, done: f64, c: f64, running: f64, magnitude: f64) -> bool {
         let kv = self.kv.as_ref().expect("KV capacity");
-        let c = self.clock_at(i, t);
         // certain either way when the approximate KV is far from the capacity
-        let (used, err) = self.kv_approx(i, c);
+        let (used, err) = self.kv_approx_with_idle(i, running, magnitude);
         let need = self.prompt + done + 1.0;
         let exact = || self.kv_used(i, c) + self.prompt + done + 1.0 <= kv.cap;
         if used + err + need <= kv.cap {
@@ -1027,20 +1101,21 @@ impl Instances {
     }
 
     /// KV capacity: whether a request that has decoded `done` tokens fits on instance `i` at `t`
-    /// (`kv_fits`) once cached KV of requests in tool calls is evicted, least recently cached
+    /// (`kv_fits_at`) once cached KV of requests in tool calls is evicted, least recently cached
     /// first, as long as it does not.
     #[inline]
     fn fits_evicting(&mut self, i: usize, done: f64, t: f64) -> bool {
-        if self.kv_fits(i, done, t) {
-            return true;
-        }
-        // cold: only with cached KV of requests in tool calls
-        while self.evict_lru(i) {
-            if self.kv_fits(i, done, t) {
+        let c = self.clock_at(i, t);
+        let (running, magnitude) = self.kv_approx_running(i, c);
+        loop {
+            if self.kv_fits_at(i, done, c, running, magnitude) {
                 return true;
             }
+            // only with cached KV of requests in tool calls
+            if !self.evict_lru(i) {
+                return false;
+            }
         }
-        false
     }
 
     /// Evicts instance `i`'s least recently cached KV of a request in a tool call, if any.
@@ -1048,7 +1123,7 @@ impl Instances {
     fn evict_lru(&mut self, i: usize) -> bool {
         let Some(kv) = self.kv.as_mut() else { return false };
         let Some((_, tokens)) = kv.lru[i].pop_front() else { return false };
-        kv.cached[i] = if kv.lru[i].is_empty() { 0.0 } else { kv.cached[i] - tokens };
+        kv.inst[i].cached = if kv.lru[i].is_empty() { 0.0 } else { kv.inst[i].cached - tokens };
         kv.evictions += 1;
         self.mark(i);
         true
@@ -1071,7 +1146,7 @@ impl Instances {
             sh.ds[slot] = 0.0;
             let (empty, base) = (q.is_empty(), sh.base[slot]);
             if let Some(kv) = self.kv.as_mut() {
-                kv.prefilling[i] = if empty { 0.0 } else { kv.prefilling[i] - base };
+                kv.inst[i].prefilling = if empty { 0.0 } else { kv.inst[i].prefilling - base };
             }
             self.mark(i);
             return;
@@ -1081,11 +1156,12 @@ impl Instances {
     }
 
     /// The request on `slot` leaves its instance at `t` (running, or waiting for KV).
+    #[inline]
     fn leave(&mut self, slot: usize, t: f64) {
         let i = self.inst(slot);
         self.set_occ(i, self.occ[i] - 1);
-        if let Some(kv) = self.kv.as_mut().filter(|kv| kv.waiting[slot]) {
-            kv.waiting[slot] = false;
+        if let Some(kv) = self.kv.as_mut().filter(|kv| kv.slot[slot].waiting) {
+            kv.slot[slot].waiting = false;
             let q = &mut kv.queue[i];
             q.remove(q.iter().position(|&s| s as usize == slot).expect("a waiting slot"));
             kv.wait_change(t, -1);
@@ -1125,7 +1201,7 @@ impl Placement for Instances {
         self.kv.is_some()
     }
 
-    #[inline]
+    #[inline(always)]
     fn peek(&mut self) -> Option<(Event, bool)> {
         let (time, seq, slot, preempt) = self.next_event()?;
         Some((Event { time, seq, slot, key: key(time, seq) }, preempt))
@@ -1133,7 +1209,7 @@ impl Placement for Instances {
 
     #[inline]
     fn progress(&self, slot: usize, r: &Req, t: f64) -> f64 {
-        if self.kv.as_ref().is_some_and(|kv| kv.waiting[slot]) {
+        if self.kv.as_ref().is_some_and(|kv| kv.slot[slot].waiting) {
             return r.done;
         }
         let c = self.clock_at(self.inst(slot), t);
@@ -1189,7 +1265,7 @@ impl Placement for Instances {
                 }
                 sh.queue[i].push_back(slot);
                 if let Some(kv) = self.kv.as_mut() {
-                    kv.prefilling[i] += self.prompt + r.done;
+                    kv.inst[i].prefilling += self.prompt + r.done;
                 }
                 r.decode_start = f64::INFINITY;
                 self.mark(i);
@@ -1204,11 +1280,12 @@ impl Placement for Instances {
         self.push(slot, r.decode_start + (r.length - r.done), r.id, kv_base, r.decode_start);
     }
 
+    #[inline]
     fn wait(&mut self, slot: u32, prefill_s: f64, t: f64) {
         let i = self.inst(slot as usize);
         let kv = self.kv.as_mut().expect("KV capacity");
-        kv.waiting[slot as usize] = true;
-        kv.wait_prefill_s[slot as usize] = prefill_s;
+        kv.slot[slot as usize].waiting = true;
+        kv.slot[slot as usize].wait_prefill_s = prefill_s;
         kv.queue[i].push_back(slot);
         kv.wait_change(t, 1);
         self.mark(i);
@@ -1219,16 +1296,19 @@ impl Placement for Instances {
     fn next_admission(&mut self, cursor: &mut usize, slots: &[Option<Req>], t: f64) -> Option<(u32, f64)> {
         self.kv.as_ref()?;
         loop {
-            let i = *self.dirty_list.get(*cursor)? as usize;
+            if *cursor >= self.n_dirty {
+                return None;
+            }
+            let i = self.dirty_list[*cursor] as usize;
             let kv = self.kv.as_ref().expect("KV capacity");
             if let Some(&s) = kv.queue[i].front() {
                 let r = slots[s as usize].as_ref().expect("a waiting request");
                 if self.fits_evicting(i, r.done, t) {
                     let kv = self.kv.as_mut().expect("KV capacity");
                     kv.queue[i].pop_front();
-                    kv.waiting[s as usize] = false;
+                    kv.slot[s as usize].waiting = false;
                     kv.wait_change(t, -1);
-                    return Some((s, kv.wait_prefill_s[s as usize]));
+                    return Some((s, kv.slot[s as usize].wait_prefill_s));
                 }
             }
             *cursor += 1;
@@ -1270,7 +1350,7 @@ impl Placement for Instances {
         let (todo, id, base) = (sh.todo[s as usize], sh.id[s as usize], sh.base[s as usize]);
         let empty = sh.queue[i].is_empty();
         if let Some(kv) = self.kv.as_mut() {
-            kv.prefilling[i] = if empty { 0.0 } else { kv.prefilling[i] - base };
+            kv.inst[i].prefilling = if empty { 0.0 } else { kv.inst[i].prefilling - base };
         }
         self.set_n(i, self.n[i] + 1);
         self.push(s, c + todo, id, base, c);
@@ -1287,8 +1367,8 @@ impl Placement for Instances {
         }
         self.stop_running(slot, t);
         let kv = self.kv.as_mut().expect("KV capacity");
-        kv.waiting[slot] = true;
-        kv.wait_prefill_s[slot] = 0.0;
+        kv.slot[slot].waiting = true;
+        kv.slot[slot].wait_prefill_s = 0.0;
         kv.queue[i].push_front(slot as u32);
         kv.wait_change(t, 1);
     }
@@ -1321,9 +1401,9 @@ impl Placement for Instances {
         self.stop_running(slot as usize, t);
         let i = self.inst(slot as usize);
         if let Some(kv) = self.kv.as_mut() {
-            kv.held_tokens[slot as usize] = kv_tokens;
-            kv.held[i] += kv_tokens;
-            kv.n_held[i] += 1;
+            kv.slot[slot as usize].held_tokens = kv_tokens;
+            kv.inst[i].held += kv_tokens;
+            kv.inst[i].n_held += 1;
         }
     }
 
@@ -1331,12 +1411,14 @@ impl Placement for Instances {
         let i = self.inst(slot as usize);
         self.set_occ(i, self.occ[i] - 1);
         if let Some(kv) = self.kv.as_mut() {
-            kv.n_held[i] -= 1;
-            kv.held[i] = if kv.n_held[i] == 0 { 0.0 } else { kv.held[i] - kv.held_tokens[slot as usize] };
+            kv.inst[i].n_held -= 1;
+            kv.inst[i].held =
+                if kv.inst[i].n_held == 0 { 0.0 } else { kv.inst[i].held - kv.slot[slot as usize].held_tokens };
             self.mark(i);
         }
     }
 
+    #[inline(always)]
     fn instance_of(&self, slot: u32) -> u32 {
         self.inst_of[slot as usize]
     }
@@ -1349,21 +1431,23 @@ impl Placement for Instances {
         self.idle.lowest(i)
     }
 
+    #[inline]
     fn cache_kv(&mut self, slot: u32, id: u32, tokens: f64) {
         let i = self.inst(slot as usize);
         if let Some(kv) = self.kv.as_mut() {
-            kv.cached[i] += tokens;
+            kv.inst[i].cached += tokens;
             kv.lru[i].push_back((id, tokens));
             self.mark(i);
         }
     }
 
+    #[inline]
     fn uncache_kv(&mut self, slot: u32, id: u32) -> bool {
         let i = self.inst(slot as usize);
         let Some(kv) = self.kv.as_mut() else { return true };
         let Some(p) = kv.lru[i].iter().position(|e| e.0 == id) else { return false };
         let (_, tokens) = kv.lru[i].remove(p).expect("an entry");
-        kv.cached[i] = if kv.lru[i].is_empty() { 0.0 } else { kv.cached[i] - tokens };
+        kv.inst[i].cached = if kv.lru[i].is_empty() { 0.0 } else { kv.inst[i].cached - tokens };
         self.mark(i);
         true
     }
@@ -1434,7 +1518,7 @@ mod tests {
         for _ in 0..500 {
             let per = 1 + (rng.uniform() * 6.0) as usize;
             let mut b = Instances::new(per, per, vec![2.0; per], 1000.0);
-            b.n[0] = per as u32;
+            b.set_n(0, per as u32);
             let mut last = 0;
             for s in 0..per {
                 let (base, ds) = ((rng.uniform() * 200.0).floor(), (rng.uniform() * 50.0).floor());
@@ -1473,7 +1557,7 @@ mod tests {
                 on[s] = Some((target, id));
             }
             for i in 0..3 {
-                b.n[i] = 1;
+                b.set_n(i, 1);
                 let want = (i * per..(i + 1) * per)
                     .filter_map(|s| on[s].map(|(t, id)| (key(t, id), s as u32)))
                     .min()
