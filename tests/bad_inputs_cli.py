@@ -117,9 +117,9 @@ ROWS: list[tuple[str, str, str, str]] = [
      "CliExit", "exit 2: rollsim: error: pipeline.max_staleness: --max-staleness applies to --pipeline fully-async "
                 "only, not sync"),
     ("CLI", "cli('split', '--gpus', '100000', '--gpu-s-per-token', '0.004')", "CliExit",
-     "re:exit 2: rollsim: error: max_events: the 99999 splits would process about .* events \\(about .*\\), more "
-     "than max_events = 1000000000; give fewer splits \\(rollout_gpus=\\[\\.\\.\\.\\]\\), a shorter horizon_s, or "
-     "raise max_events \\(None: no limit\\)"),
+     "re:exit 2: rollsim: error: --max-events: the 99999 splits would process about .* events \\(about .*\\), more "
+     "than --max-events = 1000000000; give fewer --gpus or a larger --gpus-per-instance, a shorter --horizon-s, or "
+     "raise --max-events \\(0: no limit\\)"),
     ("CLI", "cli('run', 'nonexistent.toml')", "CliExit",
      "exit 2: rollsim: error: no such file or directory: 'nonexistent.toml'"),
     # report / plot check --out before reading or drawing anything

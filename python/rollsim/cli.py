@@ -34,12 +34,12 @@ from typing import Any, Literal, NoReturn
 
 import polars as pl
 
-from rollsim import _rollsim, datasets
+from rollsim import _check, _rollsim, datasets
 from rollsim import scenario_toml as schema
 from rollsim.errors import RollsimError, ScenarioError, invalid
 from rollsim.lengths import LogNormal
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
-from rollsim.scenario import Scenario
+from rollsim.scenario import MAX_COUNT, Scenario
 from rollsim.simulation import (DEFAULT_MAX_EVENTS, DEFAULT_MAX_SAMPLES, ENGINE_MAX_SAMPLES, check_runaway, compare,
                                 simulate)
 
@@ -544,6 +544,12 @@ GUARD_NAMES: dict[str, str] = {
 }
 
 
+#: ``rollsim presets`` records summaries only and has no ``--max-samples``: a run past the engine's
+#: sample limit is shortened with ``--horizon-s``.
+PRESETS_GUARD_NAMES: dict[str, str] = {**GUARD_NAMES, "max_samples": "--horizon-s",
+                                       "summary_keeps": "presets keep memory constant"}
+
+
 def _guarded(a: argparse.Namespace, sc: Scenario, record: Literal["samples", "summary"]) -> dict[str, Any]:
     """The limits of ``a`` as :func:`simulate` takes them, after checking ``sc`` against them with
     messages that name the flags (``--max-samples``, ``--max-events``, ``--out``)."""
@@ -636,7 +642,9 @@ def _cmd_presets(a: argparse.Namespace) -> int:
     from rollsim import presets
 
     base = _scenario(a)
-    df = presets.compare(base)
+    if a.max_events < 0:
+        raise invalid("--max-events", f"must be an integer >= 0 (0: no limit), got {a.max_events}")
+    df = presets.compare(base, max_events=a.max_events or None, names=PRESETS_GUARD_NAMES)
     if a.format == "csv":
         print(df.write_csv(), end="")
         return 0
@@ -668,6 +676,11 @@ def _cmd_split(a: argparse.Namespace) -> int:
     if deployment and a.slots_per_instance is not None:
         raise ScenarioError("slots_per_instance: --slots-per-instance cannot be set with --model: the deployment's "
                             "--max-num-seqs gives it")
+    # the split's own flags, checked as given (with --model the deployment adds to some of them)
+    _check.integer("--gpus-per-instance", a.gpus_per_instance, 1)
+    if a.slots_per_instance is not None:
+        _check.integer("--slots-per-instance", a.slots_per_instance, 1, MAX_COUNT)
+    _check.number("--train-fixed-s", a.train_fixed_s, allow_zero=True)
     a = argparse.Namespace(**dict(vars(a), train_step_s=_DEFAULT.train_step_s, train_s_per_token=0.0,
                                   logprob_s_per_token=0.0,
                                   slots_per_instance=64 if a.slots_per_instance is None else a.slots_per_instance))
@@ -686,6 +699,7 @@ def _cmd_split(a: argparse.Namespace) -> int:
     if a.max_events < 0:
         raise invalid("--max-events", f"must be an integer >= 0 (0: no limit), got {a.max_events}")
     kwargs["max_events"] = a.max_events or None
+    kwargs["names"] = SPLIT_FLAGS
     bar: Any = None
     if sys.stderr.isatty():  # a progress bar on a terminal only, and only with rich
         try:
@@ -725,6 +739,16 @@ def _cmd_split(a: argparse.Namespace) -> int:
     return 0
 
 
+#: ``rollsim split``'s messages name its flags (:data:`rollsim.resources.SPLIT_NAMES`).
+SPLIT_FLAGS: dict[str, str] = {
+    "total_gpus": "--gpus", "gpus_per_instance": "--gpus-per-instance", "slots_per_instance": "--slots-per-instance",
+    "gpu_s_per_token": "--gpu-s-per-token", "train_fixed_s": "--train-fixed-s",
+    "colocated_switch_s": "--colocated-switch-s", "max_drop_fraction": "--max-drop-fraction",
+    "max_staleness_mean": "--max-staleness-mean", "max_events": "--max-events", "horizon_s": "--horizon-s",
+    "fewer_splits": "give fewer --gpus or a larger --gpus-per-instance", "no_limit": "0: no limit", "or_none": "",
+}
+
+
 def _split_deployment(a: argparse.Namespace, base: Scenario, pipeline: Any) -> tuple[Scenario, float, float]:
     """``split --model M --gpu G``: one instance of ``--gpus-per-instance`` GPUs of the deployment
     (decode table, KV capacity, ``--max-num-seqs`` slots) and the trainer's per-GPU cost, from specs."""
@@ -740,7 +764,12 @@ def _split_deployment(a: argparse.Namespace, base: Scenario, pipeline: Any) -> t
         raise ScenarioError(f"{overridden[0].lstrip('-').replace('-', '_')}: {', '.join(overridden)} cannot be set with "
                             f"--model: the deployment gives the decode speed, its table, the KV capacity and the "
                             f"prefill from specs (drop --model to give them yourself)")
-    d = deployment_from_args(a, rollout_gpus=a.gpus_per_instance, rollout_tp=a.gpus_per_instance, train_gpus=1)
+    try:
+        d = deployment_from_args(a, rollout_gpus=a.gpus_per_instance, rollout_tp=a.gpus_per_instance, train_gpus=1)
+    except ScenarioError as e:  # the instance's tensor-parallel size is split's --gpus-per-instance
+        if str(e).startswith("rollout_tp: "):
+            raise ScenarioError("--gpus-per-instance: " + str(e).removeprefix("rollout_tp: ")) from None
+        raise
     s = d.scenario(lengths=base.lengths, prompts_per_step=max(1, base.batch_size // base.group_size),
                    group_size=base.group_size, prompt_tokens=base.prompt_tokens, pipeline=pipeline, per_rank=False)
     one = base.replace(rollout_slots=s.slots_per_instance, slots_per_instance=s.slots_per_instance,
@@ -830,7 +859,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_args(r)
     r.set_defaults(func=_cmd_run)
     pr = sub.add_parser("presets", help="AReaL, verl, PipelineRL, slime, PRIME-RL side by side")
-    _add_scenario_args(pr, default_rng="fast", guards=())
+    _add_scenario_args(pr, default_rng="fast", guards=("max_events",))
     pr.set_defaults(group_size=8, prompt_tokens=500.0, prefill_tokens_per_s=10000.0)
     pr.add_argument("--format", choices=("table", "csv"), default="table")
     pr.set_defaults(func=_cmd_presets)
