@@ -4,6 +4,8 @@ without steps."""
 
 from __future__ import annotations
 
+import pytest
+
 from rollsim import Scenario, resources
 from rollsim.cli import main
 
@@ -45,3 +47,40 @@ def test_split_cli_names_horizon_flag(capsys):
     assert ("excluded: only 5 training steps completed (fewer than 6: too few to trust its rates; a longer "
             "--horizon-s)") in out
     assert out.splitlines()[-1].startswith("no split meets the limits (at least 6 training steps,")
+
+
+def test_whatif_says_generation_outruns_training_once():
+    """Each variant and each bootstrap draw warned on its own (8 lines for 2 variants x 4 runs, the
+    numbers differing); now one warning names the rows."""
+    import warnings
+
+    import rollsim
+    from rollsim.configs import EXAMPLES
+    from rollsim.errors import GenerationOutrunsTrainingWarning
+
+    cal = rollsim.calibrate(EXAMPLES / "verl_grpo_metrics.csv", rollsim.configs.load(EXAMPLES / "verl_grpo.yaml"),
+                            bootstrap=20)
+    variants = [{"pipeline": "fully-async", "rollout_gpus": 8}, {"pipeline": "fully-async", "rollout_gpus": 12},
+                {"pipeline": "fully-async", "max_staleness": 2, "rollout_gpus": 8}]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        df = rollsim.whatif(cal, variants, draws=3)
+    outrun = [w for w in caught if issubclass(w.category, GenerationOutrunsTrainingWarning)]
+    assert len(outrun) == 1 and len(caught) == 1
+    assert str(outrun[0].message) == (
+        "generation outruns training in 2 of 4 rows (fully-async, rollout_gpus=8; fully-async, rollout_gpus=12): the "
+        "ready queue grows by up to 19597 samples per step (rollout/training throughput ratio up to 12.69); staleness "
+        "grows without bound, so these rows' staleness and drops depend on the steps simulated. Add a staleness cap, "
+        "fewer rollout GPUs, or more prompts per step.")
+    assert df.height == 4 and "outruns" not in df.columns
+
+
+@pytest.mark.filterwarnings("always::rollsim.errors.GenerationOutrunsTrainingWarning")
+def test_whatif_cli_warns_once(capsys):
+    from rollsim.configs import EXAMPLES
+
+    assert main(["whatif", "--config", str(EXAMPLES / "verl_grpo.yaml"), "--metrics",
+                 str(EXAMPLES / "verl_grpo_metrics.csv"), "--pipeline", "fully-async", "--rollout-gpus", "8,12",
+                 "--draws", "3", "--bootstrap", "20"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("rollsim: warning: generation outruns training in 2 of 3 rows")

@@ -28,13 +28,14 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import warnings
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from rollsim.calibration import Calibrated
-from rollsim.errors import invalid
+from rollsim.errors import GenerationOutrunsTrainingWarning, invalid
 from rollsim.lengths import LogNormal
 from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
@@ -321,7 +322,9 @@ def _measure(sc: Scenario, steps: int, seed: int) -> dict[str, float]:
     est = _step_estimate(sc)
     horizon = min(1e12, max(est * (steps + 2), 1.0))
     for _ in range(4):
-        res = simulate(sc.replace(horizon_s=horizon, seed=seed), record="summary")
+        with warnings.catch_warnings():  # said once for all the rows by whatif
+            warnings.simplefilter("ignore", GenerationOutrunsTrainingWarning)
+            res = simulate(sc.replace(horizon_s=horizon, seed=seed), record="summary")
         st = res.steps.filter(res.steps["completed"])
         if st.height >= 4:
             break
@@ -333,7 +336,9 @@ def _measure(sc: Scenario, steps: int, seed: int) -> dict[str, float]:
     return dict(step_s=step_s, tokens_per_s=float(np.mean(tokens[2:]) / step_s) if len(ends) >= 3 else math.nan,
                 trainer_wait_s=float(np.mean(st["wait_s"].to_numpy()[2:])) if len(ends) >= 3 else math.nan,
                 staleness_mean=float(s["staleness_mean"]), staleness_short=float(s["staleness_mean_short"]),
-                staleness_long=float(s["staleness_mean_long"]), drop_fraction=float(s["drop_fraction"]))
+                staleness_long=float(s["staleness_mean_long"]), drop_fraction=float(s["drop_fraction"]),
+                outruns=bool(s["generation_outruns_training"]), growth=float(s["ready_queue_growth_per_step"]),
+                ratio=float(s["throughput_ratio"]))
 
 
 def _step_estimate(sc: Scenario) -> float:
@@ -377,6 +382,12 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
     ------
     ScenarioError
         A variant key or value that is not allowed (naming it).
+
+    Warns
+    -----
+    GenerationOutrunsTrainingWarning
+        Once, after all the rows, naming the rows where generation outruns training in a run (the
+        point or a bootstrap draw), with the largest ready-queue growth and throughput ratio.
     """
     if not isinstance(calibrated, Calibrated):
         raise invalid("calibrated", f"must be the result of rollsim.calibrate, got {type(calibrated).__name__}")
@@ -396,6 +407,8 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
     pool = list(calibrated.draws)
     pick = [pool[int(i)] for i in np.linspace(0, len(pool) - 1, min(draws, len(pool)))] if pool and draws else []
     rows = []
+    outrun: list[tuple[str, float, float]] = []  # (row, largest growth, largest ratio) of the rows that run away
+
     def base(values: dict[str, float], v: dict[str, Any]) -> Scenario:
         flag = v.get("recompute_logprob", True)
         if not isinstance(flag, bool):
@@ -415,6 +428,10 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
         if ts.low != ts.high:
             # the training model's own uncertainty: the ends of the training cost's interval
             others += [_measure(_variant(calibrated, b0, v, end), steps, seed) for end in ("low", "high")]
+        runaway = [o for o in [point, *others] if o["outruns"]]
+        if runaway:
+            outrun.append((_label(v) if v.get("name") != "baseline" else "baseline",
+                           max(o["growth"] for o in runaway), max(o["ratio"] for o in runaway)))
         row: dict[str, Any] = dict(variant=_label(v) if v.get("name") != "baseline" else "baseline",
                                    pipeline=type(sc.pipeline).__name__, rollout_slots=sc.rollout_slots,
                                    train_gpus=gpus, train_scale=ts.factor, train_scale_low=ts.low,
@@ -433,7 +450,21 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
             row["measured_step_s"] = math.nan
             row["error"] = math.nan
         rows.append(row)
+    if outrun:
+        warnings.warn(GenerationOutrunsTrainingWarning(_outrun_message(outrun, len(rows))), stacklevel=2)
     return pl.DataFrame(rows)
+
+
+def _outrun_message(outrun: list[tuple[str, float, float]], rows: int) -> str:
+    """The one warning of :func:`whatif` for its rows whose runs (the point or a draw) let
+    generation outrun training."""
+    names = "; ".join(name for name, _, _ in outrun)
+    growth = max(g for _, g, _ in outrun)
+    ratio = max(r for _, _, r in outrun)
+    return (f"generation outruns training in {len(outrun)} of {rows} rows ({names}): the ready queue "
+            f"grows by up to {growth:.0f} samples per step (rollout/training throughput ratio up to {ratio:.2f}); "
+            f"staleness grows without bound, so these rows' staleness and drops depend on the steps simulated. Add a "
+            f"staleness cap, fewer rollout GPUs, or more prompts per step.")
 
 
 def plot_whatif(frame: pl.DataFrame, *, ax: Any = None, path: Any = None) -> Any:
