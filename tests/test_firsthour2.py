@@ -84,3 +84,36 @@ def test_whatif_cli_warns_once(capsys):
                  "--draws", "3", "--bootstrap", "20"]) == 0
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("rollsim: warning: generation outruns training in 2 of 3 rows")
+
+
+def test_config_typo_is_said_on_stderr(tmp_path, capsys):
+    """``actor_rollout_ref.rollout.nn=8`` (for ``rollout.n``) was noted as "ignored: not modelled by
+    rollsim", and ``rollsim run --config`` ran with one answer per prompt, saying nothing."""
+    from rollsim import configs
+    from rollsim.cli import config_typos
+    from rollsim.configs import EXAMPLES
+
+    text = (EXAMPLES / "verl_fully_async.sh").read_text().replace("rollout.n=8", "rollout.nn=8")
+    assert "rollout.nn=8" in text
+    path = tmp_path / "typo.sh"
+    path.write_text(text)
+    assert config_typos(configs.load(path).notes) == [("actor_rollout_ref.rollout.nn", "8",
+                                                       "actor_rollout_ref.rollout.n")]
+    assert main(["run", "--config", str(path), "--horizon-s", "600"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"rollsim: warning: --config {path}: actor_rollout_ref.rollout.nn = 8 is no option rollsim knows "
+                   f"(ignored); did you mean actor_rollout_ref.rollout.n? (rollsim import {path} notes every option)"]
+
+
+def test_config_typos_none_in_the_examples():
+    # the examples' real options that rollsim leaves out (ppo_mini_batch_size, data.gen_batch_size,
+    # experiment_name, ...) are not taken for typos
+    from rollsim import configs
+    from rollsim.cli import config_typos
+    from rollsim.configs import EXAMPLES
+
+    for name in ("verl_grpo.yaml", "verl_fully_async.sh", "areal_grpo.yaml", "slime_async.sh", "openrlhf_ppo.sh"):
+        imp = configs.load(EXAMPLES / name)
+        assert config_typos(imp.notes) == [], name
+    assert any(n.option == "actor_rollout_ref.actor.ppo_mini_batch_size"
+               for n in configs.load(EXAMPLES / "verl_grpo.yaml").notes)
