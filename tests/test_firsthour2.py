@@ -117,3 +117,44 @@ def test_config_typos_none_in_the_examples():
         assert config_typos(imp.notes) == [], name
     assert any(n.option == "actor_rollout_ref.actor.ppo_mini_batch_size"
                for n in configs.load(EXAMPLES / "verl_grpo.yaml").notes)
+
+
+_CORE = ("256 slots x 30 tokens/s, batch 512, 60 s/step, 600 s, lengths lognormal(mu=7.6, sigma=1), max 16384 "
+         "tokens")
+
+
+def _header(capsys, *args):
+    assert main(list(args)) == 0
+    return capsys.readouterr().out.splitlines()[0]
+
+
+def test_headers_name_every_part_that_is_not_the_default(capsys, tmp_path):
+    # the default scenario: the line it always printed
+    assert _header(capsys, "compare", "--horizon-s", "600") == f"rollsim compare: {_CORE}, rng=python, seed=0"
+    # presets' own defaults are parts of its scenario too
+    assert _header(capsys, "presets", "--horizon-s", "600") == (
+        f"rollsim presets: {_CORE}, rng=fast, seed=0, group_size=8, prompt_tokens=500, prefill_tokens_per_s=10000")
+    # an agentic preset, by name, with the flags given on top of it (its lengths are the preset's)
+    assert _header(capsys, "compare", "--horizon-s", "600", "--agentic-preset", "swe-agent", "--env-slots", "7",
+                   "--kv-policy", "hold") == (
+        "rollsim compare: 256 slots x 30 tokens/s, batch 512, 60 s/step, 600 s, lengths lognormal(mu=5.5, sigma=1), "
+        "max 4096 tokens, rng=python, seed=0, agentic swe-agent (kv_policy=hold, env_slots=7)")
+    assert _header(capsys, "compare", "--horizon-s", "600", "--agentic-preset", "default") == (
+        f"rollsim compare: {_CORE}, rng=python, seed=0, agentic default")
+    assert _header(capsys, "compare", "--horizon-s", "600", "--group-correlation", "0.5", "--group-size", "8") == (
+        f"rollsim compare: {_CORE} (group_correlation=0.5), rng=python, seed=0, group_size=8")
+
+
+def test_header_names_the_weight_sync(capsys, tmp_path):
+    from importlib.resources import files
+
+    from rollsim.sync import load_weight_sync
+
+    cluster = files("rollsim.sync") / "examples" / "cluster.toml"
+    sc = Scenario(weight_sync=load_weight_sync(str(cluster)), horizon_s=600.0)
+    path = tmp_path / "ws.toml"
+    sc.to_toml(str(path))
+    assert _header(capsys, "compare", str(path)) == (
+        f"rollsim compare: {_CORE}, rng=fast, seed=0, weight sync {sc.weight_sync.total_s:.3g} s per update (stack "
+        f"nemo-rl-reshard, model DeepSeek-V3, pause_s=all)")
+    assert f"{sc.weight_sync.total_s:.3g}" == "8.08"

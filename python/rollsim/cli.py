@@ -608,6 +608,83 @@ def _span(seconds: float) -> str:
     return f"{seconds / 3600:g} h" if seconds >= 3600 else f"{seconds:g} s"
 
 
+#: The scenario's fields that :func:`scenario_header` always names (in its first part).
+_HEADER_CORE = ("rollout_slots", "decode_tokens_per_s", "batch_size", "train_step_s", "horizon_s", "lengths", "rng",
+                "seed")
+
+
+def _value_words(x: Any) -> str:
+    """A TOML value of a scenario document, short: numbers with ``:g``, tables as ``k=v`` lists."""
+    if isinstance(x, bool):
+        return str(x).lower()
+    if isinstance(x, float):
+        return f"{x:g}"
+    if isinstance(x, dict):
+        return "(" + ", ".join(f"{k}={_value_words(v)}" for k, v in x.items()) + ")"
+    if isinstance(x, (list, tuple)):
+        return "[" + ", ".join(_value_words(v) for v in x) + "]"
+    return str(x)
+
+
+def _changed(doc: dict[str, Any], default: dict[str, Any]) -> str:
+    """The keys of ``doc`` whose value differs from ``default``'s, as ``k=v`` words."""
+    return ", ".join(f"{k}={_value_words(v)}" for k, v in doc.items() if default.get(k, object()) != v)
+
+
+def _agentic_words(table: dict[str, Any]) -> str:
+    """An ``agentic`` table named after the nearest of ``Agentic()`` and the presets of
+    :mod:`rollsim.trajectories` (fewest fields that differ), with the fields that differ from it."""
+    from rollsim.agentic import Agentic
+    from rollsim.trajectories import PRESETS
+
+    bases = {AGENTIC_DEFAULT: schema.scenario_to_doc(Scenario(agentic=Agentic()))["agentic"],
+             **{n.replace("_", "-"): schema.scenario_to_doc(fn(Scenario()))["agentic"] for n, fn in PRESETS.items()}}
+    name = min(bases, key=lambda n: sum(bases[n].get(k, object()) != v for k, v in table.items()))
+    rest = _changed(table, bases[name])
+    return f"agentic {name}" + (f" ({rest})" if rest else "")
+
+
+def scenario_header(command: str, sc: Scenario, *, pipeline: bool = False) -> str:
+    """The line that names the scenario a command runs: pool, decode speed, batch, step time,
+    horizon, lengths, rng and seed, then every other part that differs from ``Scenario()``'s
+    (derived from the scenario's TOML document, :func:`rollsim.scenario_toml.scenario_to_doc`):
+    a field as ``name=value``, agentic trajectories named after the nearest preset
+    (``--agentic-preset``) with what differs, the weight sync by its model, topology and seconds per
+    update, the pipeline only with ``pipeline`` (``compare`` and ``presets`` run their own)."""
+    cap = getattr(sc.lengths, "max_tokens", None)
+    named = getattr(sc.lengths, "name", None)
+    label = (f"{named}, max {cap:g} tokens" if named and cap is not None else named) or (
+        f"lognormal(mu={sc.lengths.mu:g}, sigma={sc.lengths.sigma:g}), max {sc.lengths.max_tokens:g} tokens"
+        if isinstance(sc.lengths, LogNormal) else "empirical")
+    doc, default = schema.scenario_to_doc(sc), schema.scenario_to_doc(_DEFAULT)
+    extra = []
+    if isinstance(sc.lengths, LogNormal):
+        rest = _changed({k: v for k, v in doc["lengths"].items() if k not in ("kind", "mu", "sigma", "max_tokens")},
+                        default["lengths"])
+        if rest:
+            label += f" ({rest})"
+    for key, value in doc.items():
+        if key in _HEADER_CORE or (key == "pipeline" and not pipeline) or default.get(key, object()) == value:
+            continue
+        if key == "agentic":
+            extra.append(_agentic_words(value))
+        elif key == "weight_sync" and sc.weight_sync is not None:
+            ws = sc.weight_sync
+            design = f"stack {ws.stack.name}" if ws.stack is not None else value.get("topology", "?")
+            extra.append(f"weight sync {ws.total_s:.3g} s per update ({design}, model {ws.cluster.model.name}, "
+                         f"pause_s={_value_words(value.get('pause_s'))})")
+        elif key == "pipeline":
+            extra.append(f"pipeline {_CLI_NAME.get(value.get('kind'), value.get('kind'))} "
+                         f"{_value_words({k: v for k, v in value.items() if k != 'kind'})}")
+        elif isinstance(value, dict):
+            extra.append(f"{key} {_value_words(value)}")
+        else:
+            extra.append(f"{key}={_value_words(value)}")
+    return (f"rollsim {command}: {sc.rollout_slots} slots x {sc.decode_tokens_per_s:g} tokens/s, batch "
+            f"{sc.batch_size}, {sc.train_step_s:g} s/step, {_span(sc.horizon_s)}, lengths {label}, rng={sc.rng}, "
+            f"seed={sc.seed}" + "".join(f", {e}" for e in extra))
+
+
 def _cmd_compare(a: argparse.Namespace) -> int:
     base = _scenario(a)
     if a.config is not None:
@@ -628,14 +705,7 @@ def _cmd_compare(a: argparse.Namespace) -> int:
     elif a.format == "json":
         print(df.write_json())
     else:
-        cap = getattr(base.lengths, "max_tokens", None)
-        named = getattr(base.lengths, "name", None)
-        label = (f"{named}, max {cap:g} tokens" if named and cap is not None else named) or (
-            f"lognormal(mu={base.lengths.mu:g}, sigma={base.lengths.sigma:g}), max {base.lengths.max_tokens:g} tokens"
-            if isinstance(base.lengths, LogNormal) else "empirical")
-        print(f"rollsim compare: {base.rollout_slots} slots x {base.decode_tokens_per_s:g} tokens/s, batch "
-              f"{base.batch_size}, {base.train_step_s:g} s/step, {_span(base.horizon_s)}, lengths {label}, "
-              f"rng={base.rng}, seed={base.seed}")
+        print(scenario_header("compare", base))
         print(format_compare(df))
     if out:
         df.write_parquet(os.path.join(out, "compare.parquet"))
@@ -678,6 +748,7 @@ def _cmd_presets(a: argparse.Namespace) -> int:
             ("staleness_mean_long", "long >8K", "f1"), ("drop_fraction", "dropped", "pct"),
             ("wasted_fraction", "tokens wasted", "pct"), ("tokens_recomputed", "recomputed tok", "s")]
     records = (dict(r, tokens_recomputed=f"{r['tokens_recomputed']:.3g}") for r in df.iter_rows(named=True))
+    print(scenario_header("presets", base))
     print(_text_table(cols, records))
     return 0
 
