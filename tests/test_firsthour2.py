@@ -158,3 +158,34 @@ def test_header_names_the_weight_sync(capsys, tmp_path):
         f"rollsim compare: {_CORE}, rng=fast, seed=0, weight sync {sc.weight_sync.total_s:.3g} s per update (stack "
         f"nemo-rl-reshard, model DeepSeek-V3, pause_s=all)")
     assert f"{sc.weight_sync.total_s:.3g}" == "8.08"
+
+
+def test_run_without_steps_prints_no_staleness_max(capsys, tmp_path):
+    """A run that trains nothing: staleness_max printed null like staleness_mean (it printed 0),
+    trainer_busy_s 0.0 (the engine's empty sum printed -0.0)."""
+    import json
+    import math
+
+    from rollsim import simulate
+
+    assert main(["run", "--horizon-s", "10", "--out", str(tmp_path / "r")]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["samples_trained"] == 0 and s["steps"] == 0
+    assert s["staleness_mean"] is None and s["staleness_max"] is None
+    assert json.loads((tmp_path / "r" / "summary.json").read_text())["staleness_max"] is None
+    assert s["trainer_busy_s"] == 0.0 and math.copysign(1.0, s["trainer_busy_s"]) == 1.0
+    py = simulate(Scenario(horizon_s=10.0), record="summary").summary  # the Python summary keeps the integer
+    assert py["staleness_max"] == 0 and math.copysign(1.0, py["trainer_busy_s"]) == 1.0
+    # a run with steps is unchanged: 4 steps, staleness up to 3, 240 s of training
+    done = simulate(Scenario(horizon_s=1000.0), record="summary").summary
+    assert (done["steps"], done["staleness_max"], done["trainer_busy_s"]) == (4, 3, 240.0)
+
+
+def test_tables_print_no_staleness_max_without_trained_samples(capsys):
+    assert main(["compare", "--horizon-s", "100"]) == 0
+    rows = {ln[:18].strip(): ln.split() for ln in capsys.readouterr().out.splitlines()[3:]}
+    assert rows["synchronous"][1:5] == ["1", "32%", "0.0", "0"]      # trained: its max is 0
+    assert rows["fully async"][2:6] == ["0", "100%", "-", "-"]       # nothing trained: no max
+    assert main(["split", "--gpus", "4", "--gpu-s-per-token", "0.004", "--horizon-s", "60"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert all(ln.split()[9:11] == ["-", "-"] for ln in lines[1:4])

@@ -457,11 +457,11 @@ def config_typos(notes: Sequence[Any]) -> list[tuple[str, str, str]]:
     """The probable typos of an import's ``notes`` (:attr:`rollsim.configs.Imported.notes`):
     ``(option, value, closest known option)`` for each option no importer knows whose name is within
     one character or so of an option the import read, defaulted, assumed or ignored on purpose
-    (:func:`rollsim._text.closest`), in the notes' order."""
-    known = [n.option for n in notes if n.became != UNKNOWN_OPTION]
+    (:func:`difflib.get_close_matches`, ratio >= 0.9), in the order of ``notes``."""
+    known = [n.option for n in notes if not n.became.startswith(UNKNOWN_OPTION)]
     out = []
     for n in notes:
-        if n.became == UNKNOWN_OPTION:
+        if n.became.startswith(UNKNOWN_OPTION):
             near = closest(n.option, known)
             if near is not None:
                 out.append((n.option, n.value, near))
@@ -507,7 +507,17 @@ def format_compare(df: pl.DataFrame) -> str:
             ("staleness_mean", "stale mean", "f1"), ("staleness_max", "stale max", "s"),
             ("drop_fraction", "dropped", "pct"), ("staleness_mean_short", "short <1K", "f1"),
             ("staleness_mean_long", "long >8K", "f1")]
-    return _text_table(cols, df.iter_rows(named=True))
+    return _text_table(cols, map(_undefined_max, df.iter_rows(named=True)))
+
+
+def _undefined_max(r: dict[str, Any]) -> dict[str, Any]:
+    """A summary row with ``staleness_max`` as NaN when no sample was trained (its mean is NaN
+    then): a max over no samples is as undefined as the mean, though the frames keep the
+    engine's integer 0 in it (printed ``-`` in a table, ``null`` in JSON)."""
+    mean = r.get("staleness_mean")
+    if isinstance(mean, float) and math.isnan(mean) and "staleness_max" in r:
+        return {**r, "staleness_max": math.nan}
+    return r
 
 
 def _pipelines(cap: int) -> list[tuple[str, Any]]:
@@ -723,13 +733,14 @@ def _cmd_run(a: argparse.Namespace) -> int:
     if out:
         _write_scenario(out, sc)
     res = simulate(sc, record=record, **limits)
-    print(_json(res.summary))
+    summary = _undefined_max(res.summary)
+    print(_json(summary))
     if out:
         res.samples.write_parquet(os.path.join(out, "samples.parquet"))
         res.steps.write_parquet(os.path.join(out, "steps.parquet"))
         res.segments.write_parquet(os.path.join(out, "segments.parquet"))  # for the report's learning section
         with open(os.path.join(out, "summary.json"), "w") as f:
-            f.write(_json(res.summary) + "\n")
+            f.write(_json(summary) + "\n")
     return 0
 
 
@@ -749,7 +760,7 @@ def _cmd_presets(a: argparse.Namespace) -> int:
             ("wasted_fraction", "tokens wasted", "pct"), ("tokens_recomputed", "recomputed tok", "s")]
     records = (dict(r, tokens_recomputed=f"{r['tokens_recomputed']:.3g}") for r in df.iter_rows(named=True))
     print(scenario_header("presets", base))
-    print(_text_table(cols, records))
+    print(_text_table(cols, map(_undefined_max, records)))
     return 0
 
 
@@ -826,10 +837,11 @@ def _cmd_split(a: argparse.Namespace) -> int:
         if r["placement"] == "colocated":
             mark = "  (colocated, synchronous: every GPU takes turns)" + mark
         stale = "-" if math.isnan(r["staleness_mean"]) else f"{r['staleness_mean']:.2f}"
+        stale_max = "-" if math.isnan(r["staleness_mean"]) else str(r["staleness_max"])  # a max over no samples
         step = "-" if math.isnan(r["step_time_s"]) else f"{r['step_time_s']:.1f}"
         print(f"{r['rollout_gpus']:>7} {r['train_gpus']:>5} {r['rollout_slots']:>6} {step:>8} "
               f"{r['trainer_idle_fraction']:>12.0%} {r['rollout_utilization']:>12.0%} {r['tokens_trained_per_s']:>9.0f} "
-              f"{r['tokens_per_s_per_gpu']:>9.1f} {r['drop_fraction']:>7.1%} {stale:>5} {r['staleness_max']:>4} "
+              f"{r['tokens_per_s_per_gpu']:>9.1f} {r['drop_fraction']:>7.1%} {stale:>5} {stale_max:>4} "
               f"{'yes' if r['runaway'] else 'no':>7}{mark}")
     print(res.verdict)
     return 0
