@@ -43,6 +43,14 @@ ROWS: list[tuple[str, str, str, str]] = [
      "start (2**32 - 1 samples: sample ids are 32-bit); shorten --horizon-s"),
     ("presets", "cli('presets', '--max-events', '-1')", "CliExit",
      "exit 2: rollsim: error: --max-events: must be an integer >= 0 (0: no limit), got -1"),
+    # a pipeline's flags on the commands that run their own pipelines ("--pipeline sync" was
+    # "unrecognized arguments: --pipeline", its value taken for a scenario file)
+    ("compare", "cli('compare', '--pipeline', 'sync')", "CliExit",
+     "exit 2: rollsim compare: error: argument --pipeline: compare runs its own four pipelines (synchronous, "
+     "one-step, fully async, fully async with cap --max-staleness); give a pipeline's flags to rollsim run"),
+    ("compare", "cli('compare', '--on-update', 'wait')", "CliExit",
+     "exit 2: rollsim compare: error: argument --on-update: compare runs its own four pipelines (synchronous, "
+     "one-step, fully async, fully async with cap --max-staleness); give a pipeline's flags to rollsim run"),
     # the Python API keeps the Python names
     ("presets", "rollsim.presets.compare(Scenario(horizon_s=1e9))", "RunLimitError",
      "max_events: this scenario would process about 2.45e+09 events (about 2.45e+09 samples) over horizon_s = 1e+09 "

@@ -255,6 +255,22 @@ def _add_scenario_args(p: argparse.ArgumentParser, default_rng: str, *, instance
     p.set_defaults(_fields=fields, _lengths_flags=lengths, _pipeline_flags=flags)
 
 
+def _refuse_pipeline_flags(p: argparse.ArgumentParser, why: str, keep: tuple[str, ...] = ()) -> None:
+    """The pipeline's flags (``--pipeline``, ``--on-update``, ...; those of ``keep`` excepted) on a
+    command that runs its own pipelines: refused, saying ``why``, instead of argparse's
+    "unrecognized arguments" (which also took ``--pipeline sync``'s value for a scenario file).
+    Hidden from ``--help``."""
+
+    class Refuse(argparse.Action):
+        def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                     option_string: str | None = None) -> None:
+            parser.error(f"argument {option_string}: {why}")
+
+    for f in schema.pipeline_fields():
+        if f.flag is not None and f.flag not in keep:
+            p.add_argument(f.flag, action=Refuse, nargs="?", dest=f"_refused_{f.key}", help=argparse.SUPPRESS)
+
+
 def _preset_names() -> tuple[str, ...]:
     from rollsim.trajectories import PRESETS
 
@@ -954,6 +970,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_scenario_args(c, default_rng="python", scenario_file=True)
     _add_agentic_args(c)
     c.add_argument("--max-staleness", type=int, default=2, help="cap of the last row (%(default)s)")
+    _refuse_pipeline_flags(c, "compare runs its own four pipelines (synchronous, one-step, fully async, fully async "
+                              "with cap --max-staleness); give a pipeline's flags to rollsim run",
+                           keep=("--max-staleness",))
     c.add_argument("--format", choices=("table", "csv", "json"), default="table")
     c.add_argument("--out", default=None, help="directory for parquet frames (checked before running)")
     _add_config_args(c)
@@ -970,6 +989,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_scenario_args(pr, default_rng="fast", guards=("max_events",))
     pr.set_defaults(group_size=8, prompt_tokens=500.0, prefill_tokens_per_s=10000.0)
     pr.add_argument("--format", choices=("table", "csv"), default="table")
+    _refuse_pipeline_flags(pr, "presets runs each system's own pipeline (and synchronous and fully async); give a "
+                               "pipeline's flags to rollsim run")
     pr.set_defaults(func=_cmd_presets)
     sp = sub.add_parser("split", help="search the rollout / training split of a GPU budget")
     _add_scenario_args(sp, default_rng="fast", instances=False, guards=("max_events",))
