@@ -24,6 +24,19 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("split", _DEPLOY + "'--gpus-per-instance', '3')", "CliExit",
      "exit 2: rollsim: error: --gpus-per-instance: must divide the model's 32 attention heads (vLLM and SGLang shard "
      "them over the tensor-parallel ranks), got 3"),
+    # the deployment's own messages, in split's flags
+    ("split", _DEPLOY + "'--max-tokens', '1000000')", "CliExit",
+     "exit 2: rollsim: error: kv_cache_tokens: an instance of 1 H100 holds 409553 tokens of KV cache, less than one "
+     "request's 1000001 (prompt + longest answer + 1); raise --gpus-per-instance or --gpu-memory-utilization, or cap "
+     "the lengths"),
+    ("split", _DEPLOY + "'--max-num-seqs', '0')", "CliExit",
+     "exit 2: rollsim: error: --max-num-seqs: must be in [1, 16777216], got 0"),
+    ("split", _DEPLOY + "'--gpu-memory-utilization', '2')", "CliExit",
+     "exit 2: rollsim: error: --gpu-memory-utilization: must be in (0, 1], got 2.0"),
+    ("split", _DEPLOY + "'--gpu-memory-utilization', '0.05')", "CliExit",
+     "exit 2: rollsim: error: --gpu-memory-utilization: leaves no room for KV cache: Qwen3-8B needs 15.3 GiB of "
+     "weights per GPU at --gpus-per-instance 1, H100 x 0.05 gives 4.0 GiB (with 0.5 GiB for activations); raise "
+     "--gpus-per-instance or --gpu-memory-utilization"),
     ("split", _SPLIT + "'--max-staleness-mean', '-1')", "CliExit",
      "exit 2: rollsim: error: --max-staleness-mean: must be a finite number >= 0, got -1.0"),
     ("split", _SPLIT + "'--colocated-switch-s', '-1')", "CliExit",

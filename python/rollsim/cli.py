@@ -25,6 +25,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 import sys
 import tempfile
 import typing
@@ -873,6 +874,16 @@ SPLIT_FLAGS: dict[str, str] = {
 }
 
 
+#: The deployment's argument names in its messages, as ``split --model``'s flags (an instance's
+#: tensor-parallel size is ``--gpus-per-instance``).
+_DEPLOYMENT_FLAGS: dict[str, str] = {
+    "rollout_tp": "--gpus-per-instance", "raise tp": "raise --gpus-per-instance", "at tp=": "at --gpus-per-instance ",
+    "gpu_memory_utilization": "--gpu-memory-utilization", "max_num_seqs": "--max-num-seqs",
+}
+_DEPLOYMENT_WORDS = re.compile("|".join(rf"(?<![\w-]){re.escape(k)}(?![\w])" if k[-1].isalnum() else
+                                        rf"(?<![\w-]){re.escape(k)}" for k in _DEPLOYMENT_FLAGS))
+
+
 def _split_deployment(a: argparse.Namespace, base: Scenario, pipeline: Any) -> tuple[Scenario, float, float]:
     """``split --model M --gpu G``: one instance of ``--gpus-per-instance`` GPUs of the deployment
     (decode table, KV capacity, ``--max-num-seqs`` slots) and the trainer's per-GPU cost, from specs."""
@@ -890,12 +901,10 @@ def _split_deployment(a: argparse.Namespace, base: Scenario, pipeline: Any) -> t
                             f"prefill from specs (drop --model to give them yourself)")
     try:
         d = deployment_from_args(a, rollout_gpus=a.gpus_per_instance, rollout_tp=a.gpus_per_instance, train_gpus=1)
-    except ScenarioError as e:  # the instance's tensor-parallel size is split's --gpus-per-instance
-        if str(e).startswith("rollout_tp: "):
-            raise ScenarioError("--gpus-per-instance: " + str(e).removeprefix("rollout_tp: ")) from None
-        raise
-    s = d.scenario(lengths=base.lengths, prompts_per_step=max(1, base.batch_size // base.group_size),
-                   group_size=base.group_size, prompt_tokens=base.prompt_tokens, pipeline=pipeline, per_rank=False)
+        s = d.scenario(lengths=base.lengths, prompts_per_step=max(1, base.batch_size // base.group_size),
+                       group_size=base.group_size, prompt_tokens=base.prompt_tokens, pipeline=pipeline, per_rank=False)
+    except ScenarioError as e:  # the deployment's words for what split's flags set
+        raise ScenarioError(_DEPLOYMENT_WORDS.sub(lambda m: _DEPLOYMENT_FLAGS[m.group(0)], str(e))) from None
     one = base.replace(rollout_slots=s.slots_per_instance, slots_per_instance=s.slots_per_instance,
                        decode_tokens_per_s=s.decode_tokens_per_s, decode_slowdown_per_seq=0.0,
                        decode_throughput_table=s.decode_throughput_table, kv_cache_tokens=s.kv_cache_tokens,
