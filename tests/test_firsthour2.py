@@ -90,14 +90,14 @@ def test_config_typo_is_said_on_stderr(tmp_path, capsys):
     """``actor_rollout_ref.rollout.nn=8`` (for ``rollout.n``) was noted as "ignored: not modelled by
     rollsim", and ``rollsim run --config`` ran with one answer per prompt, saying nothing."""
     from rollsim import configs
-    from rollsim.cli import config_typos
+    from rollsim._text import probable_typos
     from rollsim.configs import EXAMPLES
 
     text = (EXAMPLES / "verl_fully_async.sh").read_text().replace("rollout.n=8", "rollout.nn=8")
     assert "rollout.nn=8" in text
     path = tmp_path / "typo.sh"
     path.write_text(text)
-    assert config_typos(configs.load(path).notes) == [("actor_rollout_ref.rollout.nn", "8",
+    assert probable_typos(configs.load(path).notes) == [("actor_rollout_ref.rollout.nn", "8",
                                                        "actor_rollout_ref.rollout.n")]
     assert main(["run", "--config", str(path), "--horizon-s", "600"]) == 0
     err = capsys.readouterr().err.splitlines()
@@ -109,12 +109,12 @@ def test_config_typos_none_in_the_examples():
     # the examples' real options that rollsim leaves out (ppo_mini_batch_size, data.gen_batch_size,
     # experiment_name, ...) are not taken for typos
     from rollsim import configs
-    from rollsim.cli import config_typos
+    from rollsim._text import probable_typos
     from rollsim.configs import EXAMPLES
 
     for name in ("verl_grpo.yaml", "verl_fully_async.sh", "areal_grpo.yaml", "slime_async.sh", "openrlhf_ppo.sh"):
         imp = configs.load(EXAMPLES / name)
-        assert config_typos(imp.notes) == [], name
+        assert probable_typos(imp.notes) == [], name
     assert any(n.option == "actor_rollout_ref.actor.ppo_mini_batch_size"
                for n in configs.load(EXAMPLES / "verl_grpo.yaml").notes)
 

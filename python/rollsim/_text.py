@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 
 def count(n: int | float, noun: str, plural: str | None = None) -> str:
@@ -23,3 +24,23 @@ def closest(name: str, known: Iterable[str], cutoff: float = 0.9) -> str | None:
 
     found = difflib.get_close_matches(name, list(known), n=1, cutoff=cutoff)
     return found[0] if found else None
+
+
+#: The note of an option that no importer reads or knows (``Reader.ignore_rest`` in
+#: :mod:`rollsim.configs`); an option it knows and leaves out says why instead.
+UNKNOWN_OPTION = "ignored: not modelled by rollsim"
+
+
+def probable_typos(notes: Sequence[Any]) -> list[tuple[str, str, str]]:
+    """The probable typos of an import's ``notes`` (:attr:`rollsim.configs.Imported.notes`):
+    ``(option, value, closest known option)`` for each option no importer knows whose name is within
+    one character or so of an option the import read, defaulted, assumed or ignored on purpose
+    (:func:`difflib.get_close_matches`, ratio >= 0.9), in the order of ``notes``."""
+    known = [n.option for n in notes if not n.became.startswith(UNKNOWN_OPTION)]
+    out = []
+    for n in notes:
+        if n.became.startswith(UNKNOWN_OPTION):
+            near = closest(n.option, known)
+            if near is not None:
+                out.append((n.option, n.value, near))
+    return out

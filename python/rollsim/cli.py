@@ -36,7 +36,7 @@ from typing import Any, Literal, NoReturn
 import polars as pl
 
 from rollsim import _check, _rollsim, datasets
-from rollsim._text import closest
+from rollsim._text import probable_typos
 from rollsim import scenario_toml as schema
 from rollsim.errors import RollsimError, ScenarioError, invalid
 from rollsim.lengths import LogNormal
@@ -438,7 +438,7 @@ def _scenario_doc(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
         from rollsim import configs
 
         imp = configs.load(config, getattr(a, "framework", None))
-        for option, value, near in config_typos(imp.notes):  # said, never passed over in silence
+        for option, value, near in probable_typos(imp.notes):  # said, never passed over in silence
             print(f"rollsim: warning: --config {config}: {option} = {value} is no option rollsim knows (ignored); did "
                   f"you mean {near}? (rollsim import {config} notes every option)", file=sys.stderr)
         doc = tomllib.loads(imp.scenario.to_toml())
@@ -463,26 +463,6 @@ def _scenario_doc(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
     if agentic is not None:
         doc["agentic"] = agentic
     return doc, root
-
-
-#: The note of an option that no importer reads or knows (``Reader.ignore_rest`` in
-#: :mod:`rollsim.configs`); an option it knows and leaves out says why instead.
-UNKNOWN_OPTION = "ignored: not modelled by rollsim"
-
-
-def config_typos(notes: Sequence[Any]) -> list[tuple[str, str, str]]:
-    """The probable typos of an import's ``notes`` (:attr:`rollsim.configs.Imported.notes`):
-    ``(option, value, closest known option)`` for each option no importer knows whose name is within
-    one character or so of an option the import read, defaulted, assumed or ignored on purpose
-    (:func:`difflib.get_close_matches`, ratio >= 0.9), in the order of ``notes``."""
-    known = [n.option for n in notes if not n.became.startswith(UNKNOWN_OPTION)]
-    out = []
-    for n in notes:
-        if n.became.startswith(UNKNOWN_OPTION):
-            near = closest(n.option, known)
-            if near is not None:
-                out.append((n.option, n.value, near))
-    return out
 
 
 def _scenario(a: argparse.Namespace, pipeline: Any = None, *, rollout_slots: int | None = None) -> Scenario:
