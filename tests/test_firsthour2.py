@@ -189,3 +189,27 @@ def test_tables_print_no_staleness_max_without_trained_samples(capsys):
     assert main(["split", "--gpus", "4", "--gpu-s-per-token", "0.004", "--horizon-s", "60"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert all(ln.split()[9:11] == ["-", "-"] for ln in lines[1:4])
+
+
+def test_plot_names_its_flags(capsys, tmp_path):
+    """``rollsim plot`` said "metric: is required for --kind heatmap" (plot_dir's argument)."""
+    run = tmp_path / "run"
+    assert main(["run", "--horizon-s", "600", "--out", str(run)]) == 0
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text("[base]\nhorizon_s = 600.0\n[grid]\nrollout_slots = [64, 128]\n")
+    assert main(["sweep", str(sweep), "--out", str(tmp_path / "sw")]) == 0
+    capsys.readouterr()
+    png = str(tmp_path / "f.png")
+    for argv, said in (
+            ([str(tmp_path / "sw"), "--kind", "heatmap"], "--metric: is required for --kind heatmap"),
+            ([str(tmp_path / "sw"), "--kind", "heatmap", "--metric", "steps"], "--x: is required for --kind heatmap"),
+            ([str(run), "--kind", "heatmap"], f"--kind: 'heatmap' needs a sweep directory, '{run}' is a run"),
+            ([str(run), "--kind", "utilization", "--bin-s", "-1"], "--bin-s: must be finite and > 0, got -1.0")):
+        assert main(["plot", *argv, "--out", png]) == 2
+        assert capsys.readouterr().err.strip() == f"rollsim: error: {said}"
+    # the Python function keeps its argument names
+    from rollsim.errors import ScenarioError
+    from rollsim.report import plot_dir
+
+    with pytest.raises(ScenarioError, match="^metric: is required for --kind heatmap$"):
+        plot_dir(str(tmp_path / "sw"), "heatmap")

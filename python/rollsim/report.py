@@ -31,7 +31,7 @@ from typing import Any, Literal, cast
 
 import polars as pl
 
-from rollsim.errors import RollsimError, invalid
+from rollsim.errors import RollsimError, ScenarioError, invalid
 from rollsim.simulation import Result
 
 __all__ = ["Loaded", "load", "write_report", "plot_dir", "add_parser", "run", "run_plot", "KINDS", "tag"]
@@ -604,12 +604,23 @@ def _edges(text: str) -> tuple[float, ...]:
         raise argparse.ArgumentTypeError(f"must be comma-separated token counts, got {text!r}") from None
 
 
+#: :func:`plot_dir`'s arguments as ``rollsim plot``'s flags, for its messages.
+_PLOT_FLAGS = {"kind": "--kind", "metric": "--metric", "x": "--x", "y": "--y", "hue": "--hue", "pipeline": "--pipeline",
+               "bin_s": "--bin-s", "max_slots": "--max-slots", "edges": "--edges"}
+
+
 def run_plot(args: argparse.Namespace) -> int:
     """``rollsim plot``: writes one figure to ``--out``, returns 0."""
     _need_matplotlib("plot")
     _check_out_file(args.out)
-    plot_dir(args.result_dir, args.kind, args.out, pipeline=args.pipeline, metric=args.metric, x=args.x,
-             y=args.y, hue=args.hue, max_slots=args.max_slots, bin_s=args.bin_s, edges=args.edges)
+    try:
+        plot_dir(args.result_dir, args.kind, args.out, pipeline=args.pipeline, metric=args.metric, x=args.x,
+                 y=args.y, hue=args.hue, max_slots=args.max_slots, bin_s=args.bin_s, edges=args.edges)
+    except ScenarioError as e:  # the command line names its flags, not plot_dir's arguments
+        field, sep, rest = str(e).partition(": ")
+        if sep and field in _PLOT_FLAGS:
+            raise ScenarioError(f"{_PLOT_FLAGS[field]}: {rest}") from None
+        raise
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
