@@ -213,3 +213,22 @@ def test_plot_names_its_flags(capsys, tmp_path):
 
     with pytest.raises(ScenarioError, match="^metric: is required for --kind heatmap$"):
         plot_dir(str(tmp_path / "sw"), "heatmap")
+
+
+def test_presets_warning_names_the_system():
+    """The warning said "generation outruns training" without the system; now once, naming it."""
+    import warnings
+
+    from rollsim import presets
+    from rollsim.errors import GenerationOutrunsTrainingWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        df = presets.compare(Scenario(rollout_slots=2048, horizon_s=3600.0, group_size=8, prompt_tokens=500.0,
+                                      prefill_tokens_per_s=10000.0))
+    assert [w.category for w in caught] == [GenerationOutrunsTrainingWarning]
+    assert str(caught[0].message) == (
+        "generation outruns training in 1 of 7 systems (fully async (chapter)): the ready queue grows by up to 656 "
+        "samples per step (rollout/training throughput ratio up to 2.29); staleness grows without bound. Add a "
+        "staleness cap, fewer rollout_slots, or a larger batch_size.")
+    assert df.height == 7

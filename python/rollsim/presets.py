@@ -10,12 +10,13 @@ says how. Use :func:`compare` for a side-by-side table.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 
 import polars as pl
 
 from rollsim import _check
-from rollsim.errors import invalid
+from rollsim.errors import GenerationOutrunsTrainingWarning, invalid
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 from rollsim.scenario import MAX_COUNT, Scenario
 from rollsim.simulation import DEFAULT_MAX_EVENTS, check_max_events, check_runaway, simulate
@@ -235,6 +236,11 @@ def compare(scenario: Scenario | None = None, *, baselines: bool = True,
     RunLimitError
         A run estimated to exceed ``max_events`` (the message names the system's limit as ``names``
         spells it).
+
+    Warns
+    -----
+    GenerationOutrunsTrainingWarning
+        Once, after every run, naming the systems whose ready queue grows without bound.
     """
     base = _base(scenario)
     baselines = _check.flag("baselines", baselines)
@@ -247,8 +253,19 @@ def compare(scenario: Scenario | None = None, *, baselines: bool = True,
     for _, sc in runs:  # before running any: a refused comparison runs nothing
         check_runaway(sc, None, "summary", limit, names)
     rows = []
+    outrun: list[tuple[str, float, float]] = []
     for name, sc in runs:
-        s = simulate(sc, record="summary", max_events=limit).summary
+        with warnings.catch_warnings():  # said once below, naming the systems
+            warnings.simplefilter("ignore", GenerationOutrunsTrainingWarning)
+            s = simulate(sc, record="summary", max_events=limit).summary
+        if s["generation_outruns_training"]:
+            outrun.append((name, s["ready_queue_growth_per_step"], s["throughput_ratio"]))
         rows.append({"system": name} | {k: s[k] for k in _COLUMNS})
+    if outrun:
+        warnings.warn(GenerationOutrunsTrainingWarning(
+            f"generation outruns training in {len(outrun)} of {len(runs)} systems ({'; '.join(n for n, _, _ in outrun)}):"
+            f" the ready queue grows by up to {max(g for _, g, _ in outrun):.0f} samples per step (rollout/training "
+            f"throughput ratio up to {max(r for _, _, r in outrun):.2f}); staleness grows without bound. Add a "
+            f"staleness cap, fewer rollout_slots, or a larger batch_size."), stacklevel=2)
     return pl.DataFrame(rows).with_columns(
         (pl.col("tokens_wasted") / pl.col("tokens_generated")).alias("wasted_fraction"))
