@@ -232,3 +232,18 @@ def test_presets_warning_names_the_system():
         "samples per step (rollout/training throughput ratio up to 2.29); staleness grows without bound. Add a "
         "staleness cap, fewer rollout_slots, or a larger batch_size.")
     assert df.height == 7
+
+
+@pytest.mark.filterwarnings("always::rollsim.errors.GenerationOutrunsTrainingWarning")
+def test_readme_presets_tables_are_what_the_cli_prints(capsys):
+    """The README's two ``rollsim presets`` outputs, header line included, exactly."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    blocks = [b for b in re.findall(r"```text\n(.*?)```", text, flags=re.S) if b.startswith("rollsim presets:")]
+    assert len(blocks) == 2
+    argv = ["presets", "--lengths", "deepseek-r1", "--max-tokens", "16384", "--horizon-s", "14400"]
+    for block, extra in zip(blocks, ([], ["--train-step-s", "150"])):
+        assert main(argv + extra) == 0
+        assert capsys.readouterr().out == block
