@@ -247,3 +247,20 @@ def test_readme_presets_tables_are_what_the_cli_prints(capsys):
     for block, extra in zip(blocks, ([], ["--train-step-s", "150"])):
         assert main(argv + extra) == 0
         assert capsys.readouterr().out == block
+
+
+def test_sweep_of_refused_runs_says_so(capsys, tmp_path):
+    """A sweep whose runs were all refused as runaway printed "see the 'error' column" (refused runs
+    are not stored: there is none) and then "rollsim: error: 'seed' is not in list"."""
+    sweep = tmp_path / "s.toml"
+    sweep.write_text("[grid]\nhorizon_s = [600.0, 1e9, 2e9]\n")
+    assert main(["sweep", str(sweep), "--out", str(tmp_path / "mix")]) == 1
+    out, err = capsys.readouterr()
+    assert ("rollsim sweep: 2 runs failed: 2 refused before running by the run guards (a runaway scenario: not "
+            "stored, so that a rerun with a shorter horizon_s or a higher max_samples runs them)") in err.splitlines()
+    assert "600.0" in out  # the run that ran is shown
+    sweep.write_text("[grid]\nhorizon_s = [1e9, 2e9]\n")
+    assert main(["sweep", str(sweep), "--out", str(tmp_path / "none")]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "is not in list" not in err and err.splitlines()[-1].startswith(
+        "rollsim sweep: 2 runs failed: 2 refused before running")
