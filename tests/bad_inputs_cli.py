@@ -83,7 +83,8 @@ ROWS: list[tuple[str, str, str, str]] = [
             "--max-staleness); the scenario file's pipeline FullyAsync(max_staleness=3) would be ignored: remove it "
             "from the file, or use rollsim run"),
     ("CLI", "cli('presets', '--max-staleness', '2')", "CliExit",
-     "exit 2: rollsim: error: unrecognized arguments: --max-staleness 2"),
+     "exit 2: rollsim presets: error: argument --max-staleness: presets runs each system's own pipeline (and "
+     "synchronous and fully async); give a pipeline's flags to rollsim run"),
     ("CLI", "cli('run', '--decode-throughput-table', '1-30')", "CliExit",
      "exit 2: rollsim run: error: argument --decode-throughput-table: invalid N:TOKENS_PER_S pairs (or none) value: "
      "'1-30'"),
@@ -110,16 +111,16 @@ ROWS: list[tuple[str, str, str, str]] = [
      _ERR + "fanout: must be an integer of at most 20 digits, got one of 401 digits"),
     ("CLI", "cli('sweep', os.path.dirname(write('x', '')), '--out', write('o', None))", "CliExit",
      "re:" + _ERR + "sweep file: '.*' is a directory, not a TOML file"),
-    # prefixes are not expanded: --k was taken for --kv-cache-tokens
-    ("CLI", "cli('compare', '--k', '3')", "CliExit", "exit 2: rollsim: error: unrecognized arguments: --k"),
+    # prefixes are not expanded: --kv-cache (like --k once) was taken for --kv-cache-tokens
+    ("CLI", "cli('compare', '--kv-cache', '3')", "CliExit", "exit 2: rollsim: error: unrecognized arguments: --kv-cache"),
     ("CLI", "cli('run', '--horizon', '100')", "CliExit", "exit 2: rollsim: error: unrecognized arguments: --horizon (--horizon: did you mean --horizon-s?)"),
     ("CLI", "cli('split', '--gpus', '16', '--gpu-s-per-token', '0.004', '--pipeline', 'sync', '--max-staleness', '2')",
      "CliExit", "exit 2: rollsim: error: pipeline.max_staleness: --max-staleness applies to --pipeline fully-async "
                 "only, not sync"),
     ("CLI", "cli('split', '--gpus', '100000', '--gpu-s-per-token', '0.004')", "CliExit",
-     "re:exit 2: rollsim: error: max_events: the 99999 splits would process about .* events \\(about .*\\), more "
-     "than max_events = 1000000000; give fewer splits \\(rollout_gpus=\\[\\.\\.\\.\\]\\), a shorter horizon_s, or "
-     "raise max_events \\(None: no limit\\)"),
+     "re:exit 2: rollsim: error: --max-events: the 99999 splits would process about .* events \\(about .*\\), more "
+     "than --max-events = 1000000000; give fewer --gpus or a larger --gpus-per-instance, a shorter --horizon-s, or "
+     "raise --max-events \\(0: no limit\\)"),
     ("CLI", "cli('run', 'nonexistent.toml')", "CliExit",
      "exit 2: rollsim: error: no such file or directory: 'nonexistent.toml'"),
     # report / plot check --out before reading or drawing anything

@@ -54,7 +54,7 @@ ROWS += [
     ("CLI", "cli('split', '--gpus', '4', '--gpu-s-per-token', '0.004', '--rollout-slots', '256')", "CliExit",
      "exit 2: rollsim: error: split: --rollout-slots cannot be set: " + _SIZED),
     ("CLI", "cli('split', '--gpus', '4', '--gpu-s-per-token', '0.004', '--max-drop-fraction', '2')", "CliExit",
-     "exit 2: rollsim: error: max_drop_fraction: must be a number in [0, 1] (or None: no limit), got 2.0"),
+     "exit 2: rollsim: error: --max-drop-fraction: must be a number in [0, 1], got 2.0"),
     # ---------------------------------------------------------------- run-time guards
     ("runaway", "simulate(Scenario(horizon_s=1e9), record='summary')", "RunLimitError",
      "max_events: this scenario would process about 2.45e+09 events (about 2.45e+09 samples) over horizon_s = 1e+09 s, "

@@ -133,6 +133,6 @@ def test_compare_s_first_line_says_the_scenario_is_agentic() -> None:
                           "--horizon-s", "1200")
     assert code == 0, err
     assert out.splitlines()[0] == (
-        "rollsim compare: 256 slots x 30 tokens/s, batch 512 (groups of 4), 60 s/step, 1200 s, lengths "
-        "lognormal(mu=7.6, sigma=1), max 16384 tokens, agentic: at most 3 turns (the lengths are per turn), "
-        "rng=python, seed=0")
+        "rollsim compare: 256 slots x 30 tokens/s, batch 512, 60 s/step, 1200 s, lengths lognormal(mu=7.6, "
+        "sigma=1), max 16384 tokens, rng=python, seed=0, group_size=4, agentic default (max_turns=3; lengths per "
+        "turn)")

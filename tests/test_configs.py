@@ -320,7 +320,8 @@ def test_compare_config(capsys):
         warnings.simplefilter("ignore", rollsim.GenerationOutrunsTrainingWarning)  # the uncapped fully async row
         assert main(["compare", "--config", str(EX / "verl_grpo.yaml"), "--horizon-s", "3000"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("rollsim compare: 4096 slots x 30 tokens/s, batch 2048 (groups of 8), 60 s/step")
+    assert out.startswith("rollsim compare: 4096 slots x 30 tokens/s, batch 2048, 60 s/step")
+    assert "group_size=8" in out.splitlines()[0]
 
 
 def test_deployment_with_gpu():

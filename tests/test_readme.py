@@ -33,9 +33,9 @@ def test_compare_table_in_readme_is_current(capsys):
 # table's block starts with its own "$ rollsim split ..." line). Blocks are found by their header
 # line and command so that a table moved in the README is still checked against its own command.
 PRINTED = [
-    (["presets", "--lengths", "deepseek-r1", "--max-tokens", "16384", "--horizon-s", "14400"], "system "),
+    (["presets", "--lengths", "deepseek-r1", "--max-tokens", "16384", "--horizon-s", "14400"], "rollsim presets: "),
     (["presets", "--lengths", "deepseek-r1", "--max-tokens", "16384", "--horizon-s", "14400",
-      "--train-step-s", "150"], "system "),
+      "--train-step-s", "150"], "rollsim presets: "),
     (["split", "--gpus", "16", "--gpu-s-per-token", "0.004", "--train-fixed-s", "5", "--slots-per-instance",
       "16", "--max-staleness", "2", "--horizon-s", "10800"], "$ rollsim split"),
     (["compare", "--lengths", "deepseek-r1", "--max-tokens", "16384"], "pipeline "),
@@ -43,7 +43,7 @@ PRINTED = [
 
 
 def test_every_printed_table_in_readme_is_current(capsys):
-    tables = [b for b in blocks("text") if b.startswith(("system ", "$ rollsim split", "pipeline "))]
+    tables = [b for b in blocks("text") if b.startswith(("rollsim presets: ", "$ rollsim split", "pipeline "))]
     # the chapter's compare table (checked above), two presets tables, the split, the R1 compare
     assert len(tables) == 5
     for (argv, head), block in zip(PRINTED, tables[1:]):
@@ -55,8 +55,8 @@ def test_every_printed_table_in_readme_is_current(capsys):
                 warnings.simplefilter("always", rollsim.GenerationOutrunsTrainingWarning)
             main(argv)
         out, err = capsys.readouterr()
-        # the warning names the row that warned: the chapter's uncapped pipeline, not the presets
-        assert ("rollsim: warning: fully async (chapter): generation outruns training" in err) == warns, err
+        # the warning names the system that warned: the chapter's uncapped pipeline, not the presets
+        assert ("rollsim: warning: generation outruns training in 1 of 7 systems (fully async (chapter))" in err) == warns, err
         assert err.count("rollsim: warning:") == warns, err
         if argv[0] == "compare":   # its first line names the scenario; the README shows the table
             out = out.split("\n", 1)[1]

@@ -82,8 +82,14 @@ def test_split_cli(capsys):
                  "--slots-per-instance", "32"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 9 and lines[0].split()[-4:] == ["dropped", "stale", "max", "runaway"]
-    assert lines[1].endswith("<- best") and all("  excluded: generation outruns training" in ln for ln in lines[2:8])
-    assert lines[-1].startswith("best: 1 rollout + 7 training GPUs, 788 tokens trained/s (limits:")
+    # 1800 s is less than two steps of any split: none is recommended (the 1-GPU split, once "best",
+    # completed no step), each says so, and the runaway ones say that too
+    assert not any(ln.endswith("<- best") for ln in lines)
+    assert all("  excluded: only " in ln and "(fewer than 6: too few to trust its rates" in ln for ln in lines[1:8])
+    assert all("generation outruns training" in ln for ln in lines[2:8])
+    assert lines[-1].startswith("no split meets the limits (at least 6 training steps, generation does not outrun "
+                                "training, drop_fraction <= 5.0%); nearest: 1 rollout + 7 training GPUs, 788 tokens "
+                                "trained/s, excluded because only 0 training steps completed")
 
 
 def test_gpu_split_does_not_recommend_a_runaway_split(capsys):
@@ -105,9 +111,11 @@ def test_gpu_split_does_not_recommend_a_runaway_split(capsys):
     assert t["runaway"].to_list() == [False] + [True] * 14 and t["rank"].to_list() == [1] + [None] * 14
     # 14 and 15 rollout GPUs train 3 and 2 steps: too few to measure the growth, predicted from the ratio
     assert t["generation_outruns_training"].to_list()[-2:] == [False, False]
-    assert t["excluded_because"][-1].startswith("generation outruns training (throughput_ratio 115.20 > 1; too few")
-    assert res.verdict == ("best: 1 rollout + 15 training GPUs, 1730 tokens trained/s (limits: generation does not "
-                           "outrun training, drop_fraction <= 5.0%)")
+    assert t["excluded_because"][-1].startswith(
+        "only 2 training steps completed (fewer than 6: too few to trust its rates; a longer horizon_s); generation "
+        "outruns training (throughput_ratio 115.20 > 1; too few")
+    assert res.verdict == ("best: 1 rollout + 15 training GPUs, 1730 tokens trained/s (limits: at least 6 training "
+                           "steps, generation does not outrun training, drop_fraction <= 5.0%)")
     # asked for explicitly, the runaway splits compete
     loose = resources.gpu_split(Scenario(), 16, gpus_per_instance=1, slots_per_instance=64, gpu_s_per_token=0.004,
                                 rollout_gpus=[1, 2, 3], exclude_runaway=False)
@@ -124,9 +132,13 @@ def test_gpu_split_limits_drops_and_staleness():
     t = res.table
     assert res.best["rollout_gpus"] == 6 and res.best["drop_fraction"] == pytest.approx(0.0248, abs=1e-4)
     excluded = t.filter(pl.col("excluded_because").is_not_null())
-    assert excluded["rollout_gpus"].to_list() == list(range(7, 15))
-    assert excluded["drop_fraction"].min() > 0.13 and excluded["drop_fraction"].max() > 0.77
-    assert excluded["excluded_because"][0] == "drop_fraction 13.5% > max_drop_fraction 5.0%"
+    # 1 and 15 rollout GPUs complete 3 and 2 steps in 3 h: too few to trust (14 drops 77 % and has 4)
+    assert excluded["rollout_gpus"].to_list() == [1, *range(7, 16)]
+    assert excluded["steps"].to_list() == [3, 17, 16, 14, 13, 11, 9, 6, 4, 2]
+    dropping = excluded.filter(pl.col("drop_fraction") > 0.05)
+    assert dropping["rollout_gpus"].to_list() == list(range(7, 15))
+    assert dropping["drop_fraction"].min() > 0.13 and dropping["drop_fraction"].max() > 0.77
+    assert dropping["excluded_because"][0] == "drop_fraction 13.5% > max_drop_fraction 5.0%"
     assert t.sort("rank", nulls_last=True).row(0, named=True) == res.best   # best first
     assert resources.gpu_split(sc, 16, max_drop_fraction=0.01, **kw).best["rollout_gpus"] == 5
     strict = resources.gpu_split(sc, 16, max_staleness_mean=0.9, rollout_gpus=[4, 5, 6], **kw)
@@ -140,7 +152,8 @@ def test_gpu_split_says_when_no_split_qualifies():
                               rollout_gpus=[3, 4, 5])
     assert res.best is None and res.table["rank"].null_count() == 3
     assert res.nearest is not None and res.nearest["rollout_gpus"] == 3   # the slowest-growing queue
-    assert res.verdict == ("no split meets the limits (generation does not outrun training, drop_fraction <= 5.0%); "
+    assert res.verdict == ("no split meets the limits (at least 6 training steps, generation does not outrun "
+                           "training, drop_fraction <= 5.0%); "
                            "nearest: 3 rollout + 13 training GPUs, 3202 tokens trained/s, excluded because generation "
                            "outruns training (ready queue +362 samples per step: staleness grows without bound)")
 
@@ -248,6 +261,9 @@ def test_cli_resource_flags(capsys):
     assert main(["split", "--gpus", "4", "--gpu-s-per-token", "0.004", "--horizon-s", "1800",
                  "--slots-per-instance", "32", "--decode-slowdown-per-seq", "0.01", "--kv-cache-tokens", "60000",
                  "--allow-runaway"]) == 0
-    assert "<- best" in capsys.readouterr().out
+    lines = capsys.readouterr().out.splitlines()  # 1800 s: under 6 steps each, so none is recommended
+    assert len(lines) == 5 and lines[-1].startswith("no split meets the limits (at least 6 training steps, "
+                                                    "drop_fraction <= 5.0%); nearest: 2 rollout + 2 training GPUs, "
+                                                    "774 tokens trained/s")
     assert main(["split", "--gpus", "4", "--gpu-s-per-token", "0.004", "--train-s-per-token", "1e-5"]) == 2
     assert "split: --train-s-per-token cannot be set" in capsys.readouterr().err

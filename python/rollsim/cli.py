@@ -26,6 +26,7 @@ import difflib
 import json
 import math
 import os
+import re
 import sys
 import tempfile
 import typing
@@ -35,12 +36,12 @@ from typing import Any, Literal, NoReturn
 
 import polars as pl
 
-from rollsim import _rollsim, datasets
+from rollsim import _check, _rollsim, datasets
 from rollsim import scenario_toml as schema
 from rollsim.errors import RollsimError, ScenarioError, invalid
 from rollsim.lengths import LogNormal
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
-from rollsim.scenario import Scenario
+from rollsim.scenario import MAX_COUNT, Scenario
 from rollsim.simulation import (DEFAULT_MAX_EVENTS, DEFAULT_MAX_SAMPLES, ENGINE_MAX_SAMPLES, check_runaway, compare,
                                 simulate)
 
@@ -255,6 +256,22 @@ def _add_scenario_args(p: argparse.ArgumentParser, default_rng: str, *, instance
             if f.flag != "--pipeline":
                 flags[_add_flag(g, f)] = f
     p.set_defaults(_fields=fields, _lengths_flags=lengths, _pipeline_flags=flags)
+
+
+def _refuse_pipeline_flags(p: argparse.ArgumentParser, why: str, keep: tuple[str, ...] = ()) -> None:
+    """The pipeline's flags (``--pipeline``, ``--on-update``, ...; those of ``keep`` excepted) on a
+    command that runs its own pipelines: refused, saying ``why``, instead of argparse's
+    "unrecognized arguments" (which also took ``--pipeline sync``'s value for a scenario file).
+    Hidden from ``--help``."""
+
+    class Refuse(argparse.Action):
+        def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                     option_string: str | None = None) -> None:
+            parser.error(f"argument {option_string}: {why}")
+
+    for f in schema.pipeline_fields():
+        if f.flag is not None and f.flag not in keep:
+            p.add_argument(f.flag, action=Refuse, nargs="?", dest=f"_refused_{f.key}", help=argparse.SUPPRESS)
 
 
 def _preset_names() -> tuple[str, ...]:
@@ -488,7 +505,17 @@ def format_compare(df: pl.DataFrame) -> str:
             ("staleness_mean", "stale mean", "f1"), ("staleness_max", "stale max", "s"),
             ("drop_fraction", "dropped", "pct"), ("staleness_mean_short", "short <1K", "f1"),
             ("staleness_mean_long", "long >8K", "f1")]
-    return _text_table(cols, df.iter_rows(named=True))
+    return _text_table(cols, map(_undefined_max, df.iter_rows(named=True)))
+
+
+def _undefined_max(r: dict[str, Any]) -> dict[str, Any]:
+    """A summary row with ``staleness_max`` as NaN when no sample was trained (its mean is NaN
+    then): a max over no samples is as undefined as the mean, though the frames keep the
+    engine's integer 0 in it (printed ``-`` in a table, ``null`` in JSON)."""
+    mean = r.get("staleness_mean")
+    if isinstance(mean, float) and math.isnan(mean) and "staleness_max" in r:
+        return {**r, "staleness_max": math.nan}
+    return r
 
 
 def _pipelines(cap: int) -> list[tuple[str, Any]]:
@@ -550,6 +577,12 @@ GUARD_NAMES: dict[str, str] = {
 }
 
 
+#: ``rollsim presets`` records summaries only and has no ``--max-samples``: a run past the engine's
+#: sample limit is shortened with ``--horizon-s``.
+PRESETS_GUARD_NAMES: dict[str, str] = {**GUARD_NAMES, "max_samples": "--horizon-s",
+                                       "summary_keeps": "presets keep memory constant"}
+
+
 def _guarded(a: argparse.Namespace, sc: Scenario, record: Literal["samples", "summary"]) -> dict[str, Any]:
     """The limits of ``a`` as :func:`simulate` takes them, after checking ``sc`` against them with
     messages that name the flags (``--max-samples``, ``--max-events``, ``--out``)."""
@@ -583,6 +616,83 @@ def _span(seconds: float) -> str:
     return f"{seconds / 3600:g} h" if seconds >= 3600 else f"{seconds:g} s"
 
 
+#: The scenario's fields that :func:`scenario_header` always names (in its first part).
+_HEADER_CORE = ("rollout_slots", "decode_tokens_per_s", "batch_size", "train_step_s", "horizon_s", "lengths", "rng",
+                "seed")
+
+
+def _value_words(x: Any) -> str:
+    """A TOML value of a scenario document, short: numbers with ``:g``, tables as ``k=v`` lists."""
+    if isinstance(x, bool):
+        return str(x).lower()
+    if isinstance(x, float):
+        return f"{x:g}"
+    if isinstance(x, dict):
+        return "(" + ", ".join(f"{k}={_value_words(v)}" for k, v in x.items()) + ")"
+    if isinstance(x, (list, tuple)):
+        return "[" + ", ".join(_value_words(v) for v in x) + "]"
+    return str(x)
+
+
+def _changed(doc: dict[str, Any], default: dict[str, Any]) -> str:
+    """The keys of ``doc`` whose value differs from ``default``'s, as ``k=v`` words."""
+    return ", ".join(f"{k}={_value_words(v)}" for k, v in doc.items() if default.get(k, object()) != v)
+
+
+def _agentic_words(table: dict[str, Any]) -> str:
+    """An ``agentic`` table named after the nearest of ``Agentic()`` and the presets of
+    :mod:`rollsim.trajectories` (fewest fields that differ), with the fields that differ from it."""
+    from rollsim.agentic import Agentic
+    from rollsim.trajectories import PRESETS
+
+    bases = {AGENTIC_DEFAULT: schema.scenario_to_doc(Scenario(agentic=Agentic()))["agentic"],
+             **{n.replace("_", "-"): schema.scenario_to_doc(fn(Scenario()))["agentic"] for n, fn in PRESETS.items()}}
+    name = min(bases, key=lambda n: sum(bases[n].get(k, object()) != v for k, v in table.items()))
+    rest = _changed(table, bases[name])
+    return f"agentic {name} (" + (f"{rest}; " if rest else "") + "lengths per turn)"
+
+
+def scenario_header(command: str, sc: Scenario, *, pipeline: bool = False) -> str:
+    """The line that names the scenario a command runs: pool, decode speed, batch, step time,
+    horizon, lengths, rng and seed, then every other part that differs from ``Scenario()``'s
+    (derived from the scenario's TOML document, :func:`rollsim.scenario_toml.scenario_to_doc`):
+    a field as ``name=value``, agentic trajectories named after the nearest preset
+    (``--agentic-preset``) with what differs, the weight sync by its model, topology and seconds per
+    update, the pipeline only with ``pipeline`` (``compare`` and ``presets`` run their own)."""
+    cap = getattr(sc.lengths, "max_tokens", None)
+    named = getattr(sc.lengths, "name", None)
+    label = (f"{named}, max {cap:g} tokens" if named and cap is not None else named) or (
+        f"lognormal(mu={sc.lengths.mu:g}, sigma={sc.lengths.sigma:g}), max {sc.lengths.max_tokens:g} tokens"
+        if isinstance(sc.lengths, LogNormal) else "empirical")
+    doc, default = schema.scenario_to_doc(sc), schema.scenario_to_doc(_DEFAULT)
+    extra = []
+    if isinstance(sc.lengths, LogNormal):
+        rest = _changed({k: v for k, v in doc["lengths"].items() if k not in ("kind", "mu", "sigma", "max_tokens")},
+                        default["lengths"])
+        if rest:
+            label += f" ({rest})"
+    for key, value in doc.items():
+        if key in _HEADER_CORE or (key == "pipeline" and not pipeline) or default.get(key, object()) == value:
+            continue
+        if key == "agentic":
+            extra.append(_agentic_words(value))
+        elif key == "weight_sync" and sc.weight_sync is not None:
+            ws = sc.weight_sync
+            design = f"stack {ws.stack.name}" if ws.stack is not None else value.get("topology", "?")
+            extra.append(f"weight sync {ws.total_s:.3g} s per update ({design}, model {ws.cluster.model.name}, "
+                         f"pause_s={_value_words(value.get('pause_s'))})")
+        elif key == "pipeline":
+            extra.append(f"pipeline {_CLI_NAME.get(value.get('kind'), value.get('kind'))} "
+                         f"{_value_words({k: v for k, v in value.items() if k != 'kind'})}")
+        elif isinstance(value, dict):
+            extra.append(f"{key} {_value_words(value)}")
+        else:
+            extra.append(f"{key}={_value_words(value)}")
+    return (f"rollsim {command}: {sc.rollout_slots} slots x {sc.decode_tokens_per_s:g} tokens/s, batch "
+            f"{sc.batch_size}, {sc.train_step_s:g} s/step, {_span(sc.horizon_s)}, lengths {label}, rng={sc.rng}, "
+            f"seed={sc.seed}" + "".join(f", {e}" for e in extra))
+
+
 def _cmd_compare(a: argparse.Namespace) -> int:
     base = _scenario(a)
     if a.config is not None:
@@ -603,17 +713,7 @@ def _cmd_compare(a: argparse.Namespace) -> int:
     elif a.format == "json":
         print(df.write_json())
     else:
-        cap = getattr(base.lengths, "max_tokens", None)
-        named = getattr(base.lengths, "name", None)
-        label = (f"{named}, max {cap:g} tokens" if named and cap is not None else named) or (
-            f"lognormal(mu={base.lengths.mu:g}, sigma={base.lengths.sigma:g}), max {base.lengths.max_tokens:g} tokens"
-            if isinstance(base.lengths, LogNormal) else "empirical")
-        groups = f" (groups of {base.group_size})" if base.group_size > 1 else ""
-        agentic = (f", agentic: at most {base.agentic.max_turns} turns (the lengths are per turn)"
-                   if base.agentic is not None else "")
-        print(f"rollsim compare: {base.rollout_slots} slots x {base.decode_tokens_per_s:g} tokens/s, batch "
-              f"{base.batch_size}{groups}, {base.train_step_s:g} s/step, {_span(base.horizon_s)}, lengths {label}"
-              f"{agentic}, rng={base.rng}, seed={base.seed}")
+        print(scenario_header("compare", base))
         print(format_compare(df))
     if out:
         df.write_parquet(os.path.join(out, "compare.parquet"))
@@ -631,13 +731,14 @@ def _cmd_run(a: argparse.Namespace) -> int:
     if out:
         _write_scenario(out, sc)
     res = simulate(sc, record=record, **limits)
-    print(_json(res.summary))
+    summary = _undefined_max(res.summary)
+    print(_json(summary))
     if out:
         res.samples.write_parquet(os.path.join(out, "samples.parquet"))
         res.steps.write_parquet(os.path.join(out, "steps.parquet"))
         res.segments.write_parquet(os.path.join(out, "segments.parquet"))  # for the report's learning section
         with open(os.path.join(out, "summary.json"), "w") as f:
-            f.write(_json(res.summary) + "\n")
+            f.write(_json(summary) + "\n")
     return 0
 
 
@@ -645,7 +746,9 @@ def _cmd_presets(a: argparse.Namespace) -> int:
     from rollsim import presets
 
     base = _scenario(a)
-    df = presets.compare(base)
+    if a.max_events < 0:
+        raise invalid("--max-events", f"must be an integer >= 0 (0: no limit), got {a.max_events}")
+    df = presets.compare(base, max_events=a.max_events or None, names=PRESETS_GUARD_NAMES)
     if a.format == "csv":
         print(df.write_csv(), end="")
         return 0
@@ -654,7 +757,8 @@ def _cmd_presets(a: argparse.Namespace) -> int:
             ("staleness_mean_long", "long >8K", "f1"), ("drop_fraction", "dropped", "pct"),
             ("wasted_fraction", "tokens wasted", "pct"), ("tokens_recomputed", "recomputed tok", "s")]
     records = (dict(r, tokens_recomputed=f"{r['tokens_recomputed']:.3g}") for r in df.iter_rows(named=True))
-    print(_text_table(cols, records))
+    print(scenario_header("presets", base))
+    print(_text_table(cols, map(_undefined_max, records)))
     return 0
 
 
@@ -677,6 +781,11 @@ def _cmd_split(a: argparse.Namespace) -> int:
     if deployment and a.slots_per_instance is not None:
         raise ScenarioError("slots_per_instance: --slots-per-instance cannot be set with --model: the deployment's "
                             "--max-num-seqs gives it")
+    # the split's own flags, checked as given (with --model the deployment adds to some of them)
+    _check.integer("--gpus-per-instance", a.gpus_per_instance, 1)
+    if a.slots_per_instance is not None:
+        _check.integer("--slots-per-instance", a.slots_per_instance, 1, MAX_COUNT)
+    _check.number("--train-fixed-s", a.train_fixed_s, allow_zero=True)
     a = argparse.Namespace(**dict(vars(a), train_step_s=_DEFAULT.train_step_s, train_s_per_token=0.0,
                                   logprob_s_per_token=0.0,
                                   slots_per_instance=64 if a.slots_per_instance is None else a.slots_per_instance))
@@ -695,6 +804,7 @@ def _cmd_split(a: argparse.Namespace) -> int:
     if a.max_events < 0:
         raise invalid("--max-events", f"must be an integer >= 0 (0: no limit), got {a.max_events}")
     kwargs["max_events"] = a.max_events or None
+    kwargs["names"] = SPLIT_FLAGS
     bar: Any = None
     if sys.stderr.isatty():  # a progress bar on a terminal only, and only with rich
         try:
@@ -725,13 +835,34 @@ def _cmd_split(a: argparse.Namespace) -> int:
         if r["placement"] == "colocated":
             mark = "  (colocated, synchronous: every GPU takes turns)" + mark
         stale = "-" if math.isnan(r["staleness_mean"]) else f"{r['staleness_mean']:.2f}"
+        stale_max = "-" if math.isnan(r["staleness_mean"]) else str(r["staleness_max"])  # a max over no samples
         step = "-" if math.isnan(r["step_time_s"]) else f"{r['step_time_s']:.1f}"
         print(f"{r['rollout_gpus']:>7} {r['train_gpus']:>5} {r['rollout_slots']:>6} {step:>8} "
               f"{r['trainer_idle_fraction']:>12.0%} {r['rollout_utilization']:>12.0%} {r['tokens_trained_per_s']:>9.0f} "
-              f"{r['tokens_per_s_per_gpu']:>9.1f} {r['drop_fraction']:>7.1%} {stale:>5} {r['staleness_max']:>4} "
+              f"{r['tokens_per_s_per_gpu']:>9.1f} {r['drop_fraction']:>7.1%} {stale:>5} {stale_max:>4} "
               f"{'yes' if r['runaway'] else 'no':>7}{mark}")
     print(res.verdict)
     return 0
+
+
+#: ``rollsim split``'s messages name its flags (:data:`rollsim.resources.SPLIT_NAMES`).
+SPLIT_FLAGS: dict[str, str] = {
+    "total_gpus": "--gpus", "gpus_per_instance": "--gpus-per-instance", "slots_per_instance": "--slots-per-instance",
+    "gpu_s_per_token": "--gpu-s-per-token", "train_fixed_s": "--train-fixed-s",
+    "colocated_switch_s": "--colocated-switch-s", "max_drop_fraction": "--max-drop-fraction",
+    "max_staleness_mean": "--max-staleness-mean", "max_events": "--max-events", "horizon_s": "--horizon-s",
+    "fewer_splits": "give fewer --gpus or a larger --gpus-per-instance", "no_limit": "0: no limit", "or_none": "",
+}
+
+
+#: The deployment's argument names in its messages, as ``split --model``'s flags (an instance's
+#: tensor-parallel size is ``--gpus-per-instance``).
+_DEPLOYMENT_FLAGS: dict[str, str] = {
+    "rollout_tp": "--gpus-per-instance", "raise tp": "raise --gpus-per-instance", "at tp=": "at --gpus-per-instance ",
+    "gpu_memory_utilization": "--gpu-memory-utilization", "max_num_seqs": "--max-num-seqs",
+}
+_DEPLOYMENT_WORDS = re.compile("|".join(rf"(?<![\w-]){re.escape(k)}(?![\w])" if k[-1].isalnum() else
+                                        rf"(?<![\w-]){re.escape(k)}" for k in _DEPLOYMENT_FLAGS))
 
 
 def _split_deployment(a: argparse.Namespace, base: Scenario, pipeline: Any) -> tuple[Scenario, float, float]:
@@ -749,9 +880,12 @@ def _split_deployment(a: argparse.Namespace, base: Scenario, pipeline: Any) -> t
         raise ScenarioError(f"{overridden[0].lstrip('-').replace('-', '_')}: {', '.join(overridden)} cannot be set with "
                             f"--model: the deployment gives the decode speed, its table, the KV capacity and the "
                             f"prefill from specs (drop --model to give them yourself)")
-    d = deployment_from_args(a, rollout_gpus=a.gpus_per_instance, rollout_tp=a.gpus_per_instance, train_gpus=1)
-    s = d.scenario(lengths=base.lengths, prompts_per_step=max(1, base.batch_size // base.group_size),
-                   group_size=base.group_size, prompt_tokens=base.prompt_tokens, pipeline=pipeline, per_rank=False)
+    try:
+        d = deployment_from_args(a, rollout_gpus=a.gpus_per_instance, rollout_tp=a.gpus_per_instance, train_gpus=1)
+        s = d.scenario(lengths=base.lengths, prompts_per_step=max(1, base.batch_size // base.group_size),
+                       group_size=base.group_size, prompt_tokens=base.prompt_tokens, pipeline=pipeline, per_rank=False)
+    except ScenarioError as e:  # the deployment's words for what split's flags set
+        raise ScenarioError(_DEPLOYMENT_WORDS.sub(lambda m: _DEPLOYMENT_FLAGS[m.group(0)], str(e))) from None
     one = base.replace(rollout_slots=s.slots_per_instance, slots_per_instance=s.slots_per_instance,
                        decode_tokens_per_s=s.decode_tokens_per_s, decode_slowdown_per_seq=0.0,
                        decode_throughput_table=s.decode_throughput_table, kv_cache_tokens=s.kv_cache_tokens,
@@ -833,6 +967,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_scenario_args(c, default_rng="python", scenario_file=True)
     _add_agentic_args(c)
     c.add_argument("--max-staleness", type=int, default=2, help="cap of the last row (%(default)s)")
+    _refuse_pipeline_flags(c, "compare runs its own four pipelines (synchronous, one-step, fully async, fully async "
+                              "with cap --max-staleness); give a pipeline's flags to rollsim run",
+                           keep=("--max-staleness",))
     c.add_argument("--format", choices=("table", "csv", "json"), default="table")
     c.add_argument("--out", default=None, help="directory for parquet frames (checked before running)")
     _add_config_args(c)
@@ -846,9 +983,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_args(r)
     r.set_defaults(func=_cmd_run)
     pr = sub.add_parser("presets", help="AReaL, verl, PipelineRL, slime, PRIME-RL side by side")
-    _add_scenario_args(pr, default_rng="fast", guards=())
+    _add_scenario_args(pr, default_rng="fast", guards=("max_events",))
     pr.set_defaults(group_size=8, prompt_tokens=500.0, prefill_tokens_per_s=10000.0)
     pr.add_argument("--format", choices=("table", "csv"), default="table")
+    _refuse_pipeline_flags(pr, "presets runs each system's own pipeline (and synchronous and fully async); give a "
+                               "pipeline's flags to rollsim run")
     pr.set_defaults(func=_cmd_presets)
     sp = sub.add_parser("split", help="search the rollout / training split of a GPU budget")
     _add_scenario_args(sp, default_rng="fast", instances=False, guards=("max_events",))
@@ -948,7 +1087,9 @@ def _unrecognized(parser: argparse.ArgumentParser, command: str | None, extra: S
     options: list[str] = []
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction) and command in action.choices:
-            options = [o for o in action.choices[command]._option_string_actions if o.startswith("--")]
+            # hidden flags (a pipeline's flags that compare and presets refuse) are never suggested
+            options = [o for o, act in action.choices[command]._option_string_actions.items()
+                       if o.startswith("--") and act.help != argparse.SUPPRESS]
     hints = []
     for arg in extra:
         flag = arg.split("=", 1)[0]

@@ -10,15 +10,16 @@ says how. Use :func:`compare` for a side-by-side table.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 
 import polars as pl
 
 from rollsim import _check
-from rollsim.errors import invalid
+from rollsim.errors import GenerationOutrunsTrainingWarning, invalid
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 from rollsim.scenario import MAX_COUNT, Scenario
-from rollsim.simulation import simulate_labelled
+from rollsim.simulation import DEFAULT_MAX_EVENTS, check_max_events, check_runaway, simulate
 
 __all__ = ["areal", "verl_fully_async", "pipeline_rl", "slime_partial_rollout", "prime_rl", "compare", "PRESETS"]
 
@@ -204,22 +205,71 @@ _COLUMNS = ("steps", "rollout_utilization", "staleness_mean", "staleness_max", "
             "drop_fraction", "tokens_wasted", "tokens_recomputed", "tokens_generated", "end_s")
 
 
-def compare(scenario: Scenario | None = None, *, baselines: bool = True) -> pl.DataFrame:
+def compare(scenario: Scenario | None = None, *, baselines: bool = True,
+            max_events: int | None = DEFAULT_MAX_EVENTS, names: dict[str, str] | None = None) -> pl.DataFrame:
     """Runs every preset (and, with ``baselines``, synchronous and the chapter's fully async) on
-    ``scenario``. Returns one row per system: ``system`` and the summary columns ``steps``,
-    ``rollout_utilization``, ``staleness_mean``, ``staleness_max``, ``staleness_mean_long``,
-    ``drop_fraction``, ``tokens_wasted``, ``tokens_recomputed``, ``tokens_generated``, ``end_s``,
-    plus ``wasted_fraction`` (tokens wasted / generated)."""
+    ``scenario``.
+
+    Parameters
+    ----------
+    scenario : Scenario, optional
+        The base scenario (default ``Scenario()``).
+    baselines : bool
+        Also run synchronous and the chapter's fully async (default True).
+    max_events : int or None
+        The run-time guard of each run, as in :func:`rollsim.simulate` (default
+        ``rollsim.simulation.DEFAULT_MAX_EVENTS``; None: no limit). Every run is checked before any
+        runs.
+    names : dict of str to str, optional
+        How the guard's message names the limits (default
+        :data:`rollsim.simulation.GUARD_NAMES`, the Python arguments; ``rollsim presets`` passes its
+        flags).
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per system: ``system`` and the summary columns ``steps``, ``rollout_utilization``,
+        ``staleness_mean``, ``staleness_max``, ``staleness_mean_long``, ``drop_fraction``,
+        ``tokens_wasted``, ``tokens_recomputed``, ``tokens_generated``, ``end_s``, plus
+        ``wasted_fraction`` (tokens wasted / generated).
+
+    Raises
+    ------
+    ScenarioError
+        A bad ``scenario`` or ``baselines``.
+    RunLimitError
+        A run estimated to exceed ``max_events`` (the message names the system's limit as ``names``
+        spells it).
+
+    Warns
+    -----
+    GenerationOutrunsTrainingWarning
+        Once, after every run, naming the systems whose ready queue grows without bound.
+    """
     base = _base(scenario)
     baselines = _check.flag("baselines", baselines)
+    limit = check_max_events(max_events)
     runs: list[tuple[str, Scenario]] = []
     if baselines:
         runs += [("synchronous", base.replace(pipeline=Synchronous())),
                  ("fully async (chapter)", base.replace(pipeline=FullyAsync()))]
     runs += [(name, fn(scenario=base)) for name, fn in PRESETS.items()]
+    for _, sc in runs:  # before running any: a refused comparison runs nothing
+        check_runaway(sc, None, "summary", limit, names)
     rows = []
+    outrun: list[tuple[str, float, float]] = []
     for name, sc in runs:
-        s = simulate_labelled(name, sc, record="summary").summary
+        with warnings.catch_warnings():  # said once below, naming the systems
+            warnings.simplefilter("ignore", GenerationOutrunsTrainingWarning)
+            s = simulate(sc, record="summary", max_events=limit).summary
+        if s["generation_outruns_training"]:
+            outrun.append((name, s["ready_queue_growth_per_step"], s["throughput_ratio"]))
         rows.append({"system": name} | {k: s[k] for k in _COLUMNS})
+    if outrun:
+        warnings.warn(GenerationOutrunsTrainingWarning(
+            f"generation outruns training in {len(outrun)} of {len(runs)} systems ({'; '.join(n for n, _, _ in outrun)}):"
+            f" the ready queue grows by up to {max(g for _, g, _ in outrun):.0f} samples per step (rollout/training "
+            f"throughput ratio up to {max(r for _, _, r in outrun):.2f}); staleness grows without bound. Add a "
+            f"staleness cap, fewer rollout_slots, or a larger batch_size."), stacklevel=2)
     return pl.DataFrame(rows).with_columns(
         (pl.col("tokens_wasted") / pl.col("tokens_generated")).alias("wasted_fraction"))

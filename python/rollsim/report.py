@@ -31,7 +31,7 @@ from typing import Any, Literal, cast
 
 import polars as pl
 
-from rollsim.errors import RollsimError, invalid
+from rollsim.errors import RollsimError, ScenarioError, invalid
 from rollsim.simulation import Result
 
 __all__ = ["Loaded", "load", "write_report", "plot_dir", "add_parser", "run", "run_plot", "KINDS", "tag"]
@@ -617,6 +617,10 @@ PLOT_FLAG_KINDS: dict[str, tuple[str, ...]] = {
     "edges": ("staleness-by-length",),
 }
 
+#: :func:`plot_dir`'s arguments as ``rollsim plot``'s flags, for its messages.
+_PLOT_FLAGS = {"kind": "--kind", "metric": "--metric", "x": "--x", "y": "--y", "hue": "--hue", "pipeline": "--pipeline",
+               "bin_s": "--bin-s", "max_slots": "--max-slots", "edges": "--edges"}
+
 
 def run_plot(args: argparse.Namespace) -> int:
     """``rollsim plot``: writes one figure to ``--out``, returns 0. A flag the kind does not use
@@ -627,9 +631,15 @@ def run_plot(args: argparse.Namespace) -> int:
             flag = "--" + dest.replace("_", "-")
             raise invalid(flag, f"applies to --kind {' / '.join(kinds)} only, not {args.kind}")
     _check_out_file(args.out)
-    plot_dir(args.result_dir, args.kind, args.out, pipeline=args.pipeline, metric=args.metric, x=args.x,
-             y=args.y, hue=args.hue, max_slots=64 if args.max_slots is None else args.max_slots,
-             bin_s=args.bin_s, edges=args.edges)
+    try:
+        plot_dir(args.result_dir, args.kind, args.out, pipeline=args.pipeline, metric=args.metric, x=args.x,
+                 y=args.y, hue=args.hue, max_slots=64 if args.max_slots is None else args.max_slots,
+                  bin_s=args.bin_s, edges=args.edges)
+    except ScenarioError as e:  # the command line names its flags, not plot_dir's arguments
+        field, sep, rest = str(e).partition(": ")
+        if sep and field in _PLOT_FLAGS:
+            raise ScenarioError(f"{_PLOT_FLAGS[field]}: {rest}") from None
+        raise
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 

@@ -261,7 +261,8 @@ class SplitResult:
     ----------
     table : polars.DataFrame
         One row per split, in the order run (``rollout_gpus`` ascending, then the colocated row):
-        ``placement``, ``rollout_gpus``, ``train_gpus``, ``rollout_slots``, ``step_time_s``,
+        ``placement``, ``rollout_gpus``, ``train_gpus``, ``rollout_slots``, ``steps`` (training
+        steps completed within ``horizon_s``), ``step_time_s``,
         ``trainer_wait_s``, ``trainer_idle_fraction``, ``rollout_utilization``,
         ``tokens_trained_per_s``, ``tokens_per_s_per_gpu``, ``drop_fraction`` (dropped /
         (trained + dropped)), ``staleness_mean``, ``staleness_max``, ``generation_outruns_training``
@@ -294,7 +295,7 @@ class SplitResult:
         """One sentence: the best split and the limits it meets, or that none meets them and the
         nearest, with why it was excluded."""
         lim = self.limits or {}
-        parts = []
+        parts = [f"at least {_MEASURED_STEPS} training steps"]
         if lim.get("exclude_runaway", True):
             parts.append("generation does not outrun training")
         if lim.get("max_drop_fraction") is not None:
@@ -344,15 +345,27 @@ def _candidates(rollout_gpus: Any, total: int, gi: int) -> list[int]:
     return out
 
 
-def _limit(field: str, value: Any, hi: float | None) -> float | None:
-    """A limit of :func:`gpu_split`: None, or a number in ``[0, hi]`` (``[0, inf)`` without ``hi``)."""
+def _limit(field: str, value: Any, hi: float | None, or_none: str = " (or None: no limit)") -> float | None:
+    """A limit of :func:`gpu_split`: None, or a number in ``[0, hi]`` (``[0, inf)`` without ``hi``);
+    ``or_none`` ends the message with the way to give no limit."""
     if value is None:
         return None
     allowed = f"a number in [0, {hi:g}]" if hi is not None else "a finite number >= 0"
     v = _check.real(field, value) if isinstance(value, (int, float, np.integer, np.floating)) else None
     if v is None or not (math.isfinite(v) and 0 <= v <= (math.inf if hi is None else hi)):
-        raise invalid(field, f"must be {allowed} (or None: no limit), got {value!r}")
+        raise invalid(field, f"must be {allowed}{or_none}, got {value!r}")
     return v
+
+
+#: How :func:`gpu_split`'s messages name its arguments and the ways around a limit: the Python API's
+#: names (``rollsim split`` passes its flags instead).
+SPLIT_NAMES: dict[str, str] = {
+    "total_gpus": "total_gpus", "gpus_per_instance": "gpus_per_instance", "slots_per_instance": "slots_per_instance",
+    "gpu_s_per_token": "gpu_s_per_token", "train_fixed_s": "train_fixed_s", "colocated_switch_s": "colocated_switch_s",
+    "max_drop_fraction": "max_drop_fraction", "max_staleness_mean": "max_staleness_mean", "max_events": "max_events",
+    "horizon_s": "horizon_s", "fewer_splits": "give fewer splits (rollout_gpus=[...])", "no_limit": "None: no limit",
+    "or_none": " (or None: no limit)",
+}
 
 
 #: Steps the engine needs to measure the ready queue's growth (``generation_outruns_training``).
@@ -366,20 +379,25 @@ def _unbounded(p: Any) -> bool:
 
 
 def _exclusions(r: dict[str, Any], batch_size: int, max_drop: float | None, max_stale: float | None,
-                exclude_runaway: bool) -> tuple[list[str], float]:
-    """Why a split is not recommended, and by how much it misses (relative excess, summed)."""
+                exclude_runaway: bool, horizon: str = "horizon_s") -> tuple[list[str], float]:
+    """Why a split is not recommended, and by how much it misses (relative excess, summed);
+    ``horizon`` names the horizon (``horizon_s``, or the command line's ``--horizon-s``)."""
     why: list[str] = []
     excess = 0.0
     if r["samples_trained"] == 0:
-        why.append("no sample was trained within horizon_s")
+        why.append(f"no sample was trained within {horizon}")
         excess = math.inf
+    elif r["steps"] < _MEASURED_STEPS:  # its rates and staleness are those of the pipeline's fill
+        why.append(f"only {count(r['steps'], 'training step')} completed (fewer than {_MEASURED_STEPS}: too few to "
+                   f"trust its rates; a longer {horizon})")
+        excess += (_MEASURED_STEPS - r["steps"]) / _MEASURED_STEPS
     if exclude_runaway and r["runaway"]:
         if r["generation_outruns_training"]:
             why.append(f"generation outruns training (ready queue +{r['ready_queue_growth_per_step']:.0f} samples "
                        f"per step: staleness grows without bound)")
         else:
             why.append(f"generation outruns training (throughput_ratio {r['throughput_ratio']:.2f} > 1; too few "
-                       f"steps to measure the ready queue's growth, run a longer horizon_s to see it)")
+                       f"steps to measure the ready queue's growth, run a longer {horizon} to see it)")
         excess += max(r["ready_queue_growth_per_step"] / batch_size, r["throughput_ratio"] - 1.0, 0.01)
     if max_drop is not None and r["drop_fraction"] > max_drop:
         why.append(f"drop_fraction {r['drop_fraction']:.1%} > max_drop_fraction {max_drop:.1%}")
@@ -395,7 +413,7 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
               rollout_gpus: Sequence[int] | None = None, colocated_switch_s: float | None = None,
               max_drop_fraction: float | None = MAX_DROP_FRACTION, max_staleness_mean: float | None = None,
               exclude_runaway: bool = True, progress: Callable[[int, int], Any] | None = None,
-              max_events: int | None = DEFAULT_MAX_EVENTS) -> SplitResult:
+              max_events: int | None = DEFAULT_MAX_EVENTS, names: dict[str, str] | None = None) -> SplitResult:
     """Sweeps the rollout / training split of ``total_gpus`` for ``scenario``'s pipeline and lengths,
     and recommends the split that trains the most tokens per second among those that meet the
     limits.
@@ -412,7 +430,9 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
     A split that trains fast by letting generation outrun training (the ready queue grows without
     bound, so staleness rises with the horizon) or by dropping what it generated is not a good
     recommendation: ``best`` is chosen only among the splits that meet the limits, and every other
-    split says why in ``excluded_because``.
+    split says why in ``excluded_because``. Nor is a split that completed fewer than 6 training
+    steps within ``horizon_s`` (the steps the engine needs to measure the ready queue's growth):
+    its rates and staleness are those of the pipeline's fill, not of its steady state.
 
     Parameters
     ----------
@@ -444,6 +464,10 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
         The run-time guard of the whole search: refuse (before running anything) a search whose
         splits are estimated to process more events than this in all (default
         ``rollsim.simulation.DEFAULT_MAX_EVENTS``, about a minute); ``None``: no limit.
+    names : dict of str to str, optional
+        How the error messages name the arguments and the ways around a limit (default
+        :data:`SPLIT_NAMES`, the Python arguments; ``rollsim split`` passes its flags, keys as in
+        :data:`SPLIT_NAMES`).
 
     Returns
     -------
@@ -459,13 +483,18 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
     """
     if not isinstance(scenario, Scenario):
         raise invalid("scenario", f"must be a rollsim.Scenario, got {type(scenario).__name__}")
-    total = _check.integer("total_gpus", total_gpus, 1)
-    gi = _check.integer("gpus_per_instance", gpus_per_instance, 1)
+    n = SPLIT_NAMES if names is None else {**SPLIT_NAMES, **names}
+    total = _check.integer(n["total_gpus"], total_gpus, 1)
+    gi = _check.integer(n["gpus_per_instance"], gpus_per_instance, 1)
     if total < gi + 1:
-        raise invalid("total_gpus", f"{count(total, 'GPU')} cannot hold one rollout instance ({count(gi, 'GPU')}) and one training GPU")
+        raise invalid(n["total_gpus"], f"{count(total, 'GPU')} cannot hold one rollout instance ({count(gi, 'GPU')}) "
+                                       f"and one training GPU")
+    _check.integer(n["slots_per_instance"], slots_per_instance, 1)
+    _check.number(n["gpu_s_per_token"], gpu_s_per_token, allow_zero=True)
+    _check.number(n["train_fixed_s"], train_fixed_s, allow_zero=True)
     candidates = list(range(gi, total, gi)) if rollout_gpus is None else _candidates(rollout_gpus, total, gi)
-    max_drop = _limit("max_drop_fraction", max_drop_fraction, 1.0)
-    max_stale = _limit("max_staleness_mean", max_staleness_mean, None)
+    max_drop = _limit(n["max_drop_fraction"], max_drop_fraction, 1.0, n["or_none"])
+    max_stale = _limit(n["max_staleness_mean"], max_staleness_mean, None, n["or_none"])
     exclude_runaway = _check.flag("exclude_runaway", exclude_runaway)
     if progress is not None and not callable(progress):
         raise invalid("progress", f"must be None or a callable progress(done, total), got {progress!r}")
@@ -475,16 +504,16 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
             scenario, rollout_gpus=r, train_gpus=total - r, gpus_per_instance=gi, slots_per_instance=slots_per_instance,
             gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s)))
     if colocated_switch_s is not None:
-        switch = _check.number("colocated_switch_s", colocated_switch_s, allow_zero=True)
+        switch = _check.number(n["colocated_switch_s"], colocated_switch_s, allow_zero=True)
         runs.append(("colocated", total, total, colocated(
             scenario.replace(pipeline=Synchronous()), switch, 0.0, gpus=total, gpus_per_instance=gi,
             slots_per_instance=slots_per_instance, gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s)))
     limit = check_max_events(max_events)
     events = sum(estimate_size(sc, "summary")["events"] for *_, sc in runs)
     if limit is not None and events > limit:  # the search as a whole, not only each split
-        raise RunLimitError(f"max_events: the {len(runs)} splits would process about {events:.3g} events ("
-                            f"{duration_words(events)}), more than max_events = {limit}; give fewer splits "
-                            f"(rollout_gpus=[...]), a shorter horizon_s, or raise max_events (None: no limit)")
+        raise RunLimitError(f"{n['max_events']}: the {len(runs)} splits would process about {events:.3g} events "
+                            f"({duration_words(events)}), more than {n['max_events']} = {limit}; {n['fewer_splits']}, "
+                            f"a shorter {n['horizon_s']}, or raise {n['max_events']} ({n['no_limit']})")
     if progress is not None:
         progress(0, len(runs))
     rows = []
@@ -496,7 +525,7 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
         s = res.summary
         row = {
             "placement": placement, "rollout_gpus": r, "train_gpus": t, "rollout_slots": sc.rollout_slots,
-            "step_time_s": m["step_time_s"], "trainer_wait_s": m["trainer_wait_s"],
+            "steps": s["steps"], "step_time_s": m["step_time_s"], "trainer_wait_s": m["trainer_wait_s"],
             "trainer_idle_fraction": s["trainer_idle_s"] / s["end_s"],
             "rollout_utilization": s["rollout_utilization"],
             "tokens_trained_per_s": m["tokens_trained_per_s"], "tokens_per_s_per_gpu": m["tokens_per_s_per_gpu"],
@@ -508,8 +537,8 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
                                                                  and _unbounded(sc.pipeline)
                                                                  and s["throughput_ratio"] > 1.0)),
         }
-        why, excess = _exclusions(dict(row, samples_trained=s["samples_trained"]), scenario.batch_size, max_drop,
-                                  max_stale, exclude_runaway)
+        why, excess = _exclusions(row | {"samples_trained": s["samples_trained"]}, scenario.batch_size, max_drop,
+                                  max_stale, exclude_runaway, n["horizon_s"])
         rows.append((row, why, excess))
         if progress is not None:
             progress(i + 1, len(runs))

@@ -46,6 +46,23 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
+def _failed_words(frame: Any, columns: list[str], failed: int) -> str:
+    """How many runs failed, and where to see why: the stored ones have an ``error``; the ones
+    refused before running (estimated to exceed the run guards) are not stored, so that a rerun with
+    other limits runs them."""
+    stored = 0
+    if "error" in columns:
+        stored = int(frame.select(pl.col("error").is_not_null().sum()).collect().item())
+    refused = failed - stored
+    parts = []
+    if stored:
+        parts.append(f"{stored} with its error in the 'error' column")
+    if refused:
+        parts.append(f"{refused} refused before running by the run guards (a runaway scenario: not stored, so that "
+                     f"a rerun with a shorter horizon_s or a higher max_samples runs them)")
+    return f"{failed} runs failed: " + "; ".join(parts)
+
+
 def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
                   file: Any = None, line: str | None = None) -> None:
     print(f"rollsim sweep: warning: {message}", file=sys.stderr)
@@ -75,10 +92,12 @@ def run(args: argparse.Namespace) -> int:
         return 130
     print(f"rollsim sweep: {info.runs} runs ({info.ran} run now in {count(info.chunks, 'chunk')}, {info.resumed} already "
           f"in {args.out}), {info.seconds:.1f} s; dataset: {args.out}", file=sys.stderr)
+    columns = frame.collect_schema().names()  # a LazyFrame over --out: never the frame of all runs
     if info.failed:
-        print(f"rollsim sweep: {info.failed} runs failed; see the 'error' column", file=sys.stderr)
+        print(f"rollsim sweep: {_failed_words(frame, columns, info.failed)}", file=sys.stderr)
+    if args.format != "none" and "seed" not in columns:  # nothing stored: every run was refused
+        return 1
     if args.format != "none":
-        columns = frame.collect_schema().names()  # a LazyFrame over --out: never the frame of all runs
         shown = [m for m in (*SHOWN, *SHOWN_LEARNING) if m in columns] or [
             c for c in columns if c not in ("seed", "error", "scenario_key", "run_key")][-1:]
         by = [c for c in columns[: columns.index("seed")]] + ["scenario_key"]

@@ -42,7 +42,7 @@ import numpy as np
 import polars as pl
 
 from rollsim.calibration import Calibrated
-from rollsim.errors import invalid
+from rollsim.errors import GenerationOutrunsTrainingWarning, invalid
 from rollsim.lengths import LogNormal
 from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
@@ -333,7 +333,9 @@ def _measure(sc: Scenario, steps: int, seed: int, per_row: int = 1) -> dict[str,
     est = _step_estimate(sc)
     horizon = min(1e12, max(est * (steps + 2), 1.0))
     for _ in range(4):
-        res = simulate(sc.replace(horizon_s=horizon, seed=seed), record="summary")
+        with warnings.catch_warnings():  # said once for all the rows by whatif
+            warnings.simplefilter("ignore", GenerationOutrunsTrainingWarning)
+            res = simulate(sc.replace(horizon_s=horizon, seed=seed), record="summary")
         st = res.steps.filter(res.steps["completed"])
         if st.height >= 4:
             break
@@ -345,7 +347,9 @@ def _measure(sc: Scenario, steps: int, seed: int, per_row: int = 1) -> dict[str,
     return dict(step_s=step_s, tokens_per_s=float(np.mean(tokens[2:]) / step_s) if len(ends) >= 3 else math.nan,
                 trainer_wait_s=float(np.mean(st["wait_s"].to_numpy()[2:])) if len(ends) >= 3 else math.nan,
                 staleness_mean=float(s["staleness_mean"]), staleness_short=float(s["staleness_mean_short"]),
-                staleness_long=float(s["staleness_mean_long"]), drop_fraction=float(s["drop_fraction"]))
+                staleness_long=float(s["staleness_mean_long"]), drop_fraction=float(s["drop_fraction"]),
+                outruns=bool(s["generation_outruns_training"]), growth=float(s["ready_queue_growth_per_step"]),
+                ratio=float(s["throughput_ratio"]))
 
 
 def _measure_rows(sc: Scenario, steps: int, seed: int, k: int) -> dict[str, float]:
@@ -358,7 +362,9 @@ def _measure_rows(sc: Scenario, steps: int, seed: int, k: int) -> dict[str, floa
     est = _step_estimate(sc)
     horizon = min(1e12, max(est * (want + 2), 1.0))
     for _ in range(4):
-        res = simulate(sc.replace(horizon_s=horizon, seed=seed), record="summary")
+        with warnings.catch_warnings():  # said once for all the rows by whatif
+            warnings.simplefilter("ignore", GenerationOutrunsTrainingWarning)
+            res = simulate(sc.replace(horizon_s=horizon, seed=seed), record="summary")
         st = res.steps.filter(res.steps["completed"])
         if st.height >= 2 + k:
             break
@@ -376,7 +382,9 @@ def _measure_rows(sc: Scenario, steps: int, seed: int, k: int) -> dict[str, floa
         row_s = tokens = wait = nan
     return dict(step_s=row_s, tokens_per_s=tokens / (row_s * got) if got >= 1 else nan, trainer_wait_s=wait,
                 staleness_mean=float(s["staleness_mean"]), staleness_short=float(s["staleness_mean_short"]),
-                staleness_long=float(s["staleness_mean_long"]), drop_fraction=float(s["drop_fraction"]))
+                staleness_long=float(s["staleness_mean_long"]), drop_fraction=float(s["drop_fraction"]),
+                outruns=bool(s["generation_outruns_training"]), growth=float(s["ready_queue_growth_per_step"]),
+                ratio=float(s["throughput_ratio"]))
 
 
 def _step_estimate(sc: Scenario) -> float:
@@ -424,6 +432,12 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
     ------
     ScenarioError
         A variant key or value that is not allowed (naming it).
+
+    Warns
+    -----
+    GenerationOutrunsTrainingWarning
+        Once, after all the rows, naming the rows where generation outruns training in a run (the
+        point or a bootstrap draw), with the largest ready-queue growth and throughput ratio.
     """
     if not isinstance(calibrated, Calibrated):
         raise invalid("calibrated", f"must be the result of rollsim.calibrate, got {type(calibrated).__name__}")
@@ -443,6 +457,8 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
     pool = list(calibrated.draws)
     pick = [pool[int(i)] for i in np.linspace(0, len(pool) - 1, min(draws, len(pool)))] if pool and draws else []
     rows = []
+    outrun: list[tuple[str, float, float]] = []  # (row, largest growth, largest ratio) of the rows that run away
+
     def base(values: dict[str, float], v: dict[str, Any]) -> Scenario:
         flag = v.get("recompute_logprob", True)
         if not isinstance(flag, bool):
@@ -468,6 +484,9 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
                 # the training model's own uncertainty: the ends of the training cost's interval
                 others += [_measure(_variant(calibrated, b0, v, end), steps, seed, k) for end in ("low", "high")]
         _warn_once_per_category(label, caught, 1 + len(others))
+        runaway = [o for o in [point, *others] if o["outruns"]]
+        if runaway:
+            outrun.append((label, max(o["growth"] for o in runaway), max(o["ratio"] for o in runaway)))
         row: dict[str, Any] = dict(variant=label,
                                    pipeline=type(sc.pipeline).__name__, rollout_slots=sc.rollout_slots,
                                    train_gpus=gpus, train_scale=ts.factor, train_scale_low=ts.low,
@@ -488,6 +507,8 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
             row["measured_step_s"] = math.nan
             row["error"] = math.nan
         rows.append(row)
+    if outrun:
+        warnings.warn(GenerationOutrunsTrainingWarning(_outrun_message(outrun, len(rows))), stacklevel=2)
     return pl.DataFrame(rows)
 
 
@@ -501,6 +522,18 @@ def _warn_once_per_category(label: str, caught: list[warnings.WarningMessage], r
     for category, (w, n) in first.items():
         more = f" ({n} of the variant's {runs} simulated runs warned so)" if n > 1 else ""
         warnings.warn(category(f"{label}: {w.message}{more}"), stacklevel=3)
+
+
+def _outrun_message(outrun: list[tuple[str, float, float]], rows: int) -> str:
+    """The one warning of :func:`whatif` for its rows whose runs (the point or a draw) let
+    generation outrun training."""
+    names = "; ".join(name for name, _, _ in outrun)
+    growth = max(g for _, g, _ in outrun)
+    ratio = max(r for _, _, r in outrun)
+    return (f"generation outruns training in {len(outrun)} of {rows} rows ({names}): the ready queue "
+            f"grows by up to {growth:.0f} samples per step (rollout/training throughput ratio up to {ratio:.2f}); "
+            f"staleness grows without bound, so these rows' staleness and drops depend on the steps simulated. Add a "
+            f"staleness cap, fewer rollout GPUs, or more prompts per step.")
 
 
 def plot_whatif(frame: pl.DataFrame, *, ax: Any = None, path: Any = None) -> Any:

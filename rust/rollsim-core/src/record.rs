@@ -578,8 +578,14 @@ impl Recorder {
         let capacity = slots as f64 * end_s;
         s.rollout_utilization = if capacity > 0.0 { (s.slot_busy_s / capacity).clamp(0.0, 1.0) } else { 0.0 };
         s.slot_idle_s = (capacity - s.slot_busy_s).max(0.0);
-        s.trainer_busy_s =
-            self.steps.start_s.iter().zip(&self.steps.end_s).map(|(t0, t1)| (end_s.min(*t1) - t0).max(0.0)).sum();
+        // fold from +0.0: `sum()` of f64 starts at -0.0, which a run without steps printed as "-0.0"
+        s.trainer_busy_s = self
+            .steps
+            .start_s
+            .iter()
+            .zip(&self.steps.end_s)
+            .map(|(t0, t1)| (end_s.min(*t1) - t0).max(0.0))
+            .fold(0.0, |a, b| a + b);
         s.trainer_idle_s = (end_s - s.trainer_busy_s).max(0.0);
         s.samples_in_flight = s.samples_started - s.samples_finished - s.samples_aborted;
         s.samples_ready = s.samples_finished - s.samples_trained - (s.samples_dropped - s.samples_aborted);
