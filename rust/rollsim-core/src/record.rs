@@ -189,8 +189,12 @@ struct SpanNode {
 /// are chains in one slab (no allocation per sample); a sample id finds its chain in a table
 /// indexed by the id's low bits (ids are consecutive), or in `overflow` when two ids collide.
 pub(crate) struct SpanBook {
-    /// The last span recorded: the sample's last one if `finish` follows for that sample.
-    last: Option<(u32, u32, f64)>,
+    /// The last span recorded, `(id, version, tokens)` (`last_id` `NONE_U32`: none): the sample's
+    /// last one if `finish` follows for that sample. Three plain fields, not an `Option` of a
+    /// tuple: `span` and `finish` stay a compare and a few stores, inlined in every pipeline's loop.
+    last_id: u32,
+    last_version: u32,
+    last_n: f64,
     /// `(id, first node)` at `id & (len - 1)`, or `(NONE_U32, _)`.
     table: Vec<(u32, u32)>,
     overflow: IdMap<u32>,
@@ -204,7 +208,9 @@ pub(crate) struct SpanBook {
 impl SpanBook {
     fn new() -> Self {
         SpanBook {
-            last: None,
+            last_id: NONE_U32,
+            last_version: 0,
+            last_n: 0.0,
             table: Vec::new(),
             overflow: IdMap::default(),
             nodes: Vec::new(),
@@ -275,12 +281,9 @@ impl SpanBook {
         self.link(id, idx);
     }
 
-    /// Removes `id`'s chain and returns its head (`NONE_U32`: none).
-    #[inline]
+    /// Removes `id`'s chain and returns its head (`NONE_U32`: none). Only when `parked > 0`.
+    #[inline(never)]
     fn take(&mut self, id: u32) -> u32 {
-        if self.parked == 0 {
-            return NONE_U32;
-        }
         let mask = self.table.len() - 1;
         let slot = &mut self.table[id as usize & mask];
         if slot.0 == id {
@@ -297,27 +300,52 @@ impl SpanBook {
         NONE_U32
     }
 
-    #[inline]
+    #[inline(always)]
     fn span(&mut self, id: u32, version: u32, n: f64) {
-        if let Some(p) = self.last.replace((id, version, n)) {
-            self.park(p);
+        if self.last_id != NONE_U32 {
+            self.park_last();
+        }
+        (self.last_id, self.last_version, self.last_n) = (id, version, n);
+    }
+
+    /// A span that is its sample's last (`finish` follows for the same sample): what [`Self::span`]
+    /// and [`Self::finish`] do together, without storing it.
+    #[inline(always)]
+    fn span_finished(&mut self) {
+        if self.last_id != NONE_U32 {
+            self.park_last();
+            self.last_id = NONE_U32;
         }
     }
 
+    /// Stores the last span recorded (another sample's span follows it: a partial rollout's).
+    #[cold]
+    #[inline(never)]
+    fn park_last(&mut self) {
+        self.park((self.last_id, self.last_version, self.last_n));
+    }
+
     /// Sample `id` finished: the span just recorded for it is its last (not stored).
-    #[inline]
+    #[inline(always)]
     fn finish(&mut self, id: u32) {
-        if matches!(self.last, Some((i, _, _)) if i == id) {
-            self.last = None;
+        if self.last_id == id {
+            self.last_id = NONE_U32;
         }
     }
 
     /// Sample `id` is dropped: its spans are forgotten.
-    #[inline]
+    #[inline(always)]
     fn forget(&mut self, id: u32) {
-        if matches!(self.last, Some((i, _, _)) if i == id) {
-            self.last = None;
+        if self.last_id == id {
+            self.last_id = NONE_U32;
         }
+        if self.parked > 0 {
+            self.forget_parked(id);
+        }
+    }
+
+    #[inline(never)]
+    fn forget_parked(&mut self, id: u32) {
         let mut h = self.take(id);
         while h != NONE_U32 {
             let next = self.nodes[h as usize].next;
@@ -328,21 +356,35 @@ impl SpanBook {
     }
 
     /// Sample `id` of `length` tokens, whose last span has `version_end`, is trained at `step`.
-    #[inline]
+    /// Inlined where no span is stored (every sample of one span: the fast path's), one add.
+    #[inline(always)]
     fn train(&mut self, sums: &mut LearnSums, id: u32, length: f64, version_end: u32, step: u32) {
-        let bin = |v: u32| (step.saturating_sub(v) as usize).min(LEARN_STALENESS_BINS);
+        let rest = if self.parked == 0 { length } else { self.train_parked(sums, id, length, step) };
+        sums.tokens_by_staleness[learn_bin(step, version_end)] += rest;
+    }
+
+    /// The stored spans of sample `id` into `sums`: returns `length` minus their tokens (its last
+    /// span's), subtracted in the order of the chain.
+    #[inline(never)]
+    fn train_parked(&mut self, sums: &mut LearnSums, id: u32, length: f64, step: u32) -> f64 {
         let mut h = self.take(id);
         let mut rest = length;
         while h != NONE_U32 {
             let node = self.nodes[h as usize];
-            sums.tokens_by_staleness[bin(node.version)] += node.n;
+            sums.tokens_by_staleness[learn_bin(step, node.version)] += node.n;
             rest -= node.n;
             self.nodes[h as usize].next = self.free;
             self.free = h;
             h = node.next;
         }
-        sums.tokens_by_staleness[bin(version_end)] += rest;
+        rest
     }
+}
+
+/// The bin of [`LearnSums::tokens_by_staleness`] of a span of `version` trained at `step`.
+#[inline(always)]
+fn learn_bin(step: u32, version: u32) -> usize {
+    (step.saturating_sub(version) as usize).min(LEARN_STALENESS_BINS)
 }
 
 /// Everything a run produced. `samples` and `segments` are `None` in summary mode.
@@ -421,6 +463,20 @@ impl Recorder {
     #[inline]
     pub fn segment(&mut self, id: u32, version: u32, first: f64, last: f64) {
         self.spans.span(id, version, last - first);
+        self.segment_columns(id, version, first, last);
+    }
+
+    /// The last token span of sample `id`, which finishes now: [`Recorder::finish`] for `id`
+    /// must follow. The same as [`Recorder::segment`], without keeping the span for the learning
+    /// sums (a finished sample's last span is `length` minus its stored spans at training).
+    #[inline]
+    pub fn last_segment(&mut self, id: u32, version: u32, first: f64, last: f64) {
+        self.spans.span_finished();
+        self.segment_columns(id, version, first, last);
+    }
+
+    #[inline(always)]
+    fn segment_columns(&mut self, id: u32, version: u32, first: f64, last: f64) {
         if let Some(c) = &mut self.segments {
             c.sample_id.push(id);
             c.version.push(version);
