@@ -439,23 +439,14 @@ impl Recorder {
         }
     }
 
-    #[inline]
+    /// A sample of `length` tokens starts. The counters inline in the pipelines' loops, the
+    /// samples columns (samples mode) are pushed out of line.
+    #[inline(always)]
     pub fn start(&mut self, length: f64, start_s: f64, version: u32, slot: u32, group: u32) {
         self.s.samples_started += 1;
         self.s.learn.tokens_drawn += length;
         if let Some(c) = &mut self.samples {
-            c.length_tokens.push(length);
-            c.group_id.push(group);
-            c.start_s.push(start_s);
-            c.finish_s.push(f64::NAN);
-            c.version_start.push(version);
-            c.version_end.push(version);
-            c.version_finish.push(NONE_U32);
-            c.n_versions.push(1);
-            c.trained_step.push(-1);
-            c.dropped.push(false);
-            c.aborted.push(false);
-            c.slot.push(slot);
+            c.start(length, start_s, version, slot, group);
         }
     }
 
@@ -742,6 +733,23 @@ impl Col {
 }
 
 impl SampleColumns {
+    /// The row of a sample that starts ([`Recorder::start`]).
+    #[inline(never)]
+    fn start(&mut self, length: f64, start_s: f64, version: u32, slot: u32, group: u32) {
+        self.length_tokens.push(length);
+        self.group_id.push(group);
+        self.start_s.push(start_s);
+        self.finish_s.push(f64::NAN);
+        self.version_start.push(version);
+        self.version_end.push(version);
+        self.version_finish.push(NONE_U32);
+        self.n_versions.push(1);
+        self.trained_step.push(-1);
+        self.dropped.push(false);
+        self.aborted.push(false);
+        self.slot.push(slot);
+    }
+
     /// The columns with their names, in the order of [`crate::schema::SAMPLES`].
     pub fn into_named(self) -> Vec<(&'static str, Col)> {
         vec![
