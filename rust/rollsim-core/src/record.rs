@@ -308,16 +308,6 @@ impl SpanBook {
         (self.last_id, self.last_version, self.last_n) = (id, version, n);
     }
 
-    /// A span that is its sample's last (`finish` follows for the same sample): what [`Self::span`]
-    /// and [`Self::finish`] do together, without storing it.
-    #[inline(always)]
-    fn span_finished(&mut self) {
-        if self.last_id != NONE_U32 {
-            self.park_last();
-            self.last_id = NONE_U32;
-        }
-    }
-
     /// Stores the last span recorded (another sample's span follows it: a partial rollout's).
     #[cold]
     #[inline(never)]
@@ -457,15 +447,6 @@ impl Recorder {
         self.segment_columns(id, version, first, last);
     }
 
-    /// The last token span of sample `id`, which finishes now: [`Recorder::finish`] for `id`
-    /// must follow. The same as [`Recorder::segment`], without keeping the span for the learning
-    /// sums (a finished sample's last span is `length` minus its stored spans at training).
-    #[inline]
-    pub fn last_segment(&mut self, id: u32, version: u32, first: f64, last: f64) {
-        self.spans.span_finished();
-        self.segment_columns(id, version, first, last);
-    }
-
     #[inline(always)]
     fn segment_columns(&mut self, id: u32, version: u32, first: f64, last: f64) {
         if let Some(c) = &mut self.segments {
@@ -487,10 +468,33 @@ impl Recorder {
         version_finish: u32,
         n_versions: u32,
     ) {
+        self.spans.finish(id);
+        self.finished(id, decoded, finish_s, version_end, version_finish, n_versions);
+    }
+
+    /// A sample of one token span (`version`, tokens `0..length`) finished at `finish_s`:
+    /// [`Recorder::segment`] and [`Recorder::finish`] where no span is pending (the fully
+    /// async loop, which records no other span before its end), so the span book is not touched.
+    #[inline(always)]
+    pub fn finish_whole(&mut self, id: u32, length: f64, finish_s: f64, version: u32, version_finish: u32) {
+        debug_assert_eq!(self.spans.last_id, NONE_U32, "a span is pending");
+        self.segment_columns(id, version, 0.0, length);
+        self.finished(id, length, finish_s, version, version_finish, 1);
+    }
+
+    #[inline(always)]
+    fn finished(
+        &mut self,
+        id: u32,
+        decoded: f64,
+        finish_s: f64,
+        version_end: u32,
+        version_finish: u32,
+        n_versions: u32,
+    ) {
         self.s.samples_finished += 1;
         self.s.events += 1;
         self.s.tokens_generated += decoded;
-        self.spans.finish(id);
         if let Some(c) = &mut self.samples {
             let i = id as usize;
             c.finish_s[i] = finish_s;
@@ -551,8 +555,23 @@ impl Recorder {
         version_finish: u32,
         step: u32,
     ) -> u32 {
-        let st = step - version;
         self.spans.train(&mut self.s.learn, id, length, version_end, step);
+        self.trained(id, length, step - version, version_finish, step)
+    }
+
+    /// [`Recorder::train_sample`] for a sample of one span (its start's `version`) where no span
+    /// is stored (the fully async loop's samples, which [`Recorder::finish_whole`] recorded).
+    #[inline(always)]
+    pub fn train_whole(&mut self, id: u32, length: f64, version: u32, version_finish: u32, step: u32) -> u32 {
+        debug_assert_eq!(self.spans.parked, 0, "a span is stored");
+        let st = step - version;
+        self.s.learn.tokens_by_staleness[(st as usize).min(LEARN_STALENESS_BINS)] += length;
+        self.trained(id, length, st, version_finish, step)
+    }
+
+    /// The counters of a trained sample at staleness `st`.
+    #[inline(always)]
+    fn trained(&mut self, id: u32, length: f64, st: u32, version_finish: u32, step: u32) -> u32 {
         self.s.samples_trained += 1;
         self.s.tokens_trained += length;
         self.staleness_sum += st as u64;

@@ -79,7 +79,7 @@ impl Trainer {
         version_finish: u32,
     ) {
         // a group of one with one span (the fully async loop): its span's version is its start's
-        let st = rec.train_sample(id, length, version_start, version_start, version_finish, self.started);
+        let st = rec.train_whole(id, length, version_start, version_finish, self.started);
         rec.train_group(st);
         batch.add(st, length);
         if self.ranks.is_some() {
