@@ -240,7 +240,8 @@ impl SpanBook {
             self.table[id as usize & mask] = (id, node);
         } else {
             self.overflow.insert(id, node);
-            if self.overflow.len() > self.table.len() / 8 {
+            // grown early: with `overflow` empty, a sample without a chain costs one table load
+            if self.overflow.len() > self.table.len() / 64 {
                 self.grow();
             }
         }
@@ -279,6 +280,12 @@ impl SpanBook {
             (self.nodes.len() - 1) as u32
         };
         self.link(id, idx);
+    }
+
+    /// Whether `id`'s chain is in the table (`parked > 0`).
+    #[inline(always)]
+    fn in_table(&self, id: u32) -> bool {
+        self.table[id as usize & (self.table.len() - 1)].0 == id
     }
 
     /// Removes `id`'s chain and returns its head (`NONE_U32`: none). Only when `parked > 0`.
@@ -346,10 +353,15 @@ impl SpanBook {
     }
 
     /// Sample `id` of `length` tokens, whose last span has `version_end`, is trained at `step`.
-    /// Inlined where no span is stored (every sample of one span: the fast path's), one add.
+    /// Inlined: a sample with no stored span (none at all, or its table slot not its own while
+    /// nothing overflows) costs one add.
     #[inline(always)]
     fn train(&mut self, sums: &mut LearnSums, id: u32, length: f64, version_end: u32, step: u32) {
-        let rest = if self.parked == 0 { length } else { self.train_parked(sums, id, length, step) };
+        let rest = if self.parked == 0 || (self.overflow.is_empty() && !self.in_table(id)) {
+            length
+        } else {
+            self.train_parked(sums, id, length, step)
+        };
         sums.tokens_by_staleness[learn_bin(step, version_end)] += rest;
     }
 
