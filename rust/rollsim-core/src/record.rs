@@ -228,22 +228,39 @@ impl SpanBook {
             self.table[id as usize & mask].1 = node;
             return;
         }
-        if !self.overflow.is_empty() {
-            if let Some(head) = self.overflow.get_mut(&id) {
-                self.nodes[node as usize].next = *head;
-                *head = node;
-                return;
-            }
+        if !self.overflow.is_empty() && self.link_overflow(id, node) {
+            return;
         }
         self.parked += 1;
         if slot.0 == NONE_U32 {
             self.table[id as usize & mask] = (id, node);
         } else {
-            self.overflow.insert(id, node);
-            // grown early: with `overflow` empty, a sample without a chain costs one table load
-            if self.overflow.len() > self.table.len() / 64 {
-                self.grow();
+            self.insert_overflow(id, node);
+        }
+    }
+
+    /// Makes `node` the head of `id`'s chain if that chain is in `overflow`.
+    #[cold]
+    #[inline(never)]
+    fn link_overflow(&mut self, id: u32, node: u32) -> bool {
+        match self.overflow.get_mut(&id) {
+            Some(head) => {
+                self.nodes[node as usize].next = *head;
+                *head = node;
+                true
             }
+            None => false,
+        }
+    }
+
+    /// A new chain whose table slot is taken.
+    #[cold]
+    #[inline(never)]
+    fn insert_overflow(&mut self, id: u32, node: u32) {
+        self.overflow.insert(id, node);
+        // grown early: with `overflow` empty, a sample without a chain costs one table load
+        if self.overflow.len() > self.table.len() / 64 {
+            self.grow();
         }
     }
 
@@ -264,10 +281,15 @@ impl SpanBook {
         }
     }
 
+    #[cold]
+    fn first_table(&mut self) {
+        self.table = vec![(NONE_U32, NONE_U32); 1024];
+    }
+
     #[inline]
     fn park(&mut self, (id, version, n): (u32, u32, f64)) {
         if self.table.is_empty() {
-            self.table = vec![(NONE_U32, NONE_U32); 1024];
+            self.first_table();
         }
         let node = SpanNode { n, version, next: NONE_U32 };
         let idx = if self.free != NONE_U32 {
@@ -298,13 +320,23 @@ impl SpanBook {
             self.parked -= 1;
             return slot.1;
         }
-        if !self.overflow.is_empty() {
-            if let Some(head) = self.overflow.remove(&id) {
-                self.parked -= 1;
-                return head;
-            }
+        if self.overflow.is_empty() {
+            NONE_U32
+        } else {
+            self.take_overflow(id)
         }
-        NONE_U32
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn take_overflow(&mut self, id: u32) -> u32 {
+        match self.overflow.remove(&id) {
+            Some(head) => {
+                self.parked -= 1;
+                head
+            }
+            None => NONE_U32,
+        }
     }
 
     #[inline(always)]
