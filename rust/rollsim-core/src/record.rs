@@ -921,6 +921,80 @@ mod tests {
     }
 
     #[test]
+    fn span_book_sums_are_the_plain_lists_sums_through_collisions_and_growth() {
+        // sample ids up to 3,000 apart, far beyond the first table (1,024 slots): chains collide,
+        // spill into the overflow map and make the table grow. The sums must be those of plain
+        // per-sample lists of spans, bit for bit: the same additions in the same order (a chain is
+        // newest first), whatever the table does.
+        let mut rec = Recorder::new(false);
+        let mut want = [0.0f64; LEARN_STALENESS_BINS + 1];
+        let mut stored: std::collections::HashMap<u32, Vec<(u32, f64)>> = Default::default();
+        let mut pending: Option<(u32, u32, f64)> = None;
+        let mut live: Vec<u32> = Vec::new();
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut rnd = move |m: u64| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (x >> 33) % m
+        };
+        let (mut next_id, mut trained, mut dropped) = (0u32, 0, 0);
+        for i in 0..20_000u32 {
+            let step = i / 100; // the training step (the policy version) now
+            let op = rnd(10);
+            if live.len() < 8 || op < 4 {
+                // more starts than ends: up to about 2,000 samples live
+                live.push(next_id);
+                next_id += 1 + rnd(3_000) as u32;
+                continue;
+            }
+            let k = rnd(live.len() as u64) as usize;
+            let id = live[k];
+            match op {
+                4..=6 => {
+                    // a span closes (an update or the finish)
+                    let (version, n) = (step.saturating_sub(rnd(3) as u32), (1 + rnd(1_000)) as f64 * 0.37);
+                    rec.segment(id, version, 0.0, n);
+                    if let Some(p) = pending.replace((id, version, n)) {
+                        stored.entry(p.0).or_default().push((p.1, p.2));
+                    }
+                }
+                7 | 8 => {
+                    // it finishes (its pending span is its last), then it is trained
+                    rec.finish(id, 0.0, 0.0, 0, 0, 1);
+                    if matches!(pending, Some((i, _, _)) if i == id) {
+                        pending = None;
+                    }
+                    let (length, version_end) = ((1 + rnd(5_000)) as f64 * 0.71, step.saturating_sub(rnd(20) as u32));
+                    rec.train_sample(id, length, 0, version_end, 0, step);
+                    let bin = |v: u32| (step.saturating_sub(v) as usize).min(LEARN_STALENESS_BINS);
+                    let mut rest = length;
+                    for &(v, n) in stored.remove(&id).unwrap_or_default().iter().rev() {
+                        want[bin(v)] += n;
+                        rest -= n;
+                    }
+                    want[bin(version_end)] += rest;
+                    live.swap_remove(k);
+                    trained += 1;
+                }
+                _ => {
+                    rec.drop_sample(id, 0.0);
+                    if matches!(pending, Some((i, _, _)) if i == id) {
+                        pending = None;
+                    }
+                    stored.remove(&id);
+                    live.swap_remove(k);
+                    dropped += 1;
+                }
+            }
+        }
+        assert!(rec.spans.table.len() > 1024, "the table grew: {}", rec.spans.table.len());
+        assert!(trained > 1_000 && dropped > 500, "{trained} trained, {dropped} dropped");
+        assert_eq!(rec.spans.parked, stored.len());
+        let got = rec.s.learn.tokens_by_staleness;
+        assert!(got.iter().all(|v| *v > 0.0), "{got:?}");
+        assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "{got:?} vs {want:?}");
+    }
+
+    #[test]
     fn growth_of_a_line_is_its_slope() {
         let y: Vec<u32> = (0..10).map(|i| 5 + 3 * i).collect();
         assert!((super::growth(&y) - 3.0).abs() < 1e-12);
