@@ -189,8 +189,12 @@ struct SpanNode {
 /// are chains in one slab (no allocation per sample); a sample id finds its chain in a table
 /// indexed by the id's low bits (ids are consecutive), or in `overflow` when two ids collide.
 pub(crate) struct SpanBook {
-    /// The last span recorded: the sample's last one if `finish` follows for that sample.
-    last: Option<(u32, u32, f64)>,
+    /// The last span recorded, `(id, version, tokens)` (`last_id` `NONE_U32`: none): the sample's
+    /// last one if `finish` follows for that sample. Three plain fields, not an `Option` of a
+    /// tuple: `span` and `finish` stay a compare and a few stores, inlined in every pipeline's loop.
+    last_id: u32,
+    last_version: u32,
+    last_n: f64,
     /// `(id, first node)` at `id & (len - 1)`, or `(NONE_U32, _)`.
     table: Vec<(u32, u32)>,
     overflow: IdMap<u32>,
@@ -204,7 +208,9 @@ pub(crate) struct SpanBook {
 impl SpanBook {
     fn new() -> Self {
         SpanBook {
-            last: None,
+            last_id: NONE_U32,
+            last_version: 0,
+            last_n: 0.0,
             table: Vec::new(),
             overflow: IdMap::default(),
             nodes: Vec::new(),
@@ -222,21 +228,39 @@ impl SpanBook {
             self.table[id as usize & mask].1 = node;
             return;
         }
-        if !self.overflow.is_empty() {
-            if let Some(head) = self.overflow.get_mut(&id) {
-                self.nodes[node as usize].next = *head;
-                *head = node;
-                return;
-            }
+        if !self.overflow.is_empty() && self.link_overflow(id, node) {
+            return;
         }
         self.parked += 1;
         if slot.0 == NONE_U32 {
             self.table[id as usize & mask] = (id, node);
         } else {
-            self.overflow.insert(id, node);
-            if self.overflow.len() > self.table.len() / 8 {
-                self.grow();
+            self.insert_overflow(id, node);
+        }
+    }
+
+    /// Makes `node` the head of `id`'s chain if that chain is in `overflow`.
+    #[cold]
+    #[inline(never)]
+    fn link_overflow(&mut self, id: u32, node: u32) -> bool {
+        match self.overflow.get_mut(&id) {
+            Some(head) => {
+                self.nodes[node as usize].next = *head;
+                *head = node;
+                true
             }
+            None => false,
+        }
+    }
+
+    /// A new chain whose table slot is taken.
+    #[cold]
+    #[inline(never)]
+    fn insert_overflow(&mut self, id: u32, node: u32) {
+        self.overflow.insert(id, node);
+        // grown early: with `overflow` empty, a sample without a chain costs one table load
+        if self.overflow.len() > self.table.len() / 64 {
+            self.grow();
         }
     }
 
@@ -257,10 +281,15 @@ impl SpanBook {
         }
     }
 
+    #[cold]
+    fn first_table(&mut self) {
+        self.table = vec![(NONE_U32, NONE_U32); 1024];
+    }
+
     #[inline]
     fn park(&mut self, (id, version, n): (u32, u32, f64)) {
         if self.table.is_empty() {
-            self.table = vec![(NONE_U32, NONE_U32); 1024];
+            self.first_table();
         }
         let node = SpanNode { n, version, next: NONE_U32 };
         let idx = if self.free != NONE_U32 {
@@ -275,12 +304,15 @@ impl SpanBook {
         self.link(id, idx);
     }
 
-    /// Removes `id`'s chain and returns its head (`NONE_U32`: none).
-    #[inline]
+    /// Whether `id`'s chain is in the table (`parked > 0`).
+    #[inline(always)]
+    fn in_table(&self, id: u32) -> bool {
+        self.table[id as usize & (self.table.len() - 1)].0 == id
+    }
+
+    /// Removes `id`'s chain and returns its head (`NONE_U32`: none). Only when `parked > 0`.
+    #[inline(never)]
     fn take(&mut self, id: u32) -> u32 {
-        if self.parked == 0 {
-            return NONE_U32;
-        }
         let mask = self.table.len() - 1;
         let slot = &mut self.table[id as usize & mask];
         if slot.0 == id {
@@ -288,36 +320,61 @@ impl SpanBook {
             self.parked -= 1;
             return slot.1;
         }
-        if !self.overflow.is_empty() {
-            if let Some(head) = self.overflow.remove(&id) {
-                self.parked -= 1;
-                return head;
-            }
+        if self.overflow.is_empty() {
+            NONE_U32
+        } else {
+            self.take_overflow(id)
         }
-        NONE_U32
     }
 
-    #[inline]
-    fn span(&mut self, id: u32, version: u32, n: f64) {
-        if let Some(p) = self.last.replace((id, version, n)) {
-            self.park(p);
+    #[cold]
+    #[inline(never)]
+    fn take_overflow(&mut self, id: u32) -> u32 {
+        match self.overflow.remove(&id) {
+            Some(head) => {
+                self.parked -= 1;
+                head
+            }
+            None => NONE_U32,
         }
+    }
+
+    #[inline(always)]
+    fn span(&mut self, id: u32, version: u32, n: f64) {
+        if self.last_id != NONE_U32 {
+            self.park_last();
+        }
+        (self.last_id, self.last_version, self.last_n) = (id, version, n);
+    }
+
+    /// Stores the last span recorded (another sample's span follows it: a partial rollout's).
+    #[cold]
+    #[inline(never)]
+    fn park_last(&mut self) {
+        self.park((self.last_id, self.last_version, self.last_n));
     }
 
     /// Sample `id` finished: the span just recorded for it is its last (not stored).
-    #[inline]
+    #[inline(always)]
     fn finish(&mut self, id: u32) {
-        if matches!(self.last, Some((i, _, _)) if i == id) {
-            self.last = None;
+        if self.last_id == id {
+            self.last_id = NONE_U32;
         }
     }
 
     /// Sample `id` is dropped: its spans are forgotten.
-    #[inline]
+    #[inline(always)]
     fn forget(&mut self, id: u32) {
-        if matches!(self.last, Some((i, _, _)) if i == id) {
-            self.last = None;
+        if self.last_id == id {
+            self.last_id = NONE_U32;
         }
+        if self.parked > 0 {
+            self.forget_parked(id);
+        }
+    }
+
+    #[inline(never)]
+    fn forget_parked(&mut self, id: u32) {
         let mut h = self.take(id);
         while h != NONE_U32 {
             let next = self.nodes[h as usize].next;
@@ -328,21 +385,40 @@ impl SpanBook {
     }
 
     /// Sample `id` of `length` tokens, whose last span has `version_end`, is trained at `step`.
-    #[inline]
+    /// Inlined: a sample with no stored span (none at all, or its table slot not its own while
+    /// nothing overflows) costs one add.
+    #[inline(always)]
     fn train(&mut self, sums: &mut LearnSums, id: u32, length: f64, version_end: u32, step: u32) {
-        let bin = |v: u32| (step.saturating_sub(v) as usize).min(LEARN_STALENESS_BINS);
+        let rest = if self.parked == 0 || (self.overflow.is_empty() && !self.in_table(id)) {
+            length
+        } else {
+            self.train_parked(sums, id, length, step)
+        };
+        sums.tokens_by_staleness[learn_bin(step, version_end)] += rest;
+    }
+
+    /// The stored spans of sample `id` into `sums`: returns `length` minus their tokens (its last
+    /// span's), subtracted in the order of the chain.
+    #[inline(never)]
+    fn train_parked(&mut self, sums: &mut LearnSums, id: u32, length: f64, step: u32) -> f64 {
         let mut h = self.take(id);
         let mut rest = length;
         while h != NONE_U32 {
             let node = self.nodes[h as usize];
-            sums.tokens_by_staleness[bin(node.version)] += node.n;
+            sums.tokens_by_staleness[learn_bin(step, node.version)] += node.n;
             rest -= node.n;
             self.nodes[h as usize].next = self.free;
             self.free = h;
             h = node.next;
         }
-        sums.tokens_by_staleness[bin(version_end)] += rest;
+        rest
     }
+}
+
+/// The bin of [`LearnSums::tokens_by_staleness`] of a span of `version` trained at `step`.
+#[inline(always)]
+fn learn_bin(step: u32, version: u32) -> usize {
+    (step.saturating_sub(version) as usize).min(LEARN_STALENESS_BINS)
 }
 
 /// Everything a run produced. `samples` and `segments` are `None` in summary mode.
@@ -397,23 +473,14 @@ impl Recorder {
         }
     }
 
-    #[inline]
+    /// A sample of `length` tokens starts. The counters inline in the pipelines' loops, the
+    /// samples columns (samples mode) are pushed out of line.
+    #[inline(always)]
     pub fn start(&mut self, length: f64, start_s: f64, version: u32, slot: u32, group: u32) {
         self.s.samples_started += 1;
         self.s.learn.tokens_drawn += length;
         if let Some(c) = &mut self.samples {
-            c.length_tokens.push(length);
-            c.group_id.push(group);
-            c.start_s.push(start_s);
-            c.finish_s.push(f64::NAN);
-            c.version_start.push(version);
-            c.version_end.push(version);
-            c.version_finish.push(NONE_U32);
-            c.n_versions.push(1);
-            c.trained_step.push(-1);
-            c.dropped.push(false);
-            c.aborted.push(false);
-            c.slot.push(slot);
+            c.start(length, start_s, version, slot, group);
         }
     }
 
@@ -421,6 +488,11 @@ impl Recorder {
     #[inline]
     pub fn segment(&mut self, id: u32, version: u32, first: f64, last: f64) {
         self.spans.span(id, version, last - first);
+        self.segment_columns(id, version, first, last);
+    }
+
+    #[inline(always)]
+    fn segment_columns(&mut self, id: u32, version: u32, first: f64, last: f64) {
         if let Some(c) = &mut self.segments {
             c.sample_id.push(id);
             c.version.push(version);
@@ -440,10 +512,33 @@ impl Recorder {
         version_finish: u32,
         n_versions: u32,
     ) {
+        self.spans.finish(id);
+        self.finished(id, decoded, finish_s, version_end, version_finish, n_versions);
+    }
+
+    /// A sample of one token span (`version`, tokens `0..length`) finished at `finish_s`:
+    /// [`Recorder::segment`] and [`Recorder::finish`] where no span is pending (the fully
+    /// async loop, which records no other span before its end), so the span book is not touched.
+    #[inline(always)]
+    pub fn finish_whole(&mut self, id: u32, length: f64, finish_s: f64, version: u32, version_finish: u32) {
+        debug_assert_eq!(self.spans.last_id, NONE_U32, "a span is pending");
+        self.segment_columns(id, version, 0.0, length);
+        self.finished(id, length, finish_s, version, version_finish, 1);
+    }
+
+    #[inline(always)]
+    fn finished(
+        &mut self,
+        id: u32,
+        decoded: f64,
+        finish_s: f64,
+        version_end: u32,
+        version_finish: u32,
+        n_versions: u32,
+    ) {
         self.s.samples_finished += 1;
         self.s.events += 1;
         self.s.tokens_generated += decoded;
-        self.spans.finish(id);
         if let Some(c) = &mut self.samples {
             let i = id as usize;
             c.finish_s[i] = finish_s;
@@ -504,8 +599,23 @@ impl Recorder {
         version_finish: u32,
         step: u32,
     ) -> u32 {
-        let st = step - version;
         self.spans.train(&mut self.s.learn, id, length, version_end, step);
+        self.trained(id, length, step - version, version_finish, step)
+    }
+
+    /// [`Recorder::train_sample`] for a sample of one span (its start's `version`) where no span
+    /// is stored (the fully async loop's samples, which [`Recorder::finish_whole`] recorded).
+    #[inline(always)]
+    pub fn train_whole(&mut self, id: u32, length: f64, version: u32, version_finish: u32, step: u32) -> u32 {
+        debug_assert_eq!(self.spans.parked, 0, "a span is stored");
+        let st = step - version;
+        self.s.learn.tokens_by_staleness[(st as usize).min(LEARN_STALENESS_BINS)] += length;
+        self.trained(id, length, st, version_finish, step)
+    }
+
+    /// The counters of a trained sample at staleness `st`.
+    #[inline(always)]
+    fn trained(&mut self, id: u32, length: f64, st: u32, version_finish: u32, step: u32) -> u32 {
         self.s.samples_trained += 1;
         self.s.tokens_trained += length;
         self.staleness_sum += st as u64;
@@ -692,6 +802,23 @@ impl Col {
 }
 
 impl SampleColumns {
+    /// The row of a sample that starts ([`Recorder::start`]).
+    #[inline(never)]
+    fn start(&mut self, length: f64, start_s: f64, version: u32, slot: u32, group: u32) {
+        self.length_tokens.push(length);
+        self.group_id.push(group);
+        self.start_s.push(start_s);
+        self.finish_s.push(f64::NAN);
+        self.version_start.push(version);
+        self.version_end.push(version);
+        self.version_finish.push(NONE_U32);
+        self.n_versions.push(1);
+        self.trained_step.push(-1);
+        self.dropped.push(false);
+        self.aborted.push(false);
+        self.slot.push(slot);
+    }
+
     /// The columns with their names, in the order of [`crate::schema::SAMPLES`].
     pub fn into_named(self) -> Vec<(&'static str, Col)> {
         vec![
@@ -797,6 +924,80 @@ mod tests {
         same(&types(SampleColumns::default().into_named()), schema::SAMPLES);
         same(&types(SegmentColumns::default().into_named()), schema::SEGMENTS);
         same(&types(StepColumns::default().into_named()), schema::STEPS);
+    }
+
+    #[test]
+    fn span_book_sums_are_the_plain_lists_sums_through_collisions_and_growth() {
+        // sample ids up to 3,000 apart, far beyond the first table (1,024 slots): chains collide,
+        // spill into the overflow map and make the table grow. The sums must be those of plain
+        // per-sample lists of spans, bit for bit: the same additions in the same order (a chain is
+        // newest first), whatever the table does.
+        let mut rec = Recorder::new(false);
+        let mut want = [0.0f64; LEARN_STALENESS_BINS + 1];
+        let mut stored: std::collections::HashMap<u32, Vec<(u32, f64)>> = Default::default();
+        let mut pending: Option<(u32, u32, f64)> = None;
+        let mut live: Vec<u32> = Vec::new();
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut rnd = move |m: u64| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (x >> 33) % m
+        };
+        let (mut next_id, mut trained, mut dropped) = (0u32, 0, 0);
+        for i in 0..20_000u32 {
+            let step = i / 100; // the training step (the policy version) now
+            let op = rnd(10);
+            if live.len() < 8 || op < 4 {
+                // more starts than ends: up to about 2,000 samples live
+                live.push(next_id);
+                next_id += 1 + rnd(3_000) as u32;
+                continue;
+            }
+            let k = rnd(live.len() as u64) as usize;
+            let id = live[k];
+            match op {
+                4..=6 => {
+                    // a span closes (an update or the finish)
+                    let (version, n) = (step.saturating_sub(rnd(3) as u32), (1 + rnd(1_000)) as f64 * 0.37);
+                    rec.segment(id, version, 0.0, n);
+                    if let Some(p) = pending.replace((id, version, n)) {
+                        stored.entry(p.0).or_default().push((p.1, p.2));
+                    }
+                }
+                7 | 8 => {
+                    // it finishes (its pending span is its last), then it is trained
+                    rec.finish(id, 0.0, 0.0, 0, 0, 1);
+                    if matches!(pending, Some((i, _, _)) if i == id) {
+                        pending = None;
+                    }
+                    let (length, version_end) = ((1 + rnd(5_000)) as f64 * 0.71, step.saturating_sub(rnd(20) as u32));
+                    rec.train_sample(id, length, 0, version_end, 0, step);
+                    let bin = |v: u32| (step.saturating_sub(v) as usize).min(LEARN_STALENESS_BINS);
+                    let mut rest = length;
+                    for &(v, n) in stored.remove(&id).unwrap_or_default().iter().rev() {
+                        want[bin(v)] += n;
+                        rest -= n;
+                    }
+                    want[bin(version_end)] += rest;
+                    live.swap_remove(k);
+                    trained += 1;
+                }
+                _ => {
+                    rec.drop_sample(id, 0.0);
+                    if matches!(pending, Some((i, _, _)) if i == id) {
+                        pending = None;
+                    }
+                    stored.remove(&id);
+                    live.swap_remove(k);
+                    dropped += 1;
+                }
+            }
+        }
+        assert!(rec.spans.table.len() > 1024, "the table grew: {}", rec.spans.table.len());
+        assert!(trained > 1_000 && dropped > 500, "{trained} trained, {dropped} dropped");
+        assert_eq!(rec.spans.parked, stored.len());
+        let got = rec.s.learn.tokens_by_staleness;
+        assert!(got.iter().all(|v| *v > 0.0), "{got:?}");
+        assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "{got:?} vs {want:?}");
     }
 
     #[test]

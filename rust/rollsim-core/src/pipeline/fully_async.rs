@@ -158,8 +158,7 @@ pub(crate) fn run<D: Draw>(
                 let slot = ev.slot as usize;
                 let done = in_flight[slot];
                 let version = trainer.version;
-                rec.segment(done.id, done.version, 0.0, done.length);
-                rec.finish(done.id, done.length, t, done.version, version, 1);
+                rec.finish_whole(done.id, done.length, t, done.version, version);
                 match cap {
                     Some(c) if version - done.version > c => rec.drop_sample(done.id, done.length),
                     _ => ready.push_back(Ready {

@@ -31,15 +31,14 @@ impl TrainModel {
     }
 }
 
-/// A batch being assembled: what the step's row records.
-#[derive(Clone, Debug, Default)]
+/// A batch being assembled: what the step's row records. Plain `Copy` sums (the answer lengths
+/// the per-rank model needs are the trainer's): the loops that fill it keep them in registers.
+#[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Batch {
     staleness_sum: u64,
     staleness_max: u32,
     tokens: f64,
     samples: u32,
-    /// Answer tokens of each sample in the order taken (only with `Scenario::train`).
-    lengths: Vec<f64>,
 }
 
 pub(crate) struct Trainer {
@@ -50,6 +49,8 @@ pub(crate) struct Trainer {
     model: TrainModel,
     /// The per-rank model and the prompt tokens of every sequence (`Scenario::train`).
     ranks: Option<(TrainRanks, f64)>,
+    /// With `ranks`: answer tokens of each sample of the batch being taken, in the order taken.
+    lengths: Vec<f64>,
     /// End of the last step started.
     last_end: f64,
 }
@@ -57,7 +58,7 @@ pub(crate) struct Trainer {
 impl Trainer {
     pub fn new(sc: &Scenario) -> Self {
         let ranks = sc.train.map(|t| (t, sc.prefill.prompt_tokens));
-        Trainer { version: 0, started: 0, model: TrainModel::of(sc), ranks, last_end: 0.0 }
+        Trainer { version: 0, started: 0, model: TrainModel::of(sc), ranks, lengths: Vec::new(), last_end: 0.0 }
     }
 
     /// A step is running (its end is pending).
@@ -69,7 +70,7 @@ impl Trainer {
     /// Adds a finished sample to `batch` (a group of one).
     #[inline]
     pub fn take_sample(
-        &self,
+        &mut self,
         rec: &mut Recorder,
         batch: &mut Batch,
         id: u32,
@@ -78,16 +79,18 @@ impl Trainer {
         version_finish: u32,
     ) {
         // a group of one with one span (the fully async loop): its span's version is its start's
-        let st = rec.train_sample(id, length, version_start, version_start, version_finish, self.started);
+        let st = rec.train_whole(id, length, version_start, version_finish, self.started);
         rec.train_group(st);
         batch.add(st, length);
         if self.ranks.is_some() {
-            batch.lengths.push(length);
+            self.lengths.push(length);
         }
     }
 
-    /// Adds every member of a finished group to `batch`.
-    pub fn take_group(&self, rec: &mut Recorder, batch: &mut Batch, g: &Group) {
+    /// Adds every member of a finished group to `batch`. Inlined in the batch loops (a call per
+    /// group cost as much as the work for groups of one).
+    #[inline(always)]
+    pub fn take_group(&mut self, rec: &mut Recorder, batch: &mut Batch, g: &Group) {
         let step = self.started;
         rec.train_group(step.saturating_sub(g.min_version));
         for m in &g.members {
@@ -95,7 +98,7 @@ impl Trainer {
             batch.add(st, m.length);
         }
         if self.ranks.is_some() {
-            batch.lengths.extend(g.members.iter().map(|m| m.length));
+            self.lengths.extend(g.members.iter().map(|m| m.length));
         }
     }
 
@@ -113,7 +116,8 @@ impl Trainer {
     ) -> f64 {
         let mut end = t + self.model.step_s(batch.tokens);
         if let Some((r, prompt)) = &self.ranks {
-            let (slowest, mean) = r.step(&batch.lengths, *prompt);
+            let (slowest, mean) = r.step(&self.lengths, *prompt);
+            self.lengths.clear();
             rec.rank_step(slowest, mean);
             end = t + (self.model.step_s(batch.tokens) + (r.mini_batches as f64 * r.fixed_s + slowest));
         }
