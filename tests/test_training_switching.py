@@ -117,8 +117,8 @@ def test_published_switch_rows():
         'torch_memory_saver resume of 4 GiB with CPU backup, 1 L20': (0.752, 0.7519, 0.0),
         'pinned Tensor.copy_ of 4 GiB, device to host, 1 L20': (0.167, 0.1637, 0.02),
         'pinned Tensor.copy_ of 4 GiB, host to device, 1 L20': (0.167, 0.1699, -0.018),
-        'vLLM 0.11 level-1 sleep, 4 A100 (TP 4), Qwen3-235B-A22B FP8': (2.339, 5.89, -0.603),
-        'vLLM 0.11 level-1 wake, 4 A100 (TP 4), Qwen3-235B-A22B FP8': (2.536, 5.29, -0.521),
+        'vLLM 0.11 level-1 sleep, 4 A100 (TP 4), Qwen3-235B-A22B FP8': (4.623, 5.89, -0.215),
+        'vLLM 0.11 level-1 wake, 4 A100 (TP 4), Qwen3-235B-A22B FP8': (4.821, 5.29, -0.089),
         'vLLM 0.11 level-1 sleep, 1 RTX A4000, Qwen3-0.6B': (0.101, 0.13, -0.224),
         'vLLM 0.11 level-1 wake, 1 RTX A4000, Qwen3-0.6B': (0.298, 0.1, 1.982),
         'vLLM 0.11 level-1 sleep, 1 RTX A4000, Phi-3-vision': (0.377, 0.68, -0.445),
@@ -131,7 +131,7 @@ def test_published_switch_rows():
     fitted = [r for r in sw.switch_validation_rows() if r["in_fit"]]
     held = [r for r in sw.switch_validation_rows() if not r["in_fit"]]
     assert (len(fitted), sum(abs(r["error"]) <= 0.25 for r in fitted)) == (20, 16)
-    assert (len(held), sum(abs(r["error"]) <= 0.25 for r in held)) == (10, 2)
+    assert (len(held), sum(abs(r["error"]) <= 0.25 for r in held)) == (10, 4)
     assert sw.calibration_report().startswith(
         "switch fit: sleep_fixed_s 0.0546, wake_fixed_s 0.2519, pageable_bytes_per_s 2.88e+09, pinned_efficiency "
         "0.804, unpin_bytes_per_s 7.34e+09")
@@ -162,8 +162,8 @@ def test_rows_in_the_resource_validation_table():
     df = validation.table()
     mine = df.filter(df["area"].is_in(["training", "switching"]))
     assert mine.group_by("area").len().sort("area").rows() == [("switching", 30), ("training", 12)]
-    # training 11 of 12 (one of them the H20 row its family factor is fitted on alone), switching 18 of 30
-    assert int(mine["within_25pct"].sum()) == 29
+    # training 11 of 12 (one of them the H20 row its family factor is fitted on alone), switching 20 of 30
+    assert int(mine["within_25pct"].sum()) == 31
     row = mine.filter(mine["label"] == "vllm prealloc Qwen3-8B H20").row(0, named=True)
     assert (row["quantity"], row["measured"], round(row["predicted"], 4), row["fit"]) == ("sleep s", 0.343, 0.373,
                                                                                           True)

@@ -210,10 +210,14 @@ class Deployment:
         :func:`rollsim.hardware.switching.switch_s`, in its steady state), with its KV cache at this
         deployment's capacity; with ``train_offload`` also the trainer's state parked and brought
         back (:func:`rollsim.hardware.switching.train_offload_s`), as ``train_sleep`` and
-        ``train_wake``, included in ``sleep``, ``wake`` and ``total``."""
+        ``train_wake``, included in ``sleep``, ``wake`` and ``total``. Every instance switches at
+        once, so the GPUs of a node copying together are ``min(rollout_gpus, gpus_per_node)``
+        (``gpus_copying``, overridden by ``kwargs``): they share the node's host uplinks
+        (``Accelerator.gpus_per_host_link``)."""
         from .switching import switch_s, train_offload_s
 
         kv = self.kv_capacity_tokens() * self.spec.kv_bytes_per_token()
+        kwargs.setdefault("gpus_copying", min(self.rollout_gpus, int(self.accelerator.gpus_per_node)))
         out = switch_s(self.spec, self.accelerator, gpus=self.rollout_tp, kv_cache_bytes=kv,
                        engine=self.engine, **kwargs)
         if self.train_offload:

@@ -2,7 +2,7 @@
 
 * :class:`Accelerator`: memory capacity and bandwidth, dense BF16 / FP8 FLOP/s, scale-up (NVLink,
   Infinity Fabric, HCCS), scale-out NIC and host-link bandwidth per device, from the vendors'
-  datasheets. ``ACCELERATORS`` holds them; :func:`accelerator` looks one up by name or alias.
+  datasheets, and the devices sharing one host uplink, from published host topologies. ``ACCELERATORS`` holds them; :func:`accelerator` looks one up by name or alias.
 * :class:`ModelSpec`: a decoder's shape (layers, widths, heads, experts, MLA ranks) and its
   parameter counts. ``MODELS`` holds the Qwen2.5, Qwen3, Llama-3.1, DeepSeek-V3 / R1, Kimi-K2,
   GLM-4.5 and gpt-oss families, each built by :func:`model_from_hf_config` from the fields of its
@@ -63,6 +63,20 @@ class Accelerator:
         The datasheet the numbers come from.
     scale_up_domain : int
         Devices one scale-up fabric connects (72 for GB200 NVL72); 0 means ``gpus_per_node``.
+    gpus_per_host_link : int
+        Devices that reach host memory through one uplink of ``host_link_bytes_per_s`` (behind one
+        PCIe switch) in the node the part is built into; GPUs copying to or from the host at the
+        same time share it (:mod:`rollsim.hardware.switching`). 2 for the A100 / A800 SXM parts
+        (an 8-GPU HGX A100 board hangs two GPUs and two NICs off each PCIe Gen4 x16 switch
+        uplink: Azure/azhpc-images ``topology/ndv4-topo.xml``, the NCCL topology of Azure's
+        ND A100 v4; NVIDIA's DGX A100 has four PCIe Gen4 switches for its eight GPUs, DGX A100
+        System Architecture white paper); 1 elsewhere (each H100 of Azure's ND H100 v5 sits
+        alone with its NIC behind a PCIe Gen5 x16 switch port, Azure/azhpc-images
+        ``topology/ndv5-topo.xml``; PCIe cards have their own x16 slot, as the A100 PCIe cards
+        of Azure's NC A100 v4, ``topology/ncv4-topo.xml``; GB200's ``host_link_bytes_per_s`` is
+        already each GPU's share of its Grace's NVLink-C2C). Servers differ (some wire every GPU
+        to a CPU root port of its own, some put four PCIe cards behind one switch): set it for
+        your host with :func:`dataclasses.replace`.
     """
 
     name: str
@@ -77,6 +91,7 @@ class Accelerator:
     gpus_per_node: int
     source: str
     scale_up_domain: int = 0
+    gpus_per_host_link: int = 1
 
     @property
     def hbm_bytes(self) -> float:
@@ -95,6 +110,10 @@ _NIC400 = 50e9  # ConnectX-7 400 Gb/s, one per GPU (DGX H100 / B200 reference no
 _NIC200 = 25e9  # ConnectX-6 200 Gb/s HDR, one per GPU (DGX A100)
 _PCIE5 = 64e9   # PCIe Gen5 x16, one direction
 _PCIE4 = 32e9   # PCIe Gen4 x16, one direction
+# GPUs behind one PCIe Gen4 x16 switch uplink on an 8-GPU HGX A100 board (Azure/azhpc-images
+# topology/ndv4-topo.xml: per NUMA node one switch, two GPUs and two NICs under it; DGX A100 System
+# Architecture white paper: four PCIe Gen4 switches for eight GPUs)
+_HGX_A100_GPUS_PER_UPLINK = 2
 
 ACCELERATORS: dict[str, Accelerator] = {a.name: a for a in (
     Accelerator("H100", "hopper", 80, 3.35e12, 989e12, 1979e12, 450e9, _NIC400, _PCIE5, 8, _H100),
@@ -105,10 +124,13 @@ ACCELERATORS: dict[str, Accelerator] = {a.name: a for a in (
     Accelerator("H20", "hopper", 96, 4.0e12, 148e12, 296e12, 450e9, _NIC400, _PCIE5, 8,
                 "NVIDIA HGX H20 product brief: 96 GB HBM3 at 4.0 TB/s, 148 TFLOPS BF16 / 296 FP8 dense, "
                 "NVLink 900 GB/s"),
-    Accelerator("A100-40G", "ampere", 40, 1.555e12, 312e12, None, 300e9, _NIC200, _PCIE4, 8, _A100),
-    Accelerator("A100-80G", "ampere", 80, 2.039e12, 312e12, None, 300e9, _NIC200, _PCIE4, 8, _A100),
+    Accelerator("A100-40G", "ampere", 40, 1.555e12, 312e12, None, 300e9, _NIC200, _PCIE4, 8, _A100,
+                gpus_per_host_link=_HGX_A100_GPUS_PER_UPLINK),
+    Accelerator("A100-80G", "ampere", 80, 2.039e12, 312e12, None, 300e9, _NIC200, _PCIE4, 8, _A100,
+                gpus_per_host_link=_HGX_A100_GPUS_PER_UPLINK),
     Accelerator("A800", "ampere", 80, 2.039e12, 312e12, None, 200e9, _NIC200, _PCIE4, 8,
-                "NVIDIA A800 SXM4 80GB product brief: an A100 with NVLink cut to 400 GB/s (both directions)"),
+                "NVIDIA A800 SXM4 80GB product brief: an A100 with NVLink cut to 400 GB/s (both directions)",
+                gpus_per_host_link=_HGX_A100_GPUS_PER_UPLINK),
     Accelerator("L20", "ada", 48, 864e9, 119.5e12, 239e12, _PCIE4, _NIC200, _PCIE4, 8,
                 "NVIDIA L20 product brief: 48 GB GDDR6 at 864 GB/s, 119.5 TFLOPS BF16 / 239 FP8 dense, "
                 "PCIe Gen4 x16, no NVLink"),

@@ -7,6 +7,10 @@ A switch is made of these terms, per GPU (weights sharded over the instance's ``
 * a **copy** between device and pinned host memory, ``bytes / (PINNED_EFFICIENCY x host link)``
   (measured directly on an L20: 24.4 GiB/s device to host and 23.5 GiB/s back over PCIe Gen4 x16,
   fzyzcjy/torch_memory_saver issue 111);
+  the host link of a GPU is its share of the uplink it reaches the host through: GPUs behind one
+  PCIe switch (``Accelerator.gpus_per_host_link``, 2 on an 8-GPU HGX A100 board) that copy at
+  the same time split it, so a GPU copies over ``host_link_bytes_per_s / min(gpus_per_host_link,
+  GPUs of its node copying at once)`` (:func:`host_link_share`);
 * **pinning new host memory** (``cudaHostAlloc``, page-locking the buffer the copy lands in),
   ``bytes / PAGEABLE_BYTES_PER_S``; the same rate stands for a reload through ordinary (pageable)
   host memory;
@@ -47,7 +51,7 @@ from rollsim import _check
 from rollsim.errors import invalid
 
 __all__ = ["ENGINES", "SLEEP_FIXED_S", "WAKE_FIXED_S", "PAGEABLE_BYTES_PER_S", "PINNED_EFFICIENCY",
-           "UNPIN_BYTES_PER_S", "TRAIN_STATE_BYTES_PER_PARAM", "switch_s", "train_offload_s", "CALIBRATION",
+           "UNPIN_BYTES_PER_S", "TRAIN_STATE_BYTES_PER_PARAM", "host_link_share", "switch_s", "train_offload_s", "CALIBRATION",
            "fit", "calibration_report", "switch_validation_rows", "table_rows"]
 
 ENGINES = ("vllm", "vllm-level2", "sglang")
@@ -77,6 +81,53 @@ _KEYS = ("sleep_fixed_s", "wake_fixed_s", "copy", "pin", "unpin")  # the linear 
 def _constants() -> dict[str, float]:
     return {"sleep_fixed_s": SLEEP_FIXED_S, "wake_fixed_s": WAKE_FIXED_S, "pageable_bytes_per_s": PAGEABLE_BYTES_PER_S,
             "pinned_efficiency": PINNED_EFFICIENCY, "unpin_bytes_per_s": UNPIN_BYTES_PER_S}
+
+
+def _gpus_copying(accelerator: Any, gpus: int, gpus_copying: int | None) -> int:
+    """GPUs of one node copying at once: ``gpus_copying``, or the GPUs of ``gpus`` on one node (the
+    least it can be: they all copy together)."""
+    own = min(gpus, int(getattr(accelerator, "gpus_per_node", gpus)))
+    if gpus_copying is None:
+        return own
+    n = _check.integer("gpus_copying", gpus_copying, 1, _MAX_GPUS)
+    if n < own:
+        raise invalid("gpus_copying", f"must be at least the GPUs of this switch on one node (min(gpus, "
+                      f"gpus_per_node) = {own}: they copy together), got {n}")
+    return n
+
+
+def host_link_share(accelerator: Any, gpus_copying: int = 1) -> float:
+    """Bytes/s one GPU copies to or from the host over while ``gpus_copying`` GPUs of its node copy
+    at once.
+
+    Parameters
+    ----------
+    accelerator : Accelerator or str
+        The GPU: ``host_link_bytes_per_s`` is its own link and the uplink of the PCIe switch it sits
+        behind (the same PCIe generation and width), ``gpus_per_host_link`` the GPUs behind that
+        uplink (1 when the object has no such attribute).
+    gpus_copying : int
+        GPUs of the node copying at the same time, in [1, 2**20], placed in order (a TP-4 instance
+        on GPUs 0-3 of an 8-GPU HGX A100 node puts two on each of two switches).
+
+    Returns
+    -------
+    float
+        ``host_link_bytes_per_s / min(gpus_per_host_link, gpus_copying)``, bytes/s: the uplink
+        split evenly among the GPUs behind it that copy, never more than the GPU's own link.
+
+    Raises
+    ------
+    ScenarioError (ValueError)
+        ``gpus_copying`` or the accelerator's ``gpus_per_host_link`` outside [1, 2**20], or an
+        unknown accelerator name.
+    """
+    from rollsim.hardware.training import _resolve
+
+    _, accelerator = _resolve("Qwen3-0.6B", accelerator)
+    n = _check.integer("gpus_copying", gpus_copying, 1, _MAX_GPUS)
+    share = _check.integer("gpus_per_host_link", getattr(accelerator, "gpus_per_host_link", 1), 1, _MAX_GPUS)
+    return float(accelerator.host_link_bytes_per_s) / min(share, n)
 
 
 def _engine_terms(engine: str, part: str, moved: float, link: float, *, preallocated: bool,
@@ -121,7 +172,8 @@ def _seconds(t: dict[str, float], c: dict[str, float], link: float) -> float:
 
 def switch_s(model: Any, accelerator: Any, *, gpus: int, kv_cache_bytes: float, engine: str = "vllm",
              preallocated: bool = False, first_sleep: bool = False, offload_kv: bool = False,
-             bytes_per_param: float = 2.0, _c: dict[str, float] | None = None) -> dict[str, float]:
+             bytes_per_param: float = 2.0, gpus_copying: int | None = None,
+             _c: dict[str, float] | None = None) -> dict[str, float]:
     """Seconds of one colocated switch of a rollout engine (to sleep, and awake again).
 
     Parameters
@@ -129,11 +181,10 @@ def switch_s(model: Any, accelerator: Any, *, gpus: int, kv_cache_bytes: float, 
     model : ModelSpec or str
         The served model (names are looked up in :mod:`rollsim.hardware.specs`).
     accelerator : Accelerator or str
-        The GPU; its ``host_link_bytes_per_s`` carries the copies.
+        The GPU; each copies over its share of the host link (:func:`host_link_share`).
     gpus : int
         GPUs of one engine instance (its tensor x expert parallel size), in [1, 2**20]; the weights
-        and the KV cache are split evenly over them, and all copy at once, each over its own link
-        (GPUs that share a host uplink are slower: see ``docs/hardware_training.md``).
+        and the KV cache are split evenly over them, and all copy at once.
     kv_cache_bytes : float
         KV cache of the instance (all its GPUs), bytes, in [0, 1e15]; moved only with
         ``offload_kv``.
@@ -150,6 +201,11 @@ def switch_s(model: Any, accelerator: Any, *, gpus: int, kv_cache_bytes: float, 
         The KV cache is copied out and back like the weights instead of discarded.
     bytes_per_param : float
         Bytes per weight parameter in the engine, in (0, 8] (2: BF16 / FP16, 1: FP8).
+    gpus_copying : int or None
+        GPUs of one node copying to or from the host at the same time (this instance's and those
+        of other engines switching with it), in [min(gpus, gpus_per_node), 2**20]; they share the
+        uplinks of ``accelerator.gpus_per_host_link`` GPUs. None: the instance's GPUs on one node,
+        ``min(gpus, gpus_per_node)``.
 
     Returns
     -------
@@ -161,8 +217,9 @@ def switch_s(model: Any, accelerator: Any, *, gpus: int, kv_cache_bytes: float, 
     Raises
     ------
     ScenarioError (ValueError)
-        An argument outside its range, an unknown engine, or ``first_sleep`` / ``preallocated``
-        with an engine they do not apply to.
+        An argument outside its range (``gpus_copying`` below the instance's GPUs on one node
+        included), an accelerator's ``gpus_per_host_link`` outside [1, 2**20], an unknown engine,
+        or ``first_sleep`` / ``preallocated`` with an engine they do not apply to.
     """
     from rollsim.hardware.training import _resolve
 
@@ -182,7 +239,7 @@ def switch_s(model: Any, accelerator: Any, *, gpus: int, kv_cache_bytes: float, 
                       "got engine='vllm-level2'")
     okv = _check.flag("offload_kv", offload_kv)
     c = _constants() if _c is None else _c
-    link = float(accelerator.host_link_bytes_per_s)
+    link = host_link_share(accelerator, _gpus_copying(accelerator, g, gpus_copying))
     w = float(model.total_params) * bpp / g
     k = kv / g if okv else 0.0
     out = {}
@@ -203,7 +260,8 @@ def switch_s(model: Any, accelerator: Any, *, gpus: int, kv_cache_bytes: float, 
 
 
 def train_offload_s(model: Any, accelerator: Any, *, gpus: int = 1, state_bytes: float | None = None,
-                    retain_backup: bool = False, _c: dict[str, float] | None = None) -> dict[str, float]:
+                    retain_backup: bool = False, gpus_copying: int | None = None,
+                    _c: dict[str, float] | None = None) -> dict[str, float]:
     """Seconds to park a trainer's GPU state on the host and bring it back, through
     torch_memory_saver's CPU backup (slime's and vime's ``offload_train``, on by default when
     colocated).
@@ -213,9 +271,9 @@ def train_offload_s(model: Any, accelerator: Any, *, gpus: int = 1, state_bytes:
     model : ModelSpec or str
         The trained model.
     accelerator : Accelerator or str
-        The GPU; its ``host_link_bytes_per_s`` carries the copies.
+        The GPU; each copies over its share of the host link (:func:`host_link_share`).
     gpus : int
-        Training GPUs the state is sharded over, in [1, 2**20].
+        Training GPUs the state is sharded over, in [1, 2**20]; all park theirs at once.
     state_bytes : float or None
         Bytes parked per GPU, in (0, 1e15]. None: ``TRAIN_STATE_BYTES_PER_PARAM x total_params /
         gpus`` (the optimizer state alone; a real run also parks what its caching allocator keeps
@@ -223,6 +281,9 @@ def train_offload_s(model: Any, accelerator: Any, *, gpus: int = 1, state_bytes:
     retain_backup : bool
         torch_memory_saver's ``retain_cpu_backup`` (fzyzcjy/torch_memory_saver PR 86): the pinned
         buffers are kept, so neither pinning nor unpinning is paid.
+    gpus_copying : int or None
+        GPUs of one node copying at the same time, in [min(gpus, gpus_per_node), 2**20]; None:
+        ``min(gpus, gpus_per_node)``.
 
     Returns
     -------
@@ -247,7 +308,7 @@ def train_offload_s(model: Any, accelerator: Any, *, gpus: int = 1, state_bytes:
         b = _check.bounded("state_bytes", state_bytes, 0, 1e15, "bytes", lo_open=True)
     retain = _check.flag("retain_backup", retain_backup)
     c = _constants() if _c is None else _c
-    link = float(accelerator.host_link_bytes_per_s)
+    link = host_link_share(accelerator, _gpus_copying(accelerator, g, gpus_copying))
     sleep = _seconds(_tms_terms("sleep", b, link, retain), c, link)
     wake = _seconds(_tms_terms("wake", b, link, retain), c, link)
     return {"bytes": b, "sleep": sleep, "wake": wake, "total": sleep + wake}
@@ -331,8 +392,9 @@ CALIBRATION: tuple[_Case, ...] = (
             part, s, _BLOG_TP4, "engine",
             {"model": "Qwen3-235B-A22B", "accelerator": "A100-80G", "gpus": 4, "engine": "vllm",
              "bytes_per_param": 1.0}, fit=False,
-            note="steady state (median of three); the four GPUs copy at once, and on a host whose GPUs share "
-                 "PCIe uplinks each gets a share of one link")
+            note="steady state (median of three); the four GPUs copy at once, two behind each PCIe Gen4 x16 "
+                 "switch uplink as on an 8-GPU HGX A100 board (A100-80G's gpus_per_host_link; the post names "
+                 "only 'A100', not its host)")
       for part, s in (("sleep", 5.89), ("wake", 5.29))),
     *(_engine_case(f"vLLM 0.11 level-1 {part}, 1 RTX A4000, {lab}", f"vllm {lab} A4000", part, s, _BLOG_A4000, m,
                    _A4000, fit=False, note="steady state (median of the post's repeats)")
@@ -364,7 +426,7 @@ def _terms(case: _Case) -> tuple[dict[str, float], float]:
     kw = case.kwargs
     if case.kind == "engine":
         m, gpu = _resolve(_phi3_vision() if kw["model"] == "phi3v" else kw["model"], kw["accelerator"])
-        link = float(gpu.host_link_bytes_per_s)
+        link = host_link_share(gpu, _gpus_copying(gpu, kw["gpus"], None))
         w = float(m.total_params) * kw.get("bytes_per_param", 2.0) / kw["gpus"]
         return _engine_terms(kw["engine"], case.part, w, link, preallocated=kw.get("preallocated", False),
                              first_sleep=kw.get("first_sleep", False)), link
