@@ -322,11 +322,15 @@ def _measure(sc: Scenario, steps: int, seed: int) -> dict[str, float]:
     est = _step_estimate(sc)
     horizon = min(1e12, max(est * (steps + 2), 1.0))
     for _ in range(4):
-        res = simulate(sc.replace(horizon_s=horizon, seed=seed), record="summary")
+        with warnings.catch_warnings(record=True) as caught:  # only the last attempt's warnings count
+            warnings.simplefilter("always")
+            res = simulate(sc.replace(horizon_s=horizon, seed=seed), record="summary")
         st = res.steps.filter(res.steps["completed"])
         if st.height >= 4:
             break
         horizon = min(1e12, horizon * 4)
+    for w in caught:
+        warnings.warn(w.message, stacklevel=2)
     s = res.summary
     ends = st["end_s"].to_numpy()
     step_s = float(np.mean(np.diff(ends[1:]))) if len(ends) >= 3 else math.nan
