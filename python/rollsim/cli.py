@@ -21,6 +21,7 @@ print ``rollsim: error: <message>`` and exit with code 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import difflib
 import json
@@ -165,9 +166,11 @@ def _help(f: schema.Field, default: Any) -> str:
         notes.append("with " + ", ".join(_OWNER_NAMES.get(o, o) for o in f.owners))
     elif f.part == "pipeline.batch_order":
         notes.append(f"with --batch-order {schema.LENGTH_BALANCED}")
-    if default is not None:
+    # the field's text may already say which value is the default ("0 (default) keeps ..."): not twice
+    said = "(default)" in text and (default is None or default == f.default)
+    if default is not None and not said:
         notes.append("default: %(default)s")
-    elif len(f.owners) <= 1 and f.default is not dataclasses.MISSING and f.default is not None:
+    elif not said and len(f.owners) <= 1 and f.default is not dataclasses.MISSING and f.default is not None:
         notes.append(f"default: {f.default}")
     return text + (f" ({'; '.join(notes)})" if notes else "")
 
@@ -451,7 +454,13 @@ def _scenario_doc(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 def _scenario(a: argparse.Namespace, pipeline: Any = None, *, rollout_slots: int | None = None) -> Scenario:
     """The scenario of the command line (see :func:`_scenario_doc`); ``pipeline`` and
-    ``rollout_slots`` replace the ones it gives."""
+    ``rollout_slots`` replace the ones it gives. An unknown key of a scenario file names the file."""
+    path = getattr(a, "scenario", None)
+    with schema.naming_file(path) if path is not None else contextlib.nullcontext():
+        return _scenario_of(a, pipeline, rollout_slots=rollout_slots)
+
+
+def _scenario_of(a: argparse.Namespace, pipeline: Any = None, *, rollout_slots: int | None = None) -> Scenario:
     doc, root = _scenario_doc(a)
     if pipeline is not None:
         doc["pipeline"] = pipeline
@@ -845,7 +854,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "(checked before running)")
     _add_config_args(r)
     r.set_defaults(func=_cmd_run)
-    pr = sub.add_parser("presets", help="AReaL, verl, PipelineRL, slime, PRIME-RL side by side")
+    pr = sub.add_parser("presets", help="AReaL, verl, PipelineRL, slime, PRIME-RL side by side",
+                        description="Runs the scenario under each system's preset (rollsim.presets: AReaL, verl, "
+                                    "PipelineRL, slime, PRIME-RL), with synchronous and the chapter's fully async "
+                                    "for reference. Each preset chooses its own pipeline and staleness cap, so the "
+                                    "pipeline's flags (--pipeline, --max-staleness, ...) do not apply here: give "
+                                    "them to rollsim run.")
     _add_scenario_args(pr, default_rng="fast", guards=())
     pr.set_defaults(group_size=8, prompt_tokens=500.0, prefill_tokens_per_s=10000.0)
     pr.add_argument("--format", choices=("table", "csv"), default="table")

@@ -533,9 +533,11 @@ def plot_dir(
                               f"(use heatmap or lines)")
     runs = {k or "run": v for k, v in loaded.runs.items()}
     if pipeline is not None:
-        match = {k: v for k, v in runs.items() if pipeline in (k, tag(k))}
+        # its name, or its file tag (with hyphens for underscores, as every choice on the command line)
+        match = {k: v for k, v in runs.items() if pipeline == k or pipeline.replace("-", "_") == tag(k)}
         if not match:
-            raise invalid("pipeline", f"unknown pipeline {pipeline!r}; the directory has {list(runs)}")
+            raise invalid("pipeline", f"unknown pipeline {pipeline!r}; the directory has {list(runs)} (file tags: "
+                                      f"{[tag(k) for k in runs]})")
         runs = match
     if not runs:
         raise invalid("result_dir", f"{loaded.path!r} has no per-pipeline samples/steps files")
