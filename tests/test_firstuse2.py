@@ -192,3 +192,19 @@ def test_an_unknown_key_names_its_file(tmp_path, capsys):
     t.write_text("rollout_slots = 0\n")  # a value error is the field's, as before
     with pytest.raises(ScenarioError, match=r"^rollout_slots: must be in \[1, 16777216\], got 0$"):
         Scenario.from_toml(t)
+
+
+def test_whatif_keeps_only_the_warnings_of_its_last_horizon():
+    # rollsim.what_if sizes a run's horizon from a serial estimate and retries 4x longer when too few
+    # steps completed: this batched scenario's steps take about 10,772 s against the estimate's 606 s, so
+    # the first horizon (6 x 606 s) completes no step; a retry's run does, and nothing warns
+    from rollsim.what_if import _measure, _step_estimate
+
+    sc = Scenario(rng="fast", slots_per_instance=256, decode_slowdown_per_seq=0.2)
+    assert _step_estimate(sc) == pytest.approx(606.1333333333333, rel=1e-12)
+    with pytest.warns(NoTrainingStepWarning):
+        assert simulate(sc.replace(horizon_s=_step_estimate(sc) * 6), record="summary").summary["steps"] == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = _measure(sc, 4, 0)
+    assert m["step_s"] == pytest.approx(10771.545290092485, rel=1e-12)
