@@ -21,7 +21,6 @@ print ``rollsim: error: <message>`` and exit with code 2.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import difflib
 import json
@@ -455,6 +454,8 @@ def _scenario_doc(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
 def _scenario(a: argparse.Namespace, pipeline: Any = None, *, rollout_slots: int | None = None) -> Scenario:
     """The scenario of the command line (see :func:`_scenario_doc`); ``pipeline`` and
     ``rollout_slots`` replace the ones it gives. An unknown key of a scenario file names the file."""
+    import contextlib
+
     path = getattr(a, "scenario", None)
     with schema.naming_file(path) if path is not None else contextlib.nullcontext():
         return _scenario_of(a, pipeline, rollout_slots=rollout_slots)
@@ -854,12 +855,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(checked before running)")
     _add_config_args(r)
     r.set_defaults(func=_cmd_run)
-    pr = sub.add_parser("presets", help="AReaL, verl, PipelineRL, slime, PRIME-RL side by side",
-                        description="Runs the scenario under each system's preset (rollsim.presets: AReaL, verl, "
-                                    "PipelineRL, slime, PRIME-RL), with synchronous and the chapter's fully async "
-                                    "for reference. Each preset chooses its own pipeline and staleness cap, so the "
-                                    "pipeline's flags (--pipeline, --max-staleness, ...) do not apply here: give "
-                                    "them to rollsim run.")
+    pr = sub.add_parser("presets", help="AReaL, verl, PipelineRL, slime, PRIME-RL side by side")
     _add_scenario_args(pr, default_rng="fast", guards=())
     pr.set_defaults(group_size=8, prompt_tokens=500.0, prefill_tokens_per_s=10000.0)
     pr.add_argument("--format", choices=("table", "csv"), default="table")
@@ -917,7 +913,15 @@ def build_parser() -> argparse.ArgumentParser:
     from rollsim.configs import cli as configs_cli
 
     configs_cli.add_parsers(sub)
+    sub.choices["presets"].description = PRESETS_DESCRIPTION
     return p
+
+
+#: ``rollsim presets --help``'s description: the presets choose their own pipelines and caps.
+PRESETS_DESCRIPTION = ("Runs the scenario under each system's preset (rollsim.presets: AReaL, verl, PipelineRL, slime, "
+                       "PRIME-RL), with synchronous and the chapter's fully async for reference. Each preset chooses "
+                       "its own pipeline and staleness cap, so the pipeline's flags (--pipeline, --max-staleness, ...) "
+                       "do not apply here: give them to rollsim run.")
 
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
