@@ -237,7 +237,8 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("presets", "presets.compare(baselines='no')", "ScenarioError", "baselines: must be True or False, got 'no'"),
     # ---------------------------------------------------------------- sweep TOML
     ("sweep TOML", "sweep_config.load(toml('seed = 3'))", "ScenarioError",
-     "seed: unknown key (allowed: ['base', 'chunk_size', 'grid', 'learning', 'max_samples', 'metrics', 'sample', 'seeds'])"),
+     "re:seed: unknown key in '[^']*/s\\.toml' \\(allowed: \\['base', 'chunk_size', 'grid', 'learning', 'max_samples', "
+     "'metrics', 'sample', 'seeds'\\]\\)"),  # the sweep file named
     ("sweep TOML", "sweep_config.load(toml('[base]\\nlengths = { file = 5 }'))", "ScenarioError",
      "base.lengths.file: must be a path (string), got 5"),
     ("sweep TOML", "sweep_config.load(toml('[base]\\npipeline = { kind = \"off_policy\", k = \"x\" }'))", "ScenarioError",

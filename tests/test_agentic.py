@@ -16,6 +16,9 @@ from rollsim import Empirical, FullyAsync, LogNormal, Scenario
 from rollsim.agentic import Agentic
 from rollsim.simulation import _simulate
 
+# the turn-level checks run a few trajectories for less than a training step on purpose
+pytestmark = pytest.mark.filterwarnings("ignore::rollsim.NoTrainingStepWarning")
+
 #: One trajectory at a time (max_lag_samples=1, batches of one): 300 tokens per turn at 30 tokens/s
 #: (10 s), a 120-token prompt and 600 tokens/s of prefill, three turns, 5 s tool calls returning 60
 #: tokens.

@@ -15,6 +15,9 @@ from rollsim import Empirical, FullyAsync, LogNormal, Scenario
 from rollsim.agentic import Agentic
 from tests.test_agentic import _check_invariants
 
+# the KV checks run a few trajectories for less than a training step on purpose
+pytestmark = pytest.mark.filterwarnings("ignore::rollsim.NoTrainingStepWarning")
+
 #: One slot on one instance of 1000 tokens of KV; two trajectories at most, of two turns of 200
 #: tokens at 30 tokens/s (6.667 s) after a 350-token prompt (0.5833 s at 600 tokens/s); 5 s tool
 #: calls returning 60 tokens.

@@ -7,12 +7,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 import rollsim
 from rollsim import _rollsim
 from rollsim.agentic import Agentic
 from rollsim.sweeps import SUMMARY_SCHEMA
 from tests.test_agentic_kv import TIGHT
+
+# the column checks run a few trajectories for less than a training step on purpose
+pytestmark = pytest.mark.filterwarnings("ignore::rollsim.NoTrainingStepWarning")
 
 AGENTIC = [c["name"] for c in _rollsim.SCHEMA["agentic_summary"]]
 AGENT = Agentic(max_turns=6, tool_latency_s=5.0, observation_tokens=100.0, env_slots=8,

@@ -172,6 +172,7 @@ def test_show_and_fmt_bound():
         bounded("x", 10**400, 0.0, math.inf)  # never inf
 
 
+@pytest.mark.filterwarnings("ignore::rollsim.NoTrainingStepWarning")  # extreme ranges: runs without a step
 def test_utilization_over_time_bounds_its_bins():
     res = simulate(Scenario(horizon_s=60.0))
     with pytest.raises(ScenarioError) as e:

@@ -31,6 +31,7 @@ def test_fast_and_python_means_agree(pipeline, metric):
     assert se1 > 0 and se2 > 0
 
 
+@pytest.mark.filterwarnings("ignore::rollsim.NoTrainingStepWarning")  # draws only: no step needed
 def test_fast_lognormal_draws_match_the_distribution():
     """The fast sampler's lengths have the lognormal's median and truncated mean (200k draws)."""
     sc = Scenario(rollout_slots=2000, batch_size=10**6, horizon_s=12000.0, rng="fast")

@@ -125,6 +125,7 @@ def _header(capsys, *args):
     return capsys.readouterr().out.splitlines()[0]
 
 
+@pytest.mark.filterwarnings("ignore::rollsim.NoTrainingStepWarning")  # short runs: the header is what is checked
 def test_headers_name_every_part_that_is_not_the_default(capsys, tmp_path):
     # the default scenario: the line it always printed
     assert _header(capsys, "compare", "--horizon-s", "600") == f"rollsim compare: {_CORE}, rng=python, seed=0"
@@ -157,6 +158,7 @@ def test_header_names_the_weight_sync(capsys, tmp_path):
     assert f"{sc.weight_sync.total_s:.3g}" == "8.08"
 
 
+@pytest.mark.filterwarnings("ignore::rollsim.NoTrainingStepWarning")  # runs that train nothing, on purpose
 def test_run_without_steps_prints_no_staleness_max(capsys, tmp_path):
     """A run that trains nothing: staleness_max printed null like staleness_mean (it printed 0),
     trainer_busy_s 0.0 (the engine's empty sum printed -0.0)."""
@@ -178,6 +180,7 @@ def test_run_without_steps_prints_no_staleness_max(capsys, tmp_path):
     assert (done["steps"], done["staleness_max"], done["trainer_busy_s"]) == (4, 3, 240.0)
 
 
+@pytest.mark.filterwarnings("ignore::rollsim.NoTrainingStepWarning")  # runs that train nothing, on purpose
 def test_tables_print_no_staleness_max_without_trained_samples(capsys):
     assert main(["compare", "--horizon-s", "100"]) == 0
     rows = {ln[:18].strip(): ln.split() for ln in capsys.readouterr().out.splitlines()[3:]}

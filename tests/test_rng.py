@@ -24,6 +24,7 @@ def test_lognormvariate_is_bit_identical(seed, mu, sigma):
     assert _rollsim.py_lognormal_stream(seed, mu, sigma, 1000).tolist() == expected
 
 
+@pytest.mark.filterwarnings("ignore::rollsim.NoTrainingStepWarning")  # draws only: no step needed
 def test_empirical_python_mode_equals_random_choices():
     """In rng="python" mode an Empirical draw is random.Random(seed).choices(values, weights)[0]."""
     from rollsim import Empirical, FullyAsync, Scenario, simulate

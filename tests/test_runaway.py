@@ -112,6 +112,7 @@ def test_valid_run_with_a_per_token_cost_is_not_refused():
     assert simulate(sc, max_samples=100_000).summary["samples_started"] == 30720
 
 
+@pytest.mark.filterwarnings("ignore::rollsim.NoTrainingStepWarning")  # a tiny run: no step needed
 def test_numpy_integer_limit_is_accepted():
     assert simulate(Scenario(horizon_s=60.0), max_samples=np.int64(10**6), record="summary").summary["steps"] == 0
 

@@ -166,9 +166,11 @@ def _help(f: schema.Field, default: Any) -> str:
         notes.append("with " + ", ".join(_OWNER_NAMES.get(o, o) for o in f.owners))
     elif f.part == "pipeline.batch_order":
         notes.append(f"with --batch-order {schema.LENGTH_BALANCED}")
-    if default is not None:
+    # the field's text may already say which value is the default ("0 (default) keeps ..."): not twice
+    said = "(default)" in text and (default is None or default == f.default)
+    if default is not None and not said:
         notes.append("default: %(default)s")
-    elif len(f.owners) <= 1 and f.default is not dataclasses.MISSING and f.default is not None:
+    elif not said and len(f.owners) <= 1 and f.default is not dataclasses.MISSING and f.default is not None:
         notes.append(f"default: {f.default}")
     return text + (f" ({'; '.join(notes)})" if notes else "")
 
@@ -468,7 +470,15 @@ def _scenario_doc(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 def _scenario(a: argparse.Namespace, pipeline: Any = None, *, rollout_slots: int | None = None) -> Scenario:
     """The scenario of the command line (see :func:`_scenario_doc`); ``pipeline`` and
-    ``rollout_slots`` replace the ones it gives."""
+    ``rollout_slots`` replace the ones it gives. An unknown key of a scenario file names the file."""
+    import contextlib
+
+    path = getattr(a, "scenario", None)
+    with schema.naming_file(path) if path is not None else contextlib.nullcontext():
+        return _scenario_of(a, pipeline, rollout_slots=rollout_slots)
+
+
+def _scenario_of(a: argparse.Namespace, pipeline: Any = None, *, rollout_slots: int | None = None) -> Scenario:
     doc, root = _scenario_doc(a)
     if pipeline is not None:
         doc["pipeline"] = pipeline
@@ -1042,7 +1052,15 @@ def build_parser() -> argparse.ArgumentParser:
     from rollsim.configs import cli as configs_cli
 
     configs_cli.add_parsers(sub)
+    sub.choices["presets"].description = PRESETS_DESCRIPTION
     return p
+
+
+#: ``rollsim presets --help``'s description: the presets choose their own pipelines and caps.
+PRESETS_DESCRIPTION = ("Runs the scenario under each system's preset (rollsim.presets: AReaL, verl, PipelineRL, slime, "
+                       "PRIME-RL), with synchronous and the chapter's fully async for reference. Each preset chooses "
+                       "its own pipeline and staleness cap, so the pipeline's flags (--pipeline, --max-staleness, ...) "
+                       "do not apply here: give them to rollsim run.")
 
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:

@@ -10,6 +10,7 @@ __all__ = [
     "RunLimitError",
     "GenerationOutrunsTrainingWarning",
     "RunStalledWarning",
+    "NoTrainingStepWarning",
     "invalid",
     "strict_init",
 ]
@@ -50,6 +51,15 @@ class GenerationOutrunsTrainingWarning(RuntimeWarning):
 class RunStalledWarning(RuntimeWarning):
     """Nothing could happen any more before the horizon: no slot could start work and the trainer
     could not form a batch (``summary["stalled"]``)."""
+
+    __module__ = "rollsim"
+
+
+class NoTrainingStepWarning(RuntimeWarning):
+    """The run completed no training step within ``horizon_s`` (``summary["steps"] == 0``): no batch
+    of ``batch_size`` samples filled, or the first step did not end; every step-based value
+    (staleness, tokens trained) is then empty. The message gives the samples started and finished
+    against ``batch_size``."""
 
     __module__ = "rollsim"
 

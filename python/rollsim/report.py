@@ -496,8 +496,8 @@ def plot_dir(
     out : str or path-like, optional
         Save to this ``.png``/``.svg``/``.pdf`` file.
     pipeline : str, optional
-        Compare directories: only this pipeline (its name or file tag); default all (slot timelines:
-        one panel each).
+        Compare directories: only this pipeline (its name, or its file tag with underscores or
+        hyphens); default all (slot timelines: one panel each).
     metric, x, y, hue : str, optional
         Sweep columns.
     max_slots, bin_s, edges
@@ -533,9 +533,11 @@ def plot_dir(
                               f"(use heatmap or lines)")
     runs = {k or "run": v for k, v in loaded.runs.items()}
     if pipeline is not None:
-        match = {k: v for k, v in runs.items() if pipeline in (k, tag(k))}
+        # its name, or its file tag (with hyphens for underscores, as every choice on the command line)
+        match = {k: v for k, v in runs.items() if pipeline == k or pipeline.replace("-", "_") == tag(k)}
         if not match:
-            raise invalid("pipeline", f"unknown pipeline {pipeline!r}; the directory has {list(runs)}")
+            raise invalid("pipeline", f"unknown pipeline {pipeline!r}; the directory has {list(runs)} (file tags: "
+                                      f"{[tag(k) for k in runs]})")
         runs = match
     if not runs:
         raise invalid("result_dir", f"{loaded.path!r} has no per-pipeline samples/steps files")
@@ -665,7 +667,9 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("result_dir", help="the directory (or one sweep parquet file)")
     p.add_argument("--kind", required=True, choices=KINDS, type=lambda t: t.replace("_", "-"))  # slot_timeline too
     p.add_argument("--out", required=True, help="output file: .png, .svg or .pdf")
-    p.add_argument("--pipeline", default=None, help="compare dirs: only this pipeline (name or file tag)")
+    p.add_argument("--pipeline", default=None,
+                   help="compare dirs: only this pipeline (name, e.g. 'fully async, cap 2', or file tag, e.g. "
+                        "fully_async_cap_2)")
     p.add_argument("--metric", default=None, help="sweeps: the metric column, e.g. steps")
     p.add_argument("--x", default=None, help="sweeps: varied field on the x axis, e.g. pipeline.max_staleness")
     p.add_argument("--y", default=None, help="heatmap: varied field on the y axis")

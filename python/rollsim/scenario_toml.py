@@ -51,6 +51,7 @@ loading), a built-in data set made in Python (``rollsim.datasets``) is recognize
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -88,7 +89,7 @@ def use_scenario_class(cls: type) -> None:
 __all__ = ["Field", "scenario_fields", "pipeline_fields", "lengths_fields", "length_drift_fields", "all_fields", "PIPELINE_KINDS",
            "tool_latency_keys", "agentic_fields", "AGENTIC_DISTS",
            "FROM_FILE", "scenario_from_doc", "lengths_from_doc", "pipeline_from_doc",
-           "batch_order_from_doc", "check_integers", "scenario_to_doc", "dumps", "loads", "load", "read_toml"]
+           "batch_order_from_doc", "check_integers", "scenario_to_doc", "dumps", "loads", "load", "read_toml", "naming_file"]
 
 # ================================================================================================
 # The field list. Everything the command line and the TOML keys know about a scenario's fields
@@ -363,7 +364,22 @@ def only(where: str, table: dict[str, Any], allowed: set[str]) -> None:
     """Refuses a key of ``table`` outside ``allowed``, naming it and listing the allowed ones."""
     for k in table:
         if k not in allowed:
-            raise invalid(_join(where, k), f"unknown key (allowed: {sorted(allowed)})")
+            e = invalid(_join(where, k), f"unknown key (allowed: {sorted(allowed)})")
+            e.unknown_key = (_join(where, k), sorted(allowed))  # type: ignore[attr-defined]  # see naming_file
+            raise e
+
+
+@contextlib.contextmanager
+def naming_file(path: str | os.PathLike[str]) -> typing.Iterator[None]:
+    """An unknown key of the document read from ``path`` (refused by :func:`only` inside the block)
+    names the file: ``rollout_slot: unknown key in 't.toml' (allowed: [...])``."""
+    try:
+        yield
+    except ScenarioError as e:
+        found = getattr(e, "unknown_key", None)
+        if found is None:
+            raise
+        raise invalid(found[0], f"unknown key in {os.fspath(path)!r} (allowed: {found[1]})") from None
 
 
 def _digits(v: int) -> int:
@@ -562,7 +578,9 @@ def loads(text: str, root: str | os.PathLike[str] = ".") -> Scenario:
 
 def load(path: str | os.PathLike[str]) -> Scenario:
     """A scenario from a TOML file (:meth:`Scenario.from_toml`); relative paths from its directory."""
-    return scenario_from_doc(read_toml(path), Path(os.fspath(path)).parent)
+    doc = read_toml(path)
+    with naming_file(path):
+        return scenario_from_doc(doc, Path(os.fspath(path)).parent)
 
 
 # ================================================================================================

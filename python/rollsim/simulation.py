@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 
 from rollsim import _check, _rollsim
-from rollsim.errors import GenerationOutrunsTrainingWarning, RunStalledWarning, invalid
+from rollsim.errors import GenerationOutrunsTrainingWarning, NoTrainingStepWarning, RunStalledWarning, invalid
 from rollsim.lengths import LogNormal
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
@@ -538,6 +538,19 @@ def _warn_outrun(sc: Scenario, summary: dict[str, Any]) -> None:
         )
 
 
+def no_training_step_message(sc: Scenario, summary: dict[str, Any]) -> str:
+    """The message of :class:`~rollsim.NoTrainingStepWarning` for a run with ``summary["steps"] == 0``:
+    why no step completed (no batch filled, or the first step outlasted the horizon), with the samples
+    started and finished against ``batch_size``."""
+    counts = (f"{summary['samples_started']} samples started, {summary['samples_finished']} finished, against "
+              f"batch_size = {sc.batch_size}")
+    if summary["steps_started"] == 0:
+        return (f"no training step: no batch filled within horizon_s = {sc.horizon_s:g} s ({counts}); staleness and "
+                f"tokens trained are empty. Lengthen horizon_s, lower batch_size, or add rollout_slots.")
+    return (f"no training step completed within horizon_s = {sc.horizon_s:g} s: the first step started but did not "
+            f"end ({counts}); staleness and tokens trained are empty. Lengthen horizon_s.")
+
+
 def simulate(
     scenario: Scenario | None = None,
     *,
@@ -586,6 +599,11 @@ def simulate(
     -----
     GenerationOutrunsTrainingWarning
         Fully asynchronous without a cap, and the ready queue grows step after step.
+    RunStalledWarning
+        Nothing could happen any more before ``horizon_s`` (``summary["stalled"]``).
+    NoTrainingStepWarning
+        The run completed no training step within ``horizon_s`` (``summary["steps"] == 0``, not
+        stalled): no batch filled, or the first step did not end.
     """
     return _simulate(scenario, record=record, max_samples=max_samples, max_events=max_events)
 
@@ -625,6 +643,8 @@ def _simulate(
             ),
             stacklevel=3,
         )
+    elif summary["steps"] == 0:
+        warnings.warn(NoTrainingStepWarning(no_training_step_message(sc, summary)), stacklevel=3)
     samples = None if out["samples"] is None else _samples_frame(out["samples"])
     segments = None if out["segments"] is None else _segments_frame(out["segments"])
     turns = None

@@ -73,6 +73,11 @@ def run(args: argparse.Namespace) -> int:
     interrupted (Ctrl-C; stderr says how many runs are saved in ``--out``)."""
     from rollsim.sweeps import aggregate, config, sweep_with_info
 
+    from rollsim.sweeps._run import CHUNK_SIZE_RANGE, THREADS_RANGE, _check_int
+
+    _check_int("--threads", args.threads, *THREADS_RANGE)  # the flags named, before the file is read
+    if args.chunk_size is not None:
+        _check_int("--chunk-size", args.chunk_size, *CHUNK_SIZE_RANGE)
     spec = config.load(args.config)
     kwargs: dict[str, Any] = {}
     if spec.max_samples is not None:

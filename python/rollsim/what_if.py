@@ -333,13 +333,16 @@ def _measure(sc: Scenario, steps: int, seed: int, per_row: int = 1) -> dict[str,
     est = _step_estimate(sc)
     horizon = min(1e12, max(est * (steps + 2), 1.0))
     for _ in range(4):
-        with warnings.catch_warnings():  # said once for all the rows by whatif
-            warnings.simplefilter("ignore", GenerationOutrunsTrainingWarning)
+        with warnings.catch_warnings(record=True) as caught:  # only the last attempt's warnings count
+            warnings.simplefilter("always")
             res = simulate(sc.replace(horizon_s=horizon, seed=seed), record="summary")
         st = res.steps.filter(res.steps["completed"])
         if st.height >= 4:
             break
         horizon = min(1e12, horizon * 4)
+    for w in caught:  # the outruns warning is said once for all the rows by whatif
+        if not issubclass(w.category, GenerationOutrunsTrainingWarning):
+            warnings.warn(w.message, stacklevel=2)
     s = res.summary
     ends = st["end_s"].to_numpy()
     step_s = float(np.mean(np.diff(ends[1:]))) if len(ends) >= 3 else math.nan
@@ -362,13 +365,16 @@ def _measure_rows(sc: Scenario, steps: int, seed: int, k: int) -> dict[str, floa
     est = _step_estimate(sc)
     horizon = min(1e12, max(est * (want + 2), 1.0))
     for _ in range(4):
-        with warnings.catch_warnings():  # said once for all the rows by whatif
-            warnings.simplefilter("ignore", GenerationOutrunsTrainingWarning)
+        with warnings.catch_warnings(record=True) as caught:  # only the last attempt's warnings count
+            warnings.simplefilter("always")
             res = simulate(sc.replace(horizon_s=horizon, seed=seed), record="summary")
         st = res.steps.filter(res.steps["completed"])
         if st.height >= 2 + k:
             break
         horizon = min(1e12, horizon * 4)
+    for w in caught:  # the outruns warning is said once for all the rows by whatif
+        if not issubclass(w.category, GenerationOutrunsTrainingWarning):
+            warnings.warn(w.message, stacklevel=2)
     s = res.summary
     ends = st["end_s"].to_numpy()
     got = (len(ends) - 2) // k  # whole rows after the warm-up: steps 2 .. 1 + got * k

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import Any
 
@@ -56,9 +57,23 @@ def add_parsers(sub: Any) -> None:
     im.add_argument("--gpu", default=None, help="the accelerator (rollsim.hardware.ACCELERATORS): adds the deployment")
     im.add_argument("--toml", action="store_true", help="print the scenario as TOML (rollsim run FILE.toml runs it)")
     im.set_defaults(func=_cmd_import)
+    descriptions = {
+        "calibrate": "Imports the run's config (as rollsim import), fits its scenario's answer lengths (with their "
+                     "drift over steps), decode speed, per-step overhead, training cost and sync time on the run's "
+                     "per-step metrics, and prints each parameter with its bootstrap interval and the metrics it "
+                     "came from (rollsim.calibrate; docs/configs.md).",
+        "whatif": "Calibrates on the run's metrics (as rollsim calibrate), then simulates the baseline and every "
+                  "combination of the alternatives given (--pipeline, --max-staleness, --rollout-gpus, ...), each with "
+                  "an interval over bootstrap draws of the calibration; the baseline row is checked against the "
+                  "run's own step time (rollsim.whatif; docs/configs.md)."}
+    formats = {"calibrate": "table: the parameters rounded for reading (4 significant digits, text in full); csv / "
+                            "json: exact values (%(default)s)",
+               "whatif": "table: the main columns rounded for reading (a NaN column footnoted with why); csv / json: "
+                         "every column (the train_scale and interval columns, measured_step_s, error), exact values "
+                         "(%(default)s)"}
     for name, helptext in (("calibrate", "fit a config's scenario on a run's per-step metrics"),
                            ("whatif", "calibrate on a run's metrics, then predict alternatives with intervals")):
-        p = sub.add_parser(name, help=helptext)
+        p = sub.add_parser(name, help=helptext, description=descriptions[name])
         p.add_argument("--config", required=True, help="the run's config (as for rollsim import)")
         p.add_argument("--metrics", required=True, help="per-step metrics: CSV, JSONL, JSON or parquet")
         p.add_argument("--framework", choices=_FW, default=None, help="of the config; detected when not given")
@@ -69,7 +84,7 @@ def add_parsers(sub: Any) -> None:
                                                    "name it): a training GPU change is rescaled by the hardware model")
         p.add_argument("--model", default=None, help="the trained model (rollsim.hardware.MODELS name or Hugging Face "
                                                      "id), when the config's model path is not one rollsim knows")
-        p.add_argument("--format", choices=("table", "csv", "json"), default="table")
+        p.add_argument("--format", choices=("table", "csv", "json"), default="table", help=formats[name])
         if name == "calibrate":
             p.add_argument("--toml", action="store_true", help="print the fitted scenario as TOML instead")
             p.set_defaults(func=_cmd_calibrate)
@@ -123,17 +138,62 @@ def _calibrated(a: argparse.Namespace) -> Any:
     return cal
 
 
-def _print_frame(df: Any, fmt: str) -> None:
+#: Decimals of the ``whatif`` table's columns, by unit: seconds to 0.1 s, tokens/s whole, staleness
+#: (policy versions) and the drop fraction to 0.01 / 0.001. Other float columns: :func:`_sig`.
+_DECIMALS = {"step_s": 1, "trainer_wait_s": 1, "tokens_per_s": 0, "staleness_mean": 2, "staleness_short": 2,
+             "staleness_long": 2, "drop_fraction": 3}
+
+
+def _sig(x: float, digits: int = 4) -> str:
+    """``x`` to ``digits`` significant digits, positional (``0.0001167``, ``14.67``, ``8760``) unless
+    it is below 1e-4 or from 1e6 on (``1.167e-05``)."""
+    if x == 0 or not math.isfinite(x):
+        return "0" if x == 0 else str(x)
+    mag = math.floor(math.log10(abs(x)))
+    if mag < -4 or mag >= 6:
+        return f"{x:.{digits - 1}e}"
+    return f"{x:.{max(digits - 1 - mag, 0)}f}"
+
+
+def _cell(v: Any, col: str) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "NaN"
+        base = col.removesuffix("_low").removesuffix("_high")
+        return f"{v:.{_DECIMALS[base]}f}" if base in _DECIMALS and math.isfinite(v) else _sig(v)
+    return str(v)
+
+
+def format_table(df: Any, notes: dict[str, str] | None = None) -> str:
+    """A frame as an aligned text table for the terminal: every row and column, text in full (never
+    cut), numbers right-aligned, floats to the decimals of their unit (:data:`_DECIMALS`) or to 4
+    significant digits (:func:`_sig`; a calibration's parameters differ in unit row by row). A
+    column with a NaN gets a footnote mark (``*``, ``**``, ...) and, under the table, the reason
+    ``notes`` gives for it (``notes``: column -> why it is NaN); csv / json keep the exact values."""
+    numeric = [c for c, t in df.schema.items() if t.is_numeric()]
+    marks: dict[str, str] = {}
+    for c in df.columns:
+        if c in (notes or {}) and df.schema[c].is_float() and df[c].is_nan().any():
+            marks[c] = "*" * (len(marks) + 1)
+    header = [c + marks.get(c, "") for c in df.columns]
+    rows = [header] + [[_cell(v, c) for v, c in zip(r, df.columns)] for r in df.iter_rows()]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = ["  ".join(v.rjust(w) if c in numeric else v.ljust(w) for v, w, c in zip(r, widths, df.columns)).rstrip()
+             for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines += [f"{m} NaN: {(notes or {})[c]}" for c, m in marks.items()]
+    return "\n".join(lines)
+
+
+def _print_frame(df: Any, fmt: str, notes: dict[str, str] | None = None) -> None:
     if fmt == "csv":
         print(df.write_csv(), end="")
     elif fmt == "json":
         print(df.write_json())
     else:
-        import polars as pl
-
-        with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, fmt_str_lengths=60,
-                       tbl_hide_dataframe_shape=True):
-            print(df)
+        print(format_table(df, notes))
 
 
 def _cmd_calibrate(a: argparse.Namespace) -> int:
@@ -153,6 +213,28 @@ def _cmd_calibrate(a: argparse.Namespace) -> int:
                   f"{cal.steps_per_row}; weight_sync_s_per_sync: the row's one sync)")
     _print_frame(cal.params, a.format)
     return 0
+
+
+def _whatif_nan_notes(sc: Any) -> dict[str, str]:
+    """Why a column of the ``whatif`` table can be NaN (its footnote), for the calibrated scenario ``sc``."""
+    from rollsim.lengths import LogNormal
+    from rollsim.simulation import LONG_TOKENS, SHORT_TOKENS
+
+    few = "fewer than 3 training steps completed (the first two are warm-up); raise --steps"
+    long = (f"no trained answer was longer than {LONG_TOKENS} tokens, the bound of staleness_long (rollsim.LONG_TOKENS)"
+            f"; a fully async run's longest answers are the stalest, dropped by its cap or still in flight")
+    L = sc.lengths
+    if isinstance(L, LogNormal):
+        if L.max_tokens <= LONG_TOKENS:
+            long += f"; here answers are capped at lengths.max_tokens = {L.max_tokens:g}"
+        else:
+            p = 0.5 * math.erfc((math.log(LONG_TOKENS) - L.mu) / (L.sigma * math.sqrt(2))) if L.sigma > 0 else \
+                float(L.mu > math.log(LONG_TOKENS))
+            long += (f"; the calibrated lengths (mu {L.mu:.3g}, sigma {L.sigma:.3g}, max_tokens {L.max_tokens:g}) put "
+                     f"{p:.2g} of answers beyond {LONG_TOKENS} tokens")
+    return {"step_s": few, "step_s_low": few, "step_s_high": few, "tokens_per_s": few, "trainer_wait_s": few,
+            "staleness_mean": "no sample was trained", "staleness_long": long,
+            "staleness_short": f"no trained answer was shorter than {SHORT_TOKENS} tokens"}
 
 
 def _cmd_whatif(a: argparse.Namespace) -> int:
@@ -180,7 +262,7 @@ def _cmd_whatif(a: argparse.Namespace) -> int:
             print(f"step_s and trainer_wait_s: seconds per metrics row = {k} training steps (samples_per_row: "
                   f"{base['samples_per_row']} for the baseline; the config logs one row per weight sync)")
             cols.insert(1, "samples_per_row")
-        _print_frame(df.select(cols), "table")
+        _print_frame(df.select(cols), "table", _whatif_nan_notes(cal.scenario))
     else:
         _print_frame(df, a.format)
     if a.plot:

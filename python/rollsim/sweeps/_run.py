@@ -151,6 +151,11 @@ class _ChunkSizer:
         return self.fixed is None and time.perf_counter() - started >= FLUSH_SECONDS
 
 
+#: The allowed ranges of ``threads`` and ``chunk_size`` (``rollsim sweep --threads / --chunk-size`` too).
+THREADS_RANGE = (0, 4096)
+CHUNK_SIZE_RANGE = (1, 10_000_000)
+
+
 def _check_int(name: str, value: Any, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= int(value) <= hi:
         raise invalid(name, f"must be an integer in [{lo}, {hi}], got {value!r}")
@@ -512,9 +517,9 @@ def sweep_with_info(
     learn = _learning_exprs(learning)
     if backend not in ("local", "ray"):
         raise invalid("backend", f"must be 'local' or 'ray', got {backend!r}")
-    threads = _check_int("threads", threads, 0, 4096)
+    threads = _check_int("threads", threads, *THREADS_RANGE)
     if chunk_size is not None:
-        chunk_size = _check_int("chunk_size", chunk_size, 1, 10_000_000)
+        chunk_size = _check_int("chunk_size", chunk_size, *CHUNK_SIZE_RANGE)
     max_samples = _check_int("max_samples", max_samples, 1, 2**32 - 1)
     if on_error not in ("raise", "record"):
         raise invalid("on_error", f"must be 'raise' or 'record', got {on_error!r}")

@@ -222,4 +222,5 @@ def load(path: str | os.PathLike[str]) -> SweepSpec:
     p = Path(path)
     doc = scenario_toml.read_toml(p, "sweep file")  # a directory, FIFO or non-UTF-8 file: a clear error
     scenario_toml.check_integers("", doc)  # a 400-digit integer: named, not an OverflowError
-    return parse(doc, p.parent)
+    with scenario_toml.naming_file(p):
+        return parse(doc, p.parent)
