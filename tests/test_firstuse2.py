@@ -208,3 +208,23 @@ def test_whatif_keeps_only_the_warnings_of_its_last_horizon():
         warnings.simplefilter("error")
         m = _measure(sc, 4, 0)
     assert m["step_s"] == pytest.approx(10771.545290092485, rel=1e-12)
+
+
+def test_split_says_why_a_measured_growth_is_not_called_runaway(capsys):
+    """A split row of 3 steps showed ``ready_queue_growth_per_step=800`` beside
+    ``generation_outruns_training=false`` and said the growth could not be measured: the text now
+    says what was measured and why it is not called growth without bound."""
+    import io
+
+    import polars as pl
+
+    from rollsim.cli import main
+
+    assert main(["split", "--gpus", "4", "--gpu-s-per-token", "0.004", "--format", "csv"]) == 0
+    df = pl.read_csv(io.StringIO(capsys.readouterr().out))
+    row = df.row(0, named=True)
+    assert (row["rollout_gpus"], row["steps"], row["ready_queue_growth_per_step"]) == (1, 3, 800.0)
+    assert row["generation_outruns_training"] is False
+    assert ("generation outruns training (throughput_ratio 2.56 > 1; the ready queue grew by 800 samples per step "
+            "over 3 steps, too few to call it growth without bound; run a longer --horizon-s to see it)"
+            in row["excluded_because"])

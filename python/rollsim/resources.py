@@ -396,8 +396,12 @@ def _exclusions(r: dict[str, Any], batch_size: int, max_drop: float | None, max_
             why.append(f"generation outruns training (ready queue +{r['ready_queue_growth_per_step']:.0f} samples "
                        f"per step: staleness grows without bound)")
         else:
-            why.append(f"generation outruns training (throughput_ratio {r['throughput_ratio']:.2f} > 1; too few "
-                       f"steps to measure the ready queue's growth, run a longer {horizon} to see it)")
+            # the engine measures the queue's growth over any steps, but calls it runaway growth only
+            # over enough of them: the table shows the growth, the text says why it is not called
+            why.append(f"generation outruns training (throughput_ratio {r['throughput_ratio']:.2f} > 1; the ready "
+                       f"queue grew by {r['ready_queue_growth_per_step']:.0f} samples per step over "
+                       f"{count(r['steps'], 'step')}, too few to call it growth without bound; run a longer "
+                       f"{horizon} to see it)")
         excess += max(r["ready_queue_growth_per_step"] / batch_size, r["throughput_ratio"] - 1.0, 0.01)
     if max_drop is not None and r["drop_fraction"] > max_drop:
         why.append(f"drop_fraction {r['drop_fraction']:.1%} > max_drop_fraction {max_drop:.1%}")
