@@ -30,3 +30,15 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("CLI names", "cli('run', toml('[pipeline]\\nkind = \"fully_async\"\\nmax_staleness = -1'), '--max-staleness', '-2')",
      "CliExit", _ERR + "--max-staleness: must be in [0, 4294967295], got -2"),
 ]
+
+_HOST_LINK = "dict(sync.chapter_cluster('parallel').to_dict()['hardware'], gpus_per_host_link={})"
+ROWS += [
+    # ---------------------------------------------------------------- the sync's host uplink share
+    ("sync hardware", "sync.Hardware(gpus_per_host_link=0)", "ScenarioError", "gpus_per_host_link: must be in [1, 1024], got 0"),
+    ("sync hardware", "sync.Hardware(gpus_per_host_link=2.0)", "ScenarioError",
+     "gpus_per_host_link: must be an integer in [1, 1024], got float 2.0"),
+    ("sync hardware", "cluster_from_dict({'model': {'preset': 'qwen3-4b'}, 'hardware': {'gpus_per_host_link': 2000}})",
+     "ScenarioError", "gpus_per_host_link: must be in [1, 1024], got 2000"),
+    ("sync hardware", "rollsim._rollsim.sync_estimate(dict(sync.chapter_cluster('parallel').to_dict(), hardware="
+     + _HOST_LINK.format(0) + "))", "ScenarioError", "gpus_per_host_link: must be in [1, 1024], got 0"),
+]
