@@ -277,23 +277,23 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("sync cluster", "load_cluster(toml('[model'))", "ScenarioError", "re:cluster file: .*/s\\.toml' is not valid TOML: .*"),
     # ---------------------------------------------------------------- command line
     ("CLI", "cli('compare', '--rollout-slots', '0')", "CliExit",
-     "exit 2: rollsim: error: rollout_slots: must be in [1, 16777216], got 0"),
-    ("CLI", "cli('compare', '--horizon-s', 'nan')", "CliExit", "exit 2: rollsim: error: horizon_s: must be in [1e-6, 1e12] seconds, got nan"),
+     "exit 2: rollsim: error: --rollout-slots: must be in [1, 16777216], got 0"),
+    ("CLI", "cli('compare', '--horizon-s', 'nan')", "CliExit", "exit 2: rollsim: error: --horizon-s: must be in [1e-6, 1e12] seconds, got nan"),
     ("CLI", "cli('compare', '--train-step-s', 'abc')", "CliExit",
      "exit 2: rollsim compare: error: argument --train-step-s: invalid float value: 'abc'"),
     ("CLI", "cli('run', '--pipeline', 'bogus')", "CliExit",
      "re:exit 2: rollsim run: error: argument --pipeline: invalid choice: 'bogus' \\(choose from .*\\)"),
     ("CLI", "cli('run', '--max-staleness', '-1')", "CliExit",
-     "exit 2: rollsim: error: pipeline.max_staleness: must be in [0, 4294967295], got -1"),
+     "exit 2: rollsim: error: --max-staleness: must be in [0, 4294967295], got -1"),
     ("CLI", "cli('run', '--horizon-s', '1e9')", "CliExit",
      "exit 2: rollsim: error: --max-events: this scenario would process about 2.45e+09 events (about 2.45e+09 samples) "
      "over --horizon-s = 1e+09 s, about 2.7 min at ~15 M events/s, more than --max-events = 1000000000 (a run-time "
      "guard; a run without --out keeps memory constant); shorten --horizon-s, or raise --max-events (0: no limit) if "
      "you mean it"),
     ("CLI", "cli('compare', '--lengths', '/nonexistent.csv')", "CliExit",
-     "exit 2: rollsim: error: lengths: no file '/nonexistent.csv' (give 'lognormal', a built-in data set: "
+     "exit 2: rollsim: error: --lengths: no file '/nonexistent.csv' (give 'lognormal', a built-in data set: "
      "deepseek-r1, sky-t1, or a CSV/parquet file)"),
-    ("CLI", "cli('presets', '--group-size', '3')", "CliExit", "exit 2: rollsim: error: group_size: must divide batch_size (512), got 3"),
+    ("CLI", "cli('presets', '--group-size', '3')", "CliExit", "exit 2: rollsim: error: --group-size: must divide batch_size (512), got 3"),
     ("CLI", "cli('sweep', toml('[grid]\\nbatch_size = 4'), '--out', write('o', None))", "CliExit",
      "exit 2: rollsim: error: grid.batch_size: must be a list of values, got 4"),
     ("CLI", "cli('sweep', '/nonexistent.toml', '--out', write('o', None))", "CliExit",

@@ -23,10 +23,10 @@ ROWS: list[tuple[str, str, str, str]] = [
      "agentic.tool_latency_s.max_s: a lognormal tool latency needs max_s = ... (cap of one call's latency, seconds)"),
     # ---------------------------------------------------------------- the agentic flags
     ("CLI", "cli('run', '--max-turns', '4')", "CliExit",
-     "exit 2: rollsim: error: agentic.max_turns: --max-turns applies to agentic scenarios only: give --agentic-preset "
+     "exit 2: rollsim: error: --max-turns applies to agentic scenarios only: give --agentic-preset "
      "NAME (default, code-interpreter-math, swe-agent) or an [agentic] table in the scenario file"),
     ("CLI", "cli('run', '--agentic-preset', 'default', '--pipeline', 'sync', '--over-sampling', '0.5')", "CliExit",
-     f"exit 2: rollsim: error: pipeline.over_sampling: {OVER} 0.5"),
+     f"exit 2: rollsim: error: --over-sampling: {OVER} 0.5"),
     ("CLI", "cli('compare', '--agentic-preset', 'default', '--max-turns', '0')", "CliExit",
-     "exit 2: rollsim: error: agentic.max_turns: must be in [1, 1048576], got 0"),
+     "exit 2: rollsim: error: --max-turns: must be in [1, 1048576], got 0"),
 ]

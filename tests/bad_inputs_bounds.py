@@ -92,7 +92,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("bounds", "rollsim._rollsim.simulate(dict(Scenario().to_dict(), decode_slowdown_per_seq=0.1))", "ScenarioError",
      "decode_slowdown_per_seq: needs slots_per_instance > 0 (the batched instances it slows), got slots_per_instance=0"),
     ("CLI", "cli('run', '--decode-slowdown-per-seq', '0.1')", "CliExit",
-     "exit 2: rollsim: error: decode_slowdown_per_seq: needs slots_per_instance > 0 (the batched instances it slows), "
+     "exit 2: rollsim: error: --decode-slowdown-per-seq: needs slots_per_instance > 0 (the batched instances it slows), "
      "got slots_per_instance=0"),
     ("sync cluster", "cluster_from_dict({'model': {'preset': 'qwen3-4b', 'infer_precision': 'fp8:abc'}})", "ScenarioError",
      "model.infer_precision: the block size after 'fp8:' must be a positive integer, got 'fp8:abc'"),

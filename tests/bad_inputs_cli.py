@@ -57,26 +57,26 @@ ROWS: list[tuple[str, str, str, str]] = [
      "re:sweep file: '.*' is a directory, not a TOML file"),
     # ---------------------------------------------------------------- command line: flags that do not apply
     ("CLI", "cli('run', '--lengths-column', 'tokens')", "CliExit",
-     _ERR + "lengths.column: --lengths-column applies to --lengths FILE only, not lognormal lengths"),
+     _ERR + "--lengths-column applies to --lengths FILE only, not lognormal lengths"),
     ("CLI", "cli('compare', '--lengths', 'deepseek-r1', '--count-column', 'n')", "CliExit",
-     _ERR + "lengths.count_column: --count-column applies to --lengths FILE only, not the data set 'deepseek-r1'"),
+     _ERR + "--count-column applies to --lengths FILE only, not the data set 'deepseek-r1'"),
     ("CLI", "cli('run', '--lengths', 'deepseek-r1', '--mu', '7')", "CliExit",
-     _ERR + "lengths.mu: --mu applies to --lengths lognormal only, not the data set 'deepseek-r1'"),
+     _ERR + "--mu applies to --lengths lognormal only, not the data set 'deepseek-r1'"),
     ("CLI", "cli('run', '--lengths', write('l.csv', 'tokens\\n100\\n'), '--group-correlation', '0.5')", "CliExit",
-     "re:" + _ERR + "lengths\\.group_correlation: --group-correlation applies to --lengths lognormal only, not the "
+     "re:" + _ERR + "--group-correlation applies to --lengths lognormal only, not the "
                     "file '.*l\\.csv'"),
-    ("CLI", "cli('run', '--k', '2')", "CliExit", _ERR + "pipeline.k: --k applies to --pipeline k-step only, not fully-async"),
+    ("CLI", "cli('run', '--k', '2')", "CliExit", _ERR + "--k applies to --pipeline k-step only, not fully-async"),
     ("CLI", "cli('run', '--pipeline', 'sync', '--on-update', 'wait')", "CliExit",
-     _ERR + "pipeline.on_update: --on-update applies to --pipeline fully-async only, not sync"),
+     _ERR + "--on-update applies to --pipeline fully-async only, not sync"),
     ("CLI", "cli('run', '--keep-partial')", "CliExit",
-     _ERR + "pipeline.keep_partial: --keep-partial applies to --pipeline sync or --pipeline one-step or --pipeline "
+     _ERR + "--keep-partial applies to --pipeline sync or --pipeline one-step or --pipeline "
             "k-step only, not fully-async"),
     ("CLI", "cli('run', '--batch-order-edges', '1000,8000')", "CliExit",
-     _ERR + "pipeline.batch_order.edges: --batch-order-edges applies to --batch-order length_balanced only, not 'fifo'"),
+     _ERR + "--batch-order-edges applies to --batch-order length_balanced only, not 'fifo'"),
     ("CLI", "cli('run', '--pipeline', 'one-step', '--batch-order-share', '0.5')", "CliExit",
-     _ERR + "pipeline.batch_order.share: --batch-order-share applies to --pipeline fully-async only, not one-step"),
+     _ERR + "--batch-order-share applies to --pipeline fully-async only, not one-step"),
     ("CLI", "cli('run', toml('[pipeline]\\nkind = \"fully_async\"\\nadmission_eta = 1'), '--pipeline', 'k-step')",
-     "CliExit", _ERR + "pipeline: --pipeline k-step replaces the scenario file's 'fully_async' pipeline, whose "
+     "CliExit", _ERR + "--pipeline k-step replaces the scenario file's 'fully_async' pipeline, whose "
                        "admission_eta would be lost (k-step pipelines have no such field): remove it from the file"),
     ("CLI", "cli('compare', toml('[pipeline]\\nkind = \"fully_async\"\\nmax_staleness = 3'))", "CliExit",
      _ERR + "pipeline: compare runs its own four pipelines (synchronous, one-step, fully async, fully async with cap "
@@ -100,11 +100,11 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("CLI", "cli('run', toml('batch_size = 1' + '0' * 399))", "CliExit",
      _ERR + "batch_size: must be an integer of at most 20 digits, got one of 400 digits"),
     ("CLI", "cli('run', '--lengths', os.path.dirname(write('x', '')))", "CliExit",
-     "re:" + _ERR + "lengths\\.path: must name a \\.csv, \\.csv\\.gz or \\.parquet file \\(any case\\), got '.*'"),
-    ("CLI", "cli('run', '--out', write('f', 'x'))", "CliExit", "re:" + _ERR + "out: '.*/f' exists and is not a directory"),
+     "re:" + _ERR + "--lengths: must name a \\.csv, \\.csv\\.gz or \\.parquet file \\(any case\\), got '.*'"),
+    ("CLI", "cli('run', '--out', write('f', 'x'))", "CliExit", "re:" + _ERR + "--out: '.*/f' exists and is not a directory"),
     ("CLI", "cli('compare', '--out', write('f', 'x') + '/sub')", "CliExit",
-     "re:" + _ERR + "out: cannot write to the directory '.*/f/sub': Not a directory"),
-    ("CLI", "cli('run', '--out', '')", "CliExit", _ERR + "out: --out must name a directory, got ''"),
+     "re:" + _ERR + "--out: cannot write to the directory '.*/f/sub': Not a directory"),
+    ("CLI", "cli('run', '--out', '')", "CliExit", _ERR + "--out must name a directory, got ''"),
     ("CLI", "cli('sync', write('c.toml', b'[model]\\n\\xff'))", "CliExit",
      "re:" + _ERR + "cluster file: '.*c\\.toml' is not UTF-8 text \\(line 2, byte offset 8: b'\\\\xff'\\)"),
     ("CLI", "cli('sync', toml('fanout = 1' + '0' * 400 + '\\n[model]\\npreset = \"qwen3-4b\"'))", "CliExit",
@@ -115,7 +115,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("CLI", "cli('compare', '--kv-cache', '3')", "CliExit", "exit 2: rollsim: error: unrecognized arguments: --kv-cache"),
     ("CLI", "cli('run', '--horizon', '100')", "CliExit", "exit 2: rollsim: error: unrecognized arguments: --horizon (--horizon: did you mean --horizon-s?)"),
     ("CLI", "cli('split', '--gpus', '16', '--gpu-s-per-token', '0.004', '--pipeline', 'sync', '--max-staleness', '2')",
-     "CliExit", "exit 2: rollsim: error: pipeline.max_staleness: --max-staleness applies to --pipeline fully-async "
+     "CliExit", "exit 2: rollsim: error: --max-staleness applies to --pipeline fully-async "
                 "only, not sync"),
     ("CLI", "cli('split', '--gpus', '100000', '--gpu-s-per-token', '0.004')", "CliExit",
      "re:exit 2: rollsim: error: --max-events: the 99999 splits would process about .* events \\(about .*\\), more "
@@ -125,13 +125,13 @@ ROWS: list[tuple[str, str, str, str]] = [
      "exit 2: rollsim: error: no such file or directory: 'nonexistent.toml'"),
     # report / plot check --out before reading or drawing anything
     ("CLI", "cli('plot', write('r', None), '--kind', 'utilization', '--out', write('f', 'x') + '/x.png')", "CliExit",
-     "re:exit 2: rollsim: error: out: cannot make the directory '.*/f' for 'x\\.png': '.*/f' is a file"),
+     "re:exit 2: rollsim: error: --out: cannot make the directory '.*/f' for 'x\\.png': '.*/f' is a file"),
     ("CLI", "cli('report', write('r', None), '--out', os.path.dirname(write('x', '')))", "CliExit",
-     "re:exit 2: rollsim: error: out: '.*' is a directory; give a file name"),
+     "re:exit 2: rollsim: error: --out: '.*' is a directory; give a file name"),
     ("CLI", "cli('compare', '--horizon-s', '600', '--out', os.path.dirname(write('summary.json', '{}')))", "CliExit",
-     "re:exit 2: rollsim: error: out: '.*' holds the results of `rollsim run` \\(summary.json\\); writing "
+     "re:exit 2: rollsim: error: --out: '.*' holds the results of `rollsim run` \\(summary.json\\); writing "
      "`rollsim compare` results there would mix two runs: give another directory or remove those files"),
     ("CLI", "cli('run', '--horizon-s', '600', '--out', os.path.dirname(write('compare.parquet', '')))", "CliExit",
-     "re:exit 2: rollsim: error: out: '.*' holds the results of `rollsim compare` \\(compare.parquet\\); writing "
+     "re:exit 2: rollsim: error: --out: '.*' holds the results of `rollsim compare` \\(compare.parquet\\); writing "
      "`rollsim run` results there would mix two runs: give another directory or remove those files"),
 ]

@@ -85,7 +85,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("length file", "Empirical.from_file(write('a.parquet', parquet({'tokens': [100.0, None]})))", "ScenarioError",
      f"re:lengths\\.column: row 2 of '.*/a\\.parquet': {CELL}, got an empty cell"),
     ("CLI", "(os.mkdir(write('d.csv', None)), cli('compare', '--lengths', write('d.csv', None)))", "CliExit",
-     "re:exit 2: rollsim: error: lengths\\.path: must be a regular file, got a directory '.*/d\\.csv'"),
+     "re:exit 2: rollsim: error: --lengths: must be a regular file, got a directory '.*/d\\.csv'"),
     ("CLI", "cli('compare', '--lengths', write('a.csv', 'tokens\\n100\\n-3\\n'))", "CliExit",
      f"re:exit 2: rollsim: error: lengths\\.column: line 3 of '.*/a\\.csv': {CELL}, got -3"),
     ("sweep TOML", "sweep_config.load(toml('[base]\\nlengths = { file = \"a.tsv\" }'))", "ScenarioError",

@@ -29,5 +29,5 @@ ROWS: list[tuple[str, str, str, str]] = [
      "bootstrap=0), 8)", "ScenarioError",
      "base_gpus: needs a base imported from a config (its GPU layout) or base_gpus"),
     ("training hardware", f"cli('whatif', '--config', {VERL}, '--metrics', {METRICS}, '--gpu', 'B9000')", "CliExit",
-     "re:exit 2: rollsim: error: gpu: must be an Accelerator or one of .*, got 'B9000'"),
+     "re:exit 2: rollsim: error: --gpu: must be an Accelerator or one of .*, got 'B9000'"),
 ]

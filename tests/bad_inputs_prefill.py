@@ -20,7 +20,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("shared prefill", f"Scenario({_SHARED}, slots_per_instance=8, max_num_batched_tokens=1)", "ScenarioError",
      "max_num_batched_tokens: must be in [2, 16777216], got 1"),
     ("shared prefill", "cli('run', '--prefill-mode', 'shared')", "CliExit",
-     "exit 2: rollsim: error: prefill_mode: 'shared' shares an instance's steps between prefill and decoding: it "
+     "exit 2: rollsim: error: --prefill-mode: 'shared' shares an instance's steps between prefill and decoding: it "
      "needs slots_per_instance > 0, got slots_per_instance=0"),
     ("shared prefill", "rollsim.hardware.Deployment(model='Qwen3-8B', gpu='H100', rollout_gpus=1).scenario("
      "lengths=LogNormal(), prompts_per_step=8, prefill_mode='chunked')", "ScenarioError",

@@ -42,9 +42,9 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("sweep TOML", "sweep_config.load(toml('metrics = [\"p99\"]'))", "ScenarioError",
      "re:metrics: unknown metric\\(s\\) \\['p99'\\]; choose from \\['steps', .*\\]"),
     # ---------------------------------------------------------------- rollsim sweep
-    ("CLI", "cli('sweep', toml('seeds = 1'), '--out', '')", "CliExit", f"exit 2: rollsim: error: {EMPTY_OUT}"),
+    ("CLI", "cli('sweep', toml('seeds = 1'), '--out', '')", "CliExit", f"exit 2: rollsim: error: --{EMPTY_OUT}"),
     ("CLI", "cli('sweep', toml('seeds = 1'), '--out', write('o', None), '--ray-address', '10.0.0.1:6379')", "CliExit",
-     "exit 2: rollsim: error: ray_address: applies to backend='ray' only, got backend='local'"),
+     "exit 2: rollsim: error: --ray-address: applies to backend='ray' only, got backend='local'"),
     ("CLI", "cli('sweep', toml('seeds = 10000000000'), '--out', write('o', None))", "CliExit",
      "exit 2: rollsim: error: seeds: a count of seeds must be in [1, 2**32], got 10000000000"),
     ("sweep", "rollsim.sweep(Scenario(horizon_s=60.0), [Scenario(seed=1)], progress=False)", "ScenarioError",

@@ -16,7 +16,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("sync in the pipeline", "Scenario(staleness_check='finish', pipeline=Synchronous())", "ScenarioError",
      f"{_FINISH}, got pipeline Synchronous()"),
     ("sync in the pipeline", "cli('run', '--sync-every', '0')", "CliExit",
-     "exit 2: rollsim: error: sync_every: must be in [1, 16777216], got 0"),
+     "exit 2: rollsim: error: --sync-every: must be in [1, 16777216], got 0"),
     ("sync in the pipeline", "sync.pipeline_fields(-1.0)", "ScenarioError", "sync: must be in [0, 1e12] seconds, got -1.0"),
     ("sync in the pipeline", "sync.pipeline_fields('1.2')", "ScenarioError",
      "sync: must be a number of seconds in [0, 1e12], got str '1.2'"),

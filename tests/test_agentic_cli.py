@@ -107,7 +107,7 @@ def test_refused_when_not_agentic() -> None:
         code, _, err = _cli(command, "--kv-policy", "drop")
         assert code == 2
         assert err.strip().splitlines()[-1] == (
-            "rollsim: error: agentic.kv_policy: --kv-policy applies to agentic scenarios only: give --agentic-preset "
+            "rollsim: error: --kv-policy applies to agentic scenarios only: give --agentic-preset "
             "NAME (default, code-interpreter-math, swe-agent) or an [agentic] table in the scenario file")
 
 

@@ -262,5 +262,8 @@ def test_sweep_of_refused_runs_says_so(capsys, tmp_path):
     sweep.write_text("[grid]\nhorizon_s = [1e9, 2e9]\n")
     assert main(["sweep", str(sweep), "--out", str(tmp_path / "none")]) == 1
     out, err = capsys.readouterr()
-    assert out == "" and "is not in list" not in err and err.splitlines()[-1].startswith(
+    lines = err.splitlines()
+    assert out == "" and "is not in list" not in err and lines[-2].startswith(
         "rollsim sweep: 2 runs failed: 2 refused before running")
+    assert lines[-1].startswith("rollsim sweep: first refused: max_samples: this scenario would start about 2.45e+09 "
+                                "samples") and lines[-1].endswith("(sweep scenario horizon_s=1000000000.0)")

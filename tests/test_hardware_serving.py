@@ -238,7 +238,7 @@ def test_cli_split_with_a_deployment(capsys):
                  "--horizon-s", "600", "--batch-size", "64", "--group-size", "8", "--prompt-tokens", "200"]) == 0
     assert "best:" in capsys.readouterr().out
     assert main(["split", "--gpus", "4", "--model", "Qwen3-8B", "--gpu", "H100", "--gpu-s-per-token", "0.01"]) == 2
-    assert "gpu_s_per_token: --gpu-s-per-token cannot be set with --model" in capsys.readouterr().err
+    assert "rollsim: error: --gpu-s-per-token cannot be set with --model" in capsys.readouterr().err
 
 
 def test_readme_resource_table_is_current():

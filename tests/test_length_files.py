@@ -245,7 +245,7 @@ def test_a_duplicated_header_is_refused(tmp_path):
     assert str(e.value) == (f"lengths.path: {str(p)!r} has the column name 'tokens' more than once (columns: "
                             "['tokens', 'tokens']); rename the copies so that each column has one name")
     code, _, err = cli("compare", "--lengths", str(p), "--lengths-column", "tokens", "--horizon-s", "600")
-    assert code == 2 and err.strip().splitlines()[-1].startswith("rollsim: error: lengths.path: ")
+    assert code == 2 and err.strip().splitlines()[-1].startswith("rollsim: error: --lengths: ")
 
 
 # ------------------------------------------------------------------ files that are not regular files, suffixes
@@ -258,7 +258,7 @@ def test_a_directory_is_refused(tmp_path):
         Empirical.from_file(d)
     assert str(e.value) == f"lengths.path: must be a regular file, got a directory {str(d)!r}"
     code, _, err = cli("compare", "--lengths", str(d), "--horizon-s", "600")
-    assert (code, err.strip()) == (2, f"rollsim: error: lengths.path: must be a regular file, got a directory {str(d)!r}")
+    assert (code, err.strip()) == (2, f"rollsim: error: --lengths: must be a regular file, got a directory {str(d)!r}")
     with pytest.raises(ScenarioError, match=r"^lengths\.path: must be a regular file, got a directory"):
         toml_lengths(tmp_path, {"file": "dir.csv"})
 

@@ -128,3 +128,24 @@ def test_sweep_records_refused_runs_without_running_or_storing_them(tmp_path):
     again = sweep(Scenario(horizon_s=600.0), {"horizon_s": [600.0, 1e5]}, seeds=2, progress=False, out=tmp_path,
                   max_samples=2**32 - 1)
     assert again["error"].null_count() == 4
+
+
+def test_refused_runs_are_counted_as_refused_not_as_already_there(tmp_path):
+    """A fresh directory holds nothing: its refused runs are counted as refused, never as resumed,
+    and the first refusal's message (the scenario's estimate) is in SweepInfo."""
+    from rollsim.sweeps import sweep_with_info
+    from rollsim.simulation import runaway_error
+
+    grid = {"horizon_s": [600.0, 1e9, 2e9]}
+    first = runaway_error(Scenario(horizon_s=1e9), 50_000_000, "summary") + " (sweep scenario horizon_s=1000000000.0)"
+    for out in (tmp_path / "a", None):
+        _, info = sweep_with_info(Scenario(horizon_s=600.0), grid, seeds=2, progress=False, on_error="record", out=out)
+        assert (info.runs, info.ran, info.resumed, info.refused, info.failed) == (6, 2, 0, 4, 4)
+        assert info.first_refused == first
+    # a rerun: the two runs done are in out; the refused ones are refused again (they were not stored)
+    _, info = sweep_with_info(Scenario(horizon_s=600.0), grid, seeds=2, progress=False, on_error="record",
+                              out=tmp_path / "a")
+    assert (info.runs, info.ran, info.resumed, info.refused, info.failed) == (6, 0, 2, 4, 4)
+    # nothing refused: no message
+    _, info = sweep_with_info(Scenario(horizon_s=600.0), {"horizon_s": [600.0]}, seeds=2, progress=False)
+    assert (info.refused, info.first_refused) == (0, None)

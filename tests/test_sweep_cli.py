@@ -144,3 +144,24 @@ def test_failed_runs_exit_1(tmp_path, capsys):
     assert args.func(args) == 1
     assert "2 runs failed" in capsys.readouterr().err
     assert read_sweep(tmp_path / "o")["error"].null_count() == 0
+
+
+def test_refused_runs_are_counted_and_the_first_refusal_is_shown(tmp_path, capsys):
+    """Runaway scenarios refused before running: counted as refused (not "already in" a fresh
+    directory), and the first refusal printed in the sweep file's words (no record='summary')."""
+    f = write(tmp_path, "seeds = 2\n[base]\nhorizon_s = 600.0\n[grid]\nhorizon_s = [600.0, 1e9]\n")
+    out = tmp_path / "o"
+    args = parser().parse_args(["sweep", str(f), "--out", str(out), "--no-progress", "--format", "none"])
+    assert args.func(args) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith(f"rollsim sweep: 4 runs (2 run now in 1 chunk, 0 already in {out}, 2 refused), ")
+    assert err[1] == ("rollsim sweep: 2 runs failed: 2 refused before running by the run guards (a runaway scenario: "
+                      "not stored, so that a rerun with a shorter horizon_s or a higher max_samples runs them)")
+    assert err[2] == (
+        "rollsim sweep: first refused: max_samples: this scenario would start about 2.45e+09 samples (about 2.45e+09 "
+        "events, about 2.7 min at ~15 M events/s; a sweep records summaries only, in constant memory) over horizon_s = "
+        "1e+09 s, more than max_samples = 50000000; shorten horizon_s, or raise max_samples (up to 2**32 - 1) if you "
+        "mean it (sweep scenario horizon_s=1000000000.0)")
+    assert len(err) == 3
+    assert args.func(args) == 1  # resumed: the two stored runs are already there, the others refused again
+    assert f"(0 run now in 0 chunks, 2 already in {out}, 2 refused)" in capsys.readouterr().err

@@ -163,10 +163,17 @@ def test_collect_false_reports_failures_like_collect_true(tmp_path):
     with pytest.raises(ScenarioError) as lazy:
         sweep(SMALL, {"train_step_s": [30.0, 60.0]}, out=tmp_path, collect=False, chunk_size=3, **kw)
     assert str(lazy.value).split(" (results so far")[0] == str(full.value).split("; pass")[0]
-    # resumed failures count too
+    # runs refused up front (max_samples=10) count as failed and refused, never as resumed: they
+    # were not stored
     _, info = sweep_with_info(SMALL, {"train_step_s": [30.0, 60.0]}, out=tmp_path, collect=False,
                               on_error="record", **kw)
-    assert (info.failed, info.resumed, info.ran) == (4, 4, 0)
+    assert (info.failed, info.resumed, info.ran, info.refused) == (4, 0, 0, 4)
+    # resumed failures count too: 2020 passes the estimate, both seeds start more while running
+    kw = dict(seeds=2, max_samples=2020, progress=False, on_error="record", collect=False)
+    _, info = sweep_with_info(SMALL, out=tmp_path / "run", **kw)
+    assert (info.failed, info.resumed, info.ran, info.refused) == (2, 0, 2, 0)
+    _, info = sweep_with_info(SMALL, out=tmp_path / "run", **kw)
+    assert (info.failed, info.resumed, info.ran, info.refused, info.first_refused) == (2, 2, 0, 0, None)
 
 
 # ---------------------------------------------------------------- resume in the new layout

@@ -116,7 +116,7 @@ def test_cli_gpu_and_model(capsys):
     assert [r["train_scaling"] for r in rows] == ["same", "hardware"]
     assert float(rows[1]["train_scale"]) == pytest.approx(1.19, abs=0.05)
     assert main(["calibrate", "--config", cfg, "--metrics", met, "--gpu", "B9000"]) == 2
-    assert capsys.readouterr().err.startswith("rollsim: error: gpu: must be an Accelerator or one of ")
+    assert capsys.readouterr().err.startswith("rollsim: error: --gpu: must be an Accelerator or one of ")
 
 
 def test_backend_read_from_the_config(tmp_path):

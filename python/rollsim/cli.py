@@ -1097,6 +1097,52 @@ def _message(e: BaseException) -> str:
     return " ".join(line.strip() for line in str(e).splitlines() if line.strip()) or type(e).__name__
 
 
+#: A message's leading name (``rollout_gpus: ...``, ``pipeline.max_staleness: ...``).
+_LEADING_NAME = re.compile(r"([A-Za-z_][\w.]*): ")
+
+
+def _given_flags(parser: argparse.ArgumentParser, command: str | None, argv: Sequence[str]) -> dict[str, str]:
+    """The names the values of the flags given in ``argv`` go by in messages, as ``{name: flag}``:
+    each given flag's argparse dest (``rollout_gpus`` for ``--rollout-gpus``) and, for a flag of the
+    scenario's schema (:mod:`rollsim.scenario_toml`), its field's path (``pipeline.max_staleness``
+    for ``--max-staleness``, ``lengths.mu`` for ``--mu``, ``agentic.max_turns`` for ``--max-turns``).
+    Both come from the command's parser and the schema, never from a typed list."""
+    options: dict[str, argparse.Action] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            options = action.choices[command]._option_string_actions
+    paths: dict[str, list[str]] = {}
+    for f in (*schema.scenario_fields(), *schema.lengths_fields(), *schema.pipeline_fields(), *schema.agentic_fields()):
+        if f.flag is not None:
+            paths.setdefault(f.flag, []).append(f.path)
+            if f.path == "lengths.file":  # Empirical.from_file's parameter is path (the key is file)
+                paths[f.flag].append("lengths.path")
+    names: dict[str, str] = {}
+    for arg in argv:
+        if arg == "--":
+            break
+        flag = arg.split("=", 1)[0]
+        given = options.get(flag) if flag.startswith("--") else None
+        if given is None or given.help == argparse.SUPPRESS:
+            continue
+        long = next((o for o in given.option_strings if o.startswith("--")), flag)
+        for name in (given.dest, *paths.get(flag, ()), *paths.get(long, ())):
+            names.setdefault(name, flag)
+    return names
+
+
+def _flag_named(message: str, flags: dict[str, str]) -> str:
+    """``message`` with its leading name (``pipeline.max_staleness: ...``) replaced by the flag the
+    user gave that value with (``--max-staleness: ...``), the rest kept; a message whose text already
+    starts with that flag (``pipeline.k: --k applies to ...``) just loses the name. Messages about
+    values not given as flags (a scenario file's, a default) keep their names."""
+    m = _LEADING_NAME.match(message)
+    if m is None or m.group(1) not in flags:
+        return message
+    flag, rest = flags[m.group(1)], message[m.end():]
+    return rest if re.match(rf"{re.escape(flag)}(?![\w-])", rest) else f"{flag}: {rest}"
+
+
 def _unrecognized(parser: argparse.ArgumentParser, command: str | None, extra: Sequence[str]) -> str:
     """The message for flags the command does not take: ``unrecognized arguments: ...``, and for a
     flag that is a near miss of one of the command's own (``--rollout-slot``, ``--horizon``) the flag
@@ -1122,6 +1168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit code: 0, 2 for bad input or a file error (the message
     on stderr as ``rollsim: error: ...``, never a traceback), 130 when interrupted."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args, extra = parser.parse_known_args(argv)
     if extra:
         parser.error(_unrecognized(parser, getattr(args, "command", None), extra))
@@ -1133,7 +1180,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except (RollsimError, OSError, ValueError) as e:
-        print(f"rollsim: error: {_message(e)}", file=sys.stderr)
+        # on the command line, a value given as a flag is named by its flag (--max-staleness, not
+        # pipeline.max_staleness), for every command
+        flags = _given_flags(parser, getattr(args, "command", None), argv)
+        print(f"rollsim: error: {_flag_named(_message(e), flags)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("rollsim: interrupted", file=sys.stderr)

@@ -13,8 +13,15 @@ from typing import Any
 import polars as pl
 
 from rollsim._text import count
+from rollsim.simulation import GUARD_NAMES as _PYTHON_GUARD_NAMES
 
-__all__ = ["add_parser", "run"]
+__all__ = ["GUARD_NAMES", "add_parser", "run"]
+
+#: The run guards' words in the refusals of runaway scenarios, as the sweep file spells them
+#: (:func:`rollsim.simulation.runaway_error`): ``max_samples`` is a top-level key of the file,
+#: ``horizon_s`` a key of ``[base]`` or ``[grid]``, and a sweep records summaries only.
+GUARD_NAMES: dict[str, str] = {**_PYTHON_GUARD_NAMES,
+                               "summary_keeps": "a sweep records summaries only, in constant memory"}
 
 #: Metrics shown in the printed table (means and 95% intervals over seeds).
 SHOWN = ("steps", "rollout_utilization", "staleness_mean", "drop_fraction")
@@ -46,14 +53,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _failed_words(frame: Any, columns: list[str], failed: int) -> str:
-    """How many runs failed, and where to see why: the stored ones have an ``error``; the ones
-    refused before running (estimated to exceed the run guards) are not stored, so that a rerun with
-    other limits runs them."""
+def _failed_words(frame: Any, columns: list[str], failed: int, refused: int) -> str:
+    """How many runs failed, and where to see why: the stored ones have an ``error``; the
+    ``refused`` ones, refused before running (estimated to exceed the run guards), are not stored,
+    so that a rerun with other limits runs them."""
     stored = 0
     if "error" in columns:
         stored = int(frame.select(pl.col("error").is_not_null().sum()).collect().item())
-    refused = failed - stored
     parts = []
     if stored:
         parts.append(f"{stored} with its error in the 'error' column")
@@ -90,16 +96,19 @@ def run(args: argparse.Namespace) -> int:
                 spec.base, spec.grid, seeds=spec.seeds, metrics=spec.metrics, out=args.out, backend=args.backend,
                 threads=args.threads, chunk_size=args.chunk_size if args.chunk_size is not None else spec.chunk_size,
                 progress=not args.no_progress, on_error="record", ray_address=args.ray_address, collect=False,
-                learning=spec.learning, **kwargs,
+                learning=spec.learning, guard_names=GUARD_NAMES, **kwargs,
             )
     except KeyboardInterrupt as e:  # the message says how many runs are saved, and where
         print(f"rollsim sweep: {e or 'interrupted'}", file=sys.stderr)
         return 130
+    refused = f", {info.refused} refused" if info.refused else ""
     print(f"rollsim sweep: {info.runs} runs ({info.ran} run now in {count(info.chunks, 'chunk')}, {info.resumed} already "
-          f"in {args.out}), {info.seconds:.1f} s; dataset: {args.out}", file=sys.stderr)
+          f"in {args.out}{refused}), {info.seconds:.1f} s; dataset: {args.out}", file=sys.stderr)
     columns = frame.collect_schema().names()  # a LazyFrame over --out: never the frame of all runs
     if info.failed:
-        print(f"rollsim sweep: {_failed_words(frame, columns, info.failed)}", file=sys.stderr)
+        print(f"rollsim sweep: {_failed_words(frame, columns, info.failed, info.refused)}", file=sys.stderr)
+    if info.first_refused is not None:
+        print(f"rollsim sweep: first refused: {info.first_refused}", file=sys.stderr)
     if args.format != "none" and "seed" not in columns:  # nothing stored: every run was refused
         return 1
     if args.format != "none":

@@ -79,7 +79,10 @@ FOREIGN_WINDOW = 8192
 @dataclass(frozen=True)
 class SweepInfo:
     """What a sweep call did: ``runs`` in the plan, ``resumed`` (already in ``out``), ``ran`` (run
-    now), ``chunks`` written or returned, ``failed`` runs (with an ``error``), ``seconds`` wall time."""
+    now), ``chunks`` written or returned, ``failed`` runs (with an ``error``, the refused ones
+    included), ``seconds`` wall time, ``refused`` runs (of ``failed``: runaway scenarios refused before
+    running, neither run nor stored) and ``first_refused``, the refusal message of the first of
+    them in plan order (None when none was refused)."""
 
     runs: int
     resumed: int
@@ -87,6 +90,8 @@ class SweepInfo:
     chunks: int
     failed: int
     seconds: float
+    refused: int = 0
+    first_refused: str | None = None
 
 
 def results_frame(keys: list[str], results: Mapping[str, Any] | Sequence[str]) -> pl.DataFrame:
@@ -239,7 +244,8 @@ class _Sweep:
         self.refused = refused or {}
         self.lock = threading.Lock()
         self.rows: dict[int, pl.DataFrame] = {}
-        self.ran = self.resumed = self.chunks = self.failed = self.saved_now = 0
+        self.ran = self.resumed = self.chunks = self.failed = self.saved_now = self.refused_runs = 0
+        self.first_refusal: tuple[int, str] | None = None  # (plan position, message), the earliest
         self._pending: list[_Piece] = []
         self.first_failure: tuple[int, str] | None = None
         claims: list[_Claim] = []
@@ -351,7 +357,13 @@ class _Sweep:
                                         len(job.refused), len(block) - len(job.refused)))
         with self.lock:
             self.ran += len(job.todo)
-            self.resumed += len(block.first) - len(job.todo)
+            # refused runs were neither run nor found: not "already in out"
+            self.resumed += len(block.first) - len(job.todo) - len(job.refused)
+            self.refused_runs += len(job.refused)
+            if job.refused:
+                pos = block.start + min(p for p, _ in job.refused)
+                if self.first_refusal is None or pos < self.first_refusal[0]:
+                    self.first_refusal = (pos, self.refused[self.plan.scenario_index(pos)])
             if self.store is None:
                 self.chunks += 1 if job.todo else 0
             self.failed += self._failures(block.start, uniq)
@@ -510,8 +522,13 @@ def sweep_with_info(
     ray_address: str | None = None,
     collect: bool = True,
     learning: Any = None,
+    guard_names: dict[str, str] | None = None,
 ) -> tuple[pl.DataFrame | pl.LazyFrame, SweepInfo]:
-    """:func:`sweep`, also returning a :class:`SweepInfo` (used by the CLI)."""
+    """:func:`sweep`, also returning a :class:`SweepInfo` (used by the CLI).
+
+    ``guard_names`` spells the limits and remedies in the messages of runaway scenarios (see
+    :func:`rollsim.simulation.runaway_error`; default the Python arguments, ``rollsim sweep``
+    passes the sweep file's words, :data:`rollsim.sweep_cli.GUARD_NAMES`)."""
     t_start = time.perf_counter()
     metrics = check_metrics(metrics)
     learn = _learning_exprs(learning)
@@ -546,7 +563,7 @@ def sweep_with_info(
     try:
         done = _sweep_in(plan, store, out, t_start, metrics=metrics, backend=backend, threads=threads,
                          chunk_size=chunk_size, progress=progress, max_samples=max_samples, on_error=on_error,
-                         ray_address=ray_address, collect=bool(collect), learn=learn)
+                         ray_address=ray_address, collect=bool(collect), learn=learn, guard_names=guard_names)
     finally:
         if store is not None:
             store.close()
@@ -613,12 +630,12 @@ def _sweep_in(
     plan: Plan, store: Store | None, out: str | os.PathLike[str] | None, t_start: float, *,
     metrics: list[str] | None, backend: str, threads: int, chunk_size: int | None,
     progress: bool | Callable[[int, int], Any], max_samples: int, on_error: str, ray_address: str | None,
-    collect: bool, learn: list[pl.Expr] | None = None,
+    collect: bool, learn: list[pl.Expr] | None = None, guard_names: dict[str, str] | None = None,
 ) -> tuple[pl.DataFrame | pl.LazyFrame, SweepInfo]:
     # runaway scenarios are refused before anything runs (an estimate; the engine also enforces it)
     refused: dict[int, str] = {}
     for c, sc in plan.source.scan():
-        msg = runaway_error(sc, max_samples, "summary")
+        msg = runaway_error(sc, max_samples, "summary", names=guard_names)
         if msg is not None:
             vals = dict(zip(plan.varied, plan.source.values(c, sc)))
             where = ", ".join(f"{k}={v!r}" for k, v in vals.items()) or "the base scenario"
@@ -670,7 +687,8 @@ def _sweep_in(
                                + "; pass on_error='record' to get them as rows with an error")
     if store is not None and out is not None and sw.foreign is not None:  # else: only this plan's chunks
         _warn_foreign_runs(store, out, len(plan))
-    info = SweepInfo(len(plan), sw.resumed, sw.ran, sw.chunks, failed, time.perf_counter() - t_start)
+    info = SweepInfo(len(plan), sw.resumed, sw.ran, sw.chunks, failed, time.perf_counter() - t_start,
+                     sw.refused_runs, None if sw.first_refusal is None else sw.first_refusal[1])
     return result, info
 
 

@@ -64,6 +64,7 @@ INT_BOUNDS: dict[str, tuple[int, int]] = {
     "train.cp": (1, 65536),
     "infer.instances": (1, 65536), "infer.tp": (1, 65536), "infer.ep": (1, 65536),
     "gpus_per_node": (1, 1024),
+    "gpus_per_host_link": (1, 1024),
     "fanout": (1, 1024),
 }
 #: Largest ``n_params`` of :meth:`ModelSpec.dense` (and ``params`` of a cluster file).
@@ -337,8 +338,16 @@ class Hardware:
     50 GB/s; PCIe Gen5 x16 about 50 GB/s; NCCL inter-node alpha about 50 us per call): NVIDIA's
     H100 / H200 specifications (NVLink 900 GB/s bidirectional) and typical NCCL latencies.
 
-    Ranges: ``gpus_per_node`` in [1, 1024]; bandwidths in [1e3, 1e15] bytes/s; ``latency_s`` in
-    [0, 1e6] seconds.
+    ``pcie_bytes_per_s`` is a GPU's host link and the uplink of the PCIe switch it sits behind;
+    ``gpus_per_host_link`` GPUs sit behind one such uplink (1: each GPU has its own; 2 on an 8-GPU
+    HGX A100 board, ``rollsim.hardware.specs.Accelerator.gpus_per_host_link`` and its sources). The
+    GPUs of a node that copy to or from the host at once (the senders' H2D stage of
+    ``source_on_host``, a stack's ``staging_copies``) split it: each copies over
+    ``pcie_bytes_per_s / min(gpus_per_host_link, GPUs of its node copying)``, as
+    :func:`rollsim.hardware.switching.host_link_share`.
+
+    Ranges: ``gpus_per_node`` and ``gpus_per_host_link`` in [1, 1024]; bandwidths in [1e3, 1e15]
+    bytes/s; ``latency_s`` in [0, 1e6] seconds.
     """
 
     gpus_per_node: int = 8
@@ -347,12 +356,22 @@ class Hardware:
     pcie_bytes_per_s: float = 50e9
     latency_s: float = 50e-6
     colocated: bool = False
+    gpus_per_host_link: int = 1
 
     def __post_init__(self) -> None:
         _int(self, "", "gpus_per_node")
+        _int(self, "", "gpus_per_host_link")
         for name in ("nvlink_bytes_per_s", "nic_bytes_per_s", "pcie_bytes_per_s", "latency_s"):
             _real(self, name)
         _flag(self, "", "colocated")
+
+    def host_link_share(self, copying: float) -> float:
+        """Bytes/s one GPU copies to or from the host over while ``copying`` GPUs copy at once,
+        placed in order on nodes of ``gpus_per_node``: ``pcie_bytes_per_s / min(gpus_per_host_link,
+        GPUs of its node copying)``, exactly ``pcie_bytes_per_s`` when no GPU shares its uplink (the
+        Rust core's H2D stage, ``Hardware::host_link_share``, is the same)."""
+        share = max(1.0, math.floor(min(float(self.gpus_per_host_link), max(1.0, min(copying, self.gpus_per_node)))))
+        return float(self.pcie_bytes_per_s) if share == 1.0 else self.pcie_bytes_per_s / share
 
     @classmethod
     def from_accelerator(cls, name: Any, **overrides: Any) -> Hardware:
@@ -371,8 +390,10 @@ class Hardware:
         -------
         Hardware
             ``nvlink_bytes_per_s`` = the scale-up link, ``nic_bytes_per_s`` = the scale-out NIC,
-            ``pcie_bytes_per_s`` = the host link, ``gpus_per_node`` = the accelerator's node size,
-            all per device and per direction; then ``overrides``.
+            ``pcie_bytes_per_s`` = the host link, all per device and per direction;
+            ``gpus_per_node`` = the accelerator's node size, ``gpus_per_host_link`` = the GPUs
+            sharing one host uplink in that node (2 for A100 / A800: an HGX A100 board's PCIe
+            switches); then ``overrides``.
 
         Raises
         ------
@@ -383,7 +404,8 @@ class Hardware:
 
         a = specs.accelerator(name)
         kw: dict[str, Any] = dict(gpus_per_node=a.gpus_per_node, nvlink_bytes_per_s=a.scale_up_bytes_per_s,
-                                  nic_bytes_per_s=a.nic_bytes_per_s, pcie_bytes_per_s=a.host_link_bytes_per_s)
+                                  nic_bytes_per_s=a.nic_bytes_per_s, pcie_bytes_per_s=a.host_link_bytes_per_s,
+                                  gpus_per_host_link=a.gpus_per_host_link)
         kw.update(overrides)
         return cls(**kw)
 
@@ -499,6 +521,7 @@ class Cluster:
                 nvlink_bytes_per_s=float(h.nvlink_bytes_per_s),
                 nic_bytes_per_s=float(h.nic_bytes_per_s),
                 pcie_bytes_per_s=float(h.pcie_bytes_per_s),
+                gpus_per_host_link=h.gpus_per_host_link,
                 latency_s=float(h.latency_s),
                 colocated=bool(h.colocated),
             ),

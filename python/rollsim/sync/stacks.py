@@ -15,7 +15,8 @@ sync times and that the plain topology estimate does not have:
   grows by the new instance's nodes), so that 1 -> 16 instances costs what it costs
   (MoonshotAI/checkpoint-engine README: +11 % for DeepSeek-V3.1, +12 % for Kimi-K2 on 256 H20);
 * ``staging_s``: CPU staging copies (device to host to device) over PCIe, ``staging_copies`` times
-  each sender's share;
+  each sender's share, over the sender's part of its host uplink when senders share one
+  (:meth:`~rollsim.sync.cluster.Hardware.host_link_share`: 2 A100s per PCIe switch uplink);
 * ``registration_s``: RDMA memory registration of the receive buffers, when it is redone at every
   update;
 * ``postprocess_s``: receiver post-processing (format conversion, re-layout, FP8 block
@@ -332,6 +333,17 @@ def _senders(cluster: Cluster, st: Stack) -> float:
     return float(cluster.train.gpus)
 
 
+def _host_copying(cluster: Cluster, st: Stack, senders: float) -> float:
+    """The senders that copy through one host uplink at once, for
+    :meth:`~rollsim.sync.cluster.Hardware.host_link_share`: every sender in rank order, except
+    stage heads, which are ``tp * cp * dp`` ranks apart (one per uplink once that is at least
+    ``gpus_per_host_link``)."""
+    if st.senders != "stage_heads":
+        return senders
+    per_stage = cluster.train.tp * cluster.train.cp * cluster.train.dp
+    return float(min(cluster.train.pp, -(-cluster.hardware.gpus_per_host_link // per_stage)))
+
+
 def _extras(cluster: Cluster, st: Stack, base: dict, nb: Any, instances: Any, eff: Any, nic: Any,
             per_instance: Any, recv: Any) -> dict:
     """The stack's own terms, vectorized over numpy arrays (or floats)."""
@@ -348,7 +360,8 @@ def _extras(cluster: Cluster, st: Stack, base: dict, nb: Any, instances: Any, ef
         out["egress_s"] = np.maximum(0.0, egress - base["transfer_s"])
     out["instances_s"] = per_instance * nb * (instances - 1.0)
     if st.staging_copies:
-        out["staging_s"] = zero + st.staging_copies * s_train / senders / hw.pcie_bytes_per_s
+        link = hw.host_link_share(_host_copying(cluster, st, senders))
+        out["staging_s"] = zero + st.staging_copies * s_train / senders / link
     if st.registration_bytes_per_s > 0:
         out["registration_s"] = zero + recv() / st.registration_bytes_per_s
     post = 0.0

@@ -14,8 +14,8 @@ use pyo3::types::{PyBool, PyDict, PyInt, PyList};
 use rollsim_core::scenario::show;
 use rollsim_core::sync::{
     build_plan, estimate_cached, Estimate, Hardware, InferLayout, IntBound, Model, PlanCache, PlanOptions, Software,
-    TensorGroup, Topology, TrainLayout, ALIGN_ELEMS, FANOUT, GPUS_PER_NODE, GROUP_COUNT, GROUP_ELEMS, GROUP_EXPERTS,
-    GROUP_LAYERS, LAYOUT_MAX,
+    TensorGroup, Topology, TrainLayout, ALIGN_ELEMS, FANOUT, GPUS_PER_HOST_LINK, GPUS_PER_NODE, GROUP_COUNT,
+    GROUP_ELEMS, GROUP_EXPERTS, GROUP_LAYERS, LAYOUT_MAX,
 };
 
 use crate::{panic_err, to_py_err, ScenarioError};
@@ -138,6 +138,7 @@ fn parse(cfg: &Bound<'_, PyDict>) -> PyResult<Config> {
         nvlink_bytes_per_s: get_f64(&h, "", "nvlink_bytes_per_s")?,
         nic_bytes_per_s: get_f64(&h, "", "nic_bytes_per_s")?,
         pcie_bytes_per_s: get_f64(&h, "", "pcie_bytes_per_s")?,
+        gpus_per_host_link: get_int(&h, "", "gpus_per_host_link", GPUS_PER_HOST_LINK)?,
         latency_s: get_f64(&h, "", "latency_s")?,
         colocated: get(&h, "", "colocated")?,
     };

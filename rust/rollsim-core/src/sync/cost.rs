@@ -28,7 +28,7 @@ use std::collections::HashMap;
 
 use super::bounds::*;
 use super::plan::{build_plan, LinkLoads, PlanOptions};
-use super::{InferLayout, Model, TrainLayout, FANOUT, GPUS_PER_NODE};
+use super::{InferLayout, Model, TrainLayout, FANOUT, GPUS_PER_HOST_LINK, GPUS_PER_NODE};
 use crate::error::Result;
 
 /// Links and placement.
@@ -39,8 +39,12 @@ pub struct Hardware {
     pub nvlink_bytes_per_s: f64,
     /// Per GPU (one NIC per GPU), per direction.
     pub nic_bytes_per_s: f64,
-    /// Host-to-device copy bandwidth per GPU.
+    /// Host-to-device copy bandwidth per GPU: its own link and the uplink of the PCIe switch it
+    /// sits behind.
     pub pcie_bytes_per_s: f64,
+    /// GPUs behind one host uplink of `pcie_bytes_per_s` (2 on an 8-GPU HGX A100 board): those
+    /// that copy at once split it (as `rollsim.hardware.switching.host_link_share`).
+    pub gpus_per_host_link: u32,
     /// Fixed cost of one message (alpha).
     pub latency_s: f64,
     /// Training and inference share the GPUs.
@@ -131,8 +135,22 @@ pub struct Estimate {
 }
 
 impl Hardware {
+    /// Bytes/s one GPU copies to or from the host over while `copying` GPUs copy at once, placed in
+    /// order on nodes of `gpus_per_node`: `pcie_bytes_per_s / min(gpus_per_host_link, copying on
+    /// its node)`; exactly `pcie_bytes_per_s` when no GPU shares its uplink.
+    pub fn host_link_share(&self, copying: f64) -> f64 {
+        let on_node = copying.min(self.gpus_per_node as f64).max(1.0);
+        let share = (self.gpus_per_host_link as f64).min(on_node).floor().max(1.0);
+        if share == 1.0 {
+            self.pcie_bytes_per_s
+        } else {
+            self.pcie_bytes_per_s / share
+        }
+    }
+
     pub fn validate(&self) -> Result<()> {
         GPUS_PER_NODE.check(self.gpus_per_node as u64, "")?;
+        GPUS_PER_HOST_LINK.check(self.gpus_per_host_link as u64, "")?;
         NVLINK_BYTES_PER_S.check(self.nvlink_bytes_per_s)?;
         NIC_BYTES_PER_S.check(self.nic_bytes_per_s)?;
         PCIE_BYTES_PER_S.check(self.pcie_bytes_per_s)?;
@@ -385,7 +403,7 @@ pub fn estimate_cached(
     } else {
         0.0
     };
-    e.h2d_s = if sw.source_on_host { s_train / senders / hw.pcie_bytes_per_s } else { 0.0 };
+    e.h2d_s = if sw.source_on_host { s_train / senders / hw.host_link_share(senders) } else { 0.0 };
     let load_s = e.tensors_charged * sw.per_tensor_s + nb * sw.per_bucket_s;
     e.software_s = load_s + sw.per_update_s;
     e.pause_resume_s = sw.pause_resume_s;
@@ -428,6 +446,7 @@ mod tests {
             nvlink_bytes_per_s: 450e9,
             nic_bytes_per_s: 50e9,
             pcie_bytes_per_s: 50e9,
+            gpus_per_host_link: 1,
             latency_s: 50e-6,
             colocated: false,
         }
@@ -503,6 +522,27 @@ mod tests {
             e.transfer_s + e.latency_s + e.software_s + e.quantization_s + e.h2d_s + e.pause_resume_s + e.overlap_s;
         assert!((sum - e.total_s).abs() < 1e-9);
         assert!(e.overlap_s <= 0.0 && e.quantization_s > 0.0 && e.h2d_s > 0.0);
+    }
+
+    #[test]
+    fn gpus_sharing_a_host_uplink_split_it() {
+        // 16 senders (two nodes of 8), each copying 2e12 / 16 bytes: 2.5 s over its own 50 GB/s link;
+        // two GPUs per uplink (an HGX A100 board): 5 s; a single sender has the uplink to itself
+        let m = Model { train_bytes_per_elem: 2.0, ..chapter_model() };
+        let sw = Software { source_on_host: true, ..Software::default() };
+        let train = TrainLayout { tp: 8, pp: 1, dp: 2, ep: 1, fsdp: false };
+        let infer = InferLayout { instances: 4, tp: 8, ep: 1 };
+        let own = estimate(&m, &train, &infer, &chapter_hw(), &sw, Topology::Parallel).unwrap();
+        let hw = Hardware { gpus_per_host_link: 2, ..chapter_hw() };
+        let shared = estimate(&m, &train, &infer, &hw, &sw, Topology::Parallel).unwrap();
+        assert_eq!((own.h2d_s, shared.h2d_s), (2.5, 5.0));
+        assert_eq!(shared.transfer_s, own.transfer_s);
+        assert_eq!((hw.host_link_share(1.0), hw.host_link_share(3.0)), (50e9, 25e9));
+        let four = Hardware { gpus_per_host_link: 4, ..chapter_hw() };
+        assert_eq!((four.host_link_share(2.0), four.host_link_share(16.0)), (25e9, 12.5e9));
+        let naive = estimate(&m, &train, &infer, &hw, &sw, Topology::Naive).unwrap();
+        assert_eq!(naive.h2d_s, 2e12 / 50e9); // one sender copies everything, alone on its uplink
+        assert!(Hardware { gpus_per_host_link: 0, ..chapter_hw() }.validate().is_err());
     }
 
     #[test]

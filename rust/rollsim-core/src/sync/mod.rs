@@ -93,6 +93,8 @@ pub const ALIGN_ELEMS: IntBound = ib("model.align_elems", 1, 1 << 24);
 /// Every parallel size (`train.tp`, ..., `infer.ep`): at most 65536.
 pub const LAYOUT_MAX: u64 = 65_536;
 pub const GPUS_PER_NODE: IntBound = ib("gpus_per_node", 1, 1024);
+/// GPUs behind one host uplink (a PCIe switch): 2 on an 8-GPU HGX A100 board.
+pub const GPUS_PER_HOST_LINK: IntBound = ib("gpus_per_host_link", 1, 1024);
 pub const FANOUT: IntBound = ib("fanout", 1, 1024);
 
 /// Bytes per element of either format (FP8 with its scales: `1 + 4 / b^2`, at most 5).
