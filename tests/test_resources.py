@@ -109,11 +109,12 @@ def test_gpu_split_does_not_recommend_a_runaway_split(capsys):
     assert res.best is not None and res.best["rollout_gpus"] == 1 and not res.best["runaway"]
     assert res.best["tokens_trained_per_s"] == pytest.approx(1730.42, abs=0.01)
     assert t["runaway"].to_list() == [False] + [True] * 14 and t["rank"].to_list() == [1] + [None] * 14
-    # 14 and 15 rollout GPUs train 3 and 2 steps: too few to measure the growth, predicted from the ratio
+    # 14 and 15 rollout GPUs train 3 and 2 steps: too few to call the growth runaway, predicted from the ratio
     assert t["generation_outruns_training"].to_list()[-2:] == [False, False]
-    assert t["excluded_because"][-1].startswith(
+    assert t["excluded_because"][-1] == (
         "only 2 training steps completed (fewer than 6: too few to trust its rates; a longer horizon_s); generation "
-        "outruns training (throughput_ratio 115.20 > 1; too few")
+        "outruns training (throughput_ratio 115.20 > 1; the ready queue grew by 31905 samples per step over 2 steps, "
+        "too few to call it growth without bound; run a longer horizon_s to see it)")
     assert res.verdict == ("best: 1 rollout + 15 training GPUs, 1730 tokens trained/s (limits: at least 6 training "
                            "steps, generation does not outrun training, drop_fraction <= 5.0%)")
     # asked for explicitly, the runaway splits compete
