@@ -249,6 +249,9 @@ pub(crate) struct Kv {
     /// `KvInst::cached`); the entries evicted so far.
     lru: Vec<VecDeque<(u32, f64)>>,
     evictions: u64,
+    /// Updates to an instance's approximate sums between two exact recomputations,
+    /// `max(RESYNC_EVERY, per)`.
+    resync_every: u32,
     /// `kv_approx`'s rounding bound per unit of magnitude (it depends on `per` only).
     rounding: f64,
 }
@@ -305,7 +308,9 @@ struct KvApprox {
     prefill: Vec<Vec<u32>>,
 }
 
-/// Updates to an instance's approximate sums between two exact recomputations.
+/// Updates to an instance's approximate sums between two exact recomputations (at least: an
+/// instance of more slots waits as many updates as it has slots, so that a recomputation, O(slots),
+/// costs O(1) per update).
 const RESYNC_EVERY: u32 = 512;
 
 /// `kv_full`: above this many requests in prefill, their prefill ends are taken from a min-heap
@@ -521,7 +526,8 @@ impl Instances {
                 scratch: Vec::new(),
                 lru: vec![VecDeque::new(); k],
                 evictions: 0,
-                rounding: (RESYNC_EVERY as f64 + 2.0 * per as f64 + 64.0) * 8.0 * f64::EPSILON,
+                resync_every: RESYNC_EVERY.max(per as u32),
+                rounding: (RESYNC_EVERY.max(per as u32) as f64 + 2.0 * per as f64 + 64.0) * 8.0 * f64::EPSILON,
                 approx: KvApprox { prefill: vec![Vec::new(); k] },
             }),
             preempt: vec![false; k],
@@ -750,7 +756,7 @@ impl Instances {
                 ki.a_sum_ds -= ks.ds;
             }
             ki.a_updates += 1;
-            if self.len[i] == 0 || ki.a_updates >= RESYNC_EVERY {
+            if self.len[i] == 0 || ki.a_updates >= kv.resync_every {
                 self.resync(i, p);
             }
         }
