@@ -584,6 +584,7 @@ GUARD_NAMES: dict[str, str] = {
     "max_samples": "--max-samples", "max_events": "--max-events", "horizon_s": "--horizon-s",
     "samples": "--out", "use_summary": "leave out --out (the summary alone keeps memory constant)",
     "summary_keeps": "a run without --out keeps memory constant", "no_limit": "0: no limit",
+    "slots_per_instance": "--slots-per-instance", "kv_cache_tokens": "--kv-cache-tokens",
 }
 
 

@@ -513,10 +513,14 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
             scenario.replace(pipeline=Synchronous()), switch, 0.0, gpus=total, gpus_per_instance=gi,
             slots_per_instance=slots_per_instance, gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s)))
     limit = check_max_events(max_events)
-    events = sum(estimate_size(sc, "summary")["events"] for *_, sc in runs)
+    sizes = [estimate_size(sc, "summary") for *_, sc in runs]
+    events = sum(e["events"] for e in sizes)
     if limit is not None and events > limit:  # the search as a whole, not only each split
+        kv = sum(e["kv_preemption_events"] for e in sizes)
+        kv_words = (f", {kv:.3g} of them the work of the first KV preemptions, each summing the KV of every request "
+                    f"still running on its instance: fewer {n['slots_per_instance']} make them fewer" if kv > 0 else "")
         raise RunLimitError(f"{n['max_events']}: the {len(runs)} splits would process about {events:.3g} events "
-                            f"({duration_words(events)}), more than {n['max_events']} = {limit}; {n['fewer_splits']}, "
+                            f"({duration_words(events)}{kv_words}), more than {n['max_events']} = {limit}; {n['fewer_splits']}, "
                             f"a shorter {n['horizon_s']}, or raise {n['max_events']} ({n['no_limit']})")
     if progress is not None:
         progress(0, len(runs))

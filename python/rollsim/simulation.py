@@ -68,6 +68,12 @@ DEFAULT_MAX_EVENTS = 1_000_000_000
 EVENTS_PER_S = 15e6
 #: The most samples one run can start (sample ids are 32-bit).
 ENGINE_MAX_SAMPLES = 2**32 - 1
+#: KV capacity: the running requests whose KV one preemption sums (``rust/rollsim-core/src/pipeline/
+#: instances.rs``, ``Instances::kv_full``: a sum in heap order, kept so for bit-identical results)
+#: that cost as much time as one event at :data:`EVENTS_PER_S`. Fitted once (least squares through
+#: 0) on five runs of one instance (25,000-100,000 slots, 409,553 tokens of KV, 5-60 s) on a loaded
+#: 2-core machine: 1.57 ns per request summed, residuals -1 % to +13 % (README, Performance).
+KV_SUMS_PER_EVENT = 42.0
 
 
 def check_max_samples(max_samples: Any) -> int:
@@ -90,6 +96,10 @@ def check_max_events(max_events: Any) -> int | None:
 def estimate_size(scenario: Scenario, record: Literal["samples", "summary"] = "samples") -> dict[str, float]:
     """An estimate, before running, of what a run of ``scenario`` creates: ``samples`` started,
     ``steps``, ``events`` and ``bytes`` of recorded rows (``record="summary"``: steps only).
+
+    ``events`` counts the samples, the steps and :func:`kv_preemption_events` (the work of the first
+    KV preemptions of instances that admit more requests than their KV keeps, as events; also
+    returned as ``kv_preemption_events``).
 
     Samples: the rollout pool busy for the whole horizon, ``rollout_slots * (horizon_s /
     seconds_per_answer + 1)`` with ``seconds_per_answer = mean_tokens / decode_tokens_per_s`` (+ the
@@ -152,8 +162,44 @@ def estimate_size(scenario: Scenario, record: Literal["samples", "summary"] = "s
             samples = min(pool + batches * slots, batches * batch * (1 + p.over_sampling))
     steps = min(samples / batch, train_steps) + 1
     per_sample = BYTES_PER_SAMPLE if record == "samples" else 0
-    return {"samples": samples, "steps": steps, "events": samples + steps,
+    kv = kv_preemption_events(sc)
+    return {"samples": samples, "steps": steps, "events": samples + steps + kv, "kv_preemption_events": kv,
             "bytes": samples * per_sample + steps * BYTES_PER_STEP}
+
+
+def kv_preemption_events(scenario: Scenario) -> float:
+    """The work of the KV preemptions at the start of a run, in events (of :data:`EVENTS_PER_S`), for
+    instances that admit more requests than their KV can keep decoding; 0 otherwise.
+
+    Every slot of an instance starts at once, and as long as its KV (prompt + 1 token each) fits, up
+    to ``n0 = min(slots_per_instance, kv_cache_tokens / (prompt_tokens + 1))`` requests start. Their
+    KV grows one token per request per token decoded, so requests are preempted, the most recently
+    admitted first, one preemption at a time, until ``n1 = kv_cache_tokens / (prompt_tokens +
+    context)`` are left, ``context`` the smaller of ``mean_tokens`` and what one sequence decodes in
+    ``horizon_s`` at ``decode_tokens_per_s``. Each preemption sums the KV of the requests still
+    running (``Instances::kv_full`` in ``rust/rollsim-core/src/pipeline/instances.rs``: a sum in the
+    order of the instance's heap, kept for bit-identical results), so the instances do about
+    ``(n0**2 - n1**2) / 2`` such terms each, :data:`KV_SUMS_PER_EVENT` per event. Counted in
+    :func:`estimate_size`'s ``events``, so the run-time guard (``max_events``) refuses a run whose
+    preemptions alone would take too long (e.g. 100,000 slots on one instance with 409,553 tokens of KV:
+    about 1.2e8 events, 8 s). Later preemptions (a few requests each) are not counted.
+
+    Returns
+    -------
+    float
+        Events; 0 without ``kv_cache_tokens`` or when ``n0 <= n1``.
+    """
+    sc = scenario
+    per, cap = sc.slots_per_instance, sc.kv_cache_tokens
+    if not per or cap is None:
+        return 0.0
+    prompt = sc.prompt_tokens
+    context = min(sc.lengths.mean_tokens(), sc.decode_tokens_per_s * sc.horizon_s)
+    n0 = min(float(per), cap / (prompt + 1.0))
+    n1 = cap / (prompt + context) if prompt + context > 0 else math.inf
+    if not n0 > n1:
+        return 0.0
+    return sc.rollout_slots / per * (n0 * n0 - n1 * n1) / 2.0 / KV_SUMS_PER_EVENT
 
 
 def _trajectory_turns(a: Any) -> tuple[float, float, float]:
@@ -269,6 +315,7 @@ GUARD_NAMES: dict[str, str] = {
     "max_samples": "max_samples", "max_events": "max_events", "horizon_s": "horizon_s",
     "samples": "record='samples'", "use_summary": "use record='summary' (constant memory)",
     "summary_keeps": "record='summary' keeps memory constant", "no_limit": "None: no limit",
+    "slots_per_instance": "slots_per_instance", "kv_cache_tokens": "kv_cache_tokens",
 }
 
 
@@ -308,8 +355,13 @@ def runaway_error(sc: Scenario, max_samples: int | None, record: Literal["sample
     if max_events is not None and est["events"] > max_events:
         memory = (n["summary_keeps"] if record == "summary"
                   else f"{n['samples']} keeps {_fmt_bytes(est['bytes'])} of rows")
+        kv = (f"; {_fmt_count(est['kv_preemption_events'])} of them the work of its first KV preemptions, each "
+              f"summing the KV of every request still running on its instance: fewer "
+              f"{n.get('slots_per_instance', 'slots_per_instance')} or more "
+              f"{n.get('kv_cache_tokens', 'kv_cache_tokens')} make them fewer"
+              if est["kv_preemption_events"] > 0 else "")
         return (f"{n['max_events']}: this scenario would process {_fmt_count(est['events'])} events "
-                f"({_fmt_count(est['samples'])} samples) {where}, {duration_words(est['events'])} at ~15 M events/s, "
+                f"({_fmt_count(est['samples'])} samples{kv}) {where}, {duration_words(est['events'])} at ~15 M events/s, "
                 f"more than {n['max_events']} = {max_events} (a run-time guard; {memory}); shorten {n['horizon_s']}, "
                 f"or raise {n['max_events']} ({n['no_limit']}) if you mean it")
     return None

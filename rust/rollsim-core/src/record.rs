@@ -516,6 +516,31 @@ impl Recorder {
         self.finished(id, decoded, finish_s, version_end, version_finish, n_versions);
     }
 
+    /// [`Recorder::segment`] of sample `id`'s last span (`version`, tokens `first..last`), then
+    /// [`Recorder::finish`]: the same records, with the span book touched only when another
+    /// sample's span is pending (it is stored, as `segment` would); this span is not (`finish`
+    /// would take it back at once).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn finish_with_span(
+        &mut self,
+        id: u32,
+        version: u32,
+        first: f64,
+        last: f64,
+        decoded: f64,
+        finish_s: f64,
+        version_finish: u32,
+        n_versions: u32,
+    ) {
+        if self.spans.last_id != NONE_U32 {
+            self.spans.park_last();
+            self.spans.last_id = NONE_U32;
+        }
+        self.segment_columns(id, version, first, last);
+        self.finished(id, decoded, finish_s, version, version_finish, n_versions);
+    }
+
     /// A sample of one token span (`version`, tokens `0..length`) finished at `finish_s`:
     /// [`Recorder::segment`] and [`Recorder::finish`] where no span is pending (the fully
     /// async loop, which records no other span before its end), so the span book is not touched.

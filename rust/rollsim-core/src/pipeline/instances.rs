@@ -249,6 +249,9 @@ pub(crate) struct Kv {
     /// `KvInst::cached`); the entries evicted so far.
     lru: Vec<VecDeque<(u32, f64)>>,
     evictions: u64,
+    /// Updates to an instance's approximate sums between two exact recomputations,
+    /// `max(RESYNC_EVERY, per)`.
+    resync_every: u32,
     /// `kv_approx`'s rounding bound per unit of magnitude (it depends on `per` only).
     rounding: f64,
 }
@@ -305,8 +308,49 @@ struct KvApprox {
     prefill: Vec<Vec<u32>>,
 }
 
-/// Updates to an instance's approximate sums between two exact recomputations.
+/// Updates to an instance's approximate sums between two exact recomputations (at least: an
+/// instance of more slots waits as many updates as it has slots, so that a recomputation, O(slots),
+/// costs O(1) per update).
 const RESYNC_EVERY: u32 = 512;
+
+/// `kv_full`: above this many requests in prefill, their prefill ends are taken from a min-heap
+/// (as far as the walk to the capacity goes) instead of being sorted.
+const LAZY_PREFILL_ENDS: usize = 64;
+
+/// Makes `v` a min-heap in `f64::total_cmp` order (O(len)).
+fn heapify_min(v: &mut [f64]) {
+    for p in (0..v.len() / 2).rev() {
+        sift_down_min(v, p);
+    }
+}
+
+/// Removes the smallest value of the min-heap `v`.
+fn pop_min(v: &mut Vec<f64>) {
+    let last = v.pop().expect("a value");
+    if !v.is_empty() {
+        v[0] = last;
+        sift_down_min(v, 0);
+    }
+}
+
+fn sift_down_min(v: &mut [f64], mut p: usize) {
+    let len = v.len();
+    loop {
+        let (l, r) = (2 * p + 1, 2 * p + 2);
+        let mut c = p;
+        if l < len && v[l].total_cmp(&v[c]).is_lt() {
+            c = l;
+        }
+        if r < len && v[r].total_cmp(&v[c]).is_lt() {
+            c = r;
+        }
+        if c == p {
+            return;
+        }
+        v.swap(p, c);
+        p = c;
+    }
+}
 
 impl Kv {
     /// KV of instance `i` held by requests that are not decoding: in tool calls, cached
@@ -430,6 +474,9 @@ pub(crate) struct Instances {
     pub kv: Option<Kv>,
     /// Per instance: its next event is a preemption (KV full), not a finish.
     preempt: Vec<bool>,
+    /// KV capacity: the heap position of the victim `kv_full` found last (on any instance; a hint,
+    /// checked before use): a preemption removes it without scanning the heap.
+    victim_pos: usize,
     /// Idle slots per instance (the lowest is routed to).
     idle: IdleSlots,
     /// Scratch stack for tie-breaking.
@@ -479,10 +526,12 @@ impl Instances {
                 scratch: Vec::new(),
                 lru: vec![VecDeque::new(); k],
                 evictions: 0,
-                rounding: (RESYNC_EVERY as f64 + 2.0 * per as f64 + 64.0) * 8.0 * f64::EPSILON,
+                resync_every: RESYNC_EVERY.max(per as u32),
+                rounding: (RESYNC_EVERY.max(per as u32) as f64 + 2.0 * per as f64 + 64.0) * 8.0 * f64::EPSILON,
                 approx: KvApprox { prefill: vec![Vec::new(); k] },
             }),
             preempt: vec![false; k],
+            victim_pos: 0,
             idle: IdleSlots::new(k, per),
             stack: Vec::new(),
             shared: None,
@@ -610,7 +659,7 @@ impl Instances {
     }
 
     /// Instance `i` now has `occ` occupied slots.
-    #[inline]
+    #[inline(always)]
     pub fn set_occ(&mut self, i: usize, occ: u32) {
         self.occ[i] = occ;
         self.load.set(i, load_value(if (occ as usize) < self.per { occ } else { u32::MAX }, i));
@@ -628,7 +677,7 @@ impl Instances {
     /// The request with sample `id` on `slot` finishes when its instance's clock reaches `target`.
     /// With KV capacity it holds `kv_base` tokens of KV now and one more per clock token from
     /// `decode_start` on.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, slot: u32, target: f64, id: u32, kv_base: f64, decode_start: f64) {
         let i = self.inst(slot as usize);
         if let Some(kv) = &mut self.kv {
@@ -707,7 +756,7 @@ impl Instances {
                 ki.a_sum_ds -= ks.ds;
             }
             ki.a_updates += 1;
-            if self.len[i] == 0 || ki.a_updates >= RESYNC_EVERY {
+            if self.len[i] == 0 || ki.a_updates >= kv.resync_every {
                 self.resync(i, p);
             }
         }
@@ -736,6 +785,17 @@ impl Instances {
         let base = i * self.per;
         if entry_slot(self.heap[base]) == slot {
             return 0;
+        }
+        self.position_scan(i, slot)
+    }
+
+    /// `position` past the top: the victim of the last `kv_full` (a preemption: O(1)), else a scan.
+    #[inline(never)]
+    fn position_scan(&self, i: usize, slot: u32) -> usize {
+        let base = i * self.per;
+        let p = self.victim_pos;
+        if p < self.len[i] as usize && entry_slot(self.heap[base + p]) == slot {
+            return p;
         }
         self.heap[base + 1..base + self.len[i] as usize]
             .iter()
@@ -1012,8 +1072,9 @@ impl Instances {
         let kv = self.kv.as_mut().expect("KV capacity");
         let (mut used, mut m) = (kv.idle(i), 0u32);
         let mut victim = (0u64, 0u32, 0u32);
+        let mut victim_pos = 0;
         kv.scratch.clear();
-        for (k, s) in self.heap[base..base + len].iter().map(|&e| split(e)) {
+        for (p, (k, s)) in self.heap[base..base + len].iter().map(|&e| split(e)).enumerate() {
             let su = s as usize;
             used += kv.slot[su].base;
             if kv.slot[su].ds <= c {
@@ -1024,16 +1085,26 @@ impl Instances {
             }
             if kv.slot[su].seq >= victim.0 {
                 victim = (kv.slot[su].seq, s, k as u32);
+                victim_pos = p;
             }
         }
+        self.victim_pos = victim_pos;
         // walk the linear pieces: `m` requests decoding, one more at each prefill's end
-        kv.scratch.sort_unstable_by(f64::total_cmp);
+        // in order: sorted when few, else a min-heap popped as far as the walk goes (O(requests in
+        // prefill), not a sort of all of them; the same values in the same order)
+        let lazy = kv.scratch.len() > LAZY_PREFILL_ENDS;
+        if lazy {
+            heapify_min(&mut kv.scratch);
+        } else {
+            kv.scratch.sort_unstable_by(f64::total_cmp);
+        }
         let (mut cur, mut j) = (c, 0);
         let full = loop {
             if used >= kv.cap {
                 break cur;
             }
-            let next = kv.scratch.get(j).copied().unwrap_or(f64::INFINITY);
+            let next = if lazy { kv.scratch.first() } else { kv.scratch.get(j) };
+            let next = next.copied().unwrap_or(f64::INFINITY);
             if m > 0 {
                 let hit = cur + (kv.cap - used) / m as f64;
                 if hit <= next {
@@ -1046,7 +1117,11 @@ impl Instances {
             used += m as f64 * (next - cur);
             cur = next;
             m += 1;
-            j += 1;
+            if lazy {
+                pop_min(&mut kv.scratch);
+            } else {
+                j += 1;
+            }
         };
         Some((t + (full - c).max(0.0) / rate, victim.1, victim.2))
     }
@@ -1172,6 +1247,31 @@ impl Instances {
     }
 }
 
+impl Instances {
+    /// `Placement::next_admission` when some request waits for KV.
+    #[inline(never)]
+    fn next_admission_waiting(&mut self, cursor: &mut usize, slots: &[Option<Req>], t: f64) -> Option<(u32, f64)> {
+        loop {
+            if *cursor >= self.n_dirty {
+                return None;
+            }
+            let i = self.dirty_list[*cursor] as usize;
+            let kv = self.kv.as_ref().expect("KV capacity");
+            if let Some(&s) = kv.queue[i].front() {
+                let r = slots[s as usize].as_ref().expect("a waiting request");
+                if self.fits_evicting(i, r.done, t) {
+                    let kv = self.kv.as_mut().expect("KV capacity");
+                    kv.queue[i].pop_front();
+                    kv.slot[s as usize].waiting = false;
+                    kv.wait_change(t, -1);
+                    return Some((s, kv.slot[s as usize].wait_prefill_s));
+                }
+            }
+            *cursor += 1;
+        }
+    }
+}
+
 impl Placement for Instances {
     const REFILL_IN_PLACE: bool = false;
 
@@ -1293,28 +1393,13 @@ impl Placement for Instances {
 
     /// Waiting requests start in queue order per instance, on the instances changed since the
     /// last event, while the next one's KV (prompt + tokens done) plus one token fits.
+    #[inline]
     fn next_admission(&mut self, cursor: &mut usize, slots: &[Option<Req>], t: f64) -> Option<(u32, f64)> {
-        self.kv.as_ref()?;
-        loop {
-            if *cursor >= self.n_dirty {
-                return None;
-            }
-            let i = self.dirty_list[*cursor] as usize;
-            let kv = self.kv.as_ref().expect("KV capacity");
-            if let Some(&s) = kv.queue[i].front() {
-                let r = slots[s as usize].as_ref().expect("a waiting request");
-                if self.fits_evicting(i, r.done, t) {
-                    let kv = self.kv.as_mut().expect("KV capacity");
-                    kv.queue[i].pop_front();
-                    kv.slot[s as usize].waiting = false;
-                    kv.wait_change(t, -1);
-                    return Some((s, kv.slot[s as usize].wait_prefill_s));
-                }
-            }
-            *cursor += 1;
+        if self.kv.as_ref()?.n_waiting == 0 {
+            return None; // every queue is empty
         }
+        self.next_admission_waiting(cursor, slots, t)
     }
-
     #[inline]
     fn finished(&mut self, slot: u32, t: f64) {
         self.leave(slot as usize, t);
@@ -1513,11 +1598,43 @@ mod tests {
     /// The moment an instance's KV fills, with requests still in prefill (decoding starts later),
     /// against the KV computed directly; the victim is the last admitted.
     #[test]
+    fn lazy_prefill_ends_come_in_sorted_order() {
+        let mut rng = FastRng::new(5);
+        for _ in 0..200 {
+            let n = (rng.uniform() * 300.0) as usize;
+            // ties, signed zeros and infinities included
+            let mut v: Vec<f64> = (0..n)
+                .map(|_| match (rng.uniform() * 8.0) as u32 {
+                    0 => 0.0,
+                    1 => -0.0,
+                    2 => f64::INFINITY,
+                    _ => (rng.uniform() * 20.0).floor(),
+                })
+                .collect();
+            let mut sorted = v.clone();
+            sorted.sort_unstable_by(f64::total_cmp);
+            heapify_min(&mut v);
+            let mut popped = Vec::new();
+            while let Some(&x) = v.first() {
+                popped.push(x);
+                pop_min(&mut v);
+            }
+            assert_eq!(
+                popped.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                sorted.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
+        }
+    }
+
+    #[test]
     fn kv_fills_when_computed() {
         let mut rng = FastRng::new(3);
-        for _ in 0..500 {
-            let per = 1 + (rng.uniform() * 6.0) as usize;
-            let mut b = Instances::new(per, per, vec![2.0; per], 1000.0);
+        for round in 0..600 {
+            // instances of up to 6 slots, and of 65-200 (`kv_full` takes the prefill ends from a heap)
+            let per =
+                if round < 500 { 1 + (rng.uniform() * 6.0) as usize } else { 65 + (rng.uniform() * 136.0) as usize };
+            let cap = if round < 500 { 1000.0 } else { 1000.0 * per as f64 / 4.0 };
+            let mut b = Instances::new(per, per, vec![2.0; per], cap);
             b.set_n(0, per as u32);
             let mut last = 0;
             for s in 0..per {
@@ -1528,11 +1645,15 @@ mod tests {
             let full = b.kv_full(0);
             let kv = |c: f64| b.kv_used(0, c);
             match full {
-                None => assert!(kv(1e7) < 1000.0),
+                None => assert!(kv(1e7) < cap),
                 Some((t, victim, id)) => {
                     let c = t * 2.0; // clock 0 at t = 0, 2 tokens/s
-                    assert!((kv(c) - 1000.0).abs() < 1e-9 || (c == 0.0 && kv(0.0) >= 1000.0), "{} at {c}", kv(c));
-                    assert!(c == 0.0 || kv(c * (1.0 - 1e-9)) < 1000.0);
+                    assert!(
+                        (kv(c) - cap).abs() < 1e-9 * cap.max(1000.0) / 1000.0 || (c == 0.0 && kv(0.0) >= cap),
+                        "{} at {c}",
+                        kv(c)
+                    );
+                    assert!(c == 0.0 || kv(c * (1.0 - 1e-9)) < cap);
                     assert_eq!((victim, id), (last, last + 7));
                 }
             }

@@ -511,11 +511,23 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
         // the last span (empty when the answer was complete when it was stopped at a batch's end)
         let (mut n_versions, mut version_end) = (r.n_versions, r.version_end);
         if r.length > r.seg_first || n_versions == 0 {
-            self.rec.segment(r.id, r.seg_version, r.seg_first, r.length);
+            // its last span, recorded with the finish (the span book is left alone)
             n_versions += 1;
             version_end = r.seg_version;
+            let decoded = r.length - r.done;
+            self.rec.finish_with_span(
+                r.id,
+                version_end,
+                r.seg_first,
+                r.length,
+                decoded,
+                t,
+                self.rollout_version,
+                n_versions,
+            );
+        } else {
+            self.rec.finish(r.id, r.length - r.done, t, version_end, self.rollout_version, n_versions);
         }
-        self.rec.finish(r.id, r.length - r.done, t, version_end, self.rollout_version, n_versions);
         let g = &mut self.groups[r.group as usize];
         g.remaining -= 1;
         g.members.push(Member {

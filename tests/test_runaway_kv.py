@@ -1,0 +1,68 @@
+"""The run-time guard counts the work of KV preemptions (``rollsim.simulation.kv_preemption_events``):
+instances with many slots and little KV admit every slot at once and then preempt requests one at a
+time, each preemption summing the KV of every request still running on the instance."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from rollsim import Scenario, simulate
+from rollsim.simulation import KV_SUMS_PER_EVENT, estimate_size, kv_preemption_events
+
+
+def test_hand_worked_value_of_the_first_preemptions():
+    """100,000 slots on one instance, 409,553 tokens of KV, no prompt, 20 s at 30 tokens/s: all
+    100,000 start (1 token each fits), and 409,553 / 600 are left after 600 tokens each (the mean
+    answer, 3,140 tokens, is longer): (100,000**2 - 682.59**2) / 2 terms, 42 per event."""
+    sc = Scenario(rollout_slots=100_000, slots_per_instance=100_000, kv_cache_tokens=409_553.0, horizon_s=20.0)
+    n1 = 409_553.0 / 600.0
+    want = (100_000.0**2 - n1**2) / 2.0 / 42.0
+    assert KV_SUMS_PER_EVENT == 42.0
+    assert kv_preemption_events(sc) == pytest.approx(want, rel=1e-12)
+    assert round(kv_preemption_events(sc)) == 119_042_072
+    est = estimate_size(sc, "summary")
+    assert est["kv_preemption_events"] == kv_preemption_events(sc)
+    assert est["events"] == pytest.approx(est["samples"] + est["steps"] + want, rel=1e-12)
+    # two instances do twice the work; a prompt of 100 tokens admits 409,553 / 101 = 4,055 at once
+    assert kv_preemption_events(sc.replace(rollout_slots=200_000)) == pytest.approx(2 * want, rel=1e-12)
+    n0, n1p = 409_553.0 / 101.0, 409_553.0 / 700.0
+    assert kv_preemption_events(sc.replace(prompt_tokens=100.0)) == pytest.approx((n0**2 - n1p**2) / 84.0, rel=1e-12)
+
+
+def test_the_model_counts_the_preemptions_of_a_run():
+    """The premise: a preemption per request the KV cannot keep, n0 - n1 of them (25,000 slots:
+    24,317 modelled, 24,324 in the engine)."""
+    sc = Scenario(rollout_slots=25_000, slots_per_instance=25_000, kv_cache_tokens=409_553.0, horizon_s=20.0)
+    n1 = 409_553.0 / 600.0
+    got = simulate(sc, record="summary").summary["preemptions"]
+    assert got == 24_324
+    assert abs(got - (25_000 - n1)) / got < 1e-3
+
+
+@pytest.mark.parametrize("sc", [
+    Scenario(),
+    Scenario(slots_per_instance=32, decode_slowdown_per_seq=0.01),
+    Scenario(slots_per_instance=32, decode_slowdown_per_seq=0.01, kv_cache_tokens=160_000.0),  # rows' KV row
+    Scenario(slots_per_instance=256, kv_cache_tokens=1e6, prompt_tokens=500.0),
+])
+def test_no_work_where_the_kv_keeps_every_slot(sc):
+    """KV that keeps every slot decoding to the mean answer (or no KV limit): nothing is added."""
+    assert kv_preemption_events(sc) == 0.0
+    est = estimate_size(sc, "summary")
+    assert est["kv_preemption_events"] == 0.0 and est["events"] == est["samples"] + est["steps"]
+
+
+def test_the_guard_refuses_what_the_first_preemptions_alone_make_too_long():
+    """1,000,000 slots with 4e6 tokens of KV: 1.19e10 events of preemptions (about 13 minutes), where
+    the samples alone are 1.19e6; with max_events raised, the estimate does not refuse."""
+    sc = Scenario(rollout_slots=1_000_000, slots_per_instance=1_000_000, kv_cache_tokens=4e6, horizon_s=20.0)
+    est = estimate_size(sc, "summary")
+    assert est["samples"] < 1.2e6 and math.isclose(est["kv_preemption_events"], 1.19e10, rel_tol=1e-2)
+    from rollsim.errors import RunLimitError
+    from rollsim.simulation import runaway_error
+
+    with pytest.raises(RunLimitError, match="first KV preemptions"):
+        simulate(sc, record="summary")
+    assert runaway_error(sc, None, "summary", 10**11) is None
