@@ -98,7 +98,8 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("CLI", "cli('run', write('s.toml', 'rollout_slots = 8\\n\\xe9'.encode('latin-1')))", "CliExit",
      "re:" + _ERR + "scenario file: '.*s\\.toml' is not UTF-8 text \\(line 2, byte offset 18: b'\\\\xe9'\\)"),
     ("CLI", "cli('run', toml('batch_size = 1' + '0' * 399))", "CliExit",
-     _ERR + "batch_size: must be an integer of at most 20 digits, got one of 400 digits"),
+     r"re:exit 2: rollsim: error: batch_size: must be an integer of at most 20 digits, got one of 400 digits "
+     r"\(the value in '.*s\.toml'\)"),
     ("CLI", "cli('run', '--lengths', os.path.dirname(write('x', '')))", "CliExit",
      "re:" + _ERR + "--lengths: must name a \\.csv, \\.csv\\.gz or \\.parquet file \\(any case\\), got '.*'"),
     ("CLI", "cli('run', '--out', write('f', 'x'))", "CliExit", "re:" + _ERR + "--out: '.*/f' exists and is not a directory"),

@@ -219,7 +219,8 @@ def test_no_tracebacks_from_the_console_script(tmp_path):
     assert r.returncode == 0 and strict_json(r.stdout)["steps"] == 0
     big = tmp_path / "big.toml"
     big.write_text("batch_size = 1" + "0" * 399 + "\n")
-    one_error_line(rollsim("run", str(big)), "batch_size: must be an integer of at most 20 digits, got one of 400 digits")
+    one_error_line(rollsim("run", str(big)), "batch_size: must be an integer of at most 20 digits, got one of 400 digits "
+                   f"(the value in {str(big)!r})")
     one_error_line(rollsim("run", "--out", str(bad / "out")),
                    f"--out: cannot write to the directory {str(bad / 'out')!r}: Not a directory")
     one_error_line(rollsim("run", "--lengths", str(d)), f"--lengths: must name a .csv, .csv.gz or .parquet file "

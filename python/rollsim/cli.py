@@ -1144,6 +1144,30 @@ def _flag_named(message: str, flags: dict[str, str]) -> str:
     return rest if re.match(rf"{re.escape(flag)}(?![\w-])", rest) else f"{flag}: {rest}"
 
 
+def _file_named(message: str, flags: dict[str, str], path: str | None) -> str:
+    """``message`` about a value of the scenario file ``path`` (its leading name is a key of the file,
+    dotted for a table's key, and no flag gave that value instead) with the file named: ``rollout_slots:
+    must be in [...], got 0 (the value in 't.toml')``. Other messages are returned as they are (an
+    unknown key names the file already)."""
+    import tomllib
+
+    m = _LEADING_NAME.match(message)
+    if path is None or m is None or m.group(1) in flags or repr(os.fspath(path)) in message \
+            or "scenario file" in message:
+        return message
+    try:
+        with open(path, "rb") as f:
+            doc = tomllib.load(f)
+    except (OSError, ValueError):
+        return message
+    node: Any = doc
+    for part in m.group(1).split("."):
+        if not isinstance(node, dict) or part not in node:
+            return message
+        node = node[part]
+    return f"{message} (the value in {os.fspath(path)!r})"
+
+
 def _unrecognized(parser: argparse.ArgumentParser, command: str | None, extra: Sequence[str]) -> str:
     """The message for flags the command does not take: ``unrecognized arguments: ...``, and for a
     flag that is a near miss of one of the command's own (``--rollout-slot``, ``--horizon``) the flag
@@ -1184,7 +1208,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # on the command line, a value given as a flag is named by its flag (--max-staleness, not
         # pipeline.max_staleness), for every command
         flags = _given_flags(parser, getattr(args, "command", None), argv)
-        print(f"rollsim: error: {_flag_named(_message(e), flags)}", file=sys.stderr)
+        message = _flag_named(_message(e), flags)
+        print(f"rollsim: error: {_file_named(message, flags, getattr(args, 'scenario', None))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("rollsim: interrupted", file=sys.stderr)

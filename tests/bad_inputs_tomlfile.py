@@ -1,0 +1,15 @@
+"""Bad-input rows: a bad value in a scenario file names the file on the command line (appended to
+``tests/bad_inputs.py``'s table; same format)."""
+
+from __future__ import annotations
+
+ROWS: list[tuple[str, str, str, str]] = [
+    ("TOML file", "cli('run', toml('rollout_slots = 0\\n'))", "CliExit",
+     r"re:exit 2: rollsim: error: rollout_slots: must be in \[1, 16777216\], got 0 \(the value in '.*s\.toml'\)"),
+    ("TOML file", "cli('run', toml('[pipeline]\\nkind = \"fully_async\"\\nmax_staleness = -1\\n'))", "CliExit",
+     r"re:exit 2: rollsim: error: pipeline\.max_staleness: must be in \[0, 4294967295\], got -1 "
+     r"\(the value in '.*s\.toml'\)"),
+    # the flag's value replaces the file's: the message names the flag, not the file
+    ("TOML file", "cli('run', toml('rollout_slots = 8\\n'), '--rollout-slots', '0')", "CliExit",
+     "exit 2: rollsim: error: --rollout-slots: must be in [1, 16777216], got 0"),
+]
