@@ -13,3 +13,13 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("TOML file", "cli('run', toml('rollout_slots = 8\\n'), '--rollout-slots', '0')", "CliExit",
      "exit 2: rollsim: error: --rollout-slots: must be in [1, 16777216], got 0"),
 ]
+
+# --out into a sweep's directory would leave a run's files among its chunks (it would then read as a run)
+ROWS += [
+    ("out dir", "cli('run', '--out', os.path.dirname(write('_rollsim_sweep.json', '{}')), '--horizon-s', '60')",
+     "CliExit", r"re:exit 2: rollsim: error: --out: '.*' holds the results of `rollsim sweep` \(_rollsim_sweep\.json\); "
+     r"writing `rollsim run` results there would mix two runs: give another directory or remove those files"),
+    ("out dir", "cli('compare', '--out', os.path.dirname(write('_rollsim_sweep.lock', '')), '--horizon-s', '60')",
+     "CliExit", r"re:exit 2: rollsim: error: --out: '.*' holds the results of `rollsim sweep` \(_rollsim_sweep\.lock\); "
+     r"writing `rollsim compare` results there would mix two runs: give another directory or remove those files"),
+]

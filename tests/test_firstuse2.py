@@ -228,3 +228,11 @@ def test_split_says_why_a_measured_growth_is_not_called_runaway(capsys):
     assert ("generation outruns training (throughput_ratio 2.56 > 1; the ready queue grew by 800 samples per step "
             "over 3 steps, too few to call it growth without bound; run a longer --horizon-s to see it)"
             in row["excluded_because"])
+
+
+def test_out_refuses_a_sweep_directory_by_the_stores_own_file_names():
+    # the command line's list of a sweep directory's files is the store's (not a retyped copy)
+    from rollsim import cli
+    from rollsim.sweeps._store import LOCK, MANIFEST
+
+    assert cli._RESULT_FILES["sweep"] == (MANIFEST, LOCK)

@@ -551,13 +551,15 @@ def _json(x: Any, *, inf: bool = False) -> str:
 
 
 #: Files that mark a directory as holding the results of ``rollsim run`` or ``rollsim compare``.
-_RESULT_FILES = {"run": ("summary.json", "samples.parquet"), "compare": ("compare.parquet",)}
+_RESULT_FILES = {"run": ("summary.json", "samples.parquet"), "compare": ("compare.parquet",),
+                 "sweep": ("_rollsim_sweep.json", "_rollsim_sweep.lock")}  # rollsim.sweeps._store.MANIFEST, LOCK
 
 
 def _out_dir(out: str | None, command: str | None = None) -> str | None:
     """Checks, before running, that ``--out`` is (or can be made) a writable directory; makes it.
-    With ``command``, refuses a directory that holds the other command's results (writing there would
-    leave a mix of two runs' files, and ``scenario.toml`` would no longer describe them)."""
+    With ``command``, refuses a directory that holds another command's results, a sweep's store
+    among them (writing there would leave a mix of two runs' files, and ``scenario.toml`` would no
+    longer describe them; a sweep directory would no longer read as one)."""
     if out is None:
         return None
     if not out:
