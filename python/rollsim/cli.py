@@ -38,6 +38,7 @@ import polars as pl
 
 from rollsim import _check, _rollsim, datasets
 from rollsim import scenario_toml as schema
+from rollsim.sweeps import _store
 from rollsim.errors import RollsimError, ScenarioError, invalid
 from rollsim.lengths import LogNormal
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
@@ -552,7 +553,7 @@ def _json(x: Any, *, inf: bool = False) -> str:
 
 #: Files that mark a directory as holding the results of ``rollsim run`` or ``rollsim compare``.
 _RESULT_FILES = {"run": ("summary.json", "samples.parquet"), "compare": ("compare.parquet",),
-                 "sweep": ("_rollsim_sweep.json", "_rollsim_sweep.lock")}  # rollsim.sweeps._store.MANIFEST, LOCK
+                 "sweep": (_store.MANIFEST, _store.LOCK)}
 
 
 def _out_dir(out: str | None, command: str | None = None) -> str | None:
