@@ -23,3 +23,10 @@ ROWS += [
      "CliExit", r"re:exit 2: rollsim: error: --out: '.*' holds the results of `rollsim sweep` \(_rollsim_sweep\.lock\); "
      r"writing `rollsim compare` results there would mix two runs: give another directory or remove those files"),
 ]
+
+# split --model: the instances' slots are the deployment's --max-num-seqs (--slots-per-instance is refused there)
+ROWS += [
+    ("split", "cli('split', '--model', 'Qwen3-8B', '--gpu', 'H100', '--gpus', '8', '--max-num-seqs', '100000')",
+     "CliExit", r"re:exit 2: rollsim: error: --max-events: the 7 splits would process about .* events \(.*: fewer "
+     r"--max-num-seqs make them fewer\), more than --max-events = 1000000000; .*"),
+]

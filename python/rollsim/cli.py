@@ -818,7 +818,8 @@ def _cmd_split(a: argparse.Namespace) -> int:
     if a.max_events < 0:
         raise invalid("--max-events", f"must be an integer >= 0 (0: no limit), got {a.max_events}")
     kwargs["max_events"] = a.max_events or None
-    kwargs["names"] = SPLIT_FLAGS
+    # with --model the instances' slots are the deployment's --max-num-seqs (--slots-per-instance is refused)
+    kwargs["names"] = {**SPLIT_FLAGS, "slots_per_instance": "--max-num-seqs"} if deployment else SPLIT_FLAGS
     bar: Any = None
     if sys.stderr.isatty():  # a progress bar on a terminal only, and only with rich
         try:
