@@ -1,5 +1,6 @@
-"""Bad-input rows: a bad value in a scenario file names the file on the command line (appended to
-``tests/bad_inputs.py``'s table; same format)."""
+"""Bad-input rows of a new user's last tryout (appended to ``tests/bad_inputs.py``'s table; same
+format): a bad value in a scenario file names the file, ``--out`` refuses a sweep's directory, and
+``split --model``'s guard names the flag it takes."""
 
 from __future__ import annotations
 
