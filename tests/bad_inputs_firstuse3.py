@@ -1,6 +1,5 @@
 """Bad-input rows of a new user's last tryout (appended to ``tests/bad_inputs.py``'s table; same
-format): a bad value in a scenario file names the file, ``--out`` refuses a sweep's directory, and
-``split --model``'s guard names the flag it takes."""
+format): a bad value in a scenario file names the file and ``--out`` refuses a sweep's directory."""
 
 from __future__ import annotations
 
@@ -25,9 +24,3 @@ ROWS += [
      r"writing `rollsim compare` results there would mix two runs: give another directory or remove those files"),
 ]
 
-# split --model: the instances' slots are the deployment's --max-num-seqs (--slots-per-instance is refused there)
-ROWS += [
-    ("split", "cli('split', '--model', 'Qwen3-8B', '--gpu', 'H100', '--gpus', '8', '--max-num-seqs', '100000')",
-     "CliExit", r"re:exit 2: rollsim: error: --max-events: the 7 splits would process about .* events \(.*: fewer "
-     r"--max-num-seqs make them fewer\), more than --max-events = 1000000000; .*"),
-]

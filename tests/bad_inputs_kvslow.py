@@ -23,6 +23,6 @@ ROWS: list[tuple[str, str, str, str]] = [
      "CliExit",
      "exit 2: rollsim: error: --max-events: the 7 splits would process about 4.13e+09 events (about 4.6 min, "
      "3.33e+09 of them the work of the first KV preemptions, each summing the KV of every request still running on "
-     "its instance: fewer --slots-per-instance make them fewer), more than --max-events = 1000000000; give fewer "
+     "its instance: fewer --max-num-seqs make them fewer), more than --max-events = 1000000000; give fewer "
      "--gpus or a larger --gpus-per-instance, a shorter --horizon-s, or raise --max-events (0: no limit)"),
 ]
