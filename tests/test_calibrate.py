@@ -4,8 +4,10 @@ names, file formats, refusals naming the missing metric, and the command line.""
 
 from __future__ import annotations
 
+import io
 import json
 import math
+import warnings
 
 import polars as pl
 import pytest
@@ -136,7 +138,20 @@ def test_cli_calibrate_and_whatif(tmp_path, capsys):
     assert "fully-async, max_staleness=2, rollout_gpus=8" in out
     assert main(["whatif", "--config", cfg, "--metrics", met, "--max-staleness", "1"]) == 2
     assert capsys.readouterr().err == ("rollsim: error: --max-staleness: needs --pipeline fully-async (the cap "
-                                       "applies to that pipeline)\n")
+                                       "applies to that pipeline; the config's is Synchronous)\n")
+
+
+def test_whatif_caps_a_fully_async_config_without_pipeline(capsys):
+    # a config that is fully async already takes --max-staleness on its own pipeline (it was refused,
+    # asking for --pipeline fully-async)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the variants' own warnings are not what is checked
+        assert main(["whatif", "--config", str(EX / "verl_fully_async.sh"), "--metrics",
+                     str(EX / "verl_fully_async_metrics.csv"), "--max-staleness", "16", "--bootstrap", "4",
+                     "--draws", "0", "--format", "csv"]) == 0
+    df = pl.read_csv(io.StringIO(capsys.readouterr().out))
+    assert df["variant"].to_list() == ["baseline", "max_staleness=16"]
+    assert df["pipeline"].to_list() == ["FullyAsync", "FullyAsync"]
 
 
 SLIME_NAMES = {"step_s": "perf/step_time", "gen_s": "perf/rollout_time", "train_s": "perf/actor_train_time",

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from rollsim.errors import invalid
+from rollsim.pipelines import FullyAsync
 
 __all__ = ["add_parsers", "int_list", "staleness_list"]
 
@@ -246,9 +247,11 @@ def _cmd_whatif(a: argparse.Namespace) -> int:
     for key in ("max_staleness", "rollout_gpus", "train_gpus", "prompts", "group_size", "max_response_tokens"):
         if getattr(a, key) is not None:
             axes[key] = getattr(a, key)
-    if "max_staleness" in axes and "pipeline" not in axes:
-        raise invalid("--max-staleness", "needs --pipeline fully-async (the cap applies to that pipeline)")
     cal = _calibrated(a)
+    if "max_staleness" in axes and "pipeline" not in axes and not isinstance(cal.scenario.pipeline, FullyAsync):
+        # a fully async base takes the cap on its own pipeline
+        raise invalid("--max-staleness", f"needs --pipeline fully-async (the cap applies to that pipeline; the "
+                                         f"config's is {type(cal.scenario.pipeline).__name__})")
     df = whatif(cal, grid(**axes) if axes else [], draws=a.draws, steps=a.steps)
     if a.format == "table":
         base = df.row(0, named=True)
