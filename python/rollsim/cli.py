@@ -40,12 +40,12 @@ import polars as pl
 from rollsim import _check, _rollsim, datasets
 from rollsim import scenario_toml as schema
 from rollsim.sweeps import _store
-from rollsim.errors import RollsimError, ScenarioError, invalid
+from rollsim.errors import RollsimError, ScenarioError, StalenessCapLivelockWarning, invalid
 from rollsim.lengths import LogNormal
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 from rollsim.scenario import MAX_COUNT, Scenario
 from rollsim.simulation import (DEFAULT_MAX_EVENTS, DEFAULT_MAX_SAMPLES, ENGINE_MAX_SAMPLES, check_runaway, compare,
-                                simulate)
+                                livelock_message, simulate)
 
 _DEFAULT = Scenario()
 
@@ -796,7 +796,12 @@ def _cmd_run(a: argparse.Namespace) -> int:
     out = _out_dir(a.out, "run", a.force)
     if out:
         _write_scenario(out, sc)
-    res = simulate(sc, record=record, **limits)
+    with warnings.catch_warnings():  # said below with the flags' names
+        warnings.simplefilter("ignore", StalenessCapLivelockWarning)
+        res = simulate(sc, record=record, **limits)
+    livelock = livelock_message(sc, res.summary, cap="--max-staleness", cadence="--sync-every")
+    if livelock is not None:
+        warnings.warn(StalenessCapLivelockWarning(livelock), stacklevel=1)
     summary = _undefined_max(res.summary)
     print(_json(summary))
     if out:
