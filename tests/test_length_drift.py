@@ -119,6 +119,8 @@ def _per_version_mean(res: rollsim.Result) -> list[float]:
     return g["length_tokens"].to_list()
 
 
+@pytest.mark.filterwarnings("ignore::rollsim.StalenessCapLivelockWarning")  # the cap 1 under sync_every 3: on purpose
+@pytest.mark.filterwarnings("ignore::rollsim.GenerationOutrunsTrainingWarning")  # uncapped async, 50-token answers
 @settings(max_examples=15, deadline=None)
 @given(kind=st.sampled_from(["linear", "log", "exp", "table"]), rate=st.floats(0.0, 0.5),
        pipe=st.sampled_from(["sync", "one_step", "async", "async_cap"]), sync_every=st.integers(1, 3),
