@@ -97,12 +97,22 @@ def print_resource_validation(*, fit: bool = False, fmt: str = "table", cases: l
 
         validation.fit(verbose=True)
         print(switching.calibration_report())
+    import polars as pl
+
+    from .held_out import held_out_table
+
     df = validation.table()
-    if fmt == "csv":
-        print(df.write_csv(), end="")
+    held = held_out_table()
+    if fmt == "csv":  # one table; ``section`` tells the calibration table from the held-out check
+        both = pl.concat([df.with_columns(section=pl.lit("calibration")),
+                          held.with_columns(section=pl.lit("held_out"))])
+        print(both.write_csv(), end="")
         return
     print(validation.format_table(df))
     print(validation.summary(df) + "  (* held out of the fit)")
+    print("\nheld out (not fitted): published measurements no fit reads (rollsim/hardware/data/held_out.toml)")
+    print(validation.format_table(held))
+    print(validation.summary(held))
 
 
 def add_parser(subparsers: Any) -> None:
