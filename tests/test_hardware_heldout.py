@@ -118,3 +118,14 @@ def test_validate_resources_shows_the_section(capsys):
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].endswith(",section")
     assert sum(line.endswith(",held_out") for line in lines) == 20
+
+
+def test_readme_held_out_table_is_current():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("### Held out: published measurements no fit reads")[1].split("\n## ")[0]
+    rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    df = held_out.held_out_table()
+    assert [r[4] for r in rows] == [f"{e:+.0%}" for e in df["error"]]
+    assert "10 of the 20 are within 25 % (decode 5 of 11, training 5 of 9)" in " ".join(section.split())
