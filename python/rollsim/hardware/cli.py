@@ -75,7 +75,9 @@ def run(a: argparse.Namespace) -> int:
 
 def print_resource_validation(*, fit: bool = False, fmt: str = "table", cases: list[str] | None = None) -> None:
     """Every resource-model row (decode, prefill, and what other parts add): predicted, measured,
-    error, source; with ``fit`` the global fits and their residuals first (serving; switching). With ``cases``, instead, those
+    error, source; then the held-out check (:mod:`rollsim.hardware.held_out`: measurements no fit reads), in CSV
+    as rows whose ``section`` is "held_out"; with ``fit`` the global fits and their residuals first (serving;
+    switching). With ``cases``, instead, those
     verl cases of ``rollsim validate`` rebuilt from a deployment (:func:`validation.deployment_cases`)."""
     from . import validation
 
