@@ -22,9 +22,15 @@ GOLDEN = [
     ("GLM-4.5-Air H100 TP4", 3815.71, 5892.703026120635),
     ("GLM-4.5-Air A100 TP4", 1883.14, 1824.1904982490073),
     ("DeepSeek-R1 H200 TP8", 2621.05, 6247.428939163595),
+    ("GLM-4.6 FP8 A100 TP8", 1345.12, 1436.897588547159),
+    ("GLM-4.6 FP8 H100 TP8", 1528.16, 7191.560605227101),
+    ("GLM-4.6 H200 TP8", 2907.97, 4270.765294048843),
+    ("Qwen3-8B Ascend 910B", 1512.21, 1975.0526817697078),
+    ("Qwen3-30B-A3B Ascend 910B TP2", 590.58, 2966.074776677836),
     # training: seconds per step = global batch x sequence tokens / (published tokens/s/GPU x GPUs)
     ("fsdp2 Llama-3.1-8B 128xH100", 256 * 8192 / (5605 * 128), 2.765587112824557),
     ("fsdp2 Llama-3.1-8B 8xH100 32k fp8", 8 * 32768 / (3890 * 8), 3.7539850693101355),
+    ("fsdp2 Llama-3.1-70B 256xH100 fp8", 512 * 8192 / (829 * 256), 11.526097199150637),
     ("fsdp2 Llama-3.1-8B 32xH200 fp8", 64 * 8192 / (10938 * 32), 1.383934312960696),
     ("fsdp2 Llama-3.1-8B 64xH200 fp8", 128 * 8192 / (10753 * 64), 1.382814019817839),
     ("megatron Llama-3.1-70B 64xH100 fp8", 128 * 8192 / (1602 * 64), 9.456611024638923),
@@ -32,6 +38,9 @@ GOLDEN = [
     ("megatron gpt-oss-120b 64xH100", 512 * 4096 / (5630 * 64), 3.1669676845648262),
     ("megatron Qwen3-235B-A22B 256xH100 fp8", 2048 * 4096 / (1575 * 256), 6.316058585311155),
     ("megatron Llama-3.1-8B 8xB200 fp8", 128 * 8192 / (30624 * 8), 3.9889524050933387),
+    ("megatron gpt-oss-120b 64xB200", 512 * 4096 / (8213 * 64), 1.5750631257653571),
+    ("megatron Qwen3-30B-A3B 8xB200 fp8", 512 * 4096 / (9299 * 8), 3.6595163495607297),
+    ("megatron Qwen3-235B-A22B 64xB200 fp8", 1024 * 4096 / (3269 * 64), 5.564669630088385),
 ]
 
 
@@ -58,6 +67,23 @@ def test_serving_row_by_hand():
     assert row.measured_time_s == pytest.approx(0.22603)
 
 
+def test_quantized_checkpoint_row_by_hand():
+    # GLM-4.6-FP8 is GLM-4.5's architecture with 1-byte weights (weight_bytes_per_param = 1.0)
+    from dataclasses import replace
+
+    from rollsim.hardware import specs
+
+    m = replace(specs.model("GLM-4.5"), dense_bytes_per_param=1.0, expert_bytes_per_param=1.0)
+    batch = 1528.16 * 0.50888
+    t = serving.step_time(m, "H100", tp=8, batch=batch, context_tokens=214.465 + 199.904 / 2,
+                          prefill_tokens=batch * 214465 / 199904, params=serving.engine_params("vllm"))["total_s"]
+    row = next(r for r in held_out.held_out_rows() if r.label == "GLM-4.6 FP8 H100 TP8")
+    assert row.predicted() == pytest.approx(batch / t, rel=1e-12)
+    bf16 = serving.step_time("GLM-4.5", "H100", tp=8, batch=batch, context_tokens=214.465 + 199.904 / 2,
+                             prefill_tokens=batch * 214465 / 199904, params=serving.engine_params("vllm"))["total_s"]
+    assert batch / bf16 / 1528.16 - 1 == pytest.approx(1.84, abs=0.005)  # the README's "+184 % with BF16"
+
+
 def test_training_row_by_hand():
     step = training.train_step_s("Qwen3-30B-A3B", "H100", backend="megatron", train_gpus=16, tokens=512 * 4096,
                                  sequences=512, recompute_logprob=False, reference=False, model_parallel=2,
@@ -69,9 +95,9 @@ def test_training_row_by_hand():
 def test_summary_count():
     df = held_out.held_out_table()
     # whatever it is: nothing is tuned on these rows
-    assert int(df["within_25pct"].sum()) == 10 and df.height == 20
-    assert validation.summary(df).startswith("10 of 20 rows within 25 % of measured (50.0%)")
-    assert int(df.filter(df["area"] == "decode")["within_25pct"].sum()) == 5
+    assert int(df["within_25pct"].sum()) == 11 and df.height == 29
+    assert validation.summary(df).startswith("11 of 29 rows within 25 % of measured (37.9%)")
+    assert int(df.filter(df["area"] == "decode")["within_25pct"].sum()) == 6
     assert int(df.filter(df["area"] == "training")["within_25pct"].sum()) == 5
 
 
@@ -101,7 +127,7 @@ def test_no_fit_reads_the_held_out_rows(monkeypatch):
     for r in held.iter_rows(named=True):
         same = calib.filter((calib["quantity"] == r["quantity"]) & ((calib["measured"] / r["measured"] - 1).abs() < 1e-3))
         assert same.height == 0, r["label"]
-    assert len(sources) == 14
+    assert len(sources) == 19
     assert not labels & {c.name for c in training.CALIBRATION + training.HELD_OUT}
 
 
@@ -113,11 +139,11 @@ def test_validate_resources_shows_the_section(capsys):
     calib, held = out.split("held out (not fitted)")
     assert "DeepSeek-R1 H200 TP8" in held and "DeepSeek-R1 H200 TP8" not in calib
     assert "+138.4%* DeepSeek-R1 H200 TP8" in held
-    assert held.strip().splitlines()[-1].startswith("10 of 20 rows within 25 %")
+    assert held.strip().splitlines()[-1].startswith("11 of 29 rows within 25 %")
     assert main(["validate", "--resources", "--format", "csv"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].endswith(",section")
-    assert sum(line.endswith(",held_out") for line in lines) == 20
+    assert sum(line.endswith(",held_out") for line in lines) == 29
 
 
 def test_readme_held_out_table_is_current():
@@ -128,4 +154,4 @@ def test_readme_held_out_table_is_current():
     rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| ") and "---" not in line][1:]
     df = held_out.held_out_table()
     assert [r[4] for r in rows] == [f"{e:+.0%}" for e in df["error"]]
-    assert "10 of the 20 are within 25 % (decode 5 of 11, training 5 of 9)" in " ".join(section.split())
+    assert "11 of the 29 are within 25 % (decode 6 of 16, training 5 of 13)" in " ".join(section.split())

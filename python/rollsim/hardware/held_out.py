@@ -7,8 +7,9 @@ are read only here: the serving fit (:func:`rollsim.hardware.validation.fit`), t
 :data:`rollsim.hardware.validation.ROW_BUILDERS`, so the calibration table and its summary are
 unchanged by their presence.
 
-* **serving**: vLLM v0.11.0 with its defaults serving the 1,000-prompt ShareGPT benchmark
-  (``vllm bench serve``), compared on output tokens/s as the calibration's ShareGPT rows are: the
+* **serving**: vLLM (v0.11.0; vLLM-Ascend v0.9.1 on the 910B) with its defaults serving the
+  1,000-prompt ShareGPT benchmark (``vllm bench serve``), priced with the fitted vLLM terms and
+  compared on output tokens/s as the calibration's ShareGPT rows are: the
   running sequences are ``output tok/s x mean TPOT`` (Little's law), each step decodes one token per
   sequence at the mean context ``input / requests + output / requests / 2`` and prefills
   ``input / output`` prompt tokens per decoded token (:func:`rollsim.hardware.serving.step_time`).
@@ -20,12 +21,13 @@ unchanged by their presence.
 from __future__ import annotations
 
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from . import serving
+from . import serving, specs
 from .rows import Row
 from .serving import EngineParams
 
@@ -49,11 +51,16 @@ def _serving_row(r: dict[str, Any]) -> Row:
     ctx = inp / n + out / n / 2
     prefill = batch * inp / out
 
+    m = specs.model(r["model"])
+    if "weight_bytes_per_param" in r:  # a quantized checkpoint of the registry's architecture
+        w = float(r["weight_bytes_per_param"])
+        m = replace(m, dense_bytes_per_param=w, expert_bytes_per_param=w)
+
     def t(p: EngineParams) -> float:
-        return serving.step_time(r["model"], r["gpu"], tp=r["tp"], batch=batch, context_tokens=ctx,
+        return serving.step_time(m, r["gpu"], tp=r["tp"], batch=batch, context_tokens=ctx,
                                  prefill_tokens=prefill, params=p)["total_s"]
 
-    setting = (f"vLLM v0.11.0, {r['model']}, {r['tp']} {r['gpu']}, ShareGPT {n} prompts, mean {inp / n:.0f} in / "
+    setting = (f"{r['engine']}, {r['model']}, {r['tp']} {r['gpu']}, ShareGPT {n} prompts, mean {inp / n:.0f} in / "
                f"{out / n:.0f} out")
     note = f"concurrency = throughput x TPOT (Little's law) [derived] ({batch:.0f} sequences)"
     if r.get("note"):
