@@ -33,6 +33,8 @@ GOLDEN = [
     ("fsdp2 Llama-3.1-70B 256xH100 fp8", 512 * 8192 / (829 * 256), 11.526097199150637),
     ("fsdp2 Llama-3.1-8B 32xH200 fp8", 64 * 8192 / (10938 * 32), 1.383934312960696),
     ("fsdp2 Llama-3.1-8B 64xH200 fp8", 128 * 8192 / (10753 * 64), 1.382814019817839),
+    ("fsdp2 Llama-3.1-70B 256xH100 TP8 bf16", 512 * 8192 / (597.3 * 256), 23.060319322823602),
+    ("fsdp2 Llama-3.1-8B 64xH100 TP8 bf16", 96 * 8192 / (4378 * 64), 2.0751935822090357),
     ("megatron Llama-3.1-70B 64xH100 fp8", 128 * 8192 / (1602 * 64), 9.456611024638923),
     ("megatron Qwen3-30B-A3B 16xH100 fp8", 512 * 4096 / (5275 * 16), 4.161809922267708),
     ("megatron gpt-oss-120b 64xH100", 512 * 4096 / (5630 * 64), 3.1669676845648262),
@@ -95,10 +97,10 @@ def test_training_row_by_hand():
 def test_summary_count():
     df = held_out.held_out_table()
     # whatever it is: nothing is tuned on these rows
-    assert int(df["within_25pct"].sum()) == 11 and df.height == 29
-    assert validation.summary(df).startswith("11 of 29 rows within 25 % of measured (37.9%)")
+    assert int(df["within_25pct"].sum()) == 12 and df.height == 31
+    assert validation.summary(df).startswith("12 of 31 rows within 25 % of measured (38.7%)")
     assert int(df.filter(df["area"] == "decode")["within_25pct"].sum()) == 6
-    assert int(df.filter(df["area"] == "training")["within_25pct"].sum()) == 5
+    assert int(df.filter(df["area"] == "training")["within_25pct"].sum()) == 6
 
 
 def test_no_fit_reads_the_held_out_rows(monkeypatch):
@@ -127,7 +129,7 @@ def test_no_fit_reads_the_held_out_rows(monkeypatch):
     for r in held.iter_rows(named=True):
         same = calib.filter((calib["quantity"] == r["quantity"]) & ((calib["measured"] / r["measured"] - 1).abs() < 1e-3))
         assert same.height == 0, r["label"]
-    assert len(sources) == 19
+    assert len(sources) == 20
     assert not labels & {c.name for c in training.CALIBRATION + training.HELD_OUT}
 
 
@@ -139,11 +141,11 @@ def test_validate_resources_shows_the_section(capsys):
     calib, held = out.split("held out (not fitted)")
     assert "DeepSeek-R1 H200 TP8" in held and "DeepSeek-R1 H200 TP8" not in calib
     assert "+138.4%* DeepSeek-R1 H200 TP8" in held
-    assert held.strip().splitlines()[-1].startswith("11 of 29 rows within 25 %")
+    assert held.strip().splitlines()[-1].startswith("12 of 31 rows within 25 %")
     assert main(["validate", "--resources", "--format", "csv"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].endswith(",section")
-    assert sum(line.endswith(",held_out") for line in lines) == 29
+    assert sum(line.endswith(",held_out") for line in lines) == 31
 
 
 def test_readme_held_out_table_is_current():
@@ -154,4 +156,4 @@ def test_readme_held_out_table_is_current():
     rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| ") and "---" not in line][1:]
     df = held_out.held_out_table()
     assert [r[4] for r in rows] == [f"{e:+.0%}" for e in df["error"]]
-    assert "11 of the 29 are within 25 % (decode 6 of 16, training 5 of 13)" in " ".join(section.split())
+    assert "12 of the 31 are within 25 % (decode 6 of 16, training 6 of 15)" in " ".join(section.split())
