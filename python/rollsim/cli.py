@@ -1105,7 +1105,8 @@ def build_parser() -> argparse.ArgumentParser:
     va.add_argument("--format", choices=("table", "csv"), default="table")
     va.add_argument("--resources", action="store_true",
                     help="the resource model (rollsim.hardware) against published decode / prefill / training "
-                         "measurements; with --notes, the global fit and its residuals first; with --case, those "
+                         "measurements, then a held-out section of published measurements no fit reads; with "
+                         "--notes, the global fit and its residuals first; with --case, those "
                          "verl cases rebuilt from a deployment")
     va.set_defaults(func=_cmd_validate)
     from rollsim import report as report_cli
