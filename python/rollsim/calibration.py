@@ -30,9 +30,11 @@ updates and its sync happens once. The fit is made per row and expressed per rol
 costs per update are the row's over ``k``, per-token costs are unchanged, and the row's one sync is
 spread over its ``k`` steps (``weight_sync_s`` = sync / k: the engine adds ``weight_sync_s`` after
 every step; ``params`` also gives the time per sync), and the generation overhead becomes the pause at
-the row's weight load. For a fully asynchronous base whose ``gen_s`` is verl's ``timing_s/gen`` (the
-trainer's wait for samples) the decode speed and overhead come from the wall time of the rows the
-rollout paced (:func:`_fit_stream`). The length drift and the reference step count
+the row's weight load. For a fully asynchronous base whose ``gen_s`` is the trainer's wait for samples
+(verl's fully async ``timing_s/gen``, AReaL's ``timeperf/rollout`` with ``max_head_offpolicyness`` > 0;
+slime's fully async ``perf/rollout_time``, the time since the trainer took the previous batch, less
+the previous row's training: :data:`ASYNC_GEN_METRICS`) the decode speed and overhead come from the
+wall time of the rows the rollout paced (:func:`_fit_stream`). The length drift and the reference step count
 rollsim steps (a row at the middle of its steps, logged step x k + (k - 1) / 2). Residuals stay per
 metrics row.
 """
@@ -77,7 +79,10 @@ GENERIC: dict[str, str] = {
 #: ``areal/trainer/rl_trainer.py`` (``timeperf/...`` from ``stats_tracker.record_timing``) and
 #: ``areal/trainer/ppo/actor.py`` (``ppo_actor/seq_len``, ``prompt_len``, ``no_eos_ratios``); slime:
 #: ``slime/observability/rollout_metrics.py`` (``response_len/...``, ``truncated_ratio``,
-#: ``perf/rollout_time``) and ``slime/observability/train_metric_utils.py`` (``perf/*_time``).
+#: ``perf/rollout_time``) and ``slime/observability/train_metric_utils.py`` (``perf/*_time``). The names
+#: were checked to exist at verl-project/verl 1dda039 (2026-08-22), inclusionAI/AReaL 4aef98d
+#: (2026-05-21) and THUDM/slime 624b824 (2026-08-21); what the generation timers measure in
+#: asynchronous runs: :data:`ASYNC_GEN_METRICS`.
 FRAMEWORK_METRICS: dict[str, dict[str, list[list[str]]]] = {
     "verl": {
         "step": [["step"], ["training/global_step"]],
@@ -463,9 +468,11 @@ class Calibrated:
         ``trigger_parameter_sync_step``): :func:`rollsim.whatif` reports step times per row.
     notes : tuple of str
         How the fit read what is not a generation phase (``rollsim calibrate`` and ``rollsim whatif``
-        print them on stderr): a verl fully async ``timing_s/gen`` is the trainer's wait for
-        samples; the generation is then fitted on the wall time of the rows the rollout paced
-        (:func:`_fit_stream`), or is a lower bound when there are none.
+        print them on stderr): a verl fully async ``timing_s/gen`` or an asynchronous AReaL
+        ``timeperf/rollout`` is the trainer's wait for samples, and slime's fully async
+        ``perf/rollout_time`` gives it (:data:`ASYNC_GEN_METRICS`); the generation is then fitted on
+        the wall time of the rows the rollout paced (:func:`_fit_stream`), or is a lower bound when
+        there are none.
     """
 
     scenario: Scenario
@@ -929,19 +936,18 @@ def _named(df: pl.DataFrame, framework: str, prompt_tokens: float) -> pl.DataFra
     return out
 
 
-def _streamed_rows(sc: Scenario, steps: int, drift: float, framework: str,
-                   noisy: Any) -> list[dict[str, float]]:
+def _streamed_rows(sc: Scenario, steps: int, drift: float, framework: str, noisy: Any,
+                   cap: float) -> list[dict[str, float]]:
     """Per-step rows of one run of the fully asynchronous ``sc`` (lengths drifting by ``exp(drift)``
     per policy version), steps 1 .. ``steps`` (step 0, the pipeline's fill, left out), with ``gen_s``
     what ``framework``'s timer records (:data:`ASYNC_GEN_METRICS`): the trainer's wait (verl, AReaL),
     or for slime the time from the trainer taking the previous batch to this batch's last answer
     (none when the batch was ready before). ``train_s`` is the step's training, ``step_s`` wait +
-    training + sync."""
+    training + sync; ``cap`` the length limit, tokens."""
     from rollsim.simulation import simulate
 
-    one = (sc.lengths.max_tokens / sc.decode_tokens_per_s + sc.rollout_pause_s + sc.train_step_s  # type: ignore[union-attr]
-           + sc.weight_sync_s + (sc.train_s_per_token + sc.logprob_s_per_token) * sc.lengths.max_tokens  # type: ignore[union-attr]
-           * sc.batch_size) * (1.0 + sc.batch_size / sc.rollout_slots)
+    one = (cap / sc.decode_tokens_per_s + sc.rollout_pause_s + sc.train_step_s + sc.weight_sync_s
+           + (sc.train_s_per_token + sc.logprob_s_per_token) * cap * sc.batch_size) * (1.0 + sc.batch_size / sc.rollout_slots)
     extra: dict[str, Any] = {"length_drift": LengthDrift("exp", rate=float(drift))} if drift else {}
     run = sc.replace(horizon_s=min(1e12, (steps + 3) * one), **extra)
     res = simulate(run, record="samples")
@@ -952,7 +958,6 @@ def _streamed_rows(sc: Scenario, steps: int, drift: float, framework: str,
     s = res.samples.filter(pl.col("trained_step").is_not_null())
     ready = (s.group_by("trained_step").agg(pl.col("finish_s").max()).sort("trained_step")
              .filter(pl.col("trained_step") <= steps)["finish_s"].to_numpy())
-    cap = sc.lengths.max_tokens  # type: ignore[union-attr]
     rows = []
     for t in range(1, steps + 1):
         lens = s.filter(pl.col("trained_step") == t)["length_tokens"].to_numpy()
@@ -1037,7 +1042,7 @@ def synthetic_metrics(scenario: Scenario, steps: int, *, drift: float = 0.0, noi
         if framework == "verl" and sc0.sync_every != 1:
             raise invalid("framework", f"verl's fully async trainer logs one row per sync, summed over its "
                           f"{sc0.sync_every} steps (sync_every): generate with sync_every = 1")
-        out = _named(pl.DataFrame(_streamed_rows(sc0, steps, drift, framework, noisy)), framework, sc0.prompt_tokens)
+        out = _named(pl.DataFrame(_streamed_rows(sc0, steps, drift, framework, noisy, cap)), framework, sc0.prompt_tokens)
         if framework == "verl":
             # the fully async trainer times its sync (timing_s/param_sync) outside timing_s/step
             out = out.rename({"timing_s/update_weights": "timing_s/param_sync"}).with_columns(
