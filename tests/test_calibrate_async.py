@@ -188,3 +188,19 @@ def test_verl_fully_async_staleness_count_restarts_at_the_sync(tmp_path):
     # on the old weights: staleness 1
     take = simulate(res.scenario.replace(pipeline=FullyAsync(max_lag_samples=64, on_update="wait")))
     assert take.samples.filter((pl.col("status") == "trained") & (pl.col("trained_step") > 0))["staleness"].min() == 1
+
+
+def test_verl_sync_timed_inside_the_step():
+    # verl-project/verl 1dda039 times the parameter sync inside "step" and logs it as
+    # timing_s/timing_s/param_sync (marked_timer("timing_s/param_sync") in _fit_update_weights, prefixed
+    # again by compute_timing_metrics): the sync is read from it and not added to the step again
+    sc = _truth(Scenario(rollout_slots=256, batch_size=512, group_size=8,
+                         pipeline=FullyAsync(max_lag_samples=1024, lag_release="sync")))
+    old = synthetic_metrics(sc, 6, seed=7, framework="verl")
+    new = old.rename({"timing_s/param_sync": "timing_s/timing_s/param_sync"}).with_columns(
+        pl.col("timing_s/step") + pl.col("timing_s/timing_s/param_sync"))
+    a, _, sa = normalize(old)
+    b, _, sb = normalize(new)
+    assert sb["sync_s"] == "timing_s/timing_s/param_sync" and sb["step_s"] == "timing_s/step"
+    assert b["step_s"].to_list() == pytest.approx(a["step_s"].to_list())
+    assert b["sync_s"].to_list() == a["sync_s"].to_list()

@@ -93,7 +93,10 @@ FRAMEWORK_METRICS: dict[str, dict[str, list[list[str]]]] = {
         "train_s": [["timing_s/update_actor", "timing_s/ref", "timing_s/adv", "timing_s/reward", "timing_s/values",
                      "timing_s/update_critic"]],
         "logprob_s": [["timing_s/old_log_prob"]],
-        "sync_s": [["timing_s/update_weights"], ["timing_s/param_sync"]],
+        # verl-project/verl 1dda039 times the sync inside "step" under the key "timing_s/param_sync", which
+        # compute_timing_metrics prefixes again (fully_async_trainer.py, fit_step / _fit_update_weights;
+        # verl/trainer/ppo/metric_utils.py): timing_s/timing_s/param_sync, already in timing_s/step
+        "sync_s": [["timing_s/update_weights"], ["timing_s/param_sync"], ["timing_s/timing_s/param_sync"]],
         "response_mean": [["response_length/mean"]],
         "response_max": [["response_length/max"]],
         "response_clip_ratio": [["response_length/clip_ratio"]],
