@@ -746,12 +746,6 @@ def _gen_reading(sc: Scenario, fw: str, sources: dict[str, str]) -> str | None:
     return fw
 
 
-def _gen_is_wait(sc: Scenario, sources: dict[str, str], fw: str = "verl") -> bool:
-    """The table's ``gen_s`` is (or, for slime, gives) a fully asynchronous trainer's wait for samples
-    (:func:`_gen_reading`)."""
-    return _gen_reading(sc, fw, sources) is not None
-
-
 def _slime_wait(m: pl.DataFrame) -> pl.DataFrame:
     """``m`` with slime's fully asynchronous ``perf/rollout_time`` turned into the trainer's wait: the
     time from the trainer taking the previous batch (when ``train_async.py`` calls ``generate``) to this
