@@ -92,12 +92,15 @@ pub enum OnUpdate {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LagRelease {
     /// When the trainer takes its batch: generation resumes at once, with the weights the rollout
-    /// has, while the step trains (verl's rollouter as observed in verl-project/verl#4449: with
-    /// `staleness_threshold = 0` every batch after the first has staleness 1).
+    /// has, while the step trains (with a bound of one batch every batch after the first has
+    /// staleness 1; verl-project/verl#4449 read verl's rollouter this way, but its code resets the
+    /// count at a parameter sync: `Sync`).
     #[default]
     Take,
     /// Once the step that trains it has ended and the rollout has loaded the new weights: with a
-    /// bound of one batch, generation and training alternate and every sample has staleness 0.
+    /// bound of one batch, generation and training alternate and every sample has staleness 0
+    /// (verl's fully async rollouter: `reset_staleness` after the weights are loaded,
+    /// `verl/experimental/fully_async_policy/fully_async_rollouter.py`).
     Sync,
 }
 
