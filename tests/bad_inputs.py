@@ -237,7 +237,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("presets", "presets.compare(baselines='no')", "ScenarioError", "baselines: must be True or False, got 'no'"),
     # ---------------------------------------------------------------- sweep TOML
     ("sweep TOML", "sweep_config.load(toml('seed = 3'))", "ScenarioError",
-     "re:seed: unknown key in '[^']*/s\\.toml' \\(allowed: \\['base', 'chunk_size', 'grid', 'learning', 'max_samples', "
+     "re:seed: unknown key in '[^']*/s\\.toml'; did you mean seeds\\? \\(allowed: \\['base', 'chunk_size', 'grid', 'learning', 'max_samples', "
      "'metrics', 'sample', 'seeds'\\]\\)"),  # the sweep file named
     ("sweep TOML", "sweep_config.load(toml('[base]\\nlengths = { file = 5 }'))", "ScenarioError",
      "base.lengths.file: must be a path (string), got 5"),

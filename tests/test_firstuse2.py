@@ -186,7 +186,7 @@ def test_an_unknown_key_names_its_file(tmp_path, capsys):
     t.write_text("rollout_slot = 512\n")
     with pytest.raises(ScenarioError) as e:
         Scenario.from_toml(t)
-    assert str(e.value).startswith(f"rollout_slot: unknown key in {str(t)!r} (allowed: ['agentic', 'batch_size', ")
+    assert str(e.value).startswith(f"rollout_slot: unknown key in {str(t)!r}; did you mean rollout_slots? (allowed: ['agentic', 'batch_size', ")
     assert main(["run", str(t)]) == 2
     assert capsys.readouterr().err == f"rollsim: error: {e.value}\n"
     t.write_text("rollout_slots = 0\n")  # a value error is the field's, as before
