@@ -21,4 +21,20 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("scenario TOML", "Scenario.from_toml_str('[pipeline]\\nkind = \"fully_async\"\\nwindow = 2')", "ScenarioError",
      "pipeline.window: unknown key (allowed: ['admission_eta', 'batch_order', 'kind', 'lag_release', "
      "'max_lag_samples', 'max_ready_groups', 'max_staleness', 'on_stale', 'on_update'])"),
+    # --model / --gpu: the closest known name, the known names, and how to give another model
+    ("hardware", "cli('hardware', '--model', 'Qwen3-8', '--gpu', 'H100')", "CliExit",
+     "re:exit 2: rollsim: error: --model: unknown model 'Qwen3-8'; did you mean Qwen3-8B\\? \\(known, "
+     "case-insensitive, also as a Hugging Face id such as Qwen/Qwen3-8B or an -Instruct variant: Qwen2\\.5-0\\.5B, "
+     ".*, gpt-oss-120b; another model: its Hugging Face config\\.json, read by "
+     "rollsim\\.hardware\\.model_from_hf_config \\(rollsim hardware / split: --hf-config FILE\\)\\)"),
+    ("hardware", "cli('split', '--gpus', '16', '--model', write('config.json', '{}'), '--gpu', 'H100')", "CliExit",
+     "re:exit 2: rollsim: error: --model: unknown model '[^']*/config\\.json' \\(known, .*; a file is read as a "
+     "Hugging Face config\\.json by rollsim\\.hardware\\.model_from_hf_config \\(rollsim hardware / split: "
+     "--hf-config FILE\\)\\)"),
+    ("hardware", "cli('hardware', '--model', 'Qwen3-8B', '--gpu', 'H100X')", "CliExit",
+     "exit 2: rollsim: error: --gpu: unknown accelerator 'H100X'; did you mean H100? (known, case-insensitive: H100, "
+     "H800, H200, H20, A100-40G, A100-80G, A800, L20, L40S, B200, GB200, MI300X, Ascend-910B; rollsim hardware --list "
+     "gives their specs)"),
+    ("hardware", "rollsim.hardware.model(8)", "ScenarioError",
+     "model: must be a model's name or a rollsim.hardware.ModelSpec, got int 8"),
 ]
