@@ -173,7 +173,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("pipeline", "FullyAsync(admission_eta=1.5)", "ScenarioError",
      "pipeline.admission_eta: must be an integer in [0, 4294967295], got float 1.5"),
     ("pipeline", "FullyAsync(max_stalenes=2)", "ScenarioError",
-     "pipeline.max_stalenes: unknown field of FullyAsync (fields: ['admission_eta', 'batch_order', 'lag_release', "
+     "pipeline.max_stalenes: unknown field of FullyAsync; did you mean max_staleness? (fields: ['admission_eta', 'batch_order', 'lag_release', "
      "'max_lag_samples', 'max_ready_groups', 'max_staleness', 'on_stale', 'on_update'])"),
     ("pipeline", "LengthBalanced(edges=(8000, 1000))", "ScenarioError",
      "pipeline.batch_order.edges: must be finite, > 0 and strictly increasing, got (8000.0, 1000.0)"),

@@ -37,4 +37,10 @@ ROWS: list[tuple[str, str, str, str]] = [
      "gives their specs)"),
     ("hardware", "rollsim.hardware.model(8)", "ScenarioError",
      "model: must be a model's name or a rollsim.hardware.ModelSpec, got int 8"),
+    # the [agentic] table and Python keywords (their dataclasses' fields) suggest the closest field too
+    ("agentic", "Scenario.from_toml_str('[agentic]\\nmax_turn = 3')", "ScenarioError",
+     "re:agentic\\.max_turn: unknown field of Agentic; did you mean max_turns\\? \\(fields: \\[.*'max_turns'.*\\]\\)"),
+    ("scenario", "Scenario().replace(**{'pipeline.max_stalenes': 2})", "ScenarioError",
+     "pipeline.max_stalenes: unknown field of FullyAsync; did you mean max_staleness? (fields: ['admission_eta', "
+     "'batch_order', 'lag_release', 'max_lag_samples', 'max_ready_groups', 'max_staleness', 'on_stale', 'on_update'])"),
 ]
