@@ -58,9 +58,9 @@ def test_the_command_line_says_it_on_stderr(capsys):
     assert main(["run", "--batch-size", "100000"]) == 0  # the tryout's command
     out, err = capsys.readouterr()
     assert '"steps": 0' in out
-    assert err == ("rollsim: warning: no training step: no batch filled within horizon_s = 7200 s (17851 samples "
-                   f"started, 17595 finished, against batch_size = 100000); {ADVICE}, lower batch_size, or add "
-                   "rollout_slots.\n")
+    assert err == ("rollsim: warning: no training step: no batch filled within --horizon-s 7200 s (17851 samples "
+                   "started, 17595 finished, against --batch-size 100000); staleness and tokens trained are empty. "
+                   "Lengthen --horizon-s, lower --batch-size, or add --rollout-slots.\n")  # the flags, not the fields
 
 
 # ------------------------------------------------------------------------------------ help texts
