@@ -47,6 +47,9 @@ def test_warning_flags_come_from_the_command():
     text = "set pipeline.max_staleness or max_lag_samples (fully_async); seed and mu stay, lengths.mu_x too"
     assert cli._flags_in_text(text, run) == (
         "set --max-staleness or --max-lag-samples (fully_async); seed and mu stay, lengths.mu_x too")
+    # a row's label (name=value, as the table spells it) and a call keep their names
+    label = "fully-async, max_staleness=2: grows; see batch_size(...) or pipeline.batch_order.share=0.5"
+    assert cli._flags_in_text(label, run) == label
     # split sizes the pool itself: its hidden --rollout-slots is never suggested
     split = cli._command_flags(parser, "split")
     assert "rollout_slots" not in split and split["batch_size"] == "--batch-size"

@@ -1159,8 +1159,9 @@ def _command_flags(parser: argparse.ArgumentParser, command: str | None) -> dict
 
 
 #: A Python name in a message: an identifier, dotted for a part's field (``pipeline.max_staleness``),
-#: and an optional `` = `` after it (``horizon_s = 5 s``).
-_NAME_IN_TEXT = re.compile(r"(?<![\w.\-])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?![\w\-(])( = )?")
+#: and an optional `` = `` after it (``horizon_s = 5 s``); not a name written ``name=value`` (a row's
+#: label, ``fully-async, max_staleness=2``, which the table spells the same), nor a call.
+_NAME_IN_TEXT = re.compile(r"(?<![\w.\-])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?![\w\-(=]|\.\w)( = )?")
 
 
 def _flags_in_text(text: str, flags: dict[str, str]) -> str:
