@@ -173,7 +173,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("pipeline", "FullyAsync(admission_eta=1.5)", "ScenarioError",
      "pipeline.admission_eta: must be an integer in [0, 4294967295], got float 1.5"),
     ("pipeline", "FullyAsync(max_stalenes=2)", "ScenarioError",
-     "pipeline.max_stalenes: unknown field of FullyAsync (fields: ['admission_eta', 'batch_order', 'lag_release', "
+     "pipeline.max_stalenes: unknown field of FullyAsync; did you mean max_staleness? (fields: ['admission_eta', 'batch_order', 'lag_release', "
      "'max_lag_samples', 'max_ready_groups', 'max_staleness', 'on_stale', 'on_update'])"),
     ("pipeline", "LengthBalanced(edges=(8000, 1000))", "ScenarioError",
      "pipeline.batch_order.edges: must be finite, > 0 and strictly increasing, got (8000.0, 1000.0)"),
@@ -237,7 +237,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("presets", "presets.compare(baselines='no')", "ScenarioError", "baselines: must be True or False, got 'no'"),
     # ---------------------------------------------------------------- sweep TOML
     ("sweep TOML", "sweep_config.load(toml('seed = 3'))", "ScenarioError",
-     "re:seed: unknown key in '[^']*/s\\.toml' \\(allowed: \\['base', 'chunk_size', 'grid', 'learning', 'max_samples', "
+     "re:seed: unknown key in '[^']*/s\\.toml'; did you mean seeds\\? \\(allowed: \\['base', 'chunk_size', 'grid', 'learning', 'max_samples', "
      "'metrics', 'sample', 'seeds'\\]\\)"),  # the sweep file named
     ("sweep TOML", "sweep_config.load(toml('[base]\\nlengths = { file = 5 }'))", "ScenarioError",
      "base.lengths.file: must be a path (string), got 5"),

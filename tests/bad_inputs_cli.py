@@ -12,7 +12,7 @@ _SOURCES = "(give 'lognormal', a built-in data set: deepseek-r1, sky-t1, or a CS
 
 ROWS: list[tuple[str, str, str, str]] = [
     # ---------------------------------------------------------------- scenario files (TOML)
-    ("scenario TOML", "Scenario.from_toml_str('speed = 3')", "ScenarioError", f"speed: unknown key (allowed: {_FIELDS})"),
+    ("scenario TOML", "Scenario.from_toml_str('speed = 3')", "ScenarioError", f"speed: unknown key; did you mean seed? (allowed: {_FIELDS})"),
     ("scenario TOML", "Scenario.from_toml_str('[pipeline]\\nkind = \"fully_async\"\\ncap = 2')", "ScenarioError",
      "pipeline.cap: unknown key (allowed: ['admission_eta', 'batch_order', 'kind', 'lag_release', "
      "'max_lag_samples', 'max_ready_groups', 'max_staleness', 'on_stale', 'on_update'])"),

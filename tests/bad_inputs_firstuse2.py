@@ -23,16 +23,16 @@ ROWS: list[tuple[str, str, str, str]] = [
      "exit 2: rollsim: error: --threads: must be an integer in [0, 4096], got 5000"),
     # an unknown key names its file (the temporary directory's path varies: matched by a regex)
     ("scenario TOML", "cli('run', write('t.toml', 'rollout_slot = 512'))", "CliExit",
-     f"re:exit 2: rollsim: error: rollout_slot: unknown key in '[^']*/t\\.toml' \\(allowed: {_SCENARIO_KEYS}\\)"),
+     f"re:exit 2: rollsim: error: rollout_slot: unknown key in '[^']*/t\\.toml'; did you mean rollout_slots\\? \\(allowed: {_SCENARIO_KEYS}\\)"),
     ("scenario TOML", "cli('compare', write('t.toml', '[lengths]\\nmuu = 6.0'))", "CliExit",
-     "re:exit 2: rollsim: error: lengths\\.muu: unknown key in '[^']*/t\\.toml' \\(allowed: \\['group_correlation', "
+     "re:exit 2: rollsim: error: lengths\\.muu: unknown key in '[^']*/t\\.toml'; did you mean mu\\? \\(allowed: \\['group_correlation', "
      "'kind', 'max_tokens', 'mu', 'sigma'\\]\\)"),
     ("scenario TOML", "Scenario.from_toml(write('t.toml', '[pipeline]\\nkind = \"fully_async\"\\ncap = 2'))",
      "ScenarioError", "re:pipeline\\.cap: unknown key in '[^']*/t\\.toml' \\(allowed: \\[.*'max_staleness'.*\\]\\)"),
     ("sweep TOML", "cli('sweep', toml('seeds = [0]\\n[base]\\nrollout_slot = 3'), '--out', write('o', None))",
      "CliExit",
-     f"re:exit 2: rollsim: error: base\\.rollout_slot: unknown key in '[^']*/s\\.toml' \\(allowed: {_SCENARIO_KEYS}\\)"),
+     f"re:exit 2: rollsim: error: base\\.rollout_slot: unknown key in '[^']*/s\\.toml'; did you mean rollout_slots\\? \\(allowed: {_SCENARIO_KEYS}\\)"),
     # a TOML text has no file to name
     ("scenario TOML", "Scenario.from_toml_str('rollout_slot = 512')", "ScenarioError",
-     f"re:rollout_slot: unknown key \\(allowed: {_SCENARIO_KEYS}\\)"),
+     f"re:rollout_slot: unknown key; did you mean rollout_slots\\? \\(allowed: {_SCENARIO_KEYS}\\)"),
 ]

@@ -12,9 +12,10 @@ CAL = f"rollsim.calibrate({METRICS}, {LOAD}({VERL}), bootstrap=0"
 
 ROWS: list[tuple[str, str, str, str]] = [
     ("training hardware", f"{CAL}, gpu='TPU9')", "ScenarioError",
-     "re:gpu: must be an Accelerator or one of .*, got 'TPU9'"),
+     "re:gpu: unknown accelerator 'TPU9' \\(known, case-insensitive: H100, .*\\)"),
     ("training hardware", f"{CAL}, model='NoSuchModel-1B')", "ScenarioError",
-     "re:model: must be a ModelSpec, a config.json \\(model_from_hf_config\\) or one of .*, got 'NoSuchModel-1B'"),
+     "re:model: unknown model 'NoSuchModel-1B' \\(known, .*: Qwen2.5-0.5B, .*; another model: its Hugging Face "
+     "config.json, read by rollsim.hardware.model_from_hf_config .*\\)"),
     ("training hardware", f"{CAL}, backend='deepspeed')", "ScenarioError",
      "backend: must be one of fsdp2, megatron, got 'deepspeed'"),
     ("training hardware", f"{CAL}, train_options=[('mini_batches', 4)])", "ScenarioError",
@@ -29,5 +30,5 @@ ROWS: list[tuple[str, str, str, str]] = [
      "bootstrap=0), 8)", "ScenarioError",
      "base_gpus: needs a base imported from a config (its GPU layout) or base_gpus"),
     ("training hardware", f"cli('whatif', '--config', {VERL}, '--metrics', {METRICS}, '--gpu', 'B9000')", "CliExit",
-     "re:exit 2: rollsim: error: --gpu: must be an Accelerator or one of .*, got 'B9000'"),
+     "re:exit 2: rollsim: error: --gpu: unknown accelerator 'B9000' \\(known, case-insensitive: H100, .*\\)"),
 ]

@@ -188,9 +188,9 @@ def strict_json(text):
 def test_summaries_are_strict_json(tmp_path, capsys):
     assert main(["run", "--horizon-s", "10", "--out", str(tmp_path)]) == 0  # no step: NaN staleness
     out, err = capsys.readouterr()
-    assert err == ("rollsim: warning: no training step: no batch filled within horizon_s = 10 s (265 samples started, 9 "
-                   "finished, against batch_size = 512); staleness and tokens trained are empty. Lengthen horizon_s, "
-                   "lower batch_size, or add rollout_slots.\n")
+    assert err == ("rollsim: warning: no training step: no batch filled within --horizon-s 10 s (265 samples started, 9 "
+                   "finished, against --batch-size 512); staleness and tokens trained are empty. Lengthen --horizon-s, "
+                   "lower --batch-size, or add --rollout-slots.\n")  # the flags, not the fields
     summary = strict_json(out)
     assert summary["steps"] == 0 and summary["staleness_mean"] is None
     assert strict_json((tmp_path / "summary.json").read_text()) == summary

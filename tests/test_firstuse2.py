@@ -58,9 +58,9 @@ def test_the_command_line_says_it_on_stderr(capsys):
     assert main(["run", "--batch-size", "100000"]) == 0  # the tryout's command
     out, err = capsys.readouterr()
     assert '"steps": 0' in out
-    assert err == ("rollsim: warning: no training step: no batch filled within horizon_s = 7200 s (17851 samples "
-                   f"started, 17595 finished, against batch_size = 100000); {ADVICE}, lower batch_size, or add "
-                   "rollout_slots.\n")
+    assert err == ("rollsim: warning: no training step: no batch filled within --horizon-s 7200 s (17851 samples "
+                   "started, 17595 finished, against --batch-size 100000); staleness and tokens trained are empty. "
+                   "Lengthen --horizon-s, lower --batch-size, or add --rollout-slots.\n")  # the flags, not the fields
 
 
 # ------------------------------------------------------------------------------------ help texts
@@ -186,7 +186,7 @@ def test_an_unknown_key_names_its_file(tmp_path, capsys):
     t.write_text("rollout_slot = 512\n")
     with pytest.raises(ScenarioError) as e:
         Scenario.from_toml(t)
-    assert str(e.value).startswith(f"rollout_slot: unknown key in {str(t)!r} (allowed: ['agentic', 'batch_size', ")
+    assert str(e.value).startswith(f"rollout_slot: unknown key in {str(t)!r}; did you mean rollout_slots? (allowed: ['agentic', 'batch_size', ")
     assert main(["run", str(t)]) == 2
     assert capsys.readouterr().err == f"rollsim: error: {e.value}\n"
     t.write_text("rollout_slots = 0\n")  # a value error is the field's, as before

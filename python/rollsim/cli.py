@@ -157,8 +157,45 @@ _OWNER_NAMES = {"lognormal": "lognormal", "empirical": "empirical", "file": "FIL
                 **_CLI_NAME}
 
 
+#: Sphinx roles in docstrings (``:data:`MAX_SIGMA```, ``:class:`~rollsim.Agentic```,
+#: ``:func:`text <target>```) and ``double backticks``: markup for the docs, not for ``--help``.
+_ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`([^`<]*?)\s*(?:<([^>`]*)>)?`")
+_LITERAL = re.compile(r"``(.+?)``")
+
+
+def _plain(text: str) -> str:
+    """A docstring's text as ``--help`` shows it: ``double backticks`` dropped, a role's target
+    written out (``:class:`~rollsim.Agentic``` -> ``Agentic``, ``:func:`text <target>``` -> ``text``)
+    and a bare constant qualified with its module (``:data:`MAX_SIGMA``` ->
+    ``rollsim.lengths.MAX_SIGMA``), so that the user can find it."""
+    import importlib
+
+    def role(m: re.Match[str]) -> str:
+        target = m.group(1).strip()
+        if m.group(2):  # :func:`text <target>`
+            return target
+        if target.startswith("~"):
+            return target.rpartition(".")[2]
+        if "." not in target:
+            for mod in ("rollsim", "rollsim.lengths", "rollsim.scenario", "rollsim.pipelines", "rollsim.agentic"):
+                if hasattr(importlib.import_module(mod), target):
+                    return f"{mod}.{target}"
+        return target
+
+    return _LITERAL.sub(r"\1", _ROLE.sub(role, text))
+
+
+#: What ``None`` means for a field of the engine's schema, from its description's ``(None: ...)``
+#: (``pipeline.max_staleness`` -> ``no cap``), for ``--help``'s default of a field whose default is None.
+_NONE_MEANS: dict[str, str] = {
+    path: m.group(1) for path, doc in (
+        *((f["name"], f["doc"]) for f in _rollsim.SCHEMA["scenario"]),
+        *((f["path"], f["doc"]) for part in _rollsim.SCHEMA["parts"] for f in part["fields"]))
+    if (m := re.search(r"\bNone: ([^;()]+)\)", doc))}
+
+
 def _help(f: schema.Field, default: Any) -> str:
-    text = f.help.replace("%", "%%")
+    text = _plain(f.help).replace("%", "%%")
     if tuple[tuple[int, float], ...] in (f.type, *typing.get_args(f.type)):   # the Python form is in the text
         text += "; on the command line N:TOKENS_PER_S pairs, e.g. 1:60,8:400,64:1600"
     if f.path == "pipeline.batch_order":
@@ -174,6 +211,8 @@ def _help(f: schema.Field, default: Any) -> str:
         notes.append("default: %(default)s")
     elif not said and len(f.owners) <= 1 and f.default is not dataclasses.MISSING and f.default is not None:
         notes.append(f"default: {f.default}")
+    elif not said and f.default is None and f.path in _NONE_MEANS:  # what none means, not "None"
+        notes.append(f"default: none, {_NONE_MEANS[f.path]}".replace("%", "%%"))
     return text + (f" ({'; '.join(notes)})" if notes else "")
 
 
@@ -1159,6 +1198,64 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
     print(f"rollsim: warning: {message}", file=sys.stderr)
 
 
+def _command_flags(parser: argparse.ArgumentParser, command: str | None) -> dict[str, str]:
+    """The names of the values the command's (visible) flags set, as ``{name: flag}``: each flag's
+    argparse dest (``rollout_slots`` for ``--rollout-slots``) and, for a flag of the scenario's
+    schema (:mod:`rollsim.scenario_toml`), its field's path (``pipeline.max_staleness`` for
+    ``--max-staleness``, ``lengths.mu`` for ``--mu``). Made from the command's parser and the
+    schema, never from a typed list; flags the command hides (``split``'s ``--rollout-slots``) are
+    left out, so that no message suggests a flag the command refuses."""
+    options: dict[str, argparse.Action] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            options = action.choices[command]._option_string_actions
+    paths: dict[str, list[str]] = {}
+    for f in (*schema.scenario_fields(), *schema.lengths_fields(), *schema.pipeline_fields(), *schema.agentic_fields()):
+        if f.flag is not None:
+            paths.setdefault(f.flag, []).append(f.path)
+    names: dict[str, str] = {}
+    for flag, action in options.items():
+        if not flag.startswith("--") or action.help == argparse.SUPPRESS or action.dest.startswith("_"):
+            continue
+        for name in (action.dest, *paths.get(flag, ())):
+            names.setdefault(name, flag)
+    return names
+
+
+#: A Python name in a message: an identifier, dotted for a part's field (``pipeline.max_staleness``),
+#: and an optional `` = `` after it (``horizon_s = 5 s``); not a name written ``name=value`` (a row's
+#: label, ``fully-async, max_staleness=2``, which the table spells the same), nor a call.
+_NAME_IN_TEXT = re.compile(r"(?<![\w.\-])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?![\w\-(=]|\.\w)( = )?")
+
+
+def _flags_in_text(text: str, flags: dict[str, str]) -> str:
+    """``text`` (a warning's message) with the field names of :func:`_command_flags` spelled as the
+    command's flags: ``Lengthen horizon_s, lower batch_size`` -> ``Lengthen --horizon-s, lower
+    --batch-size``, ``within horizon_s = 5 s`` -> ``within --horizon-s 5 s``. Only names with an
+    underscore or a dot are read as field names (``rollout_slots``, ``pipeline.max_staleness``),
+    never plain words that happen to be a field's name (``seed``, ``mu``)."""
+
+    def flag(m: re.Match[str]) -> str:
+        name = m.group(1)
+        if ("_" not in name and "." not in name) or name not in flags:
+            return m.group(0)
+        return flags[name] + (" " if m.group(2) else "")
+
+    return _NAME_IN_TEXT.sub(flag, text)
+
+
+def _cli_warning_display(flags: dict[str, str]) -> Callable[..., None]:
+    """:func:`_show_warning` with the warning's field names spelled as flags (:func:`_flags_in_text`):
+    the command line's user sets values with flags, a Python user (who sees the warning as raised)
+    with fields."""
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: Any = None, line: str | None = None) -> None:
+        _show_warning(_flags_in_text(str(message), flags), category, filename, lineno, file, line)
+
+    return show
+
+
 def _message(e: BaseException) -> str:
     """One line: the message's lines joined (an OSError as its reason and file name)."""
     if isinstance(e, OSError) and e.strerror and e.filename is not None:
@@ -1267,7 +1364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(_unrecognized(parser, getattr(args, "command", None), extra))
     try:
         with warnings.catch_warnings():
-            warnings.showwarning = _show_warning
+            warnings.showwarning = _cli_warning_display(_command_flags(parser, getattr(args, "command", None)))
             return int(args.func(args) or 0)
     except BrokenPipeError:  # stdout closed early (rollsim run | head): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -97,7 +97,11 @@ def strict_init(cls: type, where: str, what: str) -> type:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         for k in kwargs:
             if k not in sig.parameters or k == "self" or k.startswith("_"):
-                raise invalid(f"{where}{k}", f"unknown field of {what} (fields: {sorted(names)})")
+                from rollsim import _text
+
+                found = _text.closest(k, names, cutoff=0.8)  # a typo: the field it likely meant
+                hint = f"; did you mean {found}?" if found else ""
+                raise invalid(f"{where}{k}", f"unknown field of {what}{hint} (fields: {sorted(names)})")
         try:
             sig.bind(self, *args, **kwargs)
         except TypeError as e:

@@ -19,7 +19,7 @@ from rollsim import _check
 from rollsim.errors import GenerationOutrunsTrainingWarning, invalid
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 from rollsim.scenario import MAX_COUNT, Scenario
-from rollsim.simulation import DEFAULT_MAX_EVENTS, check_max_events, check_runaway, simulate
+from rollsim.simulation import DEFAULT_MAX_EVENTS, check_max_events, check_runaway, simulate_labelled
 
 __all__ = ["areal", "verl_fully_async", "pipeline_rl", "slime_partial_rollout", "prime_rl", "compare", "PRESETS"]
 
@@ -252,6 +252,9 @@ def compare(scenario: Scenario | None = None, *, baselines: bool = True,
     -----
     GenerationOutrunsTrainingWarning
         Once, after every run, naming the systems whose ready queue grows without bound.
+    NoTrainingStepWarning, RunStalledWarning
+        For each run that gives one, with the system's name in front (``"verl (sync): no training
+        step: ..."``).
     """
     base = _base(scenario)
     baselines = _check.flag("baselines", baselines)
@@ -268,7 +271,8 @@ def compare(scenario: Scenario | None = None, *, baselines: bool = True,
     for name, sc in runs:
         with warnings.catch_warnings():  # said once below, naming the systems
             warnings.simplefilter("ignore", GenerationOutrunsTrainingWarning)
-            s = simulate(sc, record="summary", max_events=limit).summary
+            # the other warnings (no training step, stalled) are given with the system's name in front
+            s = simulate_labelled(name, sc, record="summary", max_events=limit).summary
         if s["generation_outruns_training"]:
             outrun.append((name, s["ready_queue_growth_per_step"], s["throughput_ratio"]))
         rows.append({"system": name} | {k: s[k] for k in _COLUMNS})

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rollsim import _check, _rollsim, scenario_toml
+from rollsim import _check, _rollsim, _text, scenario_toml
 from rollsim.agentic import Agentic
 from rollsim.errors import invalid, strict_init
 from rollsim.lengths import Empirical, LengthDrift, LogNormal
@@ -557,7 +557,10 @@ class Scenario:
             part_names = {f.name for f in dataclasses.fields(part) if f.init and not f.name.startswith("_")}
             for k in sub:
                 if k not in part_names:
-                    raise invalid(f"{head}.{k}", f"unknown field of {type(part).__name__} (fields: {sorted(part_names)})")
+                    found = _text.closest(k, part_names, cutoff=0.8)  # a typo: the field it likely meant
+                    hint = f"; did you mean {found}?" if found else ""
+                    raise invalid(f"{head}.{k}", f"unknown field of {type(part).__name__}{hint} "
+                                                 f"(fields: {sorted(part_names)})")
             top[head] = dataclasses.replace(part, **sub)
         if "weight_sync" in top or (self.weight_sync is not None and "weight_sync" in nested):
             for name in _SYNC_FIELDS:  # derived again from the new weight_sync (or back to 0 without one)

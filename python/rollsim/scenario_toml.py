@@ -68,7 +68,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rollsim import datasets
+from rollsim import _text, datasets
 from rollsim.errors import ScenarioError, invalid
 from rollsim.lengths import Empirical, LengthDrift, LogNormal
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
@@ -361,12 +361,23 @@ def table(where: str, value: Any) -> dict[str, Any]:
 
 
 def only(where: str, table: dict[str, Any], allowed: set[str]) -> None:
-    """Refuses a key of ``table`` outside ``allowed``, naming it and listing the allowed ones."""
+    """Refuses a key of ``table`` outside ``allowed``, naming it, suggesting the closest allowed key
+    for a probable typo (``rollout_slot: unknown key; did you mean rollout_slots? (allowed: [...])``,
+    as the command line does for flags) and listing the allowed ones."""
     for k in table:
         if k not in allowed:
-            e = invalid(_join(where, k), f"unknown key (allowed: {sorted(allowed)})")
-            e.unknown_key = (_join(where, k), sorted(allowed))  # type: ignore[attr-defined]  # see naming_file
+            hint = did_you_mean(k, allowed)
+            e = invalid(_join(where, k), f"unknown key{hint} (allowed: {sorted(allowed)})")
+            e.unknown_key = (_join(where, k), sorted(allowed), hint)  # type: ignore[attr-defined]  # see naming_file
             raise e
+
+
+def did_you_mean(key: str, allowed: typing.Iterable[str]) -> str:
+    """``"; did you mean rollout_slots?"`` for a key of a TOML table that is a near miss of an allowed
+    one (:func:`difflib.get_close_matches`, similarity >= 0.8, the command line's cutoff for flags:
+    one wrong, missing or extra character in a key of 10 characters, ``muu`` for ``mu``), else ``""``."""
+    found = _text.closest(str(key), sorted(allowed), cutoff=0.8)
+    return f"; did you mean {found}?" if found else ""
 
 
 @contextlib.contextmanager
@@ -379,7 +390,7 @@ def naming_file(path: str | os.PathLike[str]) -> typing.Iterator[None]:
         found = getattr(e, "unknown_key", None)
         if found is None:
             raise
-        raise invalid(found[0], f"unknown key in {os.fspath(path)!r} (allowed: {found[1]})") from None
+        raise invalid(found[0], f"unknown key in {os.fspath(path)!r}{found[2]} (allowed: {found[1]})") from None
 
 
 def _digits(v: int) -> int:

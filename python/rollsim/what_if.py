@@ -586,12 +586,25 @@ def _outrun_message(outrun: list[tuple[str, float, float]], rows: int) -> str:
             f"staleness cap, fewer rollout GPUs, or more prompts per step.")
 
 
+def _wrapped(variant: str) -> str:
+    """A variant's name for a bar's label: one alternative per line (``"fully-async,\\nmax_staleness=2"``)."""
+    return ",\n".join(variant.split(", "))
+
+
 def plot_whatif(frame: pl.DataFrame, *, ax: Any = None, path: Any = None) -> Any:
     """Step time of each row of :func:`whatif` with its interval (bars), the baseline's measured step
-    time as a line. Returns the matplotlib Figure (saved to ``path`` when given: .png, .svg, .pdf)."""
+    time as a line. Returns the matplotlib Figure (saved to ``path`` when given: .png, .svg, .pdf).
+
+    Each bar's label is its whole ``variant`` (``"fully-async, max_staleness=2, rollout_gpus=8"``),
+    one alternative per line, and the figure is sized so that every label fits inside it."""
     from rollsim import plot
 
-    fig, ax = plot._figure(ax, (max(6.0, 0.9 * frame.height + 2), 4.0))
+    labels = [_wrapped(v) for v in frame["variant"].to_list()]
+    lines = max((label.count("\n") + 1 for label in labels), default=1)
+    widest = max((max(map(len, label.split("\n"))) for label in labels), default=8)
+    # a bar per label as wide as its longest line (about 0.075 inch a character at 8 points), and room below
+    # for the label's lines
+    fig, ax = plot._figure(ax, (max(6.0, frame.height * max(0.9, 0.075 * widest + 0.2) + 1.5), 3.6 + 0.16 * lines))
     x = np.arange(frame.height)
     y = frame["step_s"].to_numpy()
     err = np.vstack([y - frame["step_s_low"].to_numpy(), frame["step_s_high"].to_numpy() - y])
@@ -601,8 +614,8 @@ def plot_whatif(frame: pl.DataFrame, *, ax: Any = None, path: Any = None) -> Any
         ax.axhline(m, color="#c44e52", linestyle="--", label=f"measured baseline {m:.1f} s")
         ax.legend(loc="upper right")
     ax.set_xticks(x)
-    ax.set_xticklabels(frame["variant"].to_list(), rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("time per metrics row, s (interval: calibration bootstrap)" if "steps_per_row" in frame.columns
-                  else "step time, s (interval: calibration bootstrap)")
+    ax.set_xticklabels(labels, fontsize=8)
+    ax.set_ylabel("time per metrics row, s\n(interval: calibration bootstrap)" if "steps_per_row" in frame.columns
+                  else "step time, s\n(interval: calibration bootstrap)")
     ax.set_title("what if: predicted step time")
     return plot._finish(fig, path)

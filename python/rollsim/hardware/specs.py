@@ -165,6 +165,17 @@ def _key(name: str) -> str:
     return name.strip().lower().replace("_", "-").replace(" ", "-")
 
 
+def _unknown_name(name: str, known: Any) -> str:
+    """``"; did you mean Qwen3-8B?"`` for a name of the registry ``known`` that ``name`` is a near miss
+    of (case-insensitive, :func:`difflib.get_close_matches` similarity >= 0.8, as the command line for flags: ``Qwen3-8`` for ``Qwen3-8B``, not ``llama-7b`` for
+    ``Llama-3.1-70B``), else ``""``."""
+    import difflib
+
+    by_key = {_key(n): n for n in known}
+    found = difflib.get_close_matches(_key(name.rsplit("/", 1)[-1]), list(by_key), n=1, cutoff=0.8)
+    return f"; did you mean {by_key[found[0]]}?" if found else ""
+
+
 def accelerator(name: str | Accelerator) -> Accelerator:
     """The accelerator called ``name`` (case-insensitive; aliases such as "h100-sxm", "a100").
 
@@ -191,7 +202,11 @@ def accelerator(name: str | Accelerator) -> Accelerator:
                 return a
         if k in _ALIASES:
             return ACCELERATORS[_ALIASES[k]]
-    raise invalid("gpu", f"must be an Accelerator or one of {', '.join(ACCELERATORS)}, got {name!r}")
+    if not isinstance(name, str):
+        raise invalid("gpu", f"must be an accelerator's name or a rollsim.hardware.Accelerator, got "
+                             f"{type(name).__name__} {name!r}")
+    raise invalid("gpu", f"unknown accelerator {name!r}{_unknown_name(name, ACCELERATORS)} (known, "
+                         f"case-insensitive: {', '.join(ACCELERATORS)}; rollsim hardware --list gives their specs)")
 
 
 @dataclass(frozen=True)
@@ -645,8 +660,17 @@ def model(name_or_spec: str | ModelSpec) -> ModelSpec:
                     return m
             if cand in _MODEL_ALIASES:
                 return MODELS[_MODEL_ALIASES[cand]]
-    raise invalid("model", f"must be a ModelSpec, a config.json (model_from_hf_config) or one of "
-                           f"{', '.join(MODELS)}, got {name_or_spec!r}")
+    if not isinstance(name_or_spec, str):
+        raise invalid("model", f"must be a model's name or a rollsim.hardware.ModelSpec, got "
+                               f"{type(name_or_spec).__name__} {name_or_spec!r}")
+    file = name_or_spec.endswith(".json") or Path(name_or_spec).is_file()
+    how = ("a file is read as a Hugging Face config.json by rollsim.hardware.model_from_hf_config (rollsim "
+           "hardware / split: --hf-config FILE)" if file else
+           "another model: its Hugging Face config.json, read by rollsim.hardware.model_from_hf_config (rollsim "
+           "hardware / split: --hf-config FILE)")
+    raise invalid("model", f"unknown model {name_or_spec!r}{_unknown_name(name_or_spec, MODELS)} (known, "
+                           f"case-insensitive, also as a Hugging Face id such as Qwen/Qwen3-8B or an -Instruct "
+                           f"variant: {', '.join(MODELS)}; {how})")
 
 
 def _sig3(x: float) -> float:
