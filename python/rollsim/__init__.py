@@ -8,8 +8,8 @@
 
 from rollsim import datasets, plot, report, sync
 from rollsim._rollsim import __version__
-from rollsim.errors import (GenerationOutrunsTrainingWarning, NoTrainingStepWarning, RollsimError, RunLimitError,
-                            RunStalledWarning, ScenarioError)
+from rollsim.errors import (GenerationOutrunsTrainingWarning, MetricsRowsSkippedWarning, NoTrainingStepWarning,
+                            RollsimError, RunLimitError, RunStalledWarning, ScenarioError)
 from rollsim.lengths import Empirical, LengthDrift, LogNormal
 from rollsim.agentic import Agentic
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
@@ -37,6 +37,7 @@ __all__ = [
     "LengthDrift",
     "RunStalledWarning",
     "NoTrainingStepWarning",
+    "MetricsRowsSkippedWarning",
     "simulate",
     "compare",
     "Result",

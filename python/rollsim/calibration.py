@@ -40,6 +40,7 @@ metrics row.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from rollsim.errors import invalid
+from rollsim.errors import MetricsRowsSkippedWarning, invalid
 from rollsim.lengths import LengthDrift, LogNormal
 from rollsim.pipelines import FullyAsync, OffPolicy, Synchronous
 from rollsim.scenario import Scenario
@@ -77,7 +78,15 @@ GENERIC: dict[str, str] = {
 #: ``areal/trainer/rl_trainer.py`` (``timeperf/...`` from ``stats_tracker.record_timing``) and
 #: ``areal/trainer/ppo/actor.py`` (``ppo_actor/seq_len``, ``prompt_len``, ``no_eos_ratios``); slime:
 #: ``slime/observability/rollout_metrics.py`` (``response_len/...``, ``truncated_ratio``,
-#: ``perf/rollout_time``) and ``slime/observability/train_metric_utils.py`` (``perf/*_time``).
+#: ``perf/rollout_time``) and ``slime/observability/train_metric_utils.py`` (``perf/*_time``); OpenRLHF:
+#: ``openrlhf/trainer/ppo_trainer.py`` (``train_step``: ``timing/make_experience``, ``timing/ppo_train``,
+#: ``timing/broadcast``; ``fit``: ``timing/generation``, ``timing/step_total``; ``_compute_rollout_stats``:
+#: ``rollout/response_length_mean``, ``rollout/truncated_rate``, ``rollout/num_samples``) and
+#: ``openrlhf/trainer/ppo_trainer_async.py`` (the same names; ``timing/generation`` is the generator's own
+#: generation of the batch, ``timing/step_total`` the trainer's wall time per step), OpenRLHF/OpenRLHF at
+#: commit 3c3be62. ``timing/make_experience`` (reward, reference, value and old log-prob passes) is
+#: summed into ``train_s``; OpenRLHF logs no longest answer, so a table needs a ``response_max``
+#: column added (refused without it).
 FRAMEWORK_METRICS: dict[str, dict[str, list[list[str]]]] = {
     "verl": {
         "step": [["step"], ["training/global_step"]],
@@ -113,6 +122,28 @@ FRAMEWORK_METRICS: dict[str, dict[str, list[list[str]]]] = {
         "response_max": [["rollout/response_len/max"], ["response_len/max"]],
         "response_clip_ratio": [["rollout/truncated_ratio"], ["truncated_ratio"]],
     },
+    # OpenRLHF logs each step's status dict under train/ (wandb and tensorboard: openrlhf/utils/logging_utils.py,
+    # log_train) and unprefixed on its log line; the names are the status keys
+    "openrlhf": {
+        "step": [["train/global_step"], ["global_step"]],
+        "step_s": [["train/timing/step_total"], ["timing/step_total"]],
+        "gen_s": [["train/timing/generation"], ["timing/generation"]],
+        "train_s": [["train/timing/ppo_train", "train/timing/make_experience"],
+                    ["timing/ppo_train", "timing/make_experience"]],
+        "sync_s": [["train/timing/broadcast"], ["timing/broadcast"]],
+        "response_mean": [["train/rollout/response_length_mean"], ["rollout/response_length_mean"]],
+        "response_clip_ratio": [["train/rollout/truncated_rate"], ["rollout/truncated_rate"]],
+        "batch_samples": [["train/rollout/num_samples"], ["rollout/num_samples"]],
+    },
+}
+
+#: Why a framework's table lacks a required metric (appended to the ``metrics: missing ...`` error).
+_NOT_LOGGED: dict[tuple[str, str], str] = {
+    ("openrlhf", "response_max"): (": OpenRLHF logs no longest answer per step (its rollout statistics are "
+                                   "rollout/response_length_mean, rollout/truncated_rate, rollout/num_samples: "
+                                   "openrlhf/trainer/ppo_trainer.py, _compute_rollout_stats); add a column "
+                                   "response_max, the step's longest answer in tokens (the answer lengths' spread is "
+                                   "fitted on it)"),
 }
 
 _REQUIRED = ("gen_s", "train_s", "response_mean", "response_max")
@@ -161,9 +192,165 @@ def _detect(df: pl.DataFrame) -> str:
         return "verl"
     if any(c.startswith("timeperf/") for c in cols):
         return "areal"
+    if any(c.startswith(("timing/", "train/timing/")) or c.endswith("rollout/response_length_mean") for c in cols):
+        return "openrlhf"
     if any(c.startswith("perf/") or c.startswith("response_len/") or c.startswith("rollout/") for c in cols):
         return "slime"
     return "generic"
+
+
+def _framework(df: pl.DataFrame, framework: str | None) -> str:
+    """Whose metric names ``df`` uses: ``framework``, else detected from the columns."""
+    fw = framework or _detect(df)
+    if fw != "generic" and fw not in FRAMEWORK_METRICS:
+        raise invalid("framework", f"metric names must be one of generic, {', '.join(FRAMEWORK_METRICS)}, got {fw!r}")
+    return fw
+
+
+def _resolve(columns: list[str], fw: str) -> dict[str, list[str]]:
+    """For each generic column the table can give, the metrics it comes from: a sum of them, or for
+    AReaL's lengths ``[seq_len, prompt_len]`` (their difference; the prompt part optional)."""
+    have = set(columns)
+    mapping = FRAMEWORK_METRICS.get(fw, {})
+    out: dict[str, list[str]] = {}
+    for gen in GENERIC:
+        if gen in have:
+            out[gen] = [gen]
+            continue
+        for alt in mapping.get(gen, []):
+            present = [c for c in alt if c in have]
+            if present and (len(alt) == 1 or alt[0] in have):
+                out[gen] = present
+                break
+    if fw == "areal" and "response_mean" not in out and "ppo_actor/seq_len/avg" in have:
+        prompt = ["ppo_actor/prompt_len/avg"] if "ppo_actor/prompt_len/avg" in have else []
+        out["response_mean"] = ["ppo_actor/seq_len/avg", *prompt]
+        if "ppo_actor/seq_len/max" in have:
+            out["response_max"] = ["ppo_actor/seq_len/max", *prompt]
+    return out
+
+
+def _areal_lengths(fw: str, gen: str, src: list[str]) -> bool:
+    """``gen`` is AReaL's answer length derived as sequence length less prompt length."""
+    return fw == "areal" and gen in ("response_mean", "response_max") and src[0].startswith("ppo_actor/seq_len/")
+
+
+_TIMES = ("step_s", "gen_s", "train_s", "logprob_s", "sync_s")
+#: What a metric feeding each generic column must be (refused otherwise, naming the metric and the step):
+#: ``(lowest, lowest allowed, highest, text)``.
+_RANGES: dict[str, tuple[float, bool, float, str]] = {
+    **{t: (0.0, True, math.inf, ">= 0 seconds") for t in _TIMES},
+    "response_mean": (0.0, False, math.inf, "> 0 tokens"),
+    "response_max": (0.0, False, math.inf, "> 0 tokens"),
+    "response_clip_ratio": (0.0, True, 1.0, "in [0, 1] (a fraction of the answers)"),
+    "batch_samples": (0.0, False, math.inf, "> 0 samples"),
+}
+
+
+def _raw(df: pl.DataFrame, name: str) -> np.ndarray:
+    """A numeric column as floats, NaN for a null (a non-numeric column is refused)."""
+    s = df[name]
+    if s.dtype == pl.Null:
+        return np.full(df.height, np.nan)
+    if not s.dtype.is_numeric():
+        raise invalid("metrics", f"column {name!r} must be numbers, got {s.dtype}")
+    return s.cast(pl.Float64).fill_null(float("nan")).to_numpy().astype(float)
+
+
+def _list(labels: list[str], most: int = 10) -> str:
+    return ", ".join(labels[:most]) + (f" ... ({len(labels)} in all)" if len(labels) > most else "")
+
+
+def _screen(df: pl.DataFrame, framework: str | None) -> tuple[pl.DataFrame, str, list[str]]:
+    """Checks every metric :func:`normalize` uses and leaves out what cannot be used, saying so.
+
+    Returns ``(rows, framework, notes)``: the table's rows without those with a missing value (null
+    or NaN) in a metric used, the framework, and a note for each thing left out (a metric with no
+    value in any row, taken as not logged; rows with missing values, by metric and step).
+
+    Raises
+    ------
+    ScenarioError
+        ``metrics: missing ...`` for a required metric absent; ``metrics: <metric> must be ...,
+        got <value> at step <step>`` for a negative time, a length that is not positive, a clip
+        ratio outside [0, 1], a non-positive sample count, an infinite value, a longest answer
+        shorter than the mean; ``metrics: needs at least 3 steps ...`` when fewer are left.
+    """
+    fw = _framework(df, framework)
+    notes: list[str] = []
+    src = _resolve(df.columns, fw)
+    used = sorted({c for cs in src.values() for c in cs})
+    raw = {c: _raw(df, c) for c in used}
+    empty = [c for c in used if np.all(np.isnan(raw[c]))]
+    if empty:
+        df = df.drop(empty)
+        notes.append(f"metrics: {', '.join(empty)} {'has' if len(empty) == 1 else 'have'} no value in any row: taken "
+                     "as not logged")
+        src = _resolve(df.columns, fw)
+    for gen in _REQUIRED:
+        if gen not in src:
+            mapping = FRAMEWORK_METRICS.get(fw, {})
+            names = " or ".join(" + ".join(a) for a in mapping.get(gen, [])) or gen
+            if fw == "areal" and gen.startswith("response"):
+                names = "ppo_actor/seq_len/avg and ppo_actor/seq_len/max"
+            why = _NOT_LOGGED.get((fw, gen), "")
+            raise invalid("metrics", f"missing {names} ({fw} metric names; generic column {gen!r}: {GENERIC[gen]})"
+                          f"{why}; columns given: {', '.join(df.columns[:12])}{' ...' if len(df.columns) > 12 else ''}")
+    step = raw.get(src["step"][0]) if "step" in src else None
+    whole = step is not None and not np.any(np.isnan(step))
+
+    def at(i: int) -> str:
+        return f"step {step[i]:g}" if whole and step is not None else f"row {i} (counting from 0)"
+
+    missing = np.zeros(df.height, dtype=bool)
+    gaps: list[str] = []
+    for gen, cs in src.items():
+        vals = [raw[c] for c in cs]
+        for c, v in zip(cs, vals):
+            bad = np.isinf(v)
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise invalid("metrics", f"{c} must be finite, got {v[i]:g} at {at(i)}")
+            if gen != "step":
+                lo, closed, hi, text = _RANGES[gen]
+                if _areal_lengths(fw, gen, cs):
+                    lo, closed, text = (0.0, False, "> 0 tokens") if c == cs[0] else (0.0, True, ">= 0 tokens")
+                out = ((v < lo) if closed else (v <= lo)) | (v > hi)
+                if out.any():
+                    i = int(np.argmax(out))
+                    more = int(out.sum()) - 1
+                    raise invalid("metrics", f"{c} must be {text}, got {v[i]:g} at {at(i)}"
+                                  + (f" (and {more} more row{'s' if more > 1 else ''})" if more else ""))
+            miss = np.isnan(v)
+            if miss.any():
+                missing |= miss
+                gaps.append(f"{c} at {_list([at(i) for i in np.flatnonzero(miss)])}")
+        if _areal_lengths(fw, gen, cs) and len(cs) == 2:
+            d = vals[0] - vals[1]
+            out = d <= 0
+            if out.any():
+                i = int(np.argmax(out))
+                raise invalid("metrics", f"{cs[0]} - {cs[1]} (the answer length) must be > 0 tokens, got {d[i]:g} at "
+                              f"{at(i)}")
+    if "response_mean" in src and "response_max" in src:
+        def length(gen: str) -> np.ndarray:
+            v = [raw[c] for c in src[gen]]
+            return v[0] - v[1] if _areal_lengths(fw, gen, src[gen]) and len(v) == 2 else v[0]
+
+        mean, mx = length("response_mean"), length("response_max")
+        short = mx < mean * (1.0 - 1e-9)
+        if short.any():
+            i = int(np.argmax(short))
+            raise invalid("metrics", f"{' - '.join(src['response_max'])} (the longest answer) must be at least "
+                          f"{' - '.join(src['response_mean'])} (the mean), got {mx[i]:g} < {mean[i]:g} at {at(i)}")
+    if missing.any():
+        notes.append(f"metrics: left out {int(missing.sum())} of {df.height} rows with a missing value (null or NaN): "
+                     + "; ".join(gaps))
+        df = df.filter(pl.Series(~missing))
+        if df.height < 3:
+            raise invalid("metrics", f"needs at least 3 steps to fit, got {df.height} with every metric present "
+                          f"({int(missing.sum())} left out: {'; '.join(gaps)})")
+    return df, fw, notes
 
 
 def normalize(df: pl.DataFrame, framework: str | None = None) -> tuple[pl.DataFrame, str, dict[str, str]]:
@@ -171,62 +358,40 @@ def normalize(df: pl.DataFrame, framework: str | None = None) -> tuple[pl.DataFr
 
     Returns ``(frame, framework, sources)``: the frame with the generic columns present (floats),
     the framework whose names were used, and for each generic column the metric names it came from.
+    Rows with a missing value (null or NaN) in a metric used are left out with a
+    :class:`rollsim.MetricsRowsSkippedWarning` naming the metric and the steps (a metric with no
+    value in any row is taken as not logged, with the same warning); nothing is filled in.
 
     Raises
     ------
     ScenarioError
         ``metrics: missing ...`` naming the framework's metric (and the generic column) for a required
-        column that is absent, or ``metrics: column ... must be numbers`` for a non-numeric column.
+        column that is absent, ``metrics: column ... must be numbers`` for a non-numeric column,
+        ``metrics: <metric> must be ..., got <value> at step <step>`` for a value outside its range
+        (a negative time, a length that is not positive, a clip ratio outside [0, 1], a longest answer
+        shorter than the mean, an infinite value), ``metrics: needs at least 3 steps ...``.
     """
-    fw = framework or _detect(df)
-    if fw != "generic" and fw not in FRAMEWORK_METRICS:
-        raise invalid("framework", f"metric names must be one of generic, {', '.join(FRAMEWORK_METRICS)}, got {fw!r}")
+    df, fw, notes = _screen(df, framework)
+    for note in notes:
+        warnings.warn(note, MetricsRowsSkippedWarning, stacklevel=2)
+    return _normalized(df, fw)
+
+
+def _normalized(df: pl.DataFrame, fw: str) -> tuple[pl.DataFrame, str, dict[str, str]]:
+    """:func:`normalize` of a table :func:`_screen` passed."""
     cols: dict[str, pl.Series] = {}
     sources: dict[str, str] = {}
-    mapping = FRAMEWORK_METRICS.get(fw, {})
-
-    def num(name: str) -> np.ndarray:
-        s = df[name]
-        if not s.dtype.is_numeric():
-            raise invalid("metrics", f"column {name!r} must be numbers, got {s.dtype}")
-        return s.cast(pl.Float64).to_numpy().astype(float)
-
-    for gen in GENERIC:
-        if gen in df.columns:
-            cols[gen] = pl.Series(gen, num(gen))
-            sources[gen] = gen
-            continue
-        for alt in mapping.get(gen, []):
-            present = [c for c in alt if c in df.columns]
-            if present and (len(alt) == 1 or alt[0] in df.columns):
-                vals = np.zeros(df.height)
-                for c in present:
-                    vals = vals + np.nan_to_num(num(c))
-                cols[gen] = pl.Series(gen, vals)
-                sources[gen] = " + ".join(present)
-                break
-    if fw == "areal" and "response_mean" not in cols and "ppo_actor/seq_len/avg" in df.columns:
-        prompt = num("ppo_actor/prompt_len/avg") if "ppo_actor/prompt_len/avg" in df.columns else 0.0
-        cols["response_mean"] = pl.Series("response_mean", num("ppo_actor/seq_len/avg") - prompt)
-        sources["response_mean"] = "ppo_actor/seq_len/avg - ppo_actor/prompt_len/avg"
-        if "ppo_actor/seq_len/max" in df.columns:
-            cols["response_max"] = pl.Series("response_max", num("ppo_actor/seq_len/max") - prompt)
-            sources["response_max"] = "ppo_actor/seq_len/max - ppo_actor/prompt_len/avg"
-    for gen in _REQUIRED:
-        if gen not in cols:
-            names = " or ".join(" + ".join(a) for a in mapping.get(gen, [])) or gen
-            if fw == "areal" and gen.startswith("response"):
-                names = "ppo_actor/seq_len/avg and ppo_actor/seq_len/max"
-            raise invalid("metrics", f"missing {names} ({fw} metric names; generic column {gen!r}: {GENERIC[gen]}); "
-                          f"columns given: {', '.join(df.columns[:12])}{' ...' if len(df.columns) > 12 else ''}")
+    for gen, cs in _resolve(df.columns, fw).items():
+        vals = [_raw(df, c) for c in cs]
+        if _areal_lengths(fw, gen, cs):
+            cols[gen] = pl.Series(gen, vals[0] - (vals[1] if len(vals) == 2 else 0.0))
+            sources[gen] = " - ".join(cs)
+        else:
+            cols[gen] = pl.Series(gen, np.sum(vals, axis=0))
+            sources[gen] = " + ".join(cs)
     out = pl.DataFrame(list(cols.values()))
     if "step" not in out.columns:
         out = out.with_columns(pl.Series("step", np.arange(out.height, dtype=float)))
-    bad = [c for c in _REQUIRED if not np.all(np.isfinite(out[c].to_numpy()))]
-    if bad:
-        out = out.filter(pl.all_horizontal([pl.col(c).is_finite() for c in _REQUIRED]))
-        if out.height < 3:
-            raise invalid("metrics", f"needs at least 3 steps with finite {', '.join(bad)}, got {out.height}")
     if out.height < 3:
         raise invalid("metrics", f"needs at least 3 steps to fit, got {out.height}")
     return out.sort("step"), fw, sources

@@ -11,6 +11,7 @@ __all__ = [
     "GenerationOutrunsTrainingWarning",
     "RunStalledWarning",
     "NoTrainingStepWarning",
+    "MetricsRowsSkippedWarning",
     "invalid",
     "strict_init",
 ]
@@ -60,6 +61,14 @@ class NoTrainingStepWarning(RuntimeWarning):
     of ``batch_size`` samples filled, or the first step did not end; every step-based value
     (staleness, tokens trained) is then empty. The message gives the samples started and finished
     against ``batch_size``."""
+
+    __module__ = "rollsim"
+
+
+class MetricsRowsSkippedWarning(UserWarning):
+    """:func:`rollsim.calibrate` (or :func:`rollsim.calibration.normalize`) left out rows of a run's
+    metrics with a missing value (null or NaN) in a metric it uses; the message names the metric and
+    the steps, and :attr:`rollsim.calibration.Calibrated.notes` records it."""
 
     __module__ = "rollsim"
 

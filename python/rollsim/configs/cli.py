@@ -78,7 +78,7 @@ def add_parsers(sub: Any) -> None:
         p.add_argument("--config", required=True, help="the run's config (as for rollsim import)")
         p.add_argument("--metrics", required=True, help="per-step metrics: CSV, JSONL, JSON or parquet")
         p.add_argument("--framework", choices=_FW, default=None, help="of the config; detected when not given")
-        p.add_argument("--metric-names", choices=("verl", "areal", "slime", "generic"), default=None,
+        p.add_argument("--metric-names", choices=("verl", "areal", "slime", "openrlhf", "generic"), default=None,
                        help="whose metric names the table uses; detected from the columns when not given")
         p.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples over steps (%(default)s)")
         p.add_argument("--gpu", default=None, help="the accelerator (rollsim.hardware.ACCELERATORS; configs do not "
