@@ -88,7 +88,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("metrics", f"rollsim.calibrate({GOOD_METRICS}, {LOAD}({VERL}), bootstrap=-1)", "ScenarioError",
      "bootstrap: must be an integer in [0, 100000], got -1"),
     ("metrics", f"rollsim.calibrate({GOOD_METRICS}, {LOAD}({VERL}), framework='nemo')", "ScenarioError",
-     "framework: metric names must be one of generic, verl, areal, slime, openrlhf, got 'nemo'"),,
+     "framework: metric names must be one of generic, verl, areal, slime, openrlhf, got 'nemo'"),
     # ---------------------------------------------------------------- what if
     ("what if", "rollsim.whatif('calibrated', [])", "ScenarioError",
      "calibrated: must be the result of rollsim.calibrate, got str"),

@@ -693,17 +693,28 @@ def _apply(sc: Scenario, v: dict[str, float], step: float, steps_per_row: int = 
 
 def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstrap: int = 200,
               seed: int = 0, model: Any = None, gpu: Any = None, backend: str | None = None,
-              train_options: dict[str, Any] | None = None, steps_per_row: int | None = None) -> Calibrated:
+              train_options: dict[str, Any] | None = None, steps_per_row: int | None = None,
+              prompts_per_step: int | None = None, group_size: int | None = None,
+              max_response_tokens: float | None = None, prompt_tokens: float | None = None,
+              pipeline: Any = None) -> Calibrated:
     """Fits a scenario on a baseline run's per-step metrics.
 
     Parameters
     ----------
     metrics : polars.DataFrame or path
-        One row per training step (CSV, JSONL, JSON or parquet file, or a frame), with verl, AReaL
-        or slime metric names (:data:`FRAMEWORK_METRICS`) or the generic ones (:data:`GENERIC`).
-    base : rollsim.configs.ImportedConfig or Scenario
-        The run's config (its batch, group, slots, length limit and pipeline are kept).
-    framework : {"verl", "areal", "slime", "generic"}, optional
+        One row per training step (CSV, JSONL, JSON or parquet file, or a frame), with verl, AReaL,
+        slime or OpenRLHF metric names (:data:`FRAMEWORK_METRICS`) or the generic ones
+        (:data:`GENERIC`). A row with a missing value (null or NaN) in a metric used is left out, with
+        a :class:`rollsim.MetricsRowsSkippedWarning` and a note (``notes``) naming the metric and the
+        steps; nothing is filled in.
+    base : rollsim.configs.ImportedConfig, rollsim.hardware.Deployment or Scenario
+        The run's config (its batch, group, slots, length limit and pipeline are kept), or the
+        deployment it ran on: its scenario is built with :meth:`rollsim.hardware.Deployment.scenario`
+        from ``prompts_per_step``, ``group_size``, ``max_response_tokens``, ``prompt_tokens`` and
+        ``pipeline`` (what is not given is inferred from the metrics or assumed, and said in
+        ``notes``), and its model, accelerator, backend and training options rescale the training
+        cost in :func:`rollsim.whatif`, its GPUs give the layout of a GPU-split variant.
+    framework : {"verl", "areal", "slime", "openrlhf", "generic"}, optional
         Whose metric names; detected from the columns when not given.
     bootstrap : int
         Bootstrap resamples over steps for the intervals, in [0, 100000] (0: none, intervals equal
@@ -726,21 +737,139 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
         Training steps of ``batch_size`` samples one metrics row covers, in [1, 16777216]: its
         phases are sums over them, its lengths' max is over all of their answers, its sync happens
         once (module docstring). Default: the imported config's ``steps_per_logged_step`` (the verl
-        fully async recipe's ``trigger_parameter_sync_step``), 1 for a Scenario.
+        fully async recipe's ``trigger_parameter_sync_step``), 1 for a Scenario or a Deployment.
+    prompts_per_step : int, optional
+        Deployment base only: prompts per training step, in [1, 16777216]; default: the median of
+        the metrics' ``batch_samples`` over ``group_size`` (refused without that column).
+    group_size : int, optional
+        Deployment base only: answers per prompt, in [1, 16777216]; default 1 (assumed, noted).
+    max_response_tokens : float, optional
+        Deployment base only: the answer-length limit, tokens, in [1, 1e9]; default: the longest
+        answer logged when some step cut answers at the limit (``response_clip_ratio`` > 0), else
+        refused.
+    prompt_tokens : float, optional
+        Deployment base only: the prompt length, tokens, in [0, 1e9]; default 0 (assumed, noted).
+    pipeline : str or pipeline, optional
+        Deployment base only: ``"sync"``, ``"one-step"``, ``"k-step:K"``, ``"fully-async"`` or a
+        pipeline object; default the deployment's (:class:`rollsim.Synchronous` when colocated, else
+        :class:`rollsim.FullyAsync`; noted).
 
     Returns
     -------
     Calibrated
-        Its parameters per rollsim step, its residuals per metrics row.
+        Its parameters per rollsim step, its residuals per metrics row, its ``notes``.
 
     Raises
     ------
     ScenarioError
-        ``metrics: missing <metric> ...`` for a table without a needed metric; ``base: ...`` for a
-        base that is neither an imported config nor a scenario; ``model: ...``, ``gpu: ...``,
-        ``backend: ...`` or ``train_options: ...`` for one rollsim does not know; ``steps_per_row:
-        ...`` out of range.
+        ``metrics: missing <metric> ...`` for a table without a needed metric; ``metrics: <metric>
+        must be ..., got <value> at step <step>`` for a value out of its range (a negative time, a
+        length that is not positive, a longest answer shorter than the mean, a clip ratio outside
+        [0, 1]); ``base: ...`` for a base that is none of the three; ``prompts_per_step: ...``,
+        ``group_size: ...``, ``max_response_tokens: ...``, ``prompt_tokens: ...``, ``pipeline: ...``
+        out of range, not inferable, or given with a base that is not a Deployment; ``model: ...``,
+        ``gpu: ...``, ``backend: ...`` or ``train_options: ...`` for one rollsim does not know;
+        ``steps_per_row: ...`` out of range.
     """
+    import dataclasses
+
+    from rollsim.configs import ImportedConfig
+    from rollsim.hardware import Deployment
+
+    if not isinstance(base, (ImportedConfig, Deployment, Scenario)):
+        raise invalid("base", f"must be an ImportedConfig (rollsim.configs.load), a Deployment (rollsim.hardware) or a "
+                      f"Scenario, got {type(base).__name__}")
+    scenario_args = {"prompts_per_step": prompts_per_step, "group_size": group_size,
+                     "max_response_tokens": max_response_tokens, "prompt_tokens": prompt_tokens, "pipeline": pipeline}
+    if not isinstance(base, Deployment):
+        given = [k for k, v in scenario_args.items() if v is not None]
+        if given:
+            raise invalid(given[0], f"applies to a Deployment base only (the {type(base).__name__} gives it)")
+    table, fw, notes = _screen(read_metrics(metrics), framework)
+    for note in notes:
+        warnings.warn(note, MetricsRowsSkippedWarning, stacklevel=2)
+    kw: dict[str, Any] = dict(framework=fw, bootstrap=bootstrap, seed=seed, model=model, gpu=gpu, backend=backend,
+                              train_options=train_options, steps_per_row=steps_per_row)
+    if isinstance(base, Deployment):
+        sc, layout, assumed = _deployment_base(base, _normalized(table, fw)[0], **scenario_args)
+        kw.update(model=base.model if model is None else model, gpu=base.gpu if gpu is None else gpu,
+                  backend=base.train_backend if backend is None else backend,
+                  train_options=dict(base.train_options) if train_options is None else train_options)
+        cal = dataclasses.replace(_calibrate(table, sc, **kw), base=base, layout=layout)
+        notes = [*notes, *assumed]
+    else:
+        cal = _calibrate(table, base, **kw)
+    return dataclasses.replace(cal, notes=(*notes, *cal.notes)) if notes else cal
+
+
+def _deployment_base(dep: Any, m: pl.DataFrame, *, prompts_per_step: Any, group_size: Any, max_response_tokens: Any,
+                     prompt_tokens: Any, pipeline: Any) -> tuple[Scenario, Any, list[str]]:
+    """The scenario and GPU layout a :class:`rollsim.hardware.Deployment` base is calibrated as, from
+    :meth:`~rollsim.hardware.Deployment.scenario` with what the arguments or the normalised metrics
+    ``m`` give, and a note for each value inferred or assumed. The deployment's hardware-model speeds
+    (its decode table, KV capacity and training cost) are left out: :func:`calibrate` fits the
+    speeds on the run; the deployment gives the slots, the layout and the training rescale."""
+    from rollsim import _check
+    from rollsim.configs import Layout
+    from rollsim.what_if import pipeline_from_name
+
+    notes: list[str] = []
+    g = 1 if group_size is None else _check.integer("group_size", group_size, 1, 2**24)
+    if group_size is None:
+        notes.append("group_size = 1 (assumed: neither a deployment nor per-step metrics give the answers per prompt; "
+                     "pass group_size=)")
+    if prompts_per_step is None:
+        if "batch_samples" not in m.columns:
+            raise invalid("prompts_per_step", "needed with a Deployment base when the metrics have no batch_samples "
+                          "column (samples trained per step): pass prompts_per_step=")
+        b = float(np.median(m["batch_samples"].to_numpy()))
+        if b != round(b) or round(b) % g:
+            raise invalid("prompts_per_step", f"cannot be inferred: the median batch_samples, {b:g} samples, is not a "
+                          f"multiple of group_size {g}; pass prompts_per_step=")
+        p = int(round(b)) // g
+        if p > 2**24:
+            raise invalid("prompts_per_step", f"must be in [1, 16777216], got {p} (inferred from batch_samples)")
+        notes.append(f"prompts_per_step = {p} (inferred: the median batch_samples, {b:g} samples, over group_size {g})")
+    else:
+        p = _check.integer("prompts_per_step", prompts_per_step, 1, 2**24)
+    if max_response_tokens is None:
+        clip = m["response_clip_ratio"].to_numpy() if "response_clip_ratio" in m.columns else np.zeros(m.height)
+        if not np.any(clip > 0):
+            raise invalid("max_response_tokens", "needed with a Deployment base: no step of the metrics cut answers at "
+                          "the limit (response_clip_ratio > 0), so the limit cannot be read from them; pass "
+                          "max_response_tokens=")
+        cap = float(m["response_max"].filter(pl.Series(clip > 0)).max())  # type: ignore[arg-type]
+        notes.append(f"max_response_tokens = {cap:g} (inferred: the longest answer of the steps that cut answers at "
+                     "the limit)")
+    else:
+        cap = _check.bounded("max_response_tokens", max_response_tokens, 1.0, 1e9, "tokens")
+    pt = 0.0 if prompt_tokens is None else _check.bounded("prompt_tokens", prompt_tokens, 0.0, 1e9, "tokens")
+    if prompt_tokens is None:
+        notes.append("prompt_tokens = 0 (assumed; pass prompt_tokens=)")
+    pipe = None if pipeline is None else pipeline_from_name(pipeline)
+    mean = float(np.clip(np.mean(m["response_mean"].to_numpy()), 1.0, cap))
+    lengths = LogNormal(mu=math.log(mean), sigma=0.5, max_tokens=cap)  # a placeholder: the fit replaces it
+    dsc = dep.scenario(lengths=lengths, prompts_per_step=p, group_size=g, prompt_tokens=pt, pipeline=pipe,
+                       per_rank=False)
+    if pipe is None:
+        notes.append(f"pipeline = {dsc.pipeline!r} (the deployment's default: "
+                     f"{'colocated' if dep.colocated else 'rollout and training on separate GPUs'}; pass pipeline=)")
+    slots_per = dsc.slots_per_instance or dsc.rollout_slots
+    notes.append(f"base: Deployment({dep.model.name!r}, {dep.gpu.name!r}, {dep.rollout_gpus} rollout GPUs x TP"
+                 f"{dep.rollout_tp}, {dep.train_gpus} training GPUs): rollout_slots = {dsc.rollout_slots} "
+                 f"({dsc.rollout_slots // slots_per} instances x {slots_per}); its hardware-model decode and training "
+                 "speeds are not used (the fit on the run's metrics replaces them); its model and accelerator rescale "
+                 "the training cost of a GPU-split variant")
+    sc = Scenario(batch_size=dsc.batch_size, group_size=g, rollout_slots=dsc.rollout_slots, pipeline=dsc.pipeline,
+                  lengths=lengths, prompt_tokens=pt, horizon_s=7200.0)
+    layout = Layout(rollout_gpus=dep.rollout_gpus, train_gpus=dep.train_gpus, colocated=dep.colocated,
+                    rollout_tp=dep.rollout_tp, slots_per_engine=slots_per)
+    return sc, layout, notes
+
+
+def _calibrate(metrics: Any, base: Any, *, framework: str | None, bootstrap: int, seed: int, model: Any, gpu: Any,
+               backend: str | None, train_options: dict[str, Any] | None, steps_per_row: int | None) -> Calibrated:
+    """:func:`calibrate` of a metrics table :func:`_screen` passed, on an ImportedConfig or a Scenario."""
     from rollsim import _check
     from rollsim.configs import ImportedConfig
 
@@ -749,14 +878,14 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
     elif isinstance(base, Scenario):
         sc, layout = base, None
     else:
-        raise invalid("base", f"must be an ImportedConfig (rollsim.configs.load) or a Scenario, got "
-                      f"{type(base).__name__}")
+        raise invalid("base", f"must be an ImportedConfig (rollsim.configs.load), a Deployment (rollsim.hardware) or a "
+                      f"Scenario, got {type(base).__name__}")
     if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or not 0 <= bootstrap <= 100_000:
         raise invalid("bootstrap", f"must be an integer in [0, 100000], got {bootstrap!r}")
     k = _check.integer("steps_per_row", getattr(base, "steps_per_logged_step", 1) if steps_per_row is None
                        else steps_per_row, 1, 2**24)
     hardware = _hardware(base, model, gpu, backend, train_options)
-    m, fw, sources = normalize(read_metrics(metrics), framework)
+    m, fw, sources = _normalized(*_screen(read_metrics(metrics), framework)[:2])
     logged_step = m["step"]
     if k > 1:
         # the drift and the reference step count rollsim steps: a row's lengths are the mean over its
