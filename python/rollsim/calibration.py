@@ -811,7 +811,7 @@ def _deployment_base(dep: Any, m: pl.DataFrame, *, prompts_per_step: Any, group_
     speeds on the run; the deployment gives the slots, the layout and the training rescale."""
     from rollsim import _check
     from rollsim.configs import Layout
-    from rollsim.what_if import pipeline_from_name
+    from rollsim.pipelines import pipeline_from_name
 
     notes: list[str] = []
     g = 1 if group_size is None else _check.integer("group_size", group_size, 1, 2**24)
