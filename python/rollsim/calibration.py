@@ -324,7 +324,7 @@ def _screen(df: pl.DataFrame, framework: str | None) -> tuple[pl.DataFrame, str,
             miss = np.isnan(v)
             if miss.any():
                 missing |= miss
-                gaps.append(f"{c} at {_list([at(i) for i in np.flatnonzero(miss)])}")
+                gaps.append(f"{c} at {_list([at(int(i)) for i in np.flatnonzero(miss)])}")
         if _areal_lengths(fw, gen, cs) and len(cs) == 2:
             d = vals[0] - vals[1]
             out = d <= 0
