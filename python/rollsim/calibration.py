@@ -608,11 +608,12 @@ class Calibrated:
         The normalised metrics (generic columns; ``step`` in rollsim steps: the middle of the row's,
         logged step x ``steps_per_row`` + (``steps_per_row`` - 1) / 2).
     framework : str
-        Whose metric names were read (``verl``, ``areal``, ``slime`` or ``generic``).
+        Whose metric names were read (``verl``, ``areal``, ``slime``, ``openrlhf`` or ``generic``).
     base : object
-        The ImportedConfig or Scenario calibrated.
+        The ImportedConfig, Deployment or Scenario calibrated.
     layout : object or None
-        The base's GPU layout (:class:`rollsim.configs.Layout`), when it came from a config.
+        The base's GPU layout (:class:`rollsim.configs.Layout`), when it came from a config or a
+        deployment.
     reference_step : float
         The step whose lengths the scenario uses.
     values : dict of str to float
@@ -627,8 +628,10 @@ class Calibrated:
         Training steps one metrics row covers (1, or the verl fully async recipe's
         ``trigger_parameter_sync_step``): :func:`rollsim.whatif` reports step times per row.
     notes : tuple of str
-        How the fit read what is not a generation phase (``rollsim calibrate`` and ``rollsim whatif``
-        print them on stderr): a verl fully async ``timing_s/gen`` is the trainer's wait for
+        What the fit left out, inferred or assumed, and how it read what is not a generation phase
+        (``rollsim calibrate`` and ``rollsim whatif`` print them on stderr): the metrics rows left out
+        for a missing value (by metric and step) and the metrics with no value; a Deployment base's
+        inferred or assumed scenario values; a verl fully async ``timing_s/gen`` is the trainer's wait for
         samples; the generation is then fitted on the wall time of the rows the rollout paced
         (:func:`_fit_stream`), or is a lower bound when there are none.
     """
