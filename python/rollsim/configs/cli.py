@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import warnings
 from typing import Any
 
-from rollsim.errors import invalid
+from rollsim.errors import MetricsRowsSkippedWarning, invalid
 from rollsim.pipelines import FullyAsync
 
 __all__ = ["add_parsers", "int_list", "staleness_list"]
@@ -141,7 +142,10 @@ def _calibrated(a: argparse.Namespace) -> Any:
     imp = configs.load(a.config, a.framework, a.overrides, gpu=a.gpu)
     for line in imp.warnings():
         print(line, file=sys.stderr)
-    cal = calibrate(a.metrics, imp, framework=a.metric_names, bootstrap=a.bootstrap, model=a.model, gpu=a.gpu)
+    with warnings.catch_warnings():
+        # the rows left out are in cal.notes, printed below: said once
+        warnings.simplefilter("ignore", MetricsRowsSkippedWarning)
+        cal = calibrate(a.metrics, imp, framework=a.metric_names, bootstrap=a.bootstrap, model=a.model, gpu=a.gpu)
     for line in cal.notes:
         print(f"rollsim: note: {line}", file=sys.stderr)
     return cal
