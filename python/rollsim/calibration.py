@@ -78,15 +78,7 @@ GENERIC: dict[str, str] = {
 #: ``areal/trainer/rl_trainer.py`` (``timeperf/...`` from ``stats_tracker.record_timing``) and
 #: ``areal/trainer/ppo/actor.py`` (``ppo_actor/seq_len``, ``prompt_len``, ``no_eos_ratios``); slime:
 #: ``slime/observability/rollout_metrics.py`` (``response_len/...``, ``truncated_ratio``,
-#: ``perf/rollout_time``) and ``slime/observability/train_metric_utils.py`` (``perf/*_time``); OpenRLHF:
-#: ``openrlhf/trainer/ppo_trainer.py`` (``train_step``: ``timing/make_experience``, ``timing/ppo_train``,
-#: ``timing/broadcast``; ``fit``: ``timing/generation``, ``timing/step_total``; ``_compute_rollout_stats``:
-#: ``rollout/response_length_mean``, ``rollout/truncated_rate``, ``rollout/num_samples``) and
-#: ``openrlhf/trainer/ppo_trainer_async.py`` (the same names; ``timing/generation`` is the generator's own
-#: generation of the batch, ``timing/step_total`` the trainer's wall time per step), OpenRLHF/OpenRLHF at
-#: commit 3c3be62. ``timing/make_experience`` (reward, reference, value and old log-prob passes) is
-#: summed into ``train_s``; OpenRLHF logs no longest answer, so a table needs a ``response_max``
-#: column added (refused without it).
+#: ``perf/rollout_time``) and ``slime/observability/train_metric_utils.py`` (``perf/*_time``).
 FRAMEWORK_METRICS: dict[str, dict[str, list[list[str]]]] = {
     "verl": {
         "step": [["step"], ["training/global_step"]],
@@ -122,8 +114,14 @@ FRAMEWORK_METRICS: dict[str, dict[str, list[list[str]]]] = {
         "response_max": [["rollout/response_len/max"], ["response_len/max"]],
         "response_clip_ratio": [["rollout/truncated_ratio"], ["truncated_ratio"]],
     },
-    # OpenRLHF logs each step's status dict under train/ (wandb and tensorboard: openrlhf/utils/logging_utils.py,
-    # log_train) and unprefixed on its log line; the names are the status keys
+    # OpenRLHF (OpenRLHF/OpenRLHF at commit 3c3be62): the status keys of openrlhf/trainer/ppo_trainer.py (train_step:
+    # timing/make_experience, timing/ppo_train, timing/broadcast; fit: timing/generation, timing/step_total;
+    # _compute_rollout_stats: rollout/response_length_mean, rollout/truncated_rate, rollout/num_samples) and of
+    # openrlhf/trainer/ppo_trainer_async.py (the same names; timing/generation is the generator's own generation of
+    # the batch, timing/step_total the trainer's wall time per step), logged under train/ by its wandb and
+    # tensorboard loggers (openrlhf/utils/logging_utils.py, log_train) and unprefixed on its log line.
+    # timing/make_experience (reward, reference, value and old log-prob passes) is summed into train_s; no longest
+    # answer is logged, so a table needs a response_max column added (refused without it: _NOT_LOGGED)
     "openrlhf": {
         "step": [["train/global_step"], ["global_step"]],
         "step_s": [["train/timing/step_total"], ["timing/step_total"]],
@@ -588,7 +586,9 @@ def fit(m: pl.DataFrame, *, batch: int, slots: int, cap: float, steps_per_row: i
 
 @dataclass(frozen=True)
 class Calibrated:
-    """The result of :func:`calibrate`.
+    """The result of :func:`calibrate`. Its ``notes`` also say what :func:`calibrate` left out (the
+    metrics rows with a missing value, by metric and step; a metric with no value) and what it inferred
+    or assumed for a Deployment base.
 
     Attributes
     ----------
@@ -628,10 +628,8 @@ class Calibrated:
         Training steps one metrics row covers (1, or the verl fully async recipe's
         ``trigger_parameter_sync_step``): :func:`rollsim.whatif` reports step times per row.
     notes : tuple of str
-        What the fit left out, inferred or assumed, and how it read what is not a generation phase
-        (``rollsim calibrate`` and ``rollsim whatif`` print them on stderr): the metrics rows left out
-        for a missing value (by metric and step) and the metrics with no value; a Deployment base's
-        inferred or assumed scenario values; a verl fully async ``timing_s/gen`` is the trainer's wait for
+        How the fit read what is not a generation phase (``rollsim calibrate`` and ``rollsim whatif``
+        print them on stderr): a verl fully async ``timing_s/gen`` is the trainer's wait for
         samples; the generation is then fitted on the wall time of the rows the rollout paced
         (:func:`_fit_stream`), or is a lower bound when there are none.
     """
