@@ -194,7 +194,8 @@ def test_summaries_are_strict_json(tmp_path, capsys):
     summary = strict_json(out)
     assert summary["steps"] == 0 and summary["staleness_mean"] is None
     assert strict_json((tmp_path / "summary.json").read_text()) == summary
-    assert main(["run", "--pipeline", "sync", "--over-sampling", "inf", "--horizon-s", "10", "--out", str(tmp_path)]) == 0
+    assert main(["run", "--pipeline", "sync", "--over-sampling", "inf", "--horizon-s", "10", "--out", str(tmp_path),
+                 "--force"]) == 0
     capsys.readouterr()
     described = strict_json((tmp_path / "scenario.json").read_text())
     assert described["pipeline"]["over_sampling"] == "inf"  # an infinite setting stays visible (not null)

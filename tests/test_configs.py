@@ -91,7 +91,7 @@ def test_verl_fully_async_local_update_and_sync_cadence():
     # require_batches 1 x ppo_mini_batch_size 32 prompts x rollout.n 8; trigger_parameter_sync_step 8
     assert (sc.batch_size, sc.sync_every, imp.steps_per_logged_step, imp.prompts_per_step) == (1 * 32 * 8, 8, 8, 32)
     # the rollouter pauses at int(32 x (1 + 0.5) x 8) = 384 prompts started since the last sync (x n 8 samples)
-    assert sc.pipeline == FullyAsync(max_lag_samples=384 * 8, lag_release="take", on_update="keep_recompute")
+    assert sc.pipeline == FullyAsync(max_lag_samples=384 * 8, lag_release="sync", on_update="keep_recompute")
     # at most 16 prompts per server (max_concurrent_samples) x 8 servers = 128 prompts x 8 answers
     assert sc.rollout_slots == 128 * 8
     assert imp.layout == configs.Layout(rollout_gpus=8, train_gpus=8, colocated=False, rollout_tp=1, slots_per_engine=256)
@@ -112,7 +112,7 @@ def test_verl_fully_async_defaults(tmp_path):
     imp = configs.load(p)
     sc = imp.scenario
     assert (sc.batch_size, sc.sync_every) == (256 * 2, 4)
-    assert sc.pipeline == FullyAsync(max_lag_samples=1126 * 2, lag_release="take", on_update="keep_recompute")
+    assert sc.pipeline == FullyAsync(max_lag_samples=1126 * 2, lag_release="sync", on_update="keep_recompute")
     # 8 servers (2 nodes x 8 GPUs / verl's default TP 2) x 16 prompts x 2 answers, within 8 x max_num_seqs 256
     assert sc.rollout_slots == 8 * 16 * 2
     for opt in ("async_training.staleness_threshold", "async_training.trigger_parameter_sync_step",
@@ -132,7 +132,7 @@ def test_verl_fully_async_defaults(tmp_path):
     q = write(tmp_path, "fa0.sh", "python -m verl.experimental.fully_async_policy.fully_async_main "
                                   "async_training.staleness_threshold=0 async_training.partial_rollout=False "
                                   "actor_rollout_ref.actor.ppo_mini_batch_size=8\n")
-    assert configs.load(q).scenario.pipeline == FullyAsync(max_lag_samples=8 * 4, lag_release="take", on_update="wait")
+    assert configs.load(q).scenario.pipeline == FullyAsync(max_lag_samples=8 * 4, lag_release="sync", on_update="wait")
 
 
 def test_verl_fully_async_docs_step_is_one_sync_window(tmp_path):

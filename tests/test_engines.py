@@ -13,7 +13,8 @@ from rollsim.simulation import _simulate
 from strategies import every_field_scenarios
 
 pytestmark = [pytest.mark.filterwarnings("ignore::rollsim.GenerationOutrunsTrainingWarning"),
-              pytest.mark.filterwarnings("ignore::rollsim.NoTrainingStepWarning")]  # random scenarios: some end before a step
+              pytest.mark.filterwarnings("ignore::rollsim.NoTrainingStepWarning"),  # random scenarios: some end before a step
+              pytest.mark.filterwarnings("ignore::rollsim.StalenessCapLivelockWarning")]  # or cap below their cadence
 
 chapter_pipelines = st.builds(FullyAsync, max_staleness=st.one_of(st.none(), st.integers(0, 4)))
 

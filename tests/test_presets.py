@@ -36,26 +36,29 @@ def test_verl_fully_async():
 
 def test_verl_fully_async_gated_on_sync_or_not():
     """staleness_threshold = 0 with one batch's worth of slots: gated on the parameter sync (verl's
-    documented on-policy mode) every trained sample has staleness 0; not gated (what verl's
-    rollouter does, verl-project/verl issues 4449 and 6780, and the preset's default) every batch
-    after the first is generated while the previous one trains, with the old weights: staleness 1."""
+    rollouter, which resets its count of started prompts only at the sync: verl-project/verl
+    fully_async_rollouter.py reset_staleness, the preset's default) every trained sample has
+    staleness 0; not gated (the places freed when the trainer takes its batch, verl-project/verl
+    issue 4449's reading) every batch after the first is generated while the previous one trains,
+    with the old weights: staleness 1."""
     base = Scenario(rollout_slots=512, horizon_s=3600.0)
-    gated = simulate(presets.verl_fully_async(0, gated_on_sync=True, scenario=base))
-    assert gated.scenario.pipeline.lag_release == "sync"
+    gated = simulate(presets.verl_fully_async(0, scenario=base))
+    assert gated.scenario.pipeline == FullyAsync(max_lag_samples=512, on_update="keep_recompute", lag_release="sync")
+    assert presets.verl_fully_async(0, gated_on_sync=True, scenario=base) == gated.scenario
     t = gated.samples.filter(pl.col("status") == "trained")
     assert t["trained_step"].n_unique() >= 5 and t["staleness"].to_list() == [0] * t.height
-    verl = simulate(presets.verl_fully_async(0, scenario=base))
-    assert verl.scenario.pipeline == FullyAsync(max_lag_samples=512, on_update="keep_recompute")  # lag_release="take"
-    t = verl.samples.filter(pl.col("status") == "trained")
+    take = simulate(presets.verl_fully_async(0, gated_on_sync=False, scenario=base))
+    assert take.scenario.pipeline == FullyAsync(max_lag_samples=512, on_update="keep_recompute")  # lag_release="take"
+    t = take.samples.filter(pl.col("status") == "trained")
     first, later = t.filter(pl.col("trained_step") == 0), t.filter(pl.col("trained_step") > 0)
     assert first.height == 512 and first["staleness"].max() == 0
     assert later["trained_step"].n_unique() >= 5 and later["staleness"].to_list() == [1] * later.height
     # gating costs the overlap: each batch waits for its longest answer (16384 tokens at 30 tokens/s)
     # and, gated, for the training step (60 s) too
     assert gated.steps["start_s"].diff().drop_nulls().to_list() == pytest.approx([16384 / 30 + 60.0] * 5)
-    assert verl.steps["start_s"].diff().drop_nulls().to_list() == pytest.approx([16384 / 30] * 5)
-    # the default release leaves the engine's input (and sweep keys) as they were
-    assert "lag_release" not in verl.scenario.pipeline.to_dict()
+    assert take.steps["start_s"].diff().drop_nulls().to_list() == pytest.approx([16384 / 30] * 5)
+    # the engine's default release leaves its input (and sweep keys) as they were
+    assert "lag_release" not in take.scenario.pipeline.to_dict()
     assert gated.scenario.pipeline.to_dict()["lag_release"] == "sync"
 
 

@@ -80,7 +80,14 @@ def test_run_metrics():
 def test_split_cli(capsys):
     assert main(["split", "--gpus", "8", "--gpu-s-per-token", "0.004", "--horizon-s", "1800",
                  "--slots-per-instance", "32"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    header, *lines = capsys.readouterr().out.splitlines()
+    # what was searched, before the table: the budget, the splits tried, the instances, the trainer, the
+    # pipeline, the objective and its limits, then the rest of the scenario
+    assert header == ("rollsim split: 8 GPUs, rollout 1-7 (instances of 1 GPU x 32 slots x 30 tokens/s), training "
+                      "the rest at 0.004 GPU-s per token + 0 s per step, pipeline fully-async; objective: most tokens "
+                      "trained per second (limits: at least 6 training steps, generation does not outrun training, "
+                      "drop_fraction <= 5.0%); batch 512, 1800 s, lengths lognormal(mu=7.6, sigma=1), max 16384 "
+                      "tokens, rng=fast, seed=0")
     assert len(lines) == 9 and lines[0].split()[-4:] == ["dropped", "stale", "max", "runaway"]
     # 1800 s is less than two steps of any split: none is recommended (the 1-GPU split, once "best",
     # completed no step), each says so, and the runaway ones say that too
@@ -219,7 +226,8 @@ def test_gpu_split_with_the_colocated_baseline(capsys):
     assert main(["split", "--gpus", "4", "--gpu-s-per-token", "0.004", "--horizon-s", "1800",
                  "--slots-per-instance", "32", "--colocated-switch-s", "10"]) == 0
     out = capsys.readouterr().out
-    assert "(colocated, synchronous: every GPU takes turns)" in out and len(out.splitlines()) == 6
+    assert "(colocated, synchronous: every GPU takes turns)" in out and len(out.splitlines()) == 7
+    assert "or all 4 colocated (synchronous, 10 s switch per step)" in out.splitlines()[0]
 
 
 def test_utilization_over_time():
@@ -263,7 +271,7 @@ def test_cli_resource_flags(capsys):
                  "--slots-per-instance", "32", "--decode-slowdown-per-seq", "0.01", "--kv-cache-tokens", "60000",
                  "--allow-runaway"]) == 0
     lines = capsys.readouterr().out.splitlines()  # 1800 s: under 6 steps each, so none is recommended
-    assert len(lines) == 5 and lines[-1].startswith("no split meets the limits (at least 6 training steps, "
+    assert len(lines) == 6 and lines[-1].startswith("no split meets the limits (at least 6 training steps, "
                                                     "drop_fraction <= 5.0%); nearest: 2 rollout + 2 training GPUs, "
                                                     "774 tokens trained/s")
     assert main(["split", "--gpus", "4", "--gpu-s-per-token", "0.004", "--train-s-per-token", "1e-5"]) == 2

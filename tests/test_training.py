@@ -201,7 +201,10 @@ def test_published_training_rows():
                              "evidence)\n"
                              "residual by family under one shared MFU per backend: ada -8.1% (1 row), hopper -6.7% "
                              "(2 rows), hopper-h20 +25.1% (1 row)\n")
-    assert report.count("\n") == len(rows) + 2
+    # then the line that says the residuals' sign, and every row's residual
+    assert report.splitlines()[3] == ("error = predicted / measured - 1 (+ means predicted above measured); fit: a row "
+                                      "of the fit, check: held out")
+    assert report.count("\n") == len(rows) + 3
 
 
 @pytest.mark.parametrize(("call", "message"), [

@@ -9,7 +9,7 @@
 from rollsim import datasets, plot, report, sync
 from rollsim._rollsim import __version__
 from rollsim.errors import (GenerationOutrunsTrainingWarning, MetricsRowsSkippedWarning, NoTrainingStepWarning,
-                            RollsimError, RunLimitError, RunStalledWarning, ScenarioError)
+                            RollsimError, RunLimitError, RunStalledWarning, ScenarioError, StalenessCapLivelockWarning)
 from rollsim.lengths import Empirical, LengthDrift, LogNormal
 from rollsim.agentic import Agentic
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
@@ -37,6 +37,7 @@ __all__ = [
     "LengthDrift",
     "RunStalledWarning",
     "NoTrainingStepWarning",
+    "StalenessCapLivelockWarning",
     "MetricsRowsSkippedWarning",
     "simulate",
     "compare",

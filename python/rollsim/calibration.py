@@ -30,9 +30,11 @@ updates and its sync happens once. The fit is made per row and expressed per rol
 costs per update are the row's over ``k``, per-token costs are unchanged, and the row's one sync is
 spread over its ``k`` steps (``weight_sync_s`` = sync / k: the engine adds ``weight_sync_s`` after
 every step; ``params`` also gives the time per sync), and the generation overhead becomes the pause at
-the row's weight load. For a fully asynchronous base whose ``gen_s`` is verl's ``timing_s/gen`` (the
-trainer's wait for samples) the decode speed and overhead come from the wall time of the rows the
-rollout paced (:func:`_fit_stream`). The length drift and the reference step count
+the row's weight load. For a fully asynchronous base whose ``gen_s`` is the trainer's wait for samples
+(verl's fully async ``timing_s/gen``, AReaL's ``timeperf/rollout`` with ``max_head_offpolicyness`` > 0;
+slime's fully async ``perf/rollout_time``, the time since the trainer took the previous batch, less
+the previous row's training: :data:`ASYNC_GEN_METRICS`) the decode speed and overhead come from the
+wall time of the rows the rollout paced (:func:`_fit_stream`). The length drift and the reference step count
 rollsim steps (a row at the middle of its steps, logged step x k + (k - 1) / 2). Residuals stay per
 metrics row.
 """
@@ -78,7 +80,10 @@ GENERIC: dict[str, str] = {
 #: ``areal/trainer/rl_trainer.py`` (``timeperf/...`` from ``stats_tracker.record_timing``) and
 #: ``areal/trainer/ppo/actor.py`` (``ppo_actor/seq_len``, ``prompt_len``, ``no_eos_ratios``); slime:
 #: ``slime/observability/rollout_metrics.py`` (``response_len/...``, ``truncated_ratio``,
-#: ``perf/rollout_time``) and ``slime/observability/train_metric_utils.py`` (``perf/*_time``).
+#: ``perf/rollout_time``) and ``slime/observability/train_metric_utils.py`` (``perf/*_time``). The names
+#: were checked to exist at verl-project/verl 1dda039 (2026-08-22), inclusionAI/AReaL 4aef98d
+#: (2026-05-21) and THUDM/slime 624b824 (2026-08-21); what the generation timers measure in
+#: asynchronous runs: :data:`ASYNC_GEN_METRICS`.
 FRAMEWORK_METRICS: dict[str, dict[str, list[list[str]]]] = {
     "verl": {
         "step": [["step"], ["training/global_step"]],
@@ -89,7 +94,10 @@ FRAMEWORK_METRICS: dict[str, dict[str, list[list[str]]]] = {
         "train_s": [["timing_s/update_actor", "timing_s/ref", "timing_s/adv", "timing_s/reward", "timing_s/values",
                      "timing_s/update_critic"]],
         "logprob_s": [["timing_s/old_log_prob"]],
-        "sync_s": [["timing_s/update_weights"], ["timing_s/param_sync"]],
+        # verl-project/verl 1dda039 times the sync inside "step" under the key "timing_s/param_sync", which
+        # compute_timing_metrics prefixes again (fully_async_trainer.py, fit_step / _fit_update_weights;
+        # verl/trainer/ppo/metric_utils.py): timing_s/timing_s/param_sync, already in timing_s/step
+        "sync_s": [["timing_s/update_weights"], ["timing_s/param_sync"], ["timing_s/timing_s/param_sync"]],
         "response_mean": [["response_length/mean"]],
         "response_max": [["response_length/max"]],
         "response_clip_ratio": [["response_length/clip_ratio"]],
@@ -629,9 +637,11 @@ class Calibrated:
         ``trigger_parameter_sync_step``): :func:`rollsim.whatif` reports step times per row.
     notes : tuple of str
         How the fit read what is not a generation phase (``rollsim calibrate`` and ``rollsim whatif``
-        print them on stderr): a verl fully async ``timing_s/gen`` is the trainer's wait for
-        samples; the generation is then fitted on the wall time of the rows the rollout paced
-        (:func:`_fit_stream`), or is a lower bound when there are none.
+        print them on stderr): a verl fully async ``timing_s/gen`` or an asynchronous AReaL
+        ``timeperf/rollout`` is the trainer's wait for samples, and slime's fully async
+        ``perf/rollout_time`` gives it (:data:`ASYNC_GEN_METRICS`); the generation is then fitted on
+        the wall time of the rows the rollout paced (:func:`_fit_stream`), or is a lower bound when
+        there are none.
     """
 
     scenario: Scenario
@@ -897,7 +907,10 @@ def _calibrate(metrics: Any, base: Any, *, framework: str | None, bootstrap: int
     if longest > cap * 1.001:
         raise invalid("metrics", f"response_max {longest:g} tokens exceeds the config's length limit {cap:g}; check "
                       "the config's max response length")
-    wait = _gen_is_wait(sc, sources)
+    reading = _gen_reading(sc, fw, sources)
+    wait = reading is not None
+    if reading == "slime":
+        m = _slime_wait(m)
     values = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap), steps_per_row=k, gen_is_wait=wait)
     over = sc.pipeline.over_sampling if isinstance(sc.pipeline, OffPolicy) else None
     shift = (0.0, 0.0)
@@ -960,8 +973,11 @@ def _calibrate(metrics: Any, base: Any, *, framework: str | None, bootstrap: int
     train_m = m["train_s"].to_numpy() + (m["logprob_s"].to_numpy() if "logprob_s" in m.columns else 0.0)
     step_m = (m["step_s"].to_numpy() if "step_s" in m.columns
               else m["gen_s"].to_numpy() + train_m + (m["sync_s"].to_numpy() if "sync_s" in m.columns else 0.0))
-    serial = isinstance(sc.pipeline, OffPolicy) and sc.pipeline.k == 0
-    if isinstance(sc.pipeline, FullyAsync):
+    # AReaL's admission rule with eta 0 admits no rollout of the next step before the weight update: the
+    # step is generation, then training, as in a synchronous pipeline
+    serial = (isinstance(sc.pipeline, OffPolicy) and sc.pipeline.k == 0) or (
+        isinstance(sc.pipeline, FullyAsync) and sc.pipeline.admission_eta == 0)
+    if isinstance(sc.pipeline, FullyAsync) and not serial:
         # streaming: the slots decode the row's tokens back to back (no batch waits for its longest
         # answer) and pause once per weight load (every sync_every steps); the trainer takes the longer
         gen_stream = (mean * n / (sc.rollout_slots * values["decode_tokens_per_s"])
@@ -978,25 +994,85 @@ def _calibrate(metrics: Any, base: Any, *, framework: str | None, bootstrap: int
     })
     return Calibrated(scenario=fitted, params=params, residuals=residuals, draws=tuple(draws), metrics=m,
                       framework=fw, base=base, layout=layout, reference_step=ref, values=values, hardware=hardware,
-                      steps_per_row=k, notes=_notes(m, wait))
+                      steps_per_row=k, notes=_notes(m, reading))
 
 
-def _gen_is_wait(sc: Scenario, sources: dict[str, str]) -> bool:
-    """The table's ``gen_s`` is a fully asynchronous trainer's wait for samples: verl's
-    ``timing_s/gen`` of the fully async recipe (``fully_async_trainer.py`` times ``gen`` around
-    ``_get_samples_from_queue``)."""
-    return isinstance(sc.pipeline, FullyAsync) and sources.get("gen_s") == "timing_s/gen"
+#: Metric names whose ``gen_s`` is not the rollout's generation when the base's pipeline streams
+#: (:class:`FullyAsync`), read from the frameworks' trainer loops:
+#:
+#: - verl ``timing_s/gen``: the fully async trainer times ``gen`` around ``_get_samples_from_queue``, its
+#:   wait for samples (volcengine/verl ``verl/experimental/fully_async_policy/fully_async_trainer.py``,
+#:   ``fit`` / ``_fit_generate``);
+#: - AReaL ``timeperf/rollout``: ``PPOTrainer.train`` times ``rollout`` around
+#:   ``self.actor.prepare_batch``, which takes ``train_dataset.batch_size`` finished rollouts from the
+#:   rollout that keeps running between steps (inclusionAI/AReaL ``areal/trainer/rl_trainer.py``,
+#:   ``train``; ``areal/infra/workflow_executor.py``, ``BatchTaskDispatcher.active_submit_and_wait``):
+#:   the trainer's wait. With ``rollout.max_head_offpolicyness = 0`` no rollout of the next step is
+#:   admitted before the version increments at ``update_weights`` (``areal/infra/staleness_manager.py``,
+#:   ``get_capacity``: ``(0 + version + 1) x consumer_batch_size - (accepted + running)``) and the rollout
+#:   resumes at the end of the step (``self.rollout.resume()``): the timer then encloses the whole
+#:   generation, which is what it is read as. AReaL before November 2025 timed ``rollout`` around
+#:   ``rollout_batch`` (generation) unless ``async_training`` (inclusionAI/AReaL PR 567);
+#: - slime ``perf/rollout_time``: timed inside ``RolloutManager.generate`` (THUDM/slime
+#:   ``slime/ray/rollout.py``, ``generate``: ``time.time() - start_time``), on the rollout side, so with
+#:   the default rollout function it is the batch's generation in ``train.py`` and in
+#:   ``train_async.py`` alike (``train_async.py`` starts ``generate(rollout_id + 1)`` as the trainer
+#:   takes batch ``rollout_id`` and nothing interrupts it). With the fully asynchronous rollout function
+#:   (``slime/rollout/fully_async_rollout.py``, ``generate_rollout_fully_async``) ``generate`` drains
+#:   the queue of a worker that never stops: the time from the trainer taking the previous batch to this
+#:   one's collection, i.e. the previous row's training phases plus the trainer's wait when it waited.
+ASYNC_GEN_METRICS: dict[str, tuple[str, ...]] = {
+    "verl": ("timing_s/gen",),
+    "areal": ("timeperf/rollout",),
+    "slime": ("perf/rollout_time", "rollout/perf/rollout_time"),
+}
 
 
-def _notes(m: pl.DataFrame, wait: bool) -> tuple[str, ...]:
-    """The calibration's caveats for this base and table (:attr:`Calibrated.notes`)."""
-    if not wait:
+def _gen_reading(sc: Scenario, fw: str, sources: dict[str, str]) -> str | None:
+    """Whose asynchronous timer the table's ``gen_s`` is (``"verl"``, ``"areal"`` or ``"slime"``), or
+    None when it is the rollout's generation (:data:`ASYNC_GEN_METRICS`): the base's pipeline is
+    :class:`FullyAsync` (AReaL's with ``admission_eta`` other than 0) and ``gen_s`` came from that
+    framework's timer."""
+    p = sc.pipeline
+    if not isinstance(p, FullyAsync) or sources.get("gen_s") not in ASYNC_GEN_METRICS.get(fw, ()):
+        return None
+    if fw == "areal" and p.admission_eta == 0:
+        return None  # synchronous AReaL: timeperf/rollout encloses the generation
+    return fw
+
+
+def _slime_wait(m: pl.DataFrame) -> pl.DataFrame:
+    """``m`` with slime's fully asynchronous ``perf/rollout_time`` turned into the trainer's wait: the
+    time from the trainer taking the previous batch (when ``train_async.py`` calls ``generate``) to this
+    batch, less the previous row's training phases (``train_s`` and ``logprob_s``, the first row its
+    own), at least 0."""
+    train = m["train_s"].to_numpy() + (m["logprob_s"].to_numpy() if "logprob_s" in m.columns else 0.0)
+    prev = np.concatenate([train[:1], train[:-1]])
+    return m.with_columns(pl.Series("gen_s", np.maximum(0.0, m["gen_s"].to_numpy() - prev)))
+
+
+_WAIT_HEAD = {
+    "verl": ("gen_s: timing_s/gen of a fully asynchronous run is the trainer's wait for samples (verl "
+             "fully_async_trainer.py times 'gen' around _get_samples_from_queue), not the rollout's generation"),
+    "areal": ("gen_s: timeperf/rollout of an asynchronous AReaL run (max_head_offpolicyness > 0) is the trainer's "
+              "wait for samples (AReaL areal/trainer/rl_trainer.py times 'rollout' around actor.prepare_batch, "
+              "which takes a batch from the running rollout), not the rollout's generation"),
+    "slime": ("gen_s: perf/rollout_time of slime's fully asynchronous rollout is the time from the trainer taking "
+              "the previous batch to this batch's collection from the running worker (slime/ray/rollout.py times "
+              "RolloutManager.generate; train_async.py calls it as the trainer takes the previous batch), not the "
+              "rollout's generation: the trainer's wait is read as perf/rollout_time less the previous row's "
+              "training phases"),
+}
+
+
+def _notes(m: pl.DataFrame, reading: str | None) -> tuple[str, ...]:
+    """The calibration's caveats for this base and table (:attr:`Calibrated.notes`); ``reading``:
+    :func:`_gen_reading`."""
+    if reading is None:
         return ()
     _, paced = _stream_rows(m)
-    head = ("gen_s: timing_s/gen of a fully asynchronous run is the trainer's wait for samples (verl "
-            "fully_async_trainer.py times 'gen' around _get_samples_from_queue), not the rollout's generation: "
-            "decode_tokens_per_s and gen_overhead_s are fitted on the wall time of the rows the rollout paced "
-            f"(the trainer waited over {WAIT_SHARE:.0%} of the row)")
+    head = (f"{_WAIT_HEAD[reading]}: decode_tokens_per_s and gen_overhead_s are fitted on the wall time of the rows "
+            f"the rollout paced (the trainer waited over {WAIT_SHARE:.0%} of the row)")
     if paced.sum() >= 3:
         return (f"{head}: {int(paced.sum())} of {len(paced)} rows",)
     if paced.any():
@@ -1122,17 +1198,93 @@ def _makespans(sc: Scenario, v: dict[str, float], steps: np.ndarray, cap: float)
     return np.array(out)
 
 
+#: Column names :func:`synthetic_metrics` writes for each framework (generic column -> the framework's
+#: metric, the first name :data:`FRAMEWORK_METRICS` reads); AReaL logs sequence lengths with the
+#: prompt (``ppo_actor/seq_len/*``, ``ppo_actor/prompt_len/avg``) and no step total.
+_SYNTHETIC_NAMES: dict[str, dict[str, str]] = {
+    "verl": {"step": "training/global_step", "step_s": "timing_s/step", "gen_s": "timing_s/gen",
+             "train_s": "timing_s/update_actor", "sync_s": "timing_s/update_weights",
+             "response_mean": "response_length/mean", "response_max": "response_length/max",
+             "response_clip_ratio": "response_length/clip_ratio"},
+    "areal": {"step": "step", "gen_s": "timeperf/rollout", "train_s": "timeperf/train_step",
+              "sync_s": "timeperf/update_weights", "response_clip_ratio": "ppo_actor/no_eos_ratios/avg"},
+    "slime": {"step": "rollout/step", "step_s": "perf/step_time", "gen_s": "perf/rollout_time",
+              "train_s": "perf/actor_train_time", "sync_s": "perf/update_weights_time",
+              "response_mean": "rollout/response_len/mean", "response_max": "rollout/response_len/max",
+              "response_clip_ratio": "rollout/truncated_ratio"},
+}
+
+
+def _named(df: pl.DataFrame, framework: str, prompt_tokens: float) -> pl.DataFrame:
+    """Generic synthetic columns renamed as ``framework`` logs them (:data:`_SYNTHETIC_NAMES`)."""
+    if framework == "generic":
+        return df
+    names = _SYNTHETIC_NAMES[framework]
+    out = df.select([pl.col(c).alias(names[c]) for c in df.columns if c in names])
+    if framework == "areal":
+        out = out.with_columns((df["response_mean"] + prompt_tokens).alias("ppo_actor/seq_len/avg"),
+                               (df["response_max"] + prompt_tokens).alias("ppo_actor/seq_len/max"),
+                               pl.lit(float(prompt_tokens)).alias("ppo_actor/prompt_len/avg"))
+    return out
+
+
+def _streamed_rows(sc: Scenario, steps: int, drift: float, framework: str, noisy: Any,
+                   cap: float) -> list[dict[str, float]]:
+    """Per-step rows of one run of the fully asynchronous ``sc`` (lengths drifting by ``exp(drift)``
+    per policy version), steps 1 .. ``steps`` (step 0, the pipeline's fill, left out), with ``gen_s``
+    what ``framework``'s timer records (:data:`ASYNC_GEN_METRICS`): the trainer's wait (verl, AReaL),
+    or for slime the time from the trainer taking the previous batch to this batch's last answer
+    (none when the batch was ready before). ``train_s`` is the step's training, ``step_s`` wait +
+    training + sync; ``cap`` the length limit, tokens."""
+    from rollsim.simulation import simulate
+
+    one = (cap / sc.decode_tokens_per_s + sc.rollout_pause_s + sc.train_step_s + sc.weight_sync_s
+           + (sc.train_s_per_token + sc.logprob_s_per_token) * cap * sc.batch_size) * (1.0 + sc.batch_size / sc.rollout_slots)
+    extra: dict[str, Any] = {"length_drift": LengthDrift("exp", rate=float(drift))} if drift else {}
+    run = sc.replace(horizon_s=min(1e12, (steps + 3) * one), **extra)
+    res = simulate(run, record="samples")
+    st = res.steps.filter(pl.col("completed")).head(steps + 1)
+    if st.height < steps + 1:
+        raise invalid("steps", f"the fully asynchronous run completed {st.height} of {steps + 1} steps")
+    start, end, wait = (st[c].to_numpy() for c in ("start_s", "end_s", "wait_s"))
+    s = res.samples.filter(pl.col("trained_step").is_not_null())
+    ready = (s.group_by("trained_step").agg(pl.col("finish_s").max()).sort("trained_step")
+             .filter(pl.col("trained_step") <= steps)["finish_s"].to_numpy())
+    rows = []
+    for t in range(1, steps + 1):
+        lens = s.filter(pl.col("trained_step") == t)["length_tokens"].to_numpy()
+        upd = float(end[t] - start[t]) - sc.weight_sync_s
+        if framework == "slime":
+            gen = float(max(0.0, ready[t] - start[t - 1]))
+        else:
+            gen = float(wait[t])
+        g, tr, sy = noisy(gen), noisy(upd), noisy(sc.weight_sync_s)
+        w = noisy(float(wait[t]))
+        rows.append(dict(step=t, step_s=w + tr + sy, gen_s=g, train_s=tr, sync_s=sy, response_mean=float(lens.mean()),
+                         response_max=float(lens.max()), response_clip_ratio=float(np.mean(lens >= cap))))
+    return rows
+
+
 def synthetic_metrics(scenario: Scenario, steps: int, *, drift: float = 0.0, noise: float = 0.0,
-                      seed: int = 0) -> pl.DataFrame:
-    """Per-step metrics of a synchronous run simulated by rollsim (generic column names), for
-    checking :func:`calibrate`: step ``t`` draws its answers from ``scenario.lengths`` with ``mu +
-    drift * t``; ``noise`` multiplies every timing by ``1 + noise * N(0, 1)``.
+                      seed: int = 0, framework: str = "generic") -> pl.DataFrame:
+    """Per-step metrics of a run simulated by rollsim, for checking :func:`calibrate`: step ``t``
+    draws its answers from ``scenario.lengths`` with ``mu + drift * t``; ``noise`` multiplies every
+    timing by ``1 + noise * N(0, 1)``.
+
+    A batch pipeline is run as :class:`Synchronous` (one run per step: ``gen_s`` is the batch's
+    generation). With ``framework`` ``"verl"``, ``"areal"`` or ``"slime"``, the columns carry that
+    framework's metric names, and a :class:`FullyAsync` scenario (AReaL's with ``admission_eta``
+    other than 0) is run as it is, in one run whose length drift is ``LengthDrift("exp", drift)``
+    (policy version ``t`` draws ``mu + drift * t``), its first step (the fill) left out, and
+    ``gen_s`` is what that framework's timer records there (:data:`ASYNC_GEN_METRICS`): the
+    trainer's wait for verl and AReaL, slime's time from the trainer taking the previous batch to
+    this one (see :func:`_slime_wait`).
 
     Parameters
     ----------
     scenario : Scenario
-        Must have LogNormal lengths; its pipeline is replaced by :class:`Synchronous` (keeping a batch
-        pipeline's ``over_sampling`` and ``keep_partial``).
+        Must have LogNormal lengths; a batch pipeline is replaced by :class:`Synchronous` (keeping its
+        ``over_sampling`` and ``keep_partial``).
     steps : int
         Steps to generate, in [3, 100000].
     drift : float
@@ -1141,12 +1293,23 @@ def synthetic_metrics(scenario: Scenario, steps: int, *, drift: float = 0.0, noi
         Relative timing noise (standard deviation), in [0, 1].
     seed : int
         Seed of the runs and of the noise.
+    framework : {"generic", "verl", "areal", "slime"}
+        Whose metric names (and, for a fully asynchronous scenario, whose timer semantics).
 
     Returns
     -------
     polars.DataFrame
-        Columns ``step``, ``step_s``, ``gen_s``, ``train_s``, ``sync_s``, ``response_mean``,
-        ``response_max``, ``response_clip_ratio``.
+        Generic columns ``step``, ``step_s``, ``gen_s``, ``train_s``, ``sync_s``, ``response_mean``,
+        ``response_max``, ``response_clip_ratio``, or the framework's names for them
+        (:data:`_SYNTHETIC_NAMES`; AReaL: ``ppo_actor/seq_len/avg`` and ``/max`` with the scenario's
+        ``prompt_tokens``, ``ppo_actor/prompt_len/avg``, no step total).
+
+    Raises
+    ------
+    ScenarioError
+        ``lengths: ...`` for lengths that are not LogNormal, ``steps: ...``, ``noise: ...`` or
+        ``framework: ...`` out of range; ``framework: ...`` for verl with a fully asynchronous
+        scenario whose ``sync_every`` is not 1 (verl logs one row per sync, summed over its steps).
     """
     from rollsim.simulation import simulate
 
@@ -1157,14 +1320,30 @@ def synthetic_metrics(scenario: Scenario, steps: int, *, drift: float = 0.0, noi
         raise invalid("steps", f"must be an integer in [3, 100000], got {steps!r}")
     if not (isinstance(noise, (int, float)) and 0 <= noise <= 1):
         raise invalid("noise", f"must be in [0, 1], got {noise!r}")
+    if not isinstance(framework, str) or framework not in ("generic", *_SYNTHETIC_NAMES):
+        raise invalid("framework", f"must be one of generic, {', '.join(_SYNTHETIC_NAMES)}, got {framework!r}")
     rng = np.random.default_rng(seed)
+
+    def noisy(x: float) -> float:
+        return float(x * max(0.0, 1.0 + noise * rng.standard_normal()))
+
     cap = lengths.max_tokens
     sc0 = scenario
+    p = sc0.pipeline
+    if framework != "generic" and isinstance(p, FullyAsync) and not (framework == "areal" and p.admission_eta == 0):
+        if framework == "verl" and sc0.sync_every != 1:
+            raise invalid("framework", f"verl's fully async trainer logs one row per sync, summed over its "
+                          f"{sc0.sync_every} steps (sync_every): generate with sync_every = 1")
+        out = _named(pl.DataFrame(_streamed_rows(sc0, steps, drift, framework, noisy, cap)), framework, sc0.prompt_tokens)
+        if framework == "verl":
+            # the fully async trainer times its sync (timing_s/param_sync) outside timing_s/step
+            out = out.rename({"timing_s/update_weights": "timing_s/param_sync"}).with_columns(
+                pl.col("timing_s/step") - pl.col("timing_s/param_sync"))
+        return out
     one = (cap / sc0.decode_tokens_per_s + sc0.rollout_pause_s + sc0.train_step_s + sc0.weight_sync_s
            + (sc0.train_s_per_token + sc0.logprob_s_per_token) * cap * sc0.batch_size)
     rows = []
     for t in range(steps):
-        p = sc0.pipeline
         batch = (Synchronous(over_sampling=p.over_sampling, keep_partial=p.keep_partial) if isinstance(p, OffPolicy)
                  else Synchronous())
         sc = sc0.replace(pipeline=batch, seed=seed * 100_003 + t, horizon_s=min(1e12, 2.5 * one),
@@ -1174,11 +1353,7 @@ def synthetic_metrics(scenario: Scenario, steps: int, *, drift: float = 0.0, noi
         s = res.samples.filter(pl.col("trained_step") == 1)["length_tokens"].to_numpy()
         gen = float(st["start_s"][1] - st["end_s"][0])
         train = float(st["end_s"][1] - st["start_s"][1]) - sc.weight_sync_s
-
-        def noisy(x: float) -> float:
-            return float(x * max(0.0, 1.0 + noise * rng.standard_normal()))
-
         g, tr, sy = noisy(gen), noisy(train), noisy(sc.weight_sync_s)
         rows.append(dict(step=t, step_s=g + tr + sy, gen_s=g, train_s=tr, sync_s=sy, response_mean=float(s.mean()),
                          response_max=float(s.max()), response_clip_ratio=float(np.mean(s >= cap))))
-    return pl.DataFrame(rows)
+    return _named(pl.DataFrame(rows), framework, sc0.prompt_tokens)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
+import glob
 import json
 import math
 import os
@@ -39,12 +40,12 @@ import polars as pl
 from rollsim import _check, _rollsim, datasets
 from rollsim import scenario_toml as schema
 from rollsim.sweeps import _store
-from rollsim.errors import RollsimError, ScenarioError, invalid
+from rollsim.errors import RollsimError, ScenarioError, StalenessCapLivelockWarning, invalid
 from rollsim.lengths import LogNormal
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 from rollsim.scenario import MAX_COUNT, Scenario
 from rollsim.simulation import (DEFAULT_MAX_EVENTS, DEFAULT_MAX_SAMPLES, ENGINE_MAX_SAMPLES, check_runaway, compare,
-                                simulate)
+                                livelock_message, simulate)
 
 _DEFAULT = Scenario()
 
@@ -555,12 +556,19 @@ def _json(x: Any, *, inf: bool = False) -> str:
 _RESULT_FILES = {"run": ("summary.json", "samples.parquet"), "compare": ("compare.parquet",),
                  "sweep": (_store.MANIFEST, _store.LOCK)}
 
+#: Every file a command's ``--out`` writes besides ``scenario.json`` / ``scenario.toml`` (glob patterns):
+#: a directory holding one of them holds that command's previous results, replaced only with ``--force``.
+_OWN_FILES = {"run": ("summary.json", "samples.parquet", "steps.parquet", "segments.parquet"),
+              "compare": ("compare.parquet", "samples_*.parquet", "steps_*.parquet", "segments_*.parquet")}
 
-def _out_dir(out: str | None, command: str | None = None) -> str | None:
+
+def _out_dir(out: str | None, command: str | None = None, force: bool = False) -> str | None:
     """Checks, before running, that ``--out`` is (or can be made) a writable directory; makes it.
     With ``command``, refuses a directory that holds another command's results, a sweep's store
     among them (writing there would leave a mix of two runs' files, and ``scenario.toml`` would no
-    longer describe them; a sweep directory would no longer read as one)."""
+    longer describe them; a sweep directory would no longer read as one), and one that holds the
+    same command's previous results unless ``force`` (``--force``): then those files are removed
+    first, so that none of the previous run's is left among the new ones."""
     if out is None:
         return None
     if not out:
@@ -573,6 +581,16 @@ def _out_dir(out: str | None, command: str | None = None) -> str | None:
             raise invalid("out", f"{out!r} holds the results of `rollsim {other}` ({found[0]}); writing "
                                  f"`rollsim {command}` results there would mix two runs: give another directory "
                                  f"or remove those files")
+    previous = sorted({f for pattern in _OWN_FILES.get(command or "", ()) for f in glob.glob(os.path.join(
+        glob.escape(out), pattern))})
+    if previous and not force:
+        raise invalid("out", f"{out!r} already holds the results of a previous `rollsim {command}` "
+                             f"({os.path.basename(previous[0])}); give --force to replace them, or another directory")
+    for f in previous:  # --force: the previous results go, not only those the new run rewrites
+        try:
+            os.remove(f)
+        except OSError as e:
+            raise invalid("out", f"--force cannot remove {f!r}: {e.strerror or e}") from None
     try:
         os.makedirs(out, exist_ok=True)
         with tempfile.TemporaryFile(dir=out):
@@ -666,13 +684,16 @@ def _agentic_words(table: dict[str, Any]) -> str:
     return f"agentic {name} (" + (f"{rest}; " if rest else "") + "lengths per turn)"
 
 
-def scenario_header(command: str, sc: Scenario, *, pipeline: bool = False) -> str:
+def scenario_header(command: str, sc: Scenario, *, pipeline: bool = False, core: str | None = None,
+                    skip: Sequence[str] = ()) -> str:
     """The line that names the scenario a command runs: pool, decode speed, batch, step time,
     horizon, lengths, rng and seed, then every other part that differs from ``Scenario()``'s
     (derived from the scenario's TOML document, :func:`rollsim.scenario_toml.scenario_to_doc`):
     a field as ``name=value``, agentic trajectories named after the nearest preset
     (``--agentic-preset``) with what differs, the weight sync by its model, topology and seconds per
-    update, the pipeline only with ``pipeline`` (``compare`` and ``presets`` run their own)."""
+    update, the pipeline only with ``pipeline`` (``compare`` and ``presets`` run their own).
+    ``core`` replaces the pool, decode speed, batch and step time (``split`` sets the pool and the
+    trainer per split); the fields in ``skip`` are not named."""
     cap = getattr(sc.lengths, "max_tokens", None)
     named = getattr(sc.lengths, "name", None)
     label = (f"{named}, max {cap:g} tokens" if named and cap is not None else named) or (
@@ -686,7 +707,8 @@ def scenario_header(command: str, sc: Scenario, *, pipeline: bool = False) -> st
         if rest:
             label += f" ({rest})"
     for key, value in doc.items():
-        if key in _HEADER_CORE or (key == "pipeline" and not pipeline) or default.get(key, object()) == value:
+        if (key in _HEADER_CORE or key in skip or (key == "pipeline" and not pipeline)
+                or default.get(key, object()) == value):
             continue
         if key == "agentic":
             extra.append(_agentic_words(value))
@@ -702,9 +724,39 @@ def scenario_header(command: str, sc: Scenario, *, pipeline: bool = False) -> st
             extra.append(f"{key} {_value_words(value)}")
         else:
             extra.append(f"{key}={_value_words(value)}")
-    return (f"rollsim {command}: {sc.rollout_slots} slots x {sc.decode_tokens_per_s:g} tokens/s, batch "
-            f"{sc.batch_size}, {sc.train_step_s:g} s/step, {_span(sc.horizon_s)}, lengths {label}, rng={sc.rng}, "
-            f"seed={sc.seed}" + "".join(f", {e}" for e in extra))
+    if core is None:
+        core = (f"{sc.rollout_slots} slots x {sc.decode_tokens_per_s:g} tokens/s, batch {sc.batch_size}, "
+                f"{sc.train_step_s:g} s/step")
+    return (f"rollsim {command}: {core}, {_span(sc.horizon_s)}, lengths {label}, rng={sc.rng}, seed={sc.seed}"
+            + "".join(f", {e}" for e in extra))
+
+
+def split_header(base: Scenario, res: Any, gpus: int, gpus_per_instance: int, gpu_s_per_token: float,
+                 train_fixed_s: float, colocated_switch_s: float | None) -> str:
+    """``rollsim split``'s line before its table: what was searched (the GPU budget, the rollout GPU
+    counts tried, one instance's slots and decode speed, the trainer's cost, the pipeline), the
+    objective and its limits (:attr:`rollsim.resources.SplitResult.limits_text`), then the rest of
+    the scenario as :func:`scenario_header` names it."""
+    t = res.table.filter(pl.col("placement") != "colocated")["rollout_gpus"].to_list()
+    tried = (f"{t[0]}" if len(t) == 1 else f"{t[0]}-{t[-1]}" + (f" in steps of {gpus_per_instance}"
+             if gpus_per_instance > 1 else "")) if t else "none"
+    decode = ("the deployment's decode table" if base.decode_throughput_table is not None
+              else f"{base.decode_tokens_per_s:g} tokens/s")
+    colocated = ("" if colocated_switch_s is None else
+                 f", or all {gpus} colocated (synchronous, {colocated_switch_s:g} s switch per step)")
+    spi = base.slots_per_instance or base.rollout_slots
+    p = base.pipeline
+    pipeline = "sync" if isinstance(p, Synchronous) else "one-step" if isinstance(p, OneStepAsync) else "fully-async"
+    if isinstance(p, FullyAsync) and p.max_staleness is not None:
+        pipeline += f" max_staleness={p.max_staleness}"
+    from rollsim._text import count
+
+    core = (f"{gpus} GPUs, rollout {tried} (instances of {count(gpus_per_instance, 'GPU')} x {spi} slots x {decode}), training "
+            f"the rest at {gpu_s_per_token:g} GPU-s per token + {train_fixed_s:g} s per step{colocated}, pipeline "
+            f"{pipeline}; objective: most tokens trained per second (limits: {res.limits_text}); batch "
+            f"{base.batch_size}")
+    return scenario_header("split", base, core=core,
+                           skip=("slots_per_instance", "decode_throughput_table", "kv_cache_tokens"))
 
 
 def _cmd_compare(a: argparse.Namespace) -> int:
@@ -718,7 +770,7 @@ def _cmd_compare(a: argparse.Namespace) -> int:
     pipelines = _pipelines(a.max_staleness)
     for _, p in pipelines:  # before --out is made: a refused run leaves nothing behind
         _guarded(a, base.replace(pipeline=p), "samples" if a.out else "summary")
-    out = _out_dir(a.out, "compare")
+    out = _out_dir(a.out, "compare", a.force)
     if out:
         _write_scenario(out, base)
     df = compare(base, pipelines, **_guarded(a, base, "summary"))
@@ -741,10 +793,15 @@ def _cmd_run(a: argparse.Namespace) -> int:
     sc = _scenario(a)
     record: Literal["samples", "summary"] = "samples" if a.out else "summary"
     limits = _guarded(a, sc, record)  # before --out is made: a refused run leaves nothing behind
-    out = _out_dir(a.out, "run")
+    out = _out_dir(a.out, "run", a.force)
     if out:
         _write_scenario(out, sc)
-    res = simulate(sc, record=record, **limits)
+    with warnings.catch_warnings():  # said below with the flags' names
+        warnings.simplefilter("ignore", StalenessCapLivelockWarning)
+        res = simulate(sc, record=record, **limits)
+    livelock = livelock_message(sc, res.summary, cap="--max-staleness", cadence="--sync-every")
+    if livelock is not None:
+        warnings.warn(StalenessCapLivelockWarning(livelock), stacklevel=1)
     summary = _undefined_max(res.summary)
     print(_json(summary))
     if out:
@@ -841,6 +898,7 @@ def _cmd_split(a: argparse.Namespace) -> int:
     if a.format == "csv":
         print(t.write_csv(), end="")
         return 0
+    print(split_header(base, res, a.gpus, a.gpus_per_instance, gpu_s_per_token, train_fixed_s, a.colocated_switch_s))
     print(f"{'rollout':>7} {'train':>5} {'slots':>6} {'step s':>8} {'trainer idle':>12} {'rollout util':>12} "
           f"{'tokens/s':>9} {'tok/s/GPU':>9} {'dropped':>7} {'stale':>5} {'max':>4} {'runaway':>7}")
     for r in t.iter_rows(named=True):
@@ -986,7 +1044,10 @@ def build_parser() -> argparse.ArgumentParser:
                               "with cap --max-staleness); give a pipeline's flags to rollsim run",
                            keep=("--max-staleness",))
     c.add_argument("--format", choices=("table", "csv", "json"), default="table")
-    c.add_argument("--out", default=None, help="directory for parquet frames (checked before running)")
+    c.add_argument("--out", default=None, help="directory for parquet frames (checked before running; one that "
+                                                "holds a previous compare's results is refused without --force)")
+    c.add_argument("--force", action="store_true", help="replace a previous compare's results in --out (its "
+                                                        "compare.parquet and samples_/steps_/segments_ files)")
     _add_config_args(c)
     c.set_defaults(func=_cmd_compare)
     r = sub.add_parser("run", help="one pipeline; prints the summary as JSON")
@@ -994,7 +1055,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_agentic_args(r)
     r.add_argument("--out", default=None,
                    help="directory for samples/steps parquet, summary.json, scenario.json and scenario.toml "
-                        "(checked before running)")
+                        "(checked before running; one that holds a previous run's results is refused without "
+                        "--force)")
+    r.add_argument("--force", action="store_true", help="replace a previous run's results in --out")
     _add_config_args(r)
     r.set_defaults(func=_cmd_run)
     pr = sub.add_parser("presets", help="AReaL, verl, PipelineRL, slime, PRIME-RL side by side")
@@ -1042,7 +1105,8 @@ def build_parser() -> argparse.ArgumentParser:
     va.add_argument("--format", choices=("table", "csv"), default="table")
     va.add_argument("--resources", action="store_true",
                     help="the resource model (rollsim.hardware) against published decode / prefill / training "
-                         "measurements; with --notes, the global fit and its residuals first; with --case, those "
+                         "measurements, then a held-out section of published measurements no fit reads; with "
+                         "--notes, the global fit and its residuals first; with --case, those "
                          "verl cases rebuilt from a deployment")
     va.set_defaults(func=_cmd_validate)
     from rollsim import report as report_cli

@@ -11,6 +11,7 @@ __all__ = [
     "GenerationOutrunsTrainingWarning",
     "RunStalledWarning",
     "NoTrainingStepWarning",
+    "StalenessCapLivelockWarning",
     "MetricsRowsSkippedWarning",
     "invalid",
     "strict_init",
@@ -61,6 +62,17 @@ class NoTrainingStepWarning(RuntimeWarning):
     of ``batch_size`` samples filled, or the first step did not end; every step-based value
     (staleness, tokens trained) is then empty. The message gives the samples started and finished
     against ``batch_size``."""
+
+    __module__ = "rollsim"
+
+
+class StalenessCapLivelockWarning(RuntimeWarning):
+    """A fully asynchronous staleness cap below what the sync cadence itself gives
+    (``pipeline.max_staleness < sync_every - 1``): the rollout loads new weights only every
+    ``sync_every`` steps, so after ``max_staleness + 1`` steps every finished sample is over the cap
+    and dropped, and training stops for good, whatever ``horizon_s`` (a livelock: slots stay busy,
+    nothing trains). The message names the smallest cap that trains
+    (:func:`rollsim.simulation.staleness_cap_livelock`)."""
 
     __module__ = "rollsim"
 

@@ -209,10 +209,13 @@ class FullyAsync:
         When trained samples stop counting against ``max_lag_samples`` (so that new groups may
         start). ``"take"`` (default): as soon as the trainer takes their batch, so generation resumes
         with the weights the rollout has while the step trains; with a bound of one batch, every
-        batch after the first then has staleness 1 (what verl's ``fully_async_policy`` rollouter
-        does with ``staleness_threshold=0``: verl-project/verl issues 4449 and 6780). ``"sync"``:
-        only once the step that trains them has ended and the rollout has the new weights; with a
-        bound of one batch, generation and training alternate and every sample has staleness 0.
+        batch after the first then has staleness 1 (verl-project/verl issue 4449's reading of verl's
+        rollouter). ``"sync"``: only once the step that trains them has ended and the rollout has the
+        new weights; with a bound of one batch, generation and training alternate and every sample
+        has staleness 0. verl's ``fully_async_policy`` rollouter does ``"sync"``: it restarts its
+        count of started prompts only at a parameter sync (``reset_staleness`` in
+        ``verl/experimental/fully_async_policy/fully_async_rollouter.py``, verl-project/verl), which
+        :func:`rollsim.configs.load` and :func:`rollsim.presets.verl_fully_async` use.
         ``"sync"`` needs ``max_lag_samples``.
     max_ready_groups : int or None
         Bounded ready queue: on overflow the oldest finished groups are dropped (not length-biased).

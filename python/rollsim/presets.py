@@ -74,7 +74,7 @@ def areal(eta: int = 2, *, interruptible: bool = True, scenario: Scenario | None
 
 
 def verl_fully_async(staleness_threshold: float = 0.5, partial_rollout: bool = True, *,
-                     gated_on_sync: bool = False, trigger_parameter_sync_step: int | None = None,
+                     gated_on_sync: bool = True, trigger_parameter_sync_step: int | None = None,
                      scenario: Scenario | None = None) -> Scenario:
     """verl ``fully_async_policy`` (verl docs, advance/fully_async.md; volcengine/verl
     ``verl/experimental/fully_async_policy/README.md``).
@@ -92,15 +92,22 @@ def verl_fully_async(staleness_threshold: float = 0.5, partial_rollout: bool = T
       approximation of the window accounting, which also subtracts the stale samples of the last
       window).
     * ``gated_on_sync``: whether the places of a trained batch are given back only once the new
-      weights are synced (``lag_release="sync"``), or already when the trainer takes the batch
-      (``"take"``). verl's documentation calls ``staleness_threshold = 0`` (with
-      ``trigger_parameter_sync_step = 1``) on-policy, which is ``gated_on_sync=True``: every sample
-      has staleness 0, generation and training alternate. verl's rollouter, however, resumes as
-      soon as the trainer has taken its batch from the queue, before the parameter sync lands, so
-      the next batch is generated with the old weights and has staleness 1: the one-step
-      off-policy behaviour reported in verl-project/verl issue 4449 ("Question about achieving
-      on-policy behavior in fully-async mode") and verl issue 6780 ("On-policy mode (trigger=1,
-      staleness=0) didn't match main_ppo training"). The default, ``False``, is what verl does.
+      weights are synced (``lag_release="sync"``, the default), or already when the trainer takes the
+      batch (``"take"``). verl's rollouter counts the prompts it starts (``staleness_samples``,
+      incremented in ``_processor_worker``), pauses at ``max_required_samples``
+      (``_should_pause_generation``), and resets the count only at a parameter sync, to the prompts
+      still in flight or queued: ``reset_staleness`` after ``checkpoint_manager.update_weights`` in
+      ``_fit_update_weights`` (verl-project/verl ``verl/experimental/fully_async_policy/
+      fully_async_rollouter.py`` and ``fully_async_trainer.py`` at 1dda039, 2026-08-22), the same rule
+      as ``update_param_version`` called from ``ParameterSynchronizer.sync_weights`` after the weights
+      are loaded (volcengine/verl ``fully_async_rollouter.py`` and ``param_sync.py`` at b178a3c,
+      2026-01-29; ``recipe/fully_async_policy/fully_async_rollouter.py`` at b25bb7d, 2025-10-17). The
+      trainer taking a batch frees no place, and the monitor loop resumes generation only when
+      ``_should_pause_generation`` is false, which checks that count: ``"sync"``. With
+      ``staleness_threshold = 0`` and ``trigger_parameter_sync_step = 1`` this is the documented
+      on-policy mode (every sample staleness 0; generation and training alternate); verl-project/verl
+      issue 4449 reads the code as resuming when the queue drains (one step off-policy), which is
+      ``gated_on_sync=False`` (``"take"``), kept to compare.
       With ``N > 1`` and ``staleness_threshold = 0`` (verl's "stream off policy" mode), the ``k``-th
       update of a window trains samples ``k - 1`` versions old.
     * ``partial_rollout=True``: at a sync, in-flight requests are paused and resumed with the new
@@ -118,8 +125,8 @@ def verl_fully_async(staleness_threshold: float = 0.5, partial_rollout: bool = T
     partial_rollout : bool
         verl's ``async_training.partial_rollout``.
     gated_on_sync : bool
-        Generation of the next window waits for the parameter sync (the documented on-policy
-        behaviour) instead of resuming when the trainer takes its batch (verl's behaviour).
+        Generation of the next window waits for the parameter sync (verl's rollouter, the default)
+        instead of resuming when the trainer takes its batch (``False``).
     trigger_parameter_sync_step : int, optional
         verl's ``async_training.trigger_parameter_sync_step``, local updates per parameter sync, in
         [1, 2**24]; ``None``: the base scenario's ``sync_every``.

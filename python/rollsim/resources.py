@@ -291,9 +291,9 @@ class SplitResult:
     limits: dict[str, Any] | None = None
 
     @property
-    def verdict(self) -> str:
-        """One sentence: the best split and the limits it meets, or that none meets them and the
-        nearest, with why it was excluded."""
+    def limits_text(self) -> str:
+        """The limits a recommended split meets, as words (``at least 6 training steps, generation
+        does not outrun training, drop_fraction <= 5.0%``)."""
         lim = self.limits or {}
         parts = [f"at least {_MEASURED_STEPS} training steps"]
         if lim.get("exclude_runaway", True):
@@ -302,7 +302,13 @@ class SplitResult:
             parts.append(f"drop_fraction <= {lim['max_drop_fraction']:.1%}")
         if lim.get("max_staleness_mean") is not None:
             parts.append(f"staleness_mean <= {lim['max_staleness_mean']:g}")
-        limits = ", ".join(parts) or "no limits"
+        return ", ".join(parts) or "no limits"
+
+    @property
+    def verdict(self) -> str:
+        """One sentence: the best split and the limits it meets, or that none meets them and the
+        nearest, with why it was excluded."""
+        limits = self.limits_text
         if self.best is not None:
             return f"best: {_describe_split(self.best)} (limits: {limits})"
         if self.nearest is None:

@@ -13,13 +13,14 @@ import numpy as np
 import polars as pl
 
 from rollsim import _check, _rollsim
-from rollsim.errors import GenerationOutrunsTrainingWarning, NoTrainingStepWarning, RunStalledWarning, invalid
+from rollsim.errors import (GenerationOutrunsTrainingWarning, NoTrainingStepWarning, RunStalledWarning,
+                            StalenessCapLivelockWarning, invalid)
 from rollsim.lengths import LogNormal
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
 
 __all__ = ["Result", "simulate", "compare", "estimate_size", "SHORT_TOKENS", "LONG_TOKENS", "DEFAULT_MAX_SAMPLES",
-           "DEFAULT_MAX_EVENTS", "EVENTS_PER_S", "SUMMARY_KEYS"]
+           "DEFAULT_MAX_EVENTS", "EVENTS_PER_S", "SUMMARY_KEYS", "staleness_cap_livelock"]
 
 #: Answers shorter than this are "short" in ``summary["staleness_mean_short"]`` (the chapter's < 1K).
 SHORT_TOKENS = 1000
@@ -603,6 +604,70 @@ def no_training_step_message(sc: Scenario, summary: dict[str, Any]) -> str:
             f"end ({counts}); staleness and tokens trained are empty. Lengthen horizon_s.")
 
 
+def staleness_cap_livelock(sc: Scenario, *, cap: str = "pipeline.max_staleness", cadence: str = "sync_every",
+                           general: bool = False) -> str | None:
+    """Why ``sc`` cannot train past its first steps, or None: a ``FullyAsync`` staleness cap below
+    what the sync cadence itself gives.
+
+    Staleness counts policy versions (training steps), against the version the rollout had. With
+    ``sync_every = N`` the rollout loads new weights only after steps N, 2N, ...: the k-th step
+    after a load (k = 1 .. N; the start counts as the load of version 0) trains at version
+    ``load + k - 1``, and every sample it can take was started (and finished) on the loaded version
+    or an older one, so it is at least ``k - 1`` versions old. A cap ``c < N - 1`` admits nothing
+    at step ``c + 2`` of a window: the run trains ``c + 1`` steps, then drops (or requeues) every
+    finished sample, the next weights (after step N) never come, and no horizon fixes it; the
+    smallest cap that trains is ``N - 1``. Either ``staleness_check`` gives the same bound.
+    Checked by ``tests/test_cli_fixes4.py`` against the engine for N = 2, 4, 8.
+
+    Parameters
+    ----------
+    sc : Scenario
+    cap, cadence : str
+        How the message names the cap and the cadence (the scenario's fields by default; the
+        command line passes its flags).
+    general : bool
+        The message for any cap below the floor (without this scenario's cap and step count).
+
+    Returns
+    -------
+    str or None
+        The reason, naming the cap, the cadence and the smallest cap that trains; None when the
+        scenario can train.
+    """
+    p, n = sc.pipeline, sc.sync_every
+    if not isinstance(p, FullyAsync) or p.max_staleness is None or p.max_staleness >= n - 1:
+        return None
+    return livelock_reason(n, None if general else p.max_staleness, cap=cap, cadence=cadence)
+
+
+def livelock_reason(n: int, c: int | None, *, cap: str = "pipeline.max_staleness", cadence: str = "sync_every") -> str:
+    """The reason of :func:`staleness_cap_livelock` for a cap ``c`` (None: any cap below the floor)
+    under ``sync_every = n``."""
+    why = (f"staleness counts policy versions (training steps) and the rollout loads new weights only every {n} "
+           f"steps ({cadence} = {n}), so the k-th step after a load can train only samples at least k - 1 versions old")
+    if c is None:
+        return (f"{cap} below {cadence} - 1 = {n - 1} cannot train: {why}; such a cap trains cap + 1 steps, then every "
+                f"finished sample is over it and dropped, the next weights never reach the rollout and training stops "
+                f"for good (a livelock, whatever the horizon or the steps simulated). The smallest {cap} that trains "
+                f"is {n - 1}")
+    return (f"{cap} = {c} is below {cadence} - 1 = {n - 1}: {why}; after {c + 1} step{'s' if c else ''} every finished "
+            f"sample is over the cap and dropped, the next weights never reach the rollout and training stops for good "
+            f"(a livelock, whatever the horizon). The smallest {cap} that trains is {n - 1} (or {cadence} <= {c + 1})")
+
+
+def livelock_message(sc: Scenario, summary: dict[str, Any], *, cap: str = "pipeline.max_staleness",
+                     cadence: str = "sync_every") -> str | None:
+    """The message of :class:`~rollsim.StalenessCapLivelockWarning` for a run of ``sc`` (None when its
+    cap can train): :func:`staleness_cap_livelock`, then the steps the run trained and the fraction it
+    dropped."""
+    why = staleness_cap_livelock(sc, cap=cap, cadence=cadence)
+    if why is None:
+        return None
+    steps = summary["steps"]
+    return (f"{why}; this run trained {steps} step{'s' if steps != 1 else ''} in {summary['end_s']:.0f} s and dropped "
+            f"{summary['drop_fraction']:.1%} of its finished samples")
+
+
 def simulate(
     scenario: Scenario | None = None,
     *,
@@ -656,6 +721,9 @@ def simulate(
     NoTrainingStepWarning
         The run completed no training step within ``horizon_s`` (``summary["steps"] == 0``, not
         stalled): no batch filled, or the first step did not end.
+    StalenessCapLivelockWarning
+        ``pipeline.max_staleness < sync_every - 1``: the run trains ``max_staleness + 1`` steps,
+        then drops every sample (:func:`staleness_cap_livelock`).
     """
     return _simulate(scenario, record=record, max_samples=max_samples, max_events=max_events)
 
@@ -697,6 +765,9 @@ def _simulate(
         )
     elif summary["steps"] == 0:
         warnings.warn(NoTrainingStepWarning(no_training_step_message(sc, summary)), stacklevel=3)
+    livelock = livelock_message(sc, summary)
+    if livelock is not None:
+        warnings.warn(StalenessCapLivelockWarning(livelock), stacklevel=3)
     samples = None if out["samples"] is None else _samples_frame(out["samples"])
     segments = None if out["segments"] is None else _segments_frame(out["segments"])
     turns = None

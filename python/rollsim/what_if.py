@@ -42,7 +42,7 @@ import numpy as np
 import polars as pl
 
 from rollsim.calibration import Calibrated
-from rollsim.errors import GenerationOutrunsTrainingWarning, invalid
+from rollsim.errors import GenerationOutrunsTrainingWarning, StalenessCapLivelockWarning, invalid
 from rollsim.lengths import LogNormal
 from rollsim.pipelines import FullyAsync, OffPolicy, pipeline_from_name
 from rollsim.scenario import Scenario
@@ -414,7 +414,10 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
         ``measured_step_s`` and ``error`` (predicted / measured - 1) on the baseline row. With
         ``calibrated.steps_per_row`` = k > 1, ``step_s``, ``trainer_wait_s`` and
         ``measured_step_s`` are seconds per metrics row (k training steps), and two more columns
-        name the unit: ``steps_per_row`` (k) and ``samples_per_row`` (k x the row's batch).
+        name the unit: ``steps_per_row`` (k) and ``samples_per_row`` (k x the row's batch). Last,
+        ``cannot_train``: null, or why the row cannot train and was not simulated (its metrics
+        NaN): a ``max_staleness`` below the scenario's ``sync_every - 1`` drops every sample after
+        ``max_staleness + 1`` steps (:func:`rollsim.simulation.staleness_cap_livelock`).
 
     Raises
     ------
@@ -426,6 +429,9 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
     GenerationOutrunsTrainingWarning
         Once, after all the rows, naming the rows where generation outruns training in a run (the
         point or a bootstrap draw), with the largest ready-queue growth and throughput ratio.
+    StalenessCapLivelockWarning
+        Once, after all the rows, naming the rows that cannot train (``cannot_train``), with the
+        reason and the smallest ``max_staleness`` that trains.
     """
     if not isinstance(calibrated, Calibrated):
         raise invalid("calibrated", f"must be the result of rollsim.calibrate, got {type(calibrated).__name__}")
@@ -455,23 +461,33 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
             values = {**values, "logprob_step_s": 0.0, "logprob_s_per_token": 0.0}
         return calibrated.scenario_for(values)
 
+    from rollsim.simulation import staleness_cap_livelock
+
     k = calibrated.steps_per_row
+    livelocked: list[str] = []  # the rows that cannot train (not simulated)
     for v in [{"name": "baseline"}, *items]:
         label = _label(v) if v.get("name") != "baseline" else "baseline"
+        others: list[dict[str, float]] = []
         with warnings.catch_warnings(record=True) as caught:   # given again below, once, naming the variant
             warnings.simplefilter("always")
             b0 = base(calibrated.values, v)
             sc = _variant(calibrated, b0, v)
-            point = _measure(sc, steps, seed, k)
-            others = [_measure(_variant(calibrated, base(d, v), v), steps, seed + 1 + i, k)
-                      for i, d in enumerate(pick)]
-            gpus = _train_gpus(calibrated, sc, v)
-            ts = (train_scale(calibrated, gpus, scenario=b0, recompute_logprob=_logprob(calibrated, v))
-                  if gpus is not None else TrainScale(1.0, 1.0, 1.0, "same"))
-            if ts.low != ts.high:
-                # the training model's own uncertainty: the ends of the training cost's interval
-                others += [_measure(_variant(calibrated, b0, v, end), steps, seed, k) for end in ("low", "high")]
+            stuck = staleness_cap_livelock(sc, cap="max_staleness")
+            if stuck is None:  # else its cap drops every sample after a few steps: nothing to measure, nothing run
+                point = _measure(sc, steps, seed, k)
+                others = [_measure(_variant(calibrated, base(d, v), v), steps, seed + 1 + i, k)
+                          for i, d in enumerate(pick)]
+                gpus = _train_gpus(calibrated, sc, v)
+                ts = (train_scale(calibrated, gpus, scenario=b0, recompute_logprob=_logprob(calibrated, v))
+                      if gpus is not None else TrainScale(1.0, 1.0, 1.0, "same"))
+                if ts.low != ts.high:
+                    # the training model's own uncertainty: the ends of the training cost's interval
+                    others += [_measure(_variant(calibrated, b0, v, end), steps, seed, k) for end in ("low", "high")]
         _warn_once_per_category(label, caught, 1 + len(others))
+        if stuck is not None:
+            livelocked.append(label)
+            rows.append(_livelocked_row(calibrated, b0, sc, v, label, stuck, k))
+            continue
         runaway = [o for o in [point, *others] if o["outruns"]]
         if runaway:
             outrun.append((label, max(o["growth"] for o in runaway), max(o["ratio"] for o in runaway)))
@@ -494,10 +510,38 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
         else:
             row["measured_step_s"] = math.nan
             row["error"] = math.nan
+        row["cannot_train"] = None
         rows.append(row)
     if outrun:
         warnings.warn(GenerationOutrunsTrainingWarning(_outrun_message(outrun, len(rows))), stacklevel=2)
-    return pl.DataFrame(rows)
+    if livelocked:
+        first = next(r for r in rows if r["cannot_train"] is not None)
+        why = staleness_cap_livelock(first["_scenario"], cap="max_staleness", general=True)
+        warnings.warn(StalenessCapLivelockWarning(
+            f"{len(livelocked)} of {len(rows)} rows cannot train and were not simulated ({'; '.join(livelocked)}: "
+            f"their metrics are NaN, the column cannot_train says why): {why}"), stacklevel=2)
+    for r in rows:
+        r.pop("_scenario", None)
+    return pl.DataFrame(rows, schema_overrides={"cannot_train": pl.String})
+
+
+def _livelocked_row(cal: Calibrated, b0: Scenario, sc: Scenario, v: dict[str, Any], label: str, why: str,
+                    k: int) -> dict[str, Any]:
+    """The row of a variant that cannot train (:func:`rollsim.simulation.staleness_cap_livelock`):
+    its set-up as for any row (``b0``: the calibrated scenario, ``sc``: the variant), every metric NaN
+    (not simulated), ``cannot_train`` the reason."""
+    gpus = _train_gpus(cal, sc, v)
+    ts = (train_scale(cal, gpus, scenario=b0, recompute_logprob=_logprob(cal, v)) if gpus is not None
+          else TrainScale(1.0, 1.0, 1.0, "same"))
+    row: dict[str, Any] = dict(variant=label, pipeline=type(sc.pipeline).__name__, rollout_slots=sc.rollout_slots,
+                               train_gpus=gpus, train_scale=ts.factor, train_scale_low=ts.low,
+                               train_scale_high=ts.high, train_scaling=ts.rule)
+    if k > 1:
+        row.update(steps_per_row=k, samples_per_row=k * sc.batch_size)
+    for name in METRICS:
+        row.update({name: math.nan, f"{name}_low": math.nan, f"{name}_high": math.nan})
+    row.update(measured_step_s=math.nan, error=math.nan, cannot_train=why, _scenario=sc)
+    return row
 
 
 def _warn_once_per_category(label: str, caught: list[warnings.WarningMessage], runs: int) -> None:

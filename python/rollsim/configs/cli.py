@@ -8,7 +8,7 @@ import sys
 import warnings
 from typing import Any
 
-from rollsim.errors import MetricsRowsSkippedWarning, invalid
+from rollsim.errors import MetricsRowsSkippedWarning, StalenessCapLivelockWarning, invalid
 from rollsim.pipelines import FullyAsync
 
 __all__ = ["add_parsers", "int_list", "staleness_list"]
@@ -179,24 +179,32 @@ def _cell(v: Any, col: str) -> str:
     return str(v)
 
 
-def format_table(df: Any, notes: dict[str, str] | None = None) -> str:
+def format_table(df: Any, notes: dict[str, str] | None = None, row_notes: dict[int, str] | None = None) -> str:
     """A frame as an aligned text table for the terminal: every row and column, text in full (never
     cut), numbers right-aligned, floats to the decimals of their unit (:data:`_DECIMALS`) or to 4
     significant digits (:func:`_sig`; a calibration's parameters differ in unit row by row). A
     column with a NaN gets a footnote mark (``*``, ``**``, ...) and, under the table, the reason
-    ``notes`` gives for it (``notes``: column -> why it is NaN); csv / json keep the exact values."""
+    ``notes`` gives for it (``notes``: column -> why it is NaN); csv / json keep the exact values.
+    ``row_notes`` (row index -> why the whole row is NaN) marks those rows' first cell instead
+    (``!``, ``!!``, ... one mark per distinct reason), and their NaNs mark no column."""
     numeric = [c for c, t in df.schema.items() if t.is_numeric()]
+    row_notes = row_notes or {}
+    reasons = list(dict.fromkeys(row_notes.values()))
+    row_marks = {i: "!" * (reasons.index(why) + 1) for i, why in row_notes.items()}
     marks: dict[str, str] = {}
     for c in df.columns:
-        if c in (notes or {}) and df.schema[c].is_float() and df[c].is_nan().any():
+        if c in (notes or {}) and df.schema[c].is_float() and any(
+                x is not None and math.isnan(x) for i, x in enumerate(df[c]) if i not in row_notes):
             marks[c] = "*" * (len(marks) + 1)
     header = [c + marks.get(c, "") for c in df.columns]
-    rows = [header] + [[_cell(v, c) for v, c in zip(r, df.columns)] for r in df.iter_rows()]
+    rows = [header] + [[_cell(v, c) + (row_marks.get(i, "") if j == 0 else "") for j, (v, c) in
+                        enumerate(zip(r, df.columns))] for i, r in enumerate(df.iter_rows())]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = ["  ".join(v.rjust(w) if c in numeric else v.ljust(w) for v, w, c in zip(r, widths, df.columns)).rstrip()
              for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     lines += [f"{m} NaN: {(notes or {})[c]}" for c, m in marks.items()]
+    lines += [f"{'!' * (i + 1)} {why}" for i, why in enumerate(reasons)]
     return "\n".join(lines)
 
 
@@ -250,6 +258,19 @@ def _whatif_nan_notes(sc: Any) -> dict[str, str]:
             "staleness_short": f"no trained answer was shorter than {SHORT_TOKENS} tokens"}
 
 
+def _whatif_row_notes(cal: Any, df: Any) -> dict[int, str]:
+    """Why a row of the ``whatif`` table is NaN throughout (``cannot_train``: it was not simulated),
+    by row index, naming ``--max-staleness`` and the config's option that set the sync cadence."""
+    from rollsim.simulation import livelock_reason
+
+    n = cal.scenario.sync_every  # whatif's flags change no cadence
+    option = next((x.option for x in getattr(cal.base, "notes", ()) if x.became.startswith("sync_every =")), None)
+    cadence = f"sync_every = {n}" + (f" from its {option}" if option else "")
+    return {i: f"not simulated: {livelock_reason(n, None, cap='--max-staleness')} (the config's sync cadence: "
+               f"{cadence})"
+            for i, why in enumerate(df["cannot_train"]) if why is not None}
+
+
 def _cmd_whatif(a: argparse.Namespace) -> int:
     from rollsim.what_if import grid, plot_whatif, whatif
 
@@ -264,7 +285,10 @@ def _cmd_whatif(a: argparse.Namespace) -> int:
         # a fully async base takes the cap on its own pipeline
         raise invalid("--max-staleness", f"needs --pipeline fully-async (the cap applies to that pipeline; the "
                                          f"config's is {type(cal.scenario.pipeline).__name__})")
-    df = whatif(cal, grid(**axes) if axes else [], draws=a.draws, steps=a.steps)
+    with warnings.catch_warnings():
+        if a.format == "table":  # the table says it, naming the flag (csv / json: the warning, and cannot_train)
+            warnings.simplefilter("ignore", StalenessCapLivelockWarning)
+        df = whatif(cal, grid(**axes) if axes else [], draws=a.draws, steps=a.steps)
     if a.format == "table":
         base = df.row(0, named=True)
         k = cal.steps_per_row
@@ -277,7 +301,7 @@ def _cmd_whatif(a: argparse.Namespace) -> int:
             print(f"step_s and trainer_wait_s: seconds per metrics row = {k} training steps (samples_per_row: "
                   f"{base['samples_per_row']} for the baseline; the config logs one row per weight sync)")
             cols.insert(1, "samples_per_row")
-        _print_frame(df.select(cols), "table", _whatif_nan_notes(cal.scenario))
+        print(format_table(df.select(cols), _whatif_nan_notes(cal.scenario), _whatif_row_notes(cal, df)))
     else:
         _print_frame(df, a.format)
     if a.plot:

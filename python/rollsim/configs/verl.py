@@ -18,7 +18,9 @@ after every ``trigger_parameter_sync_step`` local updates (``_trigger_parameter_
 trigger_parameter_sync_step``. The rollouter pauses once it has started
 ``(1 + staleness_threshold) x trigger_parameter_sync_step x required_samples`` prompts since the
 last sync (``fully_async_rollouter.py``: ``set_max_required_samples``, ``_should_pause_generation``):
-``pipeline.max_lag_samples``, the bound of :func:`rollsim.presets.verl_fully_async`. It runs at most
+``pipeline.max_lag_samples``, the bound of :func:`rollsim.presets.verl_fully_async`; the count restarts only
+at a parameter sync, from the prompts in flight or queued (``reset_staleness``): ``lag_release="sync"``. It
+runs at most
 ``concurrent_samples_per_replica`` (16) prompts per inference server at once
 (``max_concurrent_samples``), which caps the slots.
 verl logs one metrics row per weight sync (``timing_s/*`` summed over its local updates):
@@ -280,14 +282,14 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
             r.read("async_training.staleness_threshold", thr, g,
                    f"pipeline.max_lag_samples = {lag} (int((1 + {thr:g}) x {trig} x {prompts}) = {max_required} prompts "
                    f"x rollout.n {n}: the rollouter pauses at that many prompts started since the last sync, "
-                   "fully_async_rollouter.py set_max_required_samples; lag_release='take', see docs/configs.md "
-                   "for 'sync')")
+                   "fully_async_rollouter.py set_max_required_samples; the count restarts only at a parameter "
+                   "sync, reset_staleness: lag_release='sync')")
             partial, g = r.flag("async_training.partial_rollout", True)
             on_update = "keep_recompute" if partial else "wait"
             r.read("async_training.partial_rollout", partial, g, f"pipeline.on_update = {on_update!r}" +
                    (" (in-flight answers are paused and resumed with the new weights)" if partial
                     else " (the sync waits for in-flight answers)"))
-            pipeline = FullyAsync(max_lag_samples=lag, lag_release="take", on_update=on_update)
+            pipeline = FullyAsync(max_lag_samples=lag, lag_release="sync", on_update=on_update)
             # verl before 2026-08 spelled it async_training.use_rollout_log_probs (volcengine/verl b178a3c, line 25)
             rlp, g = r.flag(f"{_AR}.actor.use_rollout_log_probs", True, aliases=("async_training.use_rollout_log_probs",))
             r.read(f"{_AR}.actor.use_rollout_log_probs", rlp, g, "no log-prob recompute phase" if rlp

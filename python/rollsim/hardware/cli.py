@@ -75,7 +75,9 @@ def run(a: argparse.Namespace) -> int:
 
 def print_resource_validation(*, fit: bool = False, fmt: str = "table", cases: list[str] | None = None) -> None:
     """Every resource-model row (decode, prefill, and what other parts add): predicted, measured,
-    error, source; with ``fit`` the global fits and their residuals first (serving; switching). With ``cases``, instead, those
+    error, source; then the held-out check (:mod:`rollsim.hardware.held_out`: measurements no fit reads), in CSV
+    as rows whose ``section`` is "held_out"; with ``fit`` the global fits and their residuals first (serving;
+    switching). With ``cases``, instead, those
     verl cases of ``rollsim validate`` rebuilt from a deployment (:func:`validation.deployment_cases`)."""
     from . import validation
 
@@ -97,12 +99,22 @@ def print_resource_validation(*, fit: bool = False, fmt: str = "table", cases: l
 
         validation.fit(verbose=True)
         print(switching.calibration_report())
+    import polars as pl
+
+    from .held_out import held_out_table
+
     df = validation.table()
-    if fmt == "csv":
-        print(df.write_csv(), end="")
+    held = held_out_table()
+    if fmt == "csv":  # one table; ``section`` tells the calibration table from the held-out check
+        both = pl.concat([df.with_columns(section=pl.lit("calibration")),
+                          held.with_columns(section=pl.lit("held_out"))])
+        print(both.write_csv(), end="")
         return
     print(validation.format_table(df))
     print(validation.summary(df) + "  (* held out of the fit)")
+    print("\nheld out (not fitted): published measurements no fit reads (rollsim/hardware/data/held_out.toml)")
+    print(validation.format_table(held))
+    print(validation.summary(held))
 
 
 def add_parser(subparsers: Any) -> None:

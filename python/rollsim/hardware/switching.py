@@ -478,7 +478,9 @@ def switch_validation_rows() -> list[dict[str, Any]]:
 
 def calibration_report() -> str:
     """The fitted constants and every row's residual, as text."""
-    lines = ["switch fit: " + ", ".join(f"{k} {v:g}" for k, v in fit().items())]
+    lines = ["switch fit: " + ", ".join(f"{k} {v:g}" for k, v in fit().items()),
+             "error = predicted / measured - 1 (seconds; + means predicted above measured); fit: a row of the fit, "
+             "check: held out"]
     for r in switch_validation_rows():
         lines.append(f"{r['error']:+7.1%}  predicted {r['predicted']:7.3f} s  measured {r['measured']:7.3f} s  "
                      f"{'fit ' if r['in_fit'] else 'check'}  {r['case']}  [{r['source']}]")

@@ -903,6 +903,8 @@ def calibration_report() -> str:
                      f"{': its 0 % error there is no evidence' if n == 1 else ''})")
     lines.append("residual by family under one shared MFU per backend: " + ", ".join(
         f"{fam} {g:+.1%} ({n} row{'s' if n > 1 else ''})" for fam, (n, g) in family_residuals().items()))
+    lines.append("error = predicted / measured - 1 (+ means predicted above measured); fit: a row of the fit, "
+                 "check: held out")
     for r in training_validation_rows():
         lines.append(f"{r['error']:+7.1%}  predicted {r['predicted']:8.3f} {r['unit']}  measured {r['measured']:8.3f} "
                      f"{r['unit']}  "

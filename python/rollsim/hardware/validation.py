@@ -183,7 +183,8 @@ def _num(x: float) -> str:
 
 
 def format_table(df: pl.DataFrame, *, markdown: bool = False) -> str:
-    """The table as text (or a Markdown table for the README)."""
+    """The table as text, after a line that says what its columns are (the sign of ``error``:
+    predicted / measured - 1), or a Markdown table for the README."""
     lines = []
     if markdown:
         lines.append("| measurement | quantity | measured | predicted | error | source |")
@@ -193,6 +194,8 @@ def format_table(df: pl.DataFrame, *, markdown: bool = False) -> str:
             lines.append(f"| {str(r['setting'])}{mark} | {r['quantity']} | {_num(r['measured'])} | "
                          f"{_num(r['predicted'])} | {r['error']:+.0%} | {r['source']} |")
     else:
+        lines.append("error = predicted / measured - 1 in the row's quantity (as the README tables: + means predicted "
+                     "above measured), then the row, its quantity, measured, predicted and source; * held out of the fit")
         for r in df.iter_rows(named=True):
             mark = " " if r["fit"] else "*"
             lines.append(f"{r['error']:+7.1%}{mark} {r['label']:<34} {r['quantity']:<14} measured "
@@ -251,6 +254,8 @@ def fit(rows: list[Row] | None = None, *, engine: str = "vllm", verbose: bool = 
     res = {r.label: r.time_s(params) / r.measured_time_s - 1.0 for r in rows}
     if verbose:
         print("fitted terms:", ", ".join(f"{k}={v:.4g}" for k, v in terms.items()))
+        print("residual of each fitted row = predicted / measured time - 1 (the fit works on times: a throughput "
+              "row's error in the table below, in tok/s, has the opposite sign)")
         for k, v in res.items():
             print(f"  {v:+7.1%}  {k}{'  (faster than the datasheet roofline: not fitted)' if k in excluded else ''}")
     return {"params": params, "terms": terms, "residuals": res, "excluded": excluded}
