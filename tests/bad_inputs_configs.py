@@ -84,11 +84,11 @@ ROWS: list[tuple[str, str, str, str]] = [
      f"1,2,3,4\\n1,2,3,4\\n'), {LOAD}({VERL}))", "ScenarioError", "metrics: response_max 4000 tokens exceeds the "
      "config's length limit 1024; check the config's max response length"),
     ("metrics", f"rollsim.calibrate({GOOD_METRICS}, 'verl.yaml')", "ScenarioError",
-     "base: must be an ImportedConfig (rollsim.configs.load) or a Scenario, got str"),
+     "base: must be an ImportedConfig (rollsim.configs.load), a Deployment (rollsim.hardware) or a Scenario, got str"),
     ("metrics", f"rollsim.calibrate({GOOD_METRICS}, {LOAD}({VERL}), bootstrap=-1)", "ScenarioError",
      "bootstrap: must be an integer in [0, 100000], got -1"),
     ("metrics", f"rollsim.calibrate({GOOD_METRICS}, {LOAD}({VERL}), framework='nemo')", "ScenarioError",
-     "framework: metric names must be one of generic, verl, areal, slime, got 'nemo'"),
+     "framework: metric names must be one of generic, verl, areal, slime, openrlhf, got 'nemo'"),
     # ---------------------------------------------------------------- what if
     ("what if", "rollsim.whatif('calibrated', [])", "ScenarioError",
      "calibrated: must be the result of rollsim.calibrate, got str"),

@@ -94,7 +94,7 @@ def test_fully_async_recipe_and_other_framework_names():
     norm, fw, src = normalize(areal)
     assert fw == "areal" and norm["response_mean"].to_list() == [100.0, 120.0, 110.0]
     assert norm["response_max"].to_list() == [400.0, 500.0, 450.0]
-    assert set(FRAMEWORK_METRICS) == {"verl", "areal", "slime"}
+    assert set(FRAMEWORK_METRICS) == {"verl", "areal", "slime", "openrlhf"}
 
 
 def test_refuses_missing_metric():

@@ -42,6 +42,7 @@ metrics row.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from rollsim.errors import invalid
+from rollsim.errors import MetricsRowsSkippedWarning, invalid
 from rollsim.lengths import LengthDrift, LogNormal
 from rollsim.pipelines import FullyAsync, OffPolicy, Synchronous
 from rollsim.scenario import Scenario
@@ -121,6 +122,34 @@ FRAMEWORK_METRICS: dict[str, dict[str, list[list[str]]]] = {
         "response_max": [["rollout/response_len/max"], ["response_len/max"]],
         "response_clip_ratio": [["rollout/truncated_ratio"], ["truncated_ratio"]],
     },
+    # OpenRLHF (OpenRLHF/OpenRLHF at commit 3c3be62): the status keys of openrlhf/trainer/ppo_trainer.py (train_step:
+    # timing/make_experience, timing/ppo_train, timing/broadcast; fit: timing/generation, timing/step_total;
+    # _compute_rollout_stats: rollout/response_length_mean, rollout/truncated_rate, rollout/num_samples) and of
+    # openrlhf/trainer/ppo_trainer_async.py (the same names; timing/generation is the generator's own generation of
+    # the batch, timing/step_total the trainer's wall time per step), logged under train/ by its wandb and
+    # tensorboard loggers (openrlhf/utils/logging_utils.py, log_train) and unprefixed on its log line.
+    # timing/make_experience (reward, reference, value and old log-prob passes) is summed into train_s; no longest
+    # answer is logged, so a table needs a response_max column added (refused without it: _NOT_LOGGED)
+    "openrlhf": {
+        "step": [["train/global_step"], ["global_step"]],
+        "step_s": [["train/timing/step_total"], ["timing/step_total"]],
+        "gen_s": [["train/timing/generation"], ["timing/generation"]],
+        "train_s": [["train/timing/ppo_train", "train/timing/make_experience"],
+                    ["timing/ppo_train", "timing/make_experience"]],
+        "sync_s": [["train/timing/broadcast"], ["timing/broadcast"]],
+        "response_mean": [["train/rollout/response_length_mean"], ["rollout/response_length_mean"]],
+        "response_clip_ratio": [["train/rollout/truncated_rate"], ["rollout/truncated_rate"]],
+        "batch_samples": [["train/rollout/num_samples"], ["rollout/num_samples"]],
+    },
+}
+
+#: Why a framework's table lacks a required metric (appended to the ``metrics: missing ...`` error).
+_NOT_LOGGED: dict[tuple[str, str], str] = {
+    ("openrlhf", "response_max"): (": OpenRLHF logs no longest answer per step (its rollout statistics are "
+                                   "rollout/response_length_mean, rollout/truncated_rate, rollout/num_samples: "
+                                   "openrlhf/trainer/ppo_trainer.py, _compute_rollout_stats); add a column "
+                                   "response_max, the step's longest answer in tokens (the answer lengths' spread is "
+                                   "fitted on it)"),
 }
 
 _REQUIRED = ("gen_s", "train_s", "response_mean", "response_max")
@@ -169,9 +198,165 @@ def _detect(df: pl.DataFrame) -> str:
         return "verl"
     if any(c.startswith("timeperf/") for c in cols):
         return "areal"
+    if any(c.startswith(("timing/", "train/timing/")) or c.endswith("rollout/response_length_mean") for c in cols):
+        return "openrlhf"
     if any(c.startswith("perf/") or c.startswith("response_len/") or c.startswith("rollout/") for c in cols):
         return "slime"
     return "generic"
+
+
+def _framework(df: pl.DataFrame, framework: str | None) -> str:
+    """Whose metric names ``df`` uses: ``framework``, else detected from the columns."""
+    fw = framework or _detect(df)
+    if fw != "generic" and fw not in FRAMEWORK_METRICS:
+        raise invalid("framework", f"metric names must be one of generic, {', '.join(FRAMEWORK_METRICS)}, got {fw!r}")
+    return fw
+
+
+def _resolve(columns: list[str], fw: str) -> dict[str, list[str]]:
+    """For each generic column the table can give, the metrics it comes from: a sum of them, or for
+    AReaL's lengths ``[seq_len, prompt_len]`` (their difference; the prompt part optional)."""
+    have = set(columns)
+    mapping = FRAMEWORK_METRICS.get(fw, {})
+    out: dict[str, list[str]] = {}
+    for gen in GENERIC:
+        if gen in have:
+            out[gen] = [gen]
+            continue
+        for alt in mapping.get(gen, []):
+            present = [c for c in alt if c in have]
+            if present and (len(alt) == 1 or alt[0] in have):
+                out[gen] = present
+                break
+    if fw == "areal" and "response_mean" not in out and "ppo_actor/seq_len/avg" in have:
+        prompt = ["ppo_actor/prompt_len/avg"] if "ppo_actor/prompt_len/avg" in have else []
+        out["response_mean"] = ["ppo_actor/seq_len/avg", *prompt]
+        if "ppo_actor/seq_len/max" in have:
+            out["response_max"] = ["ppo_actor/seq_len/max", *prompt]
+    return out
+
+
+def _areal_lengths(fw: str, gen: str, src: list[str]) -> bool:
+    """``gen`` is AReaL's answer length derived as sequence length less prompt length."""
+    return fw == "areal" and gen in ("response_mean", "response_max") and src[0].startswith("ppo_actor/seq_len/")
+
+
+_TIMES = ("step_s", "gen_s", "train_s", "logprob_s", "sync_s")
+#: What a metric feeding each generic column must be (refused otherwise, naming the metric and the step):
+#: ``(lowest, lowest allowed, highest, text)``.
+_RANGES: dict[str, tuple[float, bool, float, str]] = {
+    **{t: (0.0, True, math.inf, ">= 0 seconds") for t in _TIMES},
+    "response_mean": (0.0, False, math.inf, "> 0 tokens"),
+    "response_max": (0.0, False, math.inf, "> 0 tokens"),
+    "response_clip_ratio": (0.0, True, 1.0, "in [0, 1] (a fraction of the answers)"),
+    "batch_samples": (0.0, False, math.inf, "> 0 samples"),
+}
+
+
+def _raw(df: pl.DataFrame, name: str) -> np.ndarray:
+    """A numeric column as floats, NaN for a null (a non-numeric column is refused)."""
+    s = df[name]
+    if s.dtype == pl.Null:
+        return np.full(df.height, np.nan)
+    if not s.dtype.is_numeric():
+        raise invalid("metrics", f"column {name!r} must be numbers, got {s.dtype}")
+    return s.cast(pl.Float64).fill_null(float("nan")).to_numpy().astype(float)
+
+
+def _list(labels: list[str], most: int = 10) -> str:
+    return ", ".join(labels[:most]) + (f" ... ({len(labels)} in all)" if len(labels) > most else "")
+
+
+def _screen(df: pl.DataFrame, framework: str | None) -> tuple[pl.DataFrame, str, list[str]]:
+    """Checks every metric :func:`normalize` uses and leaves out what cannot be used, saying so.
+
+    Returns ``(rows, framework, notes)``: the table's rows without those with a missing value (null
+    or NaN) in a metric used, the framework, and a note for each thing left out (a metric with no
+    value in any row, taken as not logged; rows with missing values, by metric and step).
+
+    Raises
+    ------
+    ScenarioError
+        ``metrics: missing ...`` for a required metric absent; ``metrics: <metric> must be ...,
+        got <value> at step <step>`` for a negative time, a length that is not positive, a clip
+        ratio outside [0, 1], a non-positive sample count, an infinite value, a longest answer
+        shorter than the mean; ``metrics: needs at least 3 steps ...`` when fewer are left.
+    """
+    fw = _framework(df, framework)
+    notes: list[str] = []
+    src = _resolve(df.columns, fw)
+    used = sorted({c for cs in src.values() for c in cs})
+    raw = {c: _raw(df, c) for c in used}
+    empty = [c for c in used if np.all(np.isnan(raw[c]))]
+    if empty:
+        df = df.drop(empty)
+        notes.append(f"metrics: {', '.join(empty)} {'has' if len(empty) == 1 else 'have'} no value in any row: taken "
+                     "as not logged")
+        src = _resolve(df.columns, fw)
+    for gen in _REQUIRED:
+        if gen not in src:
+            mapping = FRAMEWORK_METRICS.get(fw, {})
+            names = " or ".join(" + ".join(a) for a in mapping.get(gen, [])) or gen
+            if fw == "areal" and gen.startswith("response"):
+                names = "ppo_actor/seq_len/avg and ppo_actor/seq_len/max"
+            why = _NOT_LOGGED.get((fw, gen), "")
+            raise invalid("metrics", f"missing {names} ({fw} metric names; generic column {gen!r}: {GENERIC[gen]})"
+                          f"{why}; columns given: {', '.join(df.columns[:12])}{' ...' if len(df.columns) > 12 else ''}")
+    step = raw.get(src["step"][0]) if "step" in src else None
+    whole = step is not None and not np.any(np.isnan(step))
+
+    def at(i: int) -> str:
+        return f"step {step[i]:g}" if whole and step is not None else f"row {i} (counting from 0)"
+
+    missing = np.zeros(df.height, dtype=bool)
+    gaps: list[str] = []
+    for gen, cs in src.items():
+        vals = [raw[c] for c in cs]
+        for c, v in zip(cs, vals):
+            bad = np.isinf(v)
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise invalid("metrics", f"{c} must be finite, got {v[i]:g} at {at(i)}")
+            if gen != "step":
+                lo, closed, hi, text = _RANGES[gen]
+                if _areal_lengths(fw, gen, cs):
+                    lo, closed, text = (0.0, False, "> 0 tokens") if c == cs[0] else (0.0, True, ">= 0 tokens")
+                out = ((v < lo) if closed else (v <= lo)) | (v > hi)
+                if out.any():
+                    i = int(np.argmax(out))
+                    more = int(out.sum()) - 1
+                    raise invalid("metrics", f"{c} must be {text}, got {v[i]:g} at {at(i)}"
+                                  + (f" (and {more} more row{'s' if more > 1 else ''})" if more else ""))
+            miss = np.isnan(v)
+            if miss.any():
+                missing |= miss
+                gaps.append(f"{c} at {_list([at(int(i)) for i in np.flatnonzero(miss)])}")
+        if _areal_lengths(fw, gen, cs) and len(cs) == 2:
+            d = vals[0] - vals[1]
+            out = d <= 0
+            if out.any():
+                i = int(np.argmax(out))
+                raise invalid("metrics", f"{cs[0]} - {cs[1]} (the answer length) must be > 0 tokens, got {d[i]:g} at "
+                              f"{at(i)}")
+    if "response_mean" in src and "response_max" in src:
+        def length(gen: str) -> np.ndarray:
+            v = [raw[c] for c in src[gen]]
+            return v[0] - v[1] if _areal_lengths(fw, gen, src[gen]) and len(v) == 2 else v[0]
+
+        mean, mx = length("response_mean"), length("response_max")
+        short = mx < mean * (1.0 - 1e-9)
+        if short.any():
+            i = int(np.argmax(short))
+            raise invalid("metrics", f"{' - '.join(src['response_max'])} (the longest answer) must be at least "
+                          f"{' - '.join(src['response_mean'])} (the mean), got {mx[i]:g} < {mean[i]:g} at {at(i)}")
+    if missing.any():
+        notes.append(f"metrics: left out {int(missing.sum())} of {df.height} rows with a missing value (null or NaN): "
+                     + "; ".join(gaps))
+        df = df.filter(pl.Series(~missing))
+        if df.height < 3:
+            raise invalid("metrics", f"needs at least 3 steps to fit, got {df.height} with every metric present "
+                          f"({int(missing.sum())} left out: {'; '.join(gaps)})")
+    return df, fw, notes
 
 
 def normalize(df: pl.DataFrame, framework: str | None = None) -> tuple[pl.DataFrame, str, dict[str, str]]:
@@ -179,62 +364,40 @@ def normalize(df: pl.DataFrame, framework: str | None = None) -> tuple[pl.DataFr
 
     Returns ``(frame, framework, sources)``: the frame with the generic columns present (floats),
     the framework whose names were used, and for each generic column the metric names it came from.
+    Rows with a missing value (null or NaN) in a metric used are left out with a
+    :class:`rollsim.MetricsRowsSkippedWarning` naming the metric and the steps (a metric with no
+    value in any row is taken as not logged, with the same warning); nothing is filled in.
 
     Raises
     ------
     ScenarioError
         ``metrics: missing ...`` naming the framework's metric (and the generic column) for a required
-        column that is absent, or ``metrics: column ... must be numbers`` for a non-numeric column.
+        column that is absent, ``metrics: column ... must be numbers`` for a non-numeric column,
+        ``metrics: <metric> must be ..., got <value> at step <step>`` for a value outside its range
+        (a negative time, a length that is not positive, a clip ratio outside [0, 1], a longest answer
+        shorter than the mean, an infinite value), ``metrics: needs at least 3 steps ...``.
     """
-    fw = framework or _detect(df)
-    if fw != "generic" and fw not in FRAMEWORK_METRICS:
-        raise invalid("framework", f"metric names must be one of generic, {', '.join(FRAMEWORK_METRICS)}, got {fw!r}")
+    df, fw, notes = _screen(df, framework)
+    for note in notes:
+        warnings.warn(note, MetricsRowsSkippedWarning, stacklevel=2)
+    return _normalized(df, fw)
+
+
+def _normalized(df: pl.DataFrame, fw: str) -> tuple[pl.DataFrame, str, dict[str, str]]:
+    """:func:`normalize` of a table :func:`_screen` passed."""
     cols: dict[str, pl.Series] = {}
     sources: dict[str, str] = {}
-    mapping = FRAMEWORK_METRICS.get(fw, {})
-
-    def num(name: str) -> np.ndarray:
-        s = df[name]
-        if not s.dtype.is_numeric():
-            raise invalid("metrics", f"column {name!r} must be numbers, got {s.dtype}")
-        return s.cast(pl.Float64).to_numpy().astype(float)
-
-    for gen in GENERIC:
-        if gen in df.columns:
-            cols[gen] = pl.Series(gen, num(gen))
-            sources[gen] = gen
-            continue
-        for alt in mapping.get(gen, []):
-            present = [c for c in alt if c in df.columns]
-            if present and (len(alt) == 1 or alt[0] in df.columns):
-                vals = np.zeros(df.height)
-                for c in present:
-                    vals = vals + np.nan_to_num(num(c))
-                cols[gen] = pl.Series(gen, vals)
-                sources[gen] = " + ".join(present)
-                break
-    if fw == "areal" and "response_mean" not in cols and "ppo_actor/seq_len/avg" in df.columns:
-        prompt = num("ppo_actor/prompt_len/avg") if "ppo_actor/prompt_len/avg" in df.columns else 0.0
-        cols["response_mean"] = pl.Series("response_mean", num("ppo_actor/seq_len/avg") - prompt)
-        sources["response_mean"] = "ppo_actor/seq_len/avg - ppo_actor/prompt_len/avg"
-        if "ppo_actor/seq_len/max" in df.columns:
-            cols["response_max"] = pl.Series("response_max", num("ppo_actor/seq_len/max") - prompt)
-            sources["response_max"] = "ppo_actor/seq_len/max - ppo_actor/prompt_len/avg"
-    for gen in _REQUIRED:
-        if gen not in cols:
-            names = " or ".join(" + ".join(a) for a in mapping.get(gen, [])) or gen
-            if fw == "areal" and gen.startswith("response"):
-                names = "ppo_actor/seq_len/avg and ppo_actor/seq_len/max"
-            raise invalid("metrics", f"missing {names} ({fw} metric names; generic column {gen!r}: {GENERIC[gen]}); "
-                          f"columns given: {', '.join(df.columns[:12])}{' ...' if len(df.columns) > 12 else ''}")
+    for gen, cs in _resolve(df.columns, fw).items():
+        vals = [_raw(df, c) for c in cs]
+        if _areal_lengths(fw, gen, cs):
+            cols[gen] = pl.Series(gen, vals[0] - (vals[1] if len(vals) == 2 else 0.0))
+            sources[gen] = " - ".join(cs)
+        else:
+            cols[gen] = pl.Series(gen, np.sum(vals, axis=0))
+            sources[gen] = " + ".join(cs)
     out = pl.DataFrame(list(cols.values()))
     if "step" not in out.columns:
         out = out.with_columns(pl.Series("step", np.arange(out.height, dtype=float)))
-    bad = [c for c in _REQUIRED if not np.all(np.isfinite(out[c].to_numpy()))]
-    if bad:
-        out = out.filter(pl.all_horizontal([pl.col(c).is_finite() for c in _REQUIRED]))
-        if out.height < 3:
-            raise invalid("metrics", f"needs at least 3 steps with finite {', '.join(bad)}, got {out.height}")
     if out.height < 3:
         raise invalid("metrics", f"needs at least 3 steps to fit, got {out.height}")
     return out.sort("step"), fw, sources
@@ -431,7 +594,9 @@ def fit(m: pl.DataFrame, *, batch: int, slots: int, cap: float, steps_per_row: i
 
 @dataclass(frozen=True)
 class Calibrated:
-    """The result of :func:`calibrate`.
+    """The result of :func:`calibrate`. Its ``notes`` also say what :func:`calibrate` left out (the
+    metrics rows with a missing value, by metric and step; a metric with no value) and what it inferred
+    or assumed for a Deployment base.
 
     Attributes
     ----------
@@ -451,11 +616,12 @@ class Calibrated:
         The normalised metrics (generic columns; ``step`` in rollsim steps: the middle of the row's,
         logged step x ``steps_per_row`` + (``steps_per_row`` - 1) / 2).
     framework : str
-        Whose metric names were read (``verl``, ``areal``, ``slime`` or ``generic``).
+        Whose metric names were read (``verl``, ``areal``, ``slime``, ``openrlhf`` or ``generic``).
     base : object
-        The ImportedConfig or Scenario calibrated.
+        The ImportedConfig, Deployment or Scenario calibrated.
     layout : object or None
-        The base's GPU layout (:class:`rollsim.configs.Layout`), when it came from a config.
+        The base's GPU layout (:class:`rollsim.configs.Layout`), when it came from a config or a
+        deployment.
     reference_step : float
         The step whose lengths the scenario uses.
     values : dict of str to float
@@ -538,17 +704,28 @@ def _apply(sc: Scenario, v: dict[str, float], step: float, steps_per_row: int = 
 
 def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstrap: int = 200,
               seed: int = 0, model: Any = None, gpu: Any = None, backend: str | None = None,
-              train_options: dict[str, Any] | None = None, steps_per_row: int | None = None) -> Calibrated:
+              train_options: dict[str, Any] | None = None, steps_per_row: int | None = None,
+              prompts_per_step: int | None = None, group_size: int | None = None,
+              max_response_tokens: float | None = None, prompt_tokens: float | None = None,
+              pipeline: Any = None) -> Calibrated:
     """Fits a scenario on a baseline run's per-step metrics.
 
     Parameters
     ----------
     metrics : polars.DataFrame or path
-        One row per training step (CSV, JSONL, JSON or parquet file, or a frame), with verl, AReaL
-        or slime metric names (:data:`FRAMEWORK_METRICS`) or the generic ones (:data:`GENERIC`).
-    base : rollsim.configs.ImportedConfig or Scenario
-        The run's config (its batch, group, slots, length limit and pipeline are kept).
-    framework : {"verl", "areal", "slime", "generic"}, optional
+        One row per training step (CSV, JSONL, JSON or parquet file, or a frame), with verl, AReaL,
+        slime or OpenRLHF metric names (:data:`FRAMEWORK_METRICS`) or the generic ones
+        (:data:`GENERIC`). A row with a missing value (null or NaN) in a metric used is left out, with
+        a :class:`rollsim.MetricsRowsSkippedWarning` and a note (``notes``) naming the metric and the
+        steps; nothing is filled in.
+    base : rollsim.configs.ImportedConfig, rollsim.hardware.Deployment or Scenario
+        The run's config (its batch, group, slots, length limit and pipeline are kept), or the
+        deployment it ran on: its scenario is built with :meth:`rollsim.hardware.Deployment.scenario`
+        from ``prompts_per_step``, ``group_size``, ``max_response_tokens``, ``prompt_tokens`` and
+        ``pipeline`` (what is not given is inferred from the metrics or assumed, and said in
+        ``notes``), and its model, accelerator, backend and training options rescale the training
+        cost in :func:`rollsim.whatif`, its GPUs give the layout of a GPU-split variant.
+    framework : {"verl", "areal", "slime", "openrlhf", "generic"}, optional
         Whose metric names; detected from the columns when not given.
     bootstrap : int
         Bootstrap resamples over steps for the intervals, in [0, 100000] (0: none, intervals equal
@@ -571,21 +748,139 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
         Training steps of ``batch_size`` samples one metrics row covers, in [1, 16777216]: its
         phases are sums over them, its lengths' max is over all of their answers, its sync happens
         once (module docstring). Default: the imported config's ``steps_per_logged_step`` (the verl
-        fully async recipe's ``trigger_parameter_sync_step``), 1 for a Scenario.
+        fully async recipe's ``trigger_parameter_sync_step``), 1 for a Scenario or a Deployment.
+    prompts_per_step : int, optional
+        Deployment base only: prompts per training step, in [1, 16777216]; default: the median of
+        the metrics' ``batch_samples`` over ``group_size`` (refused without that column).
+    group_size : int, optional
+        Deployment base only: answers per prompt, in [1, 16777216]; default 1 (assumed, noted).
+    max_response_tokens : float, optional
+        Deployment base only: the answer-length limit, tokens, in [1, 1e9]; default: the longest
+        answer logged when some step cut answers at the limit (``response_clip_ratio`` > 0), else
+        refused.
+    prompt_tokens : float, optional
+        Deployment base only: the prompt length, tokens, in [0, 1e9]; default 0 (assumed, noted).
+    pipeline : str or pipeline, optional
+        Deployment base only: ``"sync"``, ``"one-step"``, ``"k-step:K"``, ``"fully-async"`` or a
+        pipeline object; default the deployment's (:class:`rollsim.Synchronous` when colocated, else
+        :class:`rollsim.FullyAsync`; noted).
 
     Returns
     -------
     Calibrated
-        Its parameters per rollsim step, its residuals per metrics row.
+        Its parameters per rollsim step, its residuals per metrics row, its ``notes``.
 
     Raises
     ------
     ScenarioError
-        ``metrics: missing <metric> ...`` for a table without a needed metric; ``base: ...`` for a
-        base that is neither an imported config nor a scenario; ``model: ...``, ``gpu: ...``,
-        ``backend: ...`` or ``train_options: ...`` for one rollsim does not know; ``steps_per_row:
-        ...`` out of range.
+        ``metrics: missing <metric> ...`` for a table without a needed metric; ``metrics: <metric>
+        must be ..., got <value> at step <step>`` for a value out of its range (a negative time, a
+        length that is not positive, a longest answer shorter than the mean, a clip ratio outside
+        [0, 1]); ``base: ...`` for a base that is none of the three; ``prompts_per_step: ...``,
+        ``group_size: ...``, ``max_response_tokens: ...``, ``prompt_tokens: ...``, ``pipeline: ...``
+        out of range, not inferable, or given with a base that is not a Deployment; ``model: ...``,
+        ``gpu: ...``, ``backend: ...`` or ``train_options: ...`` for one rollsim does not know;
+        ``steps_per_row: ...`` out of range.
     """
+    import dataclasses
+
+    from rollsim.configs import ImportedConfig
+    from rollsim.hardware import Deployment
+
+    if not isinstance(base, (ImportedConfig, Deployment, Scenario)):
+        raise invalid("base", f"must be an ImportedConfig (rollsim.configs.load), a Deployment (rollsim.hardware) or a "
+                      f"Scenario, got {type(base).__name__}")
+    scenario_args = {"prompts_per_step": prompts_per_step, "group_size": group_size,
+                     "max_response_tokens": max_response_tokens, "prompt_tokens": prompt_tokens, "pipeline": pipeline}
+    if not isinstance(base, Deployment):
+        given = [k for k, v in scenario_args.items() if v is not None]
+        if given:
+            raise invalid(given[0], f"applies to a Deployment base only (the {type(base).__name__} gives it)")
+    table, fw, notes = _screen(read_metrics(metrics), framework)
+    for note in notes:
+        warnings.warn(note, MetricsRowsSkippedWarning, stacklevel=2)
+    kw: dict[str, Any] = dict(framework=fw, bootstrap=bootstrap, seed=seed, model=model, gpu=gpu, backend=backend,
+                              train_options=train_options, steps_per_row=steps_per_row)
+    if isinstance(base, Deployment):
+        sc, layout, assumed = _deployment_base(base, _normalized(table, fw)[0], **scenario_args)
+        kw.update(model=base.model if model is None else model, gpu=base.gpu if gpu is None else gpu,
+                  backend=base.train_backend if backend is None else backend,
+                  train_options=dict(base.train_options) if train_options is None else train_options)
+        cal = dataclasses.replace(_calibrate(table, sc, **kw), base=base, layout=layout)
+        notes = [*notes, *assumed]
+    else:
+        cal = _calibrate(table, base, **kw)
+    return dataclasses.replace(cal, notes=(*notes, *cal.notes)) if notes else cal
+
+
+def _deployment_base(dep: Any, m: pl.DataFrame, *, prompts_per_step: Any, group_size: Any, max_response_tokens: Any,
+                     prompt_tokens: Any, pipeline: Any) -> tuple[Scenario, Any, list[str]]:
+    """The scenario and GPU layout a :class:`rollsim.hardware.Deployment` base is calibrated as, from
+    :meth:`~rollsim.hardware.Deployment.scenario` with what the arguments or the normalised metrics
+    ``m`` give, and a note for each value inferred or assumed. The deployment's hardware-model speeds
+    (its decode table, KV capacity and training cost) are left out: :func:`calibrate` fits the
+    speeds on the run; the deployment gives the slots, the layout and the training rescale."""
+    from rollsim import _check
+    from rollsim.configs import Layout
+    from rollsim.pipelines import pipeline_from_name
+
+    notes: list[str] = []
+    g = 1 if group_size is None else _check.integer("group_size", group_size, 1, 2**24)
+    if group_size is None:
+        notes.append("group_size = 1 (assumed: neither a deployment nor per-step metrics give the answers per prompt; "
+                     "pass group_size=)")
+    if prompts_per_step is None:
+        if "batch_samples" not in m.columns:
+            raise invalid("prompts_per_step", "needed with a Deployment base when the metrics have no batch_samples "
+                          "column (samples trained per step): pass prompts_per_step=")
+        b = float(np.median(m["batch_samples"].to_numpy()))
+        if b != round(b) or round(b) % g:
+            raise invalid("prompts_per_step", f"cannot be inferred: the median batch_samples, {b:g} samples, is not a "
+                          f"multiple of group_size {g}; pass prompts_per_step=")
+        p = int(round(b)) // g
+        if p > 2**24:
+            raise invalid("prompts_per_step", f"must be in [1, 16777216], got {p} (inferred from batch_samples)")
+        notes.append(f"prompts_per_step = {p} (inferred: the median batch_samples, {b:g} samples, over group_size {g})")
+    else:
+        p = _check.integer("prompts_per_step", prompts_per_step, 1, 2**24)
+    if max_response_tokens is None:
+        clip = m["response_clip_ratio"].to_numpy() if "response_clip_ratio" in m.columns else np.zeros(m.height)
+        if not np.any(clip > 0):
+            raise invalid("max_response_tokens", "needed with a Deployment base: no step of the metrics cut answers at "
+                          "the limit (response_clip_ratio > 0), so the limit cannot be read from them; pass "
+                          "max_response_tokens=")
+        cap = float(m["response_max"].filter(pl.Series(clip > 0)).max())  # type: ignore[arg-type]
+        notes.append(f"max_response_tokens = {cap:g} (inferred: the longest answer of the steps that cut answers at "
+                     "the limit)")
+    else:
+        cap = _check.bounded("max_response_tokens", max_response_tokens, 1.0, 1e9, "tokens")
+    pt = 0.0 if prompt_tokens is None else _check.bounded("prompt_tokens", prompt_tokens, 0.0, 1e9, "tokens")
+    if prompt_tokens is None:
+        notes.append("prompt_tokens = 0 (assumed; pass prompt_tokens=)")
+    pipe = None if pipeline is None else pipeline_from_name(pipeline)
+    mean = float(np.clip(np.mean(m["response_mean"].to_numpy()), 1.0, cap))
+    lengths = LogNormal(mu=math.log(mean), sigma=0.5, max_tokens=cap)  # a placeholder: the fit replaces it
+    dsc = dep.scenario(lengths=lengths, prompts_per_step=p, group_size=g, prompt_tokens=pt, pipeline=pipe,
+                       per_rank=False)
+    if pipe is None:
+        notes.append(f"pipeline = {dsc.pipeline!r} (the deployment's default: "
+                     f"{'colocated' if dep.colocated else 'rollout and training on separate GPUs'}; pass pipeline=)")
+    slots_per = dsc.slots_per_instance or dsc.rollout_slots
+    notes.append(f"base: Deployment({dep.model.name!r}, {dep.gpu.name!r}, {dep.rollout_gpus} rollout GPUs x TP"
+                 f"{dep.rollout_tp}, {dep.train_gpus} training GPUs): rollout_slots = {dsc.rollout_slots} "
+                 f"({dsc.rollout_slots // slots_per} instances x {slots_per}); its hardware-model decode and training "
+                 "speeds are not used (the fit on the run's metrics replaces them); its model and accelerator rescale "
+                 "the training cost of a GPU-split variant")
+    sc = Scenario(batch_size=dsc.batch_size, group_size=g, rollout_slots=dsc.rollout_slots, pipeline=dsc.pipeline,
+                  lengths=lengths, prompt_tokens=pt, horizon_s=7200.0)
+    layout = Layout(rollout_gpus=dep.rollout_gpus, train_gpus=dep.train_gpus, colocated=dep.colocated,
+                    rollout_tp=dep.rollout_tp, slots_per_engine=slots_per)
+    return sc, layout, notes
+
+
+def _calibrate(metrics: Any, base: Any, *, framework: str | None, bootstrap: int, seed: int, model: Any, gpu: Any,
+               backend: str | None, train_options: dict[str, Any] | None, steps_per_row: int | None) -> Calibrated:
+    """:func:`calibrate` of a metrics table :func:`_screen` passed, on an ImportedConfig or a Scenario."""
     from rollsim import _check
     from rollsim.configs import ImportedConfig
 
@@ -594,14 +889,14 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
     elif isinstance(base, Scenario):
         sc, layout = base, None
     else:
-        raise invalid("base", f"must be an ImportedConfig (rollsim.configs.load) or a Scenario, got "
-                      f"{type(base).__name__}")
+        raise invalid("base", f"must be an ImportedConfig (rollsim.configs.load), a Deployment (rollsim.hardware) or a "
+                      f"Scenario, got {type(base).__name__}")
     if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or not 0 <= bootstrap <= 100_000:
         raise invalid("bootstrap", f"must be an integer in [0, 100000], got {bootstrap!r}")
     k = _check.integer("steps_per_row", getattr(base, "steps_per_logged_step", 1) if steps_per_row is None
                        else steps_per_row, 1, 2**24)
     hardware = _hardware(base, model, gpu, backend, train_options)
-    m, fw, sources = normalize(read_metrics(metrics), framework)
+    m, fw, sources = _normalized(*_screen(read_metrics(metrics), framework)[:2])
     logged_step = m["step"]
     if k > 1:
         # the drift and the reference step count rollsim steps: a row's lengths are the mean over its

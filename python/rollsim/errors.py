@@ -12,6 +12,7 @@ __all__ = [
     "RunStalledWarning",
     "NoTrainingStepWarning",
     "StalenessCapLivelockWarning",
+    "MetricsRowsSkippedWarning",
     "invalid",
     "strict_init",
 ]
@@ -72,6 +73,14 @@ class StalenessCapLivelockWarning(RuntimeWarning):
     and dropped, and training stops for good, whatever ``horizon_s`` (a livelock: slots stay busy,
     nothing trains). The message names the smallest cap that trains
     (:func:`rollsim.simulation.staleness_cap_livelock`)."""
+
+    __module__ = "rollsim"
+
+
+class MetricsRowsSkippedWarning(UserWarning):
+    """:func:`rollsim.calibrate` (or :func:`rollsim.calibration.normalize`) left out rows of a run's
+    metrics with a missing value (null or NaN) in a metric it uses; the message names the metric and
+    the steps, and :attr:`rollsim.calibration.Calibrated.notes` records it."""
 
     __module__ = "rollsim"
 

@@ -284,3 +284,21 @@ for _cls, _where in ((OffPolicy, "pipeline."), (Synchronous, "pipeline."), (OneS
     strict_init(_cls, _where, _cls.__name__)
 
 Pipeline = Synchronous | OneStepAsync | OffPolicy | FullyAsync
+
+
+def pipeline_from_name(name: Any) -> Any:
+    """``"sync"`` / ``"one-step"`` / ``"k-step:K"`` / ``"fully-async"`` (or a pipeline object) as a
+    pipeline; ScenarioError naming ``pipeline`` otherwise."""
+    if isinstance(name, (Synchronous, OneStepAsync, OffPolicy, FullyAsync)):
+        return name
+    if isinstance(name, str):
+        key = name.strip().lower().replace("_", "-")
+        if key in ("sync", "synchronous"):
+            return Synchronous()
+        if key in ("one-step", "one-step-async", "one-step-off-policy"):
+            return OneStepAsync()
+        if key in ("fully-async", "fully-asynchronous", "async"):
+            return FullyAsync()
+        if key.startswith("k-step:") and key[7:].isdigit():
+            return OffPolicy(k=int(key[7:]))
+    raise invalid("pipeline", f"must be 'sync', 'one-step', 'k-step:K' or 'fully-async', got {name!r}")

@@ -44,7 +44,7 @@ import polars as pl
 from rollsim.calibration import Calibrated
 from rollsim.errors import GenerationOutrunsTrainingWarning, StalenessCapLivelockWarning, invalid
 from rollsim.lengths import LogNormal
-from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
+from rollsim.pipelines import FullyAsync, OffPolicy, pipeline_from_name
 from rollsim.scenario import Scenario
 
 __all__ = ["whatif", "grid", "pipeline_from_name", "plot_whatif", "train_scale", "TrainScale", "METRICS"]
@@ -55,24 +55,6 @@ METRICS = ("step_s", "tokens_per_s", "trainer_wait_s", "staleness_mean", "stalen
 
 _KNOWN = {"pipeline", "max_staleness", "admission_eta", "rollout_gpus", "train_gpus", "prompts", "group_size",
           "max_response_tokens", "recompute_logprob", "name"}
-
-
-def pipeline_from_name(name: Any) -> Any:
-    """``"sync"`` / ``"one-step"`` / ``"k-step:K"`` / ``"fully-async"`` (or a pipeline object) as a
-    pipeline; ScenarioError naming ``pipeline`` otherwise."""
-    if isinstance(name, (Synchronous, OneStepAsync, OffPolicy, FullyAsync)):
-        return name
-    if isinstance(name, str):
-        key = name.strip().lower().replace("_", "-")
-        if key in ("sync", "synchronous"):
-            return Synchronous()
-        if key in ("one-step", "one-step-async", "one-step-off-policy"):
-            return OneStepAsync()
-        if key in ("fully-async", "fully-asynchronous", "async"):
-            return FullyAsync()
-        if key.startswith("k-step:") and key[7:].isdigit():
-            return OffPolicy(k=int(key[7:]))
-    raise invalid("pipeline", f"must be 'sync', 'one-step', 'k-step:K' or 'fully-async', got {name!r}")
 
 
 def grid(**axes: Any) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ import sys
 import warnings
 from typing import Any
 
-from rollsim.errors import StalenessCapLivelockWarning, invalid
+from rollsim.errors import MetricsRowsSkippedWarning, StalenessCapLivelockWarning, invalid
 from rollsim.pipelines import FullyAsync
 
 __all__ = ["add_parsers", "int_list", "staleness_list"]
@@ -57,7 +57,8 @@ def add_parsers(sub: Any) -> None:
                                                  "the --name value arguments (slime, OpenRLHF)")
     im.add_argument("--framework", choices=_FW, default=None, help="detected from the file when not given")
     im.add_argument("--gpu", default=None, help="the accelerator (rollsim.hardware.ACCELERATORS): adds the deployment")
-    im.add_argument("--toml", action="store_true", help="print the scenario as TOML (rollsim run FILE.toml runs it)")
+    im.add_argument("--toml", action="store_true", help="print the scenario as TOML, the notes as comments above it "
+                                                        "(rollsim run FILE.toml runs it)")
     im.set_defaults(func=_cmd_import)
     descriptions = {
         "calibrate": "Imports the run's config (as rollsim import), fits its scenario's answer lengths (with their "
@@ -77,9 +78,12 @@ def add_parsers(sub: Any) -> None:
                            ("whatif", "calibrate on a run's metrics, then predict alternatives with intervals")):
         p = sub.add_parser(name, help=helptext, description=descriptions[name])
         p.add_argument("--config", required=True, help="the run's config (as for rollsim import)")
+        p.add_argument("overrides", nargs="*", help="options of the config after the file's, as for rollsim import: "
+                                                    "key=value (verl, AReaL), or after -- the --name value arguments "
+                                                    "(slime, OpenRLHF)")
         p.add_argument("--metrics", required=True, help="per-step metrics: CSV, JSONL, JSON or parquet")
         p.add_argument("--framework", choices=_FW, default=None, help="of the config; detected when not given")
-        p.add_argument("--metric-names", choices=("verl", "areal", "slime", "generic"), default=None,
+        p.add_argument("--metric-names", choices=("verl", "areal", "slime", "openrlhf", "generic"), default=None,
                        help="whose metric names the table uses; detected from the columns when not given")
         p.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples over steps (%(default)s)")
         p.add_argument("--gpu", default=None, help="the accelerator (rollsim.hardware.ACCELERATORS; configs do not "
@@ -116,6 +120,10 @@ def _cmd_import(a: argparse.Namespace) -> int:
     for line in imp.warnings():  # unknown options (typos): on stderr, so that --toml's output stays a scenario
         print(line, file=sys.stderr)
     if a.toml:
+        # the notes as TOML comments above the scenario: `--toml > run.toml` keeps them and still reads back
+        print(f"# rollsim import: {imp.framework} config {imp.source}; the notes (kind  option = value -> became):")
+        for line in imp.notes_table().splitlines():
+            print("# " + line)
         print(imp.scenario.to_toml(), end="")
         return 0
     print(f"rollsim import: {imp.framework} config {imp.source}")
@@ -131,10 +139,13 @@ def _calibrated(a: argparse.Namespace) -> Any:
     from rollsim import configs
     from rollsim.calibration import calibrate
 
-    imp = configs.load(a.config, a.framework, gpu=a.gpu)
+    imp = configs.load(a.config, a.framework, a.overrides, gpu=a.gpu)
     for line in imp.warnings():
         print(line, file=sys.stderr)
-    cal = calibrate(a.metrics, imp, framework=a.metric_names, bootstrap=a.bootstrap, model=a.model, gpu=a.gpu)
+    with warnings.catch_warnings():
+        # the rows left out are in cal.notes, printed below: said once
+        warnings.simplefilter("ignore", MetricsRowsSkippedWarning)
+        cal = calibrate(a.metrics, imp, framework=a.metric_names, bootstrap=a.bootstrap, model=a.model, gpu=a.gpu)
     for line in cal.notes:
         print(f"rollsim: note: {line}", file=sys.stderr)
     return cal
