@@ -60,6 +60,11 @@ def test_three_turns_through_tool_calls(policy: str, prefill: list[float], busy:
     assert s["slot_busy_s"] == pytest.approx(busy, rel=1e-12)
     assert s["turns"] == 3 and s["tool_calls"] == 2 and s["tokens_observed"] == 120.0
     assert s["gpu_hold_s"] == (pytest.approx(10.0) if policy == "hold" else 0.0)
+    # GPU time until end_s: 30 s decoding and the prefill of the three turns (the prompt's 0.2 s, then
+    # the two later turns'); the next trajectory's prompt prefill starts at end_s and is not counted
+    assert s["gpu_prefill_s"] == pytest.approx(0.2 + sum(prefill), rel=1e-12)
+    assert s["gpu_decode_s"] == pytest.approx(30.0, rel=1e-12)
+    assert s["tokens_prefilled"] == pytest.approx(600.0 * (0.2 + sum(prefill) + 0.2), rel=1e-12)
 
 
 def test_drop_without_prefix_cache_prefills_the_prompt_again() -> None:

@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 import io
 import json
+import math
 import re
 from pathlib import Path
 
@@ -75,6 +76,9 @@ def test_presets_and_flags_on_top() -> None:
             sc = from_flags("--agentic-preset", spelling, "--group-size", "4")
             want = preset(Scenario(group_size=4, rng="fast"))
             assert (sc.agentic, sc.lengths) == (want.agentic, want.lengths)
+            assert sc.prefill_tokens_per_s == want.prefill_tokens_per_s < math.inf  # the preset's prefill speed
+    # a prefill speed given is the scenario's own: the preset keeps it
+    assert from_flags("--agentic-preset", "swe-agent", "--prefill-tokens-per-s", "500").prefill_tokens_per_s == 500.0
     sc = from_flags("--agentic-preset", "swe-agent", "--env-slots", "32", "--mu", "6", "--pipeline", "sync")
     want = trajectories.swe_agent(Scenario(rng="fast", group_size=8, batch_size=256))
     assert want.agentic is not None and sc.agentic == dataclasses.replace(want.agentic, env_slots=32,

@@ -302,7 +302,8 @@ def _add_agentic_args(p: argparse.ArgumentParser) -> None:
 def _agentic_preset(a: argparse.Namespace, doc: dict[str, Any], given: dict[str, str],
                     root: str) -> dict[str, Any]:
     """``--agentic-preset``: the document with its ``agentic`` table (and, for a preset of
-    :mod:`rollsim.trajectories`, its per-turn ``lengths``) set; unchanged without the flag.
+    :mod:`rollsim.trajectories`, its per-turn ``lengths`` and its other values, e.g. its prefill
+    speed where the scenario has none of its own) set; unchanged without the flag.
 
     The preset is the base: a scenario file's ``[agentic]`` keys take precedence over the preset's
     (a distribution key as a whole), and so does its ``[lengths]`` table (key by key when it is of
@@ -318,8 +319,10 @@ def _agentic_preset(a: argparse.Namespace, doc: dict[str, Any], given: dict[str,
         from rollsim.trajectories import PRESETS
 
         base = schema.scenario_from_doc({k: v for k, v in doc.items() if k != "agentic"}, root)
-        out = schema.scenario_to_doc(PRESETS[name](base))
+        out, before = schema.scenario_to_doc(PRESETS[name](base)), schema.scenario_to_doc(base)
         preset = {"agentic": out["agentic"], "lengths": out["lengths"]}
+        # the preset's other values (its prefill speed: only where the scenario gives none of its own)
+        doc = {**doc, **{k: v for k, v in out.items() if k not in preset and before.get(k) != v}}
     doc = dict(doc)
     # the keys a flag sets anyway (flags take precedence over the file and the preset)
     flagged = {"agentic": {f.key for d, f in getattr(a, "_agentic_flags", {}).items() if d in given},

@@ -847,7 +847,8 @@ pub const AGENTIC_SUMMARY: &[Column] = &[
         "gpu_decode_s",
         F64,
         "slot-seconds",
-        "Agentic: the rest of slot_busy_s (KV waiting excluded): decoding, and stalled in a rollout pause",
+        "Agentic: the rest of slot_busy_s (KV waiting excluded): decoding (and stalled in a rollout pause, or with \
+         prefill_mode = shared queued behind other prompts)",
     ),
     col(
         "kv_evictions",
