@@ -204,6 +204,8 @@ def test_the_agentic_columns_and_the_turns_frame_are_the_schema_s():
     assert list(res.turns.schema.items()) == [(c["name"], dtypes[c["dtype"]]) for c in SCHEMA["turns"]]
     page = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
     assert all(f"| `{c['name']}` |" in page for c in SCHEMA["agentic_samples"] + SCHEMA["turns"])
+    scenario_page = (ROOT / "docs" / "scenario.md").read_text(encoding="utf-8").split("### Agentic (`agentic`)")[1]
+    assert all(f"| `{f.name}` |" in scenario_page for f in dataclasses.fields(Agentic))
 
 
 @pytest.mark.parametrize("sc", [
