@@ -13,8 +13,9 @@
 flag named after it (``rollout_slots`` -> ``--rollout-slots``, ``pipeline.admission_eta`` ->
 ``--admission-eta``, ``pipeline.batch_order.share`` -> ``--batch-order-share``), made from the field
 list of :mod:`rollsim.scenario_toml`; flags given override the file's values. Agentic trajectories
-come from ``--agentic-preset NAME`` or a scenario file's ``[agentic]`` table, with a flag per field
-of :class:`rollsim.Agentic` on top (``--max-turns``, ``--kv-policy``, ``--env-slots``, ...). Errors
+come from ``--agentic-preset NAME`` or a scenario file's ``[agentic]`` table (with both, the preset is
+the base and the file's values take precedence, named on stderr), with a flag per field of
+:class:`rollsim.Agentic` on top (``--max-turns``, ``--kv-policy``, ``--env-slots``, ...). Errors
 print ``rollsim: error: <message>`` and exit with code 2.
 """
 
@@ -293,8 +294,9 @@ def _add_agentic_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--agentic-preset", action=_Given, default=None, metavar="NAME",
                    choices=(*names, *(n.replace("-", "_") for n in names[1:])),
                    help=f"agentic trajectories: {AGENTIC_DEFAULT} (rollsim.Agentic(), the scenario's lengths kept) or a "
-                        f"preset of rollsim.trajectories ({', '.join(names[1:])}: its agentic part and per-turn lengths; "
-                        f"the other flags apply on top)")
+                        f"preset of rollsim.trajectories ({', '.join(names[1:])}: its agentic part, per-turn lengths "
+                        f"and prefill speed); a scenario file's [agentic] and [lengths] values take precedence over "
+                        f"the preset's, the other flags over both")
     flags = {_add_flag(g, f, dest=f"agentic_{f.key}"): f for f in schema.agentic_fields()}
     p.set_defaults(_agentic_flags=flags)
 
