@@ -60,6 +60,37 @@ def test_three_turns_through_tool_calls(policy: str, prefill: list[float], busy:
     assert s["slot_busy_s"] == pytest.approx(busy, rel=1e-12)
     assert s["turns"] == 3 and s["tool_calls"] == 2 and s["tokens_observed"] == 120.0
     assert s["gpu_hold_s"] == (pytest.approx(10.0) if policy == "hold" else 0.0)
+    # GPU time until end_s: 30 s decoding and the prefill of the three turns (the prompt's 0.2 s, then
+    # the two later turns'); the next trajectory's prompt prefill starts at end_s and is not counted
+    assert s["gpu_prefill_s"] == pytest.approx(0.2 + sum(prefill), rel=1e-12)
+    assert s["gpu_decode_s"] == pytest.approx(30.0, rel=1e-12)
+    assert s["tokens_prefilled"] == pytest.approx(600.0 * (0.2 + sum(prefill) + 0.2), rel=1e-12)
+
+
+@pytest.mark.parametrize("placement", [{}, {"slots_per_instance": 1}, {"slots_per_instance": 1, "prefill_mode": "shared"}],
+                         ids=["slots", "instances", "shared-prefill"])
+def test_gpu_time_is_the_same_on_every_placement(placement: dict[str, object]) -> None:
+    for policy, prefill in (("keep", 0.4), ("hold", 0.4), ("drop", 2.0)):
+        s = one(policy, **placement).summary
+        assert s["gpu_prefill_s"] == pytest.approx(prefill, rel=1e-12)
+        assert s["gpu_decode_s"] == pytest.approx(30.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("base", [
+    Scenario(rollout_slots=64, batch_size=128, horizon_s=3600.0, prompt_tokens=500.0, prefill_tokens_per_s=2000.0,
+             seed=3),
+    Scenario(rollout_slots=64, batch_size=128, horizon_s=3600.0, slots_per_instance=16, prompt_tokens=500.0,
+             prefill_tokens_per_s=2000.0, seed=4)], ids=["slots", "instances"])
+@pytest.mark.parametrize("policy", ["keep", "drop", "hold"])
+def test_gpu_decode_time_is_the_tokens_decoded_at_the_decode_speed(base: Scenario, policy: str) -> None:
+    # at a speed that does not depend on the batch, the slot-seconds decoding are the tokens decoded
+    # by end_s over that speed: the prefill counted is exactly the prefill done by then
+    a = Agentic(max_turns=8, tool_latency_s=LogNormal(1.0, 1.0, 600.0), observation_tokens=LogNormal(5.0, 1.0, 4000.0),
+                stop_prob=0.2, kv_policy=policy, failure_rate=0.05)  # type: ignore[arg-type]
+    s = rollsim.simulate(base.replace(agentic=a), record="summary").summary
+    assert s["gpu_prefill_s"] > 0.0
+    assert s["gpu_decode_s"] == pytest.approx(s["tokens_generated"] / base.decode_tokens_per_s, rel=1e-9)
+    assert s["gpu_decode_s"] + s["gpu_prefill_s"] + s["gpu_hold_s"] == pytest.approx(s["slot_busy_s"], rel=1e-9)
 
 
 def test_drop_without_prefix_cache_prefills_the_prompt_again() -> None:

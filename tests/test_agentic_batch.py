@@ -153,8 +153,8 @@ def test_asynchrony_on_the_presets() -> None:
 
     code, swe = trajectories.code_interpreter_math(), trajectories.swe_agent()
     assert [rate(code.replace(pipeline=p)) for p in (Synchronous(), OneStepAsync(), FullyAsync(max_staleness=2))] == \
-        [2439, 2645, 5376]
-    assert [rate(swe.replace(pipeline=p)) for p in (Synchronous(), FullyAsync(max_staleness=2))] == [653, 832]
+        [2423, 2602, 5376]
+    assert [rate(swe.replace(pipeline=p)) for p in (Synchronous(), FullyAsync(max_staleness=2))] == [661, 832]
 
 
 @pytest.mark.parametrize("policy", ["keep", "hold"])

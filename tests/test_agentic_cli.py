@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 import io
 import json
+import math
 import re
 from pathlib import Path
 
@@ -75,6 +76,9 @@ def test_presets_and_flags_on_top() -> None:
             sc = from_flags("--agentic-preset", spelling, "--group-size", "4")
             want = preset(Scenario(group_size=4, rng="fast"))
             assert (sc.agentic, sc.lengths) == (want.agentic, want.lengths)
+            assert sc.prefill_tokens_per_s == want.prefill_tokens_per_s < math.inf  # the preset's prefill speed
+    # a prefill speed given is the scenario's own: the preset keeps it
+    assert from_flags("--agentic-preset", "swe-agent", "--prefill-tokens-per-s", "500").prefill_tokens_per_s == 500.0
     sc = from_flags("--agentic-preset", "swe-agent", "--env-slots", "32", "--mu", "6", "--pipeline", "sync")
     want = trajectories.swe_agent(Scenario(rng="fast", group_size=8, batch_size=256))
     assert want.agentic is not None and sc.agentic == dataclasses.replace(want.agentic, env_slots=32,
@@ -88,8 +92,40 @@ def test_a_scenario_file_s_table_and_flags_on_top(tmp_path: Path) -> None:
     sc = from_flags(str(f), "--kv-policy", "drop", "--tool-latency-s", "4")
     assert sc.agentic == Agentic(max_turns=6, tool_latency_s=4.0, kv_policy="drop")
     assert from_flags(str(f)).agentic == Agentic(max_turns=6, tool_latency_s=LogNormal(1.0, 1.0, 60.0))
-    # the preset replaces the file's table (a flag given overrides the file)
-    assert from_flags(str(f), "--agentic-preset", "default").agentic == Agentic()
+    # the preset is the base, the file's keys take precedence over it, the flags over both
+    assert from_flags(str(f), "--agentic-preset", "default").agentic == from_flags(str(f)).agentic
+    assert from_flags(str(f), "--agentic-preset", "default", "--max-turns", "2").agentic == Agentic(
+        max_turns=2, tool_latency_s=LogNormal(1.0, 1.0, 60.0))
+
+
+def test_a_preset_keeps_the_file_s_agentic_and_lengths_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                               ) -> None:
+    f = tmp_path / "ag.toml"
+    f.write_text("horizon_s = 600.0\nbatch_size = 64\n[agentic]\nmax_turns = 3\nenv_slots = 7\n[lengths]\nmu = 6.0\n")
+    preset = trajectories.swe_agent(Scenario(rng="fast", batch_size=64, horizon_s=600.0))
+    assert preset.agentic is not None
+    sc = from_flags(str(f), "--agentic-preset", "swe-agent")
+    # every other value of the preset's, the file's max_turns, env_slots and lengths.mu
+    assert sc.agentic == dataclasses.replace(preset.agentic, max_turns=3, env_slots=7)
+    assert sc.lengths == LogNormal(6.0, 1.0, 4096.0) and preset.lengths == LogNormal(5.5, 1.0, 4096.0)
+    assert capsys.readouterr().err == (
+        "rollsim: note: the scenario file's agentic.max_turns = 3, agentic.env_slots = 7, lengths.mu = 6.0 take "
+        "precedence over --agentic-preset swe-agent's (give the flags to choose otherwise)\n")
+    # a flag takes precedence over both, and is not named as the file's
+    sc = from_flags(str(f), "--agentic-preset", "swe-agent", "--env-slots", "9", "--mu", "5")
+    assert sc.agentic == dataclasses.replace(preset.agentic, max_turns=3, env_slots=9)
+    assert sc.lengths == LogNormal(5.0, 1.0, 4096.0)
+    assert capsys.readouterr().err == (
+        "rollsim: note: the scenario file's agentic.max_turns = 3 take precedence over --agentic-preset "
+        "swe-agent's (give the flags to choose otherwise)\n")
+    # lengths of another kind in the file are the file's as they are
+    g = tmp_path / "emp.toml"
+    g.write_text('[lengths]\nkind = "empirical"\nvalues = [100.0, 300.0]\n')
+    assert from_flags(str(g), "--agentic-preset", "swe-agent").lengths == rollsim.Empirical([100.0, 300.0])
+    assert "the scenario file's [lengths] take precedence" in capsys.readouterr().err
+    # the run itself: the file's values reach the engine
+    code, out, err = _cli("run", str(f), "--agentic-preset", "swe-agent")
+    assert code == 0 and "agentic.max_turns = 3" in err
 
 
 def _cli(*args: str) -> tuple[int, str, str]:

@@ -132,11 +132,13 @@ def test_headers_name_every_part_that_is_not_the_default(capsys, tmp_path):
     # presets' own defaults are parts of its scenario too
     assert _header(capsys, "presets", "--horizon-s", "600") == (
         f"rollsim presets: {_CORE}, rng=fast, seed=0, group_size=8, prompt_tokens=500, prefill_tokens_per_s=10000")
-    # an agentic preset, by name, with the flags given on top of it (its lengths are the preset's)
+    # an agentic preset, by name, with the flags given on top of it (its lengths and prefill speed are the
+    # preset's)
     assert _header(capsys, "compare", "--horizon-s", "600", "--agentic-preset", "swe-agent", "--env-slots", "7",
                    "--kv-policy", "hold") == (
         "rollsim compare: 256 slots x 30 tokens/s, batch 512, 60 s/step, 600 s, lengths lognormal(mu=5.5, sigma=1), "
-        "max 4096 tokens, rng=python, seed=0, agentic swe-agent (kv_policy=hold, env_slots=7; lengths per turn)")
+        "max 4096 tokens, rng=python, seed=0, prefill_tokens_per_s=13191, agentic swe-agent (kv_policy=hold, "
+        "env_slots=7; lengths per turn)")
     assert _header(capsys, "compare", "--horizon-s", "600", "--agentic-preset", "default") == (
         f"rollsim compare: {_CORE}, rng=python, seed=0, agentic default (lengths per turn)")
     assert _header(capsys, "compare", "--horizon-s", "600", "--group-correlation", "0.5", "--group-size", "8") == (

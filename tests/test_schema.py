@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pytest
 
 from rollsim import (Agentic, Empirical, FullyAsync, LengthDrift, LogNormal, Scenario, ScenarioError, TrainRanks,
@@ -192,6 +193,19 @@ def test_the_summary_and_frame_columns_are_the_schema_s():
                           ("steps", simulation._ENGINE_STEP_COLUMNS)):
         assert engine == {c["name"]: size[c["dtype"]] for c in SCHEMA["frames"][frame]}
     assert simulation.BYTES_PER_SAMPLE == 185 and simulation.BYTES_PER_STEP == 157
+
+
+def test_the_agentic_columns_and_the_turns_frame_are_the_schema_s():
+    res = simulate(Scenario(**TINY, agentic=Agentic(max_turns=3, tool_latency_s=2.0)), record="samples")
+    dtypes = {"uint32": pl.UInt32, "float64": pl.Float64, "bool": pl.Boolean}
+    extra = res.samples.columns[res.samples.columns.index("status") + 1:]  # after the single-turn columns
+    assert [(c, res.samples.schema[c]) for c in extra] == [(c["name"], dtypes[c["dtype"]])
+                                                           for c in SCHEMA["agentic_samples"]]
+    assert list(res.turns.schema.items()) == [(c["name"], dtypes[c["dtype"]]) for c in SCHEMA["turns"]]
+    page = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
+    assert all(f"| `{c['name']}` |" in page for c in SCHEMA["agentic_samples"] + SCHEMA["turns"])
+    scenario_page = (ROOT / "docs" / "scenario.md").read_text(encoding="utf-8").split("### Agentic (`agentic`)")[1]
+    assert all(f"| `{f.name}` |" in scenario_page for f in dataclasses.fields(Agentic))
 
 
 @pytest.mark.parametrize("sc", [

@@ -13,8 +13,9 @@
 flag named after it (``rollout_slots`` -> ``--rollout-slots``, ``pipeline.admission_eta`` ->
 ``--admission-eta``, ``pipeline.batch_order.share`` -> ``--batch-order-share``), made from the field
 list of :mod:`rollsim.scenario_toml`; flags given override the file's values. Agentic trajectories
-come from ``--agentic-preset NAME`` or a scenario file's ``[agentic]`` table, with a flag per field
-of :class:`rollsim.Agentic` on top (``--max-turns``, ``--kv-policy``, ``--env-slots``, ...). Errors
+come from ``--agentic-preset NAME`` or a scenario file's ``[agentic]`` table (with both, the preset is
+the base and the file's values take precedence, named on stderr), with a flag per field of
+:class:`rollsim.Agentic` on top (``--max-turns``, ``--kv-policy``, ``--env-slots``, ...). Errors
 print ``rollsim: error: <message>`` and exit with code 2.
 """
 
@@ -333,8 +334,9 @@ def _add_agentic_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--agentic-preset", action=_Given, default=None, metavar="NAME",
                    choices=(*names, *(n.replace("-", "_") for n in names[1:])),
                    help=f"agentic trajectories: {AGENTIC_DEFAULT} (rollsim.Agentic(), the scenario's lengths kept) or a "
-                        f"preset of rollsim.trajectories ({', '.join(names[1:])}: its agentic part and per-turn lengths; "
-                        f"the other flags apply on top)")
+                        f"preset of rollsim.trajectories ({', '.join(names[1:])}: its agentic part, per-turn lengths "
+                        f"and prefill speed); a scenario file's [agentic] and [lengths] values take precedence over "
+                        f"the preset's, the other flags over both")
     flags = {_add_flag(g, f, dest=f"agentic_{f.key}"): f for f in schema.agentic_fields()}
     p.set_defaults(_agentic_flags=flags)
 
@@ -342,17 +344,53 @@ def _add_agentic_args(p: argparse.ArgumentParser) -> None:
 def _agentic_preset(a: argparse.Namespace, doc: dict[str, Any], given: dict[str, str],
                     root: str) -> dict[str, Any]:
     """``--agentic-preset``: the document with its ``agentic`` table (and, for a preset of
-    :mod:`rollsim.trajectories`, its per-turn ``lengths``) set; unchanged without the flag."""
+    :mod:`rollsim.trajectories`, its per-turn ``lengths`` and its other values, e.g. its prefill
+    speed where the scenario has none of its own) set; unchanged without the flag.
+
+    The preset is the base: a scenario file's ``[agentic]`` keys take precedence over the preset's
+    (a distribution key as a whole), and so does its ``[lengths]`` table (key by key when it is of
+    the preset's kind, else the whole table); the flags take precedence over both. The file's
+    values that replace the preset's are named on stderr, so that neither is lost unsaid."""
     if "agentic_preset" not in given:
         return doc
     name = a.agentic_preset.replace("-", "_")
+    preset: dict[str, Any]
     if name == AGENTIC_DEFAULT:
-        return {**doc, "agentic": {}}
-    from rollsim.trajectories import PRESETS
+        preset = {"agentic": {}}
+    else:
+        from rollsim.trajectories import PRESETS
 
-    base = schema.scenario_from_doc({k: v for k, v in doc.items() if k != "agentic"}, root)
-    out = schema.scenario_to_doc(PRESETS[name](base))
-    return {**doc, "agentic": out["agentic"], "lengths": out["lengths"]}
+        base = schema.scenario_from_doc({k: v for k, v in doc.items() if k != "agentic"}, root)
+        out, before = schema.scenario_to_doc(PRESETS[name](base)), schema.scenario_to_doc(base)
+        preset = {"agentic": out["agentic"], "lengths": out["lengths"]}
+        # the preset's other values (its prefill speed: only where the scenario gives none of its own)
+        doc = {**doc, **{k: v for k, v in out.items() if k not in preset and before.get(k) != v}}
+    doc = dict(doc)
+    # the keys a flag sets anyway (flags take precedence over the file and the preset)
+    flagged = {"agentic": {f.key for d, f in getattr(a, "_agentic_flags", {}).items() if d in given},
+               "lengths": {f.key for d, f in getattr(a, "_lengths_flags", {}).items() if d in given}}
+    over: list[str] = []
+    for key, table in preset.items():
+        mine = doc.get(key)
+        if mine is None:
+            doc[key] = table
+        elif key == "lengths" and "lengths" in given:
+            pass  # --lengths replaces both
+        elif not isinstance(mine, dict) or (key == "lengths" and
+                                            schema.lengths_variant(dict(mine)) != schema.lengths_variant(table)):
+            over.append(f"[{key}]")  # lengths of another kind (or a part object): the file's as they are
+        else:
+            over.extend(f"{key}.{k} = {_toml_value(v)}" for k, v in mine.items()
+                        if k in table and table[k] != v and k not in flagged[key])
+            doc[key] = {**table, **mine}
+    if over:
+        print(f"rollsim: note: the scenario file's {', '.join(over)} take precedence over --agentic-preset "
+              f"{a.agentic_preset}'s (give the flags to choose otherwise)", file=sys.stderr)
+    return doc
+
+
+def _toml_value(v: Any) -> str:
+    return json.dumps(v) if isinstance(v, str) else "{...}" if isinstance(v, (dict, list)) else str(v)
 
 
 def _agentic_table(a: argparse.Namespace, t: Any, given: dict[str, str]) -> Any:

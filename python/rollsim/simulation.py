@@ -414,10 +414,11 @@ class Result:
         ``tokens_prefilled_turns`` (prefill of later turns), ``env_busy_s`` (environment-seconds
         busy within the run), ``env_wait_s`` (seconds calls queued for an environment),
         ``env_utilization`` (``env_busy_s / (env_slots * end_s)``, NaN when unbounded),
-        ``env_mean_busy`` (mean calls running), and slot-seconds ``gpu_hold_s`` (held idle during
-        calls), ``gpu_prefill_s`` (prefill tokens / ``prefill_tokens_per_s``), ``gpu_decode_s``
-        (the rest of ``slot_busy_s``, KV waiting excluded), ``kv_evictions`` (cached KV of
-        requests in tool calls evicted, ``kv_policy="keep"`` with ``kv_cache_tokens``).
+        ``env_mean_busy`` (mean calls running), and slot-seconds until ``end_s``: ``gpu_hold_s``
+        (held idle during calls), ``gpu_prefill_s`` (prefill tokens / ``prefill_tokens_per_s``,
+        less the prefill still ahead at ``end_s``), ``gpu_decode_s`` (the rest of ``slot_busy_s``,
+        KV waiting excluded), ``kv_evictions`` (cached KV of requests in tool calls evicted,
+        ``kv_policy="keep"`` with ``kv_cache_tokens``); every column: ``docs/results.md``.
     samples : polars.DataFrame
         One row per sample started (``record="samples"`` only): ``sample_id`` u32,
         ``length_tokens`` f64, ``start_s`` f64, ``finish_s`` f64 (null while in flight at the end),
@@ -427,7 +428,8 @@ class Result:
         ``length_tokens`` counts the tokens generated over every turn (the target of the current
         turn while in flight) and the rows also have ``turns`` u32, ``tokens_observed`` f64,
         ``tool_s`` f64 (tool calls, queueing included), ``env_wait_s`` f64, ``prefill_tokens`` f64
-        (of later turns), ``tool_retries`` u32, ``truncated`` bool, ``failed`` bool.
+        (of later turns), ``tool_retries`` u32, ``truncated`` bool, ``failed`` bool
+        (``rollsim._rollsim.SCHEMA["agentic_samples"]``).
     steps : polars.DataFrame
         One row per training step started: ``step`` u32 (= the policy version it trains), ``start_s``,
         ``end_s``, ``staleness_mean`` f64, ``staleness_max`` u32, ``wait_s`` (trainer idle before the
@@ -448,7 +450,8 @@ class Result:
         ``sample_id`` u32, ``turn`` u32 (0 first), ``slot`` u32, ``start_s`` f64 (placed on the
         slot: prefill, then decoding), ``end_s`` f64, ``version`` u32 (of its last token span),
         ``call_end_s`` f64 (when the tool call after it returns; null when the trajectory ended
-        with it). A slot holds the trajectory during the call only with ``kv_policy="hold"``."""
+        with it); the columns of ``rollsim._rollsim.SCHEMA["turns"]``. A slot holds the trajectory
+        during the call only with ``kv_policy="hold"``."""
         if self._turns is None:
             raise invalid("record", "turns are recorded for agentic scenarios with record='samples'")
         return self._turns

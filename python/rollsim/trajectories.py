@@ -28,6 +28,13 @@ __all__ = ["code_interpreter_math", "swe_agent", "PRESETS", "staleness_by_turns"
            "token_weighted_staleness", "turn_timeline"]
 
 
+#: Prefill speeds of the presets, tokens/s per slot (``Scenario.prefill_tokens_per_s``), from
+#: :mod:`rollsim.hardware` (the derivation is in each preset's docstring; ``tests/test_trajectories.py``
+#: recomputes them).
+CODE_INTERPRETER_PREFILL_TOKENS_PER_S = 8211.0
+SWE_AGENT_PREFILL_TOKENS_PER_S = 13191.0
+
+
 def code_interpreter_math(scenario: Scenario | None = None) -> Scenario:
     """A code-interpreter maths agent (ReTool-style) with short tool calls.
 
@@ -42,15 +49,25 @@ def code_interpreter_math(scenario: Scenario | None = None) -> Scenario:
       200 tokens (assumption), per-turn lengths ``LogNormal(6.5, 1.0, 8192)`` (assumption:
       ~1000 tokens per turn of reasoning and code).
     * At most ``2 * rollout_slots`` trajectories in flight (assumption).
+    * Prefill: ``prefill_tokens_per_s = CODE_INTERPRETER_PREFILL_TOKENS_PER_S`` (8,211), the
+      prefill speed of one lone 4,096-token context of Qwen2.5-7B on one H20 (the ReTool setup's
+      model and GPU; one GPU per engine instance and the 4,096-token context are assumptions):
+      ``4096 / rollsim.hardware.Deployment(model="Qwen2.5-7B", gpu="H20", rollout_gpus=1)
+      .prefill_s(4096)``. It applies to the prefill of later turns: the observation with
+      ``kv_policy="keep"``, the whole context with ``"drop"``. No KV cap: the base's independent
+      slots have none (``kv_cache_tokens`` applies to engine instances, ``slots_per_instance``).
 
     ``scenario``: the base (default ``Scenario(group_size=8)``, fully asynchronous), whose
-    pipeline is kept; its ``lengths`` are replaced by the per-turn lengths above.
+    pipeline is kept; its ``lengths`` are replaced by the per-turn lengths above, and its
+    ``prefill_tokens_per_s`` is set to the speed above only when it is the default (``inf``: free
+    prefill).
     """
     base = scenario if scenario is not None else Scenario(group_size=8)
     ag = Agentic(max_turns=8, stop_prob=0.25, tool_latency_s=LogNormal(math.log(1.13), 1.0, 30.0),
                  observation_tokens=200.0, env_slots=128, kv_policy="keep",
                  max_trajectories=max(2 * base.rollout_slots, base.group_size))
-    return base.replace(lengths=LogNormal(6.5, 1.0, 8192.0), agentic=ag)
+    return base.replace(lengths=LogNormal(6.5, 1.0, 8192.0), agentic=ag,
+                        prefill_tokens_per_s=_prefill(base, CODE_INTERPRETER_PREFILL_TOKENS_PER_S))
 
 
 def swe_agent(scenario: Scenario | None = None) -> Scenario:
@@ -66,17 +83,32 @@ def swe_agent(scenario: Scenario | None = None) -> Scenario:
     * Tools: median 5 s per command in a container (assumption: no public per-call figure), with 2 s
       of overhead per call, 64 sandboxes, at most ``rollout_slots`` trajectories in flight
       (assumption).
+    * Prefill: ``prefill_tokens_per_s = SWE_AGENT_PREFILL_TOKENS_PER_S`` (13,191), the prefill
+      speed of one lone 16,384-token context of Qwen3-32B (SA-SWE-32B's base model, arXiv
+      2511.16108) on an instance of two H100 (the GPU, the tensor parallelism and the context are
+      assumptions): ``16384 / rollsim.hardware.Deployment(model="Qwen3-32B", gpu="H100",
+      rollout_gpus=2, rollout_tp=2).prefill_s(16384)``. It applies to the prefill of later turns:
+      the observation with ``kv_policy="keep"``, the whole context with ``"drop"``. No KV cap: the
+      base's independent slots have none (``kv_cache_tokens`` applies to engine instances,
+      ``slots_per_instance``).
 
     ``scenario``: the base (default ``Scenario(group_size=8, batch_size=256)``, fully
     asynchronous), whose pipeline is kept; its ``lengths`` are replaced by the per-turn lengths
-    above.
+    above, and its ``prefill_tokens_per_s`` is set to the speed above only when it is the default
+    (``inf``: free prefill).
     """
     base = scenario if scenario is not None else Scenario(group_size=8, batch_size=256)
     ag = Agentic(max_turns=100, stop_prob=0.03, tool_latency_s=LogNormal(math.log(5.0), 1.0, 600.0),
                  observation_tokens=LogNormal(6.0, 1.0, 8000.0), env_slots=64, env_overhead_s=2.0,
                  max_context_tokens=40_000.0, kv_policy="keep",
                  max_trajectories=max(base.rollout_slots, base.group_size))
-    return base.replace(lengths=LogNormal(5.5, 1.0, 4096.0), agentic=ag)
+    return base.replace(lengths=LogNormal(5.5, 1.0, 4096.0), agentic=ag,
+                        prefill_tokens_per_s=_prefill(base, SWE_AGENT_PREFILL_TOKENS_PER_S))
+
+
+def _prefill(base: Scenario, speed: float) -> float:
+    """The preset's prefill speed, unless the base scenario gives its own (not ``inf``)."""
+    return speed if math.isinf(base.prefill_tokens_per_s) else base.prefill_tokens_per_s
 
 
 #: The presets by name (``rollsim run --agentic-preset NAME``).

@@ -841,9 +841,15 @@ pub const AGENTIC_SUMMARY: &[Column] = &[
         "gpu_prefill_s",
         F64,
         "slot-seconds",
-        "Agentic: slot time prefilling (tokens_prefilled / prefill_tokens_per_s)",
+        "Agentic: slot time prefilling before end_s (tokens_prefilled / prefill_tokens_per_s, less the prefill still ahead at end_s)",
     ),
-    col("gpu_decode_s", F64, "slot-seconds", "Agentic: the rest of slot_busy_s (KV waiting excluded): decoding"),
+    col(
+        "gpu_decode_s",
+        F64,
+        "slot-seconds",
+        "Agentic: the rest of slot_busy_s (KV waiting excluded): decoding (and stalled in a rollout pause, or with \
+         prefill_mode = shared queued behind other prompts)",
+    ),
     col(
         "kv_evictions",
         U64,
@@ -895,6 +901,41 @@ pub const SAMPLES: &[Column] = &[
     col("trained_step", I64, "", "Training step that consumed the sample (-1: none)"),
     col("dropped", Bool, "", "Discarded without training"),
     col("slot", U32, "", "Slot that generated the sample"),
+];
+
+/// The samples frame's columns with `Scenario.agentic` (after [`SAMPLES`]'s and the frame's own;
+/// absent without it): [`crate::pipeline::agentic::AgenticColumns`].
+pub const AGENTIC_SAMPLES: &[Column] = &[
+    col("turns", U32, "", "Agentic: turns decoded to their end"),
+    col("tokens_observed", F64, "tokens", "Agentic: observation tokens its tool calls appended to the context"),
+    col("tool_s", F64, "seconds", "Agentic: time in tool calls, queueing for an environment included"),
+    col("env_wait_s", F64, "seconds", "Agentic: time its tool calls queued for a free environment"),
+    col(
+        "prefill_tokens",
+        F64,
+        "tokens",
+        "Agentic: prefill tokens of its later turns (observations, or whole contexts whose KV was dropped)",
+    ),
+    col("tool_retries", U32, "", "Agentic: failed tool calls called again (on_failure = retry)"),
+    col("truncated", Bool, "", "Agentic: ended at max_context_tokens"),
+    col("failed", Bool, "", "Agentic: ended by a failed tool call (on_failure = drop)"),
+];
+
+/// The turns frame of an agentic run (`Result.turns`, [`crate::pipeline::agentic::TurnColumns`]):
+/// one row per turn decoded to its end, in the order turns end.
+pub const TURNS: &[Column] = &[
+    col("sample_id", U32, "", "Trajectory (row of the samples frame)"),
+    col("turn", U32, "", "Turn of the trajectory, 0 for the first"),
+    col("slot", U32, "", "Slot the turn ran on"),
+    col("start_s", F64, "seconds", "When the turn was placed on its slot (its prefill, then decoding)"),
+    col("end_s", F64, "seconds", "When the turn ended"),
+    col("version", U32, "", "Policy version of its tokens (of its last span)"),
+    col(
+        "call_end_s",
+        F64,
+        "seconds",
+        "When the tool call after it returns (null: the trajectory ended with this turn)",
+    ),
 ];
 
 /// The engine's columns of the segments frame ([`crate::record::SegmentColumns`]), one row per
@@ -1030,8 +1071,15 @@ mod tests {
             }
         }
         for (_, cols) in FRAMES.iter().chain(
-            [("summary", SUMMARY), ("agentic", AGENTIC_SUMMARY), ("ranks", RANK_STEPS), ("learning", LEARNING_SUMMARY)]
-                .iter(),
+            [
+                ("summary", SUMMARY),
+                ("agentic", AGENTIC_SUMMARY),
+                ("agentic_samples", AGENTIC_SAMPLES),
+                ("turns", TURNS),
+                ("ranks", RANK_STEPS),
+                ("learning", LEARNING_SUMMARY),
+            ]
+            .iter(),
         ) {
             let mut n: Vec<&str> = cols.iter().map(|c| c.name).collect();
             n.sort_unstable();

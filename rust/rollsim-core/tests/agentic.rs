@@ -57,6 +57,11 @@ fn three_turns_through_two_tool_calls() {
         assert!((r.summary.slot_busy_s - busy).abs() < 1e-9, "{policy:?}: busy {}", r.summary.slot_busy_s);
         assert_eq!((a.summary.turns, a.summary.tool_calls), (3, 2));
         assert_eq!(a.summary.gpu_hold_s, if policy == KvPolicy::Hold { 10.0 } else { 0.0 });
+        // GPU time until end_s: 30 s decoding and the three turns' prefill (the prompt's 0.2 s, then
+        // the later turns'); the next trajectory's prompt prefill starts at end_s and is not counted
+        let g = &a.summary;
+        assert!((g.gpu_prefill_s - (0.2 + prefill[0] + prefill[1])).abs() < 1e-9, "{policy:?}: {}", g.gpu_prefill_s);
+        assert!((g.gpu_decode_s - 30.0).abs() < 1e-9, "{policy:?}: decode {}", g.gpu_decode_s);
         // the next trajectory starts when this one is taken for training
         assert_eq!(s.start_s[1], s.finish_s[0]);
     }

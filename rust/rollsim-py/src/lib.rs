@@ -1021,6 +1021,8 @@ fn schema_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     out.set_item("summary", cols(schema::SUMMARY)?)?;
     out.set_item("agentic_summary", cols(schema::AGENTIC_SUMMARY)?)?;
     out.set_item("rank_steps", cols(schema::RANK_STEPS)?)?;
+    out.set_item("agentic_samples", cols(schema::AGENTIC_SAMPLES)?)?;
+    out.set_item("turns", cols(schema::TURNS)?)?;
     out.set_item("learning_summary", cols(schema::LEARNING_SUMMARY)?)?;
     out.set_item("frames", frames)?;
     Ok(out)

@@ -327,8 +327,9 @@ pub struct AgenticSummary {
     /// `env_busy_s / (env_slots * end_s)` (NaN when unbounded), and the mean calls running.
     pub env_utilization: f64,
     pub env_mean_busy: f64,
-    /// Slot-seconds: held idle during tool calls (`KvPolicy::Hold`), prefilling, decoding (the
-    /// rest of `slot_busy_s`, KV waiting excluded).
+    /// Slot-seconds within the run: held idle during tool calls (`KvPolicy::Hold`), prefilling
+    /// (the prefill tokens over the prefill speed, less the prefill still ahead at the end),
+    /// decoding (the rest of `slot_busy_s`, KV waiting excluded).
     pub gpu_hold_s: f64,
     pub gpu_prefill_s: f64,
     pub gpu_decode_s: f64,
@@ -697,7 +698,12 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
         let pps = self.sc.prefill.prefill_tokens_per_s;
         a.s.kv_evictions = self.placement.evictions();
         let rs = &self.rec.s;
-        a.s.gpu_prefill_s = if pps.is_finite() { rs.tokens_prefilled / pps } else { 0.0 };
+        // prefill recorded when a request was placed, less what is still ahead at the end: a
+        // prefill that starts at the end of the run, or has not started (waiting for KV)
+        let ahead: f64 = (0..self.slots.len() as u32)
+            .filter_map(|s| self.slots[s as usize].map(|r| self.placement.prefill_ahead(s, &r, t)))
+            .sum();
+        a.s.gpu_prefill_s = if pps.is_finite() { (rs.tokens_prefilled / pps - ahead).max(0.0) } else { 0.0 };
         a.s.gpu_decode_s = (rs.slot_busy_s - a.s.gpu_hold_s - a.s.gpu_prefill_s - rs.kv_wait_s).max(0.0);
         a.s.env_mean_busy = if t > 0.0 { a.s.env_busy_s / t } else { 0.0 };
         a.s.env_utilization =

@@ -1480,6 +1480,30 @@ impl Placement for Instances {
         Some(kv.wait_s)
     }
 
+    fn prefill_ahead(&self, slot: u32, r: &Req, t: f64) -> f64 {
+        let (s, i) = (slot as usize, self.inst(slot as usize));
+        if let Some(kv) = self.kv.as_ref().filter(|kv| kv.slot[s].waiting) {
+            return kv.slot[s].wait_prefill_s; // not admitted: its prefill has not started
+        }
+        if let Some(sh) = self.shared.as_deref().filter(|sh| sh.queue[i].contains(&slot)) {
+            // in the instance's prefill queue: the front one has served part of its prompt
+            let left = if sh.queue[i].front() == Some(&slot) {
+                let dt = (t - self.run_from(i)).max(0.0);
+                (sh.left[i] - dt * self.prefill_rate(i)).max(0.0)
+            } else {
+                sh.tokens[s]
+            };
+            return left / sh.rate;
+        }
+        // clock tokens of prefill left, at the instance's current speed
+        let rate = self.rate(i);
+        if rate > 0.0 {
+            (r.decode_start - self.clock_at(i, t)).max(0.0) / rate
+        } else {
+            0.0
+        }
+    }
+
     // a held slot stays occupied for routing, and its KV counts against the capacity (it is
     // neither evictable nor preempted) until the call returns
     fn hold(&mut self, slot: u32, kv_tokens: f64, t: f64) {

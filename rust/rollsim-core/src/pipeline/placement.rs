@@ -77,6 +77,10 @@ pub(crate) trait Placement {
 
     /// The end of the run at `t`: the slot-seconds requests waited for KV, with KV capacity.
     fn close(&mut self, t: f64) -> Option<f64>;
+    /// The end of the run at `t` (the agentic summary): the seconds of prefill (its tokens over
+    /// the prefill speed) the request `r` on `slot` has not done by `t`, recorded when it was
+    /// placed: still ahead, or not started (waiting for KV, or behind a pause).
+    fn prefill_ahead(&self, slot: u32, r: &Req, t: f64) -> f64;
 
     /// Agentic rollouts: the request on `slot` stops decoding for a tool call and keeps its slot
     /// (not routed to) until `unhold`, after which it arrives on it again; with KV capacity it
@@ -223,5 +227,10 @@ impl Placement for Slots {
 
     fn close(&mut self, _t: f64) -> Option<f64> {
         None
+    }
+
+    fn prefill_ahead(&self, _slot: u32, r: &Req, t: f64) -> f64 {
+        // a request started during a pause prefills after it
+        (r.decode_start - t.max(self.resume_at)).max(0.0)
     }
 }
