@@ -60,7 +60,7 @@ def _default(f: dict[str, Any]) -> str:
 
 
 def _range(f: dict[str, Any]) -> str:
-    if f.get("path") and f["choices"]:  # a part's option: its strings (and, for batch_order, a part)
+    if f.get("path") and f["choices"] and f["kind"] != "dist":  # a part's option: its strings (and, for batch_order, a part)
         return ", ".join(f"`{c}`" for c in f["choices"]) + (", LengthBalanced(...)" if f["kind"] == "part" else "")
     if f.get("path") and f["range"]:  # as the messages print it: range, then special values or a note
         unit = f" {f['unit']}" if f["unit"] else ""
@@ -85,7 +85,9 @@ def _part_default(f: dict[str, Any]) -> str:
 def parts_section() -> str:
     """The fields of every part (``SCHEMA["parts"]``), one table per class."""
     out = ["\n## Parts\n\nThe fields of the classes that are the values of `lengths` and `pipeline` (and of "
-           "`FullyAsync.batch_order`). Messages name a field by its path (`lengths.mu`, `pipeline.k`).\n"]
+           "`FullyAsync.batch_order`, `train`, `length_drift` and `agentic`). Messages name a field by its path "
+           "(`lengths.mu`, `pipeline.k`). A field of type `dist` is a number in its range, or a distribution "
+           "(`LogNormal(...)` / `Empirical(...)`; in a scenario file, a table).\n"]
     seconds = [dict(p, doc=f"{p['doc']} (a scenario file's table; in Python `{p['class']}` with `max_tokens` for "
                           f"`max_s`)") for p in _rollsim.SCHEMA["seconds_parts"]]
     for p in _rollsim.SCHEMA["parts"] + seconds:
