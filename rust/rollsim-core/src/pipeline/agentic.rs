@@ -203,7 +203,7 @@ impl AgenticConfig {
         )?;
         let prompt = sc.prefill.prompt_tokens;
         if self.max_context_tokens != f64::INFINITY
-            && !(self.max_context_tokens > prompt && self.max_context_tokens <= 1e12)
+            && !(self.max_context_tokens > prompt && self.max_context_tokens <= schema::AGENTIC_MAX_CONTEXT_TOKENS.hi)
         {
             return Err(Error::field(
                 "agentic.max_context_tokens",
