@@ -10,6 +10,7 @@ import dataclasses
 import math
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import numpy as np
@@ -279,7 +280,7 @@ def _part_classes():
 
     return {"LogNormal": LogNormal, "Empirical": Empirical, "Synchronous": Synchronous, "OneStepAsync": OneStepAsync,
             "OffPolicy": OffPolicy, "FullyAsync": FullyAsync, "LengthBalanced": LengthBalanced,
-            "TrainRanks": TrainRanks, "LengthDrift": LengthDrift}
+            "TrainRanks": TrainRanks, "LengthDrift": LengthDrift, "Agentic": Agentic}
 
 
 def test_every_part_class_is_in_the_schema_with_its_fields_in_order():
@@ -333,7 +334,8 @@ def _out_of_range(f):
 
 
 @pytest.mark.parametrize("cls,name", [(p["class"], f["name"]) for p in SCHEMA["parts"] for f in p["fields"]
-                                      if f["range"] and f["kind"] in ("float", "int") and p["class"] != "Empirical"])
+                                      if f["range"] and f["kind"] in ("float", "int", "dist")
+                                      and p["class"] != "Empirical"])
 def test_part_ranges_are_refused_with_the_schema_s_range(cls, name):
     spec = next(f for f in PARTS[cls]["fields"] if f["name"] == name)
     for bad in _out_of_range(spec):
@@ -372,6 +374,47 @@ def test_the_engine_refuses_pipeline_integers_alike(field, bad):
     with pytest.raises(ScenarioError) as e:
         _rollsim.simulate(d, False)
     assert str(e.value) == want
+
+
+@pytest.mark.parametrize("field,bad", [("max_turns", 0), ("stop_prob", 1.5), ("failure_rate", 1.0),
+                                       ("failure_rate", -0.5), ("env_overhead_s", 2e9)])
+def test_the_engine_refuses_agentic_ranges_alike(field, bad):
+    # the Python class and the engine's AgenticConfig::validate check the schema's range alike
+    with pytest.raises(ScenarioError) as e:
+        Agentic(**{field: bad})
+    want = str(e.value)
+    spec = next(f for f in PARTS["Agentic"]["fields"] if f["name"] == field)
+    assert want == f"agentic.{field}: must be in {spec['range']}{spec['suffix']}, got {bad}"
+    d = Scenario(**TINY, agentic=Agentic(max_turns=2)).to_dict()
+    d["agentic"] = {**d["agentic"], field: bad}
+    with pytest.raises(ScenarioError) as e:
+        _rollsim.simulate(d, False)
+    assert str(e.value) == want
+
+
+def test_the_agentic_part_is_the_schema_s():
+    from rollsim import agentic
+
+    spec = {f["name"]: f for f in PARTS["Agentic"]["fields"]}
+    assert agentic.MAX_TURNS == spec["max_turns"]["hi"] == 2**20
+    assert [spec[n]["kind"] for n in ("tool_latency_s", "observation_tokens")] == ["dist", "dist"]
+    assert spec["env_slots"]["range"] == "[1, 16777216]" and spec["env_slots"]["extra"] == "or None (unbounded)"
+    # the flags' help is the schema's doc line; choices and defaults the dataclass's (from the schema)
+    fields = {f.key: f for f in scenario_toml.agentic_fields()}
+    assert list(fields) == list(spec)
+    assert {k: f.help for k, f in fields.items()} == {k: s["doc"] for k, s in spec.items()}
+    assert {k: f.default for k, f in fields.items() if k != "turn_scale"} == {
+        k: s["default"] for k, s in spec.items() if k != "turn_scale"}
+    assert fields["turn_scale"].default == () and spec["turn_scale"]["default"] == []
+    assert typing.get_args(fields["kv_policy"].type) == tuple(spec["kv_policy"]["choices"])
+    assert typing.get_args(fields["on_failure"].type) == tuple(spec["on_failure"]["choices"])
+    # the engine's wire form of the defaults (None sent as 0 / inf)
+    d = Agentic().to_dict()
+    assert d["env_slots"] == d["max_trajectories"] == 0 and d["max_context_tokens"] == math.inf
+    assert {k: v for k, v in d.items() if k not in ("env_slots", "max_trajectories", "max_context_tokens",
+                                                     "turn_scale")} == {
+        k: s["default"] for k, s in spec.items() if k not in ("env_slots", "max_trajectories", "max_context_tokens",
+                                                             "turn_scale")}
 
 
 def test_the_parts_tables_are_in_the_docs():

@@ -170,8 +170,17 @@ def within(spec: dict[str, Any], value: Any, converted: float) -> float:
 
 
 def part_integer(spec: dict[str, Any], value: Any) -> int:
-    """:func:`integer` in the schema field ``spec``'s range, named by its path."""
-    return integer(spec["path"], value, spec["lo"], spec["hi"])
+    """:func:`integer` in the schema field ``spec``'s range, named by its path; a field with special
+    values besides (``extra``) names them: ``agentic.env_slots: must be in [1, 16777216], or None
+    (unbounded), got 0``."""
+    if not spec["extra"]:
+        return integer(spec["path"], value, spec["lo"], spec["hi"])
+    tail = f"{spec['range']}, {spec['extra']}"
+    if isinstance(value, bool) or not isinstance(value, _INTS):
+        raise invalid(spec["path"], f"must be an integer in {tail}, got {type(value).__name__} {value!r}")
+    if not spec["lo"] <= int(value) <= spec["hi"]:
+        raise invalid(spec["path"], f"must be in {tail}, got {show(value)}")
+    return int(value)
 
 
 def part_bounded(spec: dict[str, Any], value: Any, **kw: Any) -> float:

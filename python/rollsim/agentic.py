@@ -7,6 +7,10 @@ A sample is a trajectory of turns. A turn decodes tokens (the scenario's ``lengt
 ``tool_latency_s`` draw, and comes back with an observation of ``observation_tokens`` appended to
 its context; its next turn prefills what its KV does not hold and decodes on. See README
 "Agentic rollouts".
+
+The part's fields, units, defaults and ranges are the engine's schema
+(``rust/rollsim-core/src/schema.rs``, ``AGENTIC``; ``rollsim._rollsim.SCHEMA["parts"]``), the same
+ranges the engine's ``AgenticConfig::validate`` checks (``rust/rollsim-core/src/pipeline/agentic.rs``).
 """
 
 from __future__ import annotations
@@ -15,21 +19,40 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import numpy as np
-
 from rollsim import _check
 from rollsim.errors import invalid, strict_init
 from rollsim.lengths import Empirical, LogNormal
 
 __all__ = ["Agentic", "MAX_TURNS"]
 
-#: Largest ``max_turns``.
-MAX_TURNS = 1 << 20
-_MAX_COUNT = 1 << 24
+
+def _schema_fields() -> dict[str, dict[str, Any]]:
+    """The engine's schema of every field of :class:`Agentic`, by name, in its order."""
+    from rollsim import _rollsim
+
+    part = next(p for p in _rollsim.SCHEMA["parts"] if p["class"] == "Agentic")
+    return {f["name"]: dict(f) for f in part["fields"]}
 
 
-def _dist(name: str, value: Any, hi: float, unit: str) -> float | LogNormal | Empirical:
+_AG = _schema_fields()
+
+#: Largest ``max_turns`` (the engine's schema).
+MAX_TURNS: int = _AG["max_turns"]["hi"]
+
+
+def _choice(spec: dict[str, Any], value: Any) -> str:
+    """``value`` if it is one of the schema field's choices, else its message
+    (``agentic.kv_policy: must be 'keep', 'drop' or 'hold', got 'evict'``)."""
+    choices = spec["choices"]
+    if not isinstance(value, str) or value not in choices:
+        text = ", ".join(repr(c) for c in choices[:-1]) + f" or {choices[-1]!r}"
+        raise invalid(spec["path"], f"must be {text}, got {value!r}")
+    return value
+
+
+def _dist(spec: dict[str, Any], value: Any) -> float | LogNormal | Empirical:
     # a call's draws do not depend on its prompt: group keys would be ignored, so they are refused
+    name = spec["path"]
     if isinstance(value, LogNormal) and value.group_correlation != 0.0:
         raise invalid(f"{name}.group_correlation", f"must be 0 (a tool call's draw does not depend on its prompt), "
                                                    f"got {_check.show(value.group_correlation)}")
@@ -38,7 +61,7 @@ def _dist(name: str, value: Any, hi: float, unit: str) -> float | LogNormal | Em
                                         f"{len(value.groups)} group keys")
     if isinstance(value, (LogNormal, Empirical)):
         return value
-    return _check.bounded(name, value, 0.0, hi, unit, extra="or LogNormal(...) / Empirical(...)")
+    return _check.part_bounded(spec, value)
 
 
 @dataclass(frozen=True)
@@ -119,58 +142,45 @@ class Agentic:
         A field of the wrong type or out of range, named ``agentic.<field>``.
     """
 
-    max_turns: int = 10
-    tool_latency_s: float | LogNormal | Empirical = 1.0
-    observation_tokens: float | LogNormal | Empirical = 100.0
-    stop_prob: float = 0.0
-    turn_scale: tuple[float, ...] = ()
-    max_context_tokens: float | None = None
-    kv_policy: Literal["keep", "drop", "hold"] = "keep"
-    sticky: bool = True
-    env_slots: int | None = None
-    max_trajectories: int | None = None
-    env_overhead_s: float = 0.0
-    failure_rate: float = 0.0
-    on_failure: Literal["drop", "retry"] = "drop"
-    switch_version_at_turn: bool = True
+    max_turns: int = _AG["max_turns"]["default"]
+    tool_latency_s: float | LogNormal | Empirical = _AG["tool_latency_s"]["default"]
+    observation_tokens: float | LogNormal | Empirical = _AG["observation_tokens"]["default"]
+    stop_prob: float = _AG["stop_prob"]["default"]
+    turn_scale: tuple[float, ...] = tuple(_AG["turn_scale"]["default"])
+    max_context_tokens: float | None = _AG["max_context_tokens"]["default"]
+    kv_policy: Literal["keep", "drop", "hold"] = _AG["kv_policy"]["default"]
+    sticky: bool = _AG["sticky"]["default"]
+    env_slots: int | None = _AG["env_slots"]["default"]
+    max_trajectories: int | None = _AG["max_trajectories"]["default"]
+    env_overhead_s: float = _AG["env_overhead_s"]["default"]
+    failure_rate: float = _AG["failure_rate"]["default"]
+    on_failure: Literal["drop", "retry"] = _AG["on_failure"]["default"]
+    switch_version_at_turn: bool = _AG["switch_version_at_turn"]["default"]
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        set_(self, "max_turns", _check.integer("agentic.max_turns", self.max_turns, 1, MAX_TURNS))
-        set_(self, "tool_latency_s", _dist("agentic.tool_latency_s", self.tool_latency_s, 1e9, "seconds"))
-        set_(self, "observation_tokens", _dist("agentic.observation_tokens", self.observation_tokens, 1e9, "tokens"))
-        set_(self, "stop_prob", _check.bounded("agentic.stop_prob", self.stop_prob, 0.0, 1.0))
+        set_(self, "max_turns", _check.part_integer(_AG["max_turns"], self.max_turns))
+        for name in ("tool_latency_s", "observation_tokens"):
+            set_(self, name, _dist(_AG[name], getattr(self, name)))
+        set_(self, "stop_prob", _check.part_bounded(_AG["stop_prob"], self.stop_prob))
+        scale = _AG["turn_scale"]
         if isinstance(self.turn_scale, (str, bytes)) or not hasattr(self.turn_scale, "__iter__"):
-            raise invalid("agentic.turn_scale", f"must be a sequence of numbers in [1e-6, 1e6], got {self.turn_scale!r}")
-        set_(self, "turn_scale", tuple(_check.bounded(f"agentic.turn_scale[{i}]", s, 1e-6, 1e6)
+            raise invalid(scale["path"], f"must be a sequence of numbers in {scale['range']}, got {self.turn_scale!r}")
+        set_(self, "turn_scale", tuple(_check.bounded(f"{scale['path']}[{i}]", s, scale["lo"], scale["hi"], scale["unit"])
                                        for i, s in enumerate(self.turn_scale)))
         if self.max_context_tokens is not None:
-            set_(self, "max_context_tokens", _check.bounded("agentic.max_context_tokens", self.max_context_tokens,
-                                                            0.0, 1e12, "tokens", lo_open=True,
-                                                            extra="or None (no bound)"))
-        if self.kv_policy not in ("keep", "drop", "hold"):
-            raise invalid("agentic.kv_policy", f"must be 'keep', 'drop' or 'hold', got {self.kv_policy!r}")
-        set_(self, "sticky", _check.flag("agentic.sticky", self.sticky))
-        if self.env_slots is not None:
-            v = self.env_slots
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= _MAX_COUNT:
-                raise invalid("agentic.env_slots", f"must be an integer in [1, {_MAX_COUNT}], or None (unbounded), got "
-                                                   f"{_check.show(v)}")
-            set_(self, "env_slots", int(v))
-        if self.max_trajectories is not None:
-            v = self.max_trajectories
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= _MAX_COUNT:
-                raise invalid("agentic.max_trajectories", f"must be an integer in [1, {_MAX_COUNT}], or None "
-                                                          f"(unbounded), got {_check.show(v)}")
-            set_(self, "max_trajectories", int(v))
-        set_(self, "env_overhead_s", _check.bounded("agentic.env_overhead_s", self.env_overhead_s, 0.0, 1e9, "seconds"))
-        rate = _check.bounded("agentic.failure_rate", self.failure_rate, 0.0, 1.0)
-        if rate >= 1.0:
-            raise invalid("agentic.failure_rate", f"must be in [0, 1), got {_check.show(self.failure_rate)}")
-        set_(self, "failure_rate", rate)
-        if self.on_failure not in ("drop", "retry"):
-            raise invalid("agentic.on_failure", f"must be 'drop' or 'retry', got {self.on_failure!r}")
-        set_(self, "switch_version_at_turn", _check.flag("agentic.switch_version_at_turn", self.switch_version_at_turn))
+            set_(self, "max_context_tokens", _check.part_bounded(_AG["max_context_tokens"], self.max_context_tokens))
+        _choice(_AG["kv_policy"], self.kv_policy)
+        set_(self, "sticky", _check.flag(_AG["sticky"]["path"], self.sticky))
+        for name in ("env_slots", "max_trajectories"):
+            if getattr(self, name) is not None:
+                set_(self, name, _check.part_integer(_AG[name], getattr(self, name)))
+        set_(self, "env_overhead_s", _check.part_bounded(_AG["env_overhead_s"], self.env_overhead_s))
+        rate = _AG["failure_rate"]  # [0, 1): an end the range excludes
+        set_(self, "failure_rate", _check.within(rate, self.failure_rate, _check.real(rate["path"], self.failure_rate)))
+        _choice(_AG["on_failure"], self.on_failure)
+        set_(self, "switch_version_at_turn", _check.flag(_AG["switch_version_at_turn"]["path"],
+                                                         self.switch_version_at_turn))
 
     def check(self, prompt_tokens: float, kv_cache_tokens: float | None, pipeline: Any,
               group_size: int = 1) -> None:

@@ -68,7 +68,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rollsim import _text, datasets
+from rollsim import _check, _text, datasets
 from rollsim.errors import ScenarioError, invalid
 from rollsim.lengths import Empirical, LengthDrift, LogNormal
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
@@ -290,13 +290,13 @@ AGENTIC_DISTS = ("tool_latency_s", "observation_tokens")
 @functools.cache
 def agentic_fields() -> tuple[Field, ...]:
     """Every field of an ``[agentic]`` table: the fields of :class:`rollsim.agentic.Agentic`
-    (``agentic.max_turns``, ...), in its order; the distributions' type is ``float`` (a
+    (``agentic.max_turns``, ...), in its order, with the engine's schema doc line as help
+    (``SCHEMA["parts"]``, class ``Agentic``); the distributions' type is ``float`` (a
     distribution is a table, see :func:`tool_latency_keys`)."""
     from rollsim.agentic import Agentic
 
-    unit = {"tool_latency_s": "Seconds one tool call runs", "observation_tokens": "Tokens a tool call appends"}
-    return tuple(dataclasses.replace(f, type=float, help=f"{unit[f.key]}, a number (a distribution: a table of a "
-                                                         f"scenario file)") if f.key in AGENTIC_DISTS else f
+    docs = {f.key: _check.part_field("Agentic", f.key)["doc"] for f in _class_fields(Agentic, "agentic", ())}
+    return tuple(dataclasses.replace(f, help=docs[f.key], type=float if f.key in AGENTIC_DISTS else f.type)
                  for f in _class_fields(Agentic, "agentic", ("agentic",)))
 
 

@@ -365,7 +365,7 @@ pub const BOUNDS: [Bound; 11] = [
 /// `name`'s integer range in [`schema::SCENARIO`], as `u32` bounds.
 fn int_range(name: &str) -> (u32, u32) {
     match schema::field(name).map(|f| f.range) {
-        Some(Range::Int { lo, hi }) => (lo.min(u32::MAX as u64) as u32, hi.min(u32::MAX as u64) as u32),
+        Some(Range::Int { lo, hi, .. }) => (lo.min(u32::MAX as u64) as u32, hi.min(u32::MAX as u64) as u32),
         _ => unreachable!("{name} is an integer field of the schema"),
     }
 }
@@ -376,8 +376,8 @@ fn check_part_int(class: &str, path: &'static str, v: u64) -> Result<()> {
     let name = path.split_once('.').map_or(path, |(_, n)| n); // `pipeline.k`, `train.dp_ranks`
     let f = schema::part_field(class, name).unwrap_or_else(|| unreachable!("{class}.{name} is a part field"));
     match f.range {
-        Range::Int { lo, hi } if (lo..=hi).contains(&v) => Ok(()),
-        Range::Int { lo, hi } => Err(Error::field(path, format!("must be in [{lo}, {hi}], got {v}"))),
+        Range::Int { lo, hi, .. } if (lo..=hi).contains(&v) => Ok(()),
+        Range::Int { lo, hi, .. } => Err(Error::field(path, format!("must be in [{lo}, {hi}], got {v}"))),
         _ => unreachable!("{class}.{name} is an integer field"),
     }
 }

@@ -1,6 +1,7 @@
 //! The schema of a scenario and of a run's results, in one static table: every scenario field's
 //! name, type, unit, default, allowed range and one-line doc, the same for the fields of every part
-//! ([`PARTS`]: the length distributions, the pipelines, `LengthBalanced`), and the name, type, unit
+//! ([`PARTS`]: the length distributions, the pipelines, `LengthBalanced`, `TrainRanks`,
+//! `LengthDrift`, `Agentic`), and the name, type, unit
 //! and doc of every summary value and of every column of the step, sample and segment frames.
 //!
 //! [`crate::Scenario::validate`] checks the ranges declared here (its messages print them), the
@@ -35,6 +36,9 @@ pub enum Kind {
     Part,
     /// A sequence of numbers (a part's `values`, `weights`, `edges`, ...).
     Array,
+    /// A number in the field's range, or a distribution part (`LogNormal` / `Empirical`, the
+    /// kinds of [`Field::choices`]): `Agentic.tool_latency_s`, `Agentic.observation_tokens`.
+    Dist,
 }
 
 impl Kind {
@@ -48,6 +52,7 @@ impl Kind {
             Kind::Table => "table",
             Kind::Part => "part",
             Kind::Array => "array",
+            Kind::Dist => "dist",
         }
     }
 }
@@ -149,8 +154,9 @@ pub const OVER_SAMPLING: Bound = Bound {
 pub enum Range {
     /// Any value of the kind (bools, parts).
     Any,
-    /// Integers in `[lo, hi]`.
-    Int { lo: u64, hi: u64 },
+    /// Integers in `[lo, hi]`; `extra` names special values besides, with its leading `", "`
+    /// (`", or None (unbounded)"`), or is `""`.
+    Int { lo: u64, hi: u64, extra: &'static str },
     /// Reals in the bound's range (and its special values).
     Real(Bound),
 }
@@ -192,7 +198,7 @@ const fn int(name: &'static str, lo: u64, hi: u64, default: u64, omit: bool, doc
         kind: Kind::Int,
         unit: "",
         default: Value::Int(default),
-        range: Range::Int { lo, hi },
+        range: Range::Int { lo, hi, extra: "" },
         choices: &[],
         omit_at_default: omit,
         doc,
@@ -414,6 +420,117 @@ const LENGTH_DRIFT: Part = Part {
     doc: "Answer lengths that drift with the policy version: each answer's tokens scaled by scale(version)",
 };
 
+// ---- multi-turn agentic rollouts (`Scenario.agentic`, the `Agentic` part)
+/// Largest `Agentic.max_turns`.
+pub const MAX_TURNS: u64 = 1 << 20;
+/// What a distribution field accepts besides a number.
+const DIST_EXTRA: &str = ", or LogNormal(...) / Empirical(...)";
+/// A constant tool latency (a distribution's own fields are checked as its part's: `LogNormal` /
+/// `Empirical`, the cap in seconds).
+pub const AGENTIC_TOOL_LATENCY_S: Bound =
+    Bound { extra: DIST_EXTRA, ..bound("agentic.tool_latency_s", 0.0, 1e9, "[0, 1e9]", " seconds") };
+/// A constant observation length.
+pub const AGENTIC_OBSERVATION_TOKENS: Bound =
+    Bound { extra: DIST_EXTRA, ..bound("agentic.observation_tokens", 0.0, 1e9, "[0, 1e9]", " tokens") };
+pub const AGENTIC_STOP_PROB: Bound = bound("agentic.stop_prob", 0.0, 1.0, "[0, 1]", "");
+/// Each item of `Agentic.turn_scale` (messages name it `agentic.turn_scale[i]`).
+pub const AGENTIC_TURN_SCALE: Bound = bound("agentic.turn_scale", 1e-6, 1e6, "[1e-6, 1e6]", "");
+/// The scenario's range; the engine also needs it above `prompt_tokens` (and, with
+/// `kv_cache_tokens`, at most `kv_cache_tokens - 1`). `None` (no bound) is sent as `INFINITY`.
+pub const AGENTIC_MAX_CONTEXT_TOKENS: Bound =
+    Bound { extra: ", or None (no bound)", ..bound("agentic.max_context_tokens", 0.0, 1e12, "(0, 1e12]", " tokens") };
+pub const AGENTIC_ENV_OVERHEAD_S: Bound = bound("agentic.env_overhead_s", 0.0, 1e9, "[0, 1e9]", " seconds");
+pub const AGENTIC_FAILURE_RATE: Bound = bound("agentic.failure_rate", 0.0, 1.0, "[0, 1)", "");
+
+/// A number or a distribution (`LogNormal` / `Empirical`) of `unit`, in `b`'s range.
+const fn dist(name: &'static str, b: Bound, default: f64, doc: &'static str) -> Field {
+    Field { kind: Kind::Dist, choices: &["lognormal", "empirical"], ..part_real(name, b, Value::Float(default), doc) }
+}
+
+/// An optional count of the `Agentic` part in `[1, MAX_COUNT]` (None: unbounded; the wire dict
+/// sends 0).
+const fn agentic_count(name: &'static str, doc: &'static str) -> Field {
+    Field {
+        range: Range::Int { lo: 1, hi: MAX_COUNT as u64, extra: ", or None (unbounded)" },
+        ..part_int(name, 1, MAX_COUNT as u64, Value::None, doc)
+    }
+}
+
+/// The `Agentic` part: every field's name, unit, default, range and doc (the Python class
+/// `rollsim.Agentic` takes them from here; the engine's `AgenticConfig::validate` checks them).
+pub const AGENTIC: Part = Part {
+    class: "Agentic",
+    kind: "agentic",
+    of: "agentic",
+    fields: &[
+        part_int("max_turns", 1, MAX_TURNS, Value::Int(10), "Turns per trajectory at most (1: a single-turn run)"),
+        dist(
+            "tool_latency_s",
+            AGENTIC_TOOL_LATENCY_S,
+            1.0,
+            "Seconds one tool call runs: a number, or a distribution (a table of a scenario file)",
+        ),
+        dist(
+            "observation_tokens",
+            AGENTIC_OBSERVATION_TOKENS,
+            100.0,
+            "Tokens a tool call appends to the context: a number, or a distribution (a table of a scenario file)",
+        ),
+        part_real(
+            "stop_prob",
+            AGENTIC_STOP_PROB,
+            Value::Float(0.0),
+            "Probability that a trajectory ends after a turn (before max_turns)",
+        ),
+        Field {
+            range: Range::Real(AGENTIC_TURN_SCALE),
+            ..array(
+                "turn_scale",
+                "",
+                Value::Reals(&[]),
+                "Turn k decodes a lengths draw times turn_scale[min(k, len - 1)] (empty: every turn as is)",
+            )
+        },
+        part_real(
+            "max_context_tokens",
+            AGENTIC_MAX_CONTEXT_TOKENS,
+            Value::None,
+            "Prompt + generated + observed tokens at most, > prompt_tokens: the trajectory ends there (None: no bound)",
+        ),
+        part_str("kv_policy", &["keep", "drop", "hold"], "What a request does with its slot and KV during a tool call"),
+        flag_field("sticky", true, "A returning request goes back to its previous instance when that has an idle slot"),
+        agentic_count("env_slots", "Concurrent environments: calls queue FIFO for a free one (None: unbounded)"),
+        agentic_count(
+            "max_trajectories",
+            "Trajectories in flight at most, >= group_size: no new group starts beyond it (None: unbounded)",
+        ),
+        part_real(
+            "env_overhead_s",
+            AGENTIC_ENV_OVERHEAD_S,
+            Value::Float(0.0),
+            "Seconds added to every call (sandbox start, request round trip)",
+        ),
+        part_real(
+            "failure_rate",
+            AGENTIC_FAILURE_RATE,
+            Value::Float(0.0),
+            "Probability that a call fails (known when it returns)",
+        ),
+        part_str("on_failure", &["drop", "retry"], "A failed call drops its trajectory's group, or is submitted again"),
+        flag_field(
+            "switch_version_at_turn",
+            true,
+            "A returning request's next turn uses the rollout's current weights (False: the version it had)",
+        ),
+    ],
+    doc: "Multi-turn agentic trajectories: turns of decoding separated by tool calls to a pool of environments",
+};
+
+/// A bool of a part (always sent).
+const fn flag_field(name: &'static str, default: bool, doc: &'static str) -> Field {
+    Field { omit_at_default: false, ..flag(name, default, doc) }
+}
+
 /// Largest `OffPolicy.k`.
 pub const MAX_K: u64 = 1_000_000;
 
@@ -436,7 +553,7 @@ const fn part_int(name: &'static str, lo: u64, hi: u64, default: Value, doc: &'s
         kind: Kind::Int,
         unit: "",
         default,
-        range: Range::Int { lo, hi },
+        range: Range::Int { lo, hi, extra: "" },
         choices: &[],
         omit_at_default: false,
         doc,
@@ -630,6 +747,7 @@ pub const PARTS: &[Part] = &[
     },
     TRAIN_RANKS,
     LENGTH_DRIFT,
+    AGENTIC,
 ];
 
 /// The cap of a tool latency drawn from a distribution: 1 to 2^40 seconds (the lengths' cap, in
@@ -1097,7 +1215,7 @@ mod tests {
                 }
                 match (f.default, f.range) {
                     (Value::Float(v), Range::Real(b)) => assert!(b.contains(v), "{}", f.name),
-                    (Value::Int(v), Range::Int { lo, hi }) => assert!((lo..=hi).contains(&v), "{}", f.name),
+                    (Value::Int(v), Range::Int { lo, hi, .. }) => assert!((lo..=hi).contains(&v), "{}", f.name),
                     (Value::Str(s), _) => assert!(f.choices.contains(&s), "{}", f.name),
                     _ => {}
                 }
@@ -1118,7 +1236,7 @@ mod tests {
                 (Value::Float(v), Range::Real(b)) => {
                     assert!(b.check(v).is_ok() || (v.is_infinite() && !b.extra.is_empty()), "{}", f.name)
                 }
-                (Value::Int(v), Range::Int { lo, hi }) => assert!((lo..=hi).contains(&v), "{}", f.name),
+                (Value::Int(v), Range::Int { lo, hi, .. }) => assert!((lo..=hi).contains(&v), "{}", f.name),
                 (Value::Str(s), _) => assert!(f.choices.contains(&s), "{}", f.name),
                 _ => {}
             }

@@ -192,7 +192,7 @@ fn part_spec(class: &str, name: &str) -> &'static schema::Field {
 fn part_int(class: &str, name: &str, a: Arg<i128>) -> PyResult<Option<u64>> {
     let f = part_spec(class, name);
     let (lo, hi) = match f.range {
-        schema::Range::Int { lo, hi } => (lo, hi),
+        schema::Range::Int { lo, hi, .. } => (lo, hi),
         _ => unreachable!("{class}.{name} is an integer field"),
     };
     match a {
@@ -466,7 +466,7 @@ fn field_err(name: &str, msg: String) -> PyErr {
 fn int_field(name: &'static str, a: Arg<i128>) -> PyResult<u64> {
     let f = spec(name);
     let (lo, hi) = match f.range {
-        schema::Range::Int { lo, hi } => (lo, hi),
+        schema::Range::Int { lo, hi, .. } => (lo, hi),
         _ => unreachable!("{name} is an integer field"),
     };
     let shown_hi = if hi == u64::MAX { "2**64 - 1".to_string() } else { hi.to_string() };
@@ -943,10 +943,11 @@ fn field_dict<'py>(py: Python<'py>, f: &schema::Field) -> PyResult<Bound<'py, Py
     d.set_item("required", f.default == Value::Required)?;
     let (lo, hi, range, extra, suffix): (Bound<'_, PyAny>, Bound<'_, PyAny>, String, &str, String) = match f.range {
         Range::Any => (py.None().into_bound(py), py.None().into_bound(py), String::new(), "", String::new()),
-        Range::Int { lo, hi } => {
+        Range::Int { lo, hi, extra } => {
             let shown = if hi == u64::MAX { "2**64 - 1".to_string() } else { hi.to_string() };
             let r = format!("[{lo}, {shown}]");
-            (lo.into_pyobject(py)?.into_any(), hi.into_pyobject(py)?.into_any(), r, "", String::new())
+            let stripped = extra.strip_prefix(", ").unwrap_or(extra);
+            (lo.into_pyobject(py)?.into_any(), hi.into_pyobject(py)?.into_any(), r, stripped, extra.to_string())
         }
         Range::Real(b) => (
             b.lo.into_pyobject(py)?.into_any(),

@@ -26,6 +26,7 @@ use crate::lengths::{Draw, Lengths};
 use crate::record::NONE_U32;
 use crate::rng::{FastRng, Source};
 use crate::scenario::{show, PartialRollout, Scenario};
+use crate::schema;
 
 /// A distribution of seconds or tokens: a constant or a `Lengths` (lognormal or empirical).
 #[derive(Debug, Clone, PartialEq)]
@@ -153,13 +154,14 @@ impl Default for AgenticConfig {
     }
 }
 
-/// Largest `agentic.max_turns`.
-pub const MAX_TURNS: u32 = 1 << 20;
-/// Largest tool latency / overhead, seconds.
-pub const MAX_TOOL_S: f64 = 1e9;
+/// Largest `agentic.max_turns` (the schema's, [`crate::schema::AGENTIC`]).
+pub const MAX_TURNS: u32 = schema::MAX_TURNS as u32;
+/// Largest tool latency, seconds (the schema's).
+pub const MAX_TOOL_S: f64 = schema::AGENTIC_TOOL_LATENCY_S.hi;
 
 impl AgenticConfig {
-    /// Checks every field (messages start with `agentic.<field>`).
+    /// Checks every field against its range in [`crate::schema::AGENTIC`] (messages start with
+    /// `agentic.<field>`).
     pub fn validate(&self, sc: &Scenario) -> Result<()> {
         if self.max_turns == 0 || self.max_turns > MAX_TURNS {
             return Err(Error::field(
@@ -167,27 +169,17 @@ impl AgenticConfig {
                 format!("must be in [1, {MAX_TURNS}], got {}", self.max_turns),
             ));
         }
-        if !(0.0..=1.0).contains(&self.stop_prob) {
-            return Err(Error::field("agentic.stop_prob", format!("must be in [0, 1], got {}", show(self.stop_prob))));
-        }
-        if !(0.0..1.0).contains(&self.failure_rate) {
-            return Err(Error::field(
-                "agentic.failure_rate",
-                format!("must be in [0, 1), got {}", show(self.failure_rate)),
-            ));
-        }
-        if let Some((i, s)) = self.turn_scale.iter().enumerate().find(|(_, s)| !(1e-6..=1e6).contains(*s)) {
+        schema::AGENTIC_STOP_PROB.check(self.stop_prob)?;
+        schema::AGENTIC_FAILURE_RATE.check(self.failure_rate)?;
+        if let Some((i, s)) =
+            self.turn_scale.iter().enumerate().find(|(_, s)| !schema::AGENTIC_TURN_SCALE.contains(**s))
+        {
             return Err(Error::field(
                 "agentic.turn_scale",
-                format!("must be in [1e-6, 1e6]; item {i} is {}", show(*s)),
+                format!("must be in {}; item {i} is {}", schema::AGENTIC_TURN_SCALE.range, show(*s)),
             ));
         }
-        if !(0.0..=MAX_TOOL_S).contains(&self.env_overhead_s) {
-            return Err(Error::field(
-                "agentic.env_overhead_s",
-                format!("must be in [0, 1e9] seconds, got {}", show(self.env_overhead_s)),
-            ));
-        }
+        schema::AGENTIC_ENV_OVERHEAD_S.check(self.env_overhead_s)?;
         if self.env_slots > crate::scenario::MAX_COUNT {
             return Err(Error::field(
                 "agentic.env_slots",
@@ -204,10 +196,14 @@ impl AgenticConfig {
             ));
         }
         self.tool_latency_s.validate("agentic.tool_latency_s", MAX_TOOL_S, "seconds")?;
-        self.observation_tokens.validate("agentic.observation_tokens", 1e9, "tokens")?;
+        self.observation_tokens.validate(
+            "agentic.observation_tokens",
+            schema::AGENTIC_OBSERVATION_TOKENS.hi,
+            "tokens",
+        )?;
         let prompt = sc.prefill.prompt_tokens;
         if self.max_context_tokens != f64::INFINITY
-            && !(self.max_context_tokens > prompt && self.max_context_tokens <= 1e12)
+            && !(self.max_context_tokens > prompt && self.max_context_tokens <= schema::AGENTIC_MAX_CONTEXT_TOKENS.hi)
         {
             return Err(Error::field(
                 "agentic.max_context_tokens",
