@@ -252,8 +252,10 @@ pub(crate) struct Kv {
     /// Updates to an instance's approximate sums between two exact recomputations,
     /// `max(RESYNC_EVERY, per)`.
     resync_every: u32,
-    /// `kv_approx`'s rounding bound per unit of magnitude (it depends on `per` only).
+    /// `kv_approx`'s rounding bound per unit of magnitude (it depends on `per` only), and the
+    /// part of its bound that depends on the capacity only (`1e-6 * cap + 1e-6`).
     rounding: f64,
+    err_floor: f64,
 }
 
 /// A slot's KV state.
@@ -528,6 +530,7 @@ impl Instances {
                 evictions: 0,
                 resync_every: RESYNC_EVERY.max(per as u32),
                 rounding: (RESYNC_EVERY.max(per as u32) as f64 + 2.0 * per as f64 + 64.0) * 8.0 * f64::EPSILON,
+                err_floor: 1e-6 * kv_cap + 1e-6,
                 approx: KvApprox { prefill: vec![Vec::new(); k] },
             }),
             preempt: vec![false; k],
@@ -844,7 +847,7 @@ impl Instances {
     }
 
     /// Recomputes the top-level keys of the instances changed since the last call.
-    #[inline]
+    #[inline(never)]
     fn flush(&mut self) {
         while self.n_dirty > 0 {
             self.n_dirty -= 1;
@@ -975,9 +978,13 @@ impl Instances {
 
     /// The earliest event of any instance: (time, sample id, slot, whether it is a preemption
     /// rather than a finish).
-    #[inline]
+    #[inline(always)]
     pub fn next_event(&mut self) -> Option<(f64, u32, u32, bool)> {
-        self.flush();
+        if self.n_dirty > 0 {
+            // (mostly after a slot event: a tool call's return changes no instance while requests
+            // wait for a slot)
+            self.flush();
+        }
         let v = self.top.min();
         let (k, i) = (v >> LEAF_BITS, (v as usize) & ((1 << LEAF_BITS) - 1));
         (k != NONE >> LEAF_BITS).then(|| (key_value(k), k as u32, self.top_slot[i], self.preempt[i]))
@@ -1057,7 +1064,7 @@ impl Instances {
     fn kv_approx_with_idle(&self, i: usize, used: f64, magnitude: f64) -> (f64, f64) {
         let kv = self.kv.as_ref().expect("KV capacity");
         let idle = kv.idle(i);
-        (used + idle, 1e-6 * kv.cap + 1e-6 + kv.rounding * (magnitude + kv.cap + idle))
+        (used + idle, kv.err_floor + kv.rounding * (magnitude + kv.cap + idle))
     }
 
     /// When instance `i`'s KV reaches capacity if nothing else changes: (time, the slot and sample
@@ -1186,8 +1193,9 @@ impl Instances {
             if self.kv_fits_at(i, done, c, running, magnitude) {
                 return true;
             }
-            // only with cached KV of requests in tool calls
-            if !self.evict_lru(i) {
+            // only with cached KV of requests in tool calls (mostly evicted already: checked here,
+            // without the call)
+            if self.kv.as_ref().is_none_or(|kv| kv.lru[i].is_empty()) || !self.evict_lru(i) {
                 return false;
             }
         }
@@ -1395,8 +1403,8 @@ impl Placement for Instances {
     /// last event, while the next one's KV (prompt + tokens done) plus one token fits.
     #[inline]
     fn next_admission(&mut self, cursor: &mut usize, slots: &[Option<Req>], t: f64) -> Option<(u32, f64)> {
-        if self.kv.as_ref()?.n_waiting == 0 {
-            return None; // every queue is empty
+        if self.kv.as_ref()?.n_waiting == 0 || *cursor >= self.n_dirty {
+            return None; // every queue is empty, or no instance changed since the last check
         }
         self.next_admission_waiting(cursor, slots, t)
     }
