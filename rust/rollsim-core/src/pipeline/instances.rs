@@ -126,6 +126,12 @@ impl<T: TreeValue> MinTree<T> {
         }
     }
 
+    /// Leaf `i`'s value.
+    #[inline(always)]
+    pub fn leaf(&self, i: usize) -> T {
+        self.v[i + self.size]
+    }
+
     /// The smallest value.
     #[inline]
     pub fn min(&self) -> T {
@@ -472,6 +478,10 @@ pub(crate) struct Instances {
     n_dirty: usize,
     /// Routing: occupied slots per instance (running or waiting for KV; `NONE` when full).
     pub occ: Vec<u32>,
+    /// The instance whose load (`occ`) changed and is not in `load` yet (`NO_HOLE`: none): a
+    /// finish, then the start on the freed slot, change one instance's load twice and leave it
+    /// as it was; `route` mostly answers without the tree's update.
+    load_pending: usize,
     load: MinTree<u64>,
     pub kv: Option<Kv>,
     /// Per instance: its next event is a preemption (KV full), not a finish.
@@ -515,6 +525,7 @@ impl Instances {
             dirty_list: vec![0; k + 1],
             n_dirty: 0,
             occ: vec![0; k],
+            load_pending: NO_HOLE,
             load: MinTree::new(k, |i| load_value(if i < k { 0 } else { u32::MAX }, i)),
             kv: (kv_cap > 0.0).then(|| Kv {
                 cap: kv_cap,
@@ -665,7 +676,31 @@ impl Instances {
     #[inline(always)]
     pub fn set_occ(&mut self, i: usize, occ: u32) {
         self.occ[i] = occ;
-        self.load.set(i, load_value(if (occ as usize) < self.per { occ } else { u32::MAX }, i));
+        let p = self.load_pending;
+        if p != i && p != NO_HOLE {
+            // mostly back to the value the tree holds (a finish, then a start on the freed slot)
+            let v = self.load_of(p);
+            if self.load.leaf(p) != v {
+                self.load.set(p, v);
+            }
+        }
+        self.load_pending = i;
+    }
+
+    /// Puts the pending load into the routing tree: its new minimum.
+    #[inline(never)]
+    fn apply_load(&mut self) -> u64 {
+        let p = self.load_pending;
+        self.load.set(p, self.load_of(p));
+        self.load_pending = NO_HOLE;
+        self.load.min()
+    }
+
+    /// Instance `i`'s value in the routing tree, from its load.
+    #[inline(always)]
+    fn load_of(&self, i: usize) -> u64 {
+        let occ = self.occ[i];
+        load_value(if (occ as usize) < self.per { occ } else { u32::MAX }, i)
     }
 
     #[inline]
@@ -1135,9 +1170,23 @@ impl Instances {
 
     /// The lowest idle slot of the least loaded instance with an idle slot (ties: the lowest
     /// instance).
-    #[inline]
-    pub fn route(&self) -> Option<u32> {
-        let v = self.load.min();
+    #[inline(always)]
+    pub fn route(&mut self) -> Option<u32> {
+        let mut v = self.load.min();
+        let p = self.load_pending;
+        if p != NO_HOLE {
+            let pv = self.load_of(p);
+            if v as u32 as usize != p {
+                // the minimum of the other instances (values are distinct), or the pending one
+                v = v.min(pv);
+            } else if pv <= v {
+                // the pending instance's old value was the minimum, and its new one is not larger
+                v = pv;
+            } else {
+                // the minimum of the others is needed: the tree's
+                v = self.apply_load();
+            }
+        }
         if (v >> 32) as u32 == u32::MAX {
             return None;
         }
@@ -1326,8 +1375,8 @@ impl Placement for Instances {
         r.done + (c - ds).clamp(0.0, r.length - r.done)
     }
 
-    #[inline]
-    fn route(&self) -> Option<u32> {
+    #[inline(always)]
+    fn route(&mut self) -> Option<u32> {
         Instances::route(self)
     }
 
@@ -1516,7 +1565,7 @@ impl Placement for Instances {
         self.inst_of[slot as usize]
     }
 
-    fn route_on(&self, inst: u32) -> Option<u32> {
+    fn route_on(&mut self, inst: u32) -> Option<u32> {
         let i = inst as usize;
         if self.occ[i] as usize >= self.per {
             return None;
@@ -1572,6 +1621,23 @@ mod tests {
                 keys[i] = k;
                 let best = keys.iter().enumerate().min_by_key(|(j, k)| (**k, *j)).unwrap();
                 assert_eq!(t.min(), load_value(*best.1, best.0));
+            }
+        }
+    }
+
+    /// Routing with a pending load change against the least loaded instance found directly.
+    #[test]
+    fn routing_with_a_pending_load_agrees_with_brute_force() {
+        let (k, per) = (5usize, 3usize);
+        let mut rng = FastRng::new(11);
+        let mut b = Instances::new(k * per, per, vec![1.0; per], 0.0);
+        for _ in 0..5000 {
+            let i = (rng.uniform() * k as f64) as usize;
+            let occ = (rng.uniform() * (per + 1) as f64) as u32;
+            b.set_occ(i, occ);
+            if rng.uniform() < 0.5 {
+                let want = (0..k).filter(|&j| (b.occ[j] as usize) < per).min_by_key(|&j| (b.occ[j], j));
+                assert_eq!(b.route(), want.map(|j| (j * per) as u32));
             }
         }
     }
