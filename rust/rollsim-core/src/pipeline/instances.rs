@@ -18,6 +18,10 @@
 //! instance its lowest idle slot. Both trees hold packed values (key above, instance below), so
 //! equal keys go to the lowest instance; a change replays its leaf's lowest matches without
 //! branching on their outcomes, then stops at the first match whose outcome it does not change.
+//! The routing tree takes the last instance whose load changed lazily (a finish and the start on
+//! the freed slot leave it as it was): `route` compares the tree's minimum with that instance's
+//! load, and updates the tree only when a second instance changes or the minimum is that
+//! instance's old value and its load grew.
 //!
 //! KV-cache capacity (`Kv`, optional): a request on a slot either runs (it is in the heap and holds
 //! KV: prompt + tokens done when it was admitted, plus one token per clock token once its prefill
