@@ -40,9 +40,6 @@ pub(crate) struct Req {
     /// Its KV was freed by a preemption: it pays a prefill of prompt + tokens done when it is
     /// admitted again (unless whoever resubmits it charges one).
     pub kv_lost: bool,
-    /// Explicit padding to 64 bytes: a copy then moves whole words (with implicit padding, the
-    /// compiler copied the tail in overlapping 4-byte moves, which stalled the loads after them).
-    _pad: [u8; 7],
 }
 
 impl Req {
@@ -61,7 +58,6 @@ impl Req {
             n_versions: 0,
             version_end: 0,
             kv_lost: false,
-            _pad: [0; 7],
         }
     }
 
