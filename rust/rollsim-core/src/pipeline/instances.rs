@@ -18,6 +18,10 @@
 //! instance its lowest idle slot. Both trees hold packed values (key above, instance below), so
 //! equal keys go to the lowest instance; a change replays its leaf's lowest matches without
 //! branching on their outcomes, then stops at the first match whose outcome it does not change.
+//! The routing tree takes the last instance whose load changed lazily (a finish and the start on
+//! the freed slot leave it as it was): `route` compares the tree's minimum with that instance's
+//! load, and updates the tree only when a second instance changes or the minimum is that
+//! instance's old value and its load grew.
 //!
 //! KV-cache capacity (`Kv`, optional): a request on a slot either runs (it is in the heap and holds
 //! KV: prompt + tokens done when it was admitted, plus one token per clock token once its prefill
@@ -124,6 +128,12 @@ impl<T: TreeValue> MinTree<T> {
             self.v[node] = x;
             level += 1;
         }
+    }
+
+    /// Leaf `i`'s value.
+    #[inline(always)]
+    pub fn leaf(&self, i: usize) -> T {
+        self.v[i + self.size]
     }
 
     /// The smallest value.
@@ -252,8 +262,10 @@ pub(crate) struct Kv {
     /// Updates to an instance's approximate sums between two exact recomputations,
     /// `max(RESYNC_EVERY, per)`.
     resync_every: u32,
-    /// `kv_approx`'s rounding bound per unit of magnitude (it depends on `per` only).
+    /// `kv_approx`'s rounding bound per unit of magnitude (it depends on `per` only), and the
+    /// part of its bound that depends on the capacity only (`1e-6 * cap + 1e-6`).
     rounding: f64,
+    err_floor: f64,
 }
 
 /// A slot's KV state.
@@ -470,6 +482,10 @@ pub(crate) struct Instances {
     n_dirty: usize,
     /// Routing: occupied slots per instance (running or waiting for KV; `NONE` when full).
     pub occ: Vec<u32>,
+    /// The instance whose load (`occ`) changed and is not in `load` yet (`NO_HOLE`: none): a
+    /// finish, then the start on the freed slot, change one instance's load twice and leave it
+    /// as it was; `route` mostly answers without the tree's update.
+    load_pending: usize,
     load: MinTree<u64>,
     pub kv: Option<Kv>,
     /// Per instance: its next event is a preemption (KV full), not a finish.
@@ -513,6 +529,7 @@ impl Instances {
             dirty_list: vec![0; k + 1],
             n_dirty: 0,
             occ: vec![0; k],
+            load_pending: NO_HOLE,
             load: MinTree::new(k, |i| load_value(if i < k { 0 } else { u32::MAX }, i)),
             kv: (kv_cap > 0.0).then(|| Kv {
                 cap: kv_cap,
@@ -528,6 +545,7 @@ impl Instances {
                 evictions: 0,
                 resync_every: RESYNC_EVERY.max(per as u32),
                 rounding: (RESYNC_EVERY.max(per as u32) as f64 + 2.0 * per as f64 + 64.0) * 8.0 * f64::EPSILON,
+                err_floor: 1e-6 * kv_cap + 1e-6,
                 approx: KvApprox { prefill: vec![Vec::new(); k] },
             }),
             preempt: vec![false; k],
@@ -662,7 +680,31 @@ impl Instances {
     #[inline(always)]
     pub fn set_occ(&mut self, i: usize, occ: u32) {
         self.occ[i] = occ;
-        self.load.set(i, load_value(if (occ as usize) < self.per { occ } else { u32::MAX }, i));
+        let p = self.load_pending;
+        if p != i && p != NO_HOLE {
+            // mostly back to the value the tree holds (a finish, then a start on the freed slot)
+            let v = self.load_of(p);
+            if self.load.leaf(p) != v {
+                self.load.set(p, v);
+            }
+        }
+        self.load_pending = i;
+    }
+
+    /// Puts the pending load into the routing tree: its new minimum.
+    #[inline(never)]
+    fn apply_load(&mut self) -> u64 {
+        let p = self.load_pending;
+        self.load.set(p, self.load_of(p));
+        self.load_pending = NO_HOLE;
+        self.load.min()
+    }
+
+    /// Instance `i`'s value in the routing tree, from its load.
+    #[inline(always)]
+    fn load_of(&self, i: usize) -> u64 {
+        let occ = self.occ[i];
+        load_value(if (occ as usize) < self.per { occ } else { u32::MAX }, i)
     }
 
     #[inline]
@@ -844,7 +886,7 @@ impl Instances {
     }
 
     /// Recomputes the top-level keys of the instances changed since the last call.
-    #[inline]
+    #[inline(never)]
     fn flush(&mut self) {
         while self.n_dirty > 0 {
             self.n_dirty -= 1;
@@ -975,9 +1017,13 @@ impl Instances {
 
     /// The earliest event of any instance: (time, sample id, slot, whether it is a preemption
     /// rather than a finish).
-    #[inline]
+    #[inline(always)]
     pub fn next_event(&mut self) -> Option<(f64, u32, u32, bool)> {
-        self.flush();
+        if self.n_dirty > 0 {
+            // (mostly after a slot event: a tool call's return changes no instance while requests
+            // wait for a slot)
+            self.flush();
+        }
         let v = self.top.min();
         let (k, i) = (v >> LEAF_BITS, (v as usize) & ((1 << LEAF_BITS) - 1));
         (k != NONE >> LEAF_BITS).then(|| (key_value(k), k as u32, self.top_slot[i], self.preempt[i]))
@@ -1057,7 +1103,7 @@ impl Instances {
     fn kv_approx_with_idle(&self, i: usize, used: f64, magnitude: f64) -> (f64, f64) {
         let kv = self.kv.as_ref().expect("KV capacity");
         let idle = kv.idle(i);
-        (used + idle, 1e-6 * kv.cap + 1e-6 + kv.rounding * (magnitude + kv.cap + idle))
+        (used + idle, kv.err_floor + kv.rounding * (magnitude + kv.cap + idle))
     }
 
     /// When instance `i`'s KV reaches capacity if nothing else changes: (time, the slot and sample
@@ -1128,9 +1174,23 @@ impl Instances {
 
     /// The lowest idle slot of the least loaded instance with an idle slot (ties: the lowest
     /// instance).
-    #[inline]
-    pub fn route(&self) -> Option<u32> {
-        let v = self.load.min();
+    #[inline(always)]
+    pub fn route(&mut self) -> Option<u32> {
+        let mut v = self.load.min();
+        let p = self.load_pending;
+        if p != NO_HOLE {
+            let pv = self.load_of(p);
+            if v as u32 as usize != p {
+                // the minimum of the other instances (values are distinct), or the pending one
+                v = v.min(pv);
+            } else if pv <= v {
+                // the pending instance's old value was the minimum, and its new one is not larger
+                v = pv;
+            } else {
+                // the minimum of the others is needed: the tree's
+                v = self.apply_load();
+            }
+        }
         if (v >> 32) as u32 == u32::MAX {
             return None;
         }
@@ -1186,8 +1246,9 @@ impl Instances {
             if self.kv_fits_at(i, done, c, running, magnitude) {
                 return true;
             }
-            // only with cached KV of requests in tool calls
-            if !self.evict_lru(i) {
+            // only with cached KV of requests in tool calls (mostly evicted already: checked here,
+            // without the call)
+            if self.kv.as_ref().is_none_or(|kv| kv.lru[i].is_empty()) || !self.evict_lru(i) {
                 return false;
             }
         }
@@ -1318,8 +1379,8 @@ impl Placement for Instances {
         r.done + (c - ds).clamp(0.0, r.length - r.done)
     }
 
-    #[inline]
-    fn route(&self) -> Option<u32> {
+    #[inline(always)]
+    fn route(&mut self) -> Option<u32> {
         Instances::route(self)
     }
 
@@ -1395,8 +1456,8 @@ impl Placement for Instances {
     /// last event, while the next one's KV (prompt + tokens done) plus one token fits.
     #[inline]
     fn next_admission(&mut self, cursor: &mut usize, slots: &[Option<Req>], t: f64) -> Option<(u32, f64)> {
-        if self.kv.as_ref()?.n_waiting == 0 {
-            return None; // every queue is empty
+        if self.kv.as_ref()?.n_waiting == 0 || *cursor >= self.n_dirty {
+            return None; // every queue is empty, or no instance changed since the last check
         }
         self.next_admission_waiting(cursor, slots, t)
     }
@@ -1532,7 +1593,7 @@ impl Placement for Instances {
         self.inst_of[slot as usize]
     }
 
-    fn route_on(&self, inst: u32) -> Option<u32> {
+    fn route_on(&mut self, inst: u32) -> Option<u32> {
         let i = inst as usize;
         if self.occ[i] as usize >= self.per {
             return None;
@@ -1588,6 +1649,23 @@ mod tests {
                 keys[i] = k;
                 let best = keys.iter().enumerate().min_by_key(|(j, k)| (**k, *j)).unwrap();
                 assert_eq!(t.min(), load_value(*best.1, best.0));
+            }
+        }
+    }
+
+    /// Routing with a pending load change against the least loaded instance found directly.
+    #[test]
+    fn routing_with_a_pending_load_agrees_with_brute_force() {
+        let (k, per) = (5usize, 3usize);
+        let mut rng = FastRng::new(11);
+        let mut b = Instances::new(k * per, per, vec![1.0; per], 0.0);
+        for _ in 0..5000 {
+            let i = (rng.uniform() * k as f64) as usize;
+            let occ = (rng.uniform() * (per + 1) as f64) as u32;
+            b.set_occ(i, occ);
+            if rng.uniform() < 0.5 {
+                let want = (0..k).filter(|&j| (b.occ[j] as usize) < per).min_by_key(|&j| (b.occ[j], j));
+                assert_eq!(b.route(), want.map(|j| (j * per) as u32));
             }
         }
     }

@@ -35,7 +35,7 @@ pub(crate) trait Placement {
     fn progress(&self, slot: usize, r: &Req, t: f64) -> f64;
 
     /// The slot the next request takes, if one is idle.
-    fn route(&self) -> Option<u32>;
+    fn route(&mut self) -> Option<u32>;
     /// `slot`, returned by `route`, holds a request now.
     fn take(&mut self, slot: u32);
     /// `slot` holds no request now; it may be routed to.
@@ -94,7 +94,7 @@ pub(crate) trait Placement {
         0
     }
     /// The slot the next request takes on instance `inst`, if one is idle there.
-    fn route_on(&self, _inst: u32) -> Option<u32> {
+    fn route_on(&mut self, _inst: u32) -> Option<u32> {
         self.route()
     }
     /// Agentic rollouts, `KvPolicy::Keep`, with KV capacity: the request `id` that left `slot` for
@@ -157,7 +157,7 @@ impl Placement for Slots {
     }
 
     #[inline(always)]
-    fn route(&self) -> Option<u32> {
+    fn route(&mut self) -> Option<u32> {
         self.idle.last().copied()
     }
 
