@@ -1,0 +1,142 @@
+"""A new user's tryout: a typo in a config *file* is reported like one in an override, an option noted
+"ignored" is really not used (and one that is used says what it became), the engine's memory fraction
+is checked where it is read."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml  # type: ignore[import-untyped]
+
+from rollsim import ScenarioError, configs
+from rollsim.cli import main
+from rollsim.configs import EXAMPLES
+
+EXAMPLE_CONFIGS = ("verl_grpo.yaml", "verl_fully_async.sh", "areal_grpo.yaml", "slime_async.sh", "openrlhf_ppo.sh")
+
+
+def _notes(imp, option):
+    return [n for n in imp.notes if n.option == option]
+
+
+def _yaml(tmp_path: Path, name: str, edit) -> Path:
+    tree = yaml.safe_load((EXAMPLES / name).read_text())
+    edit(tree)
+    p = tmp_path / name
+    p.write_text(yaml.safe_dump(tree))
+    return p
+
+
+# ------------------------------------------------------------------- 1. typos in a config file
+
+@pytest.mark.parametrize("section, typo, meant", [
+    ("data", "max_response_lenght", "data.max_response_length"),
+    ("data", "train_bach_size", "data.train_batch_size"),
+])
+def test_a_typo_in_a_verl_yaml_file_is_an_unknown_option_like_an_override(tmp_path, capsys, section, typo, meant):
+    p = _yaml(tmp_path, "verl_grpo.yaml", lambda t: t[section].update({typo: 64}))
+    imp = configs.load(p)
+    (n,) = _notes(imp, f"{section}.{typo}")
+    assert n.kind == "ignored" and n.became.startswith(f"ignored: unknown option (did you mean {meant!r}")
+    assert imp.warnings() == [f"rollsim: warning: {section}.{typo}=64: {n.became[len('ignored: '):]}"]
+    # the same words as the override path's
+    via_override = configs.load(EXAMPLES / "verl_grpo.yaml", overrides=[f"{section}.{typo}=64"])
+    assert via_override.warnings() == imp.warnings()
+    assert imp.scenario == configs.load(EXAMPLES / "verl_grpo.yaml").scenario   # the typo changed nothing
+    assert main(["import", str(p), "--toml"]) == 0
+    assert capsys.readouterr().err == imp.warnings()[0] + "\n"
+
+
+def test_a_typo_in_a_yaml_file_a_verl_script_names_is_reported(tmp_path):
+    (tmp_path / "mine.yaml").write_text("data:\n  max_response_lenght: 4096\nmy_recipe:\n  knob: 3\n")
+    p = tmp_path / "run.sh"
+    p.write_text("python3 -m verl.trainer.main_ppo --config-path . --config-name mine data.train_batch_size=8 "
+                 "my_recipe.knob=4\n")
+    imp = configs.load(p)
+    # the file's typo is reported; its own section (a recipe's) and the override of it are accepted
+    assert [n.option for n in imp.unknown_options] == ["data.max_response_lenght"]
+    assert _notes(imp, "my_recipe.knob")[0].became == "ignored: not modelled by rollsim"
+
+
+def test_the_examples_have_no_unknown_option():
+    for name in EXAMPLE_CONFIGS:
+        assert configs.load(EXAMPLES / name).warnings() == [], name
+
+
+# ---------------------------------------------------- 2. gpu_memory_utilization, "ignored" notes
+
+MEM = "actor_rollout_ref.rollout.gpu_memory_utilization"
+
+
+@pytest.mark.parametrize("value", [85, 0, -0.5, 1.5])
+def test_verl_gpu_memory_utilization_out_of_range_is_refused(tmp_path, value):
+    p = _yaml(tmp_path, "verl_grpo.yaml", lambda t: t["actor_rollout_ref"]["rollout"].update(gpu_memory_utilization=value))
+    for gpu in (None, "H100"):
+        with pytest.raises(ScenarioError, match=re.escape(f"{MEM}: must be in (0, 1] (a fraction of each GPU's memory, "
+                                                          f"not a percentage), got {value!r}")):
+            configs.load(p, gpu=gpu)
+
+
+def test_verl_gpu_memory_utilization_says_what_it_became():
+    with_gpu = configs.load(EXAMPLES / "verl_grpo.yaml", gpu="H100")
+    (n,) = _notes(with_gpu, MEM)
+    assert (n.kind, n.value, n.became) == ("read", "0.6", "deployment.gpu_memory_utilization = 0.6 (the deployment's "
+                                                          "KV capacity)")
+    assert with_gpu.deployment.gpu_memory_utilization == 0.6
+    other = configs.load(EXAMPLES / "verl_grpo.yaml", gpu="H100", overrides=[f"{MEM}=0.85"])
+    assert other.deployment.gpu_memory_utilization == 0.85 and other.deployment != with_gpu.deployment
+    (n,) = _notes(configs.load(EXAMPLES / "verl_grpo.yaml"), MEM)
+    assert n.kind == "ignored" and "there is none without an accelerator (gpu=, --gpu)" in n.became
+    (n,) = _notes(configs.load(EXAMPLES / "verl_grpo.yaml", gpu="H100", overrides=["actor_rollout_ref.model.path=a/b"]),
+                  MEM)
+    assert n.kind == "ignored" and "model not among rollsim.hardware.MODELS" in n.became
+
+
+def test_verl_rollout_name_says_what_the_deployment_took():
+    (n,) = _notes(configs.load(EXAMPLES / "verl_grpo.yaml", gpu="H100"), "actor_rollout_ref.rollout.name")
+    assert (n.kind, n.became) == ("read", "deployment.engine = 'vllm' (the deployment's serving model)")
+    imp = configs.load(EXAMPLES / "verl_grpo.yaml", gpu="H100", overrides=["actor_rollout_ref.rollout.name=sglang"])
+    assert imp.deployment.engine == "sglang"
+    (n,) = _notes(configs.load(EXAMPLES / "verl_grpo.yaml", gpu="H100", overrides=["actor_rollout_ref.rollout.name=hf"]),
+                  "actor_rollout_ref.rollout.name")
+    assert n.became.endswith("'hf' is not modelled, 'vllm' assumed)")
+
+
+def _without(tmp_path: Path, name: str, option: str) -> Path:
+    """The example with one option removed (a YAML key, a ``key=value`` override, an ``--argument [value]``)."""
+    text = (EXAMPLES / name).read_text()
+    if name.endswith(".yaml"):
+        tree = yaml.safe_load(text)
+        *parents, leaf = option.split(".")
+        node = tree
+        for part in parents:
+            node = node[part]
+        del node[leaf]
+        out = yaml.safe_dump(tree)
+    elif option.startswith("--"):
+        out, k = re.subn(rf"(?<!\S){re.escape(option)}(?:[ =](?!-)[^\s\\]+)?(?=\s|$)", "", text)
+        assert k == 1, option
+    else:
+        out, k = re.subn(rf"(?<!\S){re.escape(option)}=\S+", "", text)
+        assert k == 1, option
+    p = tmp_path / name
+    p.write_text(out)
+    return p
+
+
+@pytest.mark.parametrize("name", EXAMPLE_CONFIGS)
+@pytest.mark.parametrize("gpu", [None, "H100"])
+def test_every_option_noted_ignored_changes_nothing_when_removed(tmp_path, name, gpu):
+    imp = configs.load(EXAMPLES / name, gpu=gpu)
+    ignored = [n.option for n in imp.notes if n.kind == "ignored" and not n.option.startswith("(")]
+    assert len(ignored) >= (0 if name == "openrlhf_ppo.sh" else 2), ignored
+    for option in ignored:
+        other = configs.load(_without(tmp_path, name, option), gpu=gpu)
+        assert not [n for n in _notes(other, option) if n.kind in ("read", "ignored")], option
+        assert (other.scenario, other.deployment, other.sync) == (imp.scenario, imp.deployment, imp.sync), option
+    # and the options noted "read" that only the deployment uses do change it
+    if name == "verl_grpo.yaml" and gpu:
+        other = configs.load(_without(tmp_path, name, MEM), gpu=gpu)
+        assert other.deployment != imp.deployment and other.deployment.gpu_memory_utilization is None
