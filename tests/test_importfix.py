@@ -140,3 +140,101 @@ def test_every_option_noted_ignored_changes_nothing_when_removed(tmp_path, name,
     if name == "verl_grpo.yaml" and gpu:
         other = configs.load(_without(tmp_path, name, MEM), gpu=gpu)
         assert other.deployment != imp.deployment and other.deployment.gpu_memory_utilization is None
+
+
+# ---------------------------------------------------------------- 4. whatif --rollout-gpus bound
+
+def test_whatif_rollout_gpus_bound_is_the_configs_gpus(capsys):
+    import rollsim
+
+    cal = rollsim.calibrate(EXAMPLES / "verl_grpo_metrics.csv", configs.load(EXAMPLES / "verl_grpo.yaml"), bootstrap=0)
+    assert cal.layout.colocated and cal.layout.rollout_gpus == 16
+    for r in (16, 20):
+        with pytest.raises(ScenarioError, match=re.escape(f"rollout_gpus: must be in [1, 15] (the config's 16 GPUs, "
+                                                          f"at least 1 left for training), got {r}")):
+            rollsim.whatif(cal, [{"pipeline": "fully-async", "rollout_gpus": r}], draws=0)
+    # 15 is allowed: one GPU trains
+    with pytest.warns(rollsim.GenerationOutrunsTrainingWarning):   # 15 rollout GPUs for 1 trainer
+        df = rollsim.whatif(cal, [{"pipeline": "fully-async", "rollout_gpus": 15}], draws=0, steps=4)
+    assert df.height == 2 and df["variant"][1] == "fully-async, rollout_gpus=15"
+    argv = ["whatif", "--config", str(EXAMPLES / "verl_grpo.yaml"), "--metrics", str(EXAMPLES / "verl_grpo_metrics.csv"),
+            "--pipeline", "fully-async", "--rollout-gpus", "20", "--bootstrap", "0", "--draws", "0"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == ("rollsim: error: --rollout-gpus: must be in [1, 15] (the "
+                                                        "config's 16 GPUs, at least 1 left for training), got 20")
+
+
+# ------------------------------------------------------- 5. livelock warnings in sweeps and split
+
+def test_sweep_warns_once_naming_the_points_that_livelock():
+    import rollsim
+    from rollsim import FullyAsync, Scenario, StalenessCapLivelockWarning
+
+    sc = Scenario(horizon_s=600.0, batch_size=64, rollout_slots=128, pipeline=FullyAsync(max_staleness=3), sync_every=4)
+    with pytest.warns(StalenessCapLivelockWarning) as got:
+        df = rollsim.sweep(sc, {"pipeline.max_staleness": [0, 1, 2, 3]}, progress=False)
+    (w,) = [x for x in got if x.category is StalenessCapLivelockWarning]
+    msg = str(w.message)
+    assert msg.startswith("3 of 4 sweep scenarios cannot train past their first steps (a staleness cap below "
+                          "sync_every - 1): pipeline.max_staleness=0; pipeline.max_staleness=1; "
+                          "pipeline.max_staleness=2. The first: pipeline.max_staleness = 0 is below sync_every - 1 = 3")
+    assert w.filename == __file__                 # points at the caller
+    # what it says is true: those stop after max_staleness + 1 steps, the cap of 3 trains on
+    steps = dict(zip(df["pipeline.max_staleness"], df["steps"]))
+    assert [steps[c] for c in range(4)] == [1, 2, 3, 6]
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StalenessCapLivelockWarning)   # none when every cap trains
+        rollsim.sweep(sc, {"pipeline.max_staleness": [3, 4]}, progress=False)
+
+
+def test_sweep_warning_names_at_most_five_points():
+    import rollsim
+    from rollsim import FullyAsync, Scenario, StalenessCapLivelockWarning
+
+    sc = Scenario(horizon_s=60.0, batch_size=64, rollout_slots=64, pipeline=FullyAsync(max_staleness=0))
+    with pytest.warns(StalenessCapLivelockWarning, match=r"^7 of 7 sweep scenarios .*sync_every=8; sync_every=9 and "
+                                                         r"2 more\. The first: pipeline.max_staleness = 0 is below "
+                                                         r"sync_every - 1 = 4"):
+        rollsim.sweep(sc, {"sync_every": [5, 6, 7, 8, 9, 10, 11]}, progress=False)
+
+
+@pytest.mark.filterwarnings("default::rollsim.StalenessCapLivelockWarning")  # said on stderr, checked below
+def test_sweep_command_and_split_say_it(tmp_path, capsys):
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text("[base]\nhorizon_s = 300.0\nsync_every = 4\n[base.pipeline]\nkind = 'fully_async'\n"
+                     "max_staleness = 0\n[grid]\nrollout_slots = [64, 128]\n")
+    assert main(["sweep", str(sweep), "--out", str(tmp_path / "sw"), "--no-progress"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    said = [ln for ln in err if "cannot train past their first steps" in ln]
+    assert len(said) == 1 and said[0].startswith("rollsim sweep: warning: 2 of 2 sweep scenarios cannot train past "
+                                                 "their first steps (a staleness cap below sync_every - 1): "
+                                                 "rollout_slots=64; rollout_slots=128. The first:")
+    argv = ["split", "--gpus", "4", "--pipeline", "fully-async", "--max-staleness", "0", "--sync-every", "4",
+            "--gpu-s-per-token", "0.001", "--horizon-s", "300"]
+    assert main(argv) == 0
+    cap = capsys.readouterr()
+    assert cap.err.splitlines() == [
+        "rollsim: warning: 3 of 3 splits (rollout+training GPUs: 1+3, 2+2, 3+1) cannot train past their first steps: "
+        "--max-staleness = 0 is below --sync-every - 1 = 3: staleness counts policy versions (training steps) and the "
+        "rollout loads new weights only every 4 steps (--sync-every = 4), so the k-th step after a load can train only "
+        "samples at least k - 1 versions old; after 1 step every finished sample is over the cap and dropped, the next "
+        "weights never reach the rollout and training stops for good (a livelock, whatever the horizon). The smallest "
+        "--max-staleness that trains is 3 (or --sync-every <= 1)"]
+    rows = cap.out.splitlines()[2:5]
+    assert len(rows) == 3 and all("excluded: " in r for r in rows)
+    # the Python gpu_split says it too, in its own names; a cap that trains says nothing
+    from rollsim import FullyAsync, Scenario, StalenessCapLivelockWarning, resources
+
+    sc = Scenario(horizon_s=60.0, pipeline=FullyAsync(max_staleness=1), sync_every=4)
+    kw = dict(gpus_per_instance=1, slots_per_instance=64, gpu_s_per_token=0.001)
+    with pytest.warns(StalenessCapLivelockWarning, match=r"^2 of 2 splits \(rollout\+training GPUs: 1\+2, 2\+1\) "
+                                                         r"cannot train past their first steps: pipeline.max_staleness "
+                                                         r"= 1 is below sync_every - 1 = 3"):
+        resources.gpu_split(sc, 3, **kw)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StalenessCapLivelockWarning)
+        resources.gpu_split(sc.replace(sync_every=2), 3, **kw)
