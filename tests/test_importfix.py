@@ -238,3 +238,66 @@ def test_sweep_command_and_split_say_it(tmp_path, capsys):
     with warnings.catch_warnings():
         warnings.simplefilter("error", StalenessCapLivelockWarning)
         resources.gpu_split(sc.replace(sync_every=2), 3, **kw)
+
+
+# ------------------------------------------------------ 3. calibration plausibility (milliseconds)
+
+def _ms_metrics(tmp_path: Path, scale: float = 1000.0) -> Path:
+    import polars as pl
+
+    df = pl.read_csv(EXAMPLES / "verl_grpo_metrics.csv")
+    timing = [c for c in df.columns if c.startswith("timing_s/")]
+    assert len(timing) == 4
+    p = tmp_path / "ms.csv"
+    df.with_columns([pl.col(c) * scale for c in timing]).write_csv(p)
+    return p
+
+
+def test_calibration_on_milliseconds_warns_and_notes_it(tmp_path, capsys):
+    import rollsim
+    from rollsim import CalibrationPlausibilityWarning
+    from rollsim.calibration import IMPLAUSIBLE, PLAUSIBLE
+
+    imp = configs.load(EXAMPLES / "verl_grpo.yaml")
+    good = rollsim.calibrate(EXAMPLES / "verl_grpo_metrics.csv", imp, bootstrap=0)   # no warning (errors here)
+    assert not any(n.startswith(IMPLAUSIBLE) for n in good.notes)
+    with pytest.warns(CalibrationPlausibilityWarning) as got:
+        cal = rollsim.calibrate(_ms_metrics(tmp_path), imp, bootstrap=0)
+    # the fit itself is the seconds' fit with every time x1000 (and matches the rows as well)
+    assert cal.values["decode_tokens_per_s"] == pytest.approx(good.values["decode_tokens_per_s"] / 1000, rel=1e-6)
+    assert abs(float(cal.residuals["step_error"].mean())) < 1e-3
+    (note,) = [n for n in cal.notes if n.startswith(IMPLAUSIBLE)]
+    assert [str(w.message) for w in got if w.category is CalibrationPlausibilityWarning] == [note]
+    assert got[0].filename == __file__
+    lo, hi, _ = PLAUSIBLE["decode_tokens_per_s"]
+    assert not lo <= cal.values["decode_tokens_per_s"] <= hi
+    assert note.startswith(f"{IMPLAUSIBLE} decode_tokens_per_s = {cal.values['decode_tokens_per_s']:.3g} tokens/s per "
+                           "sequence (plausible: [1, 5000]); weight_sync_s_per_sync = ")
+    assert "step_s = 1.74e+05 s per step (measured mean) (plausible: at most 86400)" in note
+    assert note.endswith("Timings in milliseconds? Every fitted time is about 1000x a plausible one: rollsim reads "
+                         "seconds (divide the timing columns by 1000).")
+    # rollsim calibrate says it once, as a warning
+    argv = ["calibrate", "--config", str(EXAMPLES / "verl_grpo.yaml"), "--metrics", str(_ms_metrics(tmp_path)),
+            "--bootstrap", "0"]
+    assert main(argv) == 0
+    assert capsys.readouterr().err.splitlines() == [f"rollsim: warning: {note}"]
+
+
+def test_plausibility_without_the_millisecond_hint():
+    from rollsim import CalibrationPlausibilityWarning
+    from rollsim.calibration import plausibility_notes
+
+    v = dict(decode_tokens_per_s=40.0, weight_sync_s=2.0, gen_overhead_s=5.0, train_step_s=10.0, train_s_per_token=0.0)
+    import numpy as np
+
+    assert plausibility_notes(v, np.array([100.0, 120.0])) == ()
+    # a sync of 2 h in rows of 4 steps (0.5 h per step): per sync, the bound is crossed; 1000x less is fine too
+    with pytest.warns(CalibrationPlausibilityWarning):
+        (note,) = plausibility_notes(dict(v, weight_sync_s=1800.0), np.array([8000.0]), steps_per_row=4)
+    assert "weight_sync_s_per_sync = 7.2e+03 s per sync (plausible: at most 3600)" in note
+    assert "Timings in milliseconds?" not in note    # the other values are plausible as they are: not a unit slip
+    assert note.endswith("Check the metrics' units and that they are the run the config describes.")
+    with pytest.warns(CalibrationPlausibilityWarning, match=r"decode_tokens_per_s = 9e\+03 tokens/s per sequence"):
+        plausibility_notes(dict(v, decode_tokens_per_s=9000.0), np.array([100.0]))
+    # fit()'s 1e9 (a generation time that does not grow with the tokens: no speed fitted) is not a unit slip
+    assert plausibility_notes(dict(v, decode_tokens_per_s=1e9), np.array([100.0])) == ()
