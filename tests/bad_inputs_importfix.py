@@ -30,3 +30,14 @@ ROWS: list[tuple[str, str, str, str]] = [
      "exit 2: rollsim: error: --rollout-gpus: must be in [1, 15] (the config's 16 GPUs, at least 1 left for training), "
      "got 20"),
 ]
+ROWS += [
+    ("config", f"{LOAD}(write('a.yaml', \"rollout: {{backend: 'sglang:d2'}}\\nactor: {{backend: 'fsdp:d2'}}\\n"
+     "sglang: {mem_fraction_static: 88}\\n\"))", "ScenarioError",
+     "sglang.mem_fraction_static: must be in (0, 1] (a fraction of each GPU's memory, not a percentage), got 88"),
+    ("config", f"{LOAD}(write('s.sh', 'python train.py --rollout-batch-size 8 --sglang-mem-fraction-static 1.5\\n'))",
+     "ScenarioError", "--sglang-mem-fraction-static: must be in (0, 1] (a fraction of each GPU's memory, not a "
+     "percentage), got 1.5"),
+    ("config", f"{LOAD}(write('o.sh', 'python -m openrlhf.cli.train_ppo_ray --vllm.gpu_memory_utilization 90\\n'))",
+     "ScenarioError", "--vllm.gpu_memory_utilization: must be in (0, 1] (a fraction of each GPU's memory, not a "
+     "percentage), got 90"),
+]

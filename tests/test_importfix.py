@@ -301,3 +301,26 @@ def test_plausibility_without_the_millisecond_hint():
         plausibility_notes(dict(v, decode_tokens_per_s=9000.0), np.array([100.0]))
     # fit()'s 1e9 (a generation time that does not grow with the tokens: no speed fitted) is not a unit slip
     assert plausibility_notes(dict(v, decode_tokens_per_s=1e9), np.array([100.0])) == ()
+
+
+@pytest.mark.parametrize("name, option, overrides", [
+    ("areal_grpo.yaml", "sglang.mem_fraction_static", []),       # the example sets 0.8
+    ("slime_async.sh", "--sglang-mem-fraction-static", ["--sglang-mem-fraction-static", "0.7"]),
+    ("openrlhf_ppo.sh", "--vllm.gpu_memory_utilization", ["--vllm.gpu_memory_utilization", "0.5"]),
+])
+def test_every_frameworks_engine_memory_fraction_reaches_the_deployment(tmp_path, name, option, overrides):
+    imp = configs.load(EXAMPLES / name, gpu="H100", overrides=overrides)
+    (n,) = _notes(imp, option)
+    value = float(n.value)
+    assert (n.kind, n.became) == ("read", f"deployment.gpu_memory_utilization = {value:g} (the deployment's KV "
+                                          "capacity)")
+    assert imp.deployment.gpu_memory_utilization == value
+    without = _without(tmp_path, name, option) if not overrides else EXAMPLES / name
+    other = configs.load(without, gpu="H100").deployment
+    assert other.gpu_memory_utilization is None and other != imp.deployment
+    (n,) = _notes(configs.load(EXAMPLES / name, overrides=overrides), option)
+    assert n.kind == "ignored"
+    bad = [option, "80"] if option.startswith("--") else [f"{option}=80"]
+    with pytest.raises(ScenarioError, match=re.escape(f"{option}: must be in (0, 1] (a fraction of each GPU's memory, "
+                                                      "not a percentage), got 80")):
+        configs.load(EXAMPLES / name, overrides=bad)
