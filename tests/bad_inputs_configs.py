@@ -101,7 +101,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      "pipeline, prompts, recompute_logprob, rollout_gpus, train_gpus or a scenario field)"),
     ("what if", f"rollsim.whatif(rollsim.calibrate({GOOD_METRICS}, {LOAD}({VERL}), bootstrap=0), "
      "[{'pipeline': 'fully-async', 'rollout_gpus': 8}], draws=0)", "ScenarioError",
-     "train_gpus: must be a positive integer (GPUs left for training), got 0"),
+     "rollout_gpus: must be in [1, 7] (the config's 8 GPUs, at least 1 left for training), got 8"),
     ("what if", f"rollsim.whatif(rollsim.calibrate({GOOD_METRICS}, {LOAD}({VERL}), bootstrap=0), [], draws=-1)",
      "ScenarioError", "draws: must be an integer in [0, 1000], got -1"),
     # ---------------------------------------------------------------- command line

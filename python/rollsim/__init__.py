@@ -8,8 +8,9 @@
 
 from rollsim import datasets, plot, report, sync
 from rollsim._rollsim import __version__
-from rollsim.errors import (GenerationOutrunsTrainingWarning, MetricsRowsSkippedWarning, NoTrainingStepWarning,
-                            RollsimError, RunLimitError, RunStalledWarning, ScenarioError, StalenessCapLivelockWarning)
+from rollsim.errors import (CalibrationPlausibilityWarning, GenerationOutrunsTrainingWarning, MetricsRowsSkippedWarning,
+                            NoTrainingStepWarning, RollsimError, RunLimitError, RunStalledWarning, ScenarioError,
+                            StalenessCapLivelockWarning)
 from rollsim.lengths import Empirical, LengthDrift, LogNormal
 from rollsim.agentic import Agentic
 from rollsim.pipelines import FullyAsync, LengthBalanced, OffPolicy, OneStepAsync, Synchronous
@@ -39,6 +40,7 @@ __all__ = [
     "NoTrainingStepWarning",
     "StalenessCapLivelockWarning",
     "MetricsRowsSkippedWarning",
+    "CalibrationPlausibilityWarning",
     "simulate",
     "compare",
     "Result",

@@ -992,9 +992,10 @@ def _calibrate(metrics: Any, base: Any, *, framework: str | None, bootstrap: int
         "train_s_measured": train_m, "train_s_predicted": train_p, "step_s_measured": step_m,
         "step_s_predicted": step_p, "step_error": step_p / step_m - 1.0,
     })
+    implausible = plausibility_notes(values, step_m, k)  # warns CalibrationPlausibilityWarning
     return Calibrated(scenario=fitted, params=params, residuals=residuals, draws=tuple(draws), metrics=m,
                       framework=fw, base=base, layout=layout, reference_step=ref, values=values, hardware=hardware,
-                      steps_per_row=k, notes=_notes(m, reading))
+                      steps_per_row=k, notes=_notes(m, reading) + implausible)
 
 
 #: Metric names whose ``gen_s`` is not the rollout's generation when the base's pipeline streams
@@ -1357,3 +1358,64 @@ def synthetic_metrics(scenario: Scenario, steps: int, *, drift: float = 0.0, noi
         rows.append(dict(step=t, step_s=g + tr + sy, gen_s=g, train_s=tr, sync_s=sy, response_mean=float(s.mean()),
                          response_max=float(s.max()), response_clip_ratio=float(np.mean(s >= cap))))
     return _named(pl.DataFrame(rows), framework, sc0.prompt_tokens)
+
+
+#: Physically plausible ranges of a calibration's values, ``name: (low, high, unit)``; a fit outside
+#: them gets a :class:`~rollsim.CalibrationPlausibilityWarning` (:func:`plausibility_notes`). Wide on
+#: purpose (they catch wrong units, not slow clusters): one sequence decodes at tens to a few hundred
+#: tokens/s on a current GPU (under 1 would be a 1T-parameter model on one GPU's memory bandwidth at
+#: large batch; over 5000 beyond speculative decoding of a small model at batch 1); a weight sync
+#: takes seconds to minutes even for 1T-parameter models (Kimi K2's weights reach thousands of inference
+#: GPUs in about 20 s: the MoonshotAI/checkpoint-engine README), an hour is two orders of magnitude slower; a step, a fixed
+#: training cost, or a generation overhead over a day (an hour for the overhead) is not a training
+#: step; a training cost over 1 s per token is 10**4 to 10**6 times any dense or MoE model's.
+PLAUSIBLE: dict[str, tuple[float, float, str]] = {
+    "decode_tokens_per_s": (1.0, 5000.0, "tokens/s per sequence"),
+    "weight_sync_s_per_sync": (0.0, 3600.0, "s per sync"),
+    "step_s": (0.0, 86400.0, "s per step (measured mean)"),
+    "gen_overhead_s": (0.0, 3600.0, "s per step"),
+    "train_step_s": (0.0, 86400.0, "s per step"),
+    "train_s_per_token": (0.0, 1.0, "s / token"),
+}
+
+#: How a plausibility note starts (``Calibrated.notes``; ``rollsim calibrate`` prints it as a warning).
+IMPLAUSIBLE = "implausible fit:"
+
+
+def plausibility_notes(values: dict[str, float], step_s: np.ndarray, steps_per_row: int = 1) -> tuple[str, ...]:
+    """The calibration's values outside :data:`PLAUSIBLE` as one note (empty when none), also warned as a
+    :class:`~rollsim.CalibrationPlausibilityWarning`. ``step_s``: the measured time of each metrics row
+    (``steps_per_row`` steps, one sync). When every time-like value would be plausible at a thousandth
+    (and the speed at 1000x), the note asks whether the timings are in milliseconds. The decode speed
+    of a fit whose generation time does not grow with the tokens (1e9: no speed fitted) is not checked."""
+    from rollsim.errors import CalibrationPlausibilityWarning
+
+    k = steps_per_row
+    step = float(np.mean(step_s)) / k if len(step_s) else 0.0
+    got = {"decode_tokens_per_s": values["decode_tokens_per_s"], "weight_sync_s_per_sync": values["weight_sync_s"] * k,
+           "step_s": step, "gen_overhead_s": values["gen_overhead_s"], "train_step_s": values["train_step_s"],
+           "train_s_per_token": values["train_s_per_token"]}
+
+    if got["decode_tokens_per_s"] >= 1e9:  # fit()'s mark of a generation time that does not grow with the tokens
+        del got["decode_tokens_per_s"]     # (all overhead): no speed was fitted
+
+    def outside(name: str, v: float) -> bool:
+        lo, hi, _ = PLAUSIBLE[name]
+        return not (math.isfinite(v) and lo <= v <= hi)
+
+    bad = [name for name, v in got.items() if outside(name, v)]
+    if not bad:
+        return ()
+    parts = []
+    for name in bad:
+        lo, hi, unit = PLAUSIBLE[name]
+        rng = f"[{lo:g}, {hi:g}]" if lo > 0 else f"at most {hi:g}"
+        parts.append(f"{name} = {got[name]:.3g} {unit} (plausible: {rng})")
+    scaled = {name: v * 1000.0 if name == "decode_tokens_per_s" else v / 1000.0 for name, v in got.items()}
+    ms = not any(outside(name, v) for name, v in scaled.items())
+    hint = (" Timings in milliseconds? Every fitted time is about 1000x a plausible one: rollsim reads seconds "
+            "(divide the timing columns by 1000)." if ms else
+            " Check the metrics' units and that they are the run the config describes.")
+    note = (f"{IMPLAUSIBLE} {'; '.join(parts)}, though the fit may match the rows closely.{hint}")
+    warnings.warn(CalibrationPlausibilityWarning(note), stacklevel=4)  # _calibrate, calibrate, its caller
+    return (note,)

@@ -1002,6 +1002,7 @@ SPLIT_FLAGS: dict[str, str] = {
     "colocated_switch_s": "--colocated-switch-s", "max_drop_fraction": "--max-drop-fraction",
     "max_staleness_mean": "--max-staleness-mean", "max_events": "--max-events", "horizon_s": "--horizon-s",
     "fewer_splits": "give fewer --gpus or a larger --gpus-per-instance", "no_limit": "0: no limit", "or_none": "",
+    "max_staleness": "--max-staleness", "sync_every": "--sync-every",
 }
 
 

@@ -13,6 +13,7 @@ __all__ = [
     "NoTrainingStepWarning",
     "StalenessCapLivelockWarning",
     "MetricsRowsSkippedWarning",
+    "CalibrationPlausibilityWarning",
     "invalid",
     "strict_init",
 ]
@@ -81,6 +82,16 @@ class MetricsRowsSkippedWarning(UserWarning):
     """:func:`rollsim.calibrate` (or :func:`rollsim.calibration.normalize`) left out rows of a run's
     metrics with a missing value (null or NaN) in a metric it uses; the message names the metric and
     the steps, and :attr:`rollsim.calibration.Calibrated.notes` records it."""
+
+    __module__ = "rollsim"
+
+
+class CalibrationPlausibilityWarning(RuntimeWarning):
+    """A calibration (:func:`rollsim.calibrate`) fitted values outside physically plausible ranges
+    (:data:`rollsim.calibration.PLAUSIBLE`: a decode speed per sequence outside [1, 5000] tokens/s, a
+    weight sync over an hour, a step over a day, ...): the metrics are most likely in other units
+    (milliseconds: the message says so when every fitted time is about 1000x a plausible one) or
+    not the run the config describes. The fit can still match the rows closely."""
 
     __module__ = "rollsim"
 

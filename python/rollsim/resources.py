@@ -370,7 +370,7 @@ SPLIT_NAMES: dict[str, str] = {
     "gpu_s_per_token": "gpu_s_per_token", "train_fixed_s": "train_fixed_s", "colocated_switch_s": "colocated_switch_s",
     "max_drop_fraction": "max_drop_fraction", "max_staleness_mean": "max_staleness_mean", "max_events": "max_events",
     "horizon_s": "horizon_s", "fewer_splits": "give fewer splits (rollout_gpus=[...])", "no_limit": "None: no limit",
-    "or_none": " (or None: no limit)",
+    "or_none": " (or None: no limit)", "max_staleness": "pipeline.max_staleness", "sync_every": "sync_every",
 }
 
 
@@ -518,6 +518,7 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
         runs.append(("colocated", total, total, colocated(
             scenario.replace(pipeline=Synchronous()), switch, 0.0, gpus=total, gpus_per_instance=gi,
             slots_per_instance=slots_per_instance, gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s)))
+    _warn_livelocked_splits(runs, n)
     limit = check_max_events(max_events)
     sizes = [estimate_size(sc, "summary") for *_, sc in runs]
     events = sum(e["events"] for e in sizes)
@@ -568,3 +569,20 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
     near = min(range(len(rows)), key=lambda i: (rows[i][2] == math.inf, len(rows[i][1]), rows[i][2],
                                                 -rows[i][0]["tokens_trained_per_s"]))
     return SplitResult(table, None, table.row(near, named=True), limits)
+
+
+def _warn_livelocked_splits(runs: list[tuple[str, int, int, Scenario]], n: dict[str, str]) -> None:
+    """One :class:`~rollsim.StalenessCapLivelockWarning` for the splits of :func:`gpu_split` whose staleness
+    cap is below their sync cadence (they train ``max_staleness + 1`` steps, then drop every sample:
+    :func:`rollsim.simulation.staleness_cap_livelock`), naming them; ``n`` spells the cap and the
+    cadence (:data:`SPLIT_NAMES`)."""
+    from rollsim.errors import StalenessCapLivelockWarning
+    from rollsim.simulation import staleness_cap_livelock
+
+    hit = [(r, t, why) for _, r, t, sc in runs
+           if (why := staleness_cap_livelock(sc, cap=n["max_staleness"], cadence=n["sync_every"])) is not None]
+    if hit:
+        splits = ", ".join(f"{r}+{t}" for r, t, _ in hit)
+        warnings.warn(StalenessCapLivelockWarning(
+            f"{len(hit)} of {len(runs)} splits (rollout+training GPUs: {splits}) cannot train past their first steps: "
+            f"{hit[0][2]}"), stacklevel=3)

@@ -254,6 +254,10 @@ def _variant(cal: Calibrated, sc: Scenario, v: dict[str, Any], scale: str = "poi
         if lay.colocated and serial_now and "train_gpus" not in v:
             t = r  # still colocated: both sides use the same GPUs
         else:
+            if lay.colocated and "train_gpus" not in v and r > total - 1:
+                # the trainer gets the GPUs the rollout does not take: the bound is the rollout's (the key given)
+                raise invalid("rollout_gpus", f"must be in [1, {total - 1}] (the config's {total} GPUs, at least 1 "
+                              f"left for training), got {r}")
             t = v.get("train_gpus", (total - r) if lay.colocated else lay.train_gpus)
         if isinstance(t, bool) or not isinstance(t, int) or t < 1:
             raise invalid("train_gpus", f"must be a positive integer (GPUs left for training), got {t!r}")

@@ -214,6 +214,16 @@ class Reader:
             raise invalid(name, f"must be true or false in {self.where}, got {v!r}")
         return v, given
 
+    def memory_fraction(self, name: str) -> float | None:
+        """An engine's GPU memory fraction (vLLM ``gpu_memory_utilization``): None when absent, else a
+        number in (0, 1]; ScenarioError naming the option otherwise (``85`` is a percentage)."""
+        v, given = self.get(name, None, kind=(int, float))
+        if not given:
+            return None
+        if not (math.isfinite(float(v)) and 0.0 < float(v) <= 1.0):
+            raise invalid(name, f"must be in (0, 1] (a fraction of each GPU's memory, not a percentage), got {v!r}")
+        return float(v)
+
     def note(self, option: str, value: Any, became: str, kind: str) -> None:
         self.notes.append(Note(option, value if isinstance(value, str) else repr(value), became, kind))
 
@@ -511,8 +521,8 @@ def default_lengths(max_response: float, r: Reader) -> LogNormal:
 def build(r: Reader, *, framework: str, source: str, prompts: int, group: int, max_response: float,
           pipeline: Synchronous | OneStepAsync | OffPolicy | FullyAsync, layout: Layout, slots: int,
           model: str | None, prompt_tokens: float | None = None, steps: int | None = None, gpu: str | None = None,
-          engine: str = "vllm", gpu_memory_utilization: Any = None,
-          train_backend: str | None = None, sync_every: int = 1, steps_per_logged_step: int = 1) -> ImportedConfig:
+          engine: str = "vllm", gpu_memory_utilization: Any = None, memory_option: str | None = None,
+          engine_option: str | None = None, train_backend: str | None = None, sync_every: int = 1, steps_per_logged_step: int = 1) -> ImportedConfig:
     """The scenario of an import, with the assumptions every framework shares noted."""
     batch = prompts * group
     if batch > 2**24:
@@ -548,10 +558,32 @@ def build(r: Reader, *, framework: str, source: str, prompts: int, group: int, m
                "assumed")
     sc = Scenario(horizon_s=horizon, **sc_kw)
     deployment = _deployment(r, model, gpu, layout, engine, gpu_memory_utilization, train_backend)
+    if memory_option is not None and gpu_memory_utilization is not None:
+        _deployment_option(r, memory_option, gpu_memory_utilization, "deployment.gpu_memory_utilization = "
+                           f"{gpu_memory_utilization:g} (the deployment's KV capacity)", gpu, deployment)
+    if engine_option is not None:
+        used = getattr(deployment, "engine", "")
+        _deployment_option(r, engine_option, engine, f"deployment.engine = {used!r} (the deployment's serving model"
+                           + (")" if used == engine.lower() else f"; {engine!r} is not modelled, {used!r} assumed)"),
+                           gpu, deployment)
     return ImportedConfig(framework=framework, source=source, scenario=sc, deployment=deployment, sync=sync,
                           notes=tuple(r.notes), layout=layout, prompts_per_step=prompts,
                           max_response_tokens=float(max_response), model=model, train_backend=train_backend,
                           steps_per_logged_step=steps_per_logged_step)
+
+
+def _deployment_option(r: Reader, option: str, value: Any, became: str, gpu: str | None, deployment: Any) -> None:
+    """The note of an option only the deployment uses (the engine's GPU memory fraction, the engine):
+    what it became (``became``, when there is a deployment: built only with an accelerator and a known
+    model) or why nothing took it."""
+    if deployment is not None:
+        r.note(option, value, became, "read")
+    elif gpu is None:
+        r.note(option, value, "ignored: only the deployment uses it, and there is none without an accelerator "
+               "(gpu=, --gpu)", "ignored")
+    else:
+        r.note(option, value, "ignored: only the deployment uses it, and there is none (model not among "
+               "rollsim.hardware.MODELS)", "ignored")
 
 
 _SYNC_NAMES = {

@@ -186,11 +186,13 @@ def _build(flat: dict[str, Any], source: str, gpu: str | None = None, *, checked
                       ("actor.use_decoupled_loss", "a loss-side option"),
                       ("actor.weight_update_mode", "weight-sync time is calibrated"),
                       ("actor.mb_spec.max_tokens_per_mb", "token packing: part of the calibrated training cost"),
-                      ("sglang.mem_fraction_static", "KV capacity is not modelled by the import"),
                       ("sglang.context_length", "gconfig.max_new_tokens bounds the answers")):
         r.ignore(name, why)
+    # the engine's memory fraction: the deployment's (vLLMConfig.gpu_memory_utilization, SGLangConfig.mem_fraction_static)
+    mem_option = "vllm.gpu_memory_utilization" if engine_name == "vllm" else "sglang.mem_fraction_static"
+    mem = r.memory_fraction(mem_option)
     r.ignore_rest(("actor.rejection_sampling", "rollout.pause_grace_period"))
     r.ignore_rest(("",))  # every other option given: noted, not silently lost
     return build(r, framework="areal", source=source, prompts=prompts, group=n, max_response=max_new, pipeline=pipeline,
                  layout=layout, slots=slots, model=model, gpu=gpu,
-                 engine=engine_name, train_backend=train_backend)
+                 engine=engine_name, gpu_memory_utilization=mem, memory_option=mem_option, train_backend=train_backend)

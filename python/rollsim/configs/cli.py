@@ -8,7 +8,8 @@ import sys
 import warnings
 from typing import Any
 
-from rollsim.errors import MetricsRowsSkippedWarning, StalenessCapLivelockWarning, invalid
+from rollsim.errors import (CalibrationPlausibilityWarning, MetricsRowsSkippedWarning, StalenessCapLivelockWarning,
+                            invalid)
 from rollsim.pipelines import FullyAsync
 
 __all__ = ["add_parsers", "int_list", "staleness_list"]
@@ -137,17 +138,18 @@ def _cmd_import(a: argparse.Namespace) -> int:
 
 def _calibrated(a: argparse.Namespace) -> Any:
     from rollsim import configs
-    from rollsim.calibration import calibrate
+    from rollsim.calibration import IMPLAUSIBLE, calibrate
 
     imp = configs.load(a.config, a.framework, a.overrides, gpu=a.gpu)
     for line in imp.warnings():
         print(line, file=sys.stderr)
     with warnings.catch_warnings():
-        # the rows left out are in cal.notes, printed below: said once
+        # the rows left out and an implausible fit are in cal.notes, printed below: said once
         warnings.simplefilter("ignore", MetricsRowsSkippedWarning)
+        warnings.simplefilter("ignore", CalibrationPlausibilityWarning)
         cal = calibrate(a.metrics, imp, framework=a.metric_names, bootstrap=a.bootstrap, model=a.model, gpu=a.gpu)
     for line in cal.notes:
-        print(f"rollsim: note: {line}", file=sys.stderr)
+        print(f"rollsim: {'warning' if line.startswith(IMPLAUSIBLE) else 'note'}: {line}", file=sys.stderr)
     return cal
 
 

@@ -125,14 +125,14 @@ def _build(o: dict[str, Any], source: str, gpu: str | None = None, *, checked: l
     for name, why in (("--train.dynamic_batch_enable", "token packing: part of the calibrated training cost"),
                       ("--train.max_tokens_per_gpu", "token packing: part of the calibrated training cost"),
                       ("--ds.packing_samples", "token packing: part of the calibrated training cost"),
-                      ("--vllm.gpu_memory_utilization", "KV capacity is not modelled by the import"),
                       ("--vllm.sync_backend", "weight-sync time is calibrated"),
                       ("--vllm.enable_sleep", "sleep / wake cost: part of the calibrated overhead"),
                       ("--train.max_epochs", "training cost is calibrated per token"),
                       ("--algo.dynamic_filtering_enable", "filtering is not modelled")):
         r.ignore(name, why)
     r.ignore_rest(("--algo.advantage.is_correction",))
+    mem = r.memory_fraction("--vllm.gpu_memory_utilization")  # the deployment's
     r.ignore_rest(("",))  # every other option given: noted, not silently lost
     return build(r, framework="openrlhf", source=source, prompts=prompts, group=n, max_response=max_new,
                  pipeline=pipeline, layout=layout, slots=layout.engines * 256, model=model, gpu=gpu,
-                 engine="vllm")
+                 engine="vllm", gpu_memory_utilization=mem, memory_option="--vllm.gpu_memory_utilization")

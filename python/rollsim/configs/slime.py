@@ -166,7 +166,6 @@ def _build(o: dict[str, Any], entry: str, source: str, *, explicit: bool, gpu: s
                       ("--offload-rollout", "offload cost: part of the calibrated overhead"),
                       ("--update-weight-buffer-size", "weight-sync time is calibrated"),
                       ("--use-tis", "a loss-side option"), ("--tis-clip", "a loss-side option"),
-                      ("--sglang-mem-fraction-static", "KV capacity is not modelled by the import"),
                       ("--dynamic-sampling-filter-path", "filtering is not modelled"),
                       ("--mask-offpolicy-in-partial-rollout", "a loss-side option"),
                       ("--use-rollout-routing-replay", "see rollsim.sync.routing_replay")):
@@ -177,7 +176,9 @@ def _build(o: dict[str, Any], entry: str, source: str, *, explicit: bool, gpu: s
     backend = {"megatron": "megatron", "fsdp": "fsdp2"}.get(str(tb).lower())
     r.read("--train-backend", tb, g, f"training backend {backend!r} (the hardware training model's, for a what-if's "
            "GPU change)" if backend else "a training backend rollsim does not model (fsdp2 assumed)")
+    mem = r.memory_fraction("--sglang-mem-fraction-static")  # the deployment's (SGLang's mem_fraction_static)
     r.ignore_rest(("",))  # every other option given: noted, not silently lost
     return build(r, framework="slime", source=source, prompts=prompts, group=n, max_response=max_resp,
                  pipeline=pipeline, layout=layout, slots=layout.engines * conc, model=model, gpu=gpu,
-                 engine="sglang", train_backend=backend)
+                 engine="sglang", gpu_memory_utilization=mem, memory_option="--sglang-mem-fraction-static",
+                 train_backend=backend)

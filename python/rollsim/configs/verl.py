@@ -36,8 +36,8 @@ from rollsim._text import count
 from rollsim.errors import invalid
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 
-from ._common import (ImportedConfig, Layout, Reader, build, flatten, read_yaml, resolve, scalar, split_command,
-                      unknown_option_notes)
+from ._common import (ImportedConfig, Layout, Reader, build, flatten, known_options, read_yaml, resolve, scalar,
+                      split_command, unknown_option_notes)
 
 __all__ = ["load", "parse_overrides", "ENTRY_POINTS"]
 
@@ -147,10 +147,12 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | Non
     flat: dict[str, Any] = {}
     checked: list[str] = []
     own: set[str] = set()  # keys the user's own YAML files define (Hydra accepts overrides of them)
+    file_keys: list[str] = []  # the options those files set, checked like the overrides (a typo there is one too)
     if path.suffix in (".yaml", ".yml"):
         tree = read_yaml(path)
         flat = flatten(tree)
         own |= _all_keys(tree)
+        file_keys += _file_options(tree, flat)
         defaults = tree.get("defaults") or []
         names = " ".join(str(d) for d in defaults) if isinstance(defaults, list) else str(defaults)
         if "async_training" in tree:
@@ -166,6 +168,7 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | Non
                 t = read_yaml(p)
                 flat.update(flatten(t))
                 own |= _all_keys(t)
+                file_keys += _file_options(t, flatten(t))
         flat.update(ov)
         if recipe is None and not ov:
             raise invalid("config", f"{path} names no verl entry module (python -m verl.trainer.main_ppo ...) "
@@ -176,7 +179,17 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | Non
     if recipe is None:
         recipe = "fully_async_policy" if any(k.startswith("async_training.") for k in flat) else "ppo"
     flat = resolve(flat)
-    return _build(flat, recipe, str(path), gpu, checked=checked, own=own)
+    return _build(flat, recipe, str(path), gpu, checked=checked, own=own, file_keys=file_keys)
+
+
+def _file_options(tree: dict[str, Any], flat: dict[str, Any]) -> list[str]:
+    """The options a YAML file sets under verl's own sections (``data``, ``actor_rollout_ref``, ...; a
+    recipe's section of its own and ``defaults`` / ``hydra`` are not checked), as dotted names:
+    checked against verl's option list like the dotted overrides (verl's YAML trainer config takes a
+    new key from a user's file without complaint and keeps the default of the option meant)."""
+    known, _ = known_options("verl")
+    return sorted(k for k in _all_keys(tree) if k.split(".", 1)[0] in known and k.split(".", 1)[0] != "hydra"
+                  and not isinstance(flat.get(k, {}), dict) and not any(part.startswith("_") for part in k.split(".")))
 
 
 def _all_keys(tree: Any, prefix: str = "") -> set[str]:
@@ -191,9 +204,11 @@ def _all_keys(tree: Any, prefix: str = "") -> set[str]:
 
 
 def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = None, *,
-           checked: list[str] | tuple[str, ...] = (), own: set[str] | frozenset[str] = frozenset()) -> ImportedConfig:
+           checked: list[str] | tuple[str, ...] = (), own: set[str] | frozenset[str] = frozenset(),
+           file_keys: list[str] | tuple[str, ...] = ()) -> ImportedConfig:
     r = Reader(flat, "the verl config")
-    unknown_option_notes(r, "verl", list(dict.fromkeys(checked)), extra=own)
+    unknown_option_notes(r, "verl", list(dict.fromkeys(file_keys)))
+    unknown_option_notes(r, "verl", [k for k in dict.fromkeys(checked) if k not in r.used], extra=own)
     r.note("(recipe)", recipe, {"ppo": "verl.trainer.main_ppo: synchronous pipeline",
                                 "one_step_off_policy": "one_step_off_policy: one-step off-policy pipeline",
                                 "fully_async_policy": "fully_async_policy: fully asynchronous pipeline"}[recipe], "read")
@@ -223,7 +238,7 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
     if not given_name:
         r.note(f"{_AR}.rollout.name", "???", "vllm assumed (verl requires it: 'name: ???' in "
                "_generated_ppo_trainer.yaml); the engine only matters for the deployment, with --gpu", "assumed")
-    mem, _ = r.get(f"{_AR}.rollout.gpu_memory_utilization", None)
+    mem = r.memory_fraction(f"{_AR}.rollout.gpu_memory_utilization")
     model = r.model_path(f"{_AR}.model.path")
     strategy, g = r.get(f"{_AR}.actor.strategy", "fsdp", kind=str)
     backend = {"fsdp": "fsdp2", "fsdp2": "fsdp2", "megatron": "megatron"}.get(str(strategy).lower())
@@ -309,8 +324,6 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
                       (f"{_AR}.actor.use_dynamic_bsz", "token packing: part of the calibrated training cost"),
                       (f"{_AR}.actor.ppo_max_token_len_per_gpu", "token packing: part of the calibrated training cost"),
                       ("trainer.balance_batch", "rank balancing: part of the calibrated training cost"),
-                      (f"{_AR}.rollout.gpu_memory_utilization", "KV capacity is not modelled by the import (the deployment's, with --gpu)"),
-                      (f"{_AR}.rollout.name", "engine choice: part of the calibrated decode speed (the deployment's engine, with --gpu)"),
                       (f"{_AR}.rollout.enable_prefix_caching", "prefill is free until calibrated"),
                       (f"{_AR}.rollout.free_cache_engine", "sleep / wake cost: part of the calibrated overhead"),
                       (f"{_AR}.actor.fsdp_config.param_offload", _TRAIN_COST),
@@ -327,5 +340,7 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
     r.ignore_rest(("",))  # every other option given: noted, not silently lost
     return build(r, framework="verl", source=source, prompts=prompts, group=n, max_response=max_resp,
                  pipeline=pipeline, layout=layout, slots=slots if recipe == "fully_async_policy" else layout.engines * seqs,
-                 model=model, gpu=gpu, engine=str(engine), gpu_memory_utilization=mem, train_backend=backend,
+                 model=model, gpu=gpu, engine=str(engine), gpu_memory_utilization=mem,
+                 memory_option=f"{_AR}.rollout.gpu_memory_utilization",
+                 engine_option=f"{_AR}.rollout.name" if given_name else None, train_backend=backend,
                  sync_every=every, steps_per_logged_step=every)

@@ -634,12 +634,15 @@ def _sweep_in(
 ) -> tuple[pl.DataFrame | pl.LazyFrame, SweepInfo]:
     # runaway scenarios are refused before anything runs (an estimate; the engine also enforces it)
     refused: dict[int, str] = {}
+    livelocks = Livelocks(plan)
     for c, sc in plan.source.scan():
+        livelocks.see(c, sc)
         msg = runaway_error(sc, max_samples, "summary", names=guard_names)
         if msg is not None:
             vals = dict(zip(plan.varied, plan.source.values(c, sc)))
             where = ", ".join(f"{k}={v!r}" for k, v in vals.items()) or "the base scenario"
             refused[c] = f"{msg} (sweep scenario {where})"
+    livelocks.warn()
     if refused and on_error == "raise":
         from rollsim.errors import ScenarioError
 
@@ -828,3 +831,39 @@ def sweep(
     return frame
 
 
+
+
+
+class Livelocks:
+    """The sweep's scenarios whose staleness cap is below their sync cadence
+    (``pipeline.max_staleness < sync_every - 1``: they train ``max_staleness + 1`` steps, then drop
+    every sample; :func:`rollsim.simulation.staleness_cap_livelock`), said in one
+    :class:`~rollsim.StalenessCapLivelockWarning` naming up to ``shown`` of them by their varied values,
+    with the first one's reason. The runs still run (a sweep may map where training stops)."""
+
+    def __init__(self, plan: Plan, shown: int = 5) -> None:
+        self.plan, self.shown, self.count = plan, shown, 0
+        self.hits: list[tuple[str, str]] = []
+
+    def see(self, c: int, sc: Scenario) -> None:
+        from rollsim.simulation import staleness_cap_livelock
+
+        why = staleness_cap_livelock(sc)
+        if why is None:
+            return
+        self.count += 1
+        if len(self.hits) < self.shown:
+            vals = dict(zip(self.plan.varied, self.plan.source.values(c, sc)))
+            self.hits.append((", ".join(f"{k}={v!r}" for k, v in vals.items()) or "the base scenario", why))
+
+    def warn(self) -> None:
+        from rollsim.errors import StalenessCapLivelockWarning
+
+        if not self.hits:
+            return
+        total = self.plan.source.count
+        more = f" and {self.count - len(self.hits)} more" if self.count > len(self.hits) else ""
+        warnings.warn(StalenessCapLivelockWarning(
+            f"{self.count} of {total} sweep scenario{'s' if total != 1 else ''} cannot train past their first "
+            f"steps (a staleness cap below sync_every - 1): {'; '.join(w for w, _ in self.hits)}{more}. The first: "
+            f"{self.hits[0][1]}"), stacklevel=5)
