@@ -184,14 +184,20 @@ def test_cli_validate(capsys):
     assert csv["case"].to_list() == ["chapter"] and math.isclose(csv["measured"][0], 2.0)
 
 
-def test_fully_async_misses_do_not_come_from_the_length_shape():
-    """Refitting the mean for another log-normal shape moves the fully async predictions by under
-    5 %: the misses are not an artefact of sigma = 1.15 (README "What the misses say")."""
-    for name in ("verl_fully_async_64", "verl_fully_async_128"):
+def test_fully_async_predictions_against_the_length_shape():
+    """Refitting the mean for another log-normal shape (sigma 0.8 / 1.5) moves the 32- and 64-GPU
+    predictions by under 7 %: their misses are not an artefact of sigma = 1.15. The 128-GPU one moves
+    more (README "What the misses say"): with a lighter tail the refitted answers are longer, the
+    rollout on half the GPUs no longer keeps up, and the speedup falls from 3.03 to 2.52."""
+    for name, low, high in (("verl_fully_async_32", 1.548, 1.724), ("verl_fully_async_64", 2.169, 2.271),
+                            ("verl_fully_async_128", 2.524, 3.033)):
         df = validation.sensitivity(name, (0.8, 1.5))
         base = validation.validate([name])["predicted"][0]
-        assert (df["predicted"] / base - 1).abs().max() < 0.05, name
-        assert df["mean_tokens"][0] > df["mean_tokens"][1]  # a heavier tail needs a smaller mean for the same time
+        assert df["predicted"].to_list() == pytest.approx([low, high], rel=0.02), name
+        if name != "verl_fully_async_128":
+            assert (df["predicted"] / base - 1).abs().max() < 0.07, name
+        if name != "verl_fully_async_32":  # (its long answers hit the 28K cap, which the heavier tail feels more)
+            assert df["mean_tokens"][0] > df["mean_tokens"][1]  # a heavier tail needs a smaller mean for the same time
 
 
 def test_one_step_fsdp2_depends_on_the_tail():

@@ -215,7 +215,7 @@ _NOTE_32 = (
     "measured); either answer lengths drift during DAPO training (the asynchronous run's own lengths are not "
     "published, and one stationary distribution per run cannot capture a drift), or the colocated 'gen' time "
     "includes waking and sleeping the rollout engine, a fixed cost the fit attributes to decoding; the length "
-    "shape is not the cause (sensitivity(): the prediction moves about 1 % for sigma 0.8-1.5)")
+    "shape is not the cause (sensitivity(): the prediction moves -6 % to +4 % for sigma 0.8-1.5)")
 _NOTE_ABLATION = (
     "shape holds, level misses: the model predicts the wait's fall with staleness (117 / 38 / 14 / 0.3 s at 0 / 0.1 "
     "/ 0.3 / 0.5 against 128 / 58 / 39 / 33 s measured; from 0 to 0.5 117 s against 95 s) but not the ~33 s per-sync "
