@@ -207,8 +207,9 @@ _NOTE_FIXED_WAIT = (
     "miss: the model's rollout on half the GPUs keeps up with the trainer, so it predicts (almost) no wait; verl "
     "measured 21-33 s of trainer wait per step in every fully async run (28 and 33 s in the 64- and 128-GPU runs), "
     "which looks like a fixed per-sync cost (pausing vLLM and cancelling its requests, the NCCL broadcast, "
-    "resuming; the trainer is blocked meanwhile) that 0.3 s of rollout pause does not cover: verl issue #4896 reports timing_s/param_sync from a few seconds to minutes on "
-    "this path; the predicted step is the trainer's own time, so the whole miss is that wait")
+    "resuming; the trainer is blocked meanwhile) that 0.3 s of rollout pause does not cover: verl issue #4896 "
+    "reports timing_s/param_sync from a few seconds to minutes on this path; the predicted step is the trainer's "
+    "own time, so the whole miss is that wait")
 _NOTE_32 = (
     "miss: the length scale fitted to the 32-GPU synchronous run (mean 3,280 tokens, against 655 and 1,220 for "
     "the 64- and 128-GPU runs) makes 16 rollout GPUs too slow to feed the trainer (204 s wait against 21 s "
