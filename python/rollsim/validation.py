@@ -62,10 +62,10 @@ def _run(sc: Scenario, record: Literal["samples", "summary"] = "samples") -> Res
         return simulate(sc, record=record)
 
 
-def _steady(sc: Scenario) -> dict[str, float]:
+def _steady(sc: Scenario, steps_per_row: int = 1) -> dict[str, float]:
     """Steady-state step numbers of ``sc``: :func:`rollsim.resources.run_metrics` after the first
-    ``WARMUP_STEPS`` steps."""
-    return run_metrics(_run(sc), warmup_steps=WARMUP_STEPS)
+    ``WARMUP_STEPS`` published steps (of ``steps_per_row`` steps each)."""
+    return run_metrics(_run(sc), warmup_steps=WARMUP_STEPS * steps_per_row)
 
 
 def fit_mean_tokens(scenario: Scenario, generation_s: float, *, sigma: float = SIGMA, lo: float = 50.0,
@@ -113,8 +113,10 @@ class Case:
     is compared: ``"speedup"`` (steady step time of ``sync`` / of ``run``), ``"step_s"`` or
     ``"wait_s"`` (of ``run``). ``measured`` is the published value, ``source`` where it is
     published, ``assumptions`` what had to be assumed, ``measured_sync_gen_s`` the published
-    synchronous generation time the length scale was fitted to (None: not fitted), and ``note`` what
-    the model lacks when the prediction misses."""
+    synchronous generation time the length scale was fitted to (None: not fitted), ``note`` what
+    the model lacks when the prediction misses, and ``steps_per_row`` the training steps of ``run``
+    per published step (verl's fully async trainer logs one row per parameter sync, of
+    ``trigger_parameter_sync_step`` local updates): ``run``'s step and wait are summed over them."""
 
     name: str
     source: str
@@ -126,12 +128,16 @@ class Case:
     measured_sync_gen_s: float | None = None
     note: str = ""
     band: tuple[float, float] | None = None
+    steps_per_row: int = 1
 
     def predict(self) -> dict[str, float]:
         """Simulates both scenarios; returns ``predicted`` (the metric) and the steady-state
-        ``sync_step_s``, ``sync_generation_s``, ``step_s``, ``wait_s`` of the runs."""
-        s, r = _steady(self.sync), _steady(self.run)
-        step, wait = r["step_time_s"], r["trainer_wait_s"]
+        ``sync_step_s``, ``sync_generation_s``, ``step_s``, ``wait_s`` of the runs (``step_s`` and
+        ``wait_s`` per published step: ``steps_per_row`` steps of ``run``, whose first
+        ``WARMUP_STEPS`` published steps are left out)."""
+        k = self.steps_per_row
+        s, r = _steady(self.sync), _steady(self.run, k)
+        step, wait = k * r["step_time_s"], k * r["trainer_wait_s"]
         pred = {"speedup": s["step_time_s"] / step, "step_s": step, "wait_s": wait}[self.metric]
         return {"predicted": pred, "sync_step_s": s["step_time_s"], "sync_generation_s": s["generation_s"],
                 "step_s": step, "wait_s": wait}
@@ -153,6 +159,8 @@ def _verl_pool(gpus: int, mean_tokens: float, max_tokens: float, *, train_s: flo
 
 _VERL_ONE_STEP = "verl docs, advance/one_step_off.md (Qwen2.5-Math-7B, DAPO, 2 x 16 H20)"
 _VERL_FULLY_ASYNC = "verl docs, advance/fully_async.md (Qwen2.5-Math-7B, DAPO, H20, 28K max response)"
+#: verl's fully async recipes: trigger_parameter_sync_step local updates per parameter sync (published step).
+_LOCAL_UPDATES = 4
 _COMMON = ("roofline decoding (Qwen2.5-7B on H20, TP 1, max_num_seqs 1024 per GPU); lengths LogNormal(sigma 1.15) "
            "capped at the max response, mean fitted to the synchronous generation time; 512 prompts x 16 answers; "
            "trainer seconds = published non-generation phases")
@@ -170,19 +178,21 @@ def _one_step(engine: str, *, sync_step: float, sync_gen: float, step: float, wa
 def _fully_async(gpus: int, *, sync_step: float, sync_gen: float, step: float, wait: float, mean: float,
                  staleness: float = 0.5, partial_rollout: bool = True, metric: str = "speedup", note: str = "") -> Case:
     sync = _verl_pool(gpus, mean, 28_672.0, train_s=sync_step - sync_gen, pipeline=Synchronous())
-    base = _verl_pool(gpus // 2, mean, 28_672.0, train_s=step - wait, pipeline=FullyAsync())
-    # the published table (README) was computed with the places released when the trainer takes a batch
-    # (gated_on_sync=False); verl's rollouter releases them at the parameter sync (the preset's default,
-    # rollsim.presets.verl_fully_async), with which the speedups are 1.21 / 1.81 / 2.11 (32 / 64 / 128 GPUs)
-    # and the staleness 0 / 0.1 / 0.3 / 0.5 waits 195 / 90 / 63 / 52 s
-    run = verl_fully_async(staleness, partial_rollout, gated_on_sync=False, scenario=base).replace(rollout_pause_s=0.3)
+    # verl's trainer: trigger_parameter_sync_step = 4 local updates of require_batches 4 x ppo_mini_batch_size 32
+    # prompts per parameter sync (one published step), as rollsim.configs.load reads the recipe; its rollouter
+    # frees a trained batch's places at the sync (reset_staleness after the weights are loaded, the preset's default)
+    base = _verl_pool(gpus // 2, mean, 28_672.0, train_s=(step - wait) / _LOCAL_UPDATES, pipeline=FullyAsync(),
+                      batch_prompts=512 // _LOCAL_UPDATES).replace(horizon_s=_horizon(2 * (step - wait)))
+    run = verl_fully_async(staleness, partial_rollout, trigger_parameter_sync_step=_LOCAL_UPDATES,
+                           scenario=base).replace(rollout_pause_s=0.3)
     measured = {"speedup": sync_step / step, "wait_s": wait, "step_s": step}[metric]
     name = f"verl fully_async, {gpus} GPUs, staleness {staleness}"
     return Case(name, _VERL_FULLY_ASYNC, metric, measured, sync, run,
                 f"{_COMMON}; sync colocated on {gpus} GPUs, fully async {gpus // 2}:{gpus // 2}; parameter sync pauses "
-                f"the rollout 0.3 s (NCCL, 'under 300 ms' in verl's one_step_off doc); the trainer trains a 512-prompt "
-                f"step at once (verl: 4 local updates of 128 prompts)", measured_sync_gen_s=sync_gen,
-                note=note, band=(1.7, 2.8) if metric == "speedup" else None)
+                f"the rollout 0.3 s (NCCL, 'under 300 ms' in verl's one_step_off doc); a published step is 4 local "
+                f"updates of 128 prompts, each a quarter of the published trainer seconds, and one parameter sync",
+                measured_sync_gen_s=sync_gen, note=note, band=(1.7, 2.8) if metric == "speedup" else None,
+                steps_per_row=_LOCAL_UPDATES)
 
 
 def _chapter_600() -> Case:
@@ -194,23 +204,25 @@ def _chapter_600() -> Case:
 
 
 _NOTE_FIXED_WAIT = (
-    "miss: the model's rollout on half the GPUs keeps up with the trainer, so it predicts no wait; verl measured "
-    "21-33 s of trainer wait per step in every fully async run (28 and 33 s in the 64- and 128-GPU runs), which "
-    "looks like a fixed per-sync cost (pausing "
-    "vLLM and cancelling its requests, the NCCL broadcast, resuming; the trainer is blocked meanwhile) that 0.3 s of "
-    "rollout pause does not cover: verl issue #4896 reports timing_s/param_sync from a few seconds to minutes on "
-    "this path; the predicted step is the trainer's own time, so the whole miss is that wait")
+    "miss: the model's rollout on half the GPUs keeps up with the trainer, so it predicts (almost) no wait; verl "
+    "measured 21-33 s of trainer wait per step in every fully async run (28 and 33 s in the 64- and 128-GPU runs), "
+    "which looks like a fixed per-sync cost (pausing vLLM and cancelling its requests, the NCCL broadcast, "
+    "resuming; the trainer is blocked meanwhile) that 0.3 s of rollout pause does not cover: verl issue #4896 "
+    "reports timing_s/param_sync from a few seconds to minutes on this path; the predicted step is the trainer's "
+    "own time, so the whole miss is that wait")
 _NOTE_32 = (
     "miss: the length scale fitted to the 32-GPU synchronous run (mean 3,280 tokens, against 655 and 1,220 for "
-    "the 64- and 128-GPU runs) makes 16 rollout GPUs too slow to feed the trainer (145 s wait against 21 s "
+    "the 64- and 128-GPU runs) makes 16 rollout GPUs too slow to feed the trainer (204 s wait against 21 s "
     "measured); either answer lengths drift during DAPO training (the asynchronous run's own lengths are not "
     "published, and one stationary distribution per run cannot capture a drift), or the colocated 'gen' time "
     "includes waking and sleeping the rollout engine, a fixed cost the fit attributes to decoding; the length "
-    "shape is not the cause (sensitivity(): the prediction moves about 1 % for sigma 0.8-1.5)")
+    "shape is not the cause (sensitivity(): the prediction moves -6 % to +4 % for sigma 0.8-1.5)")
 _NOTE_ABLATION = (
-    "shape holds, level misses: the model predicts the wait's drop from staleness 0 to 0.5 (91 s against 95 s "
-    "measured) but not the constant ~33 s per-sync wait that verl measures at every staleness (see the 64 / 128 "
-    "GPU rows); staleness 0 is verl's streaming without partial rollout (the rollouter drains before each sync)")
+    "shape holds, level misses: the model predicts the wait's fall with staleness (117 / 38 / 14 / 0.3 s at 0 / 0.1 "
+    "/ 0.3 / 0.5 against 128 / 58 / 39 / 33 s measured; from 0 to 0.5 117 s against 95 s) but not the ~33 s per-sync "
+    "wait that verl measures where the rollout keeps up (see the 64 / 128 GPU rows): what is left, 12 / 20 / 25 / "
+    "33 s, grows towards it as staleness hides the generation; staleness 0 is verl's streaming without partial "
+    "rollout (the rollouter drains before each sync)")
 
 
 def _staleness_128(staleness: float, step: float, wait: float) -> Case:
