@@ -58,7 +58,7 @@ def add_parsers(sub: Any) -> None:
                                                  "the --name value arguments (slime, OpenRLHF)")
     im.add_argument("--framework", choices=_FW, default=None, help="detected from the file when not given")
     im.add_argument("--gpu", default=None, help="the accelerator (rollsim.hardware.ACCELERATORS): adds the deployment")
-    im.add_argument("--toml", action="store_true", help="print the scenario as TOML, the notes as comments above it "
+    im.add_argument("--toml", action="store_true", help="print the scenario as TOML, the import notes as comments above it "
                                                         "(rollsim run FILE.toml runs it)")
     im.set_defaults(func=_cmd_import)
     descriptions = {
@@ -121,8 +121,8 @@ def _cmd_import(a: argparse.Namespace) -> int:
     for line in imp.warnings():  # unknown options (typos): on stderr, so that --toml's output stays a scenario
         print(line, file=sys.stderr)
     if a.toml:
-        # the notes as TOML comments above the scenario: `--toml > run.toml` keeps them and still reads back
-        print(f"# rollsim import: {imp.framework} config {imp.source}; the notes (kind  option = value -> became):")
+        # the import notes as TOML comments above the scenario: `--toml > run.toml` keeps them and still reads back
+        print(f"# rollsim import: {imp.framework} config {imp.source}; its import notes (kind  option = value -> became):")
         for line in imp.notes_table().splitlines():
             print("# " + line)
         print(imp.scenario.to_toml(), end="")
