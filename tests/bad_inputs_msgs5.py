@@ -1,0 +1,20 @@
+"""Bad-input rows of a new user's tryout (appended to ``tests/bad_inputs.py``'s table; same format): a
+pipeline key of another kind in a scenario file says which kinds have it and names the file; a
+decode-throughput table whose speed at one sequence differs from an unset ``decode_tokens_per_s``
+says what to give; a header-only lengths CSV names the flag and the file; an empty sweep file is
+refused; messages name what the user typed (flags, ``inf``, the value as given)."""
+
+from __future__ import annotations
+
+ROWS: list[tuple[str, str, str, str]] = [
+    ("scenario TOML", "cli('run', write('imposs.toml', '[pipeline]\\nkind = \"synchronous\"\\nmax_staleness = 2'))",
+     "CliExit", r"re:exit 2: rollsim: error: pipeline\.max_staleness: applies to kind 'fully_async' only, not "
+                r"'synchronous' \(in '[^']*/imposs\.toml'\)"),
+    ("scenario TOML", "Scenario.from_toml(write('t.toml', '[pipeline]\\nkind = \"fully_async\"\\nover_sampling = 2'))",
+     "ScenarioError", r"re:pipeline\.over_sampling: applies to kind 'synchronous' or 'one_step' or 'off_policy' only, "
+                      r"not 'fully_async' \(in '[^']*/t\.toml'\)"),
+    ("sweep TOML", "cli('sweep', toml('seeds = [0]\\n[base.pipeline]\\nkind = \"one_step\"\\nk = 2'), '--out', "
+                   "write('o', None))",
+     "CliExit", r"re:exit 2: rollsim: error: base\.pipeline\.k: applies to kind 'off_policy' only, not 'one_step' "
+                r"\(in '[^']*/s\.toml'\)"),
+]
