@@ -17,4 +17,19 @@ ROWS: list[tuple[str, str, str, str]] = [
                    "write('o', None))",
      "CliExit", r"re:exit 2: rollsim: error: base\.pipeline\.k: applies to kind 'off_policy' only, not 'one_step' "
                 r"\(in '[^']*/s\.toml'\)"),
+    # a decode table given without decode_tokens_per_s: the speed to give, by flag or key (never derived)
+    ("CLI", "cli('run', '--decode-throughput-table', '1:40,64:1000', '--slots-per-instance', '64')", "CliExit",
+     "exit 2: rollsim: error: --decode-throughput-table: its speed at one sequence (40.0 tokens/s) must equal "
+     "--decode-tokens-per-s, which is not given (default 30.0): give --decode-tokens-per-s 40.0 too"),
+    ("CLI", "cli('run', toml('decode_tokens_per_s = 35.0\\nslots_per_instance = 64'), '--decode-throughput-table', "
+            "'1:40,64:1000')", "CliExit",
+     "exit 2: rollsim: error: --decode-throughput-table: its speed at one sequence (40.0 tokens/s) must equal "
+     "--decode-tokens-per-s, which is not given (the scenario file's 35.0): give --decode-tokens-per-s 40.0 too"),
+    ("CLI", "cli('run', '--decode-throughput-table', '1:40,64:1000', '--slots-per-instance', '64', "
+            "'--decode-tokens-per-s', '30')", "CliExit",
+     "exit 2: rollsim: error: --decode-tokens-per-s: must equal decode_throughput_table's speed at one sequence "
+     "(40.0 tokens/s) when the table is set, got 30.0"),
+    ("scenario TOML", "Scenario.from_toml_str('slots_per_instance = 8\\ndecode_throughput_table = [[1, 60.0], [8, 200.0]]')",
+     "ScenarioError", "decode_throughput_table: its speed at one sequence (60.0 tokens/s) must equal decode_tokens_per_s, "
+                      "which is not given (default 30.0): give decode_tokens_per_s = 60.0 too"),
 ]

@@ -554,7 +554,30 @@ def _scenario(a: argparse.Namespace, pipeline: Any = None, *, rollout_slots: int
 
     path = getattr(a, "scenario", None)
     with schema.naming_file(path) if path is not None else contextlib.nullcontext():
-        return _scenario_of(a, pipeline, rollout_slots=rollout_slots)
+        try:
+            return _scenario_of(a, pipeline, rollout_slots=rollout_slots)
+        except ScenarioError as e:
+            raise _decode_speed_named(a, e) from None
+
+
+def _decode_speed_named(a: argparse.Namespace, e: ScenarioError) -> ScenarioError:
+    """``e``, or for ``--decode-throughput-table`` given without ``--decode-tokens-per-s`` and a
+    table whose speed at one sequence differs from the scenario's, a message naming both flags and
+    the value to give (the speed is never taken from the table silently)."""
+    mismatch = getattr(e, "decode_mismatch", None)
+    given: dict[str, str] = getattr(a, "_given", None) or {}
+    if mismatch is None or "decode_throughput_table" not in given or "decode_tokens_per_s" in given:
+        return e
+    table, speed = mismatch
+    if getattr(a, "config", None) is not None:
+        source = f"the imported config's {speed}"
+    elif getattr(a, "scenario", None) is not None and "default" not in str(e):
+        source = f"the scenario file's {speed}"
+    else:
+        source = f"default {speed}"
+    return invalid(given["decode_throughput_table"],
+                   f"its speed at one sequence ({table} tokens/s) must equal --decode-tokens-per-s, which is not "
+                   f"given ({source}): give --decode-tokens-per-s {table} too")
 
 
 def _scenario_of(a: argparse.Namespace, pipeline: Any = None, *, rollout_slots: int | None = None) -> Scenario:

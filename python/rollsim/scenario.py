@@ -459,9 +459,13 @@ class Scenario:
             raise invalid(_TABLE, f"excludes decode_slowdown_per_seq > 0 (one speed model), got "
                                   f"decode_slowdown_per_seq={self.decode_slowdown_per_seq}")
         if self.decode_tokens_per_s != table[0][1]:
-            raise invalid("decode_tokens_per_s",
-                          f"must equal decode_throughput_table's speed at one sequence ({table[0][1]} tokens/s) "
-                          f"when the table is set, got {self.decode_tokens_per_s}")
+            e = invalid("decode_tokens_per_s",
+                        f"must equal decode_throughput_table's speed at one sequence ({table[0][1]} tokens/s) "
+                        f"when the table is set, got {self.decode_tokens_per_s}")
+            # (table's speed, decode_tokens_per_s): a TOML file or the command line without the speed
+            # says to give it (scenario_toml.scenario_from_doc, cli._scenario)
+            e.decode_mismatch = (table[0][1], self.decode_tokens_per_s)  # type: ignore[attr-defined]
+            raise e
 
     def _check_prefill_mode(self) -> None:
         if self.prefill_mode not in ("per_slot", "shared"):

@@ -551,6 +551,13 @@ def scenario_from_doc(doc: Any, root: str | os.PathLike[str] = ".", where: str =
     except ScenarioError as e:  # a [weight_sync] table is read by the Scenario: name it under `where`
         if where and str(e).startswith("weight_sync."):
             raise ScenarioError(f"{where}.{e}") from None
+        mismatch = getattr(e, "decode_mismatch", None)
+        if mismatch is not None and "decode_tokens_per_s" not in t:  # the table given, the speed left at its default
+            err = invalid(_join(where, "decode_throughput_table"),
+                          f"its speed at one sequence ({mismatch[0]} tokens/s) must equal decode_tokens_per_s, which "
+                          f"is not given (default {mismatch[1]}): give decode_tokens_per_s = {mismatch[0]} too")
+            err.decode_mismatch = mismatch  # type: ignore[attr-defined]
+            raise err from None
         raise
     return sc
 
