@@ -32,4 +32,10 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("scenario TOML", "Scenario.from_toml_str('slots_per_instance = 8\\ndecode_throughput_table = [[1, 60.0], [8, 200.0]]')",
      "ScenarioError", "decode_throughput_table: its speed at one sequence (60.0 tokens/s) must equal decode_tokens_per_s, "
                       "which is not given (default 30.0): give decode_tokens_per_s = 60.0 too"),
+    # a lengths file with a header and no data: the flag and the file named (as other CSV errors do)
+    ("lengths file", "cli('run', '--lengths', write('hdr.csv', 'tokens\\n'), '--lengths-column', 'tokens')", "CliExit",
+     r"re:exit 2: rollsim: error: --lengths: '[^']*/hdr\.csv' has no rows of data \(only a header: tokens\): it must "
+     r"hold at least one length"),
+    ("lengths file", "Empirical.from_file(write('h.parquet', parquet({'t': pl.Series([], dtype=pl.Int64)})))",
+     "ScenarioError", r"re:lengths\.path: '[^']*/h\.parquet' has no rows of data: it must hold at least one length"),
 ]
