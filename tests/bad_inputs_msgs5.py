@@ -38,4 +38,8 @@ ROWS: list[tuple[str, str, str, str]] = [
      r"hold at least one length"),
     ("lengths file", "Empirical.from_file(write('h.parquet', parquet({'t': pl.Series([], dtype=pl.Int64)})))",
      "ScenarioError", r"re:lengths\.path: '[^']*/h\.parquet' has no rows of data: it must hold at least one length"),
+    # an empty sweep file has nothing to sweep
+    ("sweep TOML", "cli('sweep', toml('# nothing yet\\n'), '--out', write('o', None))", "CliExit",
+     r"re:exit 2: rollsim: error: sweep file: '[^']*/s\.toml' is empty: give the axes to sweep \(\[grid\] or \[sample\], "
+     r"seeds = \[\.\.\.\]\) and the \[base\] scenario they vary"),
 ]

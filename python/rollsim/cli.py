@@ -528,6 +528,10 @@ def _scenario_doc(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
         doc.update({f.path: getattr(a, dest) for dest, f in fields.items() if dest in given})
     elif path is not None:
         doc = schema.read_toml(path)
+        if not doc and not getattr(a, "_empty_warned", False):  # once per command (compare reads it per pipeline)
+            a._empty_warned = True
+            print(f"rollsim: warning: the scenario file {os.fspath(path)!r} is empty (no keys): running the default "
+                  "scenario with the flags given", file=sys.stderr)
         root = os.path.dirname(os.path.abspath(path))
         doc.update({f.path: getattr(a, dest) for dest, f in fields.items() if dest in given})
     else:
