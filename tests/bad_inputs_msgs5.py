@@ -42,4 +42,19 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("sweep TOML", "cli('sweep', toml('# nothing yet\\n'), '--out', write('o', None))", "CliExit",
      r"re:exit 2: rollsim: error: sweep file: '[^']*/s\.toml' is empty: give the axes to sweep \(\[grid\] or \[sample\], "
      r"seeds = \[\.\.\.\]\) and the \[base\] scenario they vary"),
+    # messages in the user's terms: a flag once, inf (not math.inf), the path typed, the value as given
+    ("config CLI", "cli('whatif', '--config', os.path.join(ROOT, 'python/rollsim/examples/configs/verl_fully_async.sh'), "
+                   "'--metrics', os.path.join(ROOT, 'python/rollsim/examples/configs/verl_fully_async_metrics.csv'), "
+                   "'--max-staleness', '1,x')", "CliExit",
+     "exit 2: rollsim whatif: error: argument --max-staleness: must be integers >= 0 or 'none' separated by commas, "
+     "got '1,x'"),
+    ("CLI", "cli('run', '--pipeline', 'sync', '--over-sampling', '-1')", "CliExit",
+     "exit 2: rollsim: error: --over-sampling: must be in [0, 1e6], or inf (keep every slot busy), got -1.0"),
+    ("CLI", "cli('run', toml('prefill_tokens_per_s = 0'))", "CliExit",
+     r"re:exit 2: rollsim: error: prefill_tokens_per_s: must be in \[1e-6, 1e12\] tokens/s, or inf \(free prefill\), "
+     r"got 0 \(the value in '[^']*/s\.toml'\)"),
+    ("CLI", "cli('report', os.path.join(write('d', None), 'nonexist_dir'))", "CliExit",
+     r"re:exit 2: rollsim: error: no such file or directory: '[^']*/d/nonexist_dir'"),
+    ("hardware", "rollsim.hardware.Deployment(model='Qwen3-8B', gpu='H100', rollout_gpus=1).decode_tokens_per_s("
+                 "batch=0, context_tokens=1000.0)", "ScenarioError", "batch: must be finite and > 0, got 0"),
 ]

@@ -1254,6 +1254,8 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
+        # a type's message that names its flag already: the flag once (``argument --rollout-gpus: must be ...``)
+        message = re.sub(r"^argument (\S+): \1: ", r"argument \1: ", message)
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
@@ -1438,7 +1440,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # on the command line, a value given as a flag is named by its flag (--max-staleness, not
         # pipeline.max_staleness), for every command
         flags = _given_flags(parser, getattr(args, "command", None), argv)
-        message = _flag_named(_message(e), flags)
+        message = _flag_named(_message(e), flags).replace("or math.inf (", "or inf (")  # the CLI's / TOML's spelling
         print(f"rollsim: error: {_file_named(message, flags, getattr(args, 'scenario', None))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
