@@ -25,3 +25,27 @@ def test_an_empty_scenario_file_warns_naming_it_and_runs_the_defaults(tmp_path, 
     full.write_text("rollout_slots = 256\n")
     assert main(["run", str(full), "--horizon-s", "900"]) == 0
     assert "is empty" not in capsys.readouterr().err
+
+
+def test_agentic_repr_and_describe_give_the_tool_latency_in_seconds():
+    from rollsim import Agentic, Empirical, LogNormal
+
+    a = Agentic(tool_latency_s=LogNormal(mu=0.12, sigma=1.0, max_tokens=30.0),
+                observation_tokens=LogNormal(mu=5.0, sigma=1.0, max_tokens=4000.0))
+    text = repr(a)
+    assert "tool_latency_s=LogNormal(mu=0.12, sigma=1.0, max_s=30.0)" in text
+    # observation_tokens is a length: its repr is LogNormal's own (tokens)
+    assert "observation_tokens=LogNormal(mu=5.0, sigma=1.0, max_tokens=4000.0, group_correlation=0.0)" in text
+    assert text.startswith("Agentic(max_turns=10, tool_latency_s=") and text.endswith("switch_version_at_turn=True)")
+    assert "max_s=30.0" in repr(Scenario(agentic=a))
+    d = Scenario(agentic=a).describe()["agentic"]
+    assert d["tool_latency_s"] == {"kind": "lognormal", "mu": 0.12, "sigma": 1.0, "max_s": 30.0}
+    assert d["observation_tokens"]["max_tokens"] == 4000.0
+    # the engine's form keeps its key (the LogNormal class's API is unchanged)
+    assert Scenario(agentic=a).to_dict()["agentic"]["tool_latency_s"]["max_tokens"] == 30.0
+    assert repr(LogNormal(mu=0.12, sigma=1.0, max_tokens=30.0)).startswith("LogNormal(mu=0.12, sigma=1.0, max_tokens=30.0")
+    e = Agentic(tool_latency_s=Empirical([1.0, 2.0, 6.0]))
+    assert "tool_latency_s=Empirical(3 values, 3 samples, mean 3 s)" in repr(e)
+    assert Scenario(agentic=e).describe()["agentic"]["tool_latency_s"] == {
+        "kind": "empirical", "name": None, "values": 3, "mean_s": 3.0, "max_s": Empirical([1.0, 2.0, 6.0]).max_tokens}
+    assert "tool_latency_s=2.5," in repr(Agentic(tool_latency_s=2.5))

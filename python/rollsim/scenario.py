@@ -634,7 +634,8 @@ class Scenario:
         return _drop_defaults(d)
 
     def describe(self) -> dict[str, Any]:
-        """A JSON-friendly description (empirical lengths summarized by name, size and mean)."""
+        """A JSON-friendly description (empirical lengths summarized by name, size and mean; an agentic
+        tool latency in seconds, its cap ``max_s``)."""
         d = self.to_dict()
         d.setdefault("weight_sync_s", self.weight_sync_s)
         if self.weight_sync is not None:
@@ -643,6 +644,10 @@ class Scenario:
         if isinstance(self.lengths, Empirical):
             d["lengths"] = {"kind": "empirical", "name": self.lengths.name, "values": int(self.lengths.values.size),
                             "mean_tokens": self.lengths.mean_tokens()}
+        if self.agentic is not None:  # the tool latency in seconds (max_s, as a scenario file spells it)
+            from rollsim.agentic import seconds_description
+
+            d["agentic"]["tool_latency_s"] = seconds_description(self.agentic.tool_latency_s)
         return d
 
     def throughput_ratio(self) -> float:
