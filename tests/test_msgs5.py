@@ -49,3 +49,23 @@ def test_agentic_repr_and_describe_give_the_tool_latency_in_seconds():
     assert Scenario(agentic=e).describe()["agentic"]["tool_latency_s"] == {
         "kind": "empirical", "name": None, "values": 3, "mean_s": 3.0, "max_s": Empirical([1.0, 2.0, 6.0]).max_tokens}
     assert "tool_latency_s=2.5," in repr(Agentic(tool_latency_s=2.5))
+
+
+def test_compare_header_gives_the_per_rank_step_cost_not_zero(tmp_path, capsys):
+    import math
+
+    from rollsim import LogNormal, TrainRanks
+
+    # every answer 900 tokens + a 100-token prompt: 1000 tokens a sequence; 64 / 4 = 16 a rank
+    sc = Scenario(batch_size=64, rollout_slots=64, prompt_tokens=100.0, train_step_s=2.0, horizon_s=300.0,
+                  lengths=LogNormal(mu=math.log(900.0), sigma=0.0, max_tokens=4096.0),
+                  train=TrainRanks(dp_ranks=4, s_per_token=1e-3, s_per_token_sq=0.0, fixed_s=0.5, mini_batches=2))
+    path = tmp_path / "dep.toml"
+    sc.to_toml(path)
+    assert main(["compare", str(path)]) == 0
+    header = capsys.readouterr().out.splitlines()[0]
+    # 2 s + 2 mini-batches x 0.5 s + 16 sequences x 1000 tokens x 1e-3 s = 19 s
+    assert "batch 64, ~19 s/step at the mean length (train per rank: 4 ranks), 300 s," in header, header
+    assert " 2 s/step" not in header and " 0 s/step" not in header
+    assert main(["compare", "--horizon-s", "300"]) == 0  # without per-rank training: train_step_s as before
+    assert f"batch 512, {Scenario().train_step_s:g} s/step, 300 s," in capsys.readouterr().out.splitlines()[0]

@@ -830,9 +830,24 @@ def scenario_header(command: str, sc: Scenario, *, pipeline: bool = False, core:
             extra.append(f"{key}={_value_words(value)}")
     if core is None:
         core = (f"{sc.rollout_slots} slots x {sc.decode_tokens_per_s:g} tokens/s, batch {sc.batch_size}, "
-                f"{sc.train_step_s:g} s/step")
+                f"{_step_words(sc)}")
     return (f"rollsim {command}: {core}, {_span(sc.horizon_s)}, lengths {label}, rng={sc.rng}, seed={sc.seed}"
             + "".join(f", {e}" for e in extra))
+
+
+def _step_words(sc: Scenario) -> str:
+    """A header's training cost: ``train_step_s`` (``2 s/step``), or with per-rank training
+    (``Scenario.train``) the step a batch of mean-length sequences takes, fixed cost included, on
+    its mean rank (the engine's steps wait for the slowest, so real steps are at least this long):
+    ``~7.7 s/step at the mean length (train per rank: 16 ranks)``."""
+    t = sc.train
+    if t is None:
+        return f"{sc.train_step_s:g} s/step"
+    seq = sc.prompt_tokens + sc.lengths.mean_tokens()  # tokens of one sequence, prompt included
+    per_rank = t.mini_batches * t.fixed_s + sc.batch_size / t.dp_ranks * (t.s_per_token * seq
+                                                                          + t.s_per_token_sq * seq**2)
+    step = sc.train_step_s + (sc.train_s_per_token + sc.logprob_s_per_token) * sc.batch_size * seq + per_rank
+    return f"~{step:.3g} s/step at the mean length (train per rank: {t.dp_ranks} ranks)"
 
 
 def split_header(base: Scenario, res: Any, gpus: int, gpus_per_instance: int, gpu_s_per_token: float,
