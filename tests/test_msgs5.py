@@ -69,3 +69,26 @@ def test_compare_header_gives_the_per_rank_step_cost_not_zero(tmp_path, capsys):
     assert " 2 s/step" not in header and " 0 s/step" not in header
     assert main(["compare", "--horizon-s", "300"]) == 0  # without per-rank training: train_step_s as before
     assert f"batch 512, {Scenario().train_step_s:g} s/step, 300 s," in capsys.readouterr().out.splitlines()[0]
+
+
+def test_out_force_removes_the_report_of_the_previous_run(tmp_path, capsys):
+    out = tmp_path / "r"
+    assert main(["run", "--horizon-s", "600", "--out", str(out)]) == 0
+    assert main(["report", str(out)]) == 0
+    assert main(["report", str(out), "--format", "md"]) == 0
+    figures = sorted(p.name for p in (out / "report_files").iterdir())
+    assert (out / "report.html").exists() and (out / "report.md").exists() and figures
+    (out / "notes.txt").write_text("mine")  # not the report's: kept
+    assert main(["run", "--horizon-s", "900", "--out", str(out)]) == 2  # refused: the report stays too
+    assert (out / "report.html").exists()
+    assert main(["run", "--horizon-s", "900", "--out", str(out), "--force"]) == 0
+    assert not (out / "report.html").exists() and not (out / "report.md").exists()
+    assert not (out / "report_files").exists()
+    assert (out / "notes.txt").read_text() == "mine"
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "samples.parquet", "scenario.json", "scenario.toml",
+                                                     "segments.parquet", "steps.parquet", "summary.json"]
+    # a figure directory holding something else is left (only the report's figures go)
+    assert main(["report", str(out), "--format", "md"]) == 0
+    (out / "report_files" / "keep.txt").write_text("mine")
+    assert main(["run", "--horizon-s", "600", "--out", str(out), "--force"]) == 0
+    assert [p.name for p in (out / "report_files").iterdir()] == ["keep.txt"] and not (out / "report.md").exists()

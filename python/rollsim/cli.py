@@ -22,6 +22,7 @@ print ``rollsim: error: <message>`` and exit with code 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import difflib
 import glob
@@ -664,6 +665,9 @@ _RESULT_FILES = {"run": ("summary.json", "samples.parquet"), "compare": ("compar
 #: a directory holding one of them holds that command's previous results, replaced only with ``--force``.
 _OWN_FILES = {"run": ("summary.json", "samples.parquet", "steps.parquet", "segments.parquet"),
               "compare": ("compare.parquet", "samples_*.parquet", "steps_*.parquet", "segments_*.parquet")}
+#: What ``rollsim report DIR`` writes by default (:func:`rollsim.report.write_report`): a report of the
+#: previous results, removed with them by ``--force`` (it would describe a run that is gone).
+_REPORT_FILES = ("report.html", "report.md", os.path.join("report_files", "figure*.png"))
 
 
 def _out_dir(out: str | None, command: str | None = None, force: bool = False) -> str | None:
@@ -672,7 +676,8 @@ def _out_dir(out: str | None, command: str | None = None, force: bool = False) -
     among them (writing there would leave a mix of two runs' files, and ``scenario.toml`` would no
     longer describe them; a sweep directory would no longer read as one), and one that holds the
     same command's previous results unless ``force`` (``--force``): then those files are removed
-    first, so that none of the previous run's is left among the new ones."""
+    first, and the report ``rollsim report`` wrote of them by default (``report.html``, ``report.md``
+    and its ``report_files/`` figures), so that none of the previous run's is left among the new ones."""
     if out is None:
         return None
     if not out:
@@ -685,16 +690,22 @@ def _out_dir(out: str | None, command: str | None = None, force: bool = False) -
             raise invalid("out", f"{out!r} holds the results of `rollsim {other}` ({found[0]}); writing "
                                  f"`rollsim {command}` results there would mix two runs: give another directory "
                                  f"or remove those files")
-    previous = sorted({f for pattern in _OWN_FILES.get(command or "", ()) for f in glob.glob(os.path.join(
-        glob.escape(out), pattern))})
+    def matches(patterns: tuple[str, ...]) -> list[str]:
+        return sorted({f for pattern in patterns for f in glob.glob(os.path.join(glob.escape(out), pattern))})
+
+    previous = matches(_OWN_FILES.get(command or "", ()))
     if previous and not force:
         raise invalid("out", f"{out!r} already holds the results of a previous `rollsim {command}` "
                              f"({os.path.basename(previous[0])}); give --force to replace them, or another directory")
-    for f in previous:  # --force: the previous results go, not only those the new run rewrites
+    # --force: the previous results go, not only those the new run rewrites, and so does a report of them
+    for f in previous + (matches(_REPORT_FILES) if previous else []):
         try:
             os.remove(f)
         except OSError as e:
             raise invalid("out", f"--force cannot remove {f!r}: {e.strerror or e}") from None
+    with contextlib.suppress(OSError):  # the report's figure directory, if nothing else is in it
+        if previous:
+            os.rmdir(os.path.join(out, "report_files"))
     try:
         os.makedirs(out, exist_ok=True)
         with tempfile.TemporaryFile(dir=out):
