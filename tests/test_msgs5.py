@@ -5,7 +5,6 @@ what the user typed; the Agentic repr says seconds; compare's header with per-ra
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from rollsim import Scenario, simulate
 from rollsim.cli import main
