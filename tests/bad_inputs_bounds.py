@@ -82,7 +82,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      "re:bin_s: gives \\d+ bins over the run's 60\\.\\d+ s, more than 1000000; pick bin_s >= end_s / 1000000 "
      "\\(e\\.g\\. 6\\.\\d+e-05 s\\), got 1e-09"),
     ("bounds", "rollsim.resources.utilization_over_time(simulate(Scenario(horizon_s=60.0)), -1)", "ScenarioError",
-     "bin_s: must be finite and > 0, got -1.0"),
+     "bin_s: must be finite and > 0, got -1"),
     ("bounds", "rollsim.plot.utilization_frame(pl.DataFrame({'start_s': [0.0], 'finish_s': [1.0]}), rollout_slots=1, "
                "end_s=1e6, bin_s=1e-3)", "ScenarioError",
      "bin_s: gives 1000000000 bins over the run's 1e+06 s, more than 1000000; pick bin_s >= end_s / 1000000 "

@@ -17,7 +17,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      "pipeline.cap: unknown key (allowed: ['admission_eta', 'batch_order', 'kind', 'lag_release', "
      "'max_lag_samples', 'max_ready_groups', 'max_staleness', 'on_stale', 'on_update'])"),
     ("scenario TOML", "Scenario.from_toml_str('[pipeline]\\nkind = \"one_step\"\\nk = 2')", "ScenarioError",
-     "pipeline.k: unknown key (allowed: ['keep_partial', 'kind', 'over_sampling'])"),
+     "pipeline.k: applies to kind 'off_policy' only, not 'one_step'"),
     ("scenario TOML", "Scenario.from_toml_str('[pipeline]\\nmax_staleness = 2')", "ScenarioError",
      "pipeline.kind: must be 'synchronous', 'one_step', 'off_policy' or 'fully_async', got None"),
     ("scenario TOML", "Scenario.from_toml_str('[lengths]\\nmu = 7.0\\ncolumn = \"x\"')", "ScenarioError",

@@ -109,11 +109,11 @@ ROWS: list[tuple[str, str, str, str]] = [
      "exit 2: rollsim: error: framework: cannot tell which framework a.yaml is for; pass framework= one of verl, areal, "
      "slime, openrlhf"),
     ("config CLI", f"cli('whatif', '--config', {VERL}, '--metrics', {GOOD_METRICS}, '--rollout-gpus', '8,x')",
-     "CliExit", "exit 2: rollsim whatif: error: argument --rollout-gpus: --rollout-gpus: must be positive integers "
+     "CliExit", "exit 2: rollsim whatif: error: argument --rollout-gpus: must be positive integers "
      "separated by commas, got '8,x'"),
     ("config CLI", f"cli('whatif', '--config', {VERL}, '--metrics', {GOOD_METRICS}, '--pipeline', 'fully-async', "
      "'--max-staleness', 'two')", "CliExit", "exit 2: rollsim whatif: error: argument --max-staleness: "
-     "--max-staleness: must be integers >= 0 or 'none' separated by commas, got 'two'"),
+     "must be integers >= 0 or 'none' separated by commas, got 'two'"),
     ("config CLI", f"cli('run', toml('rollout_slots = 8\\n'), '--config', {VERL})", "CliExit",
      "exit 2: rollsim: error: --config: takes the place of a scenario file: give one or the other"),
 ]

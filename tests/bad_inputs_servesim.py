@@ -15,7 +15,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("serving benchmark", f"{_SB}({_D}, requests=8, input_tokens=-1.0, output_tokens=100.0)", "ScenarioError",
      "input_tokens: must be finite and >= 0, got -1.0"),
     ("serving benchmark", f"{_SB}({_D}, requests=8, input_tokens=100.0, output_tokens=0)", "ScenarioError",
-     "output_tokens: must be finite and > 0, got 0.0"),
+     "output_tokens: must be finite and > 0, got 0"),
     ("serving benchmark", f"{_SB}({_D}, requests=8, input_tokens=100.0, output_tokens=100.0, max_num_batched_tokens=1)",
      "ScenarioError", "max_num_batched_tokens: must be in [2, 16777216], got 1"),
     ("serving benchmark", f"{_SB}({_D}, requests=8, input_tokens=100.0, output_tokens=100.0, max_num_batched_tokens=512)",

@@ -378,8 +378,13 @@ batch_order = { kind = "length_balanced", edges = [2000.0], share = 0.8 }
     ("[pipeline]\nkind = 'fully_async'\ncap = 2", "pipeline.cap: unknown key (allowed: ['admission_eta', 'batch_order', "
                                                   "'kind', 'lag_release', 'max_lag_samples', 'max_ready_groups', 'max_staleness', "
                                                   "'on_stale', 'on_update'])"),
-    ("[pipeline]\nkind = 'synchronous'\nk = 2", "pipeline.k: unknown key (allowed: ['keep_partial', 'kind', "
-                                                "'over_sampling'])"),
+    ("[pipeline]\nkind = 'synchronous'\nk = 2", "pipeline.k: applies to kind 'off_policy' only, not 'synchronous'"),
+    ("[pipeline]\nkind = 'synchronous'\nmax_staleness = 2",
+     "pipeline.max_staleness: applies to kind 'fully_async' only, not 'synchronous'"),
+    ("[pipeline]\nkind = 'fully_async'\nover_sampling = 2",
+     "pipeline.over_sampling: applies to kind 'synchronous' or 'one_step' or 'off_policy' only, not 'fully_async'"),
+    ("[pipeline]\nkind = 'synchronous'\nk2 = 2", "pipeline.k2: unknown key (allowed: ['keep_partial', 'kind', "
+                                                 "'over_sampling'])"),
     ("[pipeline]\nmax_staleness = 2", "pipeline.kind: must be 'synchronous', 'one_step', 'off_policy' or "
                                       "'fully_async', got None"),
     ("[lengths]\nmu = 7\nvalues = [1]", "lengths.values: unknown key (allowed: ['group_correlation', 'kind', "

@@ -100,12 +100,12 @@ def given(value: Any, converted: float) -> str:
 
 
 def number(field: str, value: Any, *, allow_zero: bool = False, what: str = "a number") -> float:
-    """A finite number, > 0 (or >= 0 with ``allow_zero``)."""
+    """A finite number, > 0 (or >= 0 with ``allow_zero``); a message shows the value as given."""
     if isinstance(value, bool) or not isinstance(value, _NUMBERS):
         raise invalid(field, f"must be {what}, got {type(value).__name__} {value!r}")
     try:
         v = float(value)
-        got = repr(v)
+        got = _given(value) if isinstance(value, _INTS) else repr(v)  # as given: 0 for an int, not 0.0
     except OverflowError:  # an int too large for a float: out of range, not inf
         v, got = math.inf, show(value)
     if not (math.isfinite(v) and (v >= 0 if allow_zero else v > 0)):

@@ -15,6 +15,7 @@ ranges the engine's ``AgenticConfig::validate`` checks (``rust/rollsim-core/src/
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -23,7 +24,7 @@ from rollsim import _check
 from rollsim.errors import invalid, strict_init
 from rollsim.lengths import Empirical, LogNormal
 
-__all__ = ["Agentic", "MAX_TURNS"]
+__all__ = ["Agentic", "MAX_TURNS", "seconds_repr", "seconds_description"]
 
 
 def _schema_fields() -> dict[str, dict[str, Any]]:
@@ -62,6 +63,29 @@ def _dist(spec: dict[str, Any], value: Any) -> float | LogNormal | Empirical:
     if isinstance(value, (LogNormal, Empirical)):
         return value
     return _check.part_bounded(spec, value)
+
+
+def seconds_repr(value: float | LogNormal | Empirical) -> str:
+    """``repr`` of a distribution of seconds (``tool_latency_s``), in seconds and with the cap named
+    ``max_s`` as a scenario file spells it: ``LogNormal(mu=0.12, sigma=1.0, max_s=30.0)``,
+    ``Empirical(3 values, 3 samples, mean 2 s)``; a number as it is."""
+    if isinstance(value, LogNormal):
+        return f"LogNormal(mu={value.mu!r}, sigma={value.sigma!r}, max_s={value.max_tokens!r})"
+    if isinstance(value, Empirical):
+        return repr(value).replace(" tokens)", " s)")
+    return repr(value)
+
+
+def seconds_description(value: float | LogNormal | Empirical) -> Any:
+    """A distribution of seconds as :meth:`rollsim.Scenario.describe` gives it: a number, or a table
+    in seconds (``kind``, ``mu``, ``sigma``, ``max_s``; an ``Empirical`` as ``name``, ``values``
+    (how many) and ``mean_s``)."""
+    if isinstance(value, LogNormal):
+        return {"kind": "lognormal", "mu": value.mu, "sigma": value.sigma, "max_s": value.max_tokens}
+    if isinstance(value, Empirical):
+        return {"kind": "empirical", "name": value.name, "values": int(value.values.size),
+                "mean_s": value.mean_tokens(), "max_s": value.max_tokens}
+    return value
 
 
 @dataclass(frozen=True)
@@ -209,6 +233,12 @@ class Agentic:
             raise invalid("pipeline.over_sampling", f"must be None with agentic (a batch waits for all its trajectories: "
                                                     f"stopping those in a tool call at the batch's end is not modelled), "
                                                     f"got {_check.show(over)}")
+
+    def __repr__(self) -> str:
+        # the dataclass's repr, with the tool latency in seconds (a LogNormal's cap is max_s there)
+        parts = [f"{f.name}={seconds_repr(v) if f.name == 'tool_latency_s' else repr(v)}"
+                 for f in dataclasses.fields(self) if f.repr for v in (getattr(self, f.name),)]
+        return f"Agentic({', '.join(parts)})"
 
     def mean_tool_s(self) -> float:
         """Expected seconds of one tool call, ``env_overhead_s`` included (queueing excluded)."""

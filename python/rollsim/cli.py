@@ -22,6 +22,7 @@ print ``rollsim: error: <message>`` and exit with code 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import difflib
 import glob
@@ -528,6 +529,10 @@ def _scenario_doc(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
         doc.update({f.path: getattr(a, dest) for dest, f in fields.items() if dest in given})
     elif path is not None:
         doc = schema.read_toml(path)
+        if not doc and not getattr(a, "_empty_warned", False):  # once per command (compare reads it per pipeline)
+            a._empty_warned = True
+            print(f"rollsim: warning: the scenario file {os.fspath(path)!r} is empty (no keys): running the default "
+                  "scenario with the flags given", file=sys.stderr)
         root = os.path.dirname(os.path.abspath(path))
         doc.update({f.path: getattr(a, dest) for dest, f in fields.items() if dest in given})
     else:
@@ -554,7 +559,30 @@ def _scenario(a: argparse.Namespace, pipeline: Any = None, *, rollout_slots: int
 
     path = getattr(a, "scenario", None)
     with schema.naming_file(path) if path is not None else contextlib.nullcontext():
-        return _scenario_of(a, pipeline, rollout_slots=rollout_slots)
+        try:
+            return _scenario_of(a, pipeline, rollout_slots=rollout_slots)
+        except ScenarioError as e:
+            raise _decode_speed_named(a, e) from None
+
+
+def _decode_speed_named(a: argparse.Namespace, e: ScenarioError) -> ScenarioError:
+    """``e``, or for ``--decode-throughput-table`` given without ``--decode-tokens-per-s`` and a
+    table whose speed at one sequence differs from the scenario's, a message naming both flags and
+    the value to give (the speed is never taken from the table silently)."""
+    mismatch = getattr(e, "decode_mismatch", None)
+    given: dict[str, str] = getattr(a, "_given", None) or {}
+    if mismatch is None or "decode_throughput_table" not in given or "decode_tokens_per_s" in given:
+        return e
+    table, speed = mismatch
+    if getattr(a, "config", None) is not None:
+        source = f"the imported config's {speed}"
+    elif getattr(a, "scenario", None) is not None and "default" not in str(e):
+        source = f"the scenario file's {speed}"
+    else:
+        source = f"default {speed}"
+    return invalid(given["decode_throughput_table"],
+                   f"its speed at one sequence ({table} tokens/s) must equal --decode-tokens-per-s, which is not "
+                   f"given ({source}): give --decode-tokens-per-s {table} too")
 
 
 def _scenario_of(a: argparse.Namespace, pipeline: Any = None, *, rollout_slots: int | None = None) -> Scenario:
@@ -637,6 +665,9 @@ _RESULT_FILES = {"run": ("summary.json", "samples.parquet"), "compare": ("compar
 #: a directory holding one of them holds that command's previous results, replaced only with ``--force``.
 _OWN_FILES = {"run": ("summary.json", "samples.parquet", "steps.parquet", "segments.parquet"),
               "compare": ("compare.parquet", "samples_*.parquet", "steps_*.parquet", "segments_*.parquet")}
+#: What ``rollsim report DIR`` writes by default (:func:`rollsim.report.write_report`): a report of the
+#: previous results, removed with them by ``--force`` (it would describe a run that is gone).
+_REPORT_FILES = ("report.html", "report.md", os.path.join("report_files", "figure*.png"))
 
 
 def _out_dir(out: str | None, command: str | None = None, force: bool = False) -> str | None:
@@ -645,7 +676,8 @@ def _out_dir(out: str | None, command: str | None = None, force: bool = False) -
     among them (writing there would leave a mix of two runs' files, and ``scenario.toml`` would no
     longer describe them; a sweep directory would no longer read as one), and one that holds the
     same command's previous results unless ``force`` (``--force``): then those files are removed
-    first, so that none of the previous run's is left among the new ones."""
+    first, and the report ``rollsim report`` wrote of them by default (``report.html``, ``report.md``
+    and its ``report_files/`` figures), so that none of the previous run's is left among the new ones."""
     if out is None:
         return None
     if not out:
@@ -658,16 +690,22 @@ def _out_dir(out: str | None, command: str | None = None, force: bool = False) -
             raise invalid("out", f"{out!r} holds the results of `rollsim {other}` ({found[0]}); writing "
                                  f"`rollsim {command}` results there would mix two runs: give another directory "
                                  f"or remove those files")
-    previous = sorted({f for pattern in _OWN_FILES.get(command or "", ()) for f in glob.glob(os.path.join(
-        glob.escape(out), pattern))})
+    def matches(patterns: tuple[str, ...]) -> list[str]:
+        return sorted({f for pattern in patterns for f in glob.glob(os.path.join(glob.escape(out), pattern))})
+
+    previous = matches(_OWN_FILES.get(command or "", ()))
     if previous and not force:
         raise invalid("out", f"{out!r} already holds the results of a previous `rollsim {command}` "
                              f"({os.path.basename(previous[0])}); give --force to replace them, or another directory")
-    for f in previous:  # --force: the previous results go, not only those the new run rewrites
+    # --force: the previous results go, not only those the new run rewrites, and so does a report of them
+    for f in previous + (matches(_REPORT_FILES) if previous else []):
         try:
             os.remove(f)
         except OSError as e:
             raise invalid("out", f"--force cannot remove {f!r}: {e.strerror or e}") from None
+    with contextlib.suppress(OSError):  # the report's figure directory, if nothing else is in it
+        if previous:
+            os.rmdir(os.path.join(out, "report_files"))
     try:
         os.makedirs(out, exist_ok=True)
         with tempfile.TemporaryFile(dir=out):
@@ -803,9 +841,24 @@ def scenario_header(command: str, sc: Scenario, *, pipeline: bool = False, core:
             extra.append(f"{key}={_value_words(value)}")
     if core is None:
         core = (f"{sc.rollout_slots} slots x {sc.decode_tokens_per_s:g} tokens/s, batch {sc.batch_size}, "
-                f"{sc.train_step_s:g} s/step")
+                f"{_step_words(sc)}")
     return (f"rollsim {command}: {core}, {_span(sc.horizon_s)}, lengths {label}, rng={sc.rng}, seed={sc.seed}"
             + "".join(f", {e}" for e in extra))
+
+
+def _step_words(sc: Scenario) -> str:
+    """A header's training cost: ``train_step_s`` (``2 s/step``), or with per-rank training
+    (``Scenario.train``) the step a batch of mean-length sequences takes, fixed cost included, on
+    its mean rank (the engine's steps wait for the slowest, so real steps are at least this long):
+    ``~7.7 s/step at the mean length (train per rank: 16 ranks)``."""
+    t = sc.train
+    if t is None:
+        return f"{sc.train_step_s:g} s/step"
+    seq = sc.prompt_tokens + sc.lengths.mean_tokens()  # tokens of one sequence, prompt included
+    per_rank = t.mini_batches * t.fixed_s + sc.batch_size / t.dp_ranks * (t.s_per_token * seq
+                                                                          + t.s_per_token_sq * seq**2)
+    step = sc.train_step_s + (sc.train_s_per_token + sc.logprob_s_per_token) * sc.batch_size * seq + per_rank
+    return f"~{step:.3g} s/step at the mean length (train per rank: {t.dp_ranks} ranks)"
 
 
 def split_header(base: Scenario, res: Any, gpus: int, gpus_per_instance: int, gpu_s_per_token: float,
@@ -1228,6 +1281,8 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
+        # a type's message that names its flag already: the flag once (``argument --rollout-gpus: must be ...``)
+        message = re.sub(r"^argument (\S+): \1: ", r"argument \1: ", message)
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
@@ -1412,7 +1467,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # on the command line, a value given as a flag is named by its flag (--max-staleness, not
         # pipeline.max_staleness), for every command
         flags = _given_flags(parser, getattr(args, "command", None), argv)
-        message = _flag_named(_message(e), flags)
+        message = _flag_named(_message(e), flags).replace("or math.inf (", "or inf (")  # the CLI's / TOML's spelling
         print(f"rollsim: error: {_file_named(message, flags, getattr(args, 'scenario', None))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

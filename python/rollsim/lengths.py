@@ -355,8 +355,9 @@ class Empirical:
             The file does not exist.
         ScenarioError (ValueError)
             Not a regular file (a directory, a FIFO, a device), an unsupported suffix, an unreadable
-            file, a duplicated column name, an unknown column, or a cell that is empty, not a
-            number or outside its range (the message gives the line or row).
+            file, no rows of data (a header alone), a duplicated column name, an unknown column,
+            or a cell that is empty, not a number or outside its range (the message gives the line
+            or row).
         """
         import polars as pl
 
@@ -411,6 +412,9 @@ class Empirical:
                          ("lengths.group_column", group_column)):
             if col is not None and col not in names:
                 raise invalid(key, f"no column {col!r} in {p!r} (columns: {names}){hint}")
+        if df.height == 0:
+            header = f" (only a header: {', '.join(names)})" if names and not parquet else ""
+            raise invalid("lengths.path", f"{p!r} has no rows of data{header}: it must hold at least one length")
         values = _column_floats(df[column], "lengths.column", p, place, first_line,
                                 "a number of tokens in [2**-40, 2**40]",
                                 lambda x: (x >= MIN_TOKENS) & (x <= MAX_TOKENS))

@@ -594,9 +594,22 @@ def run(args: argparse.Namespace) -> int:
     """``rollsim report``: writes the report, prints its path to stderr, returns 0."""
     _need_matplotlib("report")
     _check_out_file(args.out)
-    path = write_report(args.result_dir, args.out, fmt=args.format, max_slots=args.max_slots)
+    try:
+        path = write_report(args.result_dir, args.out, fmt=args.format, max_slots=args.max_slots)
+    except (ScenarioError, FileNotFoundError) as e:
+        raise _positional_named(e) from None
     print(f"wrote {path}", file=sys.stderr)
     return 0
+
+
+def _positional_named(e: Exception) -> Exception:
+    """``e`` without the ``result_dir:`` of :func:`load`'s messages: on the command line the directory is
+    a positional argument, named by the path the user typed, which every such message quotes
+    (``no such file or directory: 'runs/x'``, as for a missing scenario file)."""
+    field, sep, rest = str(e).partition(": ")
+    if sep and field == "result_dir":
+        return type(e)(rest)
+    return e
 
 
 def _edges(text: str) -> tuple[float, ...]:
@@ -641,7 +654,9 @@ def run_plot(args: argparse.Namespace) -> int:
         field, sep, rest = str(e).partition(": ")
         if sep and field in _PLOT_FLAGS:
             raise ScenarioError(f"{_PLOT_FLAGS[field]}: {rest}") from None
-        raise
+        raise _positional_named(e) from None
+    except FileNotFoundError as e:
+        raise _positional_named(e) from None
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 

@@ -459,9 +459,13 @@ class Scenario:
             raise invalid(_TABLE, f"excludes decode_slowdown_per_seq > 0 (one speed model), got "
                                   f"decode_slowdown_per_seq={self.decode_slowdown_per_seq}")
         if self.decode_tokens_per_s != table[0][1]:
-            raise invalid("decode_tokens_per_s",
-                          f"must equal decode_throughput_table's speed at one sequence ({table[0][1]} tokens/s) "
-                          f"when the table is set, got {self.decode_tokens_per_s}")
+            e = invalid("decode_tokens_per_s",
+                        f"must equal decode_throughput_table's speed at one sequence ({table[0][1]} tokens/s) "
+                        f"when the table is set, got {self.decode_tokens_per_s}")
+            # (table's speed, decode_tokens_per_s): a TOML file or the command line without the speed
+            # says to give it (scenario_toml.scenario_from_doc, cli._scenario)
+            e.decode_mismatch = (table[0][1], self.decode_tokens_per_s)  # type: ignore[attr-defined]
+            raise e
 
     def _check_prefill_mode(self) -> None:
         if self.prefill_mode not in ("per_slot", "shared"):
@@ -630,7 +634,8 @@ class Scenario:
         return _drop_defaults(d)
 
     def describe(self) -> dict[str, Any]:
-        """A JSON-friendly description (empirical lengths summarized by name, size and mean)."""
+        """A JSON-friendly description (empirical lengths summarized by name, size and mean; an agentic
+        tool latency in seconds, its cap ``max_s``)."""
         d = self.to_dict()
         d.setdefault("weight_sync_s", self.weight_sync_s)
         if self.weight_sync is not None:
@@ -639,6 +644,10 @@ class Scenario:
         if isinstance(self.lengths, Empirical):
             d["lengths"] = {"kind": "empirical", "name": self.lengths.name, "values": int(self.lengths.values.size),
                             "mean_tokens": self.lengths.mean_tokens()}
+        if self.agentic is not None:  # the tool latency in seconds (max_s, as a scenario file spells it)
+            from rollsim.agentic import seconds_description
+
+            d["agentic"]["tool_latency_s"] = seconds_description(self.agentic.tool_latency_s)
         return d
 
     def throughput_ratio(self) -> float:

@@ -383,14 +383,19 @@ def did_you_mean(key: str, allowed: typing.Iterable[str]) -> str:
 @contextlib.contextmanager
 def naming_file(path: str | os.PathLike[str]) -> typing.Iterator[None]:
     """An unknown key of the document read from ``path`` (refused by :func:`only` inside the block)
-    names the file: ``rollout_slot: unknown key in 't.toml' (allowed: [...])``."""
+    names the file: ``rollout_slot: unknown key in 't.toml' (allowed: [...])``; so does a key of
+    another pipeline kind (:func:`pipeline_from_doc`): ``pipeline.max_staleness: applies to kind
+    'fully_async' only, not 'synchronous' (in 't.toml')``."""
     try:
         yield
     except ScenarioError as e:
         found = getattr(e, "unknown_key", None)
-        if found is None:
-            raise
-        raise invalid(found[0], f"unknown key in {os.fspath(path)!r}{found[2]} (allowed: {found[1]})") from None
+        if found is not None:
+            raise invalid(found[0], f"unknown key in {os.fspath(path)!r}{found[2]} (allowed: {found[1]})") from None
+        other = getattr(e, "other_kind", None)
+        if other is not None:
+            raise invalid(other[0], f"{other[1]} (in {os.fspath(path)!r})") from None
+        raise
 
 
 def _digits(v: int) -> int:
@@ -486,7 +491,8 @@ def pipeline_from_doc(where: str, value: Any) -> Any:
     Raises
     ------
     ScenarioError (ValueError)
-        An unknown kind or key (naming ``where.key``, listing the allowed ones) or an invalid value.
+        An unknown kind or key (naming ``where.key``, listing the allowed ones), a key of another
+        kind (naming the kinds that have it) or an invalid value.
     """
     if isinstance(value, tuple(PIPELINE_KINDS.values())):
         return value
@@ -497,7 +503,15 @@ def pipeline_from_doc(where: str, value: Any) -> Any:
     kind = t.get("kind")
     if not isinstance(kind, str) or kind not in PIPELINE_KINDS:
         raise invalid(f"{where}.kind", f"must be 'synchronous', 'one_step', 'off_policy' or 'fully_async', got {kind!r}")
-    only(where, t, pipeline_keys(kind))
+    allowed = pipeline_keys(kind)
+    for k in t:
+        owners = tuple(o for o in PIPELINE_KINDS if k not in allowed and k in pipeline_keys(o))
+        if owners:  # a key of another kind: say which kinds have it, as the command line does
+            kinds = " or ".join(repr(o) for o in owners)
+            e = invalid(_join(where, k), f"applies to kind {kinds} only, not {kind!r}")
+            e.other_kind = (_join(where, k), str(e).partition(": ")[2])  # type: ignore[attr-defined]  # naming_file
+            raise e
+    only(where, t, allowed)
     kw = {k: v for k, v in t.items() if k != "kind"}
     if "batch_order" in kw:
         kw["batch_order"] = batch_order_from_doc(f"{where}.batch_order", kw["batch_order"])
@@ -537,6 +551,13 @@ def scenario_from_doc(doc: Any, root: str | os.PathLike[str] = ".", where: str =
     except ScenarioError as e:  # a [weight_sync] table is read by the Scenario: name it under `where`
         if where and str(e).startswith("weight_sync."):
             raise ScenarioError(f"{where}.{e}") from None
+        mismatch = getattr(e, "decode_mismatch", None)
+        if mismatch is not None and "decode_tokens_per_s" not in t:  # the table given, the speed left at its default
+            err = invalid(_join(where, "decode_throughput_table"),
+                          f"its speed at one sequence ({mismatch[0]} tokens/s) must equal decode_tokens_per_s, which "
+                          f"is not given (default {mismatch[1]}): give decode_tokens_per_s = {mismatch[0]} too")
+            err.decode_mismatch = mismatch  # type: ignore[attr-defined]
+            raise err from None
         raise
     return sc
 

@@ -217,10 +217,14 @@ def load(path: str | os.PathLike[str]) -> SweepSpec:
     FileNotFoundError
         No such file.
     ScenarioError (ValueError)
-        Invalid TOML, an unknown key (the message names it, e.g. ``base.foo``) or an invalid value.
+        Invalid TOML, an empty file (no keys), an unknown key (the message names it, e.g.
+        ``base.foo``) or an invalid value.
     """
     p = Path(path)
     doc = scenario_toml.read_toml(p, "sweep file")  # a directory, FIFO or non-UTF-8 file: a clear error
+    if not doc:  # nothing but blanks or comments: nothing to sweep, surely not what was meant
+        raise invalid("sweep file", f"{os.fspath(p)!r} is empty: give the axes to sweep ([grid] or [sample], "
+                                    "seeds = [...]) and the [base] scenario they vary")
     scenario_toml.check_integers("", doc)  # a 400-digit integer: named, not an OverflowError
     with scenario_toml.naming_file(p):
         return parse(doc, p.parent)
