@@ -237,7 +237,7 @@ def test_import_toml_keeps_the_notes_as_comments(name, tmp_path, capsys):
     assert main(["import", str(EX / name), "--toml"]) == 0
     text = capsys.readouterr().out
     lines = text.splitlines()
-    assert lines[0] == f"# rollsim import: {imp.framework} config {imp.source}; the notes (kind  option = value -> became):"
+    assert lines[0] == f"# rollsim import: {imp.framework} config {imp.source}; its import notes (kind  option = value -> became):"
     n = len(imp.notes)
     assert lines[1:n + 1] == ["# " + line for line in imp.notes_table().splitlines()]
     assert "".join(f"{line}\n" for line in lines[n + 1:]) == imp.scenario.to_toml()  # then the scenario, unchanged
