@@ -1292,13 +1292,10 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
     print(f"rollsim: warning: {message}", file=sys.stderr)
 
 
-def _command_flags(parser: argparse.ArgumentParser, command: str | None) -> dict[str, str]:
-    """The names of the values the command's (visible) flags set, as ``{name: flag}``: each flag's
-    argparse dest (``rollout_slots`` for ``--rollout-slots``) and, for a flag of the scenario's
-    schema (:mod:`rollsim.scenario_toml`), its field's path (``pipeline.max_staleness`` for
-    ``--max-staleness``, ``lengths.mu`` for ``--mu``). Made from the command's parser and the
-    schema, never from a typed list; flags the command hides (``split``'s ``--rollout-slots``) are
-    left out, so that no message suggests a flag the command refuses."""
+def _options_and_paths(parser: argparse.ArgumentParser,
+                       command: str | None) -> tuple[dict[str, argparse.Action], dict[str, list[str]]]:
+    """The command's option strings with their actions, and each flag of the scenario's schema
+    (:mod:`rollsim.scenario_toml`) with the paths of the fields it sets (``--mu``: ``lengths.mu``)."""
     options: dict[str, argparse.Action] = {}
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction) and command in action.choices:
@@ -1307,6 +1304,17 @@ def _command_flags(parser: argparse.ArgumentParser, command: str | None) -> dict
     for f in (*schema.scenario_fields(), *schema.lengths_fields(), *schema.pipeline_fields(), *schema.agentic_fields()):
         if f.flag is not None:
             paths.setdefault(f.flag, []).append(f.path)
+    return options, paths
+
+
+def _command_flags(parser: argparse.ArgumentParser, command: str | None) -> dict[str, str]:
+    """The names of the values the command's (visible) flags set, as ``{name: flag}``: each flag's
+    argparse dest (``rollout_slots`` for ``--rollout-slots``) and, for a flag of the scenario's
+    schema (:mod:`rollsim.scenario_toml`), its field's path (``pipeline.max_staleness`` for
+    ``--max-staleness``, ``lengths.mu`` for ``--mu``). Made from the command's parser and the
+    schema, never from a typed list; flags the command hides (``split``'s ``--rollout-slots``) are
+    left out, so that no message suggests a flag the command refuses."""
+    options, paths = _options_and_paths(parser, command)
     names: dict[str, str] = {}
     for flag, action in options.items():
         if not flag.startswith("--") or action.help == argparse.SUPPRESS or action.dest.startswith("_"):
@@ -1367,16 +1375,10 @@ def _given_flags(parser: argparse.ArgumentParser, command: str | None, argv: Seq
     scenario's schema (:mod:`rollsim.scenario_toml`), its field's path (``pipeline.max_staleness``
     for ``--max-staleness``, ``lengths.mu`` for ``--mu``, ``agentic.max_turns`` for ``--max-turns``).
     Both come from the command's parser and the schema, never from a typed list."""
-    options: dict[str, argparse.Action] = {}
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
-            options = action.choices[command]._option_string_actions
-    paths: dict[str, list[str]] = {}
-    for f in (*schema.scenario_fields(), *schema.lengths_fields(), *schema.pipeline_fields(), *schema.agentic_fields()):
-        if f.flag is not None:
-            paths.setdefault(f.flag, []).append(f.path)
-            if f.path == "lengths.file":  # Empirical.from_file's parameter is path (the key is file)
-                paths[f.flag].append("lengths.path")
+    options, paths = _options_and_paths(parser, command)
+    for fields in paths.values():
+        if "lengths.file" in fields:  # Empirical.from_file's parameter is path (the key is file)
+            fields.insert(fields.index("lengths.file") + 1, "lengths.path")
     names: dict[str, str] = {}
     for arg in argv:
         if arg == "--":
