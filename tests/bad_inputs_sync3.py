@@ -35,8 +35,8 @@ ROWS: list[tuple[str, str, str, str]] = [
      "ScenarioError", "weight_sync.infer.tp: must be in [1, 65536], got 0"),
     ("scenario weight sync",
      "Scenario.from_toml_str('[weight_sync]\\nmodel = { preset = \"qwen3-4b\" }\\nspeed = 3')",
-     "ScenarioError", "weight_sync.speed: unknown key; allowed: fanout, hardware, infer, model, software, stack, "
-                      "topology, train"),
+     "ScenarioError", "weight_sync.speed: unknown key (allowed: fanout, hardware, infer, model, software, stack, "
+                      "topology, train)"),
     ("sync cluster", "load_cluster(toml('[model]\\npreset = \"qwen3-4b\"\\n[infer]\\ntp = ' + '9' * 30))",
      "ScenarioError", "infer.tp: must be an integer of at most 20 digits, got one of 30 digits"),
     ("sync cluster", "load_cluster(os.path.dirname(toml('')))", "ScenarioError",
@@ -46,8 +46,8 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("sync cluster", "cluster_from_dict({'model': {'groups': [], 'name': 'x'}})", "ScenarioError",
      "model.groups: must be a non-empty list of tables, got []"),
     ("sync cluster", "cluster_from_dict({'model': {'groups': [{'name': 'w', 'count': 2, 'elems': 8}], 'params': 3}})",
-     "ScenarioError", "model.params: unknown key with groups = [...]; allowed: groups, infer_precision, layers, "
-                      "moe_layers, n_experts, name, source, top_k, train_precision"),
+     "ScenarioError", "model.params: unknown key with groups = [...] (allowed: groups, infer_precision, layers, "
+                      "moe_layers, n_experts, name, source, top_k, train_precision)"),
 ]
 ROWS += [
     ("presets", "rollsim.presets.verl_fully_async(trigger_parameter_sync_step=0)", "ScenarioError",

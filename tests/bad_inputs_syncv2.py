@@ -43,7 +43,7 @@ ROWS += [
     ("sync stacks", "sync.config.stack_from_dict({'stack': {'preset': 'rdma-write', 'senders': 3}})", "ScenarioError",
      "senders: must be one of one, stage_heads, all, got 3"),
     ("sync stacks", "sync.config.stack_from_dict({'stack': {'preset': 'rdma-write', 'colour': 'red'}})", "ScenarioError",
-     "re:stack\\.colour: unknown key; allowed: preset, name, transport, efficiency, .*"),
+     "re:stack\\.colour: unknown key \\(allowed: preset, name, transport, efficiency, .*"),
     ("sync stacks", "sync.config.stack_from_dict({'stack': {'preset': 'rdma-write', 'efficiency': 'fast'}})", "ScenarioError",
      "stack.efficiency: must be a number, got 'fast'"),
     ("sync stacks", "sync.presets.hardware('TPU-v5')", "ScenarioError",

@@ -97,7 +97,7 @@ def test_cluster_files_are_read_like_scenario_files(tmp_path):
     with pytest.raises(FileNotFoundError):
         sync.load_cluster(tmp_path / "missing.toml")
     # a scenario's [weight_sync] table names its keys with the table's name
-    with pytest.raises(ScenarioError, match=r"^weight_sync\.train\.tq: unknown key; allowed: preset, tp, "):
+    with pytest.raises(ScenarioError, match=r"^weight_sync\.train\.tq: unknown key \(allowed: preset, tp, "):
         Scenario.from_toml_str('[weight_sync]\nmodel = { preset = "qwen3-4b" }\ntrain = { tq = 2 }')
 
 

@@ -23,3 +23,11 @@ def closest(name: str, known: Iterable[str], cutoff: float = 0.9) -> str | None:
 
     found = difflib.get_close_matches(name, list(known), n=1, cutoff=cutoff)
     return found[0] if found else None
+
+
+def did_you_mean(key: str, allowed: Iterable[str]) -> str:
+    """``"; did you mean rollout_slots?"`` for a key that is a near miss of an allowed one
+    (:func:`closest`, similarity >= 0.8, the command line's cutoff for flags: one wrong, missing or
+    extra character in a key of 10 characters, ``muu`` for ``mu``), else ``""``."""
+    found = closest(str(key), sorted(allowed), cutoff=0.8)
+    return f"; did you mean {found}?" if found else ""

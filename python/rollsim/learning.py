@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from rollsim import _check
+from rollsim import _check, _text
 from rollsim.lengths import LengthDrift
 from rollsim.errors import invalid, strict_init
 
@@ -531,7 +531,8 @@ def learning_options(where: str, options: Any) -> tuple[DriftModel | None, dict[
             raise invalid(f"{where}.{k}", "sequence-level rules need each sample's spans, which summary mode does "
                                           "not keep: use rollsim.sweeps.learning_sweep (samples mode)")
         if k not in _SUMMARY_RULES:
-            raise invalid(f"{where}.{k}", f"unknown key (allowed: {sorted(fields | set(_SUMMARY_RULES))})")
+            known = sorted(fields | set(_SUMMARY_RULES))
+            raise invalid(f"{where}.{k}", f"unknown key{_text.did_you_mean(k, known)} (allowed: {known})")
     if "icepop" in rules and isinstance(rules["icepop"], list):
         rules["icepop"] = tuple(rules["icepop"])
     model = DriftModel(**model_kw) if model_kw else None
@@ -575,7 +576,8 @@ def summary_learning(frame: Any, model: DriftModel | None = None, **rules: Any) 
             raise invalid(k, "sequence-level rules need each sample's spans, which summary mode does not keep: use "
                              "rollsim.sweeps.learning_sweep (samples mode)")
         if k not in _SUMMARY_RULES:
-            raise invalid(k, f"unknown rule (summary mode takes {list(_SUMMARY_RULES)})")
+            raise invalid(k, f"unknown rule{_text.did_you_mean(k, _SUMMARY_RULES)} (summary mode takes "
+                             f"{list(_SUMMARY_RULES)})")
     names = frame.collect_schema().names()
     need = [*_learning_columns(), "tokens_trained", "samples_trained", "samples_started", "end_s"]
     missing = [c for c in need if c not in names]

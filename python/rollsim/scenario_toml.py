@@ -372,12 +372,7 @@ def only(where: str, table: dict[str, Any], allowed: set[str]) -> None:
             raise e
 
 
-def did_you_mean(key: str, allowed: typing.Iterable[str]) -> str:
-    """``"; did you mean rollout_slots?"`` for a key of a TOML table that is a near miss of an allowed
-    one (:func:`difflib.get_close_matches`, similarity >= 0.8, the command line's cutoff for flags:
-    one wrong, missing or extra character in a key of 10 characters, ``muu`` for ``mu``), else ``""``."""
-    found = _text.closest(str(key), sorted(allowed), cutoff=0.8)
-    return f"; did you mean {found}?" if found else ""
+did_you_mean = _text.did_you_mean
 
 
 @contextlib.contextmanager

@@ -61,8 +61,9 @@ def _build(cls, section: str, d: dict, base=None, skip=("name", "source")):
         if k == "preset":
             continue
         if k not in fs or k in skip:
-            allowed = ", ".join(n for n in fs if n not in skip)
-            raise invalid(f"{section}.{k}", f"unknown key; allowed: preset, {allowed}")
+            names = [n for n in fs if n not in skip]
+            hint = scenario_toml.did_you_mean(k, ["preset", *names])
+            raise invalid(f"{section}.{k}", f"unknown key{hint} (allowed: preset, {', '.join(names)})")
         want = fs[k].type
         if want in ("bool",) and not isinstance(v, bool):
             raise invalid(f"{section}.{k}", f"must be true or false, got {v!r}")
@@ -131,7 +132,9 @@ def _model(m: dict) -> ModelSpec:
     if "groups" in m:  # a model written as its tensor groups (cluster_to_dict)
         for k in m:
             if k not in _SPEC_KEYS:
-                raise invalid(f"model.{k}", f"unknown key with groups = [...]; allowed: {', '.join(sorted(_SPEC_KEYS))}")
+                hint = scenario_toml.did_you_mean(k, _SPEC_KEYS)
+                raise invalid(f"model.{k}", f"unknown key with groups = [...]{hint} (allowed: "
+                                            f"{', '.join(sorted(_SPEC_KEYS))})")
         gs = m["groups"]
         if not isinstance(gs, list) or not gs:
             raise invalid("model.groups", f"must be a non-empty list of tables, got {gs!r}")
@@ -145,7 +148,8 @@ def _model(m: dict) -> ModelSpec:
     else:
         for k in m:
             if k not in _MODEL_KEYS:
-                raise invalid(f"model.{k}", f"unknown key; allowed: {', '.join(sorted(_MODEL_KEYS))}")
+                hint = scenario_toml.did_you_mean(k, _MODEL_KEYS)
+                raise invalid(f"model.{k}", f"unknown key{hint} (allowed: {', '.join(sorted(_MODEL_KEYS))})")
         if "preset" in m:
             if "params" in m or "tensors" in m:
                 raise invalid("model.params", "give either a preset or params/tensors, not both")
@@ -181,7 +185,8 @@ def cluster_from_dict(d: dict) -> Cluster:
         raise invalid("cluster", f"must be a table (dict) with a [model] table, got {type(d).__name__}")
     for k in d:
         if k not in allowed:
-            raise invalid(k, f"unknown key; allowed: {', '.join(sorted(allowed))}")
+            hint = scenario_toml.did_you_mean(k, allowed)
+            raise invalid(k, f"unknown key{hint} (allowed: {', '.join(sorted(allowed))})")
     m = d.get("model")
     if not isinstance(m, dict):
         raise invalid("model", "a [model] table is required (preset = ..., or params = ...)")
