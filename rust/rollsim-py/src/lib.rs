@@ -781,46 +781,107 @@ fn assign_ranks<'py>(
 }
 
 /// A constant (a number) or a lengths dict.
+/// A `dist` field of the `Agentic` part: a number, or a lengths-like dict; absent or None: the
+/// schema's default number.
 fn dist_from(d: &Bound<'_, PyDict>, key: &'static str) -> PyResult<Dist> {
     match d.get_item(key)? {
         Some(v) if v.is_instance_of::<PyDict>() => {
             Ok(Dist::Of(in_part(d.py(), &format!("{key}."), lengths_from_dict(v.cast::<PyDict>()?))?))
         }
-        Some(_) => Ok(Dist::Const(item(d, key)?)),
-        None => Ok(Dist::Const(0.0)),
+        Some(v) if !v.is_none() => Ok(Dist::Const(item(d, key)?)),
+        _ => match part_spec(AG, key).default {
+            schema::Value::Float(x) => Ok(Dist::Const(x)),
+            _ => unreachable!("Agentic.{key} has a real default"),
+        },
     }
 }
 
-/// `Scenario.agentic` (`rollsim.agentic.Agentic.to_dict()`).
+/// The schema's class of the agentic part.
+const AG: &str = "Agentic";
+
+/// The scalar fields of `Scenario.agentic` (`rollsim.agentic.Agentic.to_dict()`) in one typed pass;
+/// absent or None: the schema's default ([`schema::AGENTIC`]).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct WireAgentic {
+    max_turns: Arg<i128>,
+    #[pyo3(default)]
+    stop_prob: Arg<f64>,
+    #[pyo3(default)]
+    max_context_tokens: Arg<f64>,
+    #[pyo3(default)]
+    kv_policy: Arg<String>,
+    #[pyo3(default)]
+    sticky: Arg<bool>,
+    #[pyo3(default)]
+    env_slots: Arg<i128>,
+    #[pyo3(default)]
+    max_trajectories: Arg<i128>,
+    #[pyo3(default)]
+    env_overhead_s: Arg<f64>,
+    #[pyo3(default)]
+    failure_rate: Arg<f64>,
+    #[pyo3(default)]
+    on_failure: Arg<String>,
+    #[pyo3(default)]
+    switch_version_at_turn: Arg<bool>,
+}
+
+/// A bool of the agentic part: its schema default when absent or None.
+fn part_flag(class: &str, name: &str, a: Arg<bool>) -> PyResult<bool> {
+    match a {
+        Arg::Missing => match part_spec(class, name).default {
+            schema::Value::Bool(b) => Ok(b),
+            _ => unreachable!("{class}.{name} has a bool default"),
+        },
+        Arg::Given(b) => Ok(b),
+        Arg::Huge(g) | Arg::Bad(g) => Err(field_err(name, format!("must be True or False, got {g}"))),
+    }
+}
+
+/// An optional count of the agentic part (the wire's 0, or absent or None: unbounded, sent as 0).
+fn part_count(class: &str, name: &str, a: Arg<i128>) -> PyResult<u32> {
+    match a {
+        Arg::Given(0) | Arg::Missing => Ok(0),
+        a => part_u32(class, name, a).map(|v| v.unwrap_or(0)),
+    }
+}
+
+/// `Scenario.agentic` (`rollsim.agentic.Agentic.to_dict()`): names, defaults and choices from the
+/// schema's `Agentic` part; the engine checks the ranges (`AgenticConfig::validate`).
 fn agentic_from_dict(d: &Bound<'_, PyDict>) -> PyResult<AgenticConfig> {
-    let kv_policy = match opt_item::<String>(d, "kv_policy", "keep".into())?.as_str() {
-        "keep" => KvPolicy::Keep,
+    if !d.contains("max_turns")? {
+        return Err(ScenarioError::new_err("max_turns: missing"));
+    }
+    let w: WireAgentic = d.extract()?;
+    let kv_policy = match choice(AG, "kv_policy", w.kv_policy, "must be 'keep', 'drop' or 'hold'")? {
         "drop" => KvPolicy::Drop,
         "hold" => KvPolicy::Hold,
-        other => {
-            return Err(ScenarioError::new_err(format!("kv_policy: must be 'keep', 'drop' or 'hold', got {other:?}")))
-        }
+        _ => KvPolicy::Keep,
     };
-    let on_failure = match opt_item::<String>(d, "on_failure", "drop".into())?.as_str() {
-        "drop" => OnFailure::Drop,
+    let on_failure = match choice(AG, "on_failure", w.on_failure, "must be 'drop' or 'retry'")? {
         "retry" => OnFailure::Retry,
-        other => return Err(ScenarioError::new_err(format!("on_failure: must be 'drop' or 'retry', got {other:?}"))),
+        _ => OnFailure::Drop,
+    };
+    let max_context_tokens = match w.max_context_tokens {
+        Arg::Missing => f64::INFINITY, // the schema's None: no bound
+        a => part_real(AG, "max_context_tokens", a, true)?,
     };
     Ok(AgenticConfig {
         turn_scale: opt_item(d, "turn_scale", Vec::new())?,
         tool_latency_s: dist_from(d, "tool_latency_s")?,
         observation_tokens: dist_from(d, "observation_tokens")?,
-        stop_prob: opt_item(d, "stop_prob", 0.0)?,
-        max_turns: item(d, "max_turns")?,
-        max_context_tokens: opt_item(d, "max_context_tokens", f64::INFINITY)?,
+        stop_prob: part_real(AG, "stop_prob", w.stop_prob, false)?,
+        max_turns: part_u32(AG, "max_turns", w.max_turns)?.unwrap_or(1),
+        max_context_tokens,
         kv_policy,
-        sticky: opt_item(d, "sticky", true)?,
-        env_slots: opt_item(d, "env_slots", 0)?,
-        max_trajectories: opt_item(d, "max_trajectories", 0)?,
-        env_overhead_s: opt_item(d, "env_overhead_s", 0.0)?,
-        failure_rate: opt_item(d, "failure_rate", 0.0)?,
+        sticky: part_flag(AG, "sticky", w.sticky)?,
+        env_slots: part_count(AG, "env_slots", w.env_slots)?,
+        max_trajectories: part_count(AG, "max_trajectories", w.max_trajectories)?,
+        env_overhead_s: part_real(AG, "env_overhead_s", w.env_overhead_s, false)?,
+        failure_rate: part_real(AG, "failure_rate", w.failure_rate, false)?,
         on_failure,
-        switch_version_at_turn: opt_item(d, "switch_version_at_turn", true)?,
+        switch_version_at_turn: part_flag(AG, "switch_version_at_turn", w.switch_version_at_turn)?,
     })
 }
 
