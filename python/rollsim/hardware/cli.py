@@ -75,8 +75,8 @@ def run(a: argparse.Namespace) -> int:
 
 def print_resource_validation(*, fit: bool = False, fmt: str = "table", cases: list[str] | None = None) -> None:
     """Every resource-model row (decode, prefill, and what other parts add): predicted, measured,
-    error, source; then the held-out check (:mod:`rollsim.hardware.held_out`: measurements no fit reads), in CSV
-    as rows whose ``section`` is "held_out"; with ``fit`` the global fits and their residuals first (serving;
+    error, source; then the held-out checks (:mod:`rollsim.hardware.held_out`: measurements no fit reads, set 1
+    and set 2), in CSV as rows whose ``section`` is "held_out" or "held_out_2"; with ``fit`` the global fits and their residuals first (serving;
     switching). With ``cases``, instead, those
     verl cases of ``rollsim validate`` rebuilt from a deployment (:func:`validation.deployment_cases`)."""
     from . import validation
@@ -101,20 +101,21 @@ def print_resource_validation(*, fit: bool = False, fmt: str = "table", cases: l
         print(switching.calibration_report())
     import polars as pl
 
-    from .held_out import held_out_table
+    from .held_out import SET_LABELS, SETS, held_out_table
 
     df = validation.table()
-    held = held_out_table()
-    if fmt == "csv":  # one table; ``section`` tells the calibration table from the held-out check
-        both = pl.concat([df.with_columns(section=pl.lit("calibration")),
-                          held.with_columns(section=pl.lit("held_out"))])
-        print(both.write_csv(), end="")
+    held = {k: held_out_table(set=k) for k in SETS}
+    if fmt == "csv":  # one table; ``section`` tells the calibration table from the held-out checks
+        sections = {1: "held_out", 2: "held_out_2"}
+        print(pl.concat([df.with_columns(section=pl.lit("calibration"))]
+                        + [h.with_columns(section=pl.lit(sections[k])) for k, h in held.items()]).write_csv(), end="")
         return
     print(validation.format_table(df))
     print(validation.summary(df) + "  (* held out of the fit)")
-    print("\nheld out (not fitted): published measurements no fit reads (rollsim/hardware/data/held_out.toml)")
-    print(validation.format_table(held))
-    print(validation.summary(held))
+    for k, h in held.items():
+        print(f"\n{SET_LABELS[k]}: published measurements no fit reads (rollsim/hardware/data/{SETS[k].name})")
+        print(validation.format_table(h))
+        print(validation.summary(h))
 
 
 def add_parser(subparsers: Any) -> None:
