@@ -184,20 +184,31 @@ def ampere_compute_factor(path: Path | str | None = None, tokens: tuple[int, int
     path : Path | str, optional
         The derived table (default :data:`VIDUR_LINEAR_LAYERS`).
     tokens : tuple of int
-        Inclusive range of tokens per GPU step (default :data:`AMPERE_FACTOR_TOKENS`).
+        Inclusive range of tokens per GPU step, within [1, 512] (the table's range; default
+        :data:`AMPERE_FACTOR_TOKENS`).
 
     Returns
     -------
     float
         The factor (about 0.73).
+
+    Raises
+    ------
+    ScenarioError
+        For a range outside [1, 512], reversed, or holding no profiled token count.
     """
-    lo, hi = tokens
+    if not isinstance(tokens, tuple) or len(tokens) != 2:
+        raise invalid("tokens", f"must be a (low, high) pair of token counts, got {tokens!r}")
+    lo = _check.integer("tokens[0]", tokens[0], 1, 512)
+    hi = _check.integer("tokens[1]", tokens[1], lo, 512)
     with Path(path or VIDUR_LINEAR_LAYERS).open() as f:
         ms = {(r["model"], r["gpu"], int(r["tp"]), int(r["num_tokens"])): float(r["median_ms"])
               for r in csv.DictReader(f)}
     pa, ph = accelerator("A100-80G").bf16_flops, accelerator("H100").bf16_flops
     logs = [math.log(t * pa / (ms[(m, "h100", tp, n)] * ph)) for (m, g, tp, n), t in ms.items()
             if g == "a100" and lo <= n <= hi and (m, "h100", tp, n) in ms]
+    if not logs:
+        raise invalid("tokens", f"no token count of the table in [{lo}, {hi}] was profiled on both GPUs")
     return math.exp(math.fsum(logs) / len(logs))
 
 
