@@ -248,7 +248,9 @@ ENGINES: dict[str, EngineParams] = {
                          source=_FIT_NOTE),
 }
 #: SGLang's ``mem_fraction_static`` bounds the weights and the KV pool only (activations and CUDA
-#: graphs live outside it), so it keeps the small reserve: no published log to measure it on.
+#: graphs live outside it), so it keeps the small reserve: no published log to measure it on. It also
+#: takes vLLM's Ampere factor and FP8 ratios (its block-FP8 GEMMs and Triton fused MoE are the same
+#: kinds of kernel; no separate SGLang benchmark is used).
 ENGINES["sglang"] = replace(ENGINES["vllm"], engine="sglang", gpu_memory_utilization=0.88, max_num_seqs=1024,
                             activation_reserve_gib=0.5)
 
