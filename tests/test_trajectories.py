@@ -21,7 +21,11 @@ def test_the_presets_prefill_at_their_deployment_s_speed() -> None:
     code = Deployment(model="Qwen2.5-7B", gpu="H20", rollout_gpus=1)
     swe = Deployment(model="Qwen3-32B", gpu="H100", rollout_gpus=2, rollout_tp=2)
     assert trajectories.CODE_INTERPRETER_PREFILL_TOKENS_PER_S == round(4096 / code.prefill_s(4096)) == 8211
-    assert trajectories.SWE_AGENT_PREFILL_TOKENS_PER_S == round(16384 / swe.prefill_s(16384)) == 13191
+    # 13,191 under the serving fit it was derived with; the refit that came with the Ampere factor
+    # (request_overhead_s 5.53 -> 5.51 ms, layer_overhead_s 94.0 -> 94.3 us) gives 13,190: the preset keeps
+    # its constant, so its scenarios' results stay bit for bit
+    assert trajectories.SWE_AGENT_PREFILL_TOKENS_PER_S == 13191
+    assert round(16384 / swe.prefill_s(16384)) == 13190
     assert trajectories.code_interpreter_math().prefill_tokens_per_s == 8211.0
     assert trajectories.swe_agent().prefill_tokens_per_s == 13191.0
     # a base scenario's own prefill speed is kept (only the default, free prefill, is replaced)

@@ -14,7 +14,16 @@ One engine step runs the ``batch`` decoding sequences (one token each) and, with
   top-k for one token and all of them for many); plus the KV cache of every sequence's context (its
   KV heads split over ``tp``; MLA's single latent is replicated on every rank).
 * FLOPs: ``2 x (active parameters - input embedding)`` per token plus attention over the context
-  (:meth:`ModelSpec.attention_flops_per_token`); dense BF16 peak (FP8 for an FP8 checkpoint).
+  (:meth:`ModelSpec.attention_flops_per_token`), over the dense BF16 peak. An FP8 checkpoint on a GPU
+  with FP8 tensor cores runs its matrix multiplications at the BF16 peak times the achieved FP8 / BF16
+  throughput ratio of vLLM's kernels for that path (:data:`FP8_RATIOS`, from published kernel
+  benchmarks: block-scaled dense GEMMs are *slower* than BF16 at decode batch sizes, the fused-MoE
+  kernel a little faster), not at the datasheet's FP8 peak; attention stays BF16. Its weights are read
+  at 1 byte per parameter either way.
+* Ampere GPUs (A100, A800) reach a larger share of their lower peak in the small-batch GEMMs of decode
+  than the H100 the compute terms are fitted on: their decode and MoE compute terms are multiplied by
+  ``ampere_compute_factor`` (:data:`AMPERE_COMPUTE_FACTOR`, derived from microsoft/vidur's profiled
+  linear layers on both GPUs by :func:`ampere_compute_factor`, not fitted).
 * all-reduce: two per layer (after attention, after the MLP) when ``tp > 1``, each
   ``latency x log2(tp) + 2 (tp - 1) / tp x bytes / (allreduce_bw_fraction x scale_up_bytes_per_s)``;
   latency (12 us) and bandwidth fraction (0.65) are read off microsoft/vidur's profiled H100 / A100
@@ -35,7 +44,9 @@ and every row's error.
 from __future__ import annotations
 
 import math
+import csv
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from rollsim import _check
 from rollsim.errors import invalid
@@ -44,7 +55,8 @@ from .specs import Accelerator, ModelSpec, accelerator, model
 
 __all__ = ["EngineParams", "ENGINES", "engine_params", "expected_experts", "step_time", "decode_step_s",
            "prefill_s", "kv_capacity_tokens", "max_batch", "decode_throughput_table", "allreduce_s", "FIT_TERMS", "FIT_LOWER",
-           "VLLM_NON_KV_GIB"]
+           "VLLM_NON_KV_GIB", "AMPERE_COMPUTE_FACTOR", "AMPERE_FACTOR_TOKENS", "VIDUR_LINEAR_LAYERS",
+           "ampere_compute_factor", "FP8_RATIOS"]
 
 #: The fitted terms, in the order :func:`rollsim.hardware.validation.fit` solves for them.
 FIT_TERMS = ("bandwidth_scale", "decode_compute_scale", "moe_compute_scale", "prefill_compute_scale",
@@ -85,6 +97,15 @@ class EngineParams:
         Fixed seconds of one tensor-parallel all-reduce per doubling of the group (``x log2(tp)``).
     allreduce_bw_fraction : float
         Achieved fraction of ``scale_up_bytes_per_s`` of an all-reduce's bus bandwidth.
+    ampere_compute_factor : float
+        Multiplies ``decode_compute_scale`` and ``moe_compute_scale`` on Ampere GPUs (A100 / A800):
+        their achieved share of peak in decode-sized GEMMs relative to the H100's
+        (:data:`AMPERE_COMPUTE_FACTOR`, from microsoft/vidur's profiles; not fitted). Every other
+        family takes the fitted (Hopper) value.
+    fp8_dense_decode_ratio, fp8_dense_prefill_ratio, fp8_moe_ratio : float
+        Achieved FP8 / BF16 matrix throughput of an FP8 checkpoint on a GPU with FP8 tensor cores, in
+        decode dense layers, prefill and routed experts (:data:`FP8_RATIOS`; published kernel
+        benchmarks, not fitted).
     activation_reserve_gib : float
         GiB per GPU of the engine's memory budget that is neither weights nor KV cache (profiled
         activations, non-torch memory; vLLM's measured from its log: :data:`VLLM_NON_KV_GIB`).
@@ -111,6 +132,10 @@ class EngineParams:
     request_overhead_s: float
     allreduce_latency_s: float
     allreduce_bw_fraction: float
+    ampere_compute_factor: float
+    fp8_dense_decode_ratio: float
+    fp8_dense_prefill_ratio: float
+    fp8_moe_ratio: float
     activation_reserve_gib: float
     gpu_memory_utilization: float
     max_num_seqs: int
@@ -133,18 +158,99 @@ _FIT_NOTE = ("fitted once by rollsim.hardware.validation.fit() on the published 
 #: same order. Before: 0.5 GiB (a guess), which held 42,909 tokens on that H100.
 VLLM_NON_KV_GIB = 2.45
 
+#: microsoft/vidur's profiled linear layers (the four projections of one layer: attention QKV and
+#: output, MLP up and down) on the A100 and the H100 for every model profiled on both, every
+#: tensor-parallel degree, 1-512 tokens (median ms; commit 7d47513363ec447a741ac5e47241580b47724fbf,
+#: ``data/profiling/compute/<gpu>/<model>/mlp.csv``, MIT: ``data/VIDUR_LICENSE.txt``; rebuilt by
+#: ``scripts/derive_vidur_table.py``).
+VIDUR_LINEAR_LAYERS = Path(__file__).parent / "data" / "vidur_linear_layers.csv"
+#: The decode regime the Ampere factor is read at: tokens per GPU step from 64 (below, the layers are
+#: bound by reading their weights and the ratio is the bandwidth ratio, which ``weights_s`` already
+#: has) to 512 (a few hundred running sequences: the batches of the serving runs where the compute
+#: terms matter).
+AMPERE_FACTOR_TOKENS = (64, 512)
+
+
+def ampere_compute_factor(path: Path | str | None = None, tokens: tuple[int, int] = AMPERE_FACTOR_TOKENS) -> float:
+    """The Ampere factor on the decode compute terms, from vidur's profiled linear layers.
+
+    For every (model, tensor-parallel degree, token count in ``tokens``) profiled on both GPUs, the
+    A100's share of its BF16 peak over the H100's, inverted into a factor on the compute scale:
+    ``(A100 ms x A100 peak) / (H100 ms x H100 peak)`` (the same FLOPs on both); the factor is their
+    geometric mean. Below 1: the A100 reaches a larger share of its (3.2x lower) peak.
+
+    Parameters
+    ----------
+    path : Path | str, optional
+        The derived table (default :data:`VIDUR_LINEAR_LAYERS`).
+    tokens : tuple of int
+        Inclusive range of tokens per GPU step, within [1, 512] (the table's range; default
+        :data:`AMPERE_FACTOR_TOKENS`).
+
+    Returns
+    -------
+    float
+        The factor (about 0.73).
+
+    Raises
+    ------
+    ScenarioError
+        For a range outside [1, 512], reversed, or holding no profiled token count.
+    """
+    if not isinstance(tokens, tuple) or len(tokens) != 2:
+        raise invalid("tokens", f"must be a (low, high) pair of token counts, got {tokens!r}")
+    lo = _check.integer("tokens[0]", tokens[0], 1, 512)
+    hi = _check.integer("tokens[1]", tokens[1], lo, 512)
+    with Path(path or VIDUR_LINEAR_LAYERS).open() as f:
+        ms = {(r["model"], r["gpu"], int(r["tp"]), int(r["num_tokens"])): float(r["median_ms"])
+              for r in csv.DictReader(f)}
+    pa, ph = accelerator("A100-80G").bf16_flops, accelerator("H100").bf16_flops
+    logs = [math.log(t * pa / (ms[(m, "h100", tp, n)] * ph)) for (m, g, tp, n), t in ms.items()
+            if g == "a100" and lo <= n <= hi and (m, "h100", tp, n) in ms]
+    if not logs:
+        raise invalid("tokens", f"no token count of the table in [{lo}, {hi}] was profiled on both GPUs")
+    return math.exp(math.fsum(logs) / len(logs))
+
+
+#: :func:`ampere_compute_factor` of the shipped table, rounded (a test recomputes it).
+AMPERE_COMPUTE_FACTOR = 0.732
+
+#: Achieved FP8 / BF16 matrix throughput of vLLM's FP8 paths on Hopper, per path (not fitted):
+#:
+#: * ``dense_decode`` / ``dense_prefill``: block-scaled W8A8 FP8 GEMMs (128 x 128 weight blocks, as the
+#:   DeepSeek, Qwen3 and GLM FP8 checkpoints ship), vLLM's SM90 CUTLASS kernel against torch BF16 on an
+#:   H100, DeepSeek-V3's N=2112 K=7168 projection: vllm-project/vllm PR 23280 (TFLOP/s, BF16 vs
+#:   block FP8 CUTLASS: 163.5 / 55.8 at 64 tokens, 275.7 / 106.5 at 128, 401.9 / 192.5 at 256,
+#:   566.3 / 322.3 at 512; 648.2 / 426.6 at 2,048, 715.8 / 456.9 at 4,096, 666.4 / 489.7 at 8,192):
+#:   the geometric mean of the ratios at 64-512 tokens (decode) is 0.435, at 2,048-8,192 (prefill
+#:   chunks) 0.676. Block-scaled FP8 is slower than BF16 there: its activations are quantized per
+#:   128-column group and its scales applied in the main loop.
+#: * ``moe``: vLLM's Triton fused-MoE kernel, both tuned, FP8 W8A8 against BF16 on an H200 for
+#:   Qwen3-MoE's experts at TP 8 (E=128, N=96): "10-17 % faster at batch sizes 4+" (vllm-project/vllm
+#:   PR 35457): 1.135, the middle of that range. (That benchmark's FP8 is per-tensor; no published
+#:   block-scaled fused-MoE against BF16 was found, so block-scaled MoE checkpoints take it too.)
+#:
+#: The kernels' times include their reading of the weights, which the bandwidth term also counts (at
+#: 1 byte per parameter); their ratio is used as the compute term's, as is.
+FP8_RATIOS = {"dense_decode": 0.435, "dense_prefill": 0.676, "moe": 1.135}
+
 #: Per-engine parameters. Both engines share the physics; the fitted terms are global (SGLang takes
 #: vLLM's: there are too few SGLang measurements to fit it separately), its defaults differ.
 ENGINES: dict[str, EngineParams] = {
-    "vllm": EngineParams("vllm", bandwidth_scale=1.0, decode_compute_scale=7.31, moe_compute_scale=25.7,
+    "vllm": EngineParams("vllm", bandwidth_scale=1.0, decode_compute_scale=7.31, moe_compute_scale=25.65,
                          prefill_compute_scale=1.0, attention_compute_scale=4.21, step_overhead_s=0.0,
-                         ampere_step_overhead_s=0.000917, token_overhead_s=0.0, layer_overhead_s=9.40e-05,
-                         request_overhead_s=0.00553, allreduce_latency_s=1.2e-5, allreduce_bw_fraction=0.65,
+                         ampere_step_overhead_s=0.000929, token_overhead_s=0.0, layer_overhead_s=9.43e-05,
+                         request_overhead_s=0.00551, allreduce_latency_s=1.2e-5, allreduce_bw_fraction=0.65,
+                         ampere_compute_factor=AMPERE_COMPUTE_FACTOR,
+                         fp8_dense_decode_ratio=FP8_RATIOS["dense_decode"],
+                         fp8_dense_prefill_ratio=FP8_RATIOS["dense_prefill"], fp8_moe_ratio=FP8_RATIOS["moe"],
                          activation_reserve_gib=VLLM_NON_KV_GIB, gpu_memory_utilization=0.9, max_num_seqs=1024,
                          source=_FIT_NOTE),
 }
 #: SGLang's ``mem_fraction_static`` bounds the weights and the KV pool only (activations and CUDA
-#: graphs live outside it), so it keeps the small reserve: no published log to measure it on.
+#: graphs live outside it), so it keeps the small reserve: no published log to measure it on. It also
+#: takes vLLM's Ampere factor and FP8 ratios (its block-FP8 GEMMs and Triton fused MoE are the same
+#: kinds of kernel; no separate SGLang benchmark is used).
 ENGINES["sglang"] = replace(ENGINES["vllm"], engine="sglang", gpu_memory_utilization=0.88, max_num_seqs=1024,
                             activation_reserve_gib=0.5)
 
@@ -178,8 +284,10 @@ def _kv_split(m: ModelSpec, tp: int) -> int:
     return 1 if m.is_mla else max(1, min(tp, m.kv_heads))
 
 
-def _peak(m: ModelSpec, g: Accelerator) -> float:
-    return g.fp8_flops if (m.dense_bytes_per_param <= 1.0 and g.fp8_flops) else g.bf16_flops
+def _fp8(m: ModelSpec, g: Accelerator) -> bool:
+    """Whether ``m`` is an FP8 checkpoint (1 byte per dense parameter) on a GPU with FP8 tensor cores
+    (elsewhere vLLM dequantizes FP8 weights to BF16: weight-only, BF16 compute)."""
+    return m.dense_bytes_per_param <= 1.0 and bool(g.fp8_flops)
 
 
 def allreduce_s(nbytes: float, gpu: Accelerator | str, tp: int, engine: str | EngineParams = "vllm") -> float:
@@ -241,7 +349,12 @@ def step_time(model_: ModelSpec | str, gpu: Accelerator | str, *, tp: int = 1, b
               + m.moe_layers * touched * m.expert_params * m.expert_bytes_per_param)
     kvbytes = b * m.kv_bytes(ctx) / _kv_split(m, tp)
     per_token = 2.0 * (m.active_params - m.embedding_params)
-    peak = tp * _peak(m, g)
+    peak = tp * g.bf16_flops
+    fp8 = _fp8(m, g)
+    dense_peak = peak * e.fp8_dense_decode_ratio if fp8 else peak
+    moe_peak = peak * e.fp8_moe_ratio if fp8 else peak
+    prefill_peak = peak * e.fp8_dense_prefill_ratio if fp8 else peak
+    family = e.ampere_compute_factor if g.family == "ampere" else 1.0
     expert_flops = 2.0 * m.moe_layers * m.experts_per_token * m.expert_params
     dflops = b * (per_token - expert_flops)
     mflops = b * expert_flops
@@ -253,9 +366,9 @@ def step_time(model_: ModelSpec | str, gpu: Accelerator | str, *, tp: int = 1, b
         "overhead_s": fixed + m.layers * e.layer_overhead_s + b * e.token_overhead_s,
         "weights_s": e.bandwidth_scale * wbytes / (tp * g.hbm_bytes_per_s) if tokens > 0 else 0.0,
         "kv_s": e.bandwidth_scale * kvbytes / g.hbm_bytes_per_s,
-        "decode_compute_s": e.decode_compute_scale * dflops / peak,
-        "moe_compute_s": e.moe_compute_scale * mflops / peak,
-        "prefill_compute_s": e.prefill_compute_scale * pflops / peak,
+        "decode_compute_s": family * e.decode_compute_scale * dflops / dense_peak,
+        "moe_compute_s": family * e.moe_compute_scale * mflops / moe_peak,
+        "prefill_compute_s": e.prefill_compute_scale * pflops / prefill_peak,
         "attention_compute_s": e.attention_compute_scale * aflops / peak,
         "allreduce_s": ar,
     }
