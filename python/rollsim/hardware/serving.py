@@ -14,12 +14,13 @@ One engine step runs the ``batch`` decoding sequences (one token each) and, with
   top-k for one token and all of them for many); plus the KV cache of every sequence's context (its
   KV heads split over ``tp``; MLA's single latent is replicated on every rank).
 * FLOPs: ``2 x (active parameters - input embedding)`` per token plus attention over the context
-  (:meth:`ModelSpec.attention_flops_per_token`), over the dense BF16 peak. An FP8 checkpoint on a GPU
-  with FP8 tensor cores runs its matrix multiplications at the BF16 peak times the achieved FP8 / BF16
-  throughput ratio of vLLM's kernels for that path (:data:`FP8_RATIOS`, from published kernel
+  (:meth:`ModelSpec.attention_flops_per_token`), over the dense BF16 peak. An FP8 checkpoint on a
+  Hopper GPU runs its matrix multiplications at the BF16 peak times the achieved FP8 / BF16
+  throughput ratio of vLLM's kernels for that path (:data:`FP8_RATIOS`, from published Hopper kernel
   benchmarks: block-scaled dense GEMMs are *slower* than BF16 at decode batch sizes, the fused-MoE
-  kernel a little faster), not at the datasheet's FP8 peak; attention stays BF16. Its weights are read
-  at 1 byte per parameter either way.
+  kernel a little faster), not at the datasheet's FP8 peak; attention stays BF16. On other GPUs with
+  FP8 tensor cores (MI300X, Blackwell, Ada), where no such benchmark is used, it runs at the datasheet
+  FP8 peak. Its weights are read at 1 byte per parameter either way.
 * Ampere GPUs (A100, A800) reach a larger share of their lower peak in the small-batch GEMMs of decode
   than the H100 the compute terms are fitted on: their decode and MoE compute terms are multiplied by
   ``ampere_compute_factor`` (:data:`AMPERE_COMPUTE_FACTOR`, derived from microsoft/vidur's profiled
@@ -351,9 +352,12 @@ def step_time(model_: ModelSpec | str, gpu: Accelerator | str, *, tp: int = 1, b
     per_token = 2.0 * (m.active_params - m.embedding_params)
     peak = tp * g.bf16_flops
     fp8 = _fp8(m, g)
-    dense_peak = peak * e.fp8_dense_decode_ratio if fp8 else peak
-    moe_peak = peak * e.fp8_moe_ratio if fp8 else peak
-    prefill_peak = peak * e.fp8_dense_prefill_ratio if fp8 else peak
+    # the FP8 / BF16 kernel ratios were measured on Hopper; elsewhere the datasheet FP8 peak
+    kernel = fp8 and g.family == "hopper"
+    fp8_peak = tp * (g.fp8_flops or g.bf16_flops)
+    dense_peak = peak * e.fp8_dense_decode_ratio if kernel else (fp8_peak if fp8 else peak)
+    moe_peak = peak * e.fp8_moe_ratio if kernel else (fp8_peak if fp8 else peak)
+    prefill_peak = peak * e.fp8_dense_prefill_ratio if kernel else (fp8_peak if fp8 else peak)
     family = e.ampere_compute_factor if g.family == "ampere" else 1.0
     expert_flops = 2.0 * m.moe_layers * m.experts_per_token * m.expert_params
     dflops = b * (per_token - expert_flops)
