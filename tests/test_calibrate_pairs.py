@@ -76,11 +76,13 @@ def _predict(tmp_path, model, backend, gpus, max_resp, n, tp, phases, kind, roll
                       f"data.max_response_length={max_resp} actor_rollout_ref.rollout.n={n} "
                       f"actor_rollout_ref.actor.ppo_mini_batch_size={mini} async_training.require_batches={req} "
                       f"async_training.trigger_parameter_sync_step={trig} async_training.staleness_threshold=0.5\n")
-        imported = configs.load(fa).scenario.pipeline
-        assert imported.lag_release == "sync"  # verl's rollouter: reset_staleness at each parameter sync
-        if lag_release is not None:  # "take": verl-project/verl issue 4449's reading, to compare
-            imported = dataclasses.replace(imported, lag_release=lag_release)
+        imported = configs.load(fa)
+        assert imported.scenario.pipeline.lag_release == "sync"  # verl's rollouter: reset_staleness at each sync
+        # the variant trains as verl's trainer does: trigger_parameter_sync_step local updates of require_batches x
+        # ppo_mini_batch_size prompts per parameter sync, its rollouter's bounds (the imported config's cadence)
         variant = {"pipeline": imported, "recompute_logprob": False}
+        if lag_release is not None:  # "take": verl-project/verl issue 4449's reading, to compare
+            variant["pipeline.lag_release"] = lag_release
     else:
         variant = {"pipeline": "one-step"}
     variant.update(rollout_gpus=rollout_gpus, train_gpus=gpus - rollout_gpus)

@@ -330,8 +330,10 @@ def _variant(cal: Calibrated, sc: Scenario, v: dict[str, Any], scale: str = "poi
                                        group_correlation=sc.lengths.group_correlation)
     if cadence is not None:
         # verl's trainer: one step is one local update of require_batches x ppo_mini_batch_size prompts, the weights
-        # synced after every trigger_parameter_sync_step of them; the calibrated fixed seconds per step are shared
-        # out per prompt (the same mini-batch optimizer steps whatever the cadence), the per-token costs stay
+        # synced after every trigger_parameter_sync_step of them; the calibrated fixed seconds per step (training,
+        # and weight_sync_s, which the engine adds after every step: the calibrated rest of a step outside its
+        # phases) are shared out per prompt (the same mini-batch optimizer steps whatever the cadence), the
+        # per-token costs stay
         g = changes.get("group_size", sc.group_size)
         u = cadence.prompts_per_update
         if u * g > 2**24:
@@ -340,7 +342,9 @@ def _variant(cal: Calibrated, sc: Scenario, v: dict[str, Any], scale: str = "poi
                           f"{cadence.ppo_mini_batch_size} x {g}")
         changes["batch_size"] = u * g
         changes["sync_every"] = cadence.trigger_parameter_sync_step
-        changes["train_step_s"] = changes.get("train_step_s", sc.train_step_s) * u / (sc.batch_size / sc.group_size)
+        share = u / (sc.batch_size / sc.group_size)
+        changes["train_step_s"] = changes.get("train_step_s", sc.train_step_s) * share
+        changes["weight_sync_s"] = sc.weight_sync_s * share
         if lay is not None:  # verl's rollouter: at most concurrent_samples_per_replica prompts per server at once
             servers = max(1, rollout_gpus // max(1, lay.rollout_tp))
             changes["rollout_slots"] = cadence.rollout_slots(servers, lay.slots_per_engine)
