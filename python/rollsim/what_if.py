@@ -3,6 +3,26 @@
 A variant is a dict of changes to the calibrated scenario:
 
 - ``pipeline``: ``"sync"``, ``"one-step"``, ``"k-step:K"``, ``"fully-async"`` or a pipeline object;
+  or verl's fully async recipe, trained as verl's trainer does (below): ``"verl-fully-async"``, or an
+  imported verl ``fully_async_policy`` config (``rollsim.configs.load(script)``), whose cadence it takes;
+- verl's fully async cadence, in verl's names (:data:`CADENCE_KEYS`): ``trigger_parameter_sync_step``
+  (local updates per parameter sync), ``require_batches`` and ``ppo_mini_batch_size`` (a local update
+  trains ``require_batches x ppo_mini_batch_size`` prompts), ``staleness_threshold``,
+  ``partial_rollout``, ``concurrent_samples_per_replica``. They apply to verl's fully async pipeline:
+  the two ``pipeline`` values above, or a baseline imported from a verl fully_async config (its cadence,
+  :attr:`rollsim.configs.ImportedConfig.fully_async`, as the default). For ``"verl-fully-async"`` the
+  default is verl's docs' rule for comparing with a colocated run (docs/advance/fully_async.md:
+  ``trigger_parameter_sync_step = train_batch_size / (require_batches x ppo_mini_batch_size)``): the
+  row's prompts as ``trigger_parameter_sync_step`` (4, verl's default) local updates of
+  ``require_batches`` 1, with verl's defaults ``staleness_threshold`` 0.1, ``partial_rollout`` True,
+  ``concurrent_samples_per_replica`` 16 (``fully_async_ppo_trainer.yaml``). The variant's training step
+  is one local update (``sync_every = trigger_parameter_sync_step``), the pipeline is the recipe's
+  (:meth:`rollsim.configs.verl.FullyAsyncCadence.pipeline`), its rollout slots are the rollouter's cap
+  (:meth:`~rollsim.configs.verl.FullyAsyncCadence.rollout_slots` on the variant's inference servers,
+  with a config's layout), and the calibrated fixed seconds per step (``train_step_s``, and
+  ``weight_sync_s``, the rest of a step outside its phases) are shared out per prompt (verl makes the
+  same mini-batch optimizer steps whatever the cadence; the per-token costs stay). Its row is one
+  parameter sync (``steps_per_row = trigger_parameter_sync_step``), as verl logs it;
 - ``max_staleness``: the fully asynchronous pipeline's drop-at-consumption cap (``None``: none);
 - ``admission_eta``: AReaL's admission bound (fully asynchronous);
 - ``rollout_gpus`` / ``train_gpus``: a GPU split. The rollout slots scale with the rollout GPUs
@@ -27,7 +47,10 @@ training steps (1 but for the verl fully async recipe, which logs one row per we
 ``trigger_parameter_sync_step`` local updates). ``step_s`` and ``trainer_wait_s`` are then the
 simulated per-step means times ``k`` (measured over whole rows of ``k`` steps, so that each holds one
 sync), tokens/s and staleness are unchanged, and every variant, whatever its pipeline or sync
-cadence, is reported per ``k`` of its steps (``samples_per_row``), so that the rows compare.
+cadence, is reported per ``k`` of its steps (``samples_per_row``), so that the rows compare; a
+variant trained with verl's fully async cadence is reported per parameter sync (its
+``trigger_parameter_sync_step`` steps, ``samples_per_row`` saying how many samples that is: with the
+docs' rule, the colocated baseline's step).
 """
 
 from __future__ import annotations
@@ -42,7 +65,7 @@ import numpy as np
 import polars as pl
 
 from rollsim.calibration import Calibrated
-from rollsim.errors import GenerationOutrunsTrainingWarning, ScenarioError, StalenessCapLivelockWarning, invalid
+from rollsim.errors import GenerationOutrunsTrainingWarning, StalenessCapLivelockWarning, invalid
 from rollsim.lengths import LogNormal
 from rollsim.pipelines import FullyAsync, OffPolicy, pipeline_from_name
 from rollsim.scenario import Scenario
@@ -84,12 +107,8 @@ def _variant_pipeline(p: Any) -> Any:
                           f"(its cadence), got a {p.framework} config whose pipeline is {type(p.scenario.pipeline).__name__}")
         return p.fully_async.pipeline()
     if _is_verl_name(p):
-        return FullyAsync(lag_release="sync")
-    try:
-        return pipeline_from_name(p)
-    except ScenarioError:
-        raise invalid("pipeline", f"must be 'sync', 'one-step', 'k-step:K', 'fully-async', 'verl-fully-async', a "
-                      f"pipeline or an imported verl fully_async config, got {p!r}") from None
+        return FullyAsync()  # its bound and cadence: _cadence (this says only that it is fully asynchronous)
+    return pipeline_from_name(p)
 
 
 def grid(**axes: Any) -> list[dict[str, Any]]:
@@ -546,7 +565,9 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
         ``measured_step_s`` and ``error`` (predicted / measured - 1) on the baseline row. With
         ``calibrated.steps_per_row`` = k > 1, ``step_s``, ``trainer_wait_s`` and
         ``measured_step_s`` are seconds per metrics row (k training steps), and two more columns
-        name the unit: ``steps_per_row`` (k) and ``samples_per_row`` (k x the row's batch). Last,
+        name the unit: ``steps_per_row`` (k) and ``samples_per_row`` (k x the row's batch); they are
+        there too when a variant trains with verl's fully async cadence, whose row is one parameter
+        sync (``steps_per_row`` = its ``trigger_parameter_sync_step``). Last,
         ``cannot_train``: null, or why the row cannot train and was not simulated (its metrics
         NaN): a ``max_staleness`` below the scenario's ``sync_every - 1`` drops every sample after
         ``max_staleness + 1`` steps (:func:`rollsim.simulation.staleness_cap_livelock`).
