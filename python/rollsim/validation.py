@@ -252,7 +252,7 @@ _NOTE_FIXED_WAIT = (
     "own time, so the whole miss is that wait")
 _NOTE_32 = (
     "miss: the length scale fitted to the 32-GPU synchronous run (mean 3,280 tokens, against 655 and 1,220 for "
-    "the 64- and 128-GPU runs) makes 16 rollout GPUs too slow to feed the trainer (204 s wait against 21 s "
+    "the 64- and 128-GPU runs) makes 16 rollout GPUs too slow to feed the trainer (206 s wait against 21 s "
     "measured); either answer lengths drift during DAPO training (the asynchronous run's own lengths are not "
     "published, and one stationary distribution per run cannot capture a drift), or the colocated 'gen' time "
     "includes waking and sleeping the rollout engine, a fixed cost the fit attributes to decoding; the length "
