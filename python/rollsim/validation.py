@@ -37,7 +37,7 @@ import polars as pl
 from rollsim import _check
 from rollsim.errors import invalid
 from rollsim.lengths import LogNormal
-from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous, is_synchronous
+from rollsim.pipelines import OneStepAsync, Synchronous, is_synchronous
 from rollsim.presets import areal
 from rollsim.resources import roofline_decode, run_metrics
 from rollsim.scenario import Scenario

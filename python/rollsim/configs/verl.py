@@ -137,14 +137,14 @@ class FullyAsyncCadence:
         return FullyAsync(max_lag_samples=self.max_lag_samples, lag_release="sync",
                           on_update="keep_recompute" if self.partial_rollout else "wait")
 
-    def replace(self, **changes: Any) -> "FullyAsyncCadence":
+    def replace(self, **changes: Any) -> FullyAsyncCadence:
         """A copy with ``changes`` (verl's names)."""
         return replace(self, **changes)
 
     @staticmethod
     def matching(prompts: int, n: int, *, trigger_parameter_sync_step: int = 4, staleness_threshold: float = 0.1,
                  partial_rollout: bool = True,
-                 concurrent_samples_per_replica: int = FULLY_ASYNC_PROMPTS_PER_SERVER) -> "FullyAsyncCadence":
+                 concurrent_samples_per_replica: int = FULLY_ASYNC_PROMPTS_PER_SERVER) -> FullyAsyncCadence:
         """The cadence that trains ``prompts`` per parameter sync as ``trigger_parameter_sync_step``
         local updates of ``require_batches`` 1 x ``prompts / trigger_parameter_sync_step``: the rule
         verl's docs/advance/fully_async.md gives to compare with a colocated run of
