@@ -8,7 +8,11 @@ case:
 
 * **Decoding**: :func:`rollsim.resources.roofline_decode` for the model on the GPU (tensor parallel
   1, one inference instance per GPU, vLLM's default ``max_num_seqs`` = 1024 per instance in verl
-  and 256 otherwise); prefill is free (maths prompts are short).
+  and 256 otherwise); prefill is free (maths prompts are short). verl's fully async runs are read
+  from their launch command by the verl importer (:func:`verl_fully_async_import`), whose rollout
+  slots are the rollouter's cap: at most 16 prompts per server at once, within its staleness window
+  (``max_concurrent_samples``, volcengine/verl
+  ``verl/experimental/fully_async_policy/fully_async_rollouter.py``).
 * **Answer lengths**: ``LogNormal(sigma=1.15)`` capped at the run's maximum response length. The
   shape is that of DeepSeek-R1 production answers (ServeGen: p90 / median = 4.3 and p99 / median
   = 15.9 give sigma = 1.14 and 1.19); the scale (mean) is **fitted** so that the simulated
