@@ -50,6 +50,8 @@ ROWS: list[tuple[str, str, str, str]] = [
      "concurrent_samples_per_replica: must be in [1, 16777216], got 0"),
     ("verl cadence", whatif("{'pipeline': 'verl-fully-async', 'prompts': 0}"), "ScenarioError",
      "prompts: must be a positive integer, got 0"),
+    ("verl cadence", whatif("{'pipeline': 'verl-fully-async', 'group_size': 'four'}"), "ScenarioError",
+     "group_size: must be a positive integer, got 'four'"),
     ("verl cadence", whatif(f"{{'pipeline': {LOAD}({VERL})}}"), "ScenarioError",
      "pipeline: an imported config as a variant's pipeline must be verl's fully_async recipe (its cadence), got a verl "
      "config whose pipeline is Synchronous"),

@@ -387,6 +387,8 @@ def _cadence(cal: Calibrated, sc: Scenario, v: dict[str, Any]) -> Any:
     keys = [k for k in CADENCE_KEYS if k in v]
     p = v.get("pipeline")
     g = v.get("group_size", sc.group_size)
+    if isinstance(g, bool) or not isinstance(g, int) or g < 1:
+        raise invalid("group_size", f"must be a positive integer, got {g!r}")
     got: dict[str, Any] = {}
     for k in keys:
         if k == "staleness_threshold":
