@@ -97,8 +97,10 @@ ROWS: list[tuple[str, str, str, str]] = [
      "pipeline: must be 'sync', 'one-step', 'k-step:K' or 'fully-async', got 'async-ish'"),
     ("what if", f"rollsim.whatif(rollsim.calibrate({GOOD_METRICS}, {LOAD}({VERL}), bootstrap=0), "
      "[{'gpus': 8}], draws=0)", "ScenarioError",
-     "gpus: unknown variant key (allowed: admission_eta, group_size, max_response_tokens, max_staleness, name, "
-     "pipeline, prompts, recompute_logprob, rollout_gpus, train_gpus or a scenario field)"),
+     "gpus: unknown variant key (allowed: admission_eta, concurrent_samples_per_replica, group_size, "
+     "max_response_tokens, max_staleness, name, partial_rollout, pipeline, ppo_mini_batch_size, prompts, "
+     "recompute_logprob, require_batches, rollout_gpus, staleness_threshold, train_gpus, trigger_parameter_sync_step "
+     "or a scenario field)"),
     ("what if", f"rollsim.whatif(rollsim.calibrate({GOOD_METRICS}, {LOAD}({VERL}), bootstrap=0), "
      "[{'pipeline': 'fully-async', 'rollout_gpus': 8}], draws=0)", "ScenarioError",
      "rollout_gpus: must be in [1, 7] (the config's 8 GPUs, at least 1 left for training), got 8"),

@@ -8,7 +8,11 @@ case:
 
 * **Decoding**: :func:`rollsim.resources.roofline_decode` for the model on the GPU (tensor parallel
   1, one inference instance per GPU, vLLM's default ``max_num_seqs`` = 1024 per instance in verl
-  and 256 otherwise); prefill is free (maths prompts are short).
+  and 256 otherwise); prefill is free (maths prompts are short). verl's fully async runs are read
+  from their launch command by the verl importer (:func:`verl_fully_async_import`), whose rollout
+  slots are the rollouter's cap: at most 16 prompts per server at once, within its staleness window
+  (``max_concurrent_samples``, volcengine/verl
+  ``verl/experimental/fully_async_policy/fully_async_rollouter.py``).
 * **Answer lengths**: ``LogNormal(sigma=1.15)`` capped at the run's maximum response length. The
   shape is that of DeepSeek-R1 production answers (ServeGen: p90 / median = 4.3 and p99 / median
   = 15.9 give sigma = 1.14 and 1.19); the scale (mean) is **fitted** so that the simulated
@@ -37,14 +41,14 @@ import polars as pl
 from rollsim import _check
 from rollsim.errors import invalid
 from rollsim.lengths import LogNormal
-from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous, is_synchronous
-from rollsim.presets import areal, verl_fully_async
+from rollsim.pipelines import OneStepAsync, Synchronous, is_synchronous
+from rollsim.presets import areal
 from rollsim.resources import roofline_decode, run_metrics
 from rollsim.scenario import Scenario
 from rollsim.simulation import Result, simulate
 
 __all__ = ["Case", "case", "cases_by_name", "CASE_NAMES", "validate", "fit_mean_tokens", "areal_eta_curve",
-           "NOT_REPRODUCED", "TARGET", "SIGMA", "WARMUP_STEPS", "sensitivity", "published"]
+           "NOT_REPRODUCED", "TARGET", "SIGMA", "WARMUP_STEPS", "sensitivity", "published", "verl_fully_async_import"]
 
 #: Relative error the predictions aim at.
 TARGET = 0.15
@@ -175,24 +179,64 @@ def _one_step(engine: str, *, sync_step: float, sync_gen: float, step: float, wa
                 f"{max_tokens:.0f}", measured_sync_gen_s=sync_gen, band=(1.2, 1.4))
 
 
+#: verl's fully async experiments (docs/advance/fully_async.md, the 7B section; the launch scripts
+#: verl/experimental/fully_async_policy/shell/dapo_7b_math_fsdp2_*.sh): prompts per mini-batch, mini-batches
+#: per local update, local updates per parameter sync.
+_FA_MINI, _FA_REQUIRE = 32, 4
+
+
+def verl_fully_async_import(rollout_gpus: int, *, staleness: float = 0.5, partial_rollout: bool = True,
+                            max_tokens: float = 28_672.0, max_num_seqs: int = 1024, n: int = 16):
+    """The verl fully async run of the validation cases read by :func:`rollsim.configs.verl.from_overrides`
+    from its launch command: ``rollout_gpus`` rollout GPUs (one vLLM server per GPU, tensor parallel 1,
+    ``max_num_seqs`` sequences each, the cases' decoding assumption), ``rollout.n`` ``n``,
+    ``ppo_mini_batch_size`` 32 x ``require_batches`` 4 prompts per local update,
+    ``trigger_parameter_sync_step`` 4, the given ``staleness_threshold`` and ``partial_rollout``, verl's
+    other defaults. The cases take its pipeline, batch, sync cadence, rows and rollout slots (verl's
+    rollouter runs at most 16 prompts per server at once, ``max_concurrent_samples``)."""
+    from rollsim.configs import verl
+
+    return verl.from_overrides(
+        ["python3", "-m", "verl.experimental.fully_async_policy.fully_async_main",
+         f"data.max_response_length={int(max_tokens)}", f"actor_rollout_ref.rollout.n={n}",
+         "actor_rollout_ref.rollout.tensor_model_parallel_size=1", f"actor_rollout_ref.rollout.max_num_seqs={max_num_seqs}",
+         f"actor_rollout_ref.actor.ppo_mini_batch_size={_FA_MINI}", f"async_training.require_batches={_FA_REQUIRE}",
+         f"async_training.trigger_parameter_sync_step={_LOCAL_UPDATES}", f"async_training.staleness_threshold={staleness}",
+         f"async_training.partial_rollout={partial_rollout}", "rollout.nnodes=1", f"rollout.n_gpus_per_node={rollout_gpus}",
+         "trainer.nnodes=1", f"trainer.n_gpus_per_node={rollout_gpus}"],
+        source="verl fully async launch command of rollsim.validation")
+
+
 def _fully_async(gpus: int, *, sync_step: float, sync_gen: float, step: float, wait: float, mean: float,
                  staleness: float = 0.5, partial_rollout: bool = True, metric: str = "speedup", note: str = "") -> Case:
     sync = _verl_pool(gpus, mean, 28_672.0, train_s=sync_step - sync_gen, pipeline=Synchronous())
     # verl's trainer: trigger_parameter_sync_step = 4 local updates of require_batches 4 x ppo_mini_batch_size 32
-    # prompts per parameter sync (one published step), as rollsim.configs.load reads the recipe; its rollouter
-    # frees a trained batch's places at the sync (reset_staleness after the weights are loaded, the preset's default)
-    base = _verl_pool(gpus // 2, mean, 28_672.0, train_s=(step - wait) / _LOCAL_UPDATES, pipeline=FullyAsync(),
-                      batch_prompts=512 // _LOCAL_UPDATES).replace(horizon_s=_horizon(2 * (step - wait)))
-    run = verl_fully_async(staleness, partial_rollout, trigger_parameter_sync_step=_LOCAL_UPDATES,
-                           scenario=base).replace(rollout_pause_s=0.3)
+    # prompts per parameter sync (one published step), its rollouter's bound on started prompts restarting at the
+    # sync (reset_staleness) and its concurrency cap (16 prompts per server): all as rollsim.configs reads the recipe
+    imp = verl_fully_async_import(gpus // 2, staleness=staleness, partial_rollout=partial_rollout)
+    k = imp.steps_per_logged_step
+    slots, servers = imp.scenario.rollout_slots, imp.layout.engines
+    # the servers share the rollouter's requests evenly; when the cap is the staleness bound (563 prompts at 0.1)
+    # it may not divide among them: each server gets the next whole number of slots, and the bound
+    # (pipeline.max_lag_samples, the same count of prompts) keeps the sequences started to the cap
+    per_server = -(-slots // servers)
+    v, s = roofline_decode("Qwen2.5-7B", "H20", context_tokens=200.0 + mean / 2)
+    run = imp.scenario.replace(
+        rollout_slots=per_server * servers, decode_tokens_per_s=v, decode_slowdown_per_seq=s,
+        slots_per_instance=per_server,
+        train_step_s=(step - wait) / k, lengths=_lengths(mean, 28_672.0), horizon_s=_horizon(2 * (step - wait)),
+        seed=1, rollout_pause_s=0.3)
     measured = {"speedup": sync_step / step, "wait_s": wait, "step_s": step}[metric]
     name = f"verl fully_async, {gpus} GPUs, staleness {staleness}"
     return Case(name, _VERL_FULLY_ASYNC, metric, measured, sync, run,
                 f"{_COMMON}; sync colocated on {gpus} GPUs, fully async {gpus // 2}:{gpus // 2}; parameter sync pauses "
-                f"the rollout 0.3 s (NCCL, 'under 300 ms' in verl's one_step_off doc); a published step is 4 local "
-                f"updates of 128 prompts, each a quarter of the published trainer seconds, and one parameter sync",
+                f"the rollout 0.3 s (NCCL, 'under 300 ms' in verl's one_step_off doc); a published step is {k} local "
+                f"updates of {run.batch_size // run.group_size} prompts, each a quarter of the published trainer "
+                f"seconds, and one parameter sync; verl's rollouter runs at most {slots // run.group_size} prompts at "
+                f"once ({imp.fully_async.concurrent_samples_per_replica} per server x {servers} servers, within its "
+                f"staleness bound): {slots} sequences, {per_server} slots per server",
                 measured_sync_gen_s=sync_gen, note=note, band=(1.7, 2.8) if metric == "speedup" else None,
-                steps_per_row=_LOCAL_UPDATES)
+                steps_per_row=k)
 
 
 def _chapter_600() -> Case:
@@ -212,7 +256,7 @@ _NOTE_FIXED_WAIT = (
     "own time, so the whole miss is that wait")
 _NOTE_32 = (
     "miss: the length scale fitted to the 32-GPU synchronous run (mean 3,280 tokens, against 655 and 1,220 for "
-    "the 64- and 128-GPU runs) makes 16 rollout GPUs too slow to feed the trainer (204 s wait against 21 s "
+    "the 64- and 128-GPU runs) makes 16 rollout GPUs too slow to feed the trainer (206 s wait against 21 s "
     "measured); either answer lengths drift during DAPO training (the asynchronous run's own lengths are not "
     "published, and one stationary distribution per run cannot capture a drift), or the colocated 'gen' time "
     "includes waking and sleeping the rollout engine, a fixed cost the fit attributes to decoding; the length "

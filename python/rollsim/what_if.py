@@ -3,6 +3,26 @@
 A variant is a dict of changes to the calibrated scenario:
 
 - ``pipeline``: ``"sync"``, ``"one-step"``, ``"k-step:K"``, ``"fully-async"`` or a pipeline object;
+  or verl's fully async recipe, trained as verl's trainer does (below): ``"verl-fully-async"``, or an
+  imported verl ``fully_async_policy`` config (``rollsim.configs.load(script)``), whose cadence it takes;
+- verl's fully async cadence, in verl's names (:data:`CADENCE_KEYS`): ``trigger_parameter_sync_step``
+  (local updates per parameter sync), ``require_batches`` and ``ppo_mini_batch_size`` (a local update
+  trains ``require_batches x ppo_mini_batch_size`` prompts), ``staleness_threshold``,
+  ``partial_rollout``, ``concurrent_samples_per_replica``. They apply to verl's fully async pipeline:
+  the two ``pipeline`` values above, or a baseline imported from a verl fully_async config (its cadence,
+  :attr:`rollsim.configs.ImportedConfig.fully_async`, as the default). For ``"verl-fully-async"`` the
+  default is verl's docs' rule for comparing with a colocated run (docs/advance/fully_async.md:
+  ``trigger_parameter_sync_step = train_batch_size / (require_batches x ppo_mini_batch_size)``): the
+  row's prompts as ``trigger_parameter_sync_step`` (4, verl's default) local updates of
+  ``require_batches`` 1, with verl's defaults ``staleness_threshold`` 0.1, ``partial_rollout`` True,
+  ``concurrent_samples_per_replica`` 16 (``fully_async_ppo_trainer.yaml``). The variant's training step
+  is one local update (``sync_every = trigger_parameter_sync_step``), the pipeline is the recipe's
+  (:meth:`rollsim.configs.verl.FullyAsyncCadence.pipeline`), its rollout slots are the rollouter's cap
+  (:meth:`~rollsim.configs.verl.FullyAsyncCadence.rollout_slots` on the variant's inference servers,
+  with a config's layout), and the calibrated fixed seconds per step (``train_step_s``, and
+  ``weight_sync_s``, the rest of a step outside its phases) are shared out per prompt (verl makes the
+  same mini-batch optimizer steps whatever the cadence; the per-token costs stay). Its row is one
+  parameter sync (``steps_per_row = trigger_parameter_sync_step``), as verl logs it;
 - ``max_staleness``: the fully asynchronous pipeline's drop-at-consumption cap (``None``: none);
 - ``admission_eta``: AReaL's admission bound (fully asynchronous);
 - ``rollout_gpus`` / ``train_gpus``: a GPU split. The rollout slots scale with the rollout GPUs
@@ -27,7 +47,10 @@ training steps (1 but for the verl fully async recipe, which logs one row per we
 ``trigger_parameter_sync_step`` local updates). ``step_s`` and ``trainer_wait_s`` are then the
 simulated per-step means times ``k`` (measured over whole rows of ``k`` steps, so that each holds one
 sync), tokens/s and staleness are unchanged, and every variant, whatever its pipeline or sync
-cadence, is reported per ``k`` of its steps (``samples_per_row``), so that the rows compare.
+cadence, is reported per ``k`` of its steps (``samples_per_row``), so that the rows compare; a
+variant trained with verl's fully async cadence is reported per parameter sync (its
+``trigger_parameter_sync_step`` steps, ``samples_per_row`` saying how many samples that is: with the
+docs' rule, the colocated baseline's step).
 """
 
 from __future__ import annotations
@@ -47,14 +70,45 @@ from rollsim.lengths import LogNormal
 from rollsim.pipelines import FullyAsync, OffPolicy, pipeline_from_name
 from rollsim.scenario import Scenario
 
-__all__ = ["whatif", "grid", "pipeline_from_name", "plot_whatif", "train_scale", "TrainScale", "METRICS"]
+__all__ = ["whatif", "grid", "pipeline_from_name", "plot_whatif", "train_scale", "TrainScale", "METRICS",
+           "CADENCE_KEYS", "VERL_FULLY_ASYNC_NAMES"]
 
 #: Columns of :func:`whatif` predicted with an interval (``<name>``, ``<name>_low``, ``<name>_high``).
 METRICS = ("step_s", "tokens_per_s", "trainer_wait_s", "staleness_mean", "staleness_short", "staleness_long",
            "drop_fraction")
 
+#: Variant keys of verl's fully async cadence (:class:`rollsim.configs.verl.FullyAsyncCadence`, verl's names).
+CADENCE_KEYS = ("trigger_parameter_sync_step", "require_batches", "ppo_mini_batch_size", "staleness_threshold",
+                "partial_rollout", "concurrent_samples_per_replica")
+
 _KNOWN = {"pipeline", "max_staleness", "admission_eta", "rollout_gpus", "train_gpus", "prompts", "group_size",
-          "max_response_tokens", "recompute_logprob", "name"}
+          "max_response_tokens", "recompute_logprob", "name", *CADENCE_KEYS}
+
+#: The names of verl's fully async pipeline for a variant's ``pipeline``.
+VERL_FULLY_ASYNC_NAMES = ("verl-fully-async", "verl-fully-async-policy")
+
+
+def _is_verl_name(p: Any) -> bool:
+    return isinstance(p, str) and p.strip().lower().replace("_", "-") in VERL_FULLY_ASYNC_NAMES
+
+
+def _is_import(p: Any) -> bool:
+    from rollsim.configs import ImportedConfig
+
+    return isinstance(p, ImportedConfig)
+
+
+def _variant_pipeline(p: Any) -> Any:
+    """A variant's ``pipeline`` value as a pipeline: verl's fully async (by name, or an imported verl
+    fully_async config) is a :class:`FullyAsync`; otherwise :func:`pipeline_from_name`."""
+    if _is_import(p):
+        if p.fully_async is None:
+            raise invalid("pipeline", f"an imported config as a variant's pipeline must be verl's fully_async recipe "
+                          f"(its cadence), got a {p.framework} config whose pipeline is {type(p.scenario.pipeline).__name__}")
+        return p.fully_async.pipeline()
+    if _is_verl_name(p):
+        return FullyAsync()  # its bound and cadence: _cadence (this says only that it is fully asynchronous)
+    return pipeline_from_name(p)
 
 
 def grid(**axes: Any) -> list[dict[str, Any]]:
@@ -67,9 +121,12 @@ def grid(**axes: Any) -> list[dict[str, Any]]:
     for combo in itertools.product(*values):
         v = dict(zip(keys, combo))
         p = v.get("pipeline")
-        if p is not None and not isinstance(pipeline_from_name(p), FullyAsync):
+        if p is not None and not isinstance(_variant_pipeline(p), FullyAsync):
             v.pop("max_staleness", None)
             v.pop("admission_eta", None)
+        if p is not None and not (_is_verl_name(p) or _is_import(p)):
+            for key in CADENCE_KEYS:  # verl's cadence applies to its fully async pipeline only
+                v.pop(key, None)
         if v not in out:
             out.append(v)
     return out
@@ -78,7 +135,12 @@ def grid(**axes: Any) -> list[dict[str, Any]]:
 def _label(v: dict[str, Any]) -> str:
     if "name" in v:
         return str(v["name"])
-    return ", ".join(str(v[k]) if k == "pipeline" else f"{k}={v[k]}" for k in v) or "baseline"
+
+    def one(k: str) -> str:
+        if k != "pipeline":
+            return f"{k}={v[k]}"
+        return f"verl-fully-async ({v[k].source})" if _is_import(v[k]) else str(v[k])
+    return ", ".join(one(k) for k in v) or "baseline"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -232,7 +294,9 @@ def _variant(cal: Calibrated, sc: Scenario, v: dict[str, Any], scale: str = "poi
     if unknown:
         raise invalid(unknown[0], f"unknown variant key (allowed: {', '.join(sorted(_KNOWN))} or a scenario field)")
     out = sc
-    pipeline = pipeline_from_name(v["pipeline"]) if "pipeline" in v else sc.pipeline
+    cadence = _cadence(cal, sc, v)
+    pipeline = (cadence.pipeline() if cadence is not None else
+                _variant_pipeline(v["pipeline"]) if "pipeline" in v else sc.pipeline)
     if "max_staleness" in v or "admission_eta" in v:
         if not isinstance(pipeline, FullyAsync):
             key = "max_staleness" if "max_staleness" in v else "admission_eta"
@@ -242,6 +306,7 @@ def _variant(cal: Calibrated, sc: Scenario, v: dict[str, Any], scale: str = "poi
     changes: dict[str, Any] = {"pipeline": pipeline}
     # GPU split
     lay = cal.layout
+    rollout_gpus = lay.rollout_gpus if lay is not None else 0
     serial_now = isinstance(pipeline, OffPolicy) and pipeline.k == 0
     if "rollout_gpus" in v or "train_gpus" in v or (lay is not None and lay.colocated and not serial_now):
         if lay is None:
@@ -261,6 +326,7 @@ def _variant(cal: Calibrated, sc: Scenario, v: dict[str, Any], scale: str = "poi
             t = v.get("train_gpus", (total - r) if lay.colocated else lay.train_gpus)
         if isinstance(t, bool) or not isinstance(t, int) or t < 1:
             raise invalid("train_gpus", f"must be a positive integer (GPUs left for training), got {t!r}")
+        rollout_gpus = r
         changes["rollout_slots"] = max(1, min(2**24, round(sc.rollout_slots * r / lay.rollout_gpus)))
         ts = train_scale(cal, t, scenario=sc, recompute_logprob=_logprob(cal, v))
         f = {"point": ts.factor, "low": ts.low, "high": ts.high}[scale]
@@ -281,11 +347,94 @@ def _variant(cal: Calibrated, sc: Scenario, v: dict[str, Any], scale: str = "poi
             raise invalid("max_response_tokens", "needs LogNormal lengths")
         changes["lengths"] = LogNormal(mu=sc.lengths.mu, sigma=sc.lengths.sigma, max_tokens=mt,
                                        group_correlation=sc.lengths.group_correlation)
+    if cadence is not None:
+        # verl's trainer: one step is one local update of require_batches x ppo_mini_batch_size prompts, the weights
+        # synced after every trigger_parameter_sync_step of them; the calibrated fixed seconds per step (training,
+        # and weight_sync_s, which the engine adds after every step: the calibrated rest of a step outside its
+        # phases) are shared out per prompt (the same mini-batch optimizer steps whatever the cadence), the
+        # per-token costs stay
+        g = changes.get("group_size", sc.group_size)
+        u = cadence.prompts_per_update
+        if u * g > 2**24:
+            raise invalid("require_batches", f"require_batches x ppo_mini_batch_size x group size must be at most "
+                          f"16777216 samples per local update, got {cadence.require_batches} x "
+                          f"{cadence.ppo_mini_batch_size} x {g}")
+        changes["batch_size"] = u * g
+        changes["sync_every"] = cadence.trigger_parameter_sync_step
+        share = u / (sc.batch_size / sc.group_size)
+        changes["train_step_s"] = changes.get("train_step_s", sc.train_step_s) * share
+        changes["weight_sync_s"] = sc.weight_sync_s * share
+        if lay is not None:  # verl's rollouter: at most concurrent_samples_per_replica prompts per server at once
+            servers = max(1, rollout_gpus // max(1, lay.rollout_tp))
+            changes["rollout_slots"] = cadence.rollout_slots(servers, lay.slots_per_engine)
     rest = {k: val for k, val in v.items() if k not in _KNOWN}
     out = out.replace(**changes)
     if rest:
         out = out.replace(**rest)
     return out
+
+
+def _cadence(cal: Calibrated, sc: Scenario, v: dict[str, Any]) -> Any:
+    """The verl fully async cadence a variant trains with (:class:`rollsim.configs.verl.FullyAsyncCadence`),
+    or None: from an imported verl fully_async config given as ``pipeline``; from verl's docs' rule for a
+    ``"verl-fully-async"`` pipeline (the row's prompts as ``trigger_parameter_sync_step`` local updates,
+    4 by default); from the calibrated base when it was imported from a verl fully_async config and the
+    variant sets a cadence key; the variant's cadence keys (:data:`CADENCE_KEYS`) on top. ScenarioError
+    naming a cadence key given for another pipeline, or one out of range."""
+    from rollsim import _check
+    from rollsim.configs.verl import FULLY_ASYNC_PROMPTS_PER_SERVER, FullyAsyncCadence
+
+    keys = [k for k in CADENCE_KEYS if k in v]
+    p = v.get("pipeline")
+    g = v.get("group_size", sc.group_size)
+    if isinstance(g, bool) or not isinstance(g, int) or g < 1:
+        raise invalid("group_size", f"must be a positive integer, got {g!r}")
+    got: dict[str, Any] = {}
+    for k in keys:
+        if k == "staleness_threshold":
+            got[k] = _check.bounded(k, v[k], 0.0, 1e6)
+        elif k == "partial_rollout":
+            got[k] = _check.flag(k, v[k])
+        else:
+            got[k] = _check.integer(k, v[k], 1, 2**24)
+    base_cadence = getattr(cal.base, "fully_async", None)
+    if "prompts" in v and not (p is not None and _is_verl_name(p)) and (keys or (p is not None and _is_import(p))):
+        raise invalid("prompts", "a verl fully async variant trains require_batches x ppo_mini_batch_size prompts per "
+                      "local update and trigger_parameter_sync_step of them per sync: set those instead")
+    if p is not None and _is_import(p):
+        _variant_pipeline(p)  # refuses an import of another recipe
+        c = p.fully_async
+    elif p is not None and _is_verl_name(p):
+        prompts = v.get("prompts", sc.batch_size // sc.group_size * cal.steps_per_row)
+        if isinstance(prompts, bool) or not isinstance(prompts, int) or prompts < 1:
+            raise invalid("prompts", f"must be a positive integer, got {prompts!r}")
+        req = got.get("require_batches", 1)
+        if "ppo_mini_batch_size" in got and "trigger_parameter_sync_step" not in got:
+            if prompts % (req * got["ppo_mini_batch_size"]):
+                raise invalid("ppo_mini_batch_size", f"require_batches x ppo_mini_batch_size must divide the {prompts} "
+                              f"prompts per step (verl's docs: trigger_parameter_sync_step = train_batch_size / "
+                              f"(require_batches x ppo_mini_batch_size)), got {req} x {got['ppo_mini_batch_size']}; "
+                              "or give trigger_parameter_sync_step")
+            trig = prompts // (req * got["ppo_mini_batch_size"])
+        else:
+            trig = got.get("trigger_parameter_sync_step", 4)
+        if "ppo_mini_batch_size" not in got and prompts % (trig * req):
+            raise invalid("trigger_parameter_sync_step" if "require_batches" not in got else "require_batches",
+                          f"trigger_parameter_sync_step x require_batches must divide the {prompts} prompts per step "
+                          f"into local updates of whole mini-batches, got {trig} x {req}")
+        c = FullyAsyncCadence.matching(prompts, g, trigger_parameter_sync_step=trig)
+        c = c.replace(ppo_mini_batch_size=got.get("ppo_mini_batch_size", c.ppo_mini_batch_size // req),
+                      require_batches=req, concurrent_samples_per_replica=got.get(
+                          "concurrent_samples_per_replica", FULLY_ASYNC_PROMPTS_PER_SERVER))
+    elif p is None and base_cadence is not None and keys:
+        c = base_cadence
+    elif keys:
+        raise invalid(keys[0], "applies to verl's fully async pipeline only: pipeline 'verl-fully-async', an imported "
+                      "verl fully_async config as pipeline, or a baseline imported from one (got "
+                      + (f"pipeline {p!r})" if p is not None else f"a {type(sc.pipeline).__name__} baseline)"))
+    else:
+        return None
+    return c.replace(n=g, **got)
 
 
 def _logprob(cal: Calibrated, v: dict[str, Any]) -> bool:
@@ -418,7 +567,9 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
         ``measured_step_s`` and ``error`` (predicted / measured - 1) on the baseline row. With
         ``calibrated.steps_per_row`` = k > 1, ``step_s``, ``trainer_wait_s`` and
         ``measured_step_s`` are seconds per metrics row (k training steps), and two more columns
-        name the unit: ``steps_per_row`` (k) and ``samples_per_row`` (k x the row's batch). Last,
+        name the unit: ``steps_per_row`` (k) and ``samples_per_row`` (k x the row's batch); they are
+        there too when a variant trains with verl's fully async cadence, whose row is one parameter
+        sync (``steps_per_row`` = its ``trigger_parameter_sync_step``). Last,
         ``cannot_train``: null, or why the row cannot train and was not simulated (its metrics
         NaN): a ``max_staleness`` below the scenario's ``sync_every - 1`` drops every sample after
         ``max_staleness + 1`` steps (:func:`rollsim.simulation.staleness_cap_livelock`).
@@ -476,21 +627,23 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
             warnings.simplefilter("always")
             b0 = base(calibrated.values, v)
             sc = _variant(calibrated, b0, v)
+            cad = _cadence(calibrated, b0, v)
+            kv = k if cad is None else cad.trigger_parameter_sync_step  # verl's row: one parameter sync
             stuck = staleness_cap_livelock(sc, cap="max_staleness")
             if stuck is None:  # else its cap drops every sample after a few steps: nothing to measure, nothing run
-                point = _measure(sc, steps, seed, k)
-                others = [_measure(_variant(calibrated, base(d, v), v), steps, seed + 1 + i, k)
+                point = _measure(sc, steps, seed, kv)
+                others = [_measure(_variant(calibrated, base(d, v), v), steps, seed + 1 + i, kv)
                           for i, d in enumerate(pick)]
                 gpus = _train_gpus(calibrated, sc, v)
                 ts = (train_scale(calibrated, gpus, scenario=b0, recompute_logprob=_logprob(calibrated, v))
                       if gpus is not None else TrainScale(1.0, 1.0, 1.0, "same"))
                 if ts.low != ts.high:
                     # the training model's own uncertainty: the ends of the training cost's interval
-                    others += [_measure(_variant(calibrated, b0, v, end), steps, seed, k) for end in ("low", "high")]
+                    others += [_measure(_variant(calibrated, b0, v, end), steps, seed, kv) for end in ("low", "high")]
         _warn_once_per_category(label, caught, 1 + len(others))
         if stuck is not None:
             livelocked.append(label)
-            rows.append(_livelocked_row(calibrated, b0, sc, v, label, stuck, k))
+            rows.append(_livelocked_row(calibrated, b0, sc, v, label, stuck, kv))
             continue
         runaway = [o for o in [point, *others] if o["outruns"]]
         if runaway:
@@ -499,8 +652,7 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
                                    pipeline=type(sc.pipeline).__name__, rollout_slots=sc.rollout_slots,
                                    train_gpus=gpus, train_scale=ts.factor, train_scale_low=ts.low,
                                    train_scale_high=ts.high, train_scaling=ts.rule)
-        if k > 1:
-            row.update(steps_per_row=k, samples_per_row=k * sc.batch_size)
+        row.update(steps_per_row=kv, samples_per_row=kv * sc.batch_size)
         for name in METRICS:
             vals = np.array([o[name] for o in others] + [point[name]], dtype=float)
             vals = vals[np.isfinite(vals)]
@@ -524,8 +676,12 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
         warnings.warn(StalenessCapLivelockWarning(
             f"{len(livelocked)} of {len(rows)} rows cannot train and were not simulated ({'; '.join(livelocked)}: "
             f"their metrics are NaN, the column cannot_train says why): {why}"), stacklevel=2)
+    one = all(r["steps_per_row"] == 1 for r in rows)  # every row one step: the columns say nothing
     for r in rows:
         r.pop("_scenario", None)
+        if one:
+            r.pop("steps_per_row")
+            r.pop("samples_per_row")
     return pl.DataFrame(rows, schema_overrides={"cannot_train": pl.String})
 
 
@@ -540,8 +696,7 @@ def _livelocked_row(cal: Calibrated, b0: Scenario, sc: Scenario, v: dict[str, An
     row: dict[str, Any] = dict(variant=label, pipeline=type(sc.pipeline).__name__, rollout_slots=sc.rollout_slots,
                                train_gpus=gpus, train_scale=ts.factor, train_scale_low=ts.low,
                                train_scale_high=ts.high, train_scaling=ts.rule)
-    if k > 1:
-        row.update(steps_per_row=k, samples_per_row=k * sc.batch_size)
+    row.update(steps_per_row=k, samples_per_row=k * sc.batch_size)
     for name in METRICS:
         row.update({name: math.nan, f"{name}_low": math.nan, f"{name}_high": math.nan})
     row.update(measured_step_s=math.nan, error=math.nan, cannot_train=why, _scenario=sc)

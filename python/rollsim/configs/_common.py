@@ -116,6 +116,10 @@ class ImportedConfig:
         local updates, their ``timing_s/*`` summed: volcengine/verl
         ``verl/experimental/fully_async_policy/fully_async_trainer.py``,
         ``_trigger_parameter_sync_after_step``, and ``detach_utils.py``, ``MetricsAggregator``).
+    fully_async : rollsim.configs.verl.FullyAsyncCadence or None
+        The verl fully_async recipe's cadence and rollout bounds as read (local updates per sync,
+        prompts per update, staleness threshold, concurrency per server); None for any other config.
+        :func:`rollsim.whatif` takes it for a variant whose ``pipeline`` is this config.
     """
 
     framework: str
@@ -130,6 +134,7 @@ class ImportedConfig:
     model: str | None = None
     train_backend: str | None = None
     steps_per_logged_step: int = 1
+    fully_async: Any = None
 
     @property
     def unknown_options(self) -> tuple[Note, ...]:
@@ -522,7 +527,8 @@ def build(r: Reader, *, framework: str, source: str, prompts: int, group: int, m
           pipeline: Synchronous | OneStepAsync | OffPolicy | FullyAsync, layout: Layout, slots: int,
           model: str | None, prompt_tokens: float | None = None, steps: int | None = None, gpu: str | None = None,
           engine: str = "vllm", gpu_memory_utilization: Any = None, memory_option: str | None = None,
-          engine_option: str | None = None, train_backend: str | None = None, sync_every: int = 1, steps_per_logged_step: int = 1) -> ImportedConfig:
+          engine_option: str | None = None, train_backend: str | None = None, sync_every: int = 1,
+          steps_per_logged_step: int = 1, fully_async: Any = None) -> ImportedConfig:
     """The scenario of an import, with the assumptions every framework shares noted."""
     batch = prompts * group
     if batch > 2**24:
@@ -569,7 +575,7 @@ def build(r: Reader, *, framework: str, source: str, prompts: int, group: int, m
     return ImportedConfig(framework=framework, source=source, scenario=sc, deployment=deployment, sync=sync,
                           notes=tuple(r.notes), layout=layout, prompts_per_step=prompts,
                           max_response_tokens=float(max_response), model=model, train_backend=train_backend,
-                          steps_per_logged_step=steps_per_logged_step)
+                          steps_per_logged_step=steps_per_logged_step, fully_async=fully_async)
 
 
 def _deployment_option(r: Reader, option: str, value: Any, became: str, gpu: str | None, deployment: Any) -> None:

@@ -12,7 +12,7 @@ from rollsim.errors import (CalibrationPlausibilityWarning, MetricsRowsSkippedWa
                             invalid)
 from rollsim.pipelines import FullyAsync
 
-__all__ = ["add_parsers", "int_list", "staleness_list"]
+__all__ = ["add_parsers", "int_list", "staleness_list", "threshold_list"]
 
 _FW = ("verl", "areal", "slime", "openrlhf")
 
@@ -31,6 +31,21 @@ def int_list(flag: str):
 
     conv.__name__ = flag
     return conv
+
+
+def threshold_list(s: str) -> list[float]:
+    """argparse type of ``--staleness-threshold``: ``"0.1,0.5"`` -> ``[0.1, 0.5]`` (numbers >= 0)."""
+    out: list[float] = []
+    for part in s.split(","):
+        try:
+            v = float(part.strip())
+        except ValueError:
+            v = math.nan
+        if not (math.isfinite(v) and 0 <= v < 1e6):
+            raise argparse.ArgumentTypeError(f"--staleness-threshold: must be numbers in [0, 1e6) separated by commas, "
+                                             f"got {s!r}")
+        out.append(v)
+    return out
 
 
 def staleness_list(s: str) -> list[int | None]:
@@ -96,9 +111,17 @@ def add_parsers(sub: Any) -> None:
             p.add_argument("--toml", action="store_true", help="print the fitted scenario as TOML instead")
             p.set_defaults(func=_cmd_calibrate)
         else:
-            p.add_argument("--pipeline", default=None, help="comma-separated: sync, one-step, k-step:K, fully-async")
+            p.add_argument("--pipeline", default=None, help="comma-separated: sync, one-step, k-step:K, fully-async, "
+                                                            "verl-fully-async (verl's trainer cadence)")
             p.add_argument("--max-staleness", type=staleness_list, default=None,
                            help="comma-separated caps for fully-async (none: no cap)")
+            p.add_argument("--trigger-parameter-sync-step", type=int_list("--trigger-parameter-sync-step"),
+                           default=None, help="comma-separated local updates per parameter sync (verl's fully async "
+                                              "cadence: --pipeline verl-fully-async, or a verl fully_async config)")
+            p.add_argument("--require-batches", type=int_list("--require-batches"), default=None,
+                           help="comma-separated mini-batches per local update (verl's fully async cadence)")
+            p.add_argument("--staleness-threshold", type=threshold_list, default=None,
+                           help="comma-separated staleness thresholds (verl's fully async rollouter)")
             p.add_argument("--rollout-gpus", type=int_list("--rollout-gpus"), default=None,
                            help="comma-separated rollout GPU counts")
             p.add_argument("--train-gpus", type=int_list("--train-gpus"), default=None,
@@ -274,15 +297,23 @@ def _whatif_row_notes(cal: Any, df: Any) -> dict[int, str]:
 
 
 def _cmd_whatif(a: argparse.Namespace) -> int:
-    from rollsim.what_if import grid, plot_whatif, whatif
+    from rollsim.what_if import VERL_FULLY_ASYNC_NAMES, grid, plot_whatif, whatif
 
     axes: dict[str, Any] = {}
     if a.pipeline is not None:
         axes["pipeline"] = [p.strip() for p in a.pipeline.split(",") if p.strip()]
-    for key in ("max_staleness", "rollout_gpus", "train_gpus", "prompts", "group_size", "max_response_tokens"):
+    cadence = ("trigger_parameter_sync_step", "require_batches", "staleness_threshold")
+    for key in ("max_staleness", "rollout_gpus", "train_gpus", "prompts", "group_size", "max_response_tokens",
+                *cadence):
         if getattr(a, key) is not None:
             axes[key] = getattr(a, key)
     cal = _calibrated(a)
+    verl = "pipeline" not in axes and getattr(cal.base, "fully_async", None) is not None or any(
+        p.lower().replace("_", "-") in VERL_FULLY_ASYNC_NAMES for p in axes.get("pipeline", []))
+    given = [k for k in cadence if k in axes]
+    if given and not verl:  # the grid leaves them out of other pipelines: given alone they would be lost
+        raise invalid("--" + given[0].replace("_", "-"), "is verl's fully async cadence: it needs --pipeline "
+                      "verl-fully-async (or a verl fully_async config without --pipeline)")
     if "max_staleness" in axes and "pipeline" not in axes and not isinstance(cal.scenario.pipeline, FullyAsync):
         # a fully async base takes the cap on its own pipeline
         raise invalid("--max-staleness", f"needs --pipeline fully-async (the cap applies to that pipeline; the "
@@ -295,6 +326,7 @@ def _cmd_whatif(a: argparse.Namespace) -> int:
         base = df.row(0, named=True)
         k = cal.steps_per_row
         unit = "step" if k == 1 else "metrics row"
+        rows_of = "samples_per_row" in df.columns  # a row of several steps: the config's, or verl's cadence
         print(f"rollsim whatif: calibrated on {cal.metrics.height} {unit}s; baseline predicted {base['step_s']:.1f} s "
               f"per {unit} vs measured {base['measured_step_s']:.1f} s ({100 * base['error']:+.1f} %)")
         cols = ["variant", "step_s", "step_s_low", "step_s_high", "tokens_per_s", "trainer_wait_s", "staleness_mean",
@@ -302,6 +334,10 @@ def _cmd_whatif(a: argparse.Namespace) -> int:
         if k > 1:
             print(f"step_s and trainer_wait_s: seconds per metrics row = {k} training steps (samples_per_row: "
                   f"{base['samples_per_row']} for the baseline; the config logs one row per weight sync)")
+        elif rows_of:
+            print("step_s and trainer_wait_s: seconds per step; a verl fully async variant's per parameter sync "
+                  "(its trigger_parameter_sync_step local updates, as verl logs it; samples_per_row)")
+        if rows_of:
             cols.insert(1, "samples_per_row")
         print(format_table(df.select(cols), _whatif_nan_notes(cal.scenario), _whatif_row_notes(cal, df)))
     else:

@@ -29,6 +29,7 @@ verl logs one metrics row per weight sync (``timing_s/*`` summed over its local 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 from ._common import (ImportedConfig, Layout, Reader, build, flatten, known_options, read_yaml, resolve, scalar,
                       split_command, unknown_option_notes)
 
-__all__ = ["load", "parse_overrides", "ENTRY_POINTS"]
+__all__ = ["load", "from_overrides", "parse_overrides", "ENTRY_POINTS", "FullyAsyncCadence"]
 
 #: Entry modules of verl's trainers and the recipe each runs.
 ENTRY_POINTS = {
@@ -61,6 +62,103 @@ _TRAIN_COST = "part of the calibrated training cost (not modelled separately)"
 #: ``verl/experimental/fully_async_policy/fully_async_rollouter.py``, ``set_max_required_samples``:
 #: ``max_concurrent_samples = active servers * concurrent_samples_per_replica``; a constant 16 before).
 FULLY_ASYNC_PROMPTS_PER_SERVER = 16
+
+
+@dataclass(frozen=True)
+class FullyAsyncCadence:
+    """How verl's fully async recipe trains and bounds its rollout, in verl's terms (the importer's
+    reading of ``async_training.*``, shared by :func:`rollsim.whatif` and :mod:`rollsim.validation`).
+
+    The trainer takes ``require_batches x ppo_mini_batch_size`` prompts from the queue per local
+    update (``fully_async_trainer.py``: ``required_samples``) and syncs the weights after every
+    ``trigger_parameter_sync_step`` local updates; the rollouter pauses once it has started
+    ``int(required_samples x (1 + staleness_threshold) x trigger_parameter_sync_step)`` prompts since
+    the last sync (``max_required_samples``) and runs at most ``max_concurrent_samples = active
+    servers x concurrent_samples_per_replica`` prompts at once, never more than
+    ``max_required_samples`` (``fully_async_rollouter.py``, ``set_max_required_samples``).
+
+    Attributes
+    ----------
+    ppo_mini_batch_size : int
+        Prompts per mini-batch (``actor_rollout_ref.actor.ppo_mini_batch_size``).
+    require_batches : int
+        Mini-batches per local update (``async_training.require_batches``).
+    trigger_parameter_sync_step : int
+        Local updates per parameter sync (``async_training.trigger_parameter_sync_step``).
+    staleness_threshold : float
+        ``async_training.staleness_threshold``.
+    partial_rollout : bool
+        ``async_training.partial_rollout``.
+    concurrent_samples_per_replica : int
+        Prompts at once per inference server (``async_training.concurrent_samples_per_replica``; a
+        constant 16 in verl before it became an option).
+    n : int
+        Answers per prompt (``actor_rollout_ref.rollout.n``).
+    """
+
+    ppo_mini_batch_size: int
+    require_batches: int
+    trigger_parameter_sync_step: int
+    staleness_threshold: float
+    partial_rollout: bool
+    concurrent_samples_per_replica: int
+    n: int
+
+    @property
+    def prompts_per_update(self) -> int:
+        """Prompts one local update trains (verl's ``required_samples``)."""
+        return self.require_batches * self.ppo_mini_batch_size
+
+    @property
+    def max_required_prompts(self) -> int:
+        """Prompts the rollouter starts per parameter sync window before it pauses (verl's
+        ``max_required_samples``; ``int()`` floors, as verl computes it)."""
+        return int(self.prompts_per_update * (1.0 + self.staleness_threshold) * self.trigger_parameter_sync_step)
+
+    @property
+    def max_lag_samples(self) -> int:
+        """``pipeline.max_lag_samples``: :attr:`max_required_prompts` x ``n`` (at least one group)."""
+        return max(self.n, self.max_required_prompts * self.n)
+
+    def concurrent_prompts(self, servers: int) -> int:
+        """Prompts the rollouter runs at once on ``servers`` inference servers (verl's
+        ``max_concurrent_samples``)."""
+        return min(max(1, servers) * self.concurrent_samples_per_replica, self.max_required_prompts)
+
+    def rollout_slots(self, servers: int, max_num_seqs: int) -> int:
+        """Sequences decoding at once: :meth:`concurrent_prompts` x ``n``, within ``servers`` x
+        ``max_num_seqs`` (the engines' own limit)."""
+        return max(1, min(max(1, servers) * max_num_seqs, self.concurrent_prompts(servers) * self.n))
+
+    def pipeline(self) -> FullyAsync:
+        """The recipe's pipeline: the bound :attr:`max_lag_samples`, whose count restarts only at a
+        parameter sync (``reset_staleness``: ``lag_release="sync"``), and in-flight answers paused and
+        resumed with the new weights (``partial_rollout``) or waited for."""
+        return FullyAsync(max_lag_samples=self.max_lag_samples, lag_release="sync",
+                          on_update="keep_recompute" if self.partial_rollout else "wait")
+
+    def replace(self, **changes: Any) -> FullyAsyncCadence:
+        """A copy with ``changes`` (verl's names)."""
+        return replace(self, **changes)
+
+    @staticmethod
+    def matching(prompts: int, n: int, *, trigger_parameter_sync_step: int = 4, staleness_threshold: float = 0.1,
+                 partial_rollout: bool = True,
+                 concurrent_samples_per_replica: int = FULLY_ASYNC_PROMPTS_PER_SERVER) -> FullyAsyncCadence:
+        """The cadence that trains ``prompts`` per parameter sync as ``trigger_parameter_sync_step``
+        local updates of ``require_batches`` 1 x ``prompts / trigger_parameter_sync_step``: the rule
+        verl's docs/advance/fully_async.md gives to compare with a colocated run of
+        ``train_batch_size = prompts`` (``trigger_parameter_sync_step = train_batch_size /
+        (require_batches x ppo_mini_batch_size)``). Defaults: verl's (``fully_async_ppo_trainer.yaml``).
+
+        Raises ScenarioError (naming ``trigger_parameter_sync_step``) when it does not divide ``prompts``."""
+        if trigger_parameter_sync_step < 1 or prompts % trigger_parameter_sync_step:
+            raise invalid("trigger_parameter_sync_step", f"must divide the {prompts} prompts per step into local "
+                          f"updates of equal size (a divisor of {prompts}), got {trigger_parameter_sync_step}")
+        return FullyAsyncCadence(ppo_mini_batch_size=prompts // trigger_parameter_sync_step, require_batches=1,
+                                 trigger_parameter_sync_step=trigger_parameter_sync_step,
+                                 staleness_threshold=float(staleness_threshold), partial_rollout=bool(partial_rollout),
+                                 concurrent_samples_per_replica=concurrent_samples_per_replica, n=n)
 
 
 def parse_overrides(words: list[str], checked: list[str] | None = None) -> tuple[dict[str, Any], str | None, list[str]]:
@@ -182,6 +280,38 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | Non
     return _build(flat, recipe, str(path), gpu, checked=checked, own=own, file_keys=file_keys)
 
 
+def from_overrides(words: list[str] | tuple[str, ...], gpu: str | None = None, *,
+                   source: str = "verl command line") -> ImportedConfig:
+    """Reads a verl launch command given as its words (``["python3", "-m",
+    "verl.experimental.fully_async_policy.fully_async_main", "key=value", ...]``, or the ``key=value``
+    overrides alone) without a file: the same reading as :func:`load` of a launch script (absent
+    options take verl's defaults; ``--config-path`` / ``--config-name`` files are not read).
+
+    Parameters
+    ----------
+    words : list of str
+        The command's words.
+    gpu : str, optional
+        The accelerator (a :data:`rollsim.hardware.ACCELERATORS` name): builds ``.deployment``.
+    source : str
+        What ``ImportedConfig.source`` says the config came from.
+
+    Returns
+    -------
+    ImportedConfig
+
+    Raises
+    ------
+    ScenarioError
+        An option of the wrong type or out of range (the message names it).
+    """
+    checked: list[str] = []
+    flat, recipe, _ = parse_overrides([str(w) for w in words], checked)
+    if recipe is None:
+        recipe = "fully_async_policy" if any(k.startswith("async_training.") for k in flat) else "ppo"
+    return _build(resolve(flat), recipe, source, gpu, checked=checked)
+
+
 def _file_options(tree: dict[str, Any], flat: dict[str, Any]) -> list[str]:
     """The options a YAML file sets under verl's own sections (``data``, ``actor_rollout_ref``, ...; a
     recipe's section of its own and ``defaults`` / ``hydra`` are not checked), as dotted names:
@@ -246,6 +376,7 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
            "a what-if's GPU change)" if backend else "a training backend rollsim does not model (fsdp2 assumed)")
     steps, steps_given = r.get("trainer.total_training_steps", None)
     every = 1
+    cadence = None
     if recipe == "ppo":
         prompts, g = r.positive_int("data.train_batch_size", 1024)
         r.read("data.train_batch_size", prompts, g, f"batch_size = {prompts * n} samples ({prompts} prompts x "
@@ -292,19 +423,26 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
             r.ignore("data.train_batch_size", "the fully async trainer does not use it (docs/advance/fully_async.md: "
                      "'not effective'); a step is require_batches x ppo_mini_batch_size prompts")
             thr, g = r.number("async_training.staleness_threshold", 0.1, hi=1e6)
-            max_required = int(prompts * (1.0 + thr) * trig)  # prompts, as verl computes it (int() floors)
-            lag = max(n, max_required * n)
+            thr_given = g
+            partial, partial_given = r.flag("async_training.partial_rollout", True)
+            per, per_given = r.positive_int("async_training.concurrent_samples_per_replica",
+                                            FULLY_ASYNC_PROMPTS_PER_SERVER)
+            cadence = FullyAsyncCadence(ppo_mini_batch_size=mini, require_batches=req, trigger_parameter_sync_step=trig,
+                                        staleness_threshold=float(thr), partial_rollout=bool(partial),
+                                        concurrent_samples_per_replica=per, n=n)
+            max_required = cadence.max_required_prompts  # prompts, as verl computes it (int() floors)
+            lag = cadence.max_lag_samples
+            g = thr_given
             r.read("async_training.staleness_threshold", thr, g,
                    f"pipeline.max_lag_samples = {lag} (int((1 + {thr:g}) x {trig} x {prompts}) = {max_required} prompts "
                    f"x rollout.n {n}: the rollouter pauses at that many prompts started since the last sync, "
                    "fully_async_rollouter.py set_max_required_samples; the count restarts only at a parameter "
                    "sync, reset_staleness: lag_release='sync')")
-            partial, g = r.flag("async_training.partial_rollout", True)
             on_update = "keep_recompute" if partial else "wait"
-            r.read("async_training.partial_rollout", partial, g, f"pipeline.on_update = {on_update!r}" +
+            r.read("async_training.partial_rollout", partial, partial_given, f"pipeline.on_update = {on_update!r}" +
                    (" (in-flight answers are paused and resumed with the new weights)" if partial
                     else " (the sync waits for in-flight answers)"))
-            pipeline = FullyAsync(max_lag_samples=lag, lag_release="sync", on_update=on_update)
+            pipeline = cadence.pipeline()
             # verl before 2026-08 spelled it async_training.use_rollout_log_probs (volcengine/verl b178a3c, line 25)
             rlp, g = r.flag(f"{_AR}.actor.use_rollout_log_probs", True, aliases=("async_training.use_rollout_log_probs",))
             r.read(f"{_AR}.actor.use_rollout_log_probs", rlp, g, "no log-prob recompute phase" if rlp
@@ -313,10 +451,9 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
             r.ignore("rollout.n", "the recipe's answers per prompt are actor_rollout_ref.rollout.n")
             r.ignore("async_training.use_dynamic_resource_scheduling", "rollout replicas lent by the trainer's GPUs are "
                      "not modelled (the rollout pool is rollout.nnodes x rollout.n_gpus_per_node)")
-            per, g = r.positive_int("async_training.concurrent_samples_per_replica", FULLY_ASYNC_PROMPTS_PER_SERVER)
-            concurrent = min(layout.engines * per, max_required)
-            slots = min(layout.engines * seqs, concurrent * n)
-            r.read("async_training.concurrent_samples_per_replica", per, g, f"rollout_slots = {slots}: at most "
+            concurrent = cadence.concurrent_prompts(layout.engines)
+            slots = cadence.rollout_slots(layout.engines, seqs)
+            r.read("async_training.concurrent_samples_per_replica", per, per_given, f"rollout_slots = {slots}: at most "
                    f"{concurrent} prompts at once (min of {per} per server x {layout.engines} servers and "
                    f"{max_required}: fully_async_rollouter.py max_concurrent_samples) x rollout.n {n}, within "
                    f"{layout.engines} engines x max_num_seqs {seqs}")
@@ -343,4 +480,4 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
                  model=model, gpu=gpu, engine=str(engine), gpu_memory_utilization=mem,
                  memory_option=f"{_AR}.rollout.gpu_memory_utilization",
                  engine_option=f"{_AR}.rollout.name" if given_name else None, train_backend=backend,
-                 sync_every=every, steps_per_logged_step=every)
+                 sync_every=every, steps_per_logged_step=every, fully_async=cadence)
