@@ -192,6 +192,11 @@ def _build(o: dict[str, Any], entry: str, source: str, *, explicit: bool, gpu: s
                                    else {"train.py": "synchronous pipeline",
                                          "train_async.py": "one-step overlap (one-step off-policy) pipeline"}[entry])
            + ("" if explicit else " (no entry point in the file: train.py assumed)"), "read" if explicit else "assumed")
+    if not r.has("--rollout-batch-size"):
+        near = [n.option for n in r.notes if n.became.startswith(UNKNOWN_OPTION) and "'--rollout-batch-size'" in n.became]
+        if near:
+            raise invalid("--rollout-batch-size", f"is required in the slime arguments and was not given; {near[0]} "
+                          "(given) is not a slime option: a typo of it?")
     prompts, g = r.positive_int("--rollout-batch-size")
     n, g2 = r.positive_int("--n-samples-per-prompt", 1)
     r.read("--n-samples-per-prompt", n, g2, f"group_size = {n}")
