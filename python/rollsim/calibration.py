@@ -936,12 +936,16 @@ def _calibrate(metrics: Any, base: Any, *, framework: str | None, bootstrap: int
         m = m.with_columns(pl.Series("makespan_tokens", np.maximum(
             step_longest, m["response_mean"].to_numpy() * sc.batch_size / sc.rollout_slots)))
         values = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap), steps_per_row=k, gen_is_wait=wait)
-    stream = None
+    stream: _StreamFit | None = None
+    stream_misfit: _StreamFit | None = None
     if wait and k == 1 and stream_needs_simulation(sc) and _stream_rows(m)[1].sum() >= 3:
         # the slots do not decode back to back (more slots than a step's answers, or AReaL's admission cap
         # idles them): the speed and the pause are those whose simulated rows match the metrics' rows
         stream = _stream_inference(sc, values, m, float(cap))
-        values = {**values, **stream.values}
+        if abs(stream.error[0]) <= STREAM_MISFIT:
+            values = {**values, **stream.values}
+        else:
+            stream_misfit, stream = stream, None
     rng = np.random.default_rng(seed)
     draws = []
     for _ in range(bootstrap):
@@ -1008,7 +1012,7 @@ def _calibrate(metrics: Any, base: Any, *, framework: str | None, bootstrap: int
     implausible = plausibility_notes(values, step_m, k)  # warns CalibrationPlausibilityWarning
     return Calibrated(scenario=fitted, params=params, residuals=residuals, draws=tuple(draws), metrics=m,
                       framework=fw, base=base, layout=layout, reference_step=ref, values=values, hardware=hardware,
-                      steps_per_row=k, notes=_notes(m, reading, stream) + implausible)
+                      steps_per_row=k, notes=_notes(m, reading, stream, stream_misfit) + implausible)
 
 
 #: Metric names whose ``gen_s`` is not the rollout's generation when the base's pipeline streams
@@ -1074,6 +1078,11 @@ def stream_needs_simulation(sc: Scenario) -> bool:
         return True
     return p.admission_eta is not None and sc.rollout_slots > (p.admission_eta - 1) * sc.batch_size
 
+
+#: The largest relative misfit of the mean wall time per row with which :func:`calibrate` takes the
+#: simulated streaming fit (:func:`_stream_inference`); beyond it the closed form's values are kept, and
+#: the note says they are unreliable.
+STREAM_MISFIT = 0.03
 
 #: Seeds of the simulated runs :func:`_stream_inference` compares with the metrics (the same for every
 #: candidate: common random numbers, so that a candidate's change is not lost in the runs' noise).
@@ -1180,10 +1189,11 @@ def _stream_inference(sc: Scenario, v: dict[str, float], m: pl.DataFrame, cap: f
     best = (float(np.linalg.norm(resid(got))), d, p, got, runs)
     jac: np.ndarray | None = None
     done = 0
-    for done in range(1, rounds + 1):
+    while done < rounds:
         r = resid(got)
         if np.max(np.abs(r)) < 0.003:
             break
+        done += 1
         if jac is None:
             hd = 0.05 * d
             cols = [(moments(d + hd, p)[0] - got) / hd]
@@ -1243,12 +1253,20 @@ _WAIT_HEAD = {
 }
 
 
-def _notes(m: pl.DataFrame, reading: str | None, stream: _StreamFit | None = None) -> tuple[str, ...]:
+def _notes(m: pl.DataFrame, reading: str | None, stream: _StreamFit | None = None,
+           misfit: _StreamFit | None = None) -> tuple[str, ...]:
     """The calibration's caveats for this base and table (:attr:`Calibrated.notes`); ``reading``:
-    :func:`_gen_reading`; ``stream``: the simulated fit of :func:`_stream_inference`, when it was used."""
+    :func:`_gen_reading`; ``stream``: the simulated fit of :func:`_stream_inference`, when it was used;
+    ``misfit``: the simulated fit, when it was tried and left out (its rows' mean wall time off by over
+    :data:`STREAM_MISFIT`)."""
     if reading is None:
         return ()
     _, paced = _stream_rows(m)
+    if misfit is not None:
+        return (f"{_WAIT_HEAD[reading]}: {misfit.why}, so the slots do not decode the rows' tokens back to back, but no "
+                f"simulated run matched the rows (the best one's mean wall time per row off by {misfit.error[0]:+.1%}, "
+                f"over {STREAM_MISFIT:.0%}): decode_tokens_per_s and gen_overhead_s are the closed form's, fitted on the "
+                f"{int(paced.sum())} of {len(paced)} rows the rollout paced as if they did, and unreliable",)
     if stream is not None:
         return (f"{_WAIT_HEAD[reading]}: {stream.why}, so the slots do not decode the rows' tokens back to back: "
                 f"decode_tokens_per_s and gen_overhead_s are those whose simulated run (rollsim, {len(_STREAM_SEEDS)} "
