@@ -205,3 +205,13 @@ def test_derivation_follows_argparse_and_megatrons_factory():
 def test_near_misses_of_read_pass_through_options_warn(tmp_path, word):
     imp = configs.load(write(tmp_path, "s.sh", f"python train.py --rollout-batch-size 8 {word} 1\n"))
     assert [n.option for n in imp.unknown_options] == [word]
+
+
+def test_the_command_ends_at_a_pipe_and_redirections_are_the_shells(tmp_path):
+    imp = configs.load(write(tmp_path, "run.sh", "python3 train.py --rollout-batch-size 8 --eval-prompt-data aime "
+                                                 "/d/aime.jsonl --rollout-max-response-len 4096 2>&1 > out.log | "
+                                                 "tee log.txt && python3 tools/convert.py --hf-out /x\n"))
+    assert imp.max_response_tokens == 4096 and imp.unknown_options == ()
+    assert notes(imp, "--eval-prompt-data")[0].value == "['aime', '/d/aime.jsonl']"
+    assert notes(imp, "--hf-out")[0].became == ("ignored: not an argument of train.py / train_async.py (another "
+                                                "command of the script)")

@@ -90,8 +90,9 @@ _READ_PASS_THROUGH = ("--sglang-mem-fraction-static",)
 def command_words(words: list[str]) -> tuple[list[str], list[str]]:
     """``(the training command's words, the other words)`` of a launch script: the words after
     ``train.py`` / ``train_async.py`` and those of the shell arrays before it (``ARGS=( ... )``, which
-    the command expands); the other words (``ray job submit --address ...``, ``ray start --head``) are
-    another command's. Without an entry point every word is the command's."""
+    the command expands), up to a shell control operator (``| tee log``) and without redirections
+    (``2>&1``, ``> log``); the other words (``ray job submit --address ...``, ``ray start --head``, what
+    follows ``|`` or ``&&``) are another command's. Without an entry point every word is the command's."""
     at = next((k for k, w in enumerate(words) if w.rsplit("/", 1)[-1] in ("train.py", "train_async.py")), None)
     if at is None:
         return list(words), []
@@ -110,7 +111,22 @@ def command_words(words: list[str]) -> tuple[list[str], list[str]]:
                 cmd.append(w)
             continue
         (cmd if inside else other).append(w)
-    return cmd + words[at + 1:], other
+    # the command ends at a shell control operator (``| tee log``, ``&& ...``); redirections are the shell's
+    rest = words[at + 1:]
+    skip = False
+    for k, w in enumerate(rest):
+        if skip:
+            skip = False
+        elif w in ("|", "||", "&&", ";", "&"):
+            other.extend(rest[k + 1:])
+            break
+        elif re.fullmatch(r"\d*(?:>>?|<)(?:&\d+)?|&>", w):
+            skip = not w.endswith(tuple("0123456789"))  # ``> file``: the next word is the file
+        elif re.fullmatch(r"\d*(?:>>?|<)\S+|&>\S+", w):
+            pass  # ``2>&1``, ``>log.txt``
+        else:
+            cmd.append(w)
+    return cmd, other
 
 
 def _repeats(words: list[str]) -> dict[str, list[Any]]:
