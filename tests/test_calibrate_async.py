@@ -57,8 +57,8 @@ def _slime_fully_async() -> Scenario:
 def areal():
     imp = configs.load(EX / "areal_grpo.yaml")       # max_head_offpolicyness: 2
     assert imp.scenario.pipeline.admission_eta == 2
-    # as many slots as a batch's answers (1024; the example's 1536 leave the streaming fit's slot model, in
-    # which the slots decode the step's answers back to back, 12 % slow on the decoder)
+    # as many slots as a batch's answers (1024: the closed-form streaming fit; the example's 1536 are fitted by
+    # simulation, tests/test_calibrate_slots.py)
     sc = _truth(imp.scenario.replace(rollout_slots=1024))
     m = synthetic_metrics(sc, STEPS, drift=DRIFT, noise=0.01, seed=2, framework="areal")
     return imp, sc, m, calibrate(m, sc, bootstrap=20)

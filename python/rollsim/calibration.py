@@ -936,14 +936,27 @@ def _calibrate(metrics: Any, base: Any, *, framework: str | None, bootstrap: int
         m = m.with_columns(pl.Series("makespan_tokens", np.maximum(
             step_longest, m["response_mean"].to_numpy() * sc.batch_size / sc.rollout_slots)))
         values = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap), steps_per_row=k, gen_is_wait=wait)
+    stream: _StreamFit | None = None
+    stream_misfit: _StreamFit | None = None
+    if wait and k == 1 and stream_needs_simulation(sc) and _stream_rows(m)[1].sum() >= 3:
+        # the slots do not decode back to back (more slots than a step's answers, or AReaL's admission cap
+        # idles them): the speed and the pause are those whose simulated rows match the metrics' rows
+        stream = _stream_inference(sc, values, m, float(cap))
+        if abs(stream.error[0]) <= STREAM_MISFIT:
+            values = {**values, **stream.values}
+        else:
+            stream_misfit, stream = stream, None
     rng = np.random.default_rng(seed)
     draws = []
     for _ in range(bootstrap):
         idx = np.sort(rng.integers(0, m.height, m.height))
         if len(set(idx.tolist())) < 3:
             continue
-        draws.append(_shifted(fit(m[idx.tolist()], batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap),
-                                  steps_per_row=k, gen_is_wait=wait), shift))
+        draw = _shifted(fit(m[idx.tolist()], batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap),
+                            steps_per_row=k, gen_is_wait=wait), shift)
+        if stream is not None:
+            draw = {**draw, **stream.draw(m[idx.tolist()], draw)}
+        draws.append(draw)
     src = {"lengths.mu": "response_mean, response_max, response_clip_ratio", "lengths.drift": "the same, over steps",
            "lengths.sigma": "response_mean, response_max, response_clip_ratio", "decode_tokens_per_s": "gen_s",
            "gen_overhead_s": "gen_s", "train_step_s": "train_s", "train_s_per_token": "train_s", "logprob_step_s": "logprob_s",
@@ -985,6 +998,10 @@ def _calibrate(metrics: Any, base: Any, *, framework: str | None, bootstrap: int
         step_p = np.maximum(gen_stream, train_p + sync_p)
         if wait:
             gen_p = np.maximum(0.0, gen_stream - train_p - sync_p)  # the trainer's predicted wait
+        if stream is not None:
+            # the closed form does not hold: each row's prediction is the simulated pipeline's (the mean of
+            # its runs at the fitted values)
+            step_p, gen_p = stream.wall, stream.wait
     else:
         step_p = gen_p + train_p + sync_p if serial else np.maximum(gen_p, train_p + sync_p)
     residuals = pl.DataFrame({
@@ -995,7 +1012,7 @@ def _calibrate(metrics: Any, base: Any, *, framework: str | None, bootstrap: int
     implausible = plausibility_notes(values, step_m, k)  # warns CalibrationPlausibilityWarning
     return Calibrated(scenario=fitted, params=params, residuals=residuals, draws=tuple(draws), metrics=m,
                       framework=fw, base=base, layout=layout, reference_step=ref, values=values, hardware=hardware,
-                      steps_per_row=k, notes=_notes(m, reading) + implausible)
+                      steps_per_row=k, notes=_notes(m, reading, stream, stream_misfit) + implausible)
 
 
 #: Metric names whose ``gen_s`` is not the rollout's generation when the base's pipeline streams
@@ -1042,6 +1059,176 @@ def _gen_reading(sc: Scenario, fw: str, sources: dict[str, str]) -> str | None:
     return fw
 
 
+def stream_needs_simulation(sc: Scenario) -> bool:
+    """Whether the streaming wall-time fit's closed form (:func:`_fit_stream`: the slots decode the row's
+    tokens back to back, ``wall = pause + tokens / (slots x decode)``) misreads a fully asynchronous run:
+
+    - more slots than a step's answers (``rollout_slots > batch_size``): a step's answers were started
+      during the rows before it, and the rows alternate between a batch found ready and a long wait,
+      so a row's wall time is not its own tokens' and the rows the rollout paced are a biased choice;
+    - AReaL's admission rule (``admission_eta``): a group starts only while accepted + running + n <=
+      (eta + version + 1) x batch, so with more than (eta - 1) x batch slots the cap idles slots once the
+      next batch is partly ready (more so the more slots: the AReaL example's 1,536 for 1,024 answers at
+      eta 2 read the decoder 12 % slow).
+    """
+    p = sc.pipeline
+    if not isinstance(p, FullyAsync):
+        return False
+    if sc.rollout_slots > sc.batch_size:
+        return True
+    return p.admission_eta is not None and sc.rollout_slots > (p.admission_eta - 1) * sc.batch_size
+
+
+#: The largest relative misfit of the mean wall time per row with which :func:`calibrate` takes the
+#: simulated streaming fit (:func:`_stream_inference`); beyond it the closed form's values are kept, and
+#: the note says they are unreliable.
+STREAM_MISFIT = 0.03
+
+#: Seeds of the simulated runs :func:`_stream_inference` compares with the metrics (the same for every
+#: candidate: common random numbers, so that a candidate's change is not lost in the runs' noise).
+_STREAM_SEEDS = (101, 202)
+
+
+def _stream_moments(m: pl.DataFrame, slots: int, batch: int) -> np.ndarray:
+    """``(mean wall time per row, slope of the wall time on the tokens per slot)`` of a streaming run's
+    rows (:func:`_stream_rows`), the slope a line through the means of consecutive pairs of rows (which
+    the alternation of a ready batch and a long wait leaves nearly unbiased); ``nan`` for the slope
+    when the tokens per slot hardly vary (no length drift: only the mean is fitted)."""
+    wall, _ = _stream_rows(m)
+    x = m["response_mean"].to_numpy() * batch / max(1, slots)
+    pairs = len(x) // 2
+    xb = x[:2 * pairs].reshape(pairs, 2).mean(axis=1)
+    yb = wall[:2 * pairs].reshape(pairs, 2).mean(axis=1)
+    if pairs < 3 or np.ptp(xb) <= 0.05 * np.mean(xb):
+        return np.array([float(np.mean(wall)), math.nan])
+    b, _ = np.polyfit(xb, yb, 1)
+    return np.array([float(np.mean(wall)), float(b)])
+
+
+@dataclass
+class _StreamFit:
+    """What :func:`_stream_inference` found: the fitted ``values`` (``decode_tokens_per_s``,
+    ``gen_overhead_s``), the simulated rows' wall time and wait at them (per row, the mean over the
+    seeds), ``error`` (the moments' relative misfit), ``rounds``, ``why`` (which condition of
+    :func:`stream_needs_simulation` holds), and what :meth:`draw` needs: the closed form's fit on all
+    rows and the rows' mean-based speed (:func:`_stream_level`)."""
+
+    values: dict[str, float]
+    wall: np.ndarray
+    wait: np.ndarray
+    error: np.ndarray
+    rounds: int
+    why: str
+    closed: tuple[float, float]
+    level: float
+    slots: int
+    batch: int
+
+    def draw(self, rows: pl.DataFrame, closed: dict[str, float]) -> dict[str, float]:
+        """A bootstrap draw's speed and pause: the fit moved as the closed form's fit moved between all
+        rows and the draw's (``closed``: its values), the speed by the ratio and the pause by the
+        difference, when both closed-form speeds are finite; otherwise the speed by the ratio of the
+        rows' mean-based speeds (:func:`_stream_level`) and the pause kept."""
+        d, p = self.values["decode_tokens_per_s"], self.values["gen_overhead_s"]
+        d0, p0 = self.closed
+        d1, p1 = closed["decode_tokens_per_s"], closed["gen_overhead_s"]
+        if 0 < d0 < 5000 and 0 < d1 < 5000:
+            return {"decode_tokens_per_s": float(d * np.clip(d1 / d0, 0.25, 4.0)), "gen_overhead_s": float(max(0.0, p + p1 - p0))}
+        ratio = _stream_level(rows, self.slots, self.batch, p) / self.level if self.level > 0 else 1.0
+        return {"decode_tokens_per_s": float(d * np.clip(ratio, 0.25, 4.0)), "gen_overhead_s": float(p)}
+
+
+def _stream_level(rows: pl.DataFrame, slots: int, batch: int, pause: float) -> float:
+    """The rows' mean tokens per slot over their mean wall time less ``pause``: the speed the rows'
+    level alone gives (no slope), tokens/s per sequence."""
+    wall, _ = _stream_rows(rows)
+    x = rows["response_mean"].to_numpy() * batch / max(1, slots)
+    return float(np.mean(x) / max(float(np.mean(wall)) - pause, 1e-9))
+
+
+def _stream_simulated(sc: Scenario, v: dict[str, float], steps: int, first: float, cap: float) -> list[pl.DataFrame]:
+    """Rows of the fully asynchronous ``sc`` at the values ``v`` (lengths drifting from the metrics' first
+    row ``first``), one frame per seed of :data:`_STREAM_SEEDS`, with the trainer's wait as ``gen_s``."""
+    out = []
+    for seed in _STREAM_SEEDS:
+        cand = _apply(sc, v, first - 1.0).replace(seed=seed)
+        out.append(pl.DataFrame(_streamed_rows(cand, steps, float(v["lengths.drift"]), "areal", lambda x: x, cap)))
+    return out
+
+
+def _stream_inference(sc: Scenario, v: dict[str, float], m: pl.DataFrame, cap: float, rounds: int = 6) -> _StreamFit:
+    """``decode_tokens_per_s`` and ``gen_overhead_s`` of a streaming run where the slots do not decode
+    back to back (:func:`stream_needs_simulation`), by indirect inference: simulate the pipeline at a
+    candidate (the other fitted values kept), compute the moments of :func:`_stream_moments` on its rows
+    as on the metrics', and move the candidate by Newton steps (a finite-difference Jacobian, then
+    Broyden updates; each step at most 30 % of the speed) until they agree; the best candidate found
+    is kept. Without a length drift only the mean wall time is matched (the pause then stays at the
+    closed form's)."""
+    slots, batch = sc.rollout_slots, sc.batch_size
+    target = _stream_moments(m, slots, batch)
+    two = bool(np.isfinite(target[1]))
+    wall_m = float(target[0])
+    x_mean = float(np.mean(m["response_mean"].to_numpy() * batch / slots))
+    p = float(min(v["gen_overhead_s"], 0.5 * wall_m))
+    d = float(x_mean / max(wall_m - p, 1e-9)) if not 0 < v["decode_tokens_per_s"] < 5000 else float(v["decode_tokens_per_s"])
+    first = float(m["step"][0])
+    scale = np.abs(target) if two else np.array([abs(target[0])])
+
+    def level(rows: pl.DataFrame, pause: float) -> float:
+        return _stream_level(rows, slots, batch, pause)
+
+    def moments(d: float, p: float) -> tuple[np.ndarray, list[pl.DataFrame]]:
+        runs = _stream_simulated(sc, {**v, "decode_tokens_per_s": d, "gen_overhead_s": p}, m.height, first, cap)
+        got = np.mean([_stream_moments(r, slots, batch) for r in runs], axis=0)
+        return (got if two else got[:1]), runs
+
+    def resid(got: np.ndarray) -> np.ndarray:
+        return (target[:len(got)] - got) / scale
+
+    got, runs = moments(d, p)
+    best = (float(np.linalg.norm(resid(got))), d, p, got, runs)
+    jac: np.ndarray | None = None
+    done = 0
+    while done < rounds:
+        r = resid(got)
+        if np.max(np.abs(r)) < 0.003:
+            break
+        done += 1
+        if jac is None:
+            hd = 0.05 * d
+            cols = [(moments(d + hd, p)[0] - got) / hd]
+            if two:
+                hp = max(0.5, 0.1 * p)
+                cols.append((moments(d, p + hp)[0] - got) / hp)
+            jac = np.column_stack(cols) / scale[:, None]
+        step = np.linalg.lstsq(jac, r, rcond=None)[0]
+        step[0] = float(np.clip(step[0], -0.3 * d, 0.3 * d))
+        if two:
+            step[1] = float(np.clip(step[1], -0.25 * wall_m, 0.25 * wall_m))
+        d_new, p_new = max(1e-6, d + step[0]), (max(0.0, p + step[1]) if two else p)
+        got_new, runs_new = moments(d_new, p_new)
+        taken = np.array([d_new - d, p_new - p])[:len(step)]
+        if np.linalg.norm(taken) > 0:  # Broyden: the Jacobian corrected along the step taken
+            dr = (got_new - got) / scale
+            jac = jac + np.outer(dr - jac @ taken, taken) / float(taken @ taken)
+        d, p, got, runs = d_new, p_new, got_new, runs_new
+        norm = float(np.linalg.norm(resid(got)))
+        if norm < best[0]:
+            best = (norm, d, p, got, runs)
+    _, d, p, got, runs = best
+    pipe = sc.pipeline
+    why = (f"the rollout has more slots ({slots}) than a step's answers ({batch})" if slots > batch else
+           f"AReaL's admission cap ((eta + version + 1) x batch, eta {getattr(pipe, 'admission_eta', None)}) idles "
+           f"slots beyond (eta - 1) x batch = {(getattr(pipe, 'admission_eta', 1) - 1) * batch}")
+    err = (got - target[:len(got)]) / target[:len(got)]
+    return _StreamFit(values={"decode_tokens_per_s": float(d), "gen_overhead_s": float(p)},
+                      wall=np.mean([r["step_s"].to_numpy() for r in runs], axis=0),
+                      wait=np.mean([r["gen_s"].to_numpy() for r in runs], axis=0),
+                      error=np.array([err[0], err[1] if two else math.nan]), rounds=done, why=why,
+                      closed=(float(v["decode_tokens_per_s"]), float(v["gen_overhead_s"])), level=level(m, p),
+                      slots=slots, batch=batch)
+
+
 def _slime_wait(m: pl.DataFrame) -> pl.DataFrame:
     """``m`` with slime's fully asynchronous ``perf/rollout_time`` turned into the trainer's wait: the
     time from the trainer taking the previous batch (when ``train_async.py`` calls ``generate``) to this
@@ -1066,12 +1253,28 @@ _WAIT_HEAD = {
 }
 
 
-def _notes(m: pl.DataFrame, reading: str | None) -> tuple[str, ...]:
+def _notes(m: pl.DataFrame, reading: str | None, stream: _StreamFit | None = None,
+           misfit: _StreamFit | None = None) -> tuple[str, ...]:
     """The calibration's caveats for this base and table (:attr:`Calibrated.notes`); ``reading``:
-    :func:`_gen_reading`."""
+    :func:`_gen_reading`; ``stream``: the simulated fit of :func:`_stream_inference`, when it was used;
+    ``misfit``: the simulated fit, when it was tried and left out (its rows' mean wall time off by over
+    :data:`STREAM_MISFIT`)."""
     if reading is None:
         return ()
     _, paced = _stream_rows(m)
+    if misfit is not None:
+        return (f"{_WAIT_HEAD[reading]}: {misfit.why}, so the slots do not decode the rows' tokens back to back, but no "
+                f"simulated run matched the rows (the best one's mean wall time per row off by {misfit.error[0]:+.1%}, "
+                f"over {STREAM_MISFIT:.0%}): decode_tokens_per_s and gen_overhead_s are the closed form's, fitted on the "
+                f"{int(paced.sum())} of {len(paced)} rows the rollout paced as if they did, and unreliable",)
+    if stream is not None:
+        return (f"{_WAIT_HEAD[reading]}: {stream.why}, so the slots do not decode the rows' tokens back to back: "
+                f"decode_tokens_per_s and gen_overhead_s are those whose simulated run (rollsim, {len(_STREAM_SEEDS)} "
+                f"seeds) gives the metrics' mean wall time per row and its slope on the tokens per slot "
+                f"({stream.rounds} rounds, mean wall time off by {stream.error[0]:+.1%}"
+                + (f", slope by {stream.error[1]:+.1%}" if math.isfinite(stream.error[1]) else "; no length drift: the "
+                   "slope not fitted, gen_overhead_s kept") + "); "
+                f"the rollout paced {int(paced.sum())} of {len(paced)} rows",)
     head = (f"{_WAIT_HEAD[reading]}: decode_tokens_per_s and gen_overhead_s are fitted on the wall time of the rows "
             f"the rollout paced (the trainer waited over {WAIT_SHARE:.0%} of the row)")
     if paced.sum() >= 3:

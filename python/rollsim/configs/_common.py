@@ -288,12 +288,13 @@ def _leaves(framework: str, sep: str) -> tuple[str, ...]:
 
 
 def unknown_option_notes(r: Reader, framework: str, names: list[str], *, sep: str = ".",
-                         extra: set[str] | frozenset[str] = frozenset()) -> None:
+                         extra: set[str] | frozenset[str] = frozenset(), none_such: str | None = None) -> None:
     """Notes ``ignored: unknown option (did you mean ...?)`` for the ``names`` (dotted overrides or
     ``--arguments`` as written) that the framework does not have; ``extra``: names the user's own
     files define (accepted as they are). A name below a known free-form mapping (an open node of the
     options file) is accepted. The suggestions are the
-    closest known names by ``difflib.get_close_matches`` (ratio at least 0.75, at most three)."""
+    closest known names by ``difflib.get_close_matches`` (ratio at least 0.75, at most three); without
+    any, the note says ``none_such`` (default ``"<framework> has none such"``)."""
     known, open_nodes = known_options(framework)
     inner = {sep.join(n.split(sep)[:i]) for n in extra for i in range(1, n.count(sep) + 1)} if sep else set()
     candidates = sorted(set(_leaves(framework, sep)) | {n for n in extra if n not in inner})
@@ -305,7 +306,7 @@ def unknown_option_notes(r: Reader, framework: str, names: list[str], *, sep: st
         if any(p in open_nodes for p in prefixes):
             continue
         close = difflib.get_close_matches(name, candidates, n=3, cutoff=0.75)
-        hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else f" ({framework} has none such)"
+        hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else f" ({none_such or framework + ' has none such'})"
         r.used.add(name)
         r.note(name, r.options.get(name, True), UNKNOWN_OPTION + hint, "ignored")
 

@@ -8,6 +8,15 @@ all in THUDM/slime. The entry point decides the pipeline: ``train.py`` synchrono
 one-step overlap (it refuses ``--colocate``), ``train_async.py`` with ``--rollout-function-path
 slime.rollout.fully_async_rollout.generate_rollout_fully_async`` fully asynchronous.
 
+Option names: ``slime_options.txt`` beside this module lists slime's own options and those of the
+Megatron-LM parser slime extends, read from the repositories (its header names the files and commits;
+``scripts/derive_slime_options.py`` derives it). slime itself accepts any argument (its Megatron parse
+runs with ``ignore_unknown_args=True`` and its SGLang parse with ``parse_known_args``:
+``slime/utils/arguments.py``, ``parse_args``), so a typo there is silently lost; here an argument of the
+training command that is in neither list and is not a pass-through (``--sglang-*``: SGLang's server
+options, ``--router-*``: sglang_router's) is an unknown option, warned with the closest names. Every
+argument nothing reads is noted as ignored, saying whose it is.
+
 Batch units: ``--rollout-batch-size`` counts PROMPTS (a rollout returns ``rollout_batch_size x
 n_samples_per_prompt`` samples); ``--global-batch-size`` counts SAMPLES (one optimizer step), so a
 rollout makes ``rollout_batch_size x n_samples_per_prompt / global_batch_size`` optimizer steps and
@@ -16,22 +25,28 @@ one weight update: rollsim's step (one policy version) is the whole rollout.
 
 from __future__ import annotations
 
+import difflib
+import functools
+import re
 from pathlib import Path
 from typing import Any
 
 from rollsim.errors import invalid
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 
-from ._common import ImportedConfig, Layout, Reader, build, scalar, split_command
+from ._common import (UNKNOWN_OPTION, ImportedConfig, Layout, Reader, build, known_options, scalar, split_command,
+                      unknown_option_notes)
 
 __all__ = ["load", "parse_argv"]
 
 FULLY_ASYNC_ROLLOUT = "slime.rollout.fully_async_rollout.generate_rollout_fully_async"
 
 
-def parse_argv(words: list[str], *, dashes_to_dots: bool = False) -> dict[str, Any]:
+def parse_argv(words: list[str], *, dashes_to_dots: bool = False, multi: bool = False) -> dict[str, Any]:
     """``--key value`` pairs and bare ``--flag`` switches (True) of an argument list; ``--key=value``
-    too. Names keep their spelling (``--rollout-batch-size``)."""
+    too. Names keep their spelling (``--rollout-batch-size``). ``multi``: every word up to the next
+    option is the option's (argparse ``nargs="+"``, slime's ``--eval-prompt-data NAME PATH``): one
+    value as it is, several as a list; otherwise an option takes one word."""
     out: dict[str, Any] = {}
     # shell arrays (ARGS=( --a 1 ... )) hold arguments that the command expands with ${ARGS[@]}: their
     # words count, the brackets and the expansions do not
@@ -43,13 +58,94 @@ def parse_argv(words: list[str], *, dashes_to_dots: bool = False) -> dict[str, A
             if "=" in w:
                 k, _, v = w.partition("=")
                 out[k] = scalar(v)
-            elif i + 1 < len(words) and not (words[i + 1].startswith("--") and len(words[i + 1]) > 2):
-                out[w] = scalar(words[i + 1])  # one value per option (the options read take one)
-                i += 2
+            elif i + 1 < len(words) and not _is_option(words[i + 1]):
+                j = i + 1
+                while multi and j + 1 < len(words) and not _is_option(words[j + 1]):
+                    j += 1
+                vals = [scalar(v) for v in words[i + 1:j + 1]]
+                out[w] = vals[0] if len(vals) == 1 else vals
+                i = j + 1
                 continue
             else:
                 out[w] = True
         i += 1
+    return out
+
+
+def _is_option(word: str) -> bool:
+    return word.startswith("--") and len(word) > 2
+
+
+#: Prefixes of the arguments slime passes on unchecked: SGLang's ``ServerArgs`` (added as
+#: ``--sglang-<name>`` by ``slime/backends/sglang_utils/arguments.py``, ``add_sglang_arguments``) and
+#: sglang_router's ``RouterArgs`` (``--router-<name>``, ``use_router_prefix=True``).
+PASS_THROUGH = {"--sglang-": "an SGLang server option (slime passes --sglang-* to SGLang's ServerArgs)",
+                "--router-": "an SGLang router option (slime passes --router-* to sglang_router's RouterArgs)"}
+
+#: Pass-through options rollsim reads (SGLang ``--mem-fraction-static``): a near miss of one of them, or
+#: of slime's own ``--sglang-*`` options, is a typo.
+_READ_PASS_THROUGH = ("--sglang-mem-fraction-static",)
+
+
+def command_words(words: list[str]) -> tuple[list[str], list[str]]:
+    """``(the training command's words, the other words)`` of a launch script: the words after
+    ``train.py`` / ``train_async.py`` and those of the shell arrays before it (``ARGS=( ... )``, which
+    the command expands), up to a shell control operator (``| tee log``) and without redirections
+    (``2>&1``, ``> log``); the other words (``ray job submit --address ...``, ``ray start --head``, what
+    follows ``|`` or ``&&``) are another command's. Without an entry point every word is the command's."""
+    at = next((k for k, w in enumerate(words) if w.rsplit("/", 1)[-1] in ("train.py", "train_async.py")), None)
+    if at is None:
+        return list(words), []
+    cmd: list[str] = []
+    other: list[str] = []
+    inside = False
+    for w in words[:at]:
+        opening = re.match(r"^[A-Za-z_][A-Za-z0-9_]*=\((.*)$", w)
+        if opening:
+            inside, w = True, opening.group(1)
+            if not w:
+                continue
+        if inside and w.endswith(")"):
+            inside, w = False, w[:-1]
+            if w:
+                cmd.append(w)
+            continue
+        (cmd if inside else other).append(w)
+    # the command ends at a shell control operator (``| tee log``, ``&& ...``); redirections are the shell's
+    rest = words[at + 1:]
+    skip = False
+    for k, w in enumerate(rest):
+        if skip:
+            skip = False
+        elif w in ("|", "||", "&&", ";", "&"):
+            other.extend(rest[k + 1:])
+            break
+        elif re.fullmatch(r"\d*(?:>>?|<)(?:&\d+)?|&>", w):
+            skip = not w.endswith(tuple("0123456789"))  # ``> file``: the next word is the file
+        elif re.fullmatch(r"\d*(?:>>?|<)\S+|&>\S+", w):
+            pass  # ``2>&1``, ``>log.txt``
+        else:
+            cmd.append(w)
+    return cmd, other
+
+
+def _repeats(words: list[str]) -> dict[str, list[Any]]:
+    """Options given more than once: name -> every value but the last (argparse keeps the last)."""
+    seen: dict[str, list[Any]] = {}
+    for k, v in _pairs(words):
+        seen.setdefault(k, []).append(v)
+    return {k: vs[:-1] for k, vs in seen.items() if len(vs) > 1}
+
+
+def _pairs(words: list[str]) -> list[tuple[str, Any]]:
+    out = []
+    for i, w in enumerate(words):
+        if _is_option(w) and not w.startswith("$"):
+            if "=" in w:
+                k, _, v = w.partition("=")
+                out.append((k, scalar(v)))
+            else:
+                out.append((w, scalar(words[i + 1]) if i + 1 < len(words) and not _is_option(words[i + 1]) else True))
     return out
 
 
@@ -86,19 +182,37 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | Non
     """
     words = split_command(path.read_text())
     entry = _entry(words) or "train.py"
-    opts = parse_argv(words)
-    opts.update(parse_argv(list(overrides)))
-    return _build(opts, entry, str(path), explicit=_entry(words) is not None, gpu=gpu)
+    cmd, other = command_words(words)
+    opts = parse_argv(other)
+    given = parse_argv(cmd, multi=True)
+    more = parse_argv(list(overrides), multi=True)
+    opts.update(given)
+    opts.update(more)
+    return _build(opts, entry, str(path), explicit=_entry(words) is not None, gpu=gpu, checked=[*given, *more],
+                  repeated=_repeats(cmd + [w for w in overrides if isinstance(w, str)]))
 
 
-def _build(o: dict[str, Any], entry: str, source: str, *, explicit: bool, gpu: str | None = None) -> ImportedConfig:
+def _build(o: dict[str, Any], entry: str, source: str, *, explicit: bool, gpu: str | None = None,
+           checked: list[str] | tuple[str, ...] | None = None,
+           repeated: dict[str, list[Any]] | None = None) -> ImportedConfig:
     r = Reader(o, "the slime arguments")
+    names = list(dict.fromkeys(o if checked is None else checked))
+    _unknown(r, names)
+    for name, earlier in (repeated or {}).items():
+        for v in earlier:
+            r.note(name, v, f"ignored: given again later in the command; slime's argparse keeps the last value, "
+                   f"{o.get(name)!r}", "ignored")
     fn, _ = r.get("--rollout-function-path", "slime.rollout.sglang_rollout.generate_rollout", kind=str)
     fully = entry == "train_async.py" and fn == FULLY_ASYNC_ROLLOUT
     r.note("(entry point)", entry, ("train_async.py + fully async rollout function: fully asynchronous pipeline" if fully
                                    else {"train.py": "synchronous pipeline",
                                          "train_async.py": "one-step overlap (one-step off-policy) pipeline"}[entry])
            + ("" if explicit else " (no entry point in the file: train.py assumed)"), "read" if explicit else "assumed")
+    if not r.has("--rollout-batch-size"):
+        near = [n.option for n in r.notes if n.became.startswith(UNKNOWN_OPTION) and "'--rollout-batch-size'" in n.became]
+        if near:
+            raise invalid("--rollout-batch-size", f"is required in the slime arguments and was not given; {near[0]} "
+                          "(given) is not a slime option: a typo of it?")
     prompts, g = r.positive_int("--rollout-batch-size")
     n, g2 = r.positive_int("--n-samples-per-prompt", 1)
     r.read("--n-samples-per-prompt", n, g2, f"group_size = {n}")
@@ -144,6 +258,10 @@ def _build(o: dict[str, Any], entry: str, source: str, *, explicit: bool, gpu: s
     r.read("--sglang-server-concurrency", conc, g, f"{conc} requests in flight per engine ({layout.engines} engines)")
     partial, g = r.flag("--partial-rollout", False)
     over, g2 = r.positive_int("--over-sampling-batch-size", prompts)
+    if over < prompts:
+        # slime/utils/arguments.py, slime_validate_args: assert over_sampling_batch_size >= rollout_batch_size
+        raise invalid("--over-sampling-batch-size", f"must be at least --rollout-batch-size ({prompts} prompts; slime "
+                      f"asserts over_sampling_batch_size >= rollout_batch_size), got {over}")
     over_sampling = (over / prompts - 1.0) if over > prompts else None
     if fully:
         pipeline: Any = FullyAsync()
@@ -177,8 +295,57 @@ def _build(o: dict[str, Any], entry: str, source: str, *, explicit: bool, gpu: s
     r.read("--train-backend", tb, g, f"training backend {backend!r} (the hardware training model's, for a what-if's "
            "GPU change)" if backend else "a training backend rollsim does not model (fsdp2 assumed)")
     mem = r.memory_fraction("--sglang-mem-fraction-static")  # the deployment's (SGLang's mem_fraction_static)
-    r.ignore_rest(("",))  # every other option given: noted, not silently lost
+    _ignore_rest(r, set(names))  # every other option given: noted, saying whose it is, not silently lost
     return build(r, framework="slime", source=source, prompts=prompts, group=n, max_response=max_resp,
                  pipeline=pipeline, layout=layout, slots=layout.engines * conc, model=model, gpu=gpu,
                  engine="sglang", gpu_memory_utilization=mem, memory_option="--sglang-mem-fraction-static",
                  train_backend=backend)
+
+
+def _unknown(r: Reader, names: list[str]) -> None:
+    """Notes (and, through ``ImportedConfig.warnings``, warns) the training command's arguments that are
+    neither slime's nor Megatron-LM's (``slime_options.txt``) nor a pass-through; a pass-through name
+    (``--sglang-*``) is checked only against slime's own ``--sglang-*`` options and those rollsim reads
+    (SGLang's list is not shipped: a name that is not a near miss of one of those is passed on)."""
+    known, _ = known_options("slime")
+    unknown_option_notes(r, "slime", [n for n in names if not n.startswith(tuple(PASS_THROUGH))], sep="",
+                         none_such="neither slime nor Megatron-LM has one such")
+    own = sorted({n for n in known if n.startswith(tuple(PASS_THROUGH))} | set(_READ_PASS_THROUGH))
+    for name in names:
+        if name.startswith(tuple(PASS_THROUGH)) and name not in known and name not in _READ_PASS_THROUGH:
+            close = difflib.get_close_matches(name, own, n=3, cutoff=0.9)
+            if close:
+                r.used.add(name)
+                r.note(name, r.options.get(name, True), f"{UNKNOWN_OPTION} (did you mean "
+                       f"{' or '.join(repr(c) for c in close)}?)", "ignored")
+
+
+def _ignore_rest(r: Reader, command: set[str]) -> None:
+    """An ``ignored`` note for every argument nothing read, saying whose option it is."""
+    known, _ = known_options("slime")
+    owner = _owners()
+    for name in sorted(r.options):
+        if name in r.used or r.options[name] is None:
+            continue
+        r.used.add(name)
+        if name not in command:
+            why = "not an argument of train.py / train_async.py (another command of the script)"
+        elif name.startswith(tuple(PASS_THROUGH)) and name not in known:
+            why = next(v for k, v in PASS_THROUGH.items() if name.startswith(k)) + ", not modelled by rollsim"
+        elif owner.get(name, "slime") == "slime":
+            why = "a slime option rollsim does not model"
+        else:
+            why = "a Megatron-LM option (training parallelism, kernels and precision are part of the calibrated " \
+                  "training cost)"
+        r.note(name, r.options[name], f"ignored: {why}", "ignored")
+
+
+@functools.cache
+def _owners() -> dict[str, str]:
+    """Option name -> ``slime``, ``megatron`` or ``megatron-patch`` (the column of ``slime_options.txt``)."""
+    out = {}
+    for line in (Path(__file__).resolve().parent / "slime_options.txt").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, _, who = line.partition(" ")
+            out[name] = who.strip()
+    return out
