@@ -15,7 +15,8 @@ unchanged by their presence.
   ``input / output`` prompt tokens per decoded token (:func:`rollsim.hardware.serving.step_time`).
 * **training**: pre-training throughput in tokens/s/GPU, compared as the step time
   ``global batch x sequence length / (tokens/s/GPU x GPUs)`` against
-  :func:`rollsim.hardware.training.train_step_s` (no log-prob recompute, no reference model).
+  :func:`rollsim.hardware.training.train_step_s` (no log-prob recompute, no reference model), with
+  the row's published parallel layout, micro-batch size and activation checkpointing.
 """
 
 from __future__ import annotations
@@ -74,9 +75,14 @@ def _training_row(r: dict[str, Any]) -> Row:
 
     tokens = r["sequences"] * r["sequence_tokens"]
     measured_s = tokens / (r["tokens_per_s_per_gpu"] * r["gpus"])
+    mbs = r.get("micro_batch_size")
     predicted = train_step_s(r["model"], r["gpu"], backend=r["backend"], train_gpus=r["gpus"], tokens=tokens,
                              sequences=r["sequences"], recompute_logprob=False, reference=False,
-                             model_parallel=r.get("model_parallel", 1), expert_parallel=r.get("expert_parallel", 1),
+                             model_parallel=r.get("model_parallel"), tensor_parallel=r.get("tensor_parallel", 1),
+                             pipeline_parallel=r.get("pipeline_parallel", 1),
+                             virtual_pipeline=r.get("virtual_pipeline", 1), expert_parallel=r.get("expert_parallel", 1),
+                             max_tokens_per_gpu=None if mbs is None else mbs * r["sequence_tokens"],
+                             activation_checkpointing=r.get("activation_checkpointing"),
                              precision=r.get("precision", "bf16"))["total"]
     setting = (f"{r['backend']}, {r['model']}, {r['gpus']} {r['gpu']}, {r['sequences']} x {r['sequence_tokens']} "
                f"tokens, {r.get('precision', 'bf16')}: {r['tokens_per_s_per_gpu']:,} tokens/s/GPU")
