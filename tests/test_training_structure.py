@@ -155,7 +155,8 @@ def test_full_recompute_never_faster_than_selective_or_none(name, backend, preci
           "tensor_parallel": 2, "expert_parallel": 2}
     t = {ac: tr.train_step_s(name, "H100", activation_checkpointing=ac, **kw)["total"]
          for ac in ("none", "selective", "full")}
-    assert t["full"] >= t["selective"] >= t["none"]
+    # (equal when the exposed data-parallel collectives absorb the recompute: communication-bound)
+    assert t["full"] >= t["selective"] * (1 - 1e-12) and t["selective"] >= t["none"] * (1 - 1e-12)
 
 
 def test_engine_ranks_carry_the_new_terms():

@@ -96,7 +96,7 @@ TRAIN_FAMILIES: dict[str, str] = {"H20": "hopper-h20"}
 #: rows were -13 % and -8 %. The H20 factor rests on one measurement (UniRL's balanced train phase):
 #: its 0 % error there is no evidence; UniRL's contiguous row, a different dispatch of the same run,
 #: checks it. Families without a factor (hopper SXM parts, ampere, ada, ...) take 1.
-MFU_FAMILY: dict[str, float] = {"hopper-h20": 1.545}
+MFU_FAMILY: dict[str, float] = {"hopper-h20": 1.5449}
 
 #: Training compute slows down while rollout runs on other GPUs beside it (shared host, PCIe, NICs
 #: and power): vllm-project/vime measured its train compute at 81.4 s alone and 99.6 s with rollout
@@ -331,7 +331,7 @@ def group_lengths(prompt_tokens: float, response_tokens: Any) -> np.ndarray:
 def rank_loads(model: Any, accelerator: Any, *, lengths: Any, train_gpus: int, model_parallel: int = 1,
                backend: str = "fsdp2", dispatch: str = "balanced", mini_batches: int = 1,
                max_tokens_per_gpu: float | None = None, precision: str = "bf16",
-               mfu: float | None = None) -> RankLoads:
+               mfu: float | None = None, workload: Any = None) -> RankLoads:
     """Each data-parallel rank's work per mini-batch for a batch of sequences.
 
     Parameters
@@ -359,6 +359,9 @@ def rank_loads(model: Any, accelerator: Any, *, lengths: Any, train_gpus: int, m
         Which dense peak the MFU applies to.
     mfu : float, optional
         Your own measured MFU in (0, 1] instead of the backend default.
+    workload : array-like of float, optional
+        What the balancing dispatches balance, one value per sequence (default: its forward FLOPs,
+        :func:`sequence_flops`; :func:`train_step_s` gives each sequence's seconds).
 
     Returns
     -------
@@ -379,8 +382,8 @@ def rank_loads(model: Any, accelerator: Any, *, lengths: Any, train_gpus: int, m
     rate = mp * _peak(accelerator, precision) * _mfu(backend, mfu, accelerator)
     ranks = gpus // mp
     f = sequence_flops(model, t)
-    parts = assign_ranks(t, ranks, dispatch=dispatch, workload=f, max_tokens_per_gpu=max_tokens_per_gpu,
-                         mini_batches=m)
+    parts = assign_ranks(t, ranks, dispatch=dispatch, workload=f if workload is None else workload,
+                         max_tokens_per_gpu=max_tokens_per_gpu, mini_batches=m)
     if any(len(p) < m for p in parts):
         raise invalid("mini_batches", f"must be at most the sequences of each rank ({min(len(p) for p in parts)}), "
                       f"got {m}")
@@ -712,11 +715,17 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
     if lengths is not None:
         if tokens is not None or sequences is not None:
             raise invalid("lengths", "give either lengths or tokens and sequences, not both")
-        loads = rank_loads(model, accelerator, lengths=lengths, train_gpus=gpus, model_parallel=mp, backend=backend,
+        t = _lengths("lengths", lengths)
+        # the balancing dispatches balance each sequence's seconds, as the engine's ranks do
+        probe = _plan(model, accelerator, backend=backend, mp=mp, tp=tp, pp=pp, vp=vp, ep=ep, precision=precision,
+                      mfu=mfu, ac=ac, epochs=epochs, flags=flags, critic_scale=critic_scale, micro=1,
+                      tp_overlap=tpo, ep_overlap=epo, expert_routing=expert_routing)
+        work = sum(probe.phases(t, t * t).values()) if (ac != "none" or tp > 1 or ep > 1 or not single) else None
+        loads = rank_loads(model, accelerator, lengths=t, train_gpus=gpus, model_parallel=mp, backend=backend,
                            dispatch=dispatch, mini_batches=m, max_tokens_per_gpu=max_tokens_per_gpu,
-                           precision=precision, mfu=mfu)
+                           precision=precision, mfu=mfu, workload=work)
         mb_tokens = float(loads.tokens.max())
-        n_seq = _lengths("lengths", lengths).size
+        n_seq = t.size
     else:
         if tokens is None or sequences is None:
             raise invalid("tokens", "give tokens and sequences (or lengths), got "
