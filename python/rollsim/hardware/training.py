@@ -9,7 +9,20 @@ A step's phases (seconds), each from the FLOPs of the sequences it processes:
 * ``optimizer``: the Adam step, memory-bound: the bytes of parameters, gradients and optimizer
   states each GPU reads and writes, over HBM;
 * ``collectives``: the data-parallel gradient / parameter traffic of each optimizer step that the
-  compute does not hide.
+  compute does not hide;
+* ``recompute``: activation checkpointing's forward again in the actor's backward (``"full"``: every
+  block; ``"selective"``: the backend's policy, :data:`SELECTIVE_RECOMPUTE`; the default is the
+  backend's framework default, :data:`ACTIVATION_CHECKPOINTING`);
+* ``tp_comm``: tensor parallelism's per-layer all-reduces of the tokens' activations (two per layer
+  and forward pass, as many in the backward), over NVLink inside a node, exposed unless
+  ``tp_overlap`` says otherwise;
+* ``ep_comm``: expert parallelism's dispatch and combine all-to-alls per MoE layer and pass, over
+  NVLink to the group's ranks on the node and the NIC to other nodes;
+* ``pipeline_bubble``: the pipeline's fill and drain, ``(pp - 1) / (virtual_pipeline x
+  micro-batches)`` of the rest (Narayanan et al. 2021, arXiv 2104.04473).
+
+Under ``precision="fp8"`` only the transformer blocks' GEMMs run at the FP8 peak; attention, the
+output head and the embedding at BF16 (:func:`linear_flops_split`).
 
 ``F`` of a sequence of ``T`` tokens is ``2 x N x T + 2 x layers x heads x head_dim x T**2`` (the
 matrix FLOPs of the ``N`` active parameters, and causal attention's scores and weighted sum: half of
@@ -79,10 +92,11 @@ class _Gpu(Protocol):
 BACKENDS = ("fsdp2", "megatron")
 DISPATCHES = ("contiguous", "round_robin", "balanced", "balanced_minibatch", "lpt", "packed")
 
-#: Achieved model-FLOPs utilization per backend (model FLOPs as counted by :func:`sequence_flops`
-#: over the dense peak of the precision used), on the reference families (every family without a
-#: factor in :data:`MFU_FAMILY`). Fitted by :func:`fit` on the :data:`CALIBRATION` rows of those
-#: families; a test checks that the fit reproduces these values.
+#: Achieved FLOPs utilization per backend (the FLOPs of :func:`sequence_flops`, and of the activation
+#: recompute, over the dense peak: FP8 for the blocks' GEMMs under ``precision="fp8"``, BF16 for the
+#: rest), on the reference families (every family without a factor in :data:`MFU_FAMILY`). Fitted by
+#: :func:`fit` on the :data:`CALIBRATION` rows of those families, each at its published recompute,
+#: layout and precision; a test checks that the fit reproduces these values.
 MFU: dict[str, float] = {"fsdp2": 0.3878, "megatron": 0.4927}
 
 #: Training families (:func:`train_family`): the accelerator's architecture family, except the H20,
@@ -92,8 +106,9 @@ TRAIN_FAMILIES: dict[str, str] = {"H20": "hopper-h20"}
 
 #: The MFU factor of a training family, fitted by :func:`fit_families` on that family's calibration
 #: rows once the backend MFUs are fitted on the others. Only where the residuals of one shared MFU
-#: say so: under it, the H20 row was +25 % (predicted slower than measured) while the H100 and L20
-#: rows were -13 % and -8 %. The H20 factor rests on one measurement (UniRL's balanced train phase):
+#: say so: under it (0.4498 for FSDP), the H20 row is +33 % (predicted slower than measured) while the
+#: H100 and L20 rows are -20 % and -6 % (before the recompute and collectives were modelled: +25 %,
+#: -13 %, -8 %). The H20 factor rests on one measurement (UniRL's balanced train phase):
 #: its 0 % error there is no evidence; UniRL's contiguous row, a different dispatch of the same run,
 #: checks it. Families without a factor (hopper SXM parts, ampere, ada, ...) take 1.
 MFU_FAMILY: dict[str, float] = {"hopper-h20": 1.5449}
@@ -441,9 +456,10 @@ class _Plan:
     slow: float         # OVERLAP_SLOWDOWN, or 1
     bubble: float       # pipeline bubble over the rest: (pp - 1) / (virtual_pipeline x micro-batches)
 
-    def phases(self, tokens: float, sq_tokens: float, fwd_s: float | None = None) -> dict[str, float]:
+    def phases(self, tokens: Any, sq_tokens: Any, fwd_s: float | None = None) -> dict[str, Any]:
         """Seconds of each term of one rank's work of ``tokens`` tokens and ``sq_tokens`` squared
-        tokens (``fwd_s``: its forward pass, when the caller has it)."""
+        tokens (``fwd_s``: its forward pass, when the caller has it); floats, or numpy arrays of one
+        value per sequence."""
         f = self.fwd_a * tokens + self.fwd_b * sq_tokens if fwd_s is None else fwd_s
         rc = self.rc_a * tokens + self.rc_b * sq_tokens
         out = {k: (n * f + r * rc) * s * self.slow for k, (n, r, s) in self.compute.items()}
@@ -720,7 +736,9 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
         probe = _plan(model, accelerator, backend=backend, mp=mp, tp=tp, pp=pp, vp=vp, ep=ep, precision=precision,
                       mfu=mfu, ac=ac, epochs=epochs, flags=flags, critic_scale=critic_scale, micro=1,
                       tp_overlap=tpo, ep_overlap=epo, expert_routing=expert_routing)
-        work = sum(probe.phases(t, t * t).values()) if (ac != "none" or tp > 1 or ep > 1 or not single) else None
+        work: np.ndarray | None = None
+        if ac != "none" or tp > 1 or ep > 1 or not single:
+            work = np.sum(list(probe.phases(t, t * t).values()), axis=0)
         loads = rank_loads(model, accelerator, lengths=t, train_gpus=gpus, model_parallel=mp, backend=backend,
                            dispatch=dispatch, mini_batches=m, max_tokens_per_gpu=max_tokens_per_gpu,
                            precision=precision, mfu=mfu, workload=work)
