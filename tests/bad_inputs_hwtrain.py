@@ -18,7 +18,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      "({'fsdp2': 'full', 'megatron': 'none'}), got 'partial'"),
     ("training structure", _T + "tensor_parallel=0)", "ScenarioError", "tensor_parallel: must be in [1, 1048576], got 0"),
     ("training structure", _T + "tensor_parallel=3)", "ScenarioError",
-     "tensor_parallel: tensor_parallel x pipeline_parallel must divide train_gpus (16), got 3"),
+     "tensor_parallel: tensor_parallel x pipeline_parallel (3 x 1) must divide train_gpus (16), got 3"),
     ("training structure", _T + "tensor_parallel=4, model_parallel=6)", "ScenarioError",
      "model_parallel: must be a multiple of tensor_parallel x pipeline_parallel (4 x 1), got 6"),
     ("training structure", _T + "pipeline_parallel=0)", "ScenarioError",

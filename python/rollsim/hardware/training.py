@@ -703,9 +703,10 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
         raise invalid("model_parallel", f"must be a multiple of tensor_parallel x pipeline_parallel ({tp} x {pp}), "
                       f"got {mp}")
     if gpus % mp:
-        raise invalid("model_parallel" if model_parallel is not None else "tensor_parallel",
-                      f"{'model_parallel' if model_parallel is not None else 'tensor_parallel x pipeline_parallel'} "
-                      f"must divide train_gpus ({gpus}), got {mp}")
+        if model_parallel is not None:
+            raise invalid("model_parallel", f"must divide train_gpus ({gpus}), got {mp}")
+        raise invalid("tensor_parallel", f"tensor_parallel x pipeline_parallel ({tp} x {pp}) must divide train_gpus "
+                      f"({gpus}), got {mp}")
     if pp > model.layers:
         raise invalid("pipeline_parallel", f"must be at most the model's {model.layers} layers, got {pp}")
     ep = _check.integer("expert_parallel", expert_parallel, 1, _MAX_GPUS)
