@@ -9,13 +9,13 @@ from typing import Any
 from rollsim import _check
 
 __all__ = ["add_parser", "add_deployment_args", "deployment_from_args", "run", "print_resource_validation",
-           "train_option_names", "parse_train_options"]
+           "parse_train_options"]
 
 
 def add_deployment_args(p: argparse.ArgumentParser, *, required: bool) -> None:
     """The flags that name a deployment: ``--model`` (or ``--hf-config``), ``--gpu``, ``--engine``,
     ``--gpu-memory-utilization``, ``--max-num-seqs``, ``--train-backend`` and ``--train-option
-    NAME=VALUE`` (any :func:`rollsim.hardware.training.train_step_s` option: :func:`train_option_names`)."""
+    NAME=VALUE`` (any option of :func:`rollsim.hardware.training.train_option_names`)."""
     g = p.add_argument_group("deployment (rollsim.hardware)")
     g.add_argument("--model", default=None, help="a model of rollsim.hardware.MODELS or a Hugging Face id"
                    + ("" if required else " (sizes the pool and the trainer from specs)"))
@@ -28,22 +28,13 @@ def add_deployment_args(p: argparse.ArgumentParser, *, required: bool) -> None:
     g.add_argument("--train-option", action="append", default=None, metavar="NAME=VALUE",
                    help="a training option of rollsim.hardware.training.train_step_s (repeatable), e.g. "
                         "activation_checkpointing=selective, tensor_parallel=2, pipeline_parallel=4, "
-                        "expert_parallel=8, precision=fp8 (allowed: " + ", ".join(train_option_names()) + ")")
+                        "expert_parallel=8, precision=fp8 (allowed: " + ", ".join(_names()) + ")")
 
 
-#: train_step_s arguments a deployment sets itself (not ``--train-option``s).
-_SET_BY_DEPLOYMENT = ("model", "accelerator", "train_gpus", "backend", "tokens", "sequences", "lengths",
-                      "critic_model")
+def _names() -> list[str]:
+    from .training import train_option_names
 
-
-def train_option_names() -> list[str]:
-    """The ``--train-option`` names: the keyword arguments of
-    :func:`rollsim.hardware.training.train_step_s` a deployment does not set itself."""
-    import inspect
-
-    from .training import train_step_s
-
-    return [k for k in inspect.signature(train_step_s).parameters if k not in _SET_BY_DEPLOYMENT]
+    return train_option_names()
 
 
 def parse_train_options(items: list[str] | None) -> dict[str, Any]:
@@ -55,7 +46,7 @@ def parse_train_options(items: list[str] | None) -> dict[str, Any]:
 
     from rollsim.errors import invalid
 
-    from .training import train_step_s
+    from .training import train_option_names, train_step_s
 
     hints = typing.get_type_hints(train_step_s)
     names = train_option_names()

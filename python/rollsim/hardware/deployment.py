@@ -126,7 +126,7 @@ class Deployment:
         if not isinstance(self.train_options, dict):
             raise invalid("train_options", f"must be a dict of train_step_s arguments, got "
                                            f"{type(self.train_options).__name__}")
-        from .cli import train_option_names
+        from .training import train_option_names
 
         known = train_option_names()
         unknown = sorted(k for k in self.train_options if k not in known and k != "critic_model")

@@ -66,7 +66,7 @@ __all__ = ["MFU", "MFU_FAMILY", "TRAIN_FAMILIES", "train_family", "achieved_mfu"
            "engine_train_params", "engine_train_ranks", "expected_slowest_fraction", "group_lengths", "CALIBRATION", "HELD_OUT", "fit",
            "calibration_report", "training_validation_rows", "COLLECTIVE_EFFICIENCY", "table_rows", "AC_MODES",
            "ACTIVATION_CHECKPOINTING", "SELECTIVE_RECOMPUTE", "ACTIVATION_BYTES", "linear_flops_split",
-           "EXPERT_ROUTINGS"]
+           "EXPERT_ROUTINGS", "train_option_names"]
 
 
 class _Model(Protocol):
@@ -569,6 +569,20 @@ def _plan(model: _Model, gpu: _Gpu, *, backend: str, mp: int, tp: int, pp: int, 
     bubble = (pp - 1) / (vp * micro) if pp > 1 else 0.0
     return _Plan(fwd_a, fwd_b, rc_a, rc_b, tp_s, ep_s, passes, compute,
                  OVERLAP_SLOWDOWN if flags["overlap_rollout"] else 1.0, bubble)
+
+
+#: train_step_s arguments a deployment sets itself (not ``Deployment.train_options`` / ``--train-option``).
+_SET_BY_DEPLOYMENT = ("model", "accelerator", "train_gpus", "backend", "tokens", "sequences", "lengths",
+                      "critic_model")
+
+
+def train_option_names() -> list[str]:
+    """The training options of a deployment (``Deployment.train_options``, the CLI's
+    ``--train-option``): the keyword arguments of :func:`train_step_s` it does not set itself, read
+    from the signature."""
+    import inspect
+
+    return [k for k in inspect.signature(train_step_s).parameters if k not in _SET_BY_DEPLOYMENT]
 
 
 # ---------------------------------------------------------------- the step
