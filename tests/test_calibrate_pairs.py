@@ -37,14 +37,14 @@ PAIRS = [
     ("sync 64 -> fully_async 32:32", FA, "Qwen2.5-7B", "fsdp2", 64, 28672, 16, 4,
      (365.28, 150.72, 70.26, 0.0, 133.41), "fully_async", 32, 189.26, 0.83, 0.83),
     ("sync 128 -> fully_async 64:64", FA, "Qwen2.5-7B", "fsdp2", 128, 28672, 16, 4,
-     (356.30, 177.85, 53.92, 0.0, 113.81), "fully_async", 64, 150.63, 1.07, 1.07),
+     (356.30, 177.85, 53.92, 0.0, 113.81), "fully_async", 64, 150.63, 1.07, 1.00),
     ("sync 16 -> one_step 4:12 (FSDP2)", OS, "Qwen2.5-7B", "fsdp2", 16, 20480, 12, 2,
      (749.0, 321.0, 88.0, 0.0, 286.0), "one_step", 4, 520.0, 0.06, 0.06),
     ("sync 16 -> one_step 4:12 (Megatron)", OS, "Qwen2.5-7B", "megatron", 16, 8192, 12, 2,
      (699.0, 207.0, 119.0, 0.0, 344.0), "one_step", 4, 566.0, 0.14, 0.14),
     # pairs that are not among the ones the model was developed on
     ("sync 128 -> fully_async 96:32 (Qwen3-30B-A3B, Megatron)", FA30, "Qwen3-30B-A3B", "megatron", 128, 8192, 16, 4,
-     (497.89, 348.05, 28.73, 20.86, 86.27), "fully_async", 96, 282.75, 1.49, 0.93),
+     (497.89, 348.05, 28.73, 20.86, 86.27), "fully_async", 96, 282.75, 1.49, 0.78),
     ("sync 16 -> fully_async 8:8 (10K)", FAV, "Qwen2.5-7B", "fsdp2", 16, 10240, 16, 4,
      (484.623, 52.939, 0.0, 0.0, 430.263), "fully_async", 8, 489.953, 0.87, 0.87),
 ]
@@ -107,7 +107,7 @@ def test_published_pair(tmp_path, name, source, model, backend, gpus, max_resp, 
 # when the trainer takes it, lag_release="take"; verl's code resets its count at the parameter sync), with the
 # hardware model: the README's "take" column
 TAKE_HW = {"sync 32 -> fully_async 16:16": 1.17, "sync 64 -> fully_async 32:32": 0.47,
-           "sync 128 -> fully_async 64:64": 0.58, "sync 128 -> fully_async 96:32 (Qwen3-30B-A3B, Megatron)": 0.01,
+           "sync 128 -> fully_async 64:64": 0.51, "sync 128 -> fully_async 96:32 (Qwen3-30B-A3B, Megatron)": -0.07,
            "sync 16 -> fully_async 8:8 (10K)": 0.76}
 
 
@@ -118,7 +118,10 @@ def test_published_pair_under_issue_4449_reading(tmp_path, name):
     _, take = _predict(tmp_path, model, backend, gpus, max_resp, n, tp, phases, kind, rollout_gpus, True,
                        lag_release="take")
     assert take["step_s"] / measured - 1 == pytest.approx(TAKE_HW[name], abs=0.03)
-    assert take["trainer_wait_s"] == 0.0  # the rollout keeps up once places free at the take
+    if "Qwen3-30B-A3B" in name:  # its hardware-scaled trainer (x 2.13 on 32 of 128 GPUs) now outruns the rollout
+        assert take["trainer_wait_s"] == pytest.approx(22.0, abs=1.0)
+    else:
+        assert take["trainer_wait_s"] == 0.0  # the rollout keeps up once places free at the take
     assert TAKE_HW[name] < err_hw  # verl's rule (at the sync) waits for generation at every sync
 
 
@@ -133,14 +136,15 @@ RETOOL = ("volcengine/verl docs/advance/fully_async.md, multi-turn tool-calling 
           "ReTool SFT, DAPO, 64 x 16, 16K, H20)")
 
 
-@pytest.mark.parametrize("hardware, err, update_err", [(False, 0.55, 0.25), (True, 0.35, 0.0)],
+@pytest.mark.parametrize("hardware, err, update_err", [(False, 0.55, 0.25), (True, 0.28, -0.09)],
                          ids=["1/gpus", "hardware"])
 def test_published_pair_multi_turn_tools(tmp_path, hardware, err, update_err):
     base_error, row = _predict(tmp_path, "Qwen2.5-7B", "fsdp2", 32, 16384, 16, 4, (375.47, 228.03, 35.19, 0.0, 111.84),
                                "fully_async", 16, hardware, prompts=64, mini_require_trigger=(16, 1, 4))
     assert abs(base_error) < 0.01
     assert row["step_s"] / 221.36 - 1 == pytest.approx(err, abs=0.03)
-    # the trainer's update: 1 / GPUs doubles it (+25 %), the hardware model keeps a fixed rest (-0.4 %);
+    # the trainer's update: 1 / GPUs doubles it (+25 %), the hardware model keeps a fixed rest (-9 %; -0.4 %
+    # before the recompute term and the MFU refit);
     # the trainer waits 120 s per row for samples against 40.6 s measured: the sync rule holds each window's
     # generation until the sync, and the variant trains the row's 64 prompts as one update (verl: 4 of 16)
     assert row["train_scale"] * 111.84 / 179.58 - 1 == pytest.approx(update_err, abs=0.03)
@@ -225,8 +229,8 @@ def test_trainer_gpu_seconds_and_scaling():
 
 # the mean answer length is not published; no single assumption in 500-3000 tokens brings the three
 # 7B fully async pairs within the 15 % target with the hardware model (the README's table, last paragraph)
-SENSITIVITY = {500.0: (0.49, 0.05, 0.07), 1000.0: (0.96, 0.37, 0.33), 1500.0: (1.40, 0.68, 0.56),
-               2000.0: (2.38, 0.74, 0.78), 3000.0: (2.38, 0.83, 1.07)}
+SENSITIVITY = {500.0: (0.42, 0.0, 0.05), 1000.0: (0.82, 0.26, 0.26), 1500.0: (1.20, 0.51, 0.46),
+               2000.0: (2.23, 0.74, 0.65), 3000.0: (2.38, 0.83, 1.00)}
 
 
 @pytest.mark.parametrize("mean_tokens", sorted(SENSITIVITY))
@@ -248,8 +252,8 @@ def test_fully_async_pairs_against_the_assumed_answer_length(tmp_path, mean_toke
 # pools: 3,282 / 655 / 1,222 tokens for the 32- / 64- / 128-GPU runs, fitted there and re-checked by its own
 # tests; 163 tokens for the 10K run, fitted here the same way). Nothing is fitted to the predicted runs;
 # the lengths are only as good as the decoder's level (163 tokens is short for DAPO answers).
-GEN_FITTED = [(0, "verl_fully_async_32", 2.38), (1, "verl_fully_async_64", 0.15), (2, "verl_fully_async_128", 0.44),
-              (6, None, 0.01)]
+GEN_FITTED = [(0, "verl_fully_async_32", 2.38), (1, "verl_fully_async_64", 0.08), (2, "verl_fully_async_128", 0.35),
+              (6, None, -0.02)]
 
 
 @pytest.mark.parametrize("index, case, err", GEN_FITTED, ids=[PAIRS[i][0] for i, _, _ in GEN_FITTED])
@@ -274,8 +278,8 @@ def test_fully_async_pairs_with_lengths_from_the_baseline_generation(tmp_path, i
     assert row["step_s"] / measured - 1 == pytest.approx(err, abs=0.02)
 
 
-# the 30B pair's +93 % with the hardware model rests on the same assumption
-SENSITIVITY_30B = {500.0: -0.12, 2000.0: 0.56, 3000.0: 0.93}
+# the 30B pair's +78 % with the hardware model rests on the same assumption
+SENSITIVITY_30B = {500.0: -0.14, 2000.0: 0.46, 3000.0: 0.78}
 
 
 @pytest.mark.parametrize("mean_tokens", sorted(SENSITIVITY_30B))
