@@ -59,12 +59,13 @@ def test_hardware_split_anchored_on_the_calibrated_time(imp):
 
 
 def test_slower_accelerator_is_all_compute_and_scales_as_one_over_gpus(imp):
-    # on H20 (148 TFLOP/s) the FLOPs alone take longer than the measured update: all of it is compute,
-    # anchored to the measured level, and the optimizer and collectives stay negligible
+    # on H20 (148 TFLOP/s, its family MFU 0.599 with full recompute, verl's default) the FLOPs take 80 %
+    # of the measured update (more than 100 % before the recompute and the refit): the compute part
+    # scales as one over the GPUs, the rest stays, so halving the GPUs costs 1.80x
     cal = calibrate(METRICS, imp, bootstrap=0, gpu="H20")
     ts = train_scale(cal, 8)
-    assert ts.fixed_s == 0.0 and ts.compute_share > 0.99
-    assert ts.factor == pytest.approx(2.0, rel=1e-3)
+    assert ts.compute_share == pytest.approx(0.7976, abs=1e-3) and ts.fixed_s == pytest.approx(6.766, abs=1e-2)
+    assert ts.factor == pytest.approx(1.0 + ts.compute_share, rel=1e-3)
 
 
 def test_without_an_accelerator_the_rule_is_one_over_gpus(imp):

@@ -8,12 +8,14 @@ from typing import Any
 
 from rollsim import _check
 
-__all__ = ["add_parser", "add_deployment_args", "deployment_from_args", "run", "print_resource_validation"]
+__all__ = ["add_parser", "add_deployment_args", "deployment_from_args", "run", "print_resource_validation",
+           "parse_train_options"]
 
 
 def add_deployment_args(p: argparse.ArgumentParser, *, required: bool) -> None:
     """The flags that name a deployment: ``--model`` (or ``--hf-config``), ``--gpu``, ``--engine``,
-    ``--gpu-memory-utilization``, ``--max-num-seqs``, ``--train-backend``."""
+    ``--gpu-memory-utilization``, ``--max-num-seqs``, ``--train-backend`` and ``--train-option
+    NAME=VALUE`` (any option of :func:`rollsim.hardware.training.train_option_names`)."""
     g = p.add_argument_group("deployment (rollsim.hardware)")
     g.add_argument("--model", default=None, help="a model of rollsim.hardware.MODELS or a Hugging Face id"
                    + ("" if required else " (sizes the pool and the trainer from specs)"))
@@ -23,6 +25,57 @@ def add_deployment_args(p: argparse.ArgumentParser, *, required: bool) -> None:
     g.add_argument("--gpu-memory-utilization", type=float, default=None, help="engine memory fraction (0.9)")
     g.add_argument("--max-num-seqs", type=int, default=None, help="running sequences per instance (1024)")
     g.add_argument("--train-backend", default="fsdp2", choices=("fsdp2", "megatron"))
+    g.add_argument("--train-option", action="append", default=None, metavar="NAME=VALUE",
+                   help="a training option of rollsim.hardware.training.train_step_s (repeatable), e.g. "
+                        "activation_checkpointing=selective, tensor_parallel=2, pipeline_parallel=4, "
+                        "expert_parallel=8, precision=fp8 (allowed: " + ", ".join(_names()) + ")")
+
+
+def _names() -> list[str]:
+    from .training import train_option_names
+
+    return train_option_names()
+
+
+def parse_train_options(items: list[str] | None) -> dict[str, Any]:
+    """``NAME=VALUE`` strings as ``train_step_s`` keyword arguments, each value read as the
+    argument's type (from its annotation: bool, int, float or str, ``none`` for an optional one).
+
+    Raises ScenarioError for a malformed item, an unknown name or a value of the wrong type."""
+    import typing
+
+    from rollsim.errors import invalid
+
+    from .training import train_option_names, train_step_s
+
+    hints = typing.get_type_hints(train_step_s)
+    names = train_option_names()
+    out: dict[str, Any] = {}
+    for item in items or []:
+        name, sep, text = str(item).partition("=")
+        name, text = name.strip(), text.strip()
+        if not sep or not name:
+            raise invalid("--train-option", f"must be NAME=VALUE, got {item!r}")
+        if name not in names:
+            raise invalid("--train-option", f"unknown option {name!r} (allowed: {', '.join(names)})")
+        kinds = typing.get_args(hints[name]) or (hints[name],)
+        if type(None) in kinds and text.lower() in ("none", "null"):
+            out[name] = None
+            continue
+        kind = next(k for k in kinds if k is not type(None))
+        try:
+            if kind is bool:
+                if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                    raise ValueError(text)
+                out[name] = text.lower() in ("true", "1", "yes")
+            elif kind in (int, float):
+                out[name] = kind(text)
+            else:
+                out[name] = text
+        except ValueError:
+            raise invalid(f"--train-option {name}", f"must be {getattr(kind, '__name__', kind)}"
+                          f"{' or none' if type(None) in kinds else ''}, got {text!r}") from None
+    return out
 
 
 def deployment_from_args(a: argparse.Namespace, *, rollout_gpus: int, rollout_tp: int, train_gpus: int,
@@ -40,7 +93,8 @@ def deployment_from_args(a: argparse.Namespace, *, rollout_gpus: int, rollout_tp
     m = a.model if a.model is not None else model_from_hf_config(a.hf_config)
     return Deployment(model=m, gpu=a.gpu, rollout_gpus=rollout_gpus, rollout_tp=rollout_tp, train_gpus=train_gpus,
                       train_backend=a.train_backend, engine=a.engine, gpu_memory_utilization=a.gpu_memory_utilization,
-                      max_num_seqs=a.max_num_seqs, colocated=colocated)
+                      max_num_seqs=a.max_num_seqs, colocated=colocated,
+                      train_options=parse_train_options(getattr(a, "train_option", None)))
 
 
 def run(a: argparse.Namespace) -> int:

@@ -65,7 +65,10 @@ class Deployment:
         every step pays :meth:`switch_s`.
     train_options : dict
         Further keyword arguments of :func:`rollsim.hardware.training.train_step_s` (``ppo_epochs``,
-        ``reference``, ``critic``, ``mini_batches``, ``model_parallel``, ...).
+        ``reference``, ``critic``, ``mini_batches``, ``tensor_parallel``, ``pipeline_parallel``,
+        ``expert_parallel``, ``precision``, ``activation_checkpointing`` (default: the backend's
+        framework default, :data:`rollsim.hardware.training.ACTIVATION_CHECKPOINTING`), ...; the CLI's
+        ``--train-option NAME=VALUE``). An unknown name is refused.
     train_offload : bool
         Colocated only: the trainer's state is also parked on the host every step and brought back
         (slime's and vime's ``offload_train``, their default when colocated;
@@ -123,6 +126,13 @@ class Deployment:
         if not isinstance(self.train_options, dict):
             raise invalid("train_options", f"must be a dict of train_step_s arguments, got "
                                            f"{type(self.train_options).__name__}")
+        from .training import train_option_names
+
+        known = train_option_names()
+        unknown = sorted(k for k in self.train_options if k not in known and k != "critic_model")
+        if unknown:
+            raise invalid("train_options", f"unknown argument {unknown[0]!r} of "
+                                           f"rollsim.hardware.training.train_step_s (allowed: {', '.join(known)})")
         heads = self.spec.attention_heads
         if heads % self.rollout_tp:  # vLLM and SGLang shard the attention heads over the TP ranks
             raise invalid("rollout_tp", f"must divide the model's {heads} attention heads (vLLM and SGLang shard "

@@ -9,7 +9,20 @@ A step's phases (seconds), each from the FLOPs of the sequences it processes:
 * ``optimizer``: the Adam step, memory-bound: the bytes of parameters, gradients and optimizer
   states each GPU reads and writes, over HBM;
 * ``collectives``: the data-parallel gradient / parameter traffic of each optimizer step that the
-  compute does not hide.
+  compute does not hide;
+* ``recompute``: activation checkpointing's forward again in the actor's backward (``"full"``: every
+  block; ``"selective"``: the backend's policy, :data:`SELECTIVE_RECOMPUTE`; the default is the
+  backend's framework default, :data:`ACTIVATION_CHECKPOINTING`);
+* ``tp_comm``: tensor parallelism's per-layer all-reduces of the tokens' activations (two per layer
+  and forward pass, as many in the backward), over NVLink inside a node, exposed unless
+  ``tp_overlap`` says otherwise;
+* ``ep_comm``: expert parallelism's dispatch and combine all-to-alls per MoE layer and pass, over
+  NVLink to the group's ranks on the node and the NIC to other nodes;
+* ``pipeline_bubble``: the pipeline's fill and drain, ``(pp - 1) / (virtual_pipeline x
+  micro-batches)`` of the rest (Narayanan et al. 2021, arXiv 2104.04473).
+
+Under ``precision="fp8"`` only the transformer blocks' GEMMs run at the FP8 peak; attention, the
+output head and the embedding at BF16 (:func:`linear_flops_split`).
 
 ``F`` of a sequence of ``T`` tokens is ``2 x N x T + 2 x layers x heads x head_dim x T**2`` (the
 matrix FLOPs of the ``N`` active parameters, and causal attention's scores and weighted sum: half of
@@ -51,7 +64,9 @@ __all__ = ["MFU", "MFU_FAMILY", "TRAIN_FAMILIES", "train_family", "achieved_mfu"
            "family_residuals", "BACKENDS", "DISPATCHES", "OVERLAP_SLOWDOWN", "COLLECTIVE_TIMEOUT_S", "OPTIMIZER_BYTES_PER_PARAM",
            "OPTIMIZER_HBM_EFFICIENCY", "sequence_flops", "train_step_s", "rank_loads", "RankLoads", "assign_ranks",
            "engine_train_params", "engine_train_ranks", "expected_slowest_fraction", "group_lengths", "CALIBRATION", "HELD_OUT", "fit",
-           "calibration_report", "training_validation_rows", "COLLECTIVE_EFFICIENCY", "table_rows"]
+           "calibration_report", "training_validation_rows", "COLLECTIVE_EFFICIENCY", "table_rows", "AC_MODES",
+           "ACTIVATION_CHECKPOINTING", "SELECTIVE_RECOMPUTE", "ACTIVATION_BYTES", "linear_flops_split",
+           "EXPERT_ROUTINGS", "train_option_names"]
 
 
 class _Model(Protocol):
@@ -77,11 +92,12 @@ class _Gpu(Protocol):
 BACKENDS = ("fsdp2", "megatron")
 DISPATCHES = ("contiguous", "round_robin", "balanced", "balanced_minibatch", "lpt", "packed")
 
-#: Achieved model-FLOPs utilization per backend (model FLOPs as counted by :func:`sequence_flops`
-#: over the dense peak of the precision used), on the reference families (every family without a
-#: factor in :data:`MFU_FAMILY`). Fitted by :func:`fit` on the :data:`CALIBRATION` rows of those
-#: families; a test checks that the fit reproduces these values.
-MFU: dict[str, float] = {"fsdp2": 0.3273, "megatron": 0.3994}
+#: Achieved FLOPs utilization per backend (the FLOPs of :func:`sequence_flops`, and of the activation
+#: recompute, over the dense peak: FP8 for the blocks' GEMMs under ``precision="fp8"``, BF16 for the
+#: rest), on the reference families (every family without a factor in :data:`MFU_FAMILY`). Fitted by
+#: :func:`fit` on the :data:`CALIBRATION` rows of those families, each at its published recompute,
+#: layout and precision; a test checks that the fit reproduces these values.
+MFU: dict[str, float] = {"fsdp2": 0.3878, "megatron": 0.4927}
 
 #: Training families (:func:`train_family`): the accelerator's architecture family, except the H20,
 #: a Hopper with a seventh of the H100's dense compute for more memory bandwidth (148 TFLOP/s BF16
@@ -90,11 +106,12 @@ TRAIN_FAMILIES: dict[str, str] = {"H20": "hopper-h20"}
 
 #: The MFU factor of a training family, fitted by :func:`fit_families` on that family's calibration
 #: rows once the backend MFUs are fitted on the others. Only where the residuals of one shared MFU
-#: say so: under it, the H20 row was +25 % (predicted slower than measured) while the H100 and L20
-#: rows were -13 % and -8 %. The H20 factor rests on one measurement (UniRL's balanced train phase):
+#: say so: under it (0.4498 for FSDP), the H20 row is +33 % (predicted slower than measured) while the
+#: H100 and L20 rows are -20 % and -6 % (before the recompute and collectives were modelled: +25 %,
+#: -13 %, -8 %). The H20 factor rests on one measurement (UniRL's balanced train phase):
 #: its 0 % error there is no evidence; UniRL's contiguous row, a different dispatch of the same run,
 #: checks it. Families without a factor (hopper SXM parts, ampere, ada, ...) take 1.
-MFU_FAMILY: dict[str, float] = {"hopper-h20": 1.4046}
+MFU_FAMILY: dict[str, float] = {"hopper-h20": 1.5449}
 
 #: Training compute slows down while rollout runs on other GPUs beside it (shared host, PCIe, NICs
 #: and power): vllm-project/vime measured its train compute at 81.4 s alone and 99.6 s with rollout
@@ -115,8 +132,34 @@ OPTIMIZER_BYTES_PER_PARAM = 30.0
 OPTIMIZER_HBM_EFFICIENCY = 0.7
 
 #: Fraction of the link bandwidth the data-parallel collectives achieve (NCCL bus bandwidth is
-#: typically 70-85 % of the line rate on NVLink and InfiniBand). An assumption, not fitted.
+#: typically 70-85 % of the line rate on NVLink and InfiniBand). An assumption, not fitted; the
+#: tensor- and expert-parallel collectives use it too.
 COLLECTIVE_EFFICIENCY = 0.75
+
+#: Activation checkpointing modes of :func:`train_step_s` (torchtitan ``activation_checkpoint.mode``,
+#: Megatron ``--recompute-granularity``).
+AC_MODES = ("none", "selective", "full")
+
+#: The default activation checkpointing per backend: the framework's own default. ``fsdp2``: verl's
+#: ``actor_rollout_ref.model.enable_gradient_checkpointing: True`` (``verl/trainer/config/ppo_trainer.yaml``;
+#: Hugging Face gradient checkpointing recomputes every decoder layer: ``"full"``); ``megatron``:
+#: Megatron-LM's ``--recompute-granularity`` is unset by default (``"none"``).
+ACTIVATION_CHECKPOINTING: dict[str, str] = {"fsdp2": "full", "megatron": "none"}
+
+#: What ``activation_checkpointing="selective"`` recomputes per backend, as fractions of one
+#: forward pass's (block linear FLOPs, attention FLOPs). ``fsdp2``: torchtitan's per-op policy
+#: (``selective_ac_option = "op"``, the default of its Llama-3 configs) saves every compute op's
+#: output "except every second mm" (``torchtitan/distributed/activation_checkpoint.py``) and saves
+#: the flash-attention output: half the linear FLOPs again, no attention. ``megatron``: selective
+#: recompute of the core attention (``--recompute-modules core_attn``, its default; Korthikanti et
+#: al. 2022, arXiv 2205.05198): the attention FLOPs again, no linear layer.
+SELECTIVE_RECOMPUTE: dict[str, tuple[float, float]] = {"fsdp2": (0.5, 0.0), "megatron": (0.0, 1.0)}
+
+#: How a token's experts are chosen, for the expert-parallel all-to-all (:func:`train_step_s`).
+EXPERT_ROUTINGS = ("random", "consecutive")
+
+#: Bytes per activation value the tensor- and expert-parallel collectives move (BF16).
+ACTIVATION_BYTES = 2.0
 
 _MAX_GPUS = 1 << 20
 _MAX_TOKENS = 1e15
@@ -257,12 +300,16 @@ class RankLoads:
         Shape ``(mini_batches, ranks)``: tokens of each rank in each mini-batch.
     rank_flops_per_s : float
         FLOP/s one rank achieves (its GPUs x peak x MFU), FLOP/s.
+    sq_tokens : numpy.ndarray, optional
+        Shape ``(mini_batches, ranks)``: the sum of each rank's sequences' squared lengths in each
+        mini-batch (the attention term's), tokens**2.
     """
 
     dispatch: str
     flops: np.ndarray
     tokens: np.ndarray
     rank_flops_per_s: float
+    sq_tokens: np.ndarray | None = None
 
     @property
     def ranks(self) -> int:
@@ -299,7 +346,7 @@ def group_lengths(prompt_tokens: float, response_tokens: Any) -> np.ndarray:
 def rank_loads(model: Any, accelerator: Any, *, lengths: Any, train_gpus: int, model_parallel: int = 1,
                backend: str = "fsdp2", dispatch: str = "balanced", mini_batches: int = 1,
                max_tokens_per_gpu: float | None = None, precision: str = "bf16",
-               mfu: float | None = None) -> RankLoads:
+               mfu: float | None = None, workload: Any = None) -> RankLoads:
     """Each data-parallel rank's work per mini-batch for a batch of sequences.
 
     Parameters
@@ -327,6 +374,9 @@ def rank_loads(model: Any, accelerator: Any, *, lengths: Any, train_gpus: int, m
         Which dense peak the MFU applies to.
     mfu : float, optional
         Your own measured MFU in (0, 1] instead of the backend default.
+    workload : array-like of float, optional
+        What the balancing dispatches balance, one value per sequence (default: its forward FLOPs,
+        :func:`sequence_flops`; :func:`train_step_s` gives each sequence's seconds).
 
     Returns
     -------
@@ -347,18 +397,20 @@ def rank_loads(model: Any, accelerator: Any, *, lengths: Any, train_gpus: int, m
     rate = mp * _peak(accelerator, precision) * _mfu(backend, mfu, accelerator)
     ranks = gpus // mp
     f = sequence_flops(model, t)
-    parts = assign_ranks(t, ranks, dispatch=dispatch, workload=f, max_tokens_per_gpu=max_tokens_per_gpu,
-                         mini_batches=m)
+    parts = assign_ranks(t, ranks, dispatch=dispatch, workload=f if workload is None else workload,
+                         max_tokens_per_gpu=max_tokens_per_gpu, mini_batches=m)
     if any(len(p) < m for p in parts):
         raise invalid("mini_batches", f"must be at most the sequences of each rank ({min(len(p) for p in parts)}), "
                       f"got {m}")
     flops = np.zeros((m, ranks))
     tokens = np.zeros((m, ranks))
+    sq = np.zeros((m, ranks))
     for r, p in enumerate(parts):
         for j, chunk in enumerate(np.array_split(p, m)):
             flops[j, r] = f[chunk].sum()
             tokens[j, r] = t[chunk].sum()
-    return RankLoads(dispatch, flops, tokens, rate)
+            sq[j, r] = (t[chunk] * t[chunk]).sum()
+    return RankLoads(dispatch, flops, tokens, rate, sq)
 
 
 def train_family(accelerator: Any) -> str:
@@ -385,13 +437,165 @@ def _mfu(backend: str, mfu: float | None, accelerator: Any) -> float:
     return _check.bounded("mfu", mfu, 0, 1, lo_open=True)
 
 
+# ---------------------------------------------------------------- structure of a step
+@dataclass(frozen=True)
+class _Plan:
+    """One rank's seconds per term of a training step as coefficients of its tokens (``sum T``)
+    and squared tokens (``sum T**2``), built by :func:`_plan` from the options of
+    :func:`train_step_s`. ``compute`` maps each compute phase to ``(forward passes, recompute
+    epochs, scale)``."""
+
+    fwd_a: float        # one forward pass, seconds per token
+    fwd_b: float        # one forward pass, seconds per token**2 (attention)
+    rc_a: float         # the activation recompute of one epoch, seconds per token
+    rc_b: float         # the same, seconds per token**2
+    tp_s: float         # exposed tensor-parallel collectives of one forward pass, seconds per token
+    ep_s: float         # exposed expert-parallel all-to-all of one forward pass, seconds per token
+    comm_passes: float  # forward-pass equivalents of collectives in the step (a backward is 1, a full recompute 1)
+    compute: dict[str, tuple[float, float, float]]
+    slow: float         # OVERLAP_SLOWDOWN, or 1
+    bubble: float       # pipeline bubble over the rest: (pp - 1) / (virtual_pipeline x micro-batches)
+
+    def phases(self, tokens: Any, sq_tokens: Any, fwd_s: float | None = None) -> dict[str, Any]:
+        """Seconds of each term of one rank's work of ``tokens`` tokens and ``sq_tokens`` squared
+        tokens (``fwd_s``: its forward pass, when the caller has it); floats, or numpy arrays of one
+        value per sequence."""
+        f = self.fwd_a * tokens + self.fwd_b * sq_tokens if fwd_s is None else fwd_s
+        rc = self.rc_a * tokens + self.rc_b * sq_tokens
+        out = {k: (n * f + r * rc) * s * self.slow for k, (n, r, s) in self.compute.items()}
+        out["tp_comm"] = self.tp_s * tokens * self.comm_passes
+        out["ep_comm"] = self.ep_s * tokens * self.comm_passes
+        out["pipeline_bubble"] = self.bubble * sum(out.values())
+        return out
+
+
+def _ac_mode(backend: str, activation_checkpointing: str | None) -> str:
+    if activation_checkpointing is None:
+        return ACTIVATION_CHECKPOINTING[backend]
+    if activation_checkpointing not in AC_MODES:
+        raise invalid("activation_checkpointing", f"must be one of {list(AC_MODES)}, or None for the backend's "
+                      f"default ({ACTIVATION_CHECKPOINTING}), got {activation_checkpointing!r}")
+    return str(activation_checkpointing)
+
+
+def linear_flops_split(model: Any) -> tuple[float, float]:
+    """Matrix FLOPs per token of one forward pass, ``(blocks, head)``, summing to ``2 N``: the
+    transformer blocks' linear layers, and the output head with (untied) the embedding's share of
+    ``N``. FP8 training runs only the first at the FP8 peak: torchtitan's Float8 converter skips the
+    output layer (``float8.filter_fqns = "output"`` in
+    ``torchtitan/models/llama3/train_configs/llama3_8b.toml``) and Megatron keeps its output layer
+    out of Transformer Engine's FP8 modules; attention (:func:`sequence_flops`' second term) runs at
+    BF16 in both."""
+    n2 = 2.0 * float(model.active_params)
+    vocab = float(getattr(model, "vocab_size", 0) or 0) * float(getattr(model, "hidden_size", 0) or 0)
+    tied = bool((getattr(model, "extra", None) or {}).get("tie_word_embeddings", False))
+    head = min(n2, 2.0 * vocab * (1.0 if tied else 2.0))
+    return n2 - head, head
+
+
+def _touched(experts: int, k: int, parts: int, routing: str) -> float:
+    """Expected number of ``parts`` (equal consecutive shares of the ``experts``: EP ranks, or nodes)
+    holding at least one of a token's ``k`` experts. ``"random"``: the ``k`` experts drawn uniformly
+    without replacement (balanced in expectation), ``parts x (1 - C(E - E/parts, k) / C(E, k))``.
+    ``"consecutive"``: token ``i`` routed to experts ``i k, ..., i k + k - 1`` (mod E), NeMo
+    Automodel's ``FakeBalancedGate`` (``nemo_automodel/components/moe/layers.py``), which its
+    published benchmarks use: the span's shares, averaged over the tokens' offsets."""
+    if parts <= 1:
+        return 1.0
+    if routing == "consecutive":
+        q = experts / parts
+        starts = experts // math.gcd(experts, k)
+        return sum(math.ceil(((i * k) % experts % q + k) / q - 1e-9) for i in range(starts)) / starts
+    other = experts - experts / parts
+    miss = 1.0
+    for i in range(min(k, experts)):
+        miss *= max(0.0, other - i) / (experts - i)
+    return parts * (1.0 - miss)
+
+
+def _link(gpu: _Gpu, span: int) -> float:
+    """Bandwidth of a collective among ``span`` consecutive GPUs: NVLink inside a node, the NIC beyond."""
+    return float(gpu.scale_up_bytes_per_s) if span <= int(gpu.gpus_per_node) else float(gpu.nic_bytes_per_s)
+
+
+def _plan(model: _Model, gpu: _Gpu, *, backend: str, mp: int, tp: int, pp: int, vp: int, ep: int, precision: str,
+          mfu: float | None, ac: str, epochs: int, flags: dict[str, bool], critic_scale: float, micro: int,
+          tp_overlap: float, ep_overlap: float, expert_routing: str = "random") -> _Plan:
+    eff = _mfu(backend, mfu, gpu)
+    r_lin = mp * _peak(gpu, precision) * eff
+    r_bf16 = mp * float(gpu.bf16_flops) * eff
+    attn = 2.0 * model.layers * model.attention_heads * model.head_dim
+    block, head = linear_flops_split(model)
+    fwd_a = 2.0 * float(model.active_params) / r_lin if r_lin == r_bf16 else block / r_lin + head / r_bf16
+    fwd_b = attn / r_bf16
+    if ac == "full":  # every block's forward once more in the backward
+        rc_a, rc_b = block / r_lin, attn / r_bf16
+    elif ac == "selective":
+        lin, att = SELECTIVE_RECOMPUTE[backend]
+        rc_a, rc_b = lin * block / r_lin, att * attn / r_bf16
+    else:
+        rc_a = rc_b = 0.0
+    e = float(epochs)
+    cs = critic_scale if flags["critic"] else 0.0
+    compute = {"actor": (3.0 * e, 0.0, 1.0), "logprob": (float(flags["recompute_logprob"]), 0.0, 1.0),
+               "reference": (float(flags["reference"]), 0.0, 1.0), "critic": (1.0 + 3.0 * e, e, cs),
+               "recompute": (0.0, e, 1.0)}
+    full = 1.0 if ac == "full" else 0.0
+    passes = e * (2.0 + full) + float(flags["recompute_logprob"]) + float(flags["reference"])
+    if flags["critic"]:
+        passes += 1.0 + e * (2.0 + full)
+    cp = mp // (tp * pp)
+    hidden = float(getattr(model, "hidden_size", 0) or 0)
+    tp_s = 0.0
+    if tp > 1:  # per layer and forward pass, two all-reduces (or reduce-scatter + all-gather) of tokens x hidden
+        ring = 2.0 * (tp - 1) / tp * hidden * ACTIVATION_BYTES
+        tp_s = (model.layers / pp) * 2.0 * ring / (cp * _link(gpu, tp) * COLLECTIVE_EFFICIENCY) * (1.0 - tp_overlap)
+    ep_s = 0.0
+    moe_layers = int(getattr(model, "moe_layers", 0) or 0)
+    if ep > 1 and moe_layers:  # per MoE layer and forward pass, dispatch + combine of each token's activation
+        one = hidden * ACTIVATION_BYTES / (tp * cp)  # each GPU sends its share of the rank's tokens
+        local = max(1, min(ep, int(gpu.gpus_per_node) // (tp * cp)))  # the group's ranks on one node
+        nodes = -(-ep // local)
+        k = int(getattr(model, "experts_per_token", 1) or 1)
+        experts = int(getattr(model, "experts", 0) or 0) or k * ep
+        # a token's activation goes once to each other rank holding one of its experts, and over the
+        # network once to each other node (DeepEP's dispatch: one copy per rank, one RDMA copy per
+        # node forwarded over NVLink inside it; deepseek-ai/DeepEP README, "normal kernels")
+        ranks = _touched(experts, k, ep, expert_routing)
+        inside = one * ranks * (local - 1) / ep / (float(gpu.scale_up_bytes_per_s) * COLLECTIVE_EFFICIENCY)
+        remote = _touched(experts, k, nodes, expert_routing) * (nodes - 1) / nodes
+        outside = one * remote / (float(gpu.nic_bytes_per_s) * COLLECTIVE_EFFICIENCY)
+        ep_s = (moe_layers / pp) * 2.0 * max(inside, outside) * (1.0 - ep_overlap)
+    bubble = (pp - 1) / (vp * micro) if pp > 1 else 0.0
+    return _Plan(fwd_a, fwd_b, rc_a, rc_b, tp_s, ep_s, passes, compute,
+                 OVERLAP_SLOWDOWN if flags["overlap_rollout"] else 1.0, bubble)
+
+
+#: train_step_s arguments a deployment sets itself (not ``Deployment.train_options`` / ``--train-option``).
+_SET_BY_DEPLOYMENT = ("model", "accelerator", "train_gpus", "backend", "tokens", "sequences", "lengths",
+                      "critic_model")
+
+
+def train_option_names() -> list[str]:
+    """The training options of a deployment (``Deployment.train_options``, the CLI's
+    ``--train-option``): the keyword arguments of :func:`train_step_s` it does not set itself, read
+    from the signature."""
+    import inspect
+
+    return [k for k in inspect.signature(train_step_s).parameters if k not in _SET_BY_DEPLOYMENT]
+
+
 # ---------------------------------------------------------------- the step
 def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str = "fsdp2",
                  tokens: float | None = None, sequences: int | None = None, lengths: Any = None,
                  ppo_epochs: int = 1, recompute_logprob: bool = True, reference: bool = True,
-                 critic: bool = False, critic_model: Any = None, mini_batches: int = 1, model_parallel: int = 1,
-                 expert_parallel: int = 1, dispatch: str = "balanced", max_tokens_per_gpu: float | None = None,
-                 precision: str = "bf16", overlap_rollout: bool = False, mfu: float | None = None) -> dict[str, float]:
+                 critic: bool = False, critic_model: Any = None, mini_batches: int = 1,
+                 model_parallel: int | None = None, tensor_parallel: int = 1, pipeline_parallel: int = 1,
+                 virtual_pipeline: int = 1, expert_parallel: int = 1, dispatch: str = "balanced",
+                 max_tokens_per_gpu: float | None = None, precision: str = "bf16",
+                 activation_checkpointing: str | None = None, tp_overlap: float = 0.0, ep_overlap: float = 0.0,
+                 expert_routing: str = "random", overlap_rollout: bool = False,
+                 mfu: float | None = None) -> dict[str, float]:
     """Seconds of each phase of one RL training step, and their total.
 
     Parameters
@@ -401,8 +605,10 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
     train_gpus : int
         Training GPUs, in [1, 2**20].
     backend : {"fsdp2", "megatron"}
-        Picks the achieved MFU (:data:`MFU`) and the collectives (FSDP gathers parameters every
-        micro-batch; Megatron's distributed optimizer reduce-scatters gradients and gathers
+        Picks the achieved MFU (:data:`MFU`), the default activation checkpointing
+        (:data:`ACTIVATION_CHECKPOINTING`), what ``"selective"`` recomputes
+        (:data:`SELECTIVE_RECOMPUTE`) and the data-parallel collectives (FSDP gathers parameters
+        every micro-batch; Megatron's distributed optimizer reduce-scatters gradients and gathers
         parameters once per optimizer step).
     tokens : float, optional
         Tokens of the batch (prompt + response of every sequence), tokens. With ``sequences`` and
@@ -424,20 +630,59 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
         PPO with a value model (GAE); ``critic_model`` defaults to the policy's size.
     mini_batches : int
         Optimizer steps per epoch (each synchronizes the ranks).
-    model_parallel : int
-        GPUs per data-parallel rank (tensor x pipeline x context parallel).
+    model_parallel : int, optional
+        GPUs per data-parallel rank: ``tensor_parallel x pipeline_parallel x`` context parallel
+        (the default, None, is ``tensor_parallel x pipeline_parallel``); a multiple of
+        ``tensor_parallel x pipeline_parallel``, the rest being context-parallel GPUs (whose ring
+        attention traffic is not modelled: taken as overlapped).
+    tensor_parallel : int
+        Tensor-parallel GPUs (Megatron ``--tensor-model-parallel-size``, torchtitan
+        ``parallelism.tensor_parallel_degree``): per layer and forward pass two all-reduces (or with
+        sequence parallelism a reduce-scatter and an all-gather, the same bytes) of the tokens'
+        activations (``tokens x hidden x 2`` bytes) among them, a backward as many again and a full
+        recompute as many again, over NVLink inside a node (the NIC beyond): the ``tp_comm`` phase.
+    pipeline_parallel : int
+        Pipeline stages (``--pipeline-model-parallel-size``): each stage has ``layers /
+        pipeline_parallel`` layers, and the step waits ``(pp - 1) / (virtual_pipeline x m)`` of its
+        work in the pipeline's fill and drain (``pipeline_bubble``; ``m`` micro-batches per
+        mini-batch and pipeline: ``ceil(tokens per rank and mini-batch / max_tokens_per_gpu)``,
+        or one sequence each without ``max_tokens_per_gpu``; Narayanan et al. 2021, arXiv 2104.04473:
+        ``(p - 1) / m`` for 1F1B, ``(p - 1) / (v m)`` interleaved).
+    virtual_pipeline : int
+        Model chunks per stage of the interleaved schedule (``--virtual-pipeline-model-parallel-size``),
+        in [1, 1024].
     expert_parallel : int
         Data-parallel ranks a MoE layer's routed experts are split over (they are then gathered
         only among the ``ranks / expert_parallel`` replicas of each shard); must divide the
-        data-parallel ranks. The all-to-all of tokens to experts is not modelled (DeepEP-style
-        kernels overlap it with compute).
+        data-parallel ranks. Each GPU sends its tokens' ``top_k`` copies (``hidden x 2`` bytes
+        each) to the experts' ranks and gets them back (dispatch and combine) per MoE layer and
+        forward pass, a backward as many again (and a full recompute): the ``ep_comm`` phase, over
+        NVLink to the group's ranks on its node and over the NIC to the rest (the slower of the two).
     dispatch : {"contiguous", "round_robin", "balanced", "balanced_minibatch", "lpt", "packed"}
         How samples reach ranks (only matters with ``lengths``).
     max_tokens_per_gpu : float, optional
         Micro-batch token budget (``dispatch="packed"``; otherwise the FSDP micro-batch count
         defaults to one per mini-batch), tokens.
     precision : {"bf16", "fp8"}
-        Training precision: which dense peak the MFU applies to.
+        Training precision. FP8 (torchtitan's Float8 linears, Transformer Engine's FP8 recipes)
+        runs the transformer blocks' GEMMs at the FP8 peak; the output head, the embedding and
+        attention at the BF16 peak (:func:`linear_flops_split`).
+    activation_checkpointing : {"none", "selective", "full"}, optional
+        Activations recomputed in the backward (the ``recompute`` phase): ``"full"`` every block's
+        forward once more; ``"selective"`` the backend's selective policy
+        (:data:`SELECTIVE_RECOMPUTE`). Default None: the backend's framework default
+        (:data:`ACTIVATION_CHECKPOINTING`).
+    tp_overlap, ep_overlap : float
+        Fractions of the tensor-parallel collectives and of the expert all-to-all that compute
+        hides, in [0, 1] (default 0: vanilla TP, torchtitan's ``enable_async_tensor_parallel =
+        False``; async TP, torchtitan ``parallelism.enable_async_tensor_parallel``, or Megatron's
+        ``--tp-comm-overlap`` hide part of it, by how much depends on the shapes: give your measure).
+    expert_routing : {"random", "consecutive"}
+        Which experts a token's ``top_k`` are, for the all-to-all's destinations
+        (:data:`EXPERT_ROUTINGS`): ``"random"`` (default) uniformly over all experts, as a trained,
+        load-balanced router spreads them; ``"consecutive"`` token ``i`` to experts ``i k ... i k + k
+        - 1``, NeMo Automodel's ``FakeBalancedGate`` (its benchmarks' "fake balanced gate"), whose
+        tokens reach one or two ranks.
     overlap_rollout : bool
         Rollout runs on other GPUs beside training: compute phases take :data:`OVERLAP_SLOWDOWN`
         times longer.
@@ -447,8 +692,9 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
     Returns
     -------
     dict of str to float
-        ``actor``, ``logprob``, ``reference``, ``critic``, ``optimizer``, ``collectives`` and
-        ``total``, seconds.
+        ``actor`` (forward + backward), ``logprob``, ``reference``, ``critic``, ``optimizer``,
+        ``collectives`` (data-parallel), ``recompute`` (activation checkpointing of the actor),
+        ``tp_comm``, ``ep_comm``, ``pipeline_bubble`` and ``total``, seconds.
 
     Raises
     ------
@@ -463,9 +709,20 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
     """
     model, accelerator = _resolve(model, accelerator)
     gpus = _check.integer("train_gpus", train_gpus, 1, _MAX_GPUS)
-    mp = _check.integer("model_parallel", model_parallel, 1, _MAX_GPUS)
+    tp = _check.integer("tensor_parallel", tensor_parallel, 1, _MAX_GPUS)
+    pp = _check.integer("pipeline_parallel", pipeline_parallel, 1, _MAX_GPUS)
+    vp = _check.integer("virtual_pipeline", virtual_pipeline, 1, 1024)
+    mp = tp * pp if model_parallel is None else _check.integer("model_parallel", model_parallel, 1, _MAX_GPUS)
+    if mp % (tp * pp):
+        raise invalid("model_parallel", f"must be a multiple of tensor_parallel x pipeline_parallel ({tp} x {pp}), "
+                      f"got {mp}")
     if gpus % mp:
-        raise invalid("model_parallel", f"must divide train_gpus ({gpus}), got {mp}")
+        if model_parallel is not None:
+            raise invalid("model_parallel", f"must divide train_gpus ({gpus}), got {mp}")
+        raise invalid("tensor_parallel", f"tensor_parallel x pipeline_parallel ({tp} x {pp}) must divide train_gpus "
+                      f"({gpus}), got {mp}")
+    if pp > model.layers:
+        raise invalid("pipeline_parallel", f"must be at most the model's {model.layers} layers, got {pp}")
     ep = _check.integer("expert_parallel", expert_parallel, 1, _MAX_GPUS)
     if (gpus // mp) % ep:
         raise invalid("expert_parallel", f"must divide the data-parallel ranks (train_gpus / model_parallel = "
@@ -474,15 +731,34 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
     m = _check.integer("mini_batches", mini_batches, 1, 1 << 24)
     flags = {k: _check.flag(k, v) for k, v in (("recompute_logprob", recompute_logprob), ("reference", reference),
                                                ("critic", critic), ("overlap_rollout", overlap_rollout))}
+    ac = _ac_mode(backend if backend in BACKENDS else "fsdp2", activation_checkpointing)
+    tpo = _check.bounded("tp_overlap", tp_overlap, 0, 1)
+    epo = _check.bounded("ep_overlap", ep_overlap, 0, 1)
+    if expert_routing not in EXPERT_ROUTINGS:
+        raise invalid("expert_routing", f"must be one of {list(EXPERT_ROUTINGS)}, got {expert_routing!r}")
     rate = _peak(accelerator, precision) * _mfu(backend, mfu, accelerator)
+    critic_scale = 1.0
+    if flags["critic"] and critic_model is not None:
+        cm, _ = _resolve(critic_model, accelerator)
+        critic_scale = float(cm.active_params) / float(model.active_params)
+    dp = gpus // mp
+    single = _peak(accelerator, precision) == float(accelerator.bf16_flops)
     if lengths is not None:
         if tokens is not None or sequences is not None:
             raise invalid("lengths", "give either lengths or tokens and sequences, not both")
-        loads = rank_loads(model, accelerator, lengths=lengths, train_gpus=gpus, model_parallel=mp, backend=backend,
+        t = _lengths("lengths", lengths)
+        # the balancing dispatches balance each sequence's seconds, as the engine's ranks do
+        probe = _plan(model, accelerator, backend=backend, mp=mp, tp=tp, pp=pp, vp=vp, ep=ep, precision=precision,
+                      mfu=mfu, ac=ac, epochs=epochs, flags=flags, critic_scale=critic_scale, micro=1,
+                      tp_overlap=tpo, ep_overlap=epo, expert_routing=expert_routing)
+        work: np.ndarray | None = None
+        if ac != "none" or tp > 1 or ep > 1 or not single:
+            work = np.sum(list(probe.phases(t, t * t).values()), axis=0)
+        loads = rank_loads(model, accelerator, lengths=t, train_gpus=gpus, model_parallel=mp, backend=backend,
                            dispatch=dispatch, mini_batches=m, max_tokens_per_gpu=max_tokens_per_gpu,
-                           precision=precision, mfu=mfu)
-        fwd = loads.forward_s()
+                           precision=precision, mfu=mfu, workload=work)
         mb_tokens = float(loads.tokens.max())
+        n_seq = t.size
     else:
         if tokens is None or sequences is None:
             raise invalid("tokens", "give tokens and sequences (or lengths), got "
@@ -493,26 +769,39 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
             raise invalid("sequences", f"must be at most tokens ({batch_tokens:g}), got {n_seq}")
         if max_tokens_per_gpu is not None:
             _check.bounded("max_tokens_per_gpu", max_tokens_per_gpu, 1, 1e9, "tokens")
+        mb_tokens = batch_tokens / dp / m
+    if max_tokens_per_gpu is not None:
+        micro = max(1, math.ceil(mb_tokens / float(max_tokens_per_gpu)))
+    else:
+        micro = max(1, math.ceil(n_seq / (dp * m)))  # one sequence per micro-batch
+    plan = _plan(model, accelerator, backend=backend, mp=mp, tp=tp, pp=pp, vp=vp, ep=ep, precision=precision,
+                 mfu=mfu, ac=ac, epochs=epochs, flags=flags, critic_scale=critic_scale, micro=micro, tp_overlap=tpo,
+                 ep_overlap=epo, expert_routing=expert_routing)
+    if lengths is not None:
+        sq = loads.sq_tokens
+        assert sq is not None
+        run: dict[str, float] = {}
+        for j in range(m):  # each mini-batch waits for its slowest rank
+            per_rank = [plan.phases(float(loads.tokens[j, r]), float(sq[j, r]),
+                                    float(loads.flops[j, r]) / loads.rank_flops_per_s if single else None)
+                        for r in range(loads.ranks)]
+            slowest = max(per_rank, key=lambda p: sum(p.values()))
+            for k, v in slowest.items():
+                run[k] = run.get(k, 0.0) + v
+    else:
         per = batch_tokens / n_seq
-        fwd = float(sequence_flops(model, [per])[0]) * n_seq / (gpus * rate)
-        mb_tokens = batch_tokens / (gpus // mp) / m
-    slow = OVERLAP_SLOWDOWN if flags["overlap_rollout"] else 1.0
-    critic_scale = 1.0
-    if flags["critic"] and critic_model is not None:
-        cm, _ = _resolve(critic_model, accelerator)
-        critic_scale = float(cm.active_params) / float(model.active_params)
-    phases = {
-        "actor": 3.0 * epochs * fwd * slow,
-        "logprob": fwd * slow if flags["recompute_logprob"] else 0.0,
-        "reference": fwd * slow if flags["reference"] else 0.0,
-        "critic": (1.0 + 3.0 * epochs) * fwd * critic_scale * slow if flags["critic"] else 0.0,
-    }
+        fwd = float(sequence_flops(model, [per])[0]) * n_seq / (gpus * rate) if single else None
+        run = plan.phases(batch_tokens / dp, per * per * n_seq / dp, fwd)
+    phases = {k: run[k] for k in ("actor", "logprob", "reference", "critic")}
     params_per_gpu = float(model.total_params) / gpus
     opt_one = OPTIMIZER_BYTES_PER_PARAM * params_per_gpu / (accelerator.hbm_bytes_per_s * OPTIMIZER_HBM_EFFICIENCY)
     steps = epochs * m
     phases["optimizer"] = steps * opt_one * (1.0 + (critic_scale if flags["critic"] else 0.0))
+    hide = (run["actor"] + run["recompute"]) / (epochs * m)
     phases["collectives"] = steps * _exposed_comm(model, accelerator, gpus, mp, ep, backend, mb_tokens,
-                                                  max_tokens_per_gpu, 3.0 * fwd * slow / m)
+                                                  max_tokens_per_gpu, hide)
+    for k in ("recompute", "tp_comm", "ep_comm", "pipeline_bubble"):
+        phases[k] = run[k]
     phases["total"] = sum(phases.values())
     return phases
 
@@ -554,7 +843,9 @@ def engine_train_params(model: Any, accelerator: Any, *, train_gpus: int, mean_t
     mean_tokens : float
         Mean tokens per sequence (prompt + response), tokens, in [1, 1e9].
     slowest_fraction : float
-        Expected slowest-rank factor, in [1, 1e6].
+        Expected slowest-rank factor, in [1, 1e6]. The activation recompute and the tensor- and
+        expert-parallel collectives are per token too; the pipeline bubble is a large batch's
+        (nearly none): :func:`engine_train_ranks` prices it at the real batch.
     **kwargs
         Any other argument of :func:`train_step_s` except ``tokens``, ``sequences`` and
         ``lengths``.
@@ -577,6 +868,8 @@ def engine_train_params(model: Any, accelerator: Any, *, train_gpus: int, mean_t
     n = 1 << 20
     ph = train_step_s(model, accelerator, train_gpus=train_gpus, tokens=mean * n, sequences=n, **kwargs)
     compute = ph["actor"] + ph["logprob"] + ph["reference"] + ph["critic"]
+    for k in ("recompute", "tp_comm", "ep_comm", "pipeline_bubble"):  # 0 unless their options are set
+        compute += ph[k]
     fixed = ph["optimizer"] + ph["collectives"]
     return {"train_step_s": fixed, "train_s_per_token": compute * slowest / (mean * n)}
 
@@ -584,27 +877,33 @@ def engine_train_params(model: Any, accelerator: Any, *, train_gpus: int, mean_t
 def engine_train_ranks(model: Any, accelerator: Any, *, train_gpus: int, batch_size: int, mean_tokens: float,
                        backend: str = "fsdp2", dispatch: str = "balanced", ppo_epochs: int = 1,
                        recompute_logprob: bool = True, reference: bool = True, critic: bool = False,
-                       critic_model: Any = None, mini_batches: int = 1, model_parallel: int = 1,
+                       critic_model: Any = None, mini_batches: int = 1, model_parallel: int | None = None,
+                       tensor_parallel: int = 1, pipeline_parallel: int = 1, virtual_pipeline: int = 1,
                        expert_parallel: int = 1, max_tokens_per_gpu: float | None = None, precision: str = "bf16",
-                       overlap_rollout: bool = False, mfu: float | None = None) -> dict[str, Any]:
+                       activation_checkpointing: str | None = None, tp_overlap: float = 0.0,
+                       ep_overlap: float = 0.0, expert_routing: str = "random", overlap_rollout: bool = False,
+                       mfu: float | None = None) -> dict[str, Any]:
     """The fields of the engine's per-rank training part (:class:`rollsim.TrainRanks`) from the
     phases of :func:`train_step_s`, so that a simulated step sees the real batch: which sequences
     land on which rank, and each sequence's attention term.
 
     Every sequence costs each compute phase's passes (``3 x ppo_epochs`` for the actor, one each for
-    the log-prob recompute and the reference, ``1 + 3 x ppo_epochs`` of the critic's size) of
-    :func:`sequence_flops` at one rank's FLOP/s (``model_parallel`` GPUs x peak x MFU, slowed by
-    :data:`OVERLAP_SLOWDOWN` with ``overlap_rollout``): ``s_per_token`` is its linear part,
-    ``s_per_token_sq`` its attention part. ``fixed_s`` is one mini-batch's share of the optimizer
-    and the exposed collectives of a batch of ``batch_size`` sequences of ``mean_tokens`` tokens.
-    Given the same batch, the engine's step then equals :func:`train_step_s` with ``lengths`` (up to
-    the collectives, taken at the mean batch).
+    the log-prob recompute and the reference, ``1 + 3 x ppo_epochs`` of the critic's size, and the
+    activation recompute) of :func:`sequence_flops` at one rank's FLOP/s (``model_parallel`` GPUs x
+    peak x MFU, FP8 for the blocks' GEMMs only, slowed by :data:`OVERLAP_SLOWDOWN` with
+    ``overlap_rollout``), plus its share of the tensor- and expert-parallel collectives, times one
+    plus the pipeline bubble of a batch of ``batch_size`` sequences: ``s_per_token`` is its linear
+    part, ``s_per_token_sq`` its attention part. ``fixed_s`` is one mini-batch's share of the
+    optimizer and the exposed data-parallel collectives of a batch of ``batch_size`` sequences of
+    ``mean_tokens`` tokens. Given the same batch, the engine's step then equals
+    :func:`train_step_s` with ``lengths`` (up to the collectives, taken at the mean batch).
 
     Parameters
     ----------
     model, accelerator, train_gpus, backend, dispatch, ppo_epochs, recompute_logprob, reference,
-    critic, critic_model, mini_batches, model_parallel, expert_parallel, max_tokens_per_gpu,
-    precision, overlap_rollout, mfu
+    critic, critic_model, mini_batches, model_parallel, tensor_parallel, pipeline_parallel,
+    virtual_pipeline, expert_parallel, max_tokens_per_gpu, precision, activation_checkpointing,
+    tp_overlap, ep_overlap, expert_routing, overlap_rollout, mfu
         As for :func:`train_step_s`.
     batch_size : int
         Sequences per training step, in [1, 2**24].
@@ -630,10 +929,16 @@ def engine_train_ranks(model: Any, accelerator: Any, *, train_gpus: int, batch_s
         raise invalid("dispatch", f"must be one of {list(DISPATCHES)}, got {dispatch!r}")
     opts = dict(backend=backend, ppo_epochs=ppo_epochs, recompute_logprob=recompute_logprob, reference=reference,
                 critic=critic, critic_model=critic_model, mini_batches=mini_batches, model_parallel=model_parallel,
-                expert_parallel=expert_parallel, max_tokens_per_gpu=max_tokens_per_gpu, precision=precision,
-                overlap_rollout=overlap_rollout, mfu=mfu)
+                tensor_parallel=tensor_parallel, pipeline_parallel=pipeline_parallel,
+                virtual_pipeline=virtual_pipeline, expert_parallel=expert_parallel,
+                max_tokens_per_gpu=max_tokens_per_gpu, precision=precision,
+                activation_checkpointing=activation_checkpointing, tp_overlap=tp_overlap, ep_overlap=ep_overlap,
+                expert_routing=expert_routing, overlap_rollout=overlap_rollout, mfu=mfu)
     ph = train_step_s(model, accelerator, train_gpus=train_gpus, tokens=mean * n, sequences=n, **opts)  # checks all
-    mp, m = int(model_parallel), int(mini_batches)
+    tp, pp = int(tensor_parallel), int(pipeline_parallel)
+    mp = tp * pp if model_parallel is None else int(model_parallel)
+    m = int(mini_batches)
+    dp = int(train_gpus) // mp
     critic_scale = 1.0
     if critic and critic_model is not None:
         cm, _ = _resolve(critic_model, accelerator)
@@ -643,12 +948,26 @@ def engine_train_ranks(model: Any, accelerator: Any, *, train_gpus: int, batch_s
         passes += (1.0 + 3.0 * ppo_epochs) * critic_scale
     if overlap_rollout:
         passes *= OVERLAP_SLOWDOWN
+    micro = (max(1, math.ceil(mean * n / dp / m / float(max_tokens_per_gpu))) if max_tokens_per_gpu is not None
+             else max(1, math.ceil(n / (dp * m))))
+    flags = {"recompute_logprob": bool(recompute_logprob), "reference": bool(reference), "critic": bool(critic),
+             "overlap_rollout": bool(overlap_rollout)}
+    plan = _plan(model, accelerator, backend=backend, mp=mp, tp=tp, pp=pp, vp=int(virtual_pipeline),
+                 ep=int(expert_parallel), precision=precision, mfu=mfu, ac=_ac_mode(backend, activation_checkpointing),
+                 epochs=int(ppo_epochs), flags=flags, critic_scale=critic_scale, micro=micro,
+                 tp_overlap=float(tp_overlap), ep_overlap=float(ep_overlap), expert_routing=expert_routing)
     rate = mp * _peak(accelerator, precision) * _mfu(backend, mfu, accelerator)
     attn = 2.0 * model.layers * model.attention_heads * model.head_dim
-    return {"dp_ranks": int(train_gpus) // mp, "dispatch": dispatch,
-            "s_per_token": passes * 2.0 * float(model.active_params) / rate, "s_per_token_sq": passes * attn / rate,
-            "fixed_s": (ph["optimizer"] + ph["collectives"]) / m, "mini_batches": m,
-            "max_tokens_per_gpu": max_tokens_per_gpu if dispatch == "packed" else None}
+    if plan.fwd_b * rate == attn:  # one rate (BF16): the forward as it always was
+        lin, sq = passes * 2.0 * float(model.active_params) / rate, passes * attn / rate
+    else:
+        lin, sq = passes * plan.fwd_a, passes * plan.fwd_b
+    rc_epochs = sum(r * s for k, (_n, r, s) in plan.compute.items()) * plan.slow
+    lin += rc_epochs * plan.rc_a + (plan.tp_s + plan.ep_s) * plan.comm_passes
+    sq += rc_epochs * plan.rc_b
+    return {"dp_ranks": dp, "dispatch": dispatch, "s_per_token": lin * (1.0 + plan.bubble),
+            "s_per_token_sq": sq * (1.0 + plan.bubble), "fixed_s": (ph["optimizer"] + ph["collectives"]) / m,
+            "mini_batches": m, "max_tokens_per_gpu": max_tokens_per_gpu if dispatch == "packed" else None}
 
 
 def expected_slowest_fraction(model: Any, accelerator: Any, *, lengths: Any, batch_size: int, group_size: int = 1,
@@ -747,57 +1066,67 @@ CALIBRATION: tuple[_Case, ...] = (
     _Case("torchtitan Llama-3.1-8B, 8 H100, FSDP, seq 8192, local batch 2: 5,762 tokens/s/GPU",
           "fsdp2", 8 * 2 * 8192 / (5762 * 8), "pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md",
           {"model": "Llama-3.1-8B", "accelerator": "H100", "train_gpus": 8, "tokens": 8 * 2 * 8192, "sequences": 16,
-           "recompute_logprob": False, "reference": False},
-          note="one step of 8 GPUs x 2 sequences x 8192 tokens at the published tokens/s/GPU"),
+           "recompute_logprob": False, "reference": False, "activation_checkpointing": "selective"},
+          note="one step of 8 GPUs x 2 sequences x 8192 tokens at the published tokens/s/GPU; selective activation "
+               "checkpointing (the table's; per-op, torchtitan/models/llama3/train_configs/llama3_8b.toml)"),
     _Case("Megatron-Bridge 25.11 Llama-3-8B FP8 pretraining, 8 H100, seq 8192: 14,451 tokens/s/GPU",
           "megatron", 128 * 8192 / (14451 * 8), "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md",
           {"model": "Llama-3.1-8B", "accelerator": "H100", "train_gpus": 8, "tokens": 128 * 8192,
-           "sequences": 128, "recompute_logprob": False, "reference": False, "precision": "fp8"},
-          note="global batch 128 assumed (the per-token rate hardly depends on it); the only Megatron row"),
+           "sequences": 128, "recompute_logprob": False, "reference": False, "precision": "fp8",
+           "activation_checkpointing": "none"},
+          note="global batch 128 assumed (the per-token rate hardly depends on it); the only Megatron row; no "
+               "recompute (none published: Megatron's default)"),
     _Case("UniRL Qwen3-4B, 16 H20, 512 samples, 4 mini-updates, balanced ranks: train phase 15.3 s",
           "fsdp2", 15.3, "Tencent-Hunyuan/UniRL PR 45, Tencent-Hunyuan/UniRL issue 40",
           {"model": "Qwen3-4B", "accelerator": "H20", "train_gpus": 16, "mini_batches": 4,
-           "recompute_logprob": False, "reference": False, "dispatch": "lpt", "lengths": "unirl"},
+           "recompute_logprob": False, "reference": False, "dispatch": "lpt", "lengths": "unirl",
+           "activation_checkpointing": "full"},
           note="lengths assumed: lognormal mean 1,000 (published: about 1k), sigma 0.7, group correlation "
-               "0.5, cap 8,192, + 200 prompt tokens; the H20 family factor is fitted on this row alone: its 0 % "
-               "error is no evidence"),
+               "0.5, cap 8,192, + 200 prompt tokens; full activation checkpointing (UniRL's Qwen3-4B GRPO recipe, "
+               "examples/ar/qwen3_grpo_4b_base_dapo_sglang.yaml: activation_checkpointing: true); the H20 family "
+               "factor is fitted on this row alone: its 0 % error is no evidence"),
     _Case("UniRL same, groups dispatched contiguously (no balancing): train phase 28.4 s",
           "fsdp2", 28.4, "Tencent-Hunyuan/UniRL PR 45, Tencent-Hunyuan/UniRL issue 40",
           {"model": "Qwen3-4B", "accelerator": "H20", "train_gpus": 16, "mini_batches": 4,
-           "recompute_logprob": False, "reference": False, "dispatch": "contiguous", "lengths": "unirl"},
+           "recompute_logprob": False, "reference": False, "dispatch": "contiguous", "lengths": "unirl",
+           "activation_checkpointing": "full"},
           fit=False, note="the balancing mechanism, and the check of the H20 family factor: same MFU, only the "
                           "rank assignment differs"),
     _Case("vime Qwen3-0.6B GRPO, 1 L20, 16 samples, max response 192: actor train 0.47 s",
           "fsdp2", 0.47, "vllm-project/vime issue 442",
           {"model": "Qwen3-0.6B", "accelerator": "L20", "train_gpus": 1, "tokens": 16 * (150 + 150),
-           "sequences": 16, "recompute_logprob": False, "reference": False},
-          note="150 prompt + 150 response tokens per sample assumed (GSM8K, max response 192)"),
+           "sequences": 16, "recompute_logprob": False, "reference": False, "activation_checkpointing": "full"},
+          note="150 prompt + 150 response tokens per sample assumed (GSM8K, max response 192); full recompute "
+               "assumed (not published for this run; vime's run scripts set --recompute-granularity full, e.g. "
+               "scripts/run-qwen3-4B.sh)"),
 )
 
 
 _AUTOMODEL = "NVIDIA-NeMo/Automodel docs/performance-summary.md"
 
 
-def _automodel(name: str, model: str, gpus: int, gbs: int, mbs: int, pp: int, ep: int, step_s: float,
-               ep_given: bool = True) -> _Case:
-    note = "held out (not in the fit); balanced expert routing, BF16, seq 4096"
-    if not ep_given:
-        note += "; EP not published: assumed the whole data-parallel group (DeepEP on)"
+def _automodel(name: str, model: str, gpus: int, gbs: int, mbs: int, pp: int, ep: int, step_s: float, config: str,
+               ac: str, vp: int = 1) -> _Case:
+    note = (f"held out (not in the fit); BF16, seq 4096; EP {ep}, activation checkpointing {ac!r} and the fake "
+            f"balanced gate (expert_routing='consecutive') from the run's config "
+            f"(examples/benchmark/configs/{config}.yaml)")
     return _Case(f"NeMo Automodel (FSDP2) {name} pretraining, {gpus} H100, global batch {gbs} x 4096: step {step_s} s",
                  "fsdp2", step_s, _AUTOMODEL,
                  {"model": model, "accelerator": "H100", "train_gpus": gpus, "tokens": gbs * 4096, "sequences": gbs,
-                  "recompute_logprob": False, "reference": False, "model_parallel": pp, "expert_parallel": ep,
-                  "max_tokens_per_gpu": mbs * 4096}, fit=False, note=note)
+                  "recompute_logprob": False, "reference": False, "pipeline_parallel": pp, "virtual_pipeline": vp,
+                  "expert_parallel": ep, "max_tokens_per_gpu": mbs * 4096, "activation_checkpointing": ac,
+                  "expert_routing": "consecutive"},
+                 fit=False, note=note)
 
 
 #: Published training runs that are not calibration measurements: checks of the fitted model only.
 HELD_OUT: tuple[_Case, ...] = (
-    _automodel("Qwen3 MoE 30B", "Qwen3-30B-A3B", 8, 512, 4, 1, 8, 21.773),
-    _automodel("GPT-OSS 20B", "gpt-oss-20b", 8, 256, 2, 1, 8, 10.04, ep_given=False),
-    _automodel("GPT-OSS 120B", "gpt-oss-120b", 64, 512, 2, 1, 64, 4.30, ep_given=False),
-    _automodel("DeepSeek V3", "DeepSeek-V3", 256, 512, 1, 4, 64, 8.18),
-    _automodel("DeepSeek V3", "DeepSeek-V3", 1024, 8192, 1, 4, 64, 37.87),
-    _automodel("Kimi K2", "Kimi-K2", 256, 512, 1, 8, 32, 8.86),
+    _automodel("Qwen3 MoE 30B", "Qwen3-30B-A3B", 8, 512, 4, 1, 8, 21.773, "qwen3_moe_30b_te_deepep", "full"),
+    _automodel("GPT-OSS 20B", "gpt-oss-20b", 8, 256, 2, 1, 8, 10.04, "gptoss_20b_te_deepep", "none"),
+    _automodel("GPT-OSS 120B", "gpt-oss-120b", 64, 512, 2, 1, 64, 4.30, "gptoss_120b_te_deepep", "none"),
+    _automodel("DeepSeek V3", "DeepSeek-V3", 256, 512, 1, 4, 64, 8.18, "deepseek_v3_te_deepep", "full", vp=8),
+    _automodel("DeepSeek V3", "DeepSeek-V3", 1024, 8192, 1, 4, 64, 37.87, "deepseek_v3_te_deepep", "full", vp=8),
+    _automodel("Kimi K2", "Kimi-K2", 256, 512, 1, 8, 32, 8.86, "kimi_k2_te_deepep", "full", vp=4),
 )
 
 
