@@ -285,10 +285,26 @@ def _kv_split(m: ModelSpec, tp: int) -> int:
     return 1 if m.is_mla else max(1, min(tp, m.kv_heads))
 
 
-def _fp8(m: ModelSpec, g: Accelerator) -> bool:
-    """Whether ``m`` is an FP8 checkpoint (1 byte per dense parameter) on a GPU with FP8 tensor cores
-    (elsewhere vLLM dequantizes FP8 weights to BF16: weight-only, BF16 compute)."""
-    return m.dense_bytes_per_param <= 1.0 and bool(g.fp8_flops)
+def _fp8(m: ModelSpec, g: Accelerator) -> str | None:
+    """The FP8 scaling scheme ``m``'s GEMMs run with ("block" or "tensor"): an FP8 checkpoint (1 byte
+    per dense parameter) on a GPU with FP8 tensor cores; None elsewhere (a BF16 checkpoint, or FP8
+    weights that vLLM dequantizes to BF16 on a GPU without FP8: weight-only, BF16 compute).
+
+    Raises
+    ------
+    ScenarioError
+        For a 1-byte checkpoint on an FP8 GPU whose ``fp8_scaling`` is not set (the two schemes run at
+        very different speeds: nothing is assumed).
+    """
+    if m.dense_bytes_per_param > 1.0 or not g.fp8_flops:
+        return None
+    if m.fp8_scaling is None:
+        raise invalid("model.fp8_scaling", f"must be 'block' or 'tensor' for {m.name}, a checkpoint of "
+                                           f"{m.dense_bytes_per_param} byte(s) per parameter on {g.name} (FP8 "
+                                           "tensor cores): set it from the checkpoint's quantization_config "
+                                           "(weight_block_size present: 'block'; absent: 'tensor'), or read the "
+                                           "config with rollsim.hardware.model_from_hf_config")
+    return m.fp8_scaling
 
 
 def allreduce_s(nbytes: float, gpu: Accelerator | str, tp: int, engine: str | EngineParams = "vllm") -> float:
@@ -351,13 +367,14 @@ def step_time(model_: ModelSpec | str, gpu: Accelerator | str, *, tp: int = 1, b
     kvbytes = b * m.kv_bytes(ctx) / _kv_split(m, tp)
     per_token = 2.0 * (m.active_params - m.embedding_params)
     peak = tp * g.bf16_flops
-    fp8 = _fp8(m, g)
-    # the FP8 / BF16 kernel ratios were measured on Hopper; elsewhere the datasheet FP8 peak
-    kernel = fp8 and g.family == "hopper"
-    fp8_peak = tp * (g.fp8_flops or g.bf16_flops)
-    dense_peak = peak * e.fp8_dense_decode_ratio if kernel else (fp8_peak if fp8 else peak)
-    moe_peak = peak * e.fp8_moe_ratio if kernel else (fp8_peak if fp8 else peak)
-    prefill_peak = peak * e.fp8_dense_prefill_ratio if kernel else (fp8_peak if fp8 else peak)
+    scheme = _fp8(m, g)
+    # by the checkpoint's scaling (the ratios were measured on Hopper; used on every FP8 GPU): block-scaled
+    # dense GEMMs at the measured block-FP8 / BF16 ratios, per-tensor ones at the datasheet FP8 peak (no
+    # complete published per-tensor benchmark), routed experts at the fused-MoE ratio for both
+    fp8_peak = tp * float(g.fp8_flops or g.bf16_flops)
+    dense_peak = {"block": peak * e.fp8_dense_decode_ratio, "tensor": fp8_peak}.get(scheme or "", peak)
+    prefill_peak = {"block": peak * e.fp8_dense_prefill_ratio, "tensor": fp8_peak}.get(scheme or "", peak)
+    moe_peak = peak * e.fp8_moe_ratio if scheme else peak
     family = e.ampere_compute_factor if g.family == "ampere" else 1.0
     expert_flops = 2.0 * m.moe_layers * m.experts_per_token * m.expert_params
     dflops = b * (per_token - expert_flops)
