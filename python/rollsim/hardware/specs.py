@@ -285,9 +285,8 @@ class ModelSpec:
             raise invalid("model.fp8_scaling", f"must be one of {', '.join(map(repr, FP8_SCALINGS))} or None (not an "
                                                f"FP8 checkpoint), got {self.fp8_scaling!r}")
         if self.fp8_scaling is not None and self.dense_bytes_per_param > 1.0:
-            raise invalid("model.fp8_scaling", f"is for an FP8 checkpoint (dense_bytes_per_param <= 1), got "
-                                               f"{self.fp8_scaling!r} with dense_bytes_per_param "
-                                               f"{self.dense_bytes_per_param}")
+            raise invalid("model.fp8_scaling", f"must be None for a checkpoint that is not FP8 (dense_bytes_per_param "
+                                               f"{self.dense_bytes_per_param} > 1), got {self.fp8_scaling!r}")
 
     @property
     def is_moe(self) -> bool:
