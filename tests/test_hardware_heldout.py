@@ -81,7 +81,8 @@ def test_quantized_checkpoint_row_by_hand():
 
     from rollsim.hardware import specs
 
-    m = replace(specs.model("GLM-4.5"), dense_bytes_per_param=1.0, expert_bytes_per_param=1.0)
+    m = replace(specs.model("GLM-4.5"), dense_bytes_per_param=1.0, expert_bytes_per_param=1.0,
+                fp8_scaling="block")
     batch = 1528.16 * 0.50888
     t = serving.step_time(m, "H100", tp=8, batch=batch, context_tokens=214.465 + 199.904 / 2,
                           prefill_tokens=batch * 214465 / 199904, params=serving.engine_params("vllm"))["total_s"]
@@ -230,7 +231,8 @@ def test_latency_row_by_hand():
 
     from rollsim.hardware import specs
 
-    m = replace(specs.model("Llama-3.1-70B"), dense_bytes_per_param=1.0, expert_bytes_per_param=1.0)
+    m = replace(specs.model("Llama-3.1-70B"), dense_bytes_per_param=1.0, expert_bytes_per_param=1.0,
+                fp8_scaling="tensor")
     t = serving.step_time(m, "MI300X", tp=8, batch=32, context_tokens=128 + 2048 / 2, prefill_tokens=32 * 128 / 2048,
                           params=serving.engine_params("vllm"))["total_s"]
     row = next(r for r in held_out.held_out_rows(set=2) if r.label == "Llama-3.1-70B MI300X bs32 128 in")

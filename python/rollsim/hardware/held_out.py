@@ -110,10 +110,13 @@ def _serving_row(r: dict[str, Any]) -> Row:
 
 
 def _quantized(r: dict[str, Any]) -> Any:
+    """The registry model of row ``r``, or a quantized checkpoint of its architecture: the row's
+    ``weight_bytes_per_param`` and (FP8) ``fp8_scaling``, as the served checkpoint's published
+    ``quantization_config`` has them."""
     m = specs.model(r["model"])
-    if "weight_bytes_per_param" in r:  # a quantized checkpoint of the registry's architecture
+    if "weight_bytes_per_param" in r:
         w = float(r["weight_bytes_per_param"])
-        m = replace(m, dense_bytes_per_param=w, expert_bytes_per_param=w)
+        m = replace(m, dense_bytes_per_param=w, expert_bytes_per_param=w, fp8_scaling=r.get("fp8_scaling"))
     return m
 
 

@@ -15,12 +15,15 @@ One engine step runs the ``batch`` decoding sequences (one token each) and, with
   KV heads split over ``tp``; MLA's single latent is replicated on every rank).
 * FLOPs: ``2 x (active parameters - input embedding)`` per token plus attention over the context
   (:meth:`ModelSpec.attention_flops_per_token`), over the dense BF16 peak. An FP8 checkpoint on a
-  Hopper GPU runs its matrix multiplications at the BF16 peak times the achieved FP8 / BF16
-  throughput ratio of vLLM's kernels for that path (:data:`FP8_RATIOS`, from published Hopper kernel
-  benchmarks: block-scaled dense GEMMs are *slower* than BF16 at decode batch sizes, the fused-MoE
-  kernel a little faster), not at the datasheet's FP8 peak; attention stays BF16. On other GPUs with
-  FP8 tensor cores (MI300X, Blackwell, Ada), where no such benchmark is used, it runs at the datasheet
-  FP8 peak. Its weights are read at 1 byte per parameter either way.
+  GPU with FP8 tensor cores runs its matrix multiplications by its weight scaling
+  (:attr:`ModelSpec.fp8_scaling`, from its ``quantization_config``): a *block-scaled* one (128 x 128
+  weight blocks: DeepSeek-V3 / R1, Kimi-K2, Qwen3-FP8) runs its dense GEMMs at the BF16 peak times the
+  achieved block-FP8 / BF16 ratio of vLLM's kernels (:data:`FP8_RATIOS`: *slower* than BF16 at decode
+  batch sizes), a *per-tensor* (or per-channel) one at the datasheet FP8 peak; the routed experts of
+  either at the fused-MoE ratio (a little faster than BF16). Attention stays BF16. The ratios were
+  measured on Hopper and are used on every FP8 family (MI300X, Blackwell, Ada too: no published
+  per-family benchmark is used). Without FP8 tensor cores (Ampere) the weights are dequantized to BF16
+  (weight-only). The weights are read at 1 byte per parameter either way.
 * Ampere GPUs (A100, A800) reach a larger share of their lower peak in the small-batch GEMMs of decode
   than the H100 the compute terms are fitted on: their decode and MoE compute terms are multiplied by
   ``ampere_compute_factor`` (:data:`AMPERE_COMPUTE_FACTOR`, derived from microsoft/vidur's profiled
@@ -104,9 +107,10 @@ class EngineParams:
         (:data:`AMPERE_COMPUTE_FACTOR`, from microsoft/vidur's profiles; not fitted). Every other
         family takes the fitted (Hopper) value.
     fp8_dense_decode_ratio, fp8_dense_prefill_ratio, fp8_moe_ratio : float
-        Achieved FP8 / BF16 matrix throughput of an FP8 checkpoint on a GPU with FP8 tensor cores, in
-        decode dense layers, prefill and routed experts (:data:`FP8_RATIOS`; published kernel
-        benchmarks, not fitted).
+        Achieved FP8 / BF16 matrix throughput on a GPU with FP8 tensor cores of a block-scaled FP8
+        checkpoint's decode dense layers and prefill, and of any FP8 checkpoint's routed experts
+        (:data:`FP8_RATIOS`; published Hopper kernel benchmarks, not fitted). A per-tensor checkpoint's
+        dense layers run at the datasheet FP8 peak.
     activation_reserve_gib : float
         GiB per GPU of the engine's memory budget that is neither weights nor KV cache (profiled
         activations, non-torch memory; vLLM's measured from its log: :data:`VLLM_NON_KV_GIB`).
@@ -216,11 +220,13 @@ def ampere_compute_factor(path: Path | str | None = None, tokens: tuple[int, int
 #: :func:`ampere_compute_factor` of the shipped table, rounded (a test recomputes it).
 AMPERE_COMPUTE_FACTOR = 0.732
 
-#: Achieved FP8 / BF16 matrix throughput of vLLM's FP8 paths on Hopper, per path (not fitted):
+#: Achieved FP8 / BF16 matrix throughput of vLLM's FP8 paths on Hopper, per path (not fitted), used on
+#: every GPU with FP8 tensor cores (MI300X and Blackwell too, for want of a published benchmark there):
 #:
 #: * ``dense_decode`` / ``dense_prefill``: block-scaled W8A8 FP8 GEMMs (128 x 128 weight blocks, as the
-#:   DeepSeek, Qwen3 and GLM FP8 checkpoints ship), vLLM's SM90 CUTLASS kernel against torch BF16 on an
-#:   H100, DeepSeek-V3's N=2112 K=7168 projection: vllm-project/vllm PR 23280 (TFLOP/s, BF16 vs
+#:   DeepSeek, Kimi and Qwen3 FP8 checkpoints ship; ``ModelSpec.fp8_scaling == "block"``), vLLM's SM90
+#:   CUTLASS kernel against torch BF16 on an H100, DeepSeek-V3's N=2112 K=7168 projection:
+#:   vllm-project/vllm PR 23280 (TFLOP/s, BF16 vs
 #:   block FP8 CUTLASS: 163.5 / 55.8 at 64 tokens, 275.7 / 106.5 at 128, 401.9 / 192.5 at 256,
 #:   566.3 / 322.3 at 512; 648.2 / 426.6 at 2,048, 715.8 / 456.9 at 4,096, 666.4 / 489.7 at 8,192):
 #:   the geometric mean of the ratios at 64-512 tokens (decode) is 0.435, at 2,048-8,192 (prefill
@@ -230,6 +236,15 @@ AMPERE_COMPUTE_FACTOR = 0.732
 #:   Qwen3-MoE's experts at TP 8 (E=128, N=96): "10-17 % faster at batch sizes 4+" (vllm-project/vllm
 #:   PR 35457): 1.135, the middle of that range. (That benchmark's FP8 is per-tensor; no published
 #:   block-scaled fused-MoE against BF16 was found, so block-scaled MoE checkpoints take it too.)
+#: * per-tensor (or per-channel) dense GEMMs (``fp8_scaling == "tensor"``: the Llama FP8 checkpoints of
+#:   NVIDIA, AMD and Neural Magic) have no ratio here: they run at the datasheet FP8 peak (2x BF16 on
+#:   Hopper, MI300X and Blackwell). No published H100 table of them against BF16 over the same token
+#:   counts (64-512 and 2,048-8,192) was found; the partial ones agree with "at or above BF16, below 2x":
+#:   vllm-project/vllm PR 17126 (``bench_fp8_gemm.py``; the GPU is not named, its BF16 rates are half the
+#:   B200's of PR 18778 at the same shape: Hopper-class; Llama-3.1-8B N=6144 K=4096, TFLOP/s BF16 /
+#:   per-tensor CUTLASS with activation quantization: 160.6 / 307.8 at 64 tokens, 307.9 / 533.5 at 128,
+#:   544.3 / 760.6 at 256: 1.92, 1.73, 1.40) and PR 49363 (H100, gemma-4-31B N=12288 K=5376, per-tensor
+#:   weights and per-token activations: 182.6 / 275.1 at 64, 352.6 / 505.7 at 128: 1.51, 1.43).
 #:
 #: The kernels' times include their reading of the weights, which the bandwidth term also counts (at
 #: 1 byte per parameter); their ratio is used as the compute term's, as is.
@@ -285,10 +300,26 @@ def _kv_split(m: ModelSpec, tp: int) -> int:
     return 1 if m.is_mla else max(1, min(tp, m.kv_heads))
 
 
-def _fp8(m: ModelSpec, g: Accelerator) -> bool:
-    """Whether ``m`` is an FP8 checkpoint (1 byte per dense parameter) on a GPU with FP8 tensor cores
-    (elsewhere vLLM dequantizes FP8 weights to BF16: weight-only, BF16 compute)."""
-    return m.dense_bytes_per_param <= 1.0 and bool(g.fp8_flops)
+def _fp8(m: ModelSpec, g: Accelerator) -> str | None:
+    """The FP8 scaling scheme ``m``'s GEMMs run with ("block" or "tensor"): an FP8 checkpoint (1 byte
+    per dense parameter) on a GPU with FP8 tensor cores; None elsewhere (a BF16 checkpoint, or FP8
+    weights that vLLM dequantizes to BF16 on a GPU without FP8: weight-only, BF16 compute).
+
+    Raises
+    ------
+    ScenarioError
+        For a 1-byte checkpoint on an FP8 GPU whose ``fp8_scaling`` is not set (the two schemes run at
+        very different speeds: nothing is assumed).
+    """
+    if m.dense_bytes_per_param > 1.0 or not g.fp8_flops:
+        return None
+    if m.fp8_scaling is None:
+        raise invalid("model.fp8_scaling", f"must be 'block' or 'tensor' for {m.name}, a checkpoint of "
+                                           f"{m.dense_bytes_per_param} byte(s) per parameter on {g.name} (FP8 "
+                                           "tensor cores): set it from the checkpoint's quantization_config "
+                                           "(weight_block_size present: 'block'; absent: 'tensor'), or read the "
+                                           "config with rollsim.hardware.model_from_hf_config")
+    return m.fp8_scaling
 
 
 def allreduce_s(nbytes: float, gpu: Accelerator | str, tp: int, engine: str | EngineParams = "vllm") -> float:
@@ -351,13 +382,14 @@ def step_time(model_: ModelSpec | str, gpu: Accelerator | str, *, tp: int = 1, b
     kvbytes = b * m.kv_bytes(ctx) / _kv_split(m, tp)
     per_token = 2.0 * (m.active_params - m.embedding_params)
     peak = tp * g.bf16_flops
-    fp8 = _fp8(m, g)
-    # the FP8 / BF16 kernel ratios were measured on Hopper; elsewhere the datasheet FP8 peak
-    kernel = fp8 and g.family == "hopper"
-    fp8_peak = tp * (g.fp8_flops or g.bf16_flops)
-    dense_peak = peak * e.fp8_dense_decode_ratio if kernel else (fp8_peak if fp8 else peak)
-    moe_peak = peak * e.fp8_moe_ratio if kernel else (fp8_peak if fp8 else peak)
-    prefill_peak = peak * e.fp8_dense_prefill_ratio if kernel else (fp8_peak if fp8 else peak)
+    scheme = _fp8(m, g)
+    # by the checkpoint's scaling (the ratios were measured on Hopper; used on every FP8 GPU): block-scaled
+    # dense GEMMs at the measured block-FP8 / BF16 ratios, per-tensor ones at the datasheet FP8 peak (no
+    # complete published per-tensor benchmark), routed experts at the fused-MoE ratio for both
+    fp8_peak = tp * float(g.fp8_flops or g.bf16_flops)
+    dense_peak = {"block": peak * e.fp8_dense_decode_ratio, "tensor": fp8_peak}.get(scheme or "", peak)
+    prefill_peak = {"block": peak * e.fp8_dense_prefill_ratio, "tensor": fp8_peak}.get(scheme or "", peak)
+    moe_peak = peak * e.fp8_moe_ratio if scheme else peak
     family = e.ampere_compute_factor if g.family == "ampere" else 1.0
     expert_flops = 2.0 * m.moe_layers * m.experts_per_token * m.expert_params
     dflops = b * (per_token - expert_flops)

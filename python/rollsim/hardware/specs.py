@@ -25,9 +25,12 @@ from typing import Any
 from rollsim.errors import invalid
 
 __all__ = ["Accelerator", "ModelSpec", "ACCELERATORS", "MODELS", "accelerator", "model", "model_from_hf_config",
-           "HF_CONFIGS", "FAMILIES"]
+           "HF_CONFIGS", "FAMILIES", "FP8_SCALINGS"]
 
 FAMILIES = ("ampere", "hopper", "blackwell", "ada", "cdna3", "ascend")
+#: The FP8 weight-scaling schemes of :attr:`ModelSpec.fp8_scaling`: 128 x 128 blocks, or one scale per
+#: tensor / per output channel.
+FP8_SCALINGS = ("block", "tensor")
 
 
 @dataclass(frozen=True)
@@ -240,6 +243,13 @@ class ModelSpec:
     dense_bytes_per_param, expert_bytes_per_param : float
         Bytes per parameter of the released checkpoint outside and inside the routed experts
         (2 for BF16; gpt-oss ships MXFP4 experts, 4.25 bits; DeepSeek-V3 ships FP8, 1 byte).
+    fp8_scaling : {"block", "tensor"} or None
+        How an FP8 checkpoint's weights are scaled (:data:`FP8_SCALINGS`): "block" for 128 x 128 weight
+        blocks with activations quantized per 128-column group (``quantization_config.weight_block_size``:
+        DeepSeek-V3 / R1, Kimi-K2, Qwen3-FP8), "tensor" for one scale per tensor or per output channel
+        with per-tensor or per-token activations (the Llama FP8 checkpoints of NVIDIA, AMD and Neural
+        Magic); None for a checkpoint that is not FP8. The serving model prices the two with different
+        measured kernel throughputs (:data:`rollsim.hardware.serving.FP8_RATIOS`).
     """
 
     name: str
@@ -267,7 +277,16 @@ class ModelSpec:
     sliding_window_layers: int = 0
     dense_bytes_per_param: float = 2.0
     expert_bytes_per_param: float = 2.0
+    fp8_scaling: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.fp8_scaling is not None and self.fp8_scaling not in FP8_SCALINGS:
+            raise invalid("model.fp8_scaling", f"must be one of {', '.join(map(repr, FP8_SCALINGS))} or None (not an "
+                                               f"FP8 checkpoint), got {self.fp8_scaling!r}")
+        if self.fp8_scaling is not None and self.dense_bytes_per_param > 1.0:
+            raise invalid("model.fp8_scaling", f"must be None for a checkpoint that is not FP8 (dense_bytes_per_param "
+                                               f"{self.dense_bytes_per_param} > 1), got {self.fp8_scaling!r}")
 
     @property
     def is_moe(self) -> bool:
@@ -382,6 +401,60 @@ def _load(path_or_dict: Any) -> dict[str, Any]:
     raise invalid("config", f"must be a path to a config.json or a dict, got {type(path_or_dict).__name__}")
 
 
+_QUANT_METHODS = ("fp8", "compressed-tensors", "mxfp4")
+_CT_STRATEGIES = {"tensor": "tensor", "channel": "tensor", "block": "block"}
+
+
+def _quantization(q_cfg: Any) -> tuple[float, float, str | None]:
+    """``(dense_bytes_per_param, expert_bytes_per_param, fp8_scaling)`` of a ``quantization_config``
+    (None: an unquantized BF16 / FP16 checkpoint)."""
+    key = "config.quantization_config"
+    if q_cfg is None:
+        return 2.0, 2.0, None
+    if not isinstance(q_cfg, Mapping):
+        raise invalid(key, f"must be a JSON object, got {type(q_cfg).__name__} {q_cfg!r}")
+    qm = q_cfg.get("quant_method")
+    qm = qm.lower() if isinstance(qm, str) else qm
+    if qm == "mxfp4":  # gpt-oss: MXFP4 experts (4-bit values + one 8-bit scale per 32), the rest BF16
+        return 2.0, 4.25 / 8, None
+    if qm == "fp8":  # DeepSeek-V3 / Qwen3-FP8 style: weight_block_size present = block-scaled
+        wbs = q_cfg.get("weight_block_size")
+        if wbs is None:
+            return 1.0, 1.0, "tensor"
+        if (not isinstance(wbs, list) or len(wbs) != 2
+                or not all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in wbs)):
+            raise invalid(f"{key}.weight_block_size", f"must be two positive integers (e.g. [128, 128]) or "
+                                                      f"absent (per-tensor scales), got {wbs!r}")
+        return 1.0, 1.0, "block"
+    if qm == "compressed-tensors":  # llm-compressor: one scheme per config group
+        groups = q_cfg.get("config_groups")
+        if not isinstance(groups, Mapping) or not groups:
+            raise invalid(f"{key}.config_groups", f"must be a non-empty object of quantization groups, got {groups!r}")
+        schemes = set()
+        for g, grp in groups.items():
+            w = grp.get("weights") if isinstance(grp, Mapping) else None
+            where = f"{key}.config_groups.{g}.weights"
+            if not isinstance(w, Mapping):
+                raise invalid(where, f"must be an object (type, num_bits, strategy), got {w!r}")
+            if w.get("type") != "float" or w.get("num_bits") != 8:
+                raise invalid(where, f"must be FP8 (type 'float', num_bits 8): only FP8 compressed-tensors "
+                                     f"checkpoints are priced, got type {w.get('type')!r}, num_bits "
+                                     f"{w.get('num_bits')!r} (remove quantization_config to price the "
+                                     "checkpoint as BF16)")
+            st = w.get("strategy")
+            if st not in _CT_STRATEGIES:
+                raise invalid(f"{where}.strategy", f"must be one of {', '.join(map(repr, _CT_STRATEGIES))}, "
+                                                   f"got {st!r}")
+            schemes.add(_CT_STRATEGIES[st])
+        if len(schemes) > 1:
+            raise invalid(f"{key}.config_groups", f"must scale every group's weights one way (block, or "
+                                                  f"per-tensor / per-channel), got both: {sorted(schemes)}")
+        return 1.0, 1.0, schemes.pop()
+    raise invalid(f"{key}.quant_method", f"must be one of {', '.join(map(repr, _QUANT_METHODS))} (the quantized "
+                                         f"checkpoints the serving model prices), got {qm!r}; remove "
+                                         "quantization_config to price the checkpoint as BF16")
+
+
 def model_from_hf_config(path_or_dict: Any, *, name: str | None = None, source: str | None = None) -> ModelSpec:
     """A :class:`ModelSpec` from a Hugging Face ``config.json``.
 
@@ -393,6 +466,15 @@ def model_from_hf_config(path_or_dict: Any, *, name: str | None = None, source: 
     ``text_config`` is read. Parameter counts are computed from the shapes (projections, QKV biases
     where the architecture has them, norms, routers, embeddings, an untied output head); the
     multi-token-prediction layers (``num_nextn_predict_layers``) are not counted.
+
+    A quantized checkpoint's ``quantization_config`` sets the bytes per parameter and, for FP8, the
+    weight scaling (:attr:`ModelSpec.fp8_scaling`): ``quant_method`` "fp8" with ``weight_block_size``
+    (DeepSeek-V3, Qwen3-FP8) is "block", without it "tensor"; "compressed-tensors" (llm-compressor) with
+    FP8 weights (``type`` "float", ``num_bits`` 8) is "block" for the ``block`` strategy and "tensor"
+    for ``tensor`` or ``channel``; "mxfp4" (gpt-oss) is 4.25-bit experts. Any other quantization
+    (AWQ, GPTQ, INT8, 4-bit compressed-tensors, ...) is refused, naming the key: the serving model does
+    not price it, and reading it as BF16 would silently double its weight bytes; drop
+    ``quantization_config`` to price the BF16 original.
 
     Parameters
     ----------
@@ -413,7 +495,7 @@ def model_from_hf_config(path_or_dict: Any, *, name: str | None = None, source: 
         For an unreadable file, a missing or non-integer shape key (the message names it, e.g.
         ``config.hidden_size: must be an integer >= 1, got a config.json without it``), or an
         architecture it cannot count (recurrent / state-space / linear-attention layers,
-        encoder-decoder models).
+        encoder-decoder models), or a quantization it does not price (``quantization_config``).
     """
     cfg = _load(path_or_dict)
     if isinstance(cfg.get("text_config"), Mapping):
@@ -516,14 +598,7 @@ def model_from_hf_config(path_or_dict: Any, *, name: str | None = None, source: 
     if lt is not None and "sliding_attention" in lt:
         sw = _cfg_int(cfg, "sliding_window")
         sw_layers = sum(1 for t in lt[:L] if t == "sliding_attention")
-    q_cfg = cfg.get("quantization_config")
-    dense_b = expert_b = 2.0
-    if isinstance(q_cfg, Mapping):
-        qm = str(q_cfg.get("quant_method", "")).lower()
-        if qm == "mxfp4":
-            expert_b = 4.25 / 8  # 4-bit values + one 8-bit scale per 32
-        elif qm == "fp8":
-            dense_b = expert_b = 1.0
+    dense_b, expert_b, fp8_scaling = _quantization(cfg.get("quantization_config"))
     nm = name or str(cfg.get("_name_or_path") or mtype or "model")
     src = source if source is not None else (str(path_or_dict) if isinstance(path_or_dict, str | Path) else "")
     return ModelSpec(
@@ -533,7 +608,7 @@ def model_from_hf_config(path_or_dict: Any, *, name: str | None = None, source: 
         dense_layers=dense_layers if experts else 0, kv_lora_rank=kv_lora, qk_rope_head_dim=rope, source=src,
         q_lora_rank=q_lora, qk_nope_head_dim=nope, v_head_dim=v_hd, sliding_window=sw,
         sliding_window_layers=sw_layers, dense_bytes_per_param=dense_b, expert_bytes_per_param=expert_b,
-        extra={"model_type": mtype, "tie_word_embeddings": tied},
+        fp8_scaling=fp8_scaling, extra={"model_type": mtype, "tie_word_embeddings": tied},
     )
 
 
@@ -574,7 +649,8 @@ def _deepseek(mtype: str, heads: int, experts: int, dense: int, vocab: int) -> d
             "first_k_dense_replace": dense, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
             "qk_rope_head_dim": 64, "v_head_dim": 128, "vocab_size": vocab, "tie_word_embeddings": False,
             "num_nextn_predict_layers": 1 if mtype == "deepseek_v3" and experts == 256 else 0,
-            "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]}}
+            "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+                                    "weight_block_size": [128, 128]}}
 
 
 def _glm(h: int, L: int, inter: int, moe: int, experts: int, dense: int) -> dict[str, Any]:
