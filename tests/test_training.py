@@ -275,7 +275,7 @@ def test_expected_slowest_fraction():
 
 def test_expert_parallel_gathers_only_the_dense_part_across_ranks():
     # 256 GPUs, 4-way pipeline, 64-way EP: the experts are not gathered across data-parallel ranks
-    kw = {"train_gpus": 256, "tokens": 512 * 4096, "sequences": 512, "model_parallel": 4, "recompute_logprob": False,
+    kw = {"train_gpus": 256, "tokens": 512 * 4096, "sequences": 512, "pipeline_parallel": 4, "recompute_logprob": False,
           "reference": False, "max_tokens_per_gpu": 4096}
     with_ep = tr.train_step_s("DeepSeek-V3", "H100", expert_parallel=64, **kw)
     without = tr.train_step_s("DeepSeek-V3", "H100", **kw)

@@ -127,7 +127,7 @@ def test_every_term_is_in_the_total():
     ph = tr.train_step_s(MOE, G, tensor_parallel=2, pipeline_parallel=2, expert_parallel=2, precision="fp8",
                          **{**KW, "activation_checkpointing": "full", "recompute_logprob": True})
     assert set(ph) == {"actor", "logprob", "reference", "critic", "optimizer", "collectives", "recompute", "tp_comm",
-                       "ep_comm", "pipeline_bubble", "total"}
+                       "ep_comm", "cp_comm", "pipeline_bubble", "total"}
     assert min(ph["recompute"], ph["tp_comm"], ph["ep_comm"], ph["pipeline_bubble"]) > 0
     assert ph["total"] == pytest.approx(sum(v for k, v in ph.items() if k != "total"), rel=1e-12)
 

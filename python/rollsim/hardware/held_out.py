@@ -24,7 +24,8 @@ unchanged by their presence.
 * **training**: pre-training throughput in tokens/s/GPU, compared as the step time
   ``global batch x sequence length / (tokens/s/GPU x GPUs)`` against
   :func:`rollsim.hardware.training.train_step_s` (no log-prob recompute, no reference model), with
-  the row's published parallel layout, micro-batch size and activation checkpointing. A
+  the row's published parallel layout (``context_parallel`` too, where given; absent, the part of
+  ``model_parallel`` beyond TP x PP), micro-batch size and activation checkpointing. A
   row that publishes only ``model_tflops_per_gpu`` (NeMo's long-sequence table) is the step time
   ``NeMo model FLOPs of the batch / (TFLOP/s/GPU x GPUs)``, with NeMo's Llama-3 formula
   (:func:`nemo_llama3_flops`).
@@ -156,7 +157,8 @@ def _training_row(r: dict[str, Any]) -> Row:
                              sequences=r["sequences"], recompute_logprob=False, reference=False,
                              model_parallel=r.get("model_parallel"), tensor_parallel=r.get("tensor_parallel", 1),
                              pipeline_parallel=r.get("pipeline_parallel", 1),
-                             virtual_pipeline=r.get("virtual_pipeline", 1), expert_parallel=r.get("expert_parallel", 1),
+                             virtual_pipeline=r.get("virtual_pipeline", 1),
+                             context_parallel=r.get("context_parallel"), expert_parallel=r.get("expert_parallel", 1),
                              max_tokens_per_gpu=None if mbs is None else mbs * r["sequence_tokens"],
                              activation_checkpointing=r.get("activation_checkpointing"),
                              precision=r.get("precision", "bf16"))["total"]

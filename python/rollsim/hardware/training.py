@@ -18,11 +18,20 @@ A step's phases (seconds), each from the FLOPs of the sequences it processes:
   ``tp_overlap`` says otherwise;
 * ``ep_comm``: expert parallelism's dispatch and combine all-to-alls per MoE layer and pass, over
   NVLink to the group's ranks on the node and the NIC to other nodes;
+* ``cp_comm``: context parallelism's ring-attention K/V exchange (each GPU holds ``T / cp`` tokens
+  of every sequence and passes its K/V shard of each layer ``cp - 1`` times around the ring per
+  forward pass, K/V and their gradients in the backward), over NVLink while the ring stays inside a
+  node; hidden behind the attention compute it overlaps by design, as the data-parallel collectives
+  are behind theirs: only the excess is exposed (:func:`cp_exchange_s`);
 * ``pipeline_bubble``: the pipeline's fill and drain, ``(pp - 1) / (virtual_pipeline x
   micro-batches)`` of the rest (Narayanan et al. 2021, arXiv 2104.04473).
 
 Under ``precision="fp8"`` only the transformer blocks' GEMMs run at the FP8 peak; attention, the
-output head and the embedding at BF16 (:func:`linear_flops_split`).
+output head and the embedding at BF16 (:func:`linear_flops_split`): torchao's
+``convert_to_float8_training``, which torchtitan's ``float8`` converter applies, "swaps
+torch.nn.Linear in module with Float8Linear" (pytorch/ao docs, torchao.float8), and Transformer
+Engine's recipes run ``DotProductAttention`` in BF16 unless ``fp8_dpa`` is set (its default False,
+``transformer_engine.common.recipe.DelayedScaling``).
 
 ``F`` of a sequence of ``T`` tokens is ``2 x N x T + 2 x layers x heads x head_dim x T**2`` (the
 matrix FLOPs of the ``N`` active parameters, and causal attention's scores and weighted sum: half of
@@ -66,7 +75,7 @@ __all__ = ["MFU", "MFU_FAMILY", "TRAIN_FAMILIES", "train_family", "achieved_mfu"
            "engine_train_params", "engine_train_ranks", "expected_slowest_fraction", "group_lengths", "CALIBRATION", "HELD_OUT", "fit",
            "calibration_report", "training_validation_rows", "COLLECTIVE_EFFICIENCY", "table_rows", "AC_MODES",
            "ACTIVATION_CHECKPOINTING", "SELECTIVE_RECOMPUTE", "ACTIVATION_BYTES", "linear_flops_split",
-           "EXPERT_ROUTINGS", "train_option_names"]
+           "EXPERT_ROUTINGS", "train_option_names", "cp_exchange_s"]
 
 
 class _Model(Protocol):
@@ -76,6 +85,7 @@ class _Model(Protocol):
     layers: int
     attention_heads: int
     head_dim: int
+    kv_heads: int
 
 
 class _Gpu(Protocol):
@@ -451,6 +461,9 @@ class _Plan:
     rc_b: float         # the same, seconds per token**2
     tp_s: float         # exposed tensor-parallel collectives of one forward pass, seconds per token
     ep_s: float         # exposed expert-parallel all-to-all of one forward pass, seconds per token
+    cp_s: float         # context-parallel K/V exchange of one forward pass, seconds per token (before hiding)
+    cp_hide: float      # attention compute one forward pass's exchange hides behind, seconds per token**2
+    cp_passes: float    # forward-pass equivalents of K/V exchange in the step (a backward is 2: K/V and dK/dV)
     comm_passes: float  # forward-pass equivalents of collectives in the step (a backward is 1, a full recompute 1)
     compute: dict[str, tuple[float, float, float]]
     slow: float         # OVERLAP_SLOWDOWN, or 1
@@ -465,6 +478,8 @@ class _Plan:
         out = {k: (n * f + r * rc) * s * self.slow for k, (n, r, s) in self.compute.items()}
         out["tp_comm"] = self.tp_s * tokens * self.comm_passes
         out["ep_comm"] = self.ep_s * tokens * self.comm_passes
+        cp = self.cp_passes * np.maximum(0.0, self.cp_s * tokens - self.cp_hide * sq_tokens) if self.cp_s else 0.0 * tokens
+        out["cp_comm"] = float(cp) if np.ndim(cp) == 0 else cp
         out["pipeline_bubble"] = self.bubble * sum(out.values())
         return out
 
@@ -566,9 +581,46 @@ def _plan(model: _Model, gpu: _Gpu, *, backend: str, mp: int, tp: int, pp: int, 
         remote = _touched(experts, k, nodes, expert_routing) * (nodes - 1) / nodes
         outside = one * remote / (float(gpu.nic_bytes_per_s) * COLLECTIVE_EFFICIENCY)
         ep_s = (moe_layers / pp) * 2.0 * max(inside, outside) * (1.0 - ep_overlap)
+    cp_s = cp_hide = cp_passes = 0.0
+    if cp > 1:
+        cp_s = cp_exchange_s(model, gpu, tp=tp, pp=pp, cp=cp)
+        cp_hide = fwd_b * (cp - 1) / cp  # the attention of the cp - 1 ring steps a transfer overlaps
+        # a forward 1, a backward 2 (K/V again, and dK/dV back around the ring), a recompute of the
+        # attention 1 (full, or Megatron's selective core attention)
+        att_rc = 1.0 if ac == "full" else (SELECTIVE_RECOMPUTE[backend][1] if ac == "selective" else 0.0)
+        cp_passes = e * (3.0 + att_rc) + float(flags["recompute_logprob"]) + float(flags["reference"])
+        if flags["critic"]:
+            cp_passes += 1.0 + e * (3.0 + att_rc)
     bubble = (pp - 1) / (vp * micro) if pp > 1 else 0.0
-    return _Plan(fwd_a, fwd_b, rc_a, rc_b, tp_s, ep_s, passes, compute,
+    return _Plan(fwd_a, fwd_b, rc_a, rc_b, tp_s, ep_s, cp_s, cp_hide, cp_passes, passes, compute,
                  OVERLAP_SLOWDOWN if flags["overlap_rollout"] else 1.0, bubble)
+
+
+def cp_exchange_s(model: Any, accelerator: Any, *, tp: int = 1, pp: int = 1, cp: int = 2) -> float:
+    """Seconds per token (of a data-parallel rank's tokens) of one forward pass's ring-attention K/V
+    exchange under context parallelism ``cp``, before any of it hides behind compute.
+
+    Each of the ``cp`` ranks of a context-parallel group holds ``T / cp`` tokens of every sequence
+    and, per layer of its pipeline stage (``layers / pp``), passes its shard of K and V (``2 x
+    kv_heads / tp x head_dim x 2`` bytes per token on each tensor-parallel GPU; at least one head
+    per GPU) ``cp - 1`` times to its ring neighbour (Transformer Engine's ``AttnFuncWithCPAndKVP2P``,
+    ``transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py``: the
+    point-to-point "communications of KV and dKV"). All GPUs send at once, so one pass costs
+    ``layers / pp x (cp - 1) / cp x T x bytes per token / (0.75 x link)``, the link that of the
+    ``tp x cp`` consecutive GPUs the group spans (Megatron orders TP innermost, then CP): NVLink
+    inside a node, the NIC beyond. :func:`train_step_s` hides it behind the attention compute of the
+    same layer and pass (the ring sends the next shard while it computes on the current one): the
+    ``cp_comm`` phase is only the excess.
+    """
+    model, accelerator = _resolve(model, accelerator)
+    tp = _check.integer("tensor_parallel", tp, 1, _MAX_GPUS)
+    pp = _check.integer("pipeline_parallel", pp, 1, _MAX_GPUS)
+    cp = _check.integer("context_parallel", cp, 1, _MAX_GPUS)
+    kv_heads = int(getattr(model, "kv_heads", 0) or model.attention_heads)
+    per_gpu = max(1.0, kv_heads / tp)
+    per_token = 2.0 * per_gpu * float(model.head_dim) * ACTIVATION_BYTES  # K and V
+    link = _link(accelerator, tp * cp) * COLLECTIVE_EFFICIENCY
+    return (model.layers / pp) * (cp - 1) / cp * per_token / link
 
 
 #: train_step_s arguments a deployment sets itself (not ``Deployment.train_options`` / ``--train-option``).
@@ -591,8 +643,8 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
                  ppo_epochs: int = 1, recompute_logprob: bool = True, reference: bool = True,
                  critic: bool = False, critic_model: Any = None, mini_batches: int = 1,
                  model_parallel: int | None = None, tensor_parallel: int = 1, pipeline_parallel: int = 1,
-                 virtual_pipeline: int = 1, expert_parallel: int = 1, dispatch: str = "balanced",
-                 max_tokens_per_gpu: float | None = None, precision: str = "bf16",
+                 virtual_pipeline: int = 1, context_parallel: int | None = None, expert_parallel: int = 1,
+                 dispatch: str = "balanced", max_tokens_per_gpu: float | None = None, precision: str = "bf16",
                  activation_checkpointing: str | None = None, tp_overlap: float = 0.0, ep_overlap: float = 0.0,
                  expert_routing: str = "random", overlap_rollout: bool = False,
                  mfu: float | None = None) -> dict[str, float]:
@@ -631,10 +683,10 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
     mini_batches : int
         Optimizer steps per epoch (each synchronizes the ranks).
     model_parallel : int, optional
-        GPUs per data-parallel rank: ``tensor_parallel x pipeline_parallel x`` context parallel
-        (the default, None, is ``tensor_parallel x pipeline_parallel``); a multiple of
-        ``tensor_parallel x pipeline_parallel``, the rest being context-parallel GPUs (whose ring
-        attention traffic is not modelled: taken as overlapped).
+        GPUs per data-parallel rank: ``tensor_parallel x pipeline_parallel x context_parallel``
+        (the default, None, is that product); a multiple of ``tensor_parallel x
+        pipeline_parallel``, the rest being context-parallel GPUs when ``context_parallel`` is not
+        given.
     tensor_parallel : int
         Tensor-parallel GPUs (Megatron ``--tensor-model-parallel-size``, torchtitan
         ``parallelism.tensor_parallel_degree``): per layer and forward pass two all-reduces (or with
@@ -651,6 +703,16 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
     virtual_pipeline : int
         Model chunks per stage of the interleaved schedule (``--virtual-pipeline-model-parallel-size``),
         in [1, 1024].
+    context_parallel : int, optional
+        Context-parallel GPUs (Megatron ``--context-parallel-size``, torchtitan
+        ``parallelism.context_parallel_degree``), in [1, 2**20]: each holds ``T / cp`` tokens of
+        every sequence, so the tensor- and expert-parallel collectives carry ``1 / cp`` of the
+        tokens each; the weights are replicated across them (the data-parallel collectives run
+        over the ``data-parallel ranks x cp`` replicas of each shard), and ring attention passes each
+        layer's K/V shard ``cp - 1`` times per forward pass (K/V and dK/dV in the backward) over
+        the link the ``tp x cp`` GPUs span: the ``cp_comm`` phase, only what the attention compute
+        it overlaps does not hide (:func:`cp_exchange_s`). Default None: ``model_parallel / (tp x
+        pp)`` (1 without ``model_parallel``); given with ``model_parallel``, the two must agree.
     expert_parallel : int
         Data-parallel ranks a MoE layer's routed experts are split over (they are then gathered
         only among the ``ranks / expert_parallel`` replicas of each shard); must divide the
@@ -694,7 +756,7 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
     dict of str to float
         ``actor`` (forward + backward), ``logprob``, ``reference``, ``critic``, ``optimizer``,
         ``collectives`` (data-parallel), ``recompute`` (activation checkpointing of the actor),
-        ``tp_comm``, ``ep_comm``, ``pipeline_bubble`` and ``total``, seconds.
+        ``tp_comm``, ``ep_comm``, ``cp_comm``, ``pipeline_bubble`` and ``total``, seconds.
 
     Raises
     ------
@@ -712,13 +774,21 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
     tp = _check.integer("tensor_parallel", tensor_parallel, 1, _MAX_GPUS)
     pp = _check.integer("pipeline_parallel", pipeline_parallel, 1, _MAX_GPUS)
     vp = _check.integer("virtual_pipeline", virtual_pipeline, 1, 1024)
-    mp = tp * pp if model_parallel is None else _check.integer("model_parallel", model_parallel, 1, _MAX_GPUS)
+    cpg = None if context_parallel is None else _check.integer("context_parallel", context_parallel, 1, _MAX_GPUS)
+    mp = (tp * pp * (cpg or 1) if model_parallel is None
+          else _check.integer("model_parallel", model_parallel, 1, _MAX_GPUS))
     if mp % (tp * pp):
         raise invalid("model_parallel", f"must be a multiple of tensor_parallel x pipeline_parallel ({tp} x {pp}), "
                       f"got {mp}")
+    if cpg is not None and mp != tp * pp * cpg:
+        raise invalid("context_parallel", f"must be model_parallel / (tensor_parallel x pipeline_parallel) = "
+                      f"{mp} / ({tp} x {pp}) = {mp // (tp * pp)}, got {cpg}")
     if gpus % mp:
         if model_parallel is not None:
             raise invalid("model_parallel", f"must divide train_gpus ({gpus}), got {mp}")
+        if cpg is not None and cpg > 1:
+            raise invalid("context_parallel", f"tensor_parallel x pipeline_parallel x context_parallel ({tp} x {pp} x "
+                          f"{cpg}) must divide train_gpus ({gpus}), got {mp}")
         raise invalid("tensor_parallel", f"tensor_parallel x pipeline_parallel ({tp} x {pp}) must divide train_gpus "
                       f"({gpus}), got {mp}")
     if pp > model.layers:
@@ -799,22 +869,25 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
     phases["optimizer"] = steps * opt_one * (1.0 + (critic_scale if flags["critic"] else 0.0))
     hide = (run["actor"] + run["recompute"]) / (epochs * m)
     phases["collectives"] = steps * _exposed_comm(model, accelerator, gpus, mp, ep, backend, mb_tokens,
-                                                  max_tokens_per_gpu, hide)
-    for k in ("recompute", "tp_comm", "ep_comm", "pipeline_bubble"):
+                                                  max_tokens_per_gpu, hide, cp=mp // (tp * pp))
+    for k in ("recompute", "tp_comm", "ep_comm", "cp_comm", "pipeline_bubble"):
         phases[k] = run[k]
     phases["total"] = sum(phases.values())
     return phases
 
 
 def _exposed_comm(model: _Model, gpu: _Gpu, gpus: int, mp: int, ep: int, backend: str, mb_tokens: float,
-                  max_tokens_per_gpu: float | None, compute_s: float) -> float:
-    """Seconds of one optimizer step's data-parallel traffic not hidden behind its compute."""
-    dp = gpus // mp
+                  max_tokens_per_gpu: float | None, compute_s: float, cp: int = 1) -> float:
+    """Seconds of one optimizer step's data-parallel traffic not hidden behind its compute. The
+    ``cp`` context-parallel GPUs of a rank hold the same weights: each shard (of ``mp / cp`` GPUs)
+    has ``dp x cp`` replicas, among which its gradients are reduced and its parameters gathered."""
+    dp = gpus // mp * cp
     if dp == 1:
         return 0.0
+    shard = mp // cp
     routed = float(getattr(model, "routed_params", 0.0))
-    dense_bytes = 2.0 * (float(model.total_params) - routed) / mp
-    expert_bytes = 2.0 * routed / (mp * ep)
+    dense_bytes = 2.0 * (float(model.total_params) - routed) / shard
+    expert_bytes = 2.0 * routed / (shard * ep)
     replicas = dp // ep
     link = gpu.scale_up_bytes_per_s if gpus <= gpu.gpus_per_node else gpu.nic_bytes_per_s
     one = dense_bytes * (dp - 1) / dp + expert_bytes * (replicas - 1) / replicas  # one gather or reduce-scatter
@@ -868,7 +941,7 @@ def engine_train_params(model: Any, accelerator: Any, *, train_gpus: int, mean_t
     n = 1 << 20
     ph = train_step_s(model, accelerator, train_gpus=train_gpus, tokens=mean * n, sequences=n, **kwargs)
     compute = ph["actor"] + ph["logprob"] + ph["reference"] + ph["critic"]
-    for k in ("recompute", "tp_comm", "ep_comm", "pipeline_bubble"):  # 0 unless their options are set
+    for k in ("recompute", "tp_comm", "ep_comm", "cp_comm", "pipeline_bubble"):  # 0 unless their options are set
         compute += ph[k]
     fixed = ph["optimizer"] + ph["collectives"]
     return {"train_step_s": fixed, "train_s_per_token": compute * slowest / (mean * n)}
@@ -879,7 +952,7 @@ def engine_train_ranks(model: Any, accelerator: Any, *, train_gpus: int, batch_s
                        recompute_logprob: bool = True, reference: bool = True, critic: bool = False,
                        critic_model: Any = None, mini_batches: int = 1, model_parallel: int | None = None,
                        tensor_parallel: int = 1, pipeline_parallel: int = 1, virtual_pipeline: int = 1,
-                       expert_parallel: int = 1, max_tokens_per_gpu: float | None = None, precision: str = "bf16",
+                       context_parallel: int | None = None, expert_parallel: int = 1, max_tokens_per_gpu: float | None = None, precision: str = "bf16",
                        activation_checkpointing: str | None = None, tp_overlap: float = 0.0,
                        ep_overlap: float = 0.0, expert_routing: str = "random", overlap_rollout: bool = False,
                        mfu: float | None = None) -> dict[str, Any]:
@@ -891,7 +964,9 @@ def engine_train_ranks(model: Any, accelerator: Any, *, train_gpus: int, batch_s
     the log-prob recompute and the reference, ``1 + 3 x ppo_epochs`` of the critic's size, and the
     activation recompute) of :func:`sequence_flops` at one rank's FLOP/s (``model_parallel`` GPUs x
     peak x MFU, FP8 for the blocks' GEMMs only, slowed by :data:`OVERLAP_SLOWDOWN` with
-    ``overlap_rollout``), plus its share of the tensor- and expert-parallel collectives, times one
+    ``overlap_rollout``), plus its share of the tensor- and expert-parallel collectives (and of the
+    exposed context-parallel K/V exchange, taken at ``mean_tokens``: it is what the attention of a
+    ``mean_tokens`` sequence does not hide), times one
     plus the pipeline bubble of a batch of ``batch_size`` sequences: ``s_per_token`` is its linear
     part, ``s_per_token_sq`` its attention part. ``fixed_s`` is one mini-batch's share of the
     optimizer and the exposed data-parallel collectives of a batch of ``batch_size`` sequences of
@@ -902,7 +977,7 @@ def engine_train_ranks(model: Any, accelerator: Any, *, train_gpus: int, batch_s
     ----------
     model, accelerator, train_gpus, backend, dispatch, ppo_epochs, recompute_logprob, reference,
     critic, critic_model, mini_batches, model_parallel, tensor_parallel, pipeline_parallel,
-    virtual_pipeline, expert_parallel, max_tokens_per_gpu, precision, activation_checkpointing,
+    virtual_pipeline, context_parallel, expert_parallel, max_tokens_per_gpu, precision, activation_checkpointing,
     tp_overlap, ep_overlap, expert_routing, overlap_rollout, mfu
         As for :func:`train_step_s`.
     batch_size : int
@@ -930,13 +1005,13 @@ def engine_train_ranks(model: Any, accelerator: Any, *, train_gpus: int, batch_s
     opts = dict(backend=backend, ppo_epochs=ppo_epochs, recompute_logprob=recompute_logprob, reference=reference,
                 critic=critic, critic_model=critic_model, mini_batches=mini_batches, model_parallel=model_parallel,
                 tensor_parallel=tensor_parallel, pipeline_parallel=pipeline_parallel,
-                virtual_pipeline=virtual_pipeline, expert_parallel=expert_parallel,
+                virtual_pipeline=virtual_pipeline, context_parallel=context_parallel, expert_parallel=expert_parallel,
                 max_tokens_per_gpu=max_tokens_per_gpu, precision=precision,
                 activation_checkpointing=activation_checkpointing, tp_overlap=tp_overlap, ep_overlap=ep_overlap,
                 expert_routing=expert_routing, overlap_rollout=overlap_rollout, mfu=mfu)
     ph = train_step_s(model, accelerator, train_gpus=train_gpus, tokens=mean * n, sequences=n, **opts)  # checks all
     tp, pp = int(tensor_parallel), int(pipeline_parallel)
-    mp = tp * pp if model_parallel is None else int(model_parallel)
+    mp = tp * pp * int(context_parallel or 1) if model_parallel is None else int(model_parallel)
     m = int(mini_batches)
     dp = int(train_gpus) // mp
     critic_scale = 1.0
@@ -964,6 +1039,8 @@ def engine_train_ranks(model: Any, accelerator: Any, *, train_gpus: int, batch_s
         lin, sq = passes * plan.fwd_a, passes * plan.fwd_b
     rc_epochs = sum(r * s for k, (_n, r, s) in plan.compute.items()) * plan.slow
     lin += rc_epochs * plan.rc_a + (plan.tp_s + plan.ep_s) * plan.comm_passes
+    if plan.cp_s:  # the exposed K/V exchange per token of a mean_tokens-token sequence
+        lin += plan.cp_passes * max(0.0, plan.cp_s - plan.cp_hide * mean)
     sq += rc_epochs * plan.rc_b
     return {"dp_ranks": dp, "dispatch": dispatch, "s_per_token": lin * (1.0 + plan.bubble),
             "s_per_token_sq": sq * (1.0 + plan.bubble), "fixed_s": (ph["optimizer"] + ph["collectives"]) / m,
