@@ -164,6 +164,30 @@ _ALIASES = {
 }
 
 
+#: Aliases that name more than one product: what the name is taken as, said with a
+#: :class:`rollsim.NameAssumedWarning` (never silently).
+_AMBIGUOUS = {
+    "a100": "the A100 comes in 40 and 80 GB: taken as A100-80G (give A100-40G or A100-80G to choose)",
+    "a100-sxm": "the A100 SXM comes in 40 and 80 GB: taken as A100-80G (give A100-40G or A100-80G to choose)",
+    "mi300": "the MI300 family is the MI300X (192 GB) and the MI300A APU: taken as MI300X (give MI300X to choose)",
+}
+_MODEL_AMBIGUOUS = {
+    "llama-3-8b": "taken as Llama-3.1-8B, which has the same shape (layers, heads, KV heads, widths, vocabulary); "
+                  "the two differ in context length (8,192 against 131,072 tokens) and RoPE scaling, which the "
+                  "hardware model does not use (give Llama-3.1-8B to choose it, or --hf-config with the "
+                  "model's own config.json)",
+}
+_MODEL_AMBIGUOUS["meta-llama-3-8b"] = _MODEL_AMBIGUOUS["llama-3-8b"]
+
+
+def _assumed(field: str, name: str, text: str) -> None:
+    import warnings
+
+    from rollsim.errors import NameAssumedWarning
+
+    warnings.warn(f"{field}: {name!r}: {text}", NameAssumedWarning, stacklevel=3)
+
+
 def _key(name: str) -> str:
     return name.strip().lower().replace("_", "-").replace(" ", "-")
 
@@ -204,6 +228,8 @@ def accelerator(name: str | Accelerator) -> Accelerator:
             if _key(n) == k:
                 return a
         if k in _ALIASES:
+            if k in _AMBIGUOUS:
+                _assumed("gpu", name, _AMBIGUOUS[k])
             return ACCELERATORS[_ALIASES[k]]
     if not isinstance(name, str):
         raise invalid("gpu", f"must be an accelerator's name or a rollsim.hardware.Accelerator, got "
@@ -735,6 +761,8 @@ def model(name_or_spec: str | ModelSpec) -> ModelSpec:
                 if _key(n) == cand:
                     return m
             if cand in _MODEL_ALIASES:
+                if cand in _MODEL_AMBIGUOUS:
+                    _assumed("model", name_or_spec, _MODEL_AMBIGUOUS[cand])
                 return MODELS[_MODEL_ALIASES[cand]]
     if not isinstance(name_or_spec, str):
         raise invalid("model", f"must be a model's name or a rollsim.hardware.ModelSpec, got "

@@ -1,0 +1,34 @@
+"""Bad inputs a new user hit in the first hour (metrics of one framework calibrated on another's
+config) and the exact error each gets; appended to the table of ``tests/bad_inputs.py`` (see its
+format)."""
+
+from __future__ import annotations
+
+_EX = "rollsim.configs.EXAMPLES"
+_LOAD = f"rollsim.configs.load({_EX} / %r)"
+_VERL_CSV = f"{_EX} / 'verl_grpo_metrics.csv'"
+_AREAL_CSV = f"{_EX} / 'areal_grpo_metrics.csv'"
+
+
+def _mismatch(detected: str, hint: str, config: str) -> str:
+    return (f"metrics: the table has {detected} metric names ({hint}) but the config is for {config}: the metrics "
+            f"are most likely of another run; give the {config} run's metrics, or framework={detected!r} (rollsim "
+            f"calibrate / whatif: --metric-names {detected}) to fit them on this config anyway")
+
+
+_VERL_HINT = "timing_s/..., response_length/..."
+_AREAL_HINT = "timeperf/..."
+
+ROWS: list[tuple[str, str, str, str]] = [
+    ("calibration", f"rollsim.calibrate({_VERL_CSV}, {_LOAD % 'areal_grpo.yaml'}, bootstrap=0)", "ScenarioError",
+     _mismatch("verl", _VERL_HINT, "areal")),
+    ("calibration", f"rollsim.calibrate({_AREAL_CSV}, {_LOAD % 'verl_grpo.yaml'}, bootstrap=0)", "ScenarioError",
+     _mismatch("areal", _AREAL_HINT, "verl")),
+    ("calibration", f"rollsim.calibrate({_VERL_CSV}, {_LOAD % 'slime_async.sh'}, bootstrap=0)", "ScenarioError",
+     _mismatch("verl", _VERL_HINT, "slime")),
+    ("calibration", f"cli('calibrate', '--config', str({_EX} / 'areal_grpo.yaml'), '--metrics', str({_VERL_CSV}))",
+     "CliExit", "exit 2: rollsim: error: --" + _mismatch("verl", _VERL_HINT, "areal")),
+    ("calibration", f"cli('whatif', '--config', str({_EX} / 'verl_grpo.yaml'), '--metrics', str({_AREAL_CSV}), "
+                    "'--pipeline', 'sync')",
+     "CliExit", "exit 2: rollsim: error: --" + _mismatch("areal", _AREAL_HINT, "verl")),
+]
