@@ -108,8 +108,8 @@ ROWS: list[tuple[str, str, str, str]] = [
      "ScenarioError", "draws: must be an integer in [0, 1000], got -1"),
     # ---------------------------------------------------------------- command line
     ("config CLI", "cli('import', write('a.yaml', 'foo: 1\\n'))", "CliExit",
-     "exit 2: rollsim: error: framework: cannot tell which framework a.yaml is for; pass framework= one of verl, areal, "
-     "slime, openrlhf"),
+     "exit 2: rollsim: error: --framework: cannot tell which framework a.yaml is for; pass --framework, one of verl, "
+     "areal, slime, openrlhf"),
     ("config CLI", f"cli('whatif', '--config', {VERL}, '--metrics', {GOOD_METRICS}, '--rollout-gpus', '8,x')",
      "CliExit", "exit 2: rollsim whatif: error: argument --rollout-gpus: must be positive integers "
      "separated by commas, got '8,x'"),

@@ -16,6 +16,9 @@ def _mismatch(detected: str, hint: str, config: str) -> str:
             f"calibrate / whatif: --metric-names {detected}) to fit them on this config anyway")
 
 
+_TABLE = ("verl_grpo_metrics.csv is a .csv file, a table, not a config (a run's per-step metrics go to rollsim.calibrate, "
+          "on the command line rollsim calibrate --config CONFIG --metrics FILE); give the run's config (verl YAML or "
+          "launch script, AReaL YAML, slime or OpenRLHF launch script)")
 _VERL_HINT = "timing_s/..., response_length/..."
 _AREAL_HINT = "timeperf/..."
 
@@ -31,4 +34,13 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("calibration", f"cli('whatif', '--config', str({_EX} / 'verl_grpo.yaml'), '--metrics', str({_AREAL_CSV}), "
                     "'--pipeline', 'sync')",
      "CliExit", "exit 2: rollsim: error: --" + _mismatch("areal", _AREAL_HINT, "verl")),
+    # a metrics table given as the config
+    ("config CLI", f"rollsim.configs.load({_VERL_CSV})", "ScenarioError", "config: " + _TABLE),
+    ("config CLI", f"cli('import', str({_VERL_CSV}))", "CliExit", "exit 2: rollsim: error: config: " + _TABLE),
+    ("config CLI", f"cli('calibrate', '--config', str({_VERL_CSV}), '--metrics', str({_VERL_CSV}))", "CliExit",
+     "exit 2: rollsim: error: --config: " + _TABLE),
+    # the command line names its own flag, not the Python keyword
+    ("config CLI", "cli('calibrate', '--config', write('b.yaml', 'foo: 1\\n'), '--metrics', str(" + _VERL_CSV + "))",
+     "CliExit", "exit 2: rollsim: error: --framework: cannot tell which framework b.yaml is for; pass --framework, one "
+     "of verl, areal, slime, openrlhf"),
 ]

@@ -103,3 +103,14 @@ def test_each_example_calibrates_on_its_own_metrics(config, metrics):
         warnings.simplefilter("ignore")
         cal = rollsim.calibrate(EXAMPLES / metrics, rollsim.configs.load(EXAMPLES / config), bootstrap=0)
     assert cal.metrics.height > 0
+
+
+def test_whatif_says_the_assumed_gpu_once():
+    # resolved by the calibration and again by each variant's rescale: one line on stderr
+    code, _, err = _cli("whatif", "--config", str(EXAMPLES / "verl_grpo.yaml"), "--metrics",
+                        str(EXAMPLES / "verl_grpo_metrics.csv"), "--gpu", "A100", "--model", "Qwen3-4B",
+                        "--train-gpus", "4", "--bootstrap", "10", "--draws", "2")
+    assert code == 0, err
+    assert [line for line in err.splitlines() if "'A100'" in line] == [
+        "rollsim: warning: gpu: 'A100': the A100 comes in 40 and 80 GB: taken as A100-80G (give A100-40G or "
+        "A100-80G to choose)"]

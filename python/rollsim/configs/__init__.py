@@ -41,9 +41,15 @@ def detect(path: str | Path) -> str:
     Raises
     ------
     ScenarioError
-        ``framework: cannot tell ...`` naming the allowed frameworks.
+        ``framework: cannot tell ...`` naming the allowed frameworks; ``config: ...`` for a table
+        (CSV, parquet, JSON lines: a run's metrics, which :func:`rollsim.calibrate` reads).
     """
     p = Path(path)
+    if p.suffix.lower() in (".csv", ".parquet", ".pq", ".jsonl", ".ndjson"):
+        raise invalid("config", f"{p.name} is a {p.suffix} file, a table, not "
+                      "a config (a run's per-step metrics go to rollsim.calibrate, on the command line rollsim "
+                      "calibrate --config CONFIG --metrics FILE); give the run's config (verl YAML or launch "
+                      "script, AReaL YAML, slime or OpenRLHF launch script)")
     if p.suffix in (".yaml", ".yml"):
         tree = read_yaml(p)
         if any(k in tree for k in ("gconfig", "allocation_mode")) or (

@@ -185,7 +185,8 @@ def _assumed(field: str, name: str, text: str) -> None:
 
     from rollsim.errors import NameAssumedWarning
 
-    warnings.warn(f"{field}: {name!r}: {text}", NameAssumedWarning, stacklevel=3)
+    # attributed to accelerator() / model() themselves: said once per name, however many callers resolve it
+    warnings.warn(f"{field}: {name!r}: {text}", NameAssumedWarning, stacklevel=2)
 
 
 def _key(name: str) -> str:
