@@ -43,4 +43,11 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("config CLI", "cli('calibrate', '--config', write('b.yaml', 'foo: 1\\n'), '--metrics', str(" + _VERL_CSV + "))",
      "CliExit", "exit 2: rollsim: error: --framework: cannot tell which framework b.yaml is for; pass --framework, one "
      "of verl, areal, slime, openrlhf"),
+    # plot / report name --out, not the Python function's argument (path=, fmt=), before drawing anything
+    ("CLI", "cli('plot', write('r', None), '--kind', 'utilization', '--out', 'f.txt')", "CliExit",
+     "exit 2: rollsim: error: --out: must end in one of .png, .svg, .pdf, got 'f.txt'"),
+    ("CLI", "cli('report', write('r', None), '--out', 'r.txt')", "CliExit",
+     "exit 2: rollsim: error: --out: must end in .html or .md (the report's format follows it), got 'r.txt'"),
+    ("CLI", "cli('report', write('r', None), '--out', 'r.md', '--format', 'html')", "CliExit",
+     "exit 2: rollsim: error: --out: must end in .html for --format html, got 'r.md'"),
 ]
