@@ -39,7 +39,7 @@ ROWS += [
     ("sync hardware", "sync.Hardware(gpus_per_host_link=2.0)", "ScenarioError",
      "gpus_per_host_link: must be an integer in [1, 1024], got float 2.0"),
     ("sync hardware", "cluster_from_dict({'model': {'preset': 'qwen3-4b'}, 'hardware': {'gpus_per_host_link': 2000}})",
-     "ScenarioError", "gpus_per_host_link: must be in [1, 1024], got 2000"),
+     "ScenarioError", "hardware.gpus_per_host_link: must be in [1, 1024], got 2000"),
     ("sync hardware", "rollsim._rollsim.sync_estimate(dict(sync.chapter_cluster('parallel').to_dict(), hardware="
      + _HOST_LINK.format(0) + "))", "ScenarioError", "gpus_per_host_link: must be in [1, 1024], got 0"),
 ]

@@ -50,4 +50,9 @@ ROWS: list[tuple[str, str, str, str]] = [
      "exit 2: rollsim: error: --out: must end in .html or .md (the report's format follows it), got 'r.txt'"),
     ("CLI", "cli('report', write('r', None), '--out', 'r.md', '--format', 'html')", "CliExit",
      "exit 2: rollsim: error: --out: must end in .html for --format html, got 'r.md'"),
+    # a cluster file's key is named with its table, as the file has it
+    ("sync cluster", "cli('sync', write('c.toml', '[model]\\npreset = \"qwen3-4b\"\\n[hardware]\\nlatency_s = -1\\n'))",
+     "CliExit", "exit 2: rollsim: error: hardware.latency_s: must be in [0, 1e6] seconds, got -1"),
+    ("sync cluster", "cluster_from_dict({'model': {'preset': 'qwen3-4b'}, 'software': {'pause_resume_s': -0.5}})",
+     "ScenarioError", "software.pause_resume_s: must be in [0, 1e6] seconds, got -0.5"),
 ]
