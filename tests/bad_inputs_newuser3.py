@@ -55,4 +55,12 @@ ROWS: list[tuple[str, str, str, str]] = [
      "CliExit", "exit 2: rollsim: error: hardware.latency_s: must be in [0, 1e6] seconds, got -1"),
     ("sync cluster", "cluster_from_dict({'model': {'preset': 'qwen3-4b'}, 'software': {'pause_resume_s': -0.5}})",
      "ScenarioError", "software.pause_resume_s: must be in [0, 1e6] seconds, got -0.5"),
+    # rollsim hardware names its flags inside the message too (as split does), not Deployment's arguments
+    ("hardware CLI", "cli('hardware', '--model', 'Qwen3-235B-A22B', '--gpu', 'A100-40G')", "CliExit",
+     "exit 2: rollsim: error: --gpu-memory-utilization: leaves no room for KV cache: Qwen3-235B-A22B needs 437.9 GiB "
+     "of weights per GPU at --rollout-tp 1, A100-40G x 0.9 gives 36.0 GiB (with 2.45 GiB for activations); raise "
+     "--rollout-tp or --gpu-memory-utilization"),
+    ("hardware CLI", "cli('hardware', '--model', 'Qwen3-8B', '--gpu', 'H100', '--colocated', '--rollout-gpus', '8', "
+                     "'--train-gpus', '4')", "CliExit",
+     "exit 2: rollsim: error: --colocated: needs --rollout-gpus == --train-gpus (the same GPUs), got 8 and 4"),
 ]
