@@ -63,4 +63,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("hardware CLI", "cli('hardware', '--model', 'Qwen3-8B', '--gpu', 'H100', '--colocated', '--rollout-gpus', '8', "
                      "'--train-gpus', '4')", "CliExit",
      "exit 2: rollsim: error: --colocated: needs --rollout-gpus == --train-gpus (the same GPUs), got 8 and 4"),
+    ("what if", f"cli('whatif', '--config', str({_EX} / 'verl_grpo.yaml'), '--metrics', str({_VERL_CSV}), "
+                "'--plot', 'x.txt')", "CliExit",
+     "exit 2: rollsim: error: --plot: must end in one of .png, .svg, .pdf, got 'x.txt'"),
 ]
