@@ -114,3 +114,14 @@ def test_whatif_says_the_assumed_gpu_once():
     assert [line for line in err.splitlines() if "'A100'" in line] == [
         "rollsim: warning: gpu: 'A100': the A100 comes in 40 and 80 GB: taken as A100-80G (give A100-40G or "
         "A100-80G to choose)"]
+
+
+def test_the_roofline_says_which_a100_it_takes():
+    from rollsim.resources import GPUS, roofline_decode
+
+    with pytest.warns(rollsim.NameAssumedWarning, match=r"^gpu: 'A100': the A100 comes in 40 and 80 GB: taken as "
+                                                         r"A100-80G"):
+        v = roofline_decode("Qwen2.5-7B", "A100", context_tokens=1500.0)
+    assert v == roofline_decode("Qwen2.5-7B", "A100-80G", context_tokens=1500.0)
+    assert v != roofline_decode("Qwen2.5-7B", "A100-40G", context_tokens=1500.0)
+    assert GPUS["A100-40G"].hbm_bytes_per_s < GPUS["A100-80G"].hbm_bytes_per_s
