@@ -125,3 +125,13 @@ def test_the_roofline_says_which_a100_it_takes():
     assert v == roofline_decode("Qwen2.5-7B", "A100-80G", context_tokens=1500.0)
     assert v != roofline_decode("Qwen2.5-7B", "A100-40G", context_tokens=1500.0)
     assert GPUS["A100-40G"].hbm_bytes_per_s < GPUS["A100-80G"].hbm_bytes_per_s
+
+
+@pytest.mark.parametrize("name, hint", [("meta-llama/Llama-3.2-1B", ""), ("llama-7b", ""),
+                                        ("Qwen3-8", "; did you mean Qwen3-8B?"),
+                                        ("Llama-3-70B", "; did you mean Llama-3.1-70B?"),
+                                        ("Qwen3-32B-AWQ", "; did you mean Qwen3-32B?")])
+def test_an_unknown_model_is_never_offered_one_of_another_size(name, hint):
+    with pytest.raises(rollsim.ScenarioError) as e:
+        model(name)
+    assert str(e.value).startswith(f"model: unknown model {name!r}{hint} (known, case-insensitive")

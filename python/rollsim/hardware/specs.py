@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -200,7 +201,11 @@ def _unknown_name(name: str, known: Any) -> str:
     import difflib
 
     by_key = {_key(n): n for n in known}
-    found = difflib.get_close_matches(_key(name.rsplit("/", 1)[-1]), list(by_key), n=1, cutoff=0.8)
+    given = _key(name.rsplit("/", 1)[-1])
+    # a model of another size is no near miss (Llama-3.2-1B is not Llama-3.1-8B): the sizes must agree
+    size = re.findall(r"(?<![\w.])(\d+(?:\.\d+)?b)(?![a-z])", given)
+    cands = [k for k in by_key if re.findall(r"(?<![\w.])(\d+(?:\.\d+)?b)(?![a-z])", k) == size] if size else list(by_key)
+    found = difflib.get_close_matches(given, cands, n=1, cutoff=0.8)
     return f"; did you mean {by_key[found[0]]}?" if found else ""
 
 
