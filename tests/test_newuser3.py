@@ -135,3 +135,16 @@ def test_an_unknown_model_is_never_offered_one_of_another_size(name, hint):
     with pytest.raises(rollsim.ScenarioError) as e:
         model(name)
     assert str(e.value).startswith(f"model: unknown model {name!r}{hint} (known, case-insensitive")
+
+
+def test_a_config_read_as_another_framework_is_said_to_look_like_its_own():
+    with pytest.warns(UserWarning, match=r"^framework: areal_grpo\.yaml looks like a config for areal, read as verl as "
+                                         r"asked: its areal options are unknown to verl and ignored"):
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r"rollout\.")   # verl's unknown-option warnings
+            rollsim.configs.load(EXAMPLES / "areal_grpo.yaml", framework="verl")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for f, fw in (("verl_grpo.yaml", "verl"), ("areal_grpo.yaml", "areal"), ("slime_async.sh", "slime"),
+                      ("openrlhf_ppo.sh", "openrlhf"), ("verl_fully_async.sh", "verl")):
+            rollsim.configs.load(EXAMPLES / f, framework=fw)   # its own framework, given: nothing said
