@@ -270,11 +270,11 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("sync cluster", "cluster_from_dict({'model': {'preset': 'qwen3-4b'}, 'hardware': []})", "ScenarioError",
      "hardware: must be a table, got list"),
     ("sync cluster", "sync.estimate(cluster_from_dict({'model': {'preset': 'qwen3-4b'}, 'hardware': {'nic_bytes_per_s': -1.0}}))",
-     "ScenarioError", "nic_bytes_per_s: must be in [1e3, 1e15] bytes/s, got -1.0"),
+     "ScenarioError", "hardware.nic_bytes_per_s: must be in [1e3, 1e15] bytes/s, got -1.0"),
     ("sync cluster", "sync.estimate(cluster_from_dict({'model': {'preset': 'qwen3-4b'}, 'infer': {'instances': 0}}))",
      "ScenarioError", "infer.instances: must be in [1, 65536], got 0"),
     ("sync cluster", "sync.estimate(cluster_from_dict({'model': {'preset': 'qwen3-4b'}, 'software': {'efficiency': 0.0}}))",
-     "ScenarioError", "efficiency: must be in [1e-6, 1], got 0.0"),
+     "ScenarioError", "software.efficiency: must be in [1e-6, 1], got 0.0"),
     ("sync cluster", "load_cluster(toml('[model'))", "ScenarioError", "re:cluster file: .*/s\\.toml' is not valid TOML: .*"),
     # ---------------------------------------------------------------- command line
     ("CLI", "cli('compare', '--rollout-slots', '0')", "CliExit",

@@ -70,7 +70,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      "model.groups.count: must be in [1, 16777216], got 1073741824"),
     ("sync bounds", "sync.ModelSpec.dense('m', 1e300)", "ScenarioError", "n_params: must be in [1, 1e15] parameters, got 1e+300"),
     ("sync bounds", "cluster_from_dict({'model': {'preset': 'qwen3-4b'}, 'hardware': {'pcie_bytes_per_s': 10**400}})",
-     "ScenarioError", "pcie_bytes_per_s: must be in [1e3, 1e15] bytes/s, got 10**400"),
+     "ScenarioError", "hardware.pcie_bytes_per_s: must be in [1e3, 1e15] bytes/s, got 10**400"),
     ("sync bounds", "cluster_from_dict({'model': {'preset': 'qwen3-4b'}, 'fanout': 0})", "ScenarioError",
      "fanout: must be in [1, 1024], got 0"),
     ("sync bounds", "sync.estimate_many(sync.chapter_cluster('relay', 2), nic_bytes_per_s=[50e9, 1e-300])", "ScenarioError",

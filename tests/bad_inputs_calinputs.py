@@ -34,7 +34,8 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("metrics", cal(f"{H}\\n10,5,100,400\\n12,inf,120,500\\n11,5.5,110,450\\n"), "ScenarioError",
      "metrics: train_s must be finite, got inf at row 1 (counting from 0)"),
     ("metrics", cal("timeperf/rollout,timeperf/train_step,ppo_actor/seq_len/avg,ppo_actor/seq_len/max,"
-                    "ppo_actor/prompt_len/avg\\n10,5,300,600,200\\n12,6,150,700,200\\n11,5,310,650,200\\n"),
+                    "ppo_actor/prompt_len/avg\\n10,5,300,600,200\\n12,6,150,700,200\\n11,5,310,650,200\\n",
+                    extra=", framework='areal'"),
      "ScenarioError", "metrics: ppo_actor/seq_len/avg - ppo_actor/prompt_len/avg (the answer length) must be > 0 "
                       "tokens, got -50 at row 1 (counting from 0)"),
     ("metrics", cal(f"{H},batch_samples\\n10,5,100,400,4\\n12,6,120,500,0\\n11,5.5,110,450,4\\n"), "ScenarioError",
@@ -45,7 +46,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      "(counting from 0))"),
     # OpenRLHF logs no longest answer
     ("metrics", cal("train/timing/generation,train/timing/ppo_train,train/rollout/response_length_mean\\n10,5,100\\n"
-                    "12,6,120\\n11,5.5,110\\n"), "ScenarioError",
+                    "12,6,120\\n11,5.5,110\\n", extra=", framework='openrlhf'"), "ScenarioError",
      "metrics: missing response_max (openrlhf metric names; generic column 'response_max': longest answer of the "
      "step, tokens): OpenRLHF logs no longest answer per step (its rollout statistics are "
      "rollout/response_length_mean, rollout/truncated_rate, rollout/num_samples: openrlhf/trainer/ppo_trainer.py, "

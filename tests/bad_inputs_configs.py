@@ -73,7 +73,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      "timing_s/update_critic (verl metric names; generic column 'train_s': update phases (policy update, reference "
      "and advantage passes), seconds); columns given: timing_s/gen, response_length/mean, response_length/max"),
     ("metrics", f"rollsim.calibrate(write('m.csv', 'timeperf/rollout,timeperf/train_step\\n1,2\\n2,3\\n3,4\\n'), "
-     f"{LOAD}({VERL}))", "ScenarioError", "metrics: missing ppo_actor/seq_len/avg and ppo_actor/seq_len/max (areal "
+     f"{LOAD}({VERL}), framework='areal')", "ScenarioError", "metrics: missing ppo_actor/seq_len/avg and ppo_actor/seq_len/max (areal "
      "metric names; generic column 'response_mean': mean answer length of the step, tokens); columns given: "
      "timeperf/rollout, timeperf/train_step"),
     ("metrics", f"rollsim.calibrate(write('m.csv', 'gen_s,train_s,response_mean,response_max\\n1,2,3,4\\n'), "
@@ -108,8 +108,8 @@ ROWS: list[tuple[str, str, str, str]] = [
      "ScenarioError", "draws: must be an integer in [0, 1000], got -1"),
     # ---------------------------------------------------------------- command line
     ("config CLI", "cli('import', write('a.yaml', 'foo: 1\\n'))", "CliExit",
-     "exit 2: rollsim: error: framework: cannot tell which framework a.yaml is for; pass framework= one of verl, areal, "
-     "slime, openrlhf"),
+     "exit 2: rollsim: error: --framework: cannot tell which framework a.yaml is for; pass --framework, one of verl, "
+     "areal, slime, openrlhf"),
     ("config CLI", f"cli('whatif', '--config', {VERL}, '--metrics', {GOOD_METRICS}, '--rollout-gpus', '8,x')",
      "CliExit", "exit 2: rollsim whatif: error: argument --rollout-gpus: must be positive integers "
      "separated by commas, got '8,x'"),

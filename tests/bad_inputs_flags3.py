@@ -15,7 +15,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("CLI names", _HW + "'--gpu-memory-utilization', '2')", "CliExit",
      _ERR + "--gpu-memory-utilization: must be in (0, 1], got 2.0"),
     ("CLI names", _HW + "'--rollout-gpus=3', '--rollout-tp', '2')", "CliExit",
-     _ERR + "--rollout-gpus: must be a multiple of rollout_tp (2), got 3"),
+     _ERR + "--rollout-gpus: must be a multiple of --rollout-tp (2), got 3"),
     # ---------------------------------------------------------------- split and presets: scenario flags
     ("CLI names", _SPLIT + "'--max-staleness', '-1')", "CliExit", _ERR + "--max-staleness: must be in [0, 4294967295], got -1"),
     ("CLI names", _SPLIT + "'--group-size', '0')", "CliExit", _ERR + "--group-size: must be in [1, 16777216], got 0"),
@@ -39,7 +39,7 @@ ROWS += [
     ("sync hardware", "sync.Hardware(gpus_per_host_link=2.0)", "ScenarioError",
      "gpus_per_host_link: must be an integer in [1, 1024], got float 2.0"),
     ("sync hardware", "cluster_from_dict({'model': {'preset': 'qwen3-4b'}, 'hardware': {'gpus_per_host_link': 2000}})",
-     "ScenarioError", "gpus_per_host_link: must be in [1, 1024], got 2000"),
+     "ScenarioError", "hardware.gpus_per_host_link: must be in [1, 1024], got 2000"),
     ("sync hardware", "rollsim._rollsim.sync_estimate(dict(sync.chapter_cluster('parallel').to_dict(), hardware="
      + _HOST_LINK.format(0) + "))", "ScenarioError", "gpus_per_host_link: must be in [1, 1024], got 0"),
 ]

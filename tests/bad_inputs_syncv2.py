@@ -41,7 +41,7 @@ ROWS += [
     ("sync stacks", "sync.config.stack_from_dict({'stack': {'efficiency': 0.5}})", "ScenarioError",
      "stack.transport: give preset = NAME or transport = ..."),
     ("sync stacks", "sync.config.stack_from_dict({'stack': {'preset': 'rdma-write', 'senders': 3}})", "ScenarioError",
-     "senders: must be one of one, stage_heads, all, got 3"),
+     "stack.senders: must be one of one, stage_heads, all, got 3"),
     ("sync stacks", "sync.config.stack_from_dict({'stack': {'preset': 'rdma-write', 'colour': 'red'}})", "ScenarioError",
      "re:stack\\.colour: unknown key \\(allowed: preset, name, transport, efficiency, .*"),
     ("sync stacks", "sync.config.stack_from_dict({'stack': {'preset': 'rdma-write', 'efficiency': 'fast'}})", "ScenarioError",

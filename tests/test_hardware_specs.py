@@ -8,6 +8,8 @@ import json
 
 import pytest
 
+import rollsim
+
 from rollsim import ScenarioError, resources
 from rollsim.hardware import ACCELERATORS, MODELS, accelerator, model, model_from_hf_config
 from rollsim.hardware.specs import HF_CONFIGS
@@ -124,7 +126,8 @@ def test_accelerator_datasheets(name, hbm, bw, bf16, fp8, nvlink):
 
 def test_lookup_names_and_aliases():
     assert accelerator("h100-sxm") is ACCELERATORS["H100"]
-    assert accelerator("a100") is ACCELERATORS["A100-80G"]
+    with pytest.warns(rollsim.NameAssumedWarning, match=r"^gpu: 'a100': the A100 comes in 40 and 80 GB: taken as A100-80G"):
+        assert accelerator("a100") is ACCELERATORS["A100-80G"]
     assert accelerator("ascend 910b") is ACCELERATORS["Ascend-910B"]
     assert accelerator("GB200-NVL72").tp_domain == 72
     assert model("Qwen/Qwen3-8B") is MODELS["Qwen3-8B"]

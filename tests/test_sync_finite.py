@@ -114,7 +114,7 @@ def test_the_extremes_give_finite_estimates():
     (lambda: rs.ModelSpec("m", ()), "model.groups: must be a non-empty sequence of TensorGroup, got ()"),
     (lambda: rs.cluster_from_dict({"model": {"params": 2**2000}}), "model.params: must be in [1, 1e15] parameters, got 2**2000"),
     (lambda: rs.cluster_from_dict({"model": {"preset": "qwen3-4b"}, "hardware": {"nic_bytes_per_s": 10**400}}),
-     "nic_bytes_per_s: must be in [1e3, 1e15] bytes/s, got 10**400"),
+     "hardware.nic_bytes_per_s: must be in [1e3, 1e15] bytes/s, got 10**400"),
     (lambda: rs.estimate_many(rs.chapter_cluster("relay", 2), nic_bytes_per_s=[1e-300]),
      "nic_bytes_per_s: must be in [1e3, 1e15] bytes/s, got 1e-300"),
     (lambda: rs.estimate_many(rs.chapter_cluster("relay", 2), latency_s=[10**400]),

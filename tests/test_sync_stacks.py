@@ -279,4 +279,4 @@ def test_a_bad_stack_in_a_cluster_file_is_refused_before_any_output(tmp_path, ca
     assert main([str(bad)]) == 2
     out, err = capsys.readouterr()
     assert out == ""
-    assert err == "rollsim: error: efficiency: must be in [1e-6, 1], got 2.0\n"
+    assert err == "rollsim: error: stack.efficiency: must be in [1e-6, 1], got 2.0\n"

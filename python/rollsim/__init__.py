@@ -9,7 +9,7 @@
 from rollsim import datasets, plot, report, sync
 from rollsim._rollsim import __version__
 from rollsim.errors import (CalibrationPlausibilityWarning, GenerationOutrunsTrainingWarning, MetricsRowsSkippedWarning,
-                            NoTrainingStepWarning, RollsimError, RunLimitError, RunStalledWarning, ScenarioError,
+                            NameAssumedWarning, NoTrainingStepWarning, RollsimError, RunLimitError, RunStalledWarning, ScenarioError,
                             StalenessCapLivelockWarning)
 from rollsim.lengths import Empirical, LengthDrift, LogNormal
 from rollsim.agentic import Agentic
@@ -40,6 +40,7 @@ __all__ = [
     "NoTrainingStepWarning",
     "StalenessCapLivelockWarning",
     "MetricsRowsSkippedWarning",
+    "NameAssumedWarning",
     "CalibrationPlausibilityWarning",
     "simulate",
     "compare",

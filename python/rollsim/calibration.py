@@ -796,7 +796,18 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
         given = [k for k, v in scenario_args.items() if v is not None]
         if given:
             raise invalid(given[0], f"applies to a Deployment base only (the {type(base).__name__} gives it)")
-    table, fw, notes = _screen(read_metrics(metrics), framework)
+    table = read_metrics(metrics)
+    if framework is None and isinstance(base, ImportedConfig):
+        detected = _detect(table)
+        if detected not in ("generic", base.framework):
+            hint = {"verl": "timing_s/..., response_length/...", "areal": "timeperf/...",
+                    "openrlhf": "timing/..., rollout/response_length_mean",
+                    "slime": "perf/..., response_len/..., rollout/..."}[detected]
+            raise invalid("metrics", f"the table has {detected} metric names ({hint}) but the config is for "
+                          f"{base.framework}: the metrics are most likely of another run; give the "
+                          f"{base.framework} run's metrics, or framework={detected!r} (rollsim calibrate / whatif: "
+                          f"--metric-names {detected}) to fit them on this config anyway")
+    table, fw, notes = _screen(table, framework)
     for note in notes:
         warnings.warn(note, MetricsRowsSkippedWarning, stacklevel=2)
     kw: dict[str, Any] = dict(framework=fw, bootstrap=bootstrap, seed=seed, model=model, gpu=gpu, backend=backend,

@@ -1349,11 +1349,18 @@ def _flags_in_text(text: str, flags: dict[str, str]) -> str:
 def _cli_warning_display(flags: dict[str, str]) -> Callable[..., None]:
     """:func:`_show_warning` with the warning's field names spelled as flags (:func:`_flags_in_text`):
     the command line's user sets values with flags, a Python user (who sees the warning as raised)
-    with fields."""
+    with fields. A line already printed is not printed again (a name resolved at several places of one
+    command warns at each, and a ``warnings.catch_warnings`` block resets Python's once-per-place
+    registry)."""
+    shown: set[str] = set()
 
     def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
              file: Any = None, line: str | None = None) -> None:
-        _show_warning(_flags_in_text(str(message), flags), category, filename, lineno, file, line)
+        text = _flags_in_text(str(message), flags)
+        if text in shown:
+            return
+        shown.add(text)
+        _show_warning(text, category, filename, lineno, file, line)
 
     return show
 
@@ -1403,6 +1410,21 @@ def _flag_named(message: str, flags: dict[str, str]) -> str:
         return message
     flag, rest = flags[m.group(1)], message[m.end():]
     return rest if re.match(rf"{re.escape(flag)}(?![\w-])", rest) else f"{flag}: {rest}"
+
+
+def _keyword_as_flag(message: str, parser: argparse.ArgumentParser, command: str | None) -> str:
+    """``message`` that tells the Python caller to pass a keyword argument the command has as a flag
+    (``framework: ...; pass framework= one of verl, ...``, from :func:`rollsim.configs.detect`) in the
+    command's words: ``--framework: ...; pass --framework, one of verl, ...``. Other messages are
+    returned as they are."""
+    m = _LEADING_NAME.match(message)
+    if m is None or f"pass {m.group(1)}= " not in message:
+        return message
+    options, _ = _options_and_paths(parser, command)
+    flag = next((o for o, act in options.items() if act.dest == m.group(1) and o.startswith("--")), None)
+    if flag is None:
+        return message
+    return f"{flag}: {message[m.end():]}".replace(f"pass {m.group(1)}= ", f"pass {flag}, ")
 
 
 def _file_named(message: str, flags: dict[str, str], path: str | None) -> str:
@@ -1470,6 +1492,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # pipeline.max_staleness), for every command
         flags = _given_flags(parser, getattr(args, "command", None), argv)
         message = _flag_named(_message(e), flags).replace("or math.inf (", "or inf (")  # the CLI's / TOML's spelling
+        message = _keyword_as_flag(message, parser, getattr(args, "command", None))
         print(f"rollsim: error: {_file_named(message, flags, getattr(args, 'scenario', None))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

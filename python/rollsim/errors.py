@@ -96,6 +96,14 @@ class CalibrationPlausibilityWarning(RuntimeWarning):
     __module__ = "rollsim"
 
 
+class NameAssumedWarning(UserWarning):
+    """An accelerator or model name that names more than one product was taken as one of them
+    (``"A100"``: the A100 comes in 40 and 80 GB, taken as A100-80G; ``"Llama-3-8B"``: taken as the
+    Llama-3.1-8B shape). The message names what it was taken as and the name to give to choose."""
+
+    __module__ = "rollsim"
+
+
 def invalid(field: str, message: str) -> ScenarioError:
     """A :class:`ScenarioError` (a ``ValueError``) whose message starts with ``field``."""
     return ScenarioError(f"{field}: {message}")

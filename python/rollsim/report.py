@@ -594,6 +594,13 @@ def run(args: argparse.Namespace) -> int:
     """``rollsim report``: writes the report, prints its path to stderr, returns 0."""
     _need_matplotlib("report")
     _check_out_file(args.out)
+    if args.out is not None:  # in the command's words (write_report names its arguments, fmt=)
+        ext = os.path.splitext(args.out)[1].lower()
+        if args.format is None and ext not in (".html", ".htm", ".md"):
+            raise invalid("--out", f"must end in .html or .md (the report's format follows it), got {args.out!r}")
+        if args.format is not None and ext not in ((".md",) if args.format == "md" else (".html", ".htm")):
+            raise invalid("--out", f"must end in {'.md' if args.format == 'md' else '.html'} for --format "
+                                   f"{args.format}, got {args.out!r}")
     try:
         path = write_report(args.result_dir, args.out, fmt=args.format, max_slots=args.max_slots)
     except (ScenarioError, FileNotFoundError) as e:
@@ -646,6 +653,11 @@ def run_plot(args: argparse.Namespace) -> int:
             flag = "--" + dest.replace("_", "-")
             raise invalid(flag, f"applies to --kind {' / '.join(kinds)} only, not {args.kind}")
     _check_out_file(args.out)
+    from rollsim import plot
+
+    ext = os.path.splitext(args.out)[1].lower()
+    if ext not in plot._SAVE_EXT:  # before drawing, naming the flag (plot.save names its argument, path)
+        raise invalid("--out", f"must end in one of {', '.join(plot._SAVE_EXT)}, got {args.out!r}")
     try:
         plot_dir(args.result_dir, args.kind, args.out, pipeline=args.pipeline, metric=args.metric, x=args.x,
                  y=args.y, hue=args.hue, max_slots=64 if args.max_slots is None else args.max_slots,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rollsim.errors import invalid
+from rollsim.errors import ScenarioError, invalid
 
 from ._common import ImportedConfig, Layout, Note, read_yaml, split_command
 
@@ -41,9 +41,15 @@ def detect(path: str | Path) -> str:
     Raises
     ------
     ScenarioError
-        ``framework: cannot tell ...`` naming the allowed frameworks.
+        ``framework: cannot tell ...`` naming the allowed frameworks; ``config: ...`` for a table
+        (CSV, parquet, JSON lines: a run's metrics, which :func:`rollsim.calibrate` reads).
     """
     p = Path(path)
+    if p.suffix.lower() in (".csv", ".parquet", ".pq", ".jsonl", ".ndjson"):
+        raise invalid("config", f"{p.name} is a {p.suffix} file, a table, not "
+                      "a config (a run's per-step metrics go to rollsim.calibrate, on the command line rollsim "
+                      "calibrate --config CONFIG --metrics FILE); give the run's config (verl YAML or launch "
+                      "script, AReaL YAML, slime or OpenRLHF launch script)")
     if p.suffix in (".yaml", ".yml"):
         tree = read_yaml(p)
         if any(k in tree for k in ("gconfig", "allocation_mode")) or (
@@ -106,6 +112,17 @@ def load(path: str | Path, framework: str | None = None, overrides: list[str] | 
         fw = detect(p)
     if fw not in FRAMEWORKS:
         raise invalid("framework", f"must be one of {', '.join(FRAMEWORKS)}, got {framework!r}")
+    if framework is not None:  # read as asked, but a file that is plainly another framework's is said to be
+        try:
+            looks = detect(p)
+        except (ScenarioError, OSError, UnicodeDecodeError):
+            looks = fw
+        if looks != fw:
+            import warnings
+
+            warnings.warn(f"framework: {p.name} looks like a config for {looks}, read as {fw} as asked: its {looks} "
+                          f"options are unknown to {fw} and ignored, and {fw}'s defaults stand for them; leave out "
+                          f"framework= (--framework) to read it as {looks}", UserWarning, stacklevel=2)
     if fw == "verl":
         from . import verl as mod
     elif fw == "areal":

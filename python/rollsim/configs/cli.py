@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import warnings
 from typing import Any
@@ -299,6 +300,11 @@ def _whatif_row_notes(cal: Any, df: Any) -> dict[int, str]:
 def _cmd_whatif(a: argparse.Namespace) -> int:
     from rollsim.what_if import VERL_FULLY_ASYNC_NAMES, grid, plot_whatif, whatif
 
+    if a.plot:  # before the calibration and the runs, naming the flag (plot.save names its argument, path)
+        from rollsim import plot
+
+        if os.path.splitext(a.plot)[1].lower() not in plot._SAVE_EXT:
+            raise invalid("--plot", f"must end in one of {', '.join(plot._SAVE_EXT)}, got {a.plot!r}")
     axes: dict[str, Any] = {}
     if a.pipeline is not None:
         axes["pipeline"] = [p.strip() for p in a.pipeline.split(",") if p.strip()]

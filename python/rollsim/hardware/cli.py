@@ -4,6 +4,7 @@ resource validation table of ``rollsim validate --resources``."""
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any
 
 from rollsim import _check
@@ -97,6 +98,17 @@ def deployment_from_args(a: argparse.Namespace, *, rollout_gpus: int, rollout_tp
                       train_options=parse_train_options(getattr(a, "train_option", None)))
 
 
+#: :class:`rollsim.hardware.Deployment`'s argument names in its messages, as ``rollsim hardware``'s flags.
+_HARDWARE_FLAGS: dict[str, str] = {
+    "rollout_tp": "--rollout-tp", "raise tp": "raise --rollout-tp", "at tp=": "at --rollout-tp ",
+    "rollout_gpus": "--rollout-gpus", "train_gpus": "--train-gpus", "colocated": "--colocated",
+    "gpu_memory_utilization": "--gpu-memory-utilization", "max_num_seqs": "--max-num-seqs",
+    "train_backend": "--train-backend", "train_options": "--train-option",
+}
+_HARDWARE_WORDS = re.compile("|".join(rf"(?<![\w-]){re.escape(k)}(?![\w])" if k[-1].isalnum() else
+                                      rf"(?<![\w-]){re.escape(k)}" for k in _HARDWARE_FLAGS))
+
+
 def run(a: argparse.Namespace) -> int:
     """``rollsim hardware``: the registry (``--list``) or a deployment's breakdown."""
     from .specs import ACCELERATORS, MODELS
@@ -113,9 +125,15 @@ def run(a: argparse.Namespace) -> int:
             print(f"  {n:<16} {m.total_params / 1e9:>8.2f}B total, {m.active_params / 1e9:>7.2f}B active, "
                   f"{m.layers} layers{moe}{', MLA' if m.is_mla else ''}")
         return 0
+    from rollsim.errors import ScenarioError
+
     rollout_gpus = a.rollout_tp if a.rollout_gpus is None else a.rollout_gpus  # 0 is refused, not a default
-    d = deployment_from_args(a, rollout_gpus=rollout_gpus, rollout_tp=a.rollout_tp,
-                             train_gpus=rollout_gpus if a.train_gpus is None else a.train_gpus, colocated=a.colocated)
+    try:
+        d = deployment_from_args(a, rollout_gpus=rollout_gpus, rollout_tp=a.rollout_tp,
+                                 train_gpus=rollout_gpus if a.train_gpus is None else a.train_gpus,
+                                 colocated=a.colocated)
+    except ScenarioError as e:  # the deployment's words for what the command's flags set
+        raise ScenarioError(_HARDWARE_WORDS.sub(lambda m: _HARDWARE_FLAGS[m.group(0)], str(e))) from None
     if a.train_tokens is not None:
         _check.bounded("--train-tokens", a.train_tokens, 1.0, 2.0**50, "tokens")
     print(d.breakdown(a.context_tokens))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -164,6 +165,31 @@ _ALIASES = {
 }
 
 
+#: Aliases that name more than one product: what the name is taken as, said with a
+#: :class:`rollsim.NameAssumedWarning` (never silently).
+_AMBIGUOUS = {
+    "a100": "the A100 comes in 40 and 80 GB: taken as A100-80G (give A100-40G or A100-80G to choose)",
+    "a100-sxm": "the A100 SXM comes in 40 and 80 GB: taken as A100-80G (give A100-40G or A100-80G to choose)",
+    "mi300": "the MI300 family is the MI300X (192 GB) and the MI300A APU: taken as MI300X (give MI300X to choose)",
+}
+_MODEL_AMBIGUOUS = {
+    "llama-3-8b": "taken as Llama-3.1-8B, which has the same shape (layers, heads, KV heads, widths, vocabulary); "
+                  "the two differ in context length (8,192 against 131,072 tokens) and RoPE scaling, which the "
+                  "hardware model does not use (give Llama-3.1-8B to choose it, or --hf-config with the "
+                  "model's own config.json)",
+}
+_MODEL_AMBIGUOUS["meta-llama-3-8b"] = _MODEL_AMBIGUOUS["llama-3-8b"]
+
+
+def _assumed(field: str, name: str, text: str) -> None:
+    import warnings
+
+    from rollsim.errors import NameAssumedWarning
+
+    # attributed to accelerator() / model() themselves: said once per name, however many callers resolve it
+    warnings.warn(f"{field}: {name!r}: {text}", NameAssumedWarning, stacklevel=2)
+
+
 def _key(name: str) -> str:
     return name.strip().lower().replace("_", "-").replace(" ", "-")
 
@@ -175,7 +201,11 @@ def _unknown_name(name: str, known: Any) -> str:
     import difflib
 
     by_key = {_key(n): n for n in known}
-    found = difflib.get_close_matches(_key(name.rsplit("/", 1)[-1]), list(by_key), n=1, cutoff=0.8)
+    given = _key(name.rsplit("/", 1)[-1])
+    # a model of another size is no near miss (Llama-3.2-1B is not Llama-3.1-8B): the sizes must agree
+    size = re.findall(r"(?<![\w.])(\d+(?:\.\d+)?b)(?![a-z])", given)
+    cands = [k for k in by_key if re.findall(r"(?<![\w.])(\d+(?:\.\d+)?b)(?![a-z])", k) == size] if size else list(by_key)
+    found = difflib.get_close_matches(given, cands, n=1, cutoff=0.8)
     return f"; did you mean {by_key[found[0]]}?" if found else ""
 
 
@@ -204,6 +234,8 @@ def accelerator(name: str | Accelerator) -> Accelerator:
             if _key(n) == k:
                 return a
         if k in _ALIASES:
+            if k in _AMBIGUOUS:
+                _assumed("gpu", name, _AMBIGUOUS[k])
             return ACCELERATORS[_ALIASES[k]]
     if not isinstance(name, str):
         raise invalid("gpu", f"must be an accelerator's name or a rollsim.hardware.Accelerator, got "
@@ -735,6 +767,8 @@ def model(name_or_spec: str | ModelSpec) -> ModelSpec:
                 if _key(n) == cand:
                     return m
             if cand in _MODEL_ALIASES:
+                if cand in _MODEL_AMBIGUOUS:
+                    _assumed("model", name_or_spec, _MODEL_AMBIGUOUS[cand])
                 return MODELS[_MODEL_ALIASES[cand]]
     if not isinstance(name_or_spec, str):
         raise invalid("model", f"must be a model's name or a rollsim.hardware.ModelSpec, got "

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from rollsim import _check, scenario_toml
-from rollsim.errors import invalid
+from rollsim.errors import ScenarioError, invalid
 
 from .cluster import (INT_BOUNDS, MAX_PARAMS, Cluster, Hardware, InferLayout, ModelSpec, Precision, SoftwareStack,
                       TensorGroup, TrainLayout)
@@ -74,13 +74,17 @@ def _build(cls, section: str, d: dict, base=None, skip=("name", "source")):
         if "tuple" in str(want) and isinstance(v, list):
             v = tuple(v)
         kw[k] = v  # the dataclass checks the range (an int too large for a float is out of range, not inf)
-    if base is not None:
-        return dataclasses.replace(base, **kw)
     missing = [f.name for f in fs.values() if f.init and f.name not in kw and f.default is dataclasses.MISSING
                and f.default_factory is dataclasses.MISSING]
-    if missing:
+    if base is None and missing:
         raise invalid(f"{section}.{missing[0]}", "is required")
-    return cls(**kw)
+    try:
+        return dataclasses.replace(base, **kw) if base is not None else cls(**kw)
+    except ScenarioError as e:  # a key of the table is named as the file has it: hardware.latency_s
+        field, sep, rest = str(e).partition(": ")
+        if sep and field in kw:
+            raise invalid(f"{section}.{field}", rest) from None
+        raise
 
 
 def _preset(table: dict, presets: dict, section: str):
