@@ -294,7 +294,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("CLI", "cli('compare', '--lengths', '/nonexistent.csv')", "CliExit",
      "exit 2: rollsim: error: --lengths: no file '/nonexistent.csv' (give 'lognormal', a built-in data set: "
      "deepseek-r1, sky-t1, or a CSV/parquet file)"),
-    ("CLI", "cli('presets', '--group-size', '3')", "CliExit", "exit 2: rollsim: error: --group-size: must divide batch_size (512), got 3"),
+    ("CLI", "cli('presets', '--group-size', '3')", "CliExit", "exit 2: rollsim: error: --group-size: must divide --batch-size (512), got 3"),
     ("CLI", "cli('sweep', toml('[grid]\\nbatch_size = 4'), '--out', write('o', None))", "CliExit",
      "exit 2: rollsim: error: grid.batch_size: must be a list of values, got 4"),
     ("CLI", "cli('sweep', '/nonexistent.toml', '--out', write('o', None))", "CliExit",

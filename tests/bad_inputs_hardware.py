@@ -49,5 +49,5 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("CLI", "cli('hardware', '--gpu', 'H100')", "CliExit",
      "exit 2: rollsim: error: model: give --model or --hf-config (one of them)"),
     ("CLI", "cli('split', '--gpus', '4')", "CliExit",
-     "exit 2: rollsim: error: gpu_s_per_token: give --gpu-s-per-token, or --model and --gpu to derive it from specs"),
+     "exit 2: rollsim: error: --gpu-s-per-token: required without --model and --gpu (which derive it from specs)"),
 ]

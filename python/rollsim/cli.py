@@ -996,7 +996,7 @@ def _cmd_split(a: argparse.Namespace) -> int:
     if a.model is not None or a.hf_config is not None:  # a deployment sizes the instances and the trainer
         base, gpu_s_per_token, train_fixed_s = _split_deployment(a, base, pipeline)
     elif gpu_s_per_token is None:
-        raise ScenarioError("gpu_s_per_token: give --gpu-s-per-token, or --model and --gpu to derive it from specs")
+        raise ScenarioError("--gpu-s-per-token: required without --model and --gpu (which derive it from specs)")
     spi = base.slots_per_instance or a.slots_per_instance
     kwargs = dict(gpus_per_instance=a.gpus_per_instance, slots_per_instance=spi,
                   gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s,
@@ -1412,6 +1412,17 @@ def _flag_named(message: str, flags: dict[str, str]) -> str:
     return rest if re.match(rf"{re.escape(flag)}(?![\w-])", rest) else f"{flag}: {rest}"
 
 
+#: A bound a message gives in terms of another field and its value: ``must divide batch_size (512)``.
+_REFERENCED = re.compile(r"\b(must divide|must be a multiple of|at most|at least|below|above) ([a-z_][a-z0-9_.]*) \(")
+
+
+def _referenced_flags(message: str, flags: dict[str, str]) -> str:
+    """``message`` with the other fields its bound names spelled as the command's flags
+    (``--group-size: must divide batch_size (512), got 3`` -> ``... must divide --batch-size (512) ...``),
+    so that the user reads which flag to change; names the command has no flag for are kept."""
+    return _REFERENCED.sub(lambda m: f"{m.group(1)} {flags.get(m.group(2), m.group(2))} (", message)
+
+
 def _keyword_as_flag(message: str, parser: argparse.ArgumentParser, command: str | None) -> str:
     """``message`` that tells the Python caller to pass a keyword argument the command has as a flag
     (``framework: ...; pass framework= one of verl, ...``, from :func:`rollsim.configs.detect`) in the
@@ -1493,6 +1504,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         flags = _given_flags(parser, getattr(args, "command", None), argv)
         message = _flag_named(_message(e), flags).replace("or math.inf (", "or inf (")  # the CLI's / TOML's spelling
         message = _keyword_as_flag(message, parser, getattr(args, "command", None))
+        message = _referenced_flags(message, _command_flags(parser, getattr(args, "command", None)))
         print(f"rollsim: error: {_file_named(message, flags, getattr(args, 'scenario', None))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
