@@ -246,20 +246,24 @@ impl AgenticConfig {
     }
 }
 
-/// Per trajectory, indexed by sample id: what the run needs (two cache lines; the per-sample
-/// columns' values are in `TrajColumns`, kept only when the columns are recorded).
+/// Per trajectory, indexed by sample id.
 #[derive(Clone, Copy)]
-#[repr(align(128))]
 struct Traj {
     /// The request while it is in a tool call.
     req: Req,
     turns: u32,
     observed: f64,
+    tool_s: f64,
+    env_wait_s: f64,
+    prefill: f64,
+    retries: u32,
     /// The call in progress: its start (in an environment) and return.
     call_start: f64,
     ret: f64,
     /// The slot of its last turn (held during the call with `KvPolicy::Hold`).
     slot: u32,
+    /// When its current turn was placed on a slot.
+    turn_start: f64,
     /// Prefill tokens of the next turn if it lands on the instance of `slot` (KV hit) or not.
     hit: f64,
     miss: f64,
@@ -268,18 +272,6 @@ struct Traj {
     call_fails: bool,
     /// The current turn was cut at `max_context_tokens`: the trajectory ends after it.
     cut: bool,
-}
-
-/// Per trajectory, its values of the per-sample and per-turn columns (recorded with per-sample
-/// rows only).
-#[derive(Clone, Copy, Default)]
-struct TrajColumns {
-    tool_s: f64,
-    env_wait_s: f64,
-    prefill: f64,
-    retries: u32,
-    /// When its current turn was placed on a slot.
-    turn_start: f64,
     truncated: bool,
     failed: bool,
 }
@@ -354,9 +346,6 @@ pub struct AgenticResult {
 pub(crate) struct Agent {
     rng: FastRng,
     traj: Vec<Traj>,
-    /// `TrajColumns` per trajectory when the columns are recorded (else empty).
-    cols: Vec<TrajColumns>,
-    record: bool,
     /// Free times (f64 bits) of the environments, with `env_slots > 0`.
     env_free: BinaryHeap<Reverse<u64>>,
     pub s: AgenticSummary,
@@ -374,8 +363,6 @@ impl Agent {
         Some(Box::new(Agent {
             rng: FastRng::new(sc.seed ^ 0xA6E4_71C0_5EED_0001),
             traj: Vec::new(),
-            cols: Vec::new(),
-            record: record_turns,
             env_free: (0..cfg.env_slots).map(|_| Reverse(0f64.to_bits())).collect(),
             s: AgenticSummary::default(),
             turns: record_turns.then(TurnColumns::default),
@@ -399,7 +386,7 @@ impl Agent {
             c.sample_id.push(id);
             c.turn.push(tr.turns - 1);
             c.slot.push(slot);
-            c.start_s.push(self.cols[id as usize].turn_start);
+            c.start_s.push(tr.turn_start);
             c.end_s.push(t);
             c.version.push(version);
             c.call_end_s.push(call_end);
@@ -420,19 +407,23 @@ impl Agent {
             req: *r,
             turns: 0,
             observed: 0.0,
+            tool_s: 0.0,
+            env_wait_s: 0.0,
+            prefill: 0.0,
+            retries: 0,
             call_start: 0.0,
             ret: 0.0,
             slot,
+            turn_start: t,
             hit: 0.0,
             miss: 0.0,
             in_tool: false,
             returning: false,
             call_fails: false,
             cut,
+            truncated: false,
+            failed: false,
         });
-        if self.record {
-            self.cols.push(TrajColumns { turn_start: t, ..TrajColumns::default() });
-        }
     }
 
     /// Submits a tool call at `t`: returns its return time.
@@ -450,11 +441,9 @@ impl Agent {
         self.s.tool_calls += 1;
         self.s.env_busy_s += service;
         self.s.env_wait_s += start - t;
-        if let Some(c) = self.cols.get_mut(id as usize) {
-            c.tool_s += ret - t;
-            c.env_wait_s += start - t;
-        }
         let tr = &mut self.traj[id as usize];
+        tr.tool_s += ret - t;
+        tr.env_wait_s += start - t;
         tr.call_start = start;
         tr.ret = ret;
         tr.call_fails = fails;
@@ -466,11 +455,9 @@ impl Agent {
     pub fn landing_prefill(&mut self, id: u32, inst: u32, home: u32, t: f64) -> Option<f64> {
         let tr = self.traj.get_mut(id as usize).filter(|t| t.returning)?;
         tr.returning = false;
+        tr.turn_start = t;
         let tokens = if inst == home { tr.hit } else { tr.miss };
-        if let Some(c) = self.cols.get_mut(id as usize) {
-            c.turn_start = t;
-            c.prefill += tokens;
-        }
+        tr.prefill += tokens;
         self.s.tokens_prefilled_turns += tokens;
         Some(tokens)
     }
@@ -505,9 +492,7 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
         a.s.turns += 1;
         let cut = tr.cut;
         if cut {
-            if let Some(c) = a.cols.get_mut(r.id as usize) {
-                c.truncated = true;
-            }
+            tr.truncated = true;
             a.s.trajectories_truncated += 1;
         }
         if cut || tr.turns >= cfg.max_turns || (cfg.stop_prob > 0.0 && a.rng.uniform() < cfg.stop_prob) {
@@ -519,9 +504,7 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
         let ctx = prompt + r.length + tr.observed + obs;
         if ctx >= cfg.max_context_tokens {
             // the observation does not fit: the trajectory ends here, truncated
-            if let Some(c) = a.cols.get_mut(r.id as usize) {
-                c.truncated = true;
-            }
+            tr.truncated = true;
             a.s.trajectories_truncated += 1;
             a.turn_row(r.id, slot, r.seg_version, t, f64::NAN);
             return false;
@@ -597,9 +580,7 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
             }
         }
         if fails && !cancelled && cfg.on_failure == OnFailure::Retry {
-            if let Some(c) = a.cols.get_mut(id as usize) {
-                c.retries += 1;
-            }
+            tr.retries += 1;
             a.s.tool_retries += 1;
             let ret = a.call(cfg, id, t);
             if hold {
@@ -610,9 +591,7 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
         }
         if fails || cancelled {
             if fails {
-                if let Some(c) = a.cols.get_mut(id as usize) {
-                    c.failed = true;
-                }
+                tr.failed = true;
                 a.s.trajectories_failed += 1;
                 if !cancelled {
                     a.groups_dropped += 1;
@@ -727,15 +706,15 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
             if cfg.env_slots > 0 && t > 0.0 { a.s.env_busy_s / (cfg.env_slots as f64 * t) } else { f64::NAN };
         let columns = self.rec.samples.is_some().then(|| {
             let mut c = AgenticColumns::default();
-            for (tr, tc) in a.traj.iter().zip(&a.cols) {
+            for tr in &a.traj {
                 c.turns.push(tr.turns);
                 c.tokens_observed.push(tr.observed);
-                c.tool_s.push(tc.tool_s);
-                c.env_wait_s.push(tc.env_wait_s);
-                c.prefill_tokens.push(tc.prefill);
-                c.tool_retries.push(tc.retries);
-                c.truncated.push(tc.truncated);
-                c.failed.push(tc.failed);
+                c.tool_s.push(tr.tool_s);
+                c.env_wait_s.push(tr.env_wait_s);
+                c.prefill_tokens.push(tr.prefill);
+                c.tool_retries.push(tr.retries);
+                c.truncated.push(tr.truncated);
+                c.failed.push(tr.failed);
             }
             c
         });
