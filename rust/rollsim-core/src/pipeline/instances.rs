@@ -246,8 +246,9 @@ pub(crate) struct Kv {
     /// Per instance, the KV of requests that do not decode and the approximate sums.
     inst: Vec<KvInst>,
     next_seq: u64,
-    /// Waiting slots per instance, front first.
-    pub queue: Vec<VecDeque<u32>>,
+    /// Waiting requests per instance, front first: their slots and tokens decoded (read by each
+    /// admission check here, not from the pool's slot, which is cold by then).
+    pub queue: Vec<VecDeque<(u32, f64)>>,
     /// Requests waiting in the whole pool, and the slot-seconds they have waited so far.
     pub n_waiting: u32,
     pub wait_s: f64,
@@ -1301,7 +1302,7 @@ impl Instances {
         if let Some(kv) = self.kv.as_mut().filter(|kv| kv.slot[slot].waiting) {
             kv.slot[slot].waiting = false;
             let q = &mut kv.queue[i];
-            q.remove(q.iter().position(|&s| s as usize == slot).expect("a waiting slot"));
+            q.remove(q.iter().position(|&(s, _)| s as usize == slot).expect("a waiting slot"));
             kv.wait_change(t, -1);
             self.mark(i);
             return;
@@ -1320,9 +1321,9 @@ impl Instances {
             }
             let i = self.dirty_list[*cursor] as usize;
             let kv = self.kv.as_ref().expect("KV capacity");
-            if let Some(&s) = kv.queue[i].front() {
-                let r = slots[s as usize].as_ref().expect("a waiting request");
-                if self.fits_evicting(i, r.done, t) {
+            if let Some(&(s, done)) = kv.queue[i].front() {
+                debug_assert_eq!(slots[s as usize].map(|r| r.done), Some(done), "a waiting request's tokens");
+                if self.fits_evicting(i, done, t) {
                     let kv = self.kv.as_mut().expect("KV capacity");
                     kv.queue[i].pop_front();
                     kv.slot[s as usize].waiting = false;
@@ -1444,12 +1445,12 @@ impl Placement for Instances {
     }
 
     #[inline]
-    fn wait(&mut self, slot: u32, prefill_s: f64, t: f64) {
+    fn wait(&mut self, slot: u32, done: f64, prefill_s: f64, t: f64) {
         let i = self.inst(slot as usize);
         let kv = self.kv.as_mut().expect("KV capacity");
         kv.slot[slot as usize].waiting = true;
         kv.slot[slot as usize].wait_prefill_s = prefill_s;
-        kv.queue[i].push_back(slot);
+        kv.queue[i].push_back((slot, done));
         kv.wait_change(t, 1);
         self.mark(i);
     }
@@ -1505,7 +1506,7 @@ impl Placement for Instances {
         true
     }
 
-    fn preempt(&mut self, slot: u32, t: f64) {
+    fn preempt(&mut self, slot: u32, done: f64, t: f64) {
         let (slot, i) = (slot as usize, self.inst(slot as usize));
         #[cfg(debug_assertions)]
         {
@@ -1517,7 +1518,7 @@ impl Placement for Instances {
         let kv = self.kv.as_mut().expect("KV capacity");
         kv.slot[slot].waiting = true;
         kv.slot[slot].wait_prefill_s = 0.0;
-        kv.queue[i].push_front(slot as u32);
+        kv.queue[i].push_front((slot as u32, done));
         kv.wait_change(t, 1);
     }
 

@@ -303,7 +303,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
         r.done = progress;
         r.kv_lost = Flag::Yes;
         self.slots[slot] = Some(r);
-        self.placement.preempt(slot as u32, self.t);
+        self.placement.preempt(slot as u32, progress, self.t);
     }
 
     /// Marks `slot` (whose request has finished or been taken off) idle, to be refilled later.
@@ -320,7 +320,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
         if self.placement.arrive(slot, r.done, self.t) {
             self.admit(slot, r, prefill_s);
         } else {
-            self.placement.wait(slot, prefill_s, self.t);
+            self.placement.wait(slot, r.done, prefill_s, self.t);
             self.slots[slot as usize] = Some(r);
         }
     }
