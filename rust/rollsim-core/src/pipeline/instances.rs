@@ -587,7 +587,14 @@ impl Instances {
     }
     #[inline(always)]
     pub fn clock_at(&self, i: usize, t: f64) -> f64 {
-        self.st[i].clock + (t - self.run_from(i)).max(0.0) * self.rate(i)
+        let s = &self.st[i];
+        if s.clock_t == t && self.paused_until <= t {
+            // brought up to date at `t` (mostly: a turn's end, then the admission checks on its
+            // instance): the same value as below, `clock + 0 * rate` (the rate is finite), without
+            // its chain of dependent floating-point operations
+            return s.clock;
+        }
+        s.clock + (t - self.run_from(i)).max(0.0) * self.rate(i)
     }
     /// Context-dependent speed: instance `i`'s refresh interval in clock tokens (1/32 of its mean
     /// context, at least one token) and the sum of its decoding sequences' contexts half-way
