@@ -246,8 +246,9 @@ pub(crate) struct Kv {
     /// Per instance, the KV of requests that do not decode and the approximate sums.
     inst: Vec<KvInst>,
     next_seq: u64,
-    /// Waiting slots per instance, front first.
-    pub queue: Vec<VecDeque<u32>>,
+    /// Waiting requests per instance, front first: their slots and tokens decoded (read by each
+    /// admission check here, not from the pool's slot, which is cold by then).
+    pub queue: Vec<VecDeque<(u32, f64)>>,
     /// Requests waiting in the whole pool, and the slot-seconds they have waited so far.
     pub n_waiting: u32,
     pub wait_s: f64,
@@ -446,6 +447,29 @@ pub(crate) struct ContextSpeed {
     due: Vec<bool>,
 }
 
+/// An instance's state.
+#[derive(Clone, Copy, Default)]
+struct Inst {
+    /// Its token clock, and when it was last brought up to date (the time of its last change).
+    clock: f64,
+    clock_t: f64,
+    /// `speed_by_batch[max(n, 1) - 1]` (kept by `set_n`): the speed without shared prefill or
+    /// context-dependent speed.
+    batch_rate: f64,
+    /// Requests on board (decoding or in prefill).
+    n: u32,
+    /// Entries of its heap (`heap[i * per..i * per + len]`).
+    len: u32,
+    /// Routing: occupied slots (running or waiting for KV).
+    occ: u32,
+    /// The slot its next event (in `top`) is keyed on.
+    top_slot: u32,
+    /// Changed since the last flush (in `dirty_list`).
+    dirty: bool,
+    /// Its next event is a preemption (KV full), not a finish.
+    preempt: bool,
+}
+
 pub(crate) struct Instances {
     pub per: usize,
     /// The instance of each slot (`slot / per`, without a division).
@@ -454,42 +478,29 @@ pub(crate) struct Instances {
     prompt: f64,
     /// Decode speed of one sequence with `n` sequences on board (`n = 1..=per`): `[n - 1]`.
     pub speed_by_batch: Vec<f64>,
-    /// Requests on board (decoding or in prefill), per instance.
-    pub n: Vec<u32>,
-    /// `speed_by_batch[max(n, 1) - 1]` per instance (kept by `set_n`): the speed without shared
-    /// prefill or context-dependent speed.
-    batch_rate: Vec<f64>,
-    pub clock: Vec<f64>,
-    /// When each clock was last brought up to date (the time of the instance's last change).
-    pub clock_t: Vec<f64>,
+    /// Per instance, its state (one record: the hot paths read several fields of it).
+    st: Vec<Inst>,
     /// Every clock stands still until this time (a rollout pause at a weight update).
     pub paused_until: f64,
     /// Per instance `i`, a min-heap of `entry(clock target, id, slot)` in
     /// `heap[i * per..i * per + len[i]]`.
     heap: Vec<u128>,
-    len: Vec<u32>,
     /// Without KV capacity: the instance whose heap top was removed and not refilled yet
     /// (`NO_HOLE`: none). A finish is mostly followed by a start on the same instance, which then
     /// takes the top's place with one sift down instead of a removal and an insertion.
     hole: usize,
     /// Next event per instance: (time, sample id) key, and its slot.
     top: MinTree<u128>,
-    top_slot: Vec<u32>,
-    dirty: Vec<bool>,
     /// The instances changed since the last flush, in `dirty_list[..n_dirty]` (one more entry:
     /// `mark` writes it without a branch).
     dirty_list: Vec<u32>,
     n_dirty: usize,
-    /// Routing: occupied slots per instance (running or waiting for KV; `NONE` when full).
-    pub occ: Vec<u32>,
     /// The instance whose load (`occ`) changed and is not in `load` yet (`NO_HOLE`: none): a
     /// finish, then the start on the freed slot, change one instance's load twice and leave it
     /// as it was; `route` mostly answers without the tree's update.
     load_pending: usize,
     load: MinTree<u64>,
     pub kv: Option<Kv>,
-    /// Per instance: its next event is a preemption (KV full), not a finish.
-    preempt: Vec<bool>,
     /// KV capacity: the heap position of the victim `kv_full` found last (on any instance; a hint,
     /// checked before use): a preemption removes it without scanning the heap.
     victim_pos: usize,
@@ -508,27 +519,20 @@ impl Instances {
     pub fn new(slots: usize, per: usize, speed_by_batch: Vec<f64>, kv_cap: f64) -> Self {
         debug_assert!(per > 0 && slots % per == 0 && speed_by_batch.len() == per);
         let k = slots / per;
-        let batch_rate = vec![speed_by_batch[0]; k];
+        let st = vec![Inst { batch_rate: speed_by_batch[0], ..Inst::default() }; k];
         Instances {
             per,
             inst_of: (0..slots).map(|s| (s / per) as u32).collect(),
             prompt: 0.0,
             speed_by_batch,
-            n: vec![0; k],
-            batch_rate,
-            clock: vec![0.0; k],
-            clock_t: vec![0.0; k],
+            st,
             paused_until: 0.0,
             // one entry of padding: `sift_down` reads a right child past the last instance's end
             heap: vec![u128::MAX; slots + 1],
-            len: vec![0; k],
             hole: NO_HOLE,
             top: MinTree::new(k, |i| top_value(NONE, i)),
-            top_slot: vec![0; k],
-            dirty: vec![false; k],
             dirty_list: vec![0; k + 1],
             n_dirty: 0,
-            occ: vec![0; k],
             load_pending: NO_HOLE,
             load: MinTree::new(k, |i| load_value(if i < k { 0 } else { u32::MAX }, i)),
             kv: (kv_cap > 0.0).then(|| Kv {
@@ -548,7 +552,6 @@ impl Instances {
                 err_floor: 1e-6 * kv_cap + 1e-6,
                 approx: KvApprox { prefill: vec![Vec::new(); k] },
             }),
-            preempt: vec![false; k],
             victim_pos: 0,
             idle: IdleSlots::new(k, per),
             stack: Vec::new(),
@@ -567,13 +570,13 @@ impl Instances {
     #[inline(always)]
     pub fn rate(&self, i: usize) -> f64 {
         if self.ctx.is_none() && self.shared.is_none() {
-            return self.batch_rate[i];
+            return self.st[i].batch_rate;
         }
         self.rate_slow(i)
     }
     #[inline(never)]
     fn rate_slow(&self, i: usize) -> f64 {
-        let b = (self.n[i].max(1) - 1) as usize;
+        let b = (self.st[i].n.max(1) - 1) as usize;
         if self.ctx.is_some() {
             return self.context_rate(i);
         }
@@ -584,7 +587,14 @@ impl Instances {
     }
     #[inline(always)]
     pub fn clock_at(&self, i: usize, t: f64) -> f64 {
-        self.clock[i] + (t - self.run_from(i)).max(0.0) * self.rate(i)
+        let s = &self.st[i];
+        if s.clock_t == t && self.paused_until <= t {
+            // brought up to date at `t` (mostly: a turn's end, then the admission checks on its
+            // instance): the same value as below, `clock + 0 * rate` (the rate is finite), without
+            // its chain of dependent floating-point operations
+            return s.clock;
+        }
+        s.clock + (t - self.run_from(i)).max(0.0) * self.rate(i)
     }
     /// Context-dependent speed: instance `i`'s refresh interval in clock tokens (1/32 of its mean
     /// context, at least one token) and the sum of its decoding sequences' contexts half-way
@@ -592,8 +602,8 @@ impl Instances {
     #[inline]
     fn context_window(&self, i: usize) -> (f64, f64) {
         let cx = self.ctx.as_deref().expect("context speed");
-        let n = self.n[i] as f64;
-        let now = (cx.k0[i] + n * self.clock[i]).max(0.0);
+        let n = self.st[i].n as f64;
+        let now = (cx.k0[i] + n * self.st[i].clock).max(0.0);
         let delta = if n > 0.0 { (now / n / 32.0).max(1.0) } else { 1.0 };
         (delta, now + n * delta / 2.0)
     }
@@ -605,7 +615,7 @@ impl Instances {
     #[cold]
     fn context_rate(&self, i: usize) -> f64 {
         let cx = self.ctx.as_deref().expect("context speed");
-        let b = self.n[i].max(1) as usize;
+        let b = self.st[i].n.max(1) as usize;
         let (_, contexts) = self.context_window(i);
         let mut step = 1.0 / self.speed_by_batch[b - 1] + cx.slope * contexts;
         if let Some(sh) = self.shared.as_deref().filter(|sh| !sh.queue[i].is_empty()) {
@@ -618,7 +628,7 @@ impl Instances {
     #[inline]
     fn prefill_rate(&self, i: usize) -> f64 {
         let sh = self.shared.as_deref().expect("shared prefill");
-        let n = self.n[i] as usize;
+        let n = self.st[i].n as usize;
         if self.ctx.is_none() || n == 0 {
             return sh.prefill_rate[n];
         }
@@ -632,8 +642,8 @@ impl Instances {
         if self.hole == i {
             self.fill_hole();
         }
-        let n = self.n[i];
-        if n == 0 || self.len[i] == 0 {
+        let n = self.st[i].n;
+        if n == 0 || self.st[i].len == 0 {
             return None;
         }
         let (delta, _) = self.context_window(i);
@@ -645,13 +655,13 @@ impl Instances {
     /// When instance `i`'s clock (last brought up to date at `clock_t`) runs again: after a pause.
     #[inline(always)]
     fn run_from(&self, i: usize) -> f64 {
-        self.clock_t[i].max(self.paused_until)
+        self.st[i].clock_t.max(self.paused_until)
     }
 
     /// Every instance stops until `until` (their clocks are brought up to `t` first); their next
     /// events move.
     pub fn pause_all(&mut self, t: f64, until: f64) {
-        for i in 0..self.n.len() {
+        for i in 0..self.st.len() {
             self.advance(i, t);
             self.mark(i);
         }
@@ -660,26 +670,26 @@ impl Instances {
     #[inline(always)]
     pub fn advance(&mut self, i: usize, t: f64) {
         if self.shared.as_deref().is_some_and(|sh| !sh.queue[i].is_empty()) {
-            let dt = (t - self.clock_t[i].max(self.paused_until)).max(0.0);
+            let dt = (t - self.st[i].clock_t.max(self.paused_until)).max(0.0);
             let served = dt * self.prefill_rate(i);
             self.shared.as_deref_mut().expect("shared prefill").left[i] -= served;
         }
-        self.clock[i] = self.clock_at(i, t);
-        self.clock_t[i] = t;
+        self.st[i].clock = self.clock_at(i, t);
+        self.st[i].clock_t = t;
     }
 
     /// Instance `i` now runs `n` requests (its clock is up to date).
     #[inline(always)]
     pub fn set_n(&mut self, i: usize, n: u32) {
-        self.n[i] = n;
-        self.batch_rate[i] = self.speed_by_batch[(n.max(1) - 1) as usize];
+        self.st[i].n = n;
+        self.st[i].batch_rate = self.speed_by_batch[(n.max(1) - 1) as usize];
         self.mark(i);
     }
 
     /// Instance `i` now has `occ` occupied slots.
     #[inline(always)]
     pub fn set_occ(&mut self, i: usize, occ: u32) {
-        self.occ[i] = occ;
+        self.st[i].occ = occ;
         let p = self.load_pending;
         if p != i && p != NO_HOLE {
             // mostly back to the value the tree holds (a finish, then a start on the freed slot)
@@ -703,15 +713,15 @@ impl Instances {
     /// Instance `i`'s value in the routing tree, from its load.
     #[inline(always)]
     fn load_of(&self, i: usize) -> u64 {
-        let occ = self.occ[i];
+        let occ = self.st[i].occ;
         load_value(if (occ as usize) < self.per { occ } else { u32::MAX }, i)
     }
 
     #[inline]
     pub fn mark(&mut self, i: usize) {
         // branch-free: whether `i` is marked already is random
-        let was = self.dirty[i];
-        self.dirty[i] = true;
+        let was = self.st[i].dirty;
+        self.st[i].dirty = true;
         self.dirty_list[self.n_dirty] = i as u32;
         self.n_dirty += !was as usize;
     }
@@ -728,7 +738,7 @@ impl Instances {
             kv.next_seq += 1;
             let ki = &mut kv.inst[i];
             ki.a_held += kv_base;
-            if decode_start > self.clock[i] {
+            if decode_start > self.st[i].clock {
                 kv.approx.prefill[i].push(slot);
                 ks.in_prefill = true;
             } else {
@@ -745,14 +755,14 @@ impl Instances {
         if self.hole == i {
             // the new request takes the place of the removed top
             self.hole = NO_HOLE;
-            self.len[i] += 1;
+            self.st[i].len += 1;
             self.heap[i * self.per] = entry(target, id, slot);
             self.sift_down(i, 0);
             self.mark(i);
             return;
         }
-        let p = self.len[i] as usize;
-        self.len[i] += 1;
+        let p = self.st[i].len as usize;
+        self.st[i].len += 1;
         self.heap[i * self.per + p] = entry(target, id, slot);
         self.sift_up(i, p);
         self.mark(i);
@@ -763,7 +773,7 @@ impl Instances {
     fn fill_hole(&mut self) {
         let i = self.hole;
         self.hole = NO_HOLE;
-        let (base, len) = (i * self.per, self.len[i] as usize);
+        let (base, len) = (i * self.per, self.st[i].len as usize);
         if len > 0 {
             let moved = self.heap[base + len];
             self.heap[base] = moved;
@@ -779,12 +789,12 @@ impl Instances {
         }
         let i = self.inst(slot as usize);
         let base = i * self.per;
-        let last = self.len[i] as usize - 1;
+        let last = self.st[i].len as usize - 1;
         let p = self.position(i, slot);
-        self.len[i] -= 1;
+        self.st[i].len -= 1;
         self.mark(i);
         if let Some(cx) = self.ctx.as_deref_mut() {
-            cx.k0[i] = if self.len[i] == 0 { 0.0 } else { cx.k0[i] - cx.term[slot as usize] };
+            cx.k0[i] = if self.st[i].len == 0 { 0.0 } else { cx.k0[i] - cx.term[slot as usize] };
         }
         if let Some(kv) = &mut self.kv {
             let (ks, ki) = (&mut kv.slot[slot as usize], &mut kv.inst[i]);
@@ -798,7 +808,7 @@ impl Instances {
                 ki.a_sum_ds -= ks.ds;
             }
             ki.a_updates += 1;
-            if self.len[i] == 0 || ki.a_updates >= kv.resync_every {
+            if self.st[i].len == 0 || ki.a_updates >= kv.resync_every {
                 self.resync(i, p);
             }
         }
@@ -836,10 +846,10 @@ impl Instances {
     fn position_scan(&self, i: usize, slot: u32) -> usize {
         let base = i * self.per;
         let p = self.victim_pos;
-        if p < self.len[i] as usize && entry_slot(self.heap[base + p]) == slot {
+        if p < self.st[i].len as usize && entry_slot(self.heap[base + p]) == slot {
             return p;
         }
-        self.heap[base + 1..base + self.len[i] as usize]
+        self.heap[base + 1..base + self.st[i].len as usize]
             .iter()
             .position(|&e| entry_slot(e) == slot)
             .expect("a running request")
@@ -863,7 +873,7 @@ impl Instances {
 
     fn sift_down(&mut self, i: usize, mut p: usize) {
         let base = i * self.per;
-        let len = self.len[i] as usize;
+        let len = self.st[i].len as usize;
         let e = self.heap[base + p];
         loop {
             let mut c = 2 * p + 1;
@@ -891,15 +901,15 @@ impl Instances {
         while self.n_dirty > 0 {
             self.n_dirty -= 1;
             let i = self.dirty_list[self.n_dirty] as usize;
-            self.dirty[i] = false;
+            self.st[i].dirty = false;
             let (mut k, mut slot) = self.next_of(i);
-            self.preempt[i] = false;
+            self.st[i].preempt = false;
             if self.kv.is_some() && !self.kv_below_cap_until_next_finish(i) {
                 if let Some((t_full, victim, id)) = self.kv_full(i) {
                     // a finish at the same time goes first (it frees KV)
                     if k == NONE || t_full < key_value(k) {
                         (k, slot) = (key(t_full, id), victim);
-                        self.preempt[i] = true;
+                        self.st[i].preempt = true;
                     }
                 }
             }
@@ -908,13 +918,13 @@ impl Instances {
                 let sh = self.shared.as_deref().expect("shared prefill");
                 let next = sh.queue[i].front().map(|&h| (h, sh.left[i].max(0.0), sh.id[h as usize]));
                 let due = next.and_then(|(h, left, id)| {
-                    let run = self.clock_t[i].max(self.paused_until);
+                    let run = self.st[i].clock_t.max(self.paused_until);
                     let kp = key(run + left / self.prefill_rate(i), id);
                     (kp < k).then_some((kp, h))
                 });
                 if let Some((kp, h)) = due {
                     (k, slot) = (kp, h);
-                    self.preempt[i] = true; // the pool hands it back (`Placement::internal`)
+                    self.st[i].preempt = true; // the pool hands it back (`Placement::internal`)
                 }
                 self.shared.as_deref_mut().expect("shared prefill").due[i] = due.is_some();
             }
@@ -924,7 +934,7 @@ impl Instances {
                     cx.due[i] = kr < k;
                     if kr < k {
                         (k, slot) = (kr, s);
-                        self.preempt[i] = true; // the pool hands it back (`Placement::internal`)
+                        self.st[i].preempt = true; // the pool hands it back (`Placement::internal`)
                         if let Some(sh) = self.shared.as_deref_mut() {
                             sh.due[i] = false;
                         }
@@ -934,7 +944,7 @@ impl Instances {
                 }
             }
             self.top.set(i, top_value(k, i));
-            self.top_slot[i] = slot;
+            self.st[i].top_slot = slot;
         }
     }
 
@@ -944,7 +954,7 @@ impl Instances {
     /// the finish's, and both times grow with the clock value, so the finish goes first.
     #[inline]
     fn kv_below_cap_until_next_finish(&mut self, i: usize) -> bool {
-        if self.len[i] == 0 {
+        if self.st[i].len == 0 {
             return false;
         }
         let x0 = key_value(split(self.heap[i * self.per]).0);
@@ -953,7 +963,7 @@ impl Instances {
         let below = used + err < cap;
         #[cfg(debug_assertions)]
         if below {
-            let t0 = self.run_from(i) + (x0 - self.clock[i]).max(0.0) / self.rate(i);
+            let t0 = self.run_from(i) + (x0 - self.st[i].clock).max(0.0) / self.rate(i);
             if let Some((t_full, _, _)) = self.kv_full(i) {
                 debug_assert!(t_full >= t0, "KV bound: a preemption at {t_full} before the finish at {t0}");
             }
@@ -969,12 +979,12 @@ impl Instances {
         if self.hole == i {
             self.fill_hole();
         }
-        let len = self.len[i] as usize;
+        let len = self.st[i].len as usize;
         if len == 0 {
             return (NONE, 0);
         }
         let base = i * self.per;
-        let (t, c, rate) = (self.run_from(i), self.clock[i], self.rate(i));
+        let (t, c, rate) = (self.run_from(i), self.st[i].clock, self.rate(i));
         let time = |k: u128| t + (key_value(k) - c).max(0.0) / rate;
         let (k0, mut slot) = split(self.heap[base]);
         let t0 = time(k0);
@@ -1026,14 +1036,14 @@ impl Instances {
         }
         let v = self.top.min();
         let (k, i) = (v >> LEAF_BITS, (v as usize) & ((1 << LEAF_BITS) - 1));
-        (k != NONE >> LEAF_BITS).then(|| (key_value(k), k as u32, self.top_slot[i], self.preempt[i]))
+        (k != NONE >> LEAF_BITS).then(|| (key_value(k), k as u32, self.st[i].top_slot, self.st[i].preempt))
     }
 
     /// KV held by instance `i`'s running requests at clock value `c`.
     pub fn kv_used(&self, i: usize, c: f64) -> f64 {
         let Some(kv) = &self.kv else { return 0.0 };
         let base = i * self.per;
-        self.heap[base..base + self.len[i] as usize]
+        self.heap[base..base + self.st[i].len as usize]
             .iter()
             .map(|&e| (e, entry_slot(e)))
             .map(|(_, s)| kv.slot[s as usize].base + (c - kv.slot[s as usize].ds).max(0.0))
@@ -1046,7 +1056,7 @@ impl Instances {
     #[cold]
     fn resync(&mut self, i: usize, removed: usize) {
         let base = i * self.per;
-        let c = self.clock[i];
+        let c = self.st[i].clock;
         let kv = self.kv.as_mut().expect("KV capacity");
         let a = &mut kv.approx;
         let (mut held, mut n, mut sum) = (0.0, 0, 0.0);
@@ -1054,7 +1064,7 @@ impl Instances {
             kv.slot[s as usize].in_prefill = false;
         }
         a.prefill[i].clear();
-        for (p, (_, s)) in self.heap[base..base + self.len[i] as usize + 1].iter().map(|&e| split(e)).enumerate() {
+        for (p, (_, s)) in self.heap[base..base + self.st[i].len as usize + 1].iter().map(|&e| split(e)).enumerate() {
             let su = s as usize;
             if p == removed {
                 continue;
@@ -1109,12 +1119,12 @@ impl Instances {
     /// When instance `i`'s KV reaches capacity if nothing else changes: (time, the slot and sample
     /// id of the request to preempt then: the most recently admitted one).
     fn kv_full(&mut self, i: usize) -> Option<(f64, u32, u32)> {
-        let len = self.len[i] as usize;
+        let len = self.st[i].len as usize;
         if len == 0 {
             return None;
         }
         let base = i * self.per;
-        let (t, c, rate) = (self.run_from(i), self.clock[i], self.rate(i));
+        let (t, c, rate) = (self.run_from(i), self.st[i].clock, self.rate(i));
         let kv = self.kv.as_mut().expect("KV capacity");
         let (mut used, mut m) = (kv.idle(i), 0u32);
         let mut victim = (0u64, 0u32, 0u32);
@@ -1288,18 +1298,18 @@ impl Instances {
             return;
         }
         self.remove(slot as u32);
-        self.set_n(i, self.n[i] - 1);
+        self.set_n(i, self.st[i].n - 1);
     }
 
     /// The request on `slot` leaves its instance at `t` (running, or waiting for KV).
     #[inline]
     fn leave(&mut self, slot: usize, t: f64) {
         let i = self.inst(slot);
-        self.set_occ(i, self.occ[i] - 1);
+        self.set_occ(i, self.st[i].occ - 1);
         if let Some(kv) = self.kv.as_mut().filter(|kv| kv.slot[slot].waiting) {
             kv.slot[slot].waiting = false;
             let q = &mut kv.queue[i];
-            q.remove(q.iter().position(|&s| s as usize == slot).expect("a waiting slot"));
+            q.remove(q.iter().position(|&(s, _)| s as usize == slot).expect("a waiting slot"));
             kv.wait_change(t, -1);
             self.mark(i);
             return;
@@ -1318,9 +1328,9 @@ impl Instances {
             }
             let i = self.dirty_list[*cursor] as usize;
             let kv = self.kv.as_ref().expect("KV capacity");
-            if let Some(&s) = kv.queue[i].front() {
-                let r = slots[s as usize].as_ref().expect("a waiting request");
-                if self.fits_evicting(i, r.done, t) {
+            if let Some(&(s, done)) = kv.queue[i].front() {
+                debug_assert_eq!(slots[s as usize].map(|r| r.done), Some(done), "a waiting request's tokens");
+                if self.fits_evicting(i, done, t) {
                     let kv = self.kv.as_mut().expect("KV capacity");
                     kv.queue[i].pop_front();
                     kv.slot[s as usize].waiting = false;
@@ -1399,7 +1409,7 @@ impl Placement for Instances {
     #[inline]
     fn arrive(&mut self, slot: u32, done: f64, t: f64) -> bool {
         let i = self.inst(slot as usize);
-        self.set_occ(i, self.occ[i] + 1);
+        self.set_occ(i, self.st[i].occ + 1);
         // with KV capacity: nobody waits ahead and it fits
         match &self.kv {
             None => true,
@@ -1432,22 +1442,22 @@ impl Placement for Instances {
                 self.mark(i);
                 return;
             }
-            sh.ds[s] = self.clock[i];
+            sh.ds[s] = self.st[i].clock;
         }
-        self.set_n(i, self.n[i] + 1);
+        self.set_n(i, self.st[i].n + 1);
         // prefill charged in clock tokens at the speed with this request on board
-        r.decode_start = self.clock[i] + prefill_s * self.rate(i);
+        r.decode_start = self.st[i].clock + prefill_s * self.rate(i);
         let kv_base = self.prompt + r.done;
         self.push(slot, r.decode_start + (r.length - r.done), r.id, kv_base, r.decode_start);
     }
 
     #[inline]
-    fn wait(&mut self, slot: u32, prefill_s: f64, t: f64) {
+    fn wait(&mut self, slot: u32, done: f64, prefill_s: f64, t: f64) {
         let i = self.inst(slot as usize);
         let kv = self.kv.as_mut().expect("KV capacity");
         kv.slot[slot as usize].waiting = true;
         kv.slot[slot as usize].wait_prefill_s = prefill_s;
-        kv.queue[i].push_back(slot);
+        kv.queue[i].push_back((slot, done));
         kv.wait_change(t, 1);
         self.mark(i);
     }
@@ -1484,7 +1494,7 @@ impl Placement for Instances {
             return false;
         }
         self.advance(i, t);
-        let c = self.clock[i];
+        let c = self.st[i].clock;
         let sh = self.shared.as_deref_mut().expect("shared prefill");
         sh.due[i] = false;
         let s = sh.queue[i].pop_front().expect("a request in prefill");
@@ -1498,12 +1508,12 @@ impl Placement for Instances {
         if let Some(kv) = self.kv.as_mut() {
             kv.inst[i].prefilling = if empty { 0.0 } else { kv.inst[i].prefilling - base };
         }
-        self.set_n(i, self.n[i] + 1);
+        self.set_n(i, self.st[i].n + 1);
         self.push(s, c + todo, id, base, c);
         true
     }
 
-    fn preempt(&mut self, slot: u32, t: f64) {
+    fn preempt(&mut self, slot: u32, done: f64, t: f64) {
         let (slot, i) = (slot as usize, self.inst(slot as usize));
         #[cfg(debug_assertions)]
         {
@@ -1515,7 +1525,7 @@ impl Placement for Instances {
         let kv = self.kv.as_mut().expect("KV capacity");
         kv.slot[slot].waiting = true;
         kv.slot[slot].wait_prefill_s = 0.0;
-        kv.queue[i].push_front(slot as u32);
+        kv.queue[i].push_front((slot as u32, done));
         kv.wait_change(t, 1);
     }
 
@@ -1579,7 +1589,7 @@ impl Placement for Instances {
 
     fn unhold(&mut self, slot: u32) {
         let i = self.inst(slot as usize);
-        self.set_occ(i, self.occ[i] - 1);
+        self.set_occ(i, self.st[i].occ - 1);
         if let Some(kv) = self.kv.as_mut() {
             kv.inst[i].n_held -= 1;
             kv.inst[i].held =
@@ -1595,7 +1605,7 @@ impl Placement for Instances {
 
     fn route_on(&mut self, inst: u32) -> Option<u32> {
         let i = inst as usize;
-        if self.occ[i] as usize >= self.per {
+        if self.st[i].occ as usize >= self.per {
             return None;
         }
         self.idle.lowest(i)
@@ -1664,7 +1674,7 @@ mod tests {
             let occ = (rng.uniform() * (per + 1) as f64) as u32;
             b.set_occ(i, occ);
             if rng.uniform() < 0.5 {
-                let want = (0..k).filter(|&j| (b.occ[j] as usize) < per).min_by_key(|&j| (b.occ[j], j));
+                let want = (0..k).filter(|&j| (b.st[j].occ as usize) < per).min_by_key(|&j| (b.st[j].occ, j));
                 assert_eq!(b.route(), want.map(|j| (j * per) as u32));
             }
         }

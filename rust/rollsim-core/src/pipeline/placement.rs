@@ -49,8 +49,9 @@ pub(crate) trait Placement {
     /// `r` starts decoding on `slot` after `prefill_s` seconds of prefill: sets `r.decode_start`
     /// and its finish event.
     fn start(&mut self, slot: u32, r: &mut Req, prefill_s: f64, t: f64);
-    /// The request that arrived on `slot` waits for KV; `prefill_s` is charged when it starts.
-    fn wait(&mut self, slot: u32, prefill_s: f64, t: f64);
+    /// The request that arrived on `slot` (with `done` tokens decoded) waits for KV; `prefill_s`
+    /// is charged when it starts.
+    fn wait(&mut self, slot: u32, done: f64, prefill_s: f64, t: f64);
     /// The next waiting request that may start now, and its prefill seconds. `cursor` starts at 0
     /// and is kept between calls of one round of admissions; `slots` holds the requests.
     fn next_admission(&mut self, cursor: &mut usize, slots: &[Option<Req>], t: f64) -> Option<(u32, f64)>;
@@ -58,8 +59,9 @@ pub(crate) trait Placement {
     fn finished(&mut self, slot: u32, t: f64);
     /// The request on `slot` is taken off before it finished (running, or waiting for KV).
     fn take_off(&mut self, slot: u32, t: f64);
-    /// The request on `slot` is preempted: its KV is freed and it waits first in line.
-    fn preempt(&mut self, slot: u32, t: f64);
+    /// The request on `slot` (with `done` tokens decoded) is preempted: its KV is freed and it
+    /// waits first in line.
+    fn preempt(&mut self, slot: u32, done: f64, t: f64);
     /// The event on `slot` that `peek` flagged at `t` is the placement's own (the end of a shared
     /// prefill): handled here, returns true; false for a preemption.
     fn internal(&mut self, _slot: u32, _t: f64) -> bool {
@@ -190,7 +192,7 @@ impl Placement for Slots {
         self.queue.set(slot, finish, r.id);
     }
 
-    fn wait(&mut self, _slot: u32, _prefill_s: f64, _t: f64) {
+    fn wait(&mut self, _slot: u32, _done: f64, _prefill_s: f64, _t: f64) {
         unreachable!("independent slots have no KV capacity")
     }
 
@@ -207,7 +209,7 @@ impl Placement for Slots {
         self.queue.set_idle(slot);
     }
 
-    fn preempt(&mut self, _slot: u32, _t: f64) {
+    fn preempt(&mut self, _slot: u32, _done: f64, _t: f64) {
         unreachable!("independent slots have no KV capacity")
     }
 

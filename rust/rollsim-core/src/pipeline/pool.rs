@@ -39,8 +39,21 @@ pub(crate) struct Req {
     pub version_end: u32,
     /// Its KV was freed by a preemption: it pays a prefill of prompt + tokens done when it is
     /// admitted again (unless whoever resubmits it charges one).
-    pub kv_lost: bool,
+    pub kv_lost: Flag,
 }
+
+/// A flag as wide as the fields beside it (a `bool` left 7 bytes of padding at the end of `Req`,
+/// which its copies moved as two overlapping 4-byte words through the stack: a stalled store
+/// forward on every request taken from the queue); it keeps a niche, so `Option<Req>` stays 64
+/// bytes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum Flag {
+    No = 0,
+    Yes = 1,
+}
+
+const _: () = assert!(std::mem::size_of::<Option<Req>>() == 64);
 
 impl Req {
     /// A request that has not started.
@@ -57,7 +70,7 @@ impl Req {
             seg_first: 0.0,
             n_versions: 0,
             version_end: 0,
-            kv_lost: false,
+            kv_lost: Flag::No,
         }
     }
 
@@ -254,7 +267,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
     /// preemption freed it).
     #[inline(always)]
     fn admit(&mut self, slot: u32, mut r: Req, mut prefill_s: f64) {
-        if r.kv_lost {
+        if r.kv_lost == Flag::Yes {
             prefill_s = self.recompute(&mut r);
         }
         self.placement.start(slot, &mut r, prefill_s, self.t);
@@ -270,7 +283,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
             self.close_span(r);
             r.seg_version = self.rollout_version;
         }
-        r.kv_lost = false;
+        r.kv_lost = Flag::No;
         let ctx = self.sc.prefill.prompt_tokens + r.done;
         self.rec.prefill(ctx, true);
         if ctx > 0.0 {
@@ -288,9 +301,9 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
         self.rec.decoded(progress - r.done);
         self.rec.s.preemptions += 1;
         r.done = progress;
-        r.kv_lost = true;
+        r.kv_lost = Flag::Yes;
         self.slots[slot] = Some(r);
-        self.placement.preempt(slot as u32, self.t);
+        self.placement.preempt(slot as u32, progress, self.t);
     }
 
     /// Marks `slot` (whose request has finished or been taken off) idle, to be refilled later.
@@ -307,7 +320,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
         if self.placement.arrive(slot, r.done, self.t) {
             self.admit(slot, r, prefill_s);
         } else {
-            self.placement.wait(slot, prefill_s, self.t);
+            self.placement.wait(slot, r.done, prefill_s, self.t);
             self.slots[slot as usize] = Some(r);
         }
     }
