@@ -55,6 +55,7 @@ class Pair:
     step_s: float        # measured, synchronous
     tok_per_gpu: float   # measured, synchronous
     mean_tokens: float   # answer mean, tokens
+    gpu: str = "H100"
 
 
 # Qwen3-30B-A3B, v0.6 (performance-summary.md): synchronous 32 GPUs colocated, vLLM TP2, Megatron TP1 EP8
@@ -71,7 +72,7 @@ LLAMA = Pair("Llama-3.1-8B PR 1381", "Llama-3.1-8B", "fsdp2", 32, 1, {"mini_batc
 
 
 def _deployment(p: Pair) -> Deployment:
-    return Deployment(model=p.model, gpu="H100", rollout_gpus=p.gpus, rollout_tp=p.rollout_tp, train_gpus=p.gpus,
+    return Deployment(model=p.model, gpu=p.gpu, rollout_gpus=p.gpus, rollout_tp=p.rollout_tp, train_gpus=p.gpus,
                       train_backend=p.backend, colocated=True, train_options=p.train_options)
 
 
@@ -109,7 +110,7 @@ def _split(p: Pair) -> tuple[float, float, float]:
 def calibrated(p: Pair, hardware: bool):
     kw = dict(bootstrap=0, prompts_per_step=p.prompts, group_size=p.group, max_response_tokens=p.max_tokens)
     if hardware:
-        kw.update(model=p.model, gpu="H100", backend=p.backend, train_options=p.train_options)
+        kw.update(model=p.model, gpu=p.gpu, backend=p.backend, train_options=p.train_options)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         cal = calibrate(_metrics(p, *split(p)), _deployment(p), **kw)
@@ -148,23 +149,68 @@ def test_mapping_of_nemo_rl_async():
     assert nemo(1, False) == FullyAsync(admission_eta=1, batch_order="oldest_first", on_update="wait")
 
 
-QWEN_VARIANTS = [{"name": "nemo", "pipeline": nemo(1, True), "rollout_gpus": 16, "train_gpus": 16},
-                 {"name": "one-step", "pipeline": "one-step", "rollout_gpus": 16, "train_gpus": 16}]
-#: predicted step, s: (NeMo RL's async, the one-step batch pipeline) with 1 / GPUs and the hardware model
-QWEN_PREDICTED = {False: (115, 152), True: (101, 152)}
+def _v06(name: str, model: str, gpu: str, gpus: int, rollout_tp: int, parallel: tuple[int, int, int, int],
+         prompts: int, group: int, max_tokens: float, step_s: float, tok_per_gpu: float, mean_tokens: float,
+         rollout_gpus: int) -> tuple[Pair, int]:
+    """A v0.6 synchronous baseline (the page's row: Generation TP, Training [TP, CP, EP, PP], the step, the
+    mean) and its one-step variant's rollout GPUs (the -async-1off recipe's generation nodes). rollsim's
+    training model places the experts within the data-parallel ranks (Megatron also uses the context-parallel
+    ones): where the published EP exceeds the data-parallel ranks of either GPU count, it is capped at them."""
+    tp, cp, ep, pp = parallel
+    mp = tp * cp * pp
+    ep = min(ep, gpus // mp, (gpus - rollout_gpus) // mp)
+    opts = {"tensor_parallel": tp, "context_parallel": cp, "expert_parallel": ep, "pipeline_parallel": pp,
+            "mini_batches": prompts * group // 512}  # T-GBS 512 in every row
+    return Pair(name, model, "megatron", gpus, rollout_tp, opts, prompts, group, max_tokens, step_s, tok_per_gpu,
+                mean_tokens, gpu), rollout_gpus
 
 
-@pytest.mark.parametrize("hardware", [False, True], ids=["1/gpus", "hardware"])
-def test_qwen3_30b_sync_to_one_step_off(hardware):
-    df = predict(QWEN, hardware, QWEN_VARIANTS)
-    assert abs(df["error"][0]) < 0.01                     # the calibrated baseline reproduces its 192 s
-    got = (round(df["step_s"][1]), round(df["step_s"][2]))
-    print(QWEN.name, hardware, df.select("variant", "step_s", "step_s_low", "step_s_high", "trainer_wait_s",
-                                         "train_scale", "staleness_mean"))
-    assert got == QWEN_PREDICTED[hardware]
-    assert df["train_scaling"][1] == ("hardware" if hardware else "1/gpus")
-    measured = 152.0
-    print({k: round(v / measured - 1, 2) for k, v in zip(("nemo", "one-step"), got)})
+#: the pair in the notes (QWEN, above, built by the same rule) and the page's other synchronous -> one-step
+#: off-policy pairs (not in the notes; every one with its 1-step row on the same GPUs), with the variant's
+#: measured step and the predicted steps (s): NeMo RL's async with 1 / GPUs and the hardware model, and the
+#: one-step batch pipeline (the same with either rule, generation-bound)
+V06 = [
+    (_v06("Qwen3-30B-A3B, H100 32", "Qwen3-30B-A3B", "H100", 32, 2, (1, 1, 8, 1), 64, 32, 4096.0, 192.0, 1102.0,
+          3203.0, 16), 152.0, (115, 101, 152)),
+    (_v06("DeepSeek-V3, H100 512", "DeepSeek-V3", "H100", 512, 32, (1, 1, 16, 16), 32, 16, 1536.0, 111.0, 7.24,
+          697.0, 256), 64.1, (61, 56, 95)),
+    (_v06("Qwen3-235B-A22B, H100 256", "Qwen3-235B-A22B", "H100", 256, 16, (2, 2, 16, 8), 16, 32, 8192.0, 312.0,
+          37.4, 5713.0, 128), 231.0, (162, 158, 297)),
+    (_v06("DeepSeek-V3, GB200 256", "DeepSeek-V3", "GB200", 256, 32, (1, 1, 16, 8), 32, 16, 1536.0, 98.7, 16.4,
+          700.0, 128), 61.7, (53, 49, 89)),
+    (_v06("Qwen3-235B-A22B, GB200 128", "Qwen3-235B-A22B", "GB200", 128, 8, (2, 2, 16, 4), 16, 32, 8192.0, 345.0,
+          67.4, 5693.0, 64), 278.0, (187, 174, 315)),
+    (_v06("Qwen3-30B-A3B, GB200 16", "Qwen3-30B-A3B", "GB200", 16, 1, (1, 1, 16, 1), 64, 32, 4096.0, 221.0, 1910.0,
+          3199.0, 8), 301.0, (143, 114, 154)),
+]
+
+
+def test_the_notes_pair_is_the_first_v06_row():
+    (p, rollout_gpus), _, _ = V06[0]
+    assert (p.train_options, rollout_gpus) == ({**QWEN.train_options, "tensor_parallel": 1, "context_parallel": 1,
+                                                "pipeline_parallel": 1}, 16)
+    assert dataclasses.replace(p, name=QWEN.name, train_options=QWEN.train_options) == QWEN
+
+
+@pytest.mark.parametrize("pair, measured, predicted", V06, ids=[v[0][0].name for v in V06])
+def test_v06_sync_to_one_step_off(pair, measured, predicted):
+    p, rollout_gpus = pair
+    variants = [{"name": "nemo", "pipeline": nemo(1, True), "rollout_gpus": rollout_gpus,
+                 "train_gpus": p.gpus - rollout_gpus},
+                {"name": "one-step", "pipeline": "one-step", "rollout_gpus": rollout_gpus,
+                 "train_gpus": p.gpus - rollout_gpus}]
+    got = []
+    for hardware in (False, True):
+        df = predict(p, hardware, variants)
+        assert abs(df["error"][0]) < 0.01                 # the calibrated baseline reproduces its own step
+        assert df["train_scaling"][1] == ("hardware" if hardware else "1/gpus")
+        print(p.name, hardware, df.select("variant", "step_s", "step_s_low", "step_s_high", "trainer_wait_s",
+                                          "train_scale"))
+        got += [round(df["step_s"][1])] if hardware else [round(df["step_s"][1]), round(df["step_s"][2])]
+        if hardware:
+            assert round(df["step_s"][2]) == got[1]        # the one-step pipeline: generation-bound either way
+    assert (got[0], got[2], got[1]) == predicted
+    print(p.name, {k: f"{v / measured - 1:+.0%}" for k, v in zip(("1/gpus", "hardware", "one-step"), predicted)})
 
 
 LLAMA_VARIANTS = [{"name": f"age {k}, in-flight {f}", "pipeline": nemo(k, f), "rollout_gpus": 8, "train_gpus": 32}
