@@ -9,8 +9,10 @@ pairs and fixed before any prediction was looked at: the hardware model's own st
 the published baseline deployment (:meth:`rollsim.hardware.Deployment.scenario`: its decode table, its
 training model and its colocated switch), each scaled by the measured step over their sum. The answer
 lengths are the published mean (v0.6: "G-Average Seq len"; PR 1381: the tokens of a step over its
-samples), the limit at ``max_total_sequence_length`` and a clip ratio of 0.005, as the verl pairs
-assume (``tests/test_calibrate_pairs.py``); prompts are taken as 0 tokens (not published).
+samples), a clip ratio of 0.005, as the verl pairs assume (``tests/test_calibrate_pairs.py``), and the
+limit at ``max_total_sequence_length`` less the prompt. v0.6's tokens per answer exceed its mean answer
+by 99-121 tokens in every row: read as the prompt (NeMo RL's valid tokens then count prompt + answer),
+that is each v0.6 baseline's prompt; PR 1381 gives no mean answer, so its prompt is taken as 0 tokens.
 
 NeMo RL's async GRPO maps onto :func:`rollsim.presets.nemo_rl_async`: ``max_trajectory_age_steps = k``
 is admission control with ``eta = k`` (nothing dropped), ``in_flight_weight_updates`` is
@@ -56,17 +58,14 @@ class Pair:
     tok_per_gpu: float   # measured, synchronous
     mean_tokens: float   # answer mean, tokens
     gpu: str = "H100"
+    prompt_tokens: float = 0.0
 
 
-# Qwen3-30B-A3B, v0.6 (performance-summary.md): synchronous 32 GPUs colocated, vLLM TP2, Megatron TP1 EP8
-# -> one-step off-policy (max_trajectory_age_steps 1, in_flight_weight_updates true) with generation on 2 nodes
-# (16 GPUs, TP2) and training on 2 (16 GPUs, PP2 EP8). 4 optimizer steps per step (T-GBS 512 of G-GBS 2,048).
-QWEN = Pair("Qwen3-30B-A3B v0.6", "Qwen3-30B-A3B", "megatron", 32, 2, {"expert_parallel": 8, "mini_batches": 4},
-            64, 32, 4096.0, 192.0, 1102.0, 3203.0)
 # Llama 8B (PR 1381): the PR names no config; examples/configs/grpo_math_8B.yaml at the PR's merge
 # (Llama-3.1-8B-Instruct, 64 prompts x 32, T-GBS 512, max_total_sequence_length 4096, DTensor, vLLM TP1) is
 # assumed, on H100 (assumed: the PR names no GPU). Mean answer: 187 tok/s/GPU x 60 s x 32 GPUs / 2,048
-# samples = 175.3 tokens. The async run adds 1 node for generation: 8 rollout GPUs beside the 32 training.
+# samples = 175.3 tokens (prompt included: the PR gives no mean answer to tell them apart; prompt 0 tokens).
+# The async run adds 1 node for generation: 8 rollout GPUs beside the 32 training.
 LLAMA = Pair("Llama-3.1-8B PR 1381", "Llama-3.1-8B", "fsdp2", 32, 1, {"mini_batches": 4},
              64, 32, 4096.0, 60.0, 187.0, 187.0 * 60.0 * 32 / 2048)
 
@@ -94,13 +93,14 @@ def split(p: Pair) -> tuple[float, float, float]:
 
 def _split(p: Pair) -> tuple[float, float, float]:
     dep = _deployment(p)
-    kw = dict(bootstrap=0, prompts_per_step=p.prompts, group_size=p.group, max_response_tokens=p.max_tokens)
+    kw = dict(bootstrap=0, prompts_per_step=p.prompts, group_size=p.group, max_response_tokens=p.max_tokens,
+              prompt_tokens=p.prompt_tokens)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         # the lengths the calibration fits (they do not depend on the split)
         lengths = calibrate(_metrics(p, p.step_s / 2, p.step_s / 2, 0.0), _deployment(p), **kw).scenario.lengths
         sc = dep.scenario(lengths=lengths, prompts_per_step=p.prompts, group_size=p.group, per_rank=False,
-                          horizon_s=50_000.0)
+                          prompt_tokens=p.prompt_tokens, horizon_s=50_000.0)
         m = run_metrics(simulate(sc, record="samples"), warmup_steps=2)
     parts = (m["generation_s"], m["train_s"], sc.weight_sync_s)
     f = p.step_s / sum(parts)
@@ -108,7 +108,8 @@ def _split(p: Pair) -> tuple[float, float, float]:
 
 
 def calibrated(p: Pair, hardware: bool):
-    kw = dict(bootstrap=0, prompts_per_step=p.prompts, group_size=p.group, max_response_tokens=p.max_tokens)
+    kw = dict(bootstrap=0, prompts_per_step=p.prompts, group_size=p.group, max_response_tokens=p.max_tokens,
+              prompt_tokens=p.prompt_tokens)
     if hardware:
         kw.update(model=p.model, gpu=p.gpu, backend=p.backend, train_options=p.train_options)
     with warnings.catch_warnings():
@@ -132,6 +133,8 @@ def test_published_numbers():
     # answers of the published mean within the page's averaging ("the difference is small"): 3,306 and 3,358
     # tokens per answer against G-Average Seq len 3,203 and 3,201
     assert round(1102 * 192 * 32 / 2048) == 3306 and round(1414 * 152 * 32 / 2048) == 3358
+    # every synchronous v0.6 baseline: its tokens per answer less its mean answer (the prompt), 99-121 tokens
+    assert [round(p.prompt_tokens) for (p, _), _, _ in V06] == [103, 107, 121, 109, 120, 99]
     # PR 1381: 359,040 tokens per synchronous step on 32 GPUs (175.3 per answer of 2,048), 401,520 per async step
     # on 40 GPUs (5 nodes; 321,216 if the 32 training GPUs are counted)
     assert 187 * 60 * 32 == 359_040 and 478 * 21 * 40 == 401_520 and 478 * 21 * 32 == 321_216
@@ -140,7 +143,7 @@ def test_published_numbers():
 
 def test_hardware_split_of_the_baselines():
     # the rule's split (generation, training, sync) of each measured step, seconds
-    assert [round(x, 1) for x in split(QWEN)] == [151.9, 37.6, 2.5]
+    assert [round(x, 1) for x in split(V06[0][0][0])] == [151.6, 37.9, 2.5]
     assert [round(x, 1) for x in split(LLAMA)] == [52.6, 5.9, 1.5]
 
 
@@ -158,14 +161,17 @@ def _v06(name: str, model: str, gpu: str, gpus: int, rollout_tp: int, parallel: 
     ones): where the published EP exceeds the data-parallel ranks of either GPU count, it is capped at them."""
     tp, cp, ep, pp = parallel
     mp = tp * cp * pp
+    # NeMo RL's tokens/s/GPU counts prompt + answer tokens: the step's tokens per answer less the mean answer is
+    # the mean prompt, and max_total_sequence_length bounds prompt + answer
+    prompt = tok_per_gpu * step_s * gpus / (prompts * group) - mean_tokens
     ep = min(ep, gpus // mp, (gpus - rollout_gpus) // mp)
     opts = {"tensor_parallel": tp, "context_parallel": cp, "expert_parallel": ep, "pipeline_parallel": pp,
             "mini_batches": prompts * group // 512}  # T-GBS 512 in every row
-    return Pair(name, model, "megatron", gpus, rollout_tp, opts, prompts, group, max_tokens, step_s, tok_per_gpu,
-                mean_tokens, gpu), rollout_gpus
+    return Pair(name, model, "megatron", gpus, rollout_tp, opts, prompts, group, max_tokens - prompt, step_s,
+                tok_per_gpu, mean_tokens, gpu, prompt), rollout_gpus
 
 
-#: the pair in the notes (QWEN, above, built by the same rule) and the page's other synchronous -> one-step
+#: the Qwen3-30B-A3B H100 pair and the page's other synchronous -> one-step
 #: off-policy pairs (not in the notes; every one with its 1-step row on the same GPUs), with the variant's
 #: measured step and the predicted steps (s): NeMo RL's async with 1 / GPUs and the hardware model, and the
 #: one-step batch pipeline (the same with either rule, generation-bound)
@@ -173,23 +179,30 @@ V06 = [
     (_v06("Qwen3-30B-A3B, H100 32", "Qwen3-30B-A3B", "H100", 32, 2, (1, 1, 8, 1), 64, 32, 4096.0, 192.0, 1102.0,
           3203.0, 16), 152.0, (115, 101, 152)),
     (_v06("DeepSeek-V3, H100 512", "DeepSeek-V3", "H100", 512, 32, (1, 1, 16, 16), 32, 16, 1536.0, 111.0, 7.24,
-          697.0, 256), 64.1, (61, 56, 95)),
+          697.0, 256), 64.1, (61, 56, 94)),
     (_v06("Qwen3-235B-A22B, H100 256", "Qwen3-235B-A22B", "H100", 256, 16, (2, 2, 16, 8), 16, 32, 8192.0, 312.0,
           37.4, 5713.0, 128), 231.0, (162, 158, 297)),
     (_v06("DeepSeek-V3, GB200 256", "DeepSeek-V3", "GB200", 256, 32, (1, 1, 16, 8), 32, 16, 1536.0, 98.7, 16.4,
-          700.0, 128), 61.7, (53, 49, 89)),
+          700.0, 128), 61.7, (54, 49, 88)),
     (_v06("Qwen3-235B-A22B, GB200 128", "Qwen3-235B-A22B", "GB200", 128, 8, (2, 2, 16, 4), 16, 32, 8192.0, 345.0,
-          67.4, 5693.0, 64), 278.0, (187, 174, 315)),
+          67.4, 5693.0, 64), 278.0, (187, 174, 314)),
     (_v06("Qwen3-30B-A3B, GB200 16", "Qwen3-30B-A3B", "GB200", 16, 1, (1, 1, 16, 1), 64, 32, 4096.0, 221.0, 1910.0,
-          3199.0, 8), 301.0, (143, 114, 154)),
+          3199.0, 8), 301.0, (144, 115, 154)),
 ]
 
 
-def test_the_notes_pair_is_the_first_v06_row():
-    (p, rollout_gpus), _, _ = V06[0]
-    assert (p.train_options, rollout_gpus) == ({**QWEN.train_options, "tensor_parallel": 1, "context_parallel": 1,
-                                                "pipeline_parallel": 1}, 16)
-    assert dataclasses.replace(p, name=QWEN.name, train_options=QWEN.train_options) == QWEN
+def test_the_qwen3_30b_pair():
+    # v0.6 (performance-summary.md): synchronous on 32 GPUs colocated, vLLM TP2, Megatron TP1 EP8 -> one-step
+    # off-policy (max_trajectory_age_steps 1, in_flight_weight_updates true) generating on 2 nodes (16 GPUs, TP2),
+    # training on 2 (16 GPUs; the recipe's PP2 EP8 is not given to the training model, which keeps the
+    # baseline's options); 4 optimizer steps per step (T-GBS 512 of G-GBS 2,048). The page's tokens give a
+    # mean prompt of 1,102 x 192 x 32 / 2,048 - 3,203 = 103 tokens, so answers of at most 3,993.
+    (p, rollout_gpus), measured, _ = V06[0]
+    assert (p.gpus, p.rollout_tp, rollout_gpus, p.prompts, p.group, p.step_s, measured) == (32, 2, 16, 64, 32, 192.0,
+                                                                                           152.0)
+    assert p.train_options == {"tensor_parallel": 1, "context_parallel": 1, "expert_parallel": 8,
+                               "pipeline_parallel": 1, "mini_batches": 4}
+    assert (p.prompt_tokens, p.max_tokens) == (103.0, 3993.0)
 
 
 @pytest.mark.parametrize("pair, measured, predicted", V06, ids=[v[0][0].name for v in V06])
