@@ -35,9 +35,8 @@ from rollsim.pipelines import FullyAsync
 from rollsim.resources import run_metrics
 from rollsim.simulation import simulate
 
-PERF = ("NVIDIA-NeMo/RL docs/about/performance-summary.md, Nemo RL v0.6, H100 BF16 (Qwen3-30B-A3B, GRPO, Megatron, "
-        "64 prompts x 32, T-GBS 512, 4,096 tokens; recipes examples/configs/recipes/llm/performance/"
-        "grpo-qwen3-30ba3b-4n8g.yaml and grpo-qwen3-30ba3b-4n8g-async-1off.yaml at r0.6.0)")
+PERF = ("NVIDIA-NeMo/RL docs/about/performance-summary.md, Nemo RL v0.6 (H100 BF16 and GB200 BF16 tables, GRPO, "
+        "Megatron; recipes examples/configs/recipes/llm/performance/*.yaml and *-async-1off.yaml at r0.6.0)")
 PR1381 = ("NVIDIA-NeMo/RL PR 1381 (Llama 8B, 4K sequences; sync on 4 nodes, async on 5 nodes: 4 training + 1 "
           "generation; max trajectory age 1, 2, 8, with and without in-flight weight updates)")
 CLIP = 0.005
@@ -59,6 +58,7 @@ class Pair:
     mean_tokens: float   # answer mean, tokens
     gpu: str = "H100"
     prompt_tokens: float = 0.0
+    source: str = PERF
 
 
 # Llama 8B (PR 1381): the PR names no config; examples/configs/grpo_math_8B.yaml at the PR's merge
@@ -67,7 +67,7 @@ class Pair:
 # samples = 175.3 tokens (prompt included: the PR gives no mean answer to tell them apart; prompt 0 tokens).
 # The async run adds 1 node for generation: 8 rollout GPUs beside the 32 training.
 LLAMA = Pair("Llama-3.1-8B PR 1381", "Llama-3.1-8B", "fsdp2", 32, 1, {"mini_batches": 4},
-             64, 32, 4096.0, 60.0, 187.0, 187.0 * 60.0 * 32 / 2048)
+             64, 32, 4096.0, 60.0, 187.0, 187.0 * 60.0 * 32 / 2048, source=PR1381)
 
 
 def _deployment(p: Pair) -> Deployment:
@@ -139,6 +139,7 @@ def test_published_numbers():
     # on 40 GPUs (5 nodes; 321,216 if the 32 training GPUs are counted)
     assert 187 * 60 * 32 == 359_040 and 478 * 21 * 40 == 401_520 and 478 * 21 * 32 == 321_216
     assert LLAMA.mean_tokens == pytest.approx(175.3125)
+    assert LLAMA.source == PR1381 and {p.source for (p, _), _, _ in V06} == {PERF}
 
 
 def test_hardware_split_of_the_baselines():
