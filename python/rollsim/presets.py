@@ -21,7 +21,8 @@ from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 from rollsim.scenario import MAX_COUNT, Scenario
 from rollsim.simulation import DEFAULT_MAX_EVENTS, check_max_events, check_runaway, simulate_labelled
 
-__all__ = ["areal", "verl_fully_async", "pipeline_rl", "slime_partial_rollout", "prime_rl", "compare", "PRESETS"]
+__all__ = ["areal", "verl_fully_async", "pipeline_rl", "slime_partial_rollout", "prime_rl", "nemo_rl_async", "compare",
+           "PRESETS"]
 
 
 def _base(scenario: Scenario | None) -> Scenario:
@@ -197,6 +198,53 @@ def prime_rl(async_level: int = 2, max_off_policy_steps: int | None = 8, *,
     base = _base(scenario)
     return base.replace(pipeline=FullyAsync(
         max_lag_samples=(async_level + 1) * base.batch_size, max_staleness=max_off_policy_steps))
+
+
+def nemo_rl_async(max_trajectory_age_steps: int = 1, in_flight_weight_updates: bool = False, *,
+                  scenario: Scenario | None = None) -> Scenario:
+    """NeMo RL async GRPO (NVIDIA-NeMo/RL ``nemo_rl/algorithms/async_utils.py`` at v0.6.0, the same at
+    the merge of NVIDIA-NeMo/RL PR 1381; ``docs/guides/async-grpo.md``): rollout on its own GPUs,
+    admission control, nothing dropped.
+
+    * ``max_trajectory_age_steps = k``: the trajectory collector, holding weights ``v``, starts the
+      prompts of a batch only for a training step in ``v + 1 .. v + k`` not yet generated
+      (``_calculate_target_weights``), so at most ``v + k + 1`` batches are ever started and a
+      trajectory is at most ``k`` versions old when trained; the replay buffer never drops one
+      (``ReplayBuffer.sample`` raises on an older one). That is AReaL's capacity rule with
+      ``eta = k`` (``admission_eta``); batches take the oldest trajectories first.
+    * ``in_flight_weight_updates``: True (with vLLM's async engine) updates the weights while the
+      requests in flight continue on their old KV cache (``on_update="keep_stale"``;
+      ``recompute_kv_cache_after_weight_updates`` false, its default); False waits for every pending
+      generation before the update, no request starting meanwhile (``prepare_for_refit`` ->
+      ``wait_for_pending_generations``: ``on_update="wait"``).
+
+    Approximated: NeMo RL fixes a batch's prompts when it starts them (each trains exactly at its
+    target step, the trainer waiting for the last of them), where rollsim's trainer takes the oldest
+    finished groups; and the collector's cap of ``num_prompts_per_step x k`` prompt groups in flight
+    is not modelled (the admission rule is).
+
+    Parameters
+    ----------
+    max_trajectory_age_steps : int
+        ``grpo.async_grpo.max_trajectory_age_steps``, >= 1.
+    in_flight_weight_updates : bool
+        ``grpo.async_grpo.in_flight_weight_updates``.
+    scenario : Scenario, optional
+        The base scenario (default ``Scenario()``).
+
+    Returns
+    -------
+    Scenario
+
+    Raises
+    ------
+    ScenarioError
+        A knob out of range.
+    """
+    k = _check.integer("max_trajectory_age_steps", max_trajectory_age_steps, 1, 4294967295)
+    in_flight = _check.flag("in_flight_weight_updates", in_flight_weight_updates)
+    return _base(scenario).replace(pipeline=FullyAsync(
+        admission_eta=k, batch_order="oldest_first", on_update="keep_stale" if in_flight else "wait"))
 
 
 #: name -> preset function with its default knobs, for :func:`compare` and ``rollsim presets``.
