@@ -193,8 +193,9 @@ class FullyAsync:
     max_staleness : int or None
         Staleness cap checked when a finished group would be consumed: a group whose oldest answer's
         staleness (current policy version minus the version that started it) exceeds the cap is
-        dropped, as in the chapter (PRIME-RL ``max_off_policy_steps``, NeMo-RL
-        ``max_trajectory_age_steps``). ``None``: no cap.
+        dropped, as in the chapter (PRIME-RL ``max_off_policy_steps``; NeMo-RL's eviction of stale
+        rollouts in its versions after v0.6, where ``max_trajectory_age_steps`` bounds admission
+        instead: :func:`rollsim.presets.nemo_rl_async`). ``None``: no cap.
     on_stale : "drop" | "requeue"
         What the cap does: drop (wasted tokens), or drop and regenerate the same prompt first
         (tinker-style re-queue; with correlated lengths the prompt keeps its difficulty).
