@@ -663,8 +663,9 @@ _RESULT_FILES = {"run": ("summary.json", "samples.parquet"), "compare": ("compar
 
 #: Every file a command's ``--out`` writes besides ``scenario.json`` / ``scenario.toml`` (glob patterns):
 #: a directory holding one of them holds that command's previous results, replaced only with ``--force``.
-_OWN_FILES = {"run": ("summary.json", "samples.parquet", "steps.parquet", "segments.parquet"),
-              "compare": ("compare.parquet", "samples_*.parquet", "steps_*.parquet", "segments_*.parquet")}
+_OWN_FILES = {"run": ("summary.json", "samples.parquet", "steps.parquet", "segments.parquet", "turns.parquet"),
+              "compare": ("compare.parquet", "samples_*.parquet", "steps_*.parquet", "segments_*.parquet",
+                          "turns_*.parquet")}
 #: What ``rollsim report DIR`` writes by default (:func:`rollsim.report.write_report`): a report of the
 #: previous results, removed with them by ``--force`` (it would describe a run that is gone).
 _REPORT_FILES = ("report.html", "report.md", os.path.join("report_files", "figure*.png"))
@@ -748,6 +749,8 @@ def _write_run(out: str, tag: str, sc: Scenario, a: argparse.Namespace) -> None:
     res.samples.write_parquet(os.path.join(out, f"samples_{tag}.parquet"))
     res.steps.write_parquet(os.path.join(out, f"steps_{tag}.parquet"))
     res.segments.write_parquet(os.path.join(out, f"segments_{tag}.parquet"))  # for the report's learning section
+    if sc.agentic is not None:  # the turns and tool calls: rollsim plot's slot timeline of an agentic run
+        res.turns.write_parquet(os.path.join(out, f"turns_{tag}.parquet"))
 
 
 def _write_scenario(out: str, sc: Scenario) -> None:
@@ -938,6 +941,8 @@ def _cmd_run(a: argparse.Namespace) -> int:
         res.samples.write_parquet(os.path.join(out, "samples.parquet"))
         res.steps.write_parquet(os.path.join(out, "steps.parquet"))
         res.segments.write_parquet(os.path.join(out, "segments.parquet"))  # for the report's learning section
+        if sc.agentic is not None:  # the turns and tool calls: rollsim plot's slot timeline of an agentic run
+            res.turns.write_parquet(os.path.join(out, "turns.parquet"))
         with open(os.path.join(out, "summary.json"), "w") as f:
             f.write(_json(summary) + "\n")
     return 0
