@@ -1508,6 +1508,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # pipeline.max_staleness), for every command
         flags = _given_flags(parser, getattr(args, "command", None), argv)
         message = _flag_named(_message(e), flags).replace("or math.inf (", "or inf (")  # the CLI's / TOML's spelling
+        if message.startswith("--"):  # a flag's value: None is spelled none there (README: a field that may be None)
+            message = message.replace(", or None (", ", or none (")
         message = _keyword_as_flag(message, parser, getattr(args, "command", None))
         message = _referenced_flags(message, _command_flags(parser, getattr(args, "command", None)))
         print(f"rollsim: error: {_file_named(message, flags, getattr(args, 'scenario', None))}", file=sys.stderr)
