@@ -249,7 +249,7 @@ def turn_timeline(result: Result, *, max_slots: int = 32, time_range_s: tuple[fl
             ax.broken_barh(list(zip(c0 / scale, (c1 - c0) / scale)), (int(slot) - h / 2, h),
                            facecolors="0.55", edgecolors="none", rasterized=True)
     ax.set_xlim(t0 / scale, t1 / scale)
-    pool = sc.rollout_slots if sc is not None else int(result.samples["slot"].max() or 0) + 1  # type: ignore[operator]
+    pool = sc.rollout_slots if sc is not None else int(result.samples["slot"].max() or 0) + 1
     ax.set_ylim(-0.6, min(max_slots, pool) - 0.4)
     ax.invert_yaxis()
     ax.set_xlabel(f"simulated time ({unit})")
