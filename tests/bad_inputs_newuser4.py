@@ -59,6 +59,15 @@ ROWS: list[tuple[str, str, str, str]] = [
      "column has a framework's metric names (verl timing_s/gen, AReaL timeperf/rollout, slime perf/rollout_time, "
      "OpenRLHF timing/generation), so the generic names were looked for; columns given: train/timing_s/gen, "
      "train/timing_s/update_actor"),
+    # a longest answer over the config's limit: named by its metric, its step and the config's option
+    ("metrics", cal(f"write('m.csv', '{H}\\n0,10,5,100,400\\n1,12,6,120,2000\\n2,11,5.5,110,450\\n')"), "ScenarioError",
+     "metrics: response_max 2000 tokens at step 1 exceeds the config's length limit 1024 tokens "
+     "(data.max_response_length): the metrics are of another run, or the config's limit is not the run's"),
+    ("metrics", cal("write('m.csv', 'timing_s/gen,timing_s/update_actor,response_length/mean,response_length/max\\n"
+                    "10,5,100,400\\n12,6,120,2000\\n11,5.5,110,450\\n')", "rollsim.Scenario(lengths=rollsim.LogNormal("
+                    "6.0, 1.0, 1024.0))"), "ScenarioError",
+     "metrics: response_length/max 2000 tokens at row 1 (counting from 0) exceeds the scenario's length limit 1024 tokens "
+     "(lengths.max_tokens): the metrics are of another run, or the config's limit is not the run's"),
     # a flag that may be None takes none on the command line, and its error says so
     ("CLI", "cli('run', '--agentic-preset', 'default', '--env-slots', '0')", "CliExit",
      "exit 2: rollsim: error: --env-slots: must be in [1, 16777216], or none (unbounded), got 0"),

@@ -970,8 +970,13 @@ def _calibrate(metrics: Any, base: Any, *, framework: str | None, bootstrap: int
     cap = sc.lengths.max_tokens if isinstance(sc.lengths, LogNormal) else float(sc.lengths.max_tokens or 16384.0)
     longest = float(m["response_max"].to_numpy().max())
     if longest > cap * 1.001:
-        raise invalid("metrics", f"response_max {longest:g} tokens exceeds the config's length limit {cap:g}; check "
-                      "the config's max response length")
+        i = int(np.argmax(m["response_max"].to_numpy()))
+        option = next((n.option for n in getattr(base, "notes", ()) if n.became.startswith("lengths.max_tokens =")), None)
+        limit = (f"the config's length limit {cap:g} tokens ({option})" if option is not None
+                 else f"the scenario's length limit {cap:g} tokens (lengths.max_tokens)")
+        at = f"step {float(logged_step[i]):g}" if "step" in sources else f"row {i} (counting from 0)"
+        raise invalid("metrics", f"{sources.get('response_max', 'response_max')} {longest:g} tokens at {at} exceeds "
+                      f"{limit}: the metrics are of another run, or the config's limit is not the run's")
     reading = _gen_reading(sc, fw, sources)
     wait = reading is not None
     if reading == "slime":
