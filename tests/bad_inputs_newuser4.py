@@ -68,6 +68,10 @@ ROWS: list[tuple[str, str, str, str]] = [
                     "6.0, 1.0, 1024.0))"), "ScenarioError",
      "metrics: response_length/max 2000 tokens at row 1 (counting from 0) exceeds the scenario's length limit 1024 tokens "
      "(lengths.max_tokens): the metrics are of another run, or the config's limit is not the run's"),
+    # a value that is not a number ("N/A" in a CSV made the column text): named with its row
+    ("metrics", cal(f"write('m.csv', '{H}\\n0,10,5,100,400\\n1,N/A,6,120,500\\n2,11,5.5,110,450\\n')"),
+     "ScenarioError", "metrics: column 'gen_s' must be numbers, got 'N/A' in row 1 (counting from 0; 1 such row): leave "
+                      "a value not logged empty"),
     # a flag that may be None takes none on the command line, and its error says so
     ("CLI", "cli('run', '--agentic-preset', 'default', '--env-slots', '0')", "CliExit",
      "exit 2: rollsim: error: --env-slots: must be in [1, 16777216], or none (unbounded), got 0"),

@@ -140,3 +140,11 @@ def test_agentic_gpu_time_and_turn_conservation():
     done = s.filter(pl.col("finish_s").is_not_nan())
     assert (done["length_tokens"] + done["tokens_observed"]).max() <= sc.agentic.max_context_tokens + 1e-6
     assert done.filter(pl.col("truncated")).height > 0
+
+
+def test_numbers_written_as_text_are_the_numbers(tmp_path, imported):
+    """JSON rows with quoted numbers ("104.06", as some loggers export) fit as the CSV does."""
+    df = pl.read_csv(CSV)
+    p = tmp_path / "m.json"
+    p.write_text(json.dumps([{k: f" {v!r}" for k, v in r.items()} for r in df.to_dicts()]))
+    assert _params(p, imported) == _params(CSV, imported)

@@ -300,6 +300,14 @@ def _raw(df: pl.DataFrame, name: str) -> np.ndarray:
     s = df[name]
     if s.dtype == pl.Null:
         return np.full(df.height, np.nan)
+    if s.dtype == pl.String:
+        bad = s.is_not_null() & s.str.strip_chars().cast(pl.Float64, strict=False).is_null()
+        if bool(bad.any()):
+            i = int(bad.arg_max() or 0)
+            raise invalid("metrics", f"column {name!r} must be numbers, got {s[i]!r} in row {i} (counting from 0; "
+                          f"{int(bad.sum())} such row{'s' if int(bad.sum()) > 1 else ''}): leave a value not logged "
+                          "empty")
+        s = s.str.strip_chars().cast(pl.Float64, strict=False)  # numbers written as text ("104.06"): the same numbers
     if not s.dtype.is_numeric():
         raise invalid("metrics", f"column {name!r} must be numbers, got {s.dtype}")
     return s.cast(pl.Float64).fill_null(float("nan")).to_numpy().astype(float)
