@@ -148,3 +148,31 @@ def test_numbers_written_as_text_are_the_numbers(tmp_path, imported):
     p = tmp_path / "m.json"
     p.write_text(json.dumps([{k: f" {v!r}" for k, v in r.items()} for r in df.to_dicts()]))
     assert _params(p, imported) == _params(CSV, imported)
+
+
+def test_verl_script_naming_a_missing_config_file_says_so(tmp_path):
+    """A launch script's --config-path / --config-name file that is not next to it was skipped without a
+    word: its options (the run's batch, lengths, ...) silently took verl's defaults. Now a note and a
+    warning name it; a file that is there is read as before."""
+    script = tmp_path / "run.sh"
+    script.write_text("python3 -m verl.trainer.main_ppo --config-path=conf --config-name=my_grpo "
+                      "data.train_batch_size=64\n")
+    imp = configs.load(script)
+    [w] = imp.warnings()
+    assert w == (f"rollsim: warning: --config-name='{tmp_path / 'conf' / 'my_grpo.yaml'}': config file not found "
+                 "(--config-path is relative to the script): its options are not read, verl's defaults stand for them; "
+                 "put the file there, or give its options as overrides")
+    assert imp.scenario.group_size == 1  # verl's default rollout.n
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "my_grpo.yaml").write_text("actor_rollout_ref:\n  rollout:\n    n: 4\n")
+    imp = configs.load(script)
+    assert imp.warnings() == [] and imp.scenario.group_size == 4 and imp.scenario.batch_size == 256
+
+
+def test_verl_multi_turn_options_point_to_the_agentic_model(tmp_path):
+    script = tmp_path / "run.sh"
+    script.write_text("python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.multi_turn.enable=True "
+                      "actor_rollout_ref.rollout.multi_turn.max_assistant_turns=5\n")
+    notes = {n.option: n for n in configs.load(script).notes}
+    n = notes["actor_rollout_ref.rollout.multi_turn.max_assistant_turns"]
+    assert n.kind == "ignored" and "rollsim's agentic model" in n.became and "--agentic-preset" in n.became
