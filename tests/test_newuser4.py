@@ -176,3 +176,16 @@ def test_verl_multi_turn_options_point_to_the_agentic_model(tmp_path):
     notes = {n.option: n for n in configs.load(script).notes}
     n = notes["actor_rollout_ref.rollout.multi_turn.max_assistant_turns"]
     assert n.kind == "ignored" and "rollsim's agentic model" in n.became and "--agentic-preset" in n.became
+
+
+def test_sweep_plot_unknown_column_names_the_nearest(tmp_path):
+    """`rollsim plot SWEEP --kind lines --x env_slots` listed all 80 columns; now the near miss is named
+    among the varied fields (an axis) or the metrics (the value)."""
+    df = rollsim.sweep(trajectories.code_interpreter_math(Scenario(horizon_s=300.0)),
+                       {"agentic.env_slots": [8, 64]}, seeds=[0], progress=False)
+    with pytest.raises(rollsim.ScenarioError) as e:
+        rollsim.plot.sweep_lines(df, "env_wait_s", "env_slots")
+    assert str(e.value) == ("x: unknown column 'env_slots'; did you mean 'agentic.env_slots'? the frame's varied "
+                            "fields: ['agentic.env_slots']")
+    with pytest.raises(rollsim.ScenarioError, match=r"^metric: unknown column 'env_wait'; did you mean 'env_wait_s'"):
+        rollsim.plot.sweep_lines(df, "env_wait", "agentic.env_slots")
