@@ -95,7 +95,8 @@ ROWS: list[tuple[str, str, str, str]] = [
      "calibrated: must be the result of rollsim.calibrate, got str"),
     ("what if", f"rollsim.whatif(rollsim.calibrate({GOOD_METRICS}, {LOAD}({VERL}), bootstrap=0), "
      "[{'pipeline': 'async-ish'}], draws=0)", "ScenarioError",
-     "pipeline: must be 'sync', 'one-step', 'k-step:K' or 'fully-async', got 'async-ish'"),
+     "pipeline: must be 'sync', 'one-step', 'k-step:K', 'fully-async' or 'verl-fully-async' (verl's trainer cadence), "
+     "or an imported verl fully_async config, got 'async-ish'"),
     ("what if", f"rollsim.whatif(rollsim.calibrate({GOOD_METRICS}, {LOAD}({VERL}), bootstrap=0), "
      "[{'gpus': 8}], draws=0)", "ScenarioError",
      "gpus: unknown variant key (allowed: admission_eta, concurrent_samples_per_replica, group_size, "

@@ -72,6 +72,12 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("metrics", cal(f"write('m.csv', '{H}\\n0,10,5,100,400\\n1,N/A,6,120,500\\n2,11,5.5,110,450\\n')"),
      "ScenarioError", "metrics: column 'gen_s' must be numbers, got 'N/A' in row 1 (counting from 0; 1 such row): leave "
                       "a value not logged empty"),
+    # whatif --max-staleness with no fully asynchronous --pipeline: the grid left the caps out, silently
+    ("config CLI", "cli('whatif', '--config', os.path.join(ROOT, 'python/rollsim/examples/configs/verl_grpo.yaml'), "
+                   "'--metrics', os.path.join(ROOT, 'python/rollsim/examples/configs/verl_grpo_metrics.csv'), "
+                   "'--pipeline', 'sync,one-step', '--max-staleness', '2', '--bootstrap', '0')", "CliExit",
+     "exit 2: rollsim: error: --max-staleness: applies to the fully asynchronous pipelines only (--pipeline fully-async "
+     "or verl-fully-async), got --pipeline sync,one-step"),
     # a flag that may be None takes none on the command line, and its error says so
     ("CLI", "cli('run', '--agentic-preset', 'default', '--env-slots', '0')", "CliExit",
      "exit 2: rollsim: error: --env-slots: must be in [1, 16777216], or none (unbounded), got 0"),

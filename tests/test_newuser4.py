@@ -189,3 +189,18 @@ def test_sweep_plot_unknown_column_names_the_nearest(tmp_path):
                             "fields: ['agentic.env_slots']")
     with pytest.raises(rollsim.ScenarioError, match=r"^metric: unknown column 'env_wait'; did you mean 'env_wait_s'"):
         rollsim.plot.sweep_lines(df, "env_wait", "agentic.env_slots")
+
+
+def test_whatif_livelock_note_gives_the_variants_cadence(capsys):
+    """--pipeline verl-fully-async --max-staleness 2 on the colocated example: the variant syncs every 4
+    steps (verl's default trigger_parameter_sync_step), so cap 2 cannot train; the footnote said the
+    config's cadence, "below sync_every - 1 = 0 ... the smallest that trains is 0", contradicting itself."""
+    ex = str(EXAMPLES)
+    assert main(["whatif", "--config", f"{ex}/verl_grpo.yaml", "--metrics", f"{ex}/verl_grpo_metrics.csv",
+                 "--pipeline", "verl-fully-async", "--max-staleness", "2,3", "--bootstrap", "0", "--draws", "0"]) == 0
+    out = capsys.readouterr().out
+    note = next(line for line in out.splitlines() if line.startswith("! not simulated"))
+    assert "below sync_every - 1 = 3 cannot train" in note and "every 4 steps (sync_every = 4)" in note
+    assert note.endswith("The smallest --max-staleness that trains is 3 (the variant's sync_every = 4, "
+                         "verl-fully-async's trigger_parameter_sync_step (set it with --trigger-parameter-sync-step))")
+    assert sum(line.startswith("verl-fully-async, max_staleness=") for line in out.splitlines()) == 2
