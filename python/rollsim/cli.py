@@ -1509,7 +1509,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         flags = _given_flags(parser, getattr(args, "command", None), argv)
         message = _flag_named(_message(e), flags).replace("or math.inf (", "or inf (")  # the CLI's / TOML's spelling
         if message.startswith("--"):  # a flag's value: None is spelled none there (README: a field that may be None)
-            message = message.replace(", or None (", ", or none (")
+            message = message.replace(", or None (", ", or none (").replace(": must be None with ", ": must be none with ")
+            # a distribution is a table of a scenario file, not a flag's value (README, "Agentic rollouts")
+            message = message.replace(", or LogNormal(...) / Empirical(...), got ",
+                                      ", or a distribution (a table of a scenario file: kind = \"lognormal\" or "
+                                      "\"empirical\"), got ")
         message = _keyword_as_flag(message, parser, getattr(args, "command", None))
         message = _referenced_flags(message, _command_flags(parser, getattr(args, "command", None)))
         print(f"rollsim: error: {_file_named(message, flags, getattr(args, 'scenario', None))}", file=sys.stderr)
