@@ -81,9 +81,6 @@ ROWS: list[tuple[str, str, str, str]] = [
     # a flag that may be None takes none on the command line, and its error says so
     ("CLI", "cli('run', '--agentic-preset', 'default', '--env-slots', '0')", "CliExit",
      "exit 2: rollsim: error: --env-slots: must be in [1, 16777216], or none (unbounded), got 0"),
-    ("CLI", "cli('run', '--agentic-preset', 'swe-agent', '--pipeline', 'sync', '--over-sampling', '0.5')", "CliExit",
-     "exit 2: rollsim: error: --over-sampling: must be none with agentic (a batch waits for all its trajectories: "
-     "stopping those in a tool call at the batch's end is not modelled), got 0.5"),
     # a distribution is a scenario file's table: the flag's error says so, not the Python constructors
     ("CLI", "cli('run', '--agentic-preset', 'swe-agent', '--tool-latency-s', '-3')", "CliExit",
      "exit 2: rollsim: error: --tool-latency-s: must be in [0, 1e9] seconds, or a distribution (a table of a scenario "
