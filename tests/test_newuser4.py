@@ -204,3 +204,26 @@ def test_whatif_livelock_note_gives_the_variants_cadence(capsys):
     assert note.endswith("The smallest --max-staleness that trains is 3 (the variant's sync_every = 4, "
                          "verl-fully-async's trigger_parameter_sync_step (set it with --trigger-parameter-sync-step))")
     assert sum(line.startswith("verl-fully-async, max_staleness=") for line in out.splitlines()) == 2
+
+
+@pytest.mark.parametrize("sc", [
+    Scenario(pipeline=rollsim.FullyAsync(on_update="keep_recompute"), horizon_s=1800.0),
+    Scenario(group_size=8, lengths=rollsim.LogNormal(6.5, 1.0, 8192),
+             agentic=rollsim.Agentic(max_turns=8, stop_prob=0.25, tool_latency_s=rollsim.LogNormal(0.12, 1.0, 30.0),
+                                     observation_tokens=200.0, env_slots=128, max_trajectories=512)),
+], ids=["keep_recompute", "agentic"])
+def test_in_flight_versions_are_as_of_the_last_token_so_far(sc):
+    """version_end ("the last token so far") and n_versions of the answers in flight at the end agree with
+    their token spans, as a finished answer's do; the engine set them only at the finish, so an answer
+    resumed with new weights, or a trajectory's later turn, kept its first span's (98 of 255 in flight
+    with keep_recompute; turns at version 20 on a trajectory whose version_end said 19)."""
+    res = simulate(sc, record="samples")
+    last = (res.segments.sort("sample_id", "last_token").group_by("sample_id")
+            .agg(pl.col("version").last().alias("v"), pl.len().alias("n")))
+    j = last.join(res.samples, on="sample_id")
+    flying = j.filter(pl.col("status") == "in_flight")
+    assert flying.height > 100 and flying.filter(pl.col("n") > 1).height > 0
+    assert j.filter((pl.col("v") != pl.col("version_end")) | (pl.col("n") != pl.col("n_versions"))).height == 0
+    if sc.agentic is not None:
+        t = res.turns.join(res.samples.select("sample_id", "version_start", "version_end"), on="sample_id")
+        assert t.filter((pl.col("version") < pl.col("version_start")) | (pl.col("version") > pl.col("version_end"))).is_empty()
