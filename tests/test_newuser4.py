@@ -227,3 +227,12 @@ def test_in_flight_versions_are_as_of_the_last_token_so_far(sc):
     if sc.agentic is not None:
         t = res.turns.join(res.samples.select("sample_id", "version_start", "version_end"), on="sample_id")
         assert t.filter((pl.col("version") < pl.col("version_start")) | (pl.col("version") > pl.col("version_end"))).is_empty()
+
+
+def test_calibrate_table_says_a_phase_not_logged(imported):
+    """The verl example logs no timing_s/old_log_prob: its log-prob costs are 0 and their source said
+    'logprob_s', a name of no column; it now says the metric was not logged."""
+    cal = rollsim.calibrate(CSV, imported, bootstrap=0)
+    src = dict(zip(cal.params["name"], cal.params["source"]))
+    assert src["logprob_step_s"] == src["logprob_s_per_token"] == "not logged (timing_s/old_log_prob): 0"
+    assert src["train_step_s"] == "timing_s/update_actor"

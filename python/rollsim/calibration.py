@@ -1045,6 +1045,9 @@ def _calibrate(metrics: Any, base: Any, *, framework: str | None, bootstrap: int
         lo, hi = np.quantile(vals, [0.025, 0.975])
         s = src[name]
         s = ", ".join(sources.get(c.strip(), c.strip()) for c in s.split(",")) if "over" not in s else s
+        if s == "logprob_s" and "logprob_s" not in sources:  # no log-prob phase logged: 0, and whose name it lacks
+            alt = FRAMEWORK_METRICS.get(fw, {}).get("logprob_s")
+            s = f"not logged ({alt[0][0] if alt else 'logprob_s'}): 0"
         low, high = float(min(lo, values[name])), float(max(hi, values[name]))
         unit = UNITS[name] if k == 1 or name != "weight_sync_s" else f"s / step (the row's one sync over its {k} steps)"
         rows.append(dict(name=name, value=values[name], low=low, high=high, unit=unit, source=s))
