@@ -26,7 +26,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      "exit 2: rollsim: error: --max-turns applies to agentic scenarios only: give --agentic-preset "
      "NAME (default, code-interpreter-math, swe-agent) or an [agentic] table in the scenario file"),
     ("CLI", "cli('run', '--agentic-preset', 'default', '--pipeline', 'sync', '--over-sampling', '0.5')", "CliExit",
-     f"exit 2: rollsim: error: --over-sampling: {OVER} 0.5"),
+     f"exit 2: rollsim: error: --over-sampling: {OVER.replace('None', 'none')} 0.5"),  # a flag's None: none
     ("CLI", "cli('compare', '--agentic-preset', 'default', '--max-turns', '0')", "CliExit",
      "exit 2: rollsim: error: --max-turns: must be in [1, 1048576], got 0"),
 ]

@@ -81,8 +81,9 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("metrics", f"rollsim.calibrate(write('m.csv', 'gen_s,train_s,response_mean,response_max\\n'), {LOAD}({VERL}))",
      "ScenarioError", "metrics: the table has no rows"),
     ("metrics", f"rollsim.calibrate(write('m.csv', 'gen_s,train_s,response_mean,response_max\\n1,2,3,4000\\n"
-     f"1,2,3,4\\n1,2,3,4\\n'), {LOAD}({VERL}))", "ScenarioError", "metrics: response_max 4000 tokens exceeds the "
-     "config's length limit 1024; check the config's max response length"),
+     f"1,2,3,4\\n1,2,3,4\\n'), {LOAD}({VERL}))", "ScenarioError", "metrics: response_max 4000 tokens at row 0 "
+     "(counting from 0) exceeds the config's length limit 1024 tokens (data.max_response_length): the metrics are of "
+     "another run, or the config's limit is not the run's"),
     ("metrics", f"rollsim.calibrate({GOOD_METRICS}, 'verl.yaml')", "ScenarioError",
      "base: must be an ImportedConfig (rollsim.configs.load), a Deployment (rollsim.hardware) or a Scenario, got str"),
     ("metrics", f"rollsim.calibrate({GOOD_METRICS}, {LOAD}({VERL}), bootstrap=-1)", "ScenarioError",
@@ -94,7 +95,8 @@ ROWS: list[tuple[str, str, str, str]] = [
      "calibrated: must be the result of rollsim.calibrate, got str"),
     ("what if", f"rollsim.whatif(rollsim.calibrate({GOOD_METRICS}, {LOAD}({VERL}), bootstrap=0), "
      "[{'pipeline': 'async-ish'}], draws=0)", "ScenarioError",
-     "pipeline: must be 'sync', 'one-step', 'k-step:K' or 'fully-async', got 'async-ish'"),
+     "pipeline: must be 'sync', 'one-step', 'k-step:K', 'fully-async' or 'verl-fully-async' (verl's trainer cadence), "
+     "or an imported verl fully_async config, got 'async-ish'"),
     ("what if", f"rollsim.whatif(rollsim.calibrate({GOOD_METRICS}, {LOAD}({VERL}), bootstrap=0), "
      "[{'gpus': 8}], draws=0)", "ScenarioError",
      "gpus: unknown variant key (allowed: admission_eta, concurrent_samples_per_replica, group_size, "

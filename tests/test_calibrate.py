@@ -105,7 +105,8 @@ def test_refuses_missing_metric():
     with pytest.raises(ScenarioError, match=r"^metrics: needs at least 3 steps to fit, got 2$"):
         normalize(pl.DataFrame({"gen_s": [1.0, 2.0], "train_s": [1.0, 1.0], "response_mean": [1.0, 2.0],
                                 "response_max": [1.0, 2.0]}))
-    with pytest.raises(ScenarioError, match=r"^metrics: column 'gen_s' must be numbers, got String$"):
+    with pytest.raises(ScenarioError, match=r"^metrics: column 'gen_s' must be numbers, got 'a' in row 0 \(counting from 0; 3 such rows\): "
+                       r"leave a value not logged empty$"):
         normalize(pl.DataFrame({"gen_s": ["a"] * 3, "train_s": [1.0] * 3, "response_mean": [1.0] * 3,
                                 "response_max": [1.0] * 3}))
 

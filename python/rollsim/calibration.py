@@ -41,6 +41,7 @@ metrics row.
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -176,7 +177,7 @@ def read_metrics(metrics: Any) -> pl.DataFrame:
             elif suf in (".jsonl", ".ndjson"):
                 df = pl.read_ndjson(p)
             elif suf == ".json":
-                df = pl.read_json(p)
+                df = _read_json(p)
             elif suf in (".parquet", ".pq"):
                 df = pl.read_parquet(p)
             else:
@@ -189,7 +190,48 @@ def read_metrics(metrics: Any) -> pl.DataFrame:
         raise invalid("metrics", f"must be a polars DataFrame or a file path, got {type(metrics).__name__}")
     if df.height == 0:
         raise invalid("metrics", "the table has no rows")
+    if isinstance(metrics, (str, Path)) and df.width == 1:
+        only = df.columns[0]
+        sep = next((c for c in (";", "\t", "|") if c in only), None)
+        if sep is not None:
+            raise invalid("metrics", f"{Path(metrics).name} has one column, {only[:60]!r}{'...' if len(only) > 60 else ''}: "
+                          f"its values look separated by {sep!r}; a .csv file must be comma-separated")
     return df
+
+
+def _read_json(p: Path) -> pl.DataFrame:
+    """A ``.json`` metrics file: a list of per-step objects (``[{"timing_s/gen": 104.1, ...}, ...]``), an
+    object of columns (``{"timing_s/gen": [104.1, ...], ...}``), or pandas' default ``to_json``
+    (``{"timing_s/gen": {"0": 104.1, ...}, ...}``, rows in the order of the index)."""
+    shape = ('a .json metrics file must hold a list of per-step objects ([{"timing_s/gen": 104.1, ...}, ...]) or an '
+             'object of columns ({"timing_s/gen": [104.1, ...], ...})')
+    try:
+        data = json.loads(p.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise invalid("metrics", f"cannot read {p.name}: {str(e).splitlines()[0]}") from None
+    if isinstance(data, list) and all(isinstance(r, dict) for r in data):
+        return pl.from_dicts(data, infer_schema_length=None) if data else pl.DataFrame()
+    if isinstance(data, dict) and data:
+        vals = list(data.values())
+        if all(isinstance(v, list) for v in vals):
+            nested = next((k for k, v in data.items() if any(isinstance(x, (dict, list)) for x in v)), None)
+            if nested is not None:
+                raise invalid("metrics", f"{p.name}: {shape}, got an object whose {nested!r} holds objects or lists "
+                              f"(if they are the per-step rows, write that list alone to the file)")
+            n = {len(v) for v in vals}
+            if len(n) > 1:
+                raise invalid("metrics", f"{p.name}: the columns have different lengths ({sorted(n)}); {shape}")
+            return pl.DataFrame({k: pl.Series(k, v, strict=False) for k, v in data.items()})
+        if all(isinstance(v, dict) for v in vals):
+            keys = list(dict.fromkeys(i for v in vals for i in v))
+            order = sorted(keys, key=lambda i: (0, int(i), "") if i.lstrip("-").isdigit() else (1, 0, i))
+            return pl.DataFrame({k: pl.Series(k, [v.get(i) for i in order], strict=False) for k, v in data.items()})
+        got = f"an object whose values are {sorted({type(v).__name__ for v in vals})}"
+    else:
+        got = f"a JSON {type(data).__name__}" if not isinstance(data, dict) else "an empty object"
+        if isinstance(data, list):
+            got = "a list of " + ", ".join(sorted({type(r).__name__ for r in data}))
+    raise invalid("metrics", f"{p.name}: {shape}, got {got}")
 
 
 def _detect(df: pl.DataFrame) -> str:
@@ -258,6 +300,14 @@ def _raw(df: pl.DataFrame, name: str) -> np.ndarray:
     s = df[name]
     if s.dtype == pl.Null:
         return np.full(df.height, np.nan)
+    if s.dtype == pl.String:
+        bad = s.is_not_null() & s.str.strip_chars().cast(pl.Float64, strict=False).is_null()
+        if bool(bad.any()):
+            i = int(bad.arg_max() or 0)
+            raise invalid("metrics", f"column {name!r} must be numbers, got {s[i]!r} in row {i} (counting from 0; "
+                          f"{int(bad.sum())} such row{'s' if int(bad.sum()) > 1 else ''}): leave a value not logged "
+                          "empty")
+        s = s.str.strip_chars().cast(pl.Float64, strict=False)  # numbers written as text ("104.06"): the same numbers
     if not s.dtype.is_numeric():
         raise invalid("metrics", f"column {name!r} must be numbers, got {s.dtype}")
     return s.cast(pl.Float64).fill_null(float("nan")).to_numpy().astype(float)
@@ -300,10 +350,22 @@ def _screen(df: pl.DataFrame, framework: str | None) -> tuple[pl.DataFrame, str,
             if fw == "areal" and gen.startswith("response"):
                 names = "ppo_actor/seq_len/avg and ppo_actor/seq_len/max"
             why = _NOT_LOGGED.get((fw, gen), "")
+            if fw == "generic" and framework is None:
+                why = ("; no column has a framework's metric names (verl timing_s/gen, AReaL timeperf/rollout, slime "
+                       "perf/rollout_time, OpenRLHF timing/generation), so the generic names were looked for")
             raise invalid("metrics", f"missing {names} ({fw} metric names; generic column {gen!r}: {GENERIC[gen]})"
                           f"{why}; columns given: {', '.join(df.columns[:12])}{' ...' if len(df.columns) > 12 else ''}")
     step = raw.get(src["step"][0]) if "step" in src else None
     whole = step is not None and not np.any(np.isnan(step))
+    if step is not None:
+        seen, counts = np.unique(step[~np.isnan(step)], return_counts=True)
+        twice = seen[counts > 1]
+        if twice.size:
+            first = int(np.flatnonzero(seen == twice[0])[0])
+            raise invalid("metrics", f"{src['step'][0]} {twice[0]:g} appears in {int(counts[first])} rows"
+                          + (f" ({_list([f'{v:g}' for v in twice[1:]])} more than once too)" if twice.size > 1 else "")
+                          + ": one row per logged step (a resumed run logs its steps again from the last checkpoint: "
+                          "keep one row of each step)")
 
     def at(i: int) -> str:
         return f"step {step[i]:g}" if whole and step is not None else f"row {i} (counting from 0)"
@@ -540,7 +602,7 @@ def _line(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
 PARAMS = ("lengths.mu", "lengths.drift", "lengths.sigma", "decode_tokens_per_s", "gen_overhead_s", "train_step_s",
           "train_s_per_token", "logprob_step_s", "logprob_s_per_token", "weight_sync_s")
-UNITS = {"lengths.mu": "log tokens", "lengths.drift": "log tokens / step", "lengths.sigma": "-",
+UNITS = {"lengths.mu": "log tokens at step 0", "lengths.drift": "log tokens / step", "lengths.sigma": "-",
          "decode_tokens_per_s": "tokens/s per sequence", "gen_overhead_s": "s / step", "train_step_s": "s / step",
          "train_s_per_token": "s / token", "logprob_step_s": "s / step", "logprob_s_per_token": "s / token", "weight_sync_s": "s / step"}
 
@@ -916,8 +978,13 @@ def _calibrate(metrics: Any, base: Any, *, framework: str | None, bootstrap: int
     cap = sc.lengths.max_tokens if isinstance(sc.lengths, LogNormal) else float(sc.lengths.max_tokens or 16384.0)
     longest = float(m["response_max"].to_numpy().max())
     if longest > cap * 1.001:
-        raise invalid("metrics", f"response_max {longest:g} tokens exceeds the config's length limit {cap:g}; check "
-                      "the config's max response length")
+        i = int(np.argmax(m["response_max"].to_numpy()))
+        option = next((n.option for n in getattr(base, "notes", ()) if n.became.startswith("lengths.max_tokens =")), None)
+        limit = (f"the config's length limit {cap:g} tokens ({option})" if option is not None
+                 else f"the scenario's length limit {cap:g} tokens (lengths.max_tokens)")
+        at = f"step {float(logged_step[i]):g}" if "step" in sources else f"row {i} (counting from 0)"
+        raise invalid("metrics", f"{sources.get('response_max', 'response_max')} {longest:g} tokens at {at} exceeds "
+                      f"{limit}: the metrics are of another run, or the config's limit is not the run's")
     reading = _gen_reading(sc, fw, sources)
     wait = reading is not None
     if reading == "slime":
@@ -978,6 +1045,9 @@ def _calibrate(metrics: Any, base: Any, *, framework: str | None, bootstrap: int
         lo, hi = np.quantile(vals, [0.025, 0.975])
         s = src[name]
         s = ", ".join(sources.get(c.strip(), c.strip()) for c in s.split(",")) if "over" not in s else s
+        if s == "logprob_s" and "logprob_s" not in sources:  # no log-prob phase logged: 0, and whose name it lacks
+            alt = FRAMEWORK_METRICS.get(fw, {}).get("logprob_s")
+            s = f"not logged ({alt[0][0] if alt else 'logprob_s'}): 0"
         low, high = float(min(lo, values[name])), float(max(hi, values[name]))
         unit = UNITS[name] if k == 1 or name != "weight_sync_s" else f"s / step (the row's one sync over its {k} steps)"
         rows.append(dict(name=name, value=values[name], low=low, high=high, unit=unit, source=s))

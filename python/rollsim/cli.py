@@ -663,8 +663,9 @@ _RESULT_FILES = {"run": ("summary.json", "samples.parquet"), "compare": ("compar
 
 #: Every file a command's ``--out`` writes besides ``scenario.json`` / ``scenario.toml`` (glob patterns):
 #: a directory holding one of them holds that command's previous results, replaced only with ``--force``.
-_OWN_FILES = {"run": ("summary.json", "samples.parquet", "steps.parquet", "segments.parquet"),
-              "compare": ("compare.parquet", "samples_*.parquet", "steps_*.parquet", "segments_*.parquet")}
+_OWN_FILES = {"run": ("summary.json", "samples.parquet", "steps.parquet", "segments.parquet", "turns.parquet"),
+              "compare": ("compare.parquet", "samples_*.parquet", "steps_*.parquet", "segments_*.parquet",
+                          "turns_*.parquet")}
 #: What ``rollsim report DIR`` writes by default (:func:`rollsim.report.write_report`): a report of the
 #: previous results, removed with them by ``--force`` (it would describe a run that is gone).
 _REPORT_FILES = ("report.html", "report.md", os.path.join("report_files", "figure*.png"))
@@ -748,6 +749,8 @@ def _write_run(out: str, tag: str, sc: Scenario, a: argparse.Namespace) -> None:
     res.samples.write_parquet(os.path.join(out, f"samples_{tag}.parquet"))
     res.steps.write_parquet(os.path.join(out, f"steps_{tag}.parquet"))
     res.segments.write_parquet(os.path.join(out, f"segments_{tag}.parquet"))  # for the report's learning section
+    if sc.agentic is not None:  # the turns and tool calls: rollsim plot's slot timeline of an agentic run
+        res.turns.write_parquet(os.path.join(out, f"turns_{tag}.parquet"))
 
 
 def _write_scenario(out: str, sc: Scenario) -> None:
@@ -938,6 +941,8 @@ def _cmd_run(a: argparse.Namespace) -> int:
         res.samples.write_parquet(os.path.join(out, "samples.parquet"))
         res.steps.write_parquet(os.path.join(out, "steps.parquet"))
         res.segments.write_parquet(os.path.join(out, "segments.parquet"))  # for the report's learning section
+        if sc.agentic is not None:  # the turns and tool calls: rollsim plot's slot timeline of an agentic run
+            res.turns.write_parquet(os.path.join(out, "turns.parquet"))
         with open(os.path.join(out, "summary.json"), "w") as f:
             f.write(_json(summary) + "\n")
     return 0
@@ -1503,6 +1508,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # pipeline.max_staleness), for every command
         flags = _given_flags(parser, getattr(args, "command", None), argv)
         message = _flag_named(_message(e), flags).replace("or math.inf (", "or inf (")  # the CLI's / TOML's spelling
+        if message.startswith("--"):  # a flag's value: None is spelled none there (README: a field that may be None)
+            message = message.replace(", or None (", ", or none (").replace(": must be None with ", ": must be none with ")
+            # a distribution is a table of a scenario file, not a flag's value (README, "Agentic rollouts")
+            message = message.replace(", or LogNormal(...) / Empirical(...), got ",
+                                      ", or a distribution (a table of a scenario file: kind = \"lognormal\" or "
+                                      "\"empirical\"), got ")
         message = _keyword_as_flag(message, parser, getattr(args, "command", None))
         message = _referenced_flags(message, _command_flags(parser, getattr(args, "command", None)))
         print(f"rollsim: error: {_file_named(message, flags, getattr(args, 'scenario', None))}", file=sys.stderr)

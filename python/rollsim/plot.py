@@ -795,7 +795,15 @@ def _check_col(frame: pl.DataFrame, name: str, param: str, numeric: bool = False
     if not isinstance(name, str):
         raise invalid(param, f"must be a column name (str), got {type(name).__name__}")
     if name not in frame.columns:
-        raise invalid(param, f"unknown column {name!r}; the frame has {frame.columns}")
+        import difflib
+
+        # the columns that could be meant: a varied field for an axis, a metric for the value; the nearest named
+        fields = sweep_fields(frame)
+        pool = fields if param in ("x", "y", "hue", "by") else sweep_metrics(frame)
+        close = difflib.get_close_matches(name, pool, n=3, cutoff=0.6) or [c for c in pool if c.endswith("." + name)]
+        hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+        kind = "varied fields" if param in ("x", "y", "hue", "by") else "metrics"
+        raise invalid(param, f"unknown column {name!r}; {hint}the frame's {kind}: {pool}")
     if numeric and not (frame.schema[name].is_numeric() or frame.schema[name] == pl.Boolean):
         raise invalid(param, f"column {name!r} is not numeric ({frame.schema[name]})")
 

@@ -113,8 +113,9 @@ def load(result_dir: str | os.PathLike[str]) -> Loaded:
                     summary = json.load(f)
             except (OSError, ValueError) as e:
                 raise invalid("result_dir", f"cannot read {j('summary.json')!r}: {e}") from None
-        res = Result(_NO_SCENARIO, summary, _read(j("steps.parquet"), "steps"), _read(j("samples.parquet"), "samples"),
-                     _read(j("segments.parquet"), "segments") if os.path.exists(j("segments.parquet")) else None)
+        res = Result(_agentic_scenario(j("scenario.toml"), j("turns.parquet")), summary, _read(j("steps.parquet"), "steps"), _read(j("samples.parquet"), "samples"),
+                     _read(j("segments.parquet"), "segments") if os.path.exists(j("segments.parquet")) else None,
+                     _read(j("turns.parquet"), "turns") if os.path.exists(j("turns.parquet")) else None)
         return Loaded("run", p, {"": res}, None)
     if os.path.exists(j("compare.parquet")):
         table = _read(j("compare.parquet"), "comparison")
@@ -127,10 +128,11 @@ def load(result_dir: str | os.PathLike[str]) -> Loaded:
             t = tag(name) if name in rows else name
             if not os.path.exists(j(f"steps_{t}.parquet")):
                 continue
-            seg = j(f"segments_{t}.parquet")
-            runs[name] = Result(_NO_SCENARIO, dict(rows.get(name, {})), _read(j(f"steps_{t}.parquet"), "steps"),
+            seg, trn = j(f"segments_{t}.parquet"), j(f"turns_{t}.parquet")
+            runs[name] = Result(_agentic_scenario(j("scenario.toml"), trn), dict(rows.get(name, {})), _read(j(f"steps_{t}.parquet"), "steps"),
                                 _read(j(f"samples_{t}.parquet"), "samples"),
-                                _read(seg, "segments") if os.path.exists(seg) else None)
+                                _read(seg, "segments") if os.path.exists(seg) else None,
+                                _read(trn, "turns") if os.path.exists(trn) else None)
         return Loaded("compare", p, runs, table)
     if os.path.exists(j("_rollsim_sweep.json")):  # a rollsim.sweep store: its verified chunks only
         from rollsim.sweeps import read_sweep
@@ -255,6 +257,30 @@ class _Doc:
         return "\n".join(lines)
 
 
+def _agentic_scenario(toml_path: str, turns_path: str) -> Any:
+    """The scenario of an agentic run read back from its files (``scenario.toml``, for the slot timeline's
+    pool size and held slots), when it has its turns; else none (``_NO_SCENARIO``)."""
+    if not (os.path.exists(turns_path) and os.path.exists(toml_path)):
+        return _NO_SCENARIO
+    from rollsim.scenario import Scenario
+
+    try:
+        return Scenario.from_toml(toml_path)
+    except (RollsimError, OSError, ValueError):
+        return _NO_SCENARIO
+
+
+def _slot_timeline(r: Result, *, max_slots: int, ax: Any = None, path: Any = None, title: str | None = None) -> Any:
+    """The slot timeline of one run: an agentic run's turns and tool calls (its ``turns`` frame, written by
+    ``--out`` as ``turns.parquet``: a trajectory leaves its slot during a call, so one bar per sample
+    would span the calls), else one bar per sample."""
+    from rollsim import plot, trajectories
+
+    if r._turns is not None:
+        return trajectories.turn_timeline(r, max_slots=max_slots, ax=ax, path=path, title=title)
+    return plot.slot_timeline(r, max_slots=max_slots, ax=ax, path=path, title=title)
+
+
 def _close(fig: Any) -> None:
     fig.clear()
 
@@ -297,7 +323,7 @@ def _report_runs(doc: _Doc, runs: dict[str, Result], max_slots: int) -> None:
     items = list(labelled.items())
     fig, axes = _grid(len(items))
     for ax, (name, r) in zip(axes, items):
-        plot.slot_timeline(r, ax=ax, max_slots=max_slots, title=name if len(items) > 1 else None)
+        _slot_timeline(r, ax=ax, max_slots=max_slots, title=name if len(items) > 1 else None)
     doc.figure(fig, f"Rollout slots over time (at most {max_slots} slots shown), colored by the policy version "
                     "each sample started with; red outlines: dropped samples.")
     _close(fig)
@@ -549,10 +575,10 @@ def plot_dir(
     if kind == "step-breakdown":
         return plot.step_breakdown(one, path=out)
     if len(runs) == 1:
-        return plot.slot_timeline(next(iter(runs.values())), max_slots=max_slots, path=out)
+        return _slot_timeline(next(iter(runs.values())), max_slots=max_slots, path=out)
     fig, axes = _grid(len(runs))
     for ax, (name, r) in zip(axes, runs.items()):
-        plot.slot_timeline(r, ax=ax, max_slots=max_slots, title=name)
+        _slot_timeline(r, ax=ax, max_slots=max_slots, title=name)
     if out is not None:
         plot.save(fig, out)
     return fig

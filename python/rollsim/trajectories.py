@@ -228,7 +228,8 @@ def turn_timeline(result: Result, *, max_slots: int = 32, time_range_s: tuple[fl
         raise invalid("time_range_s", f"must be two finite numbers, start < end, got {time_range_s!r}")
     import matplotlib
 
-    held = result.scenario.agentic is not None and result.scenario.agentic.kv_policy == "hold"
+    sc = result.scenario  # None for a run read back from its files (rollsim plot): the held slots from the rows
+    held = (sc.agentic is not None and sc.agentic.kv_policy == "hold") if sc is not None else False
     turns = result.turns.filter((pl.col("slot") < max_slots) & (pl.col("end_s") > t0) & (pl.col("start_s") < t1))
     fig, ax = plot._figure(ax, (9, 4.8))
     scale, unit = plot._time_unit(t1 - t0)
@@ -248,7 +249,8 @@ def turn_timeline(result: Result, *, max_slots: int = 32, time_range_s: tuple[fl
             ax.broken_barh(list(zip(c0 / scale, (c1 - c0) / scale)), (int(slot) - h / 2, h),
                            facecolors="0.55", edgecolors="none", rasterized=True)
     ax.set_xlim(t0 / scale, t1 / scale)
-    ax.set_ylim(-0.6, min(max_slots, result.scenario.rollout_slots) - 0.4)
+    pool = sc.rollout_slots if sc is not None else int(result.samples["slot"].max() or 0) + 1
+    ax.set_ylim(-0.6, min(max_slots, pool) - 0.4)
     ax.invert_yaxis()
     ax.set_xlabel(f"simulated time ({unit})")
     ax.set_ylabel("rollout slot")

@@ -65,7 +65,7 @@ import numpy as np
 import polars as pl
 
 from rollsim.calibration import Calibrated
-from rollsim.errors import GenerationOutrunsTrainingWarning, StalenessCapLivelockWarning, invalid
+from rollsim.errors import GenerationOutrunsTrainingWarning, ScenarioError, StalenessCapLivelockWarning, invalid
 from rollsim.lengths import LogNormal
 from rollsim.pipelines import FullyAsync, OffPolicy, pipeline_from_name
 from rollsim.scenario import Scenario
@@ -108,7 +108,11 @@ def _variant_pipeline(p: Any) -> Any:
         return p.fully_async.pipeline()
     if _is_verl_name(p):
         return FullyAsync()  # its bound and cadence: _cadence (this says only that it is fully asynchronous)
-    return pipeline_from_name(p)
+    try:
+        return pipeline_from_name(p)
+    except ScenarioError as e:  # a variant may also be verl's fully async recipe: the choices say so
+        raise invalid("pipeline", f"must be 'sync', 'one-step', 'k-step:K', 'fully-async' or 'verl-fully-async' (verl's "
+                      f"trainer cadence), or an imported verl fully_async config, got {p!r}") from e
 
 
 def grid(**axes: Any) -> list[dict[str, Any]]:

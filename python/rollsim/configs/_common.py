@@ -18,7 +18,7 @@ from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
 
 __all__ = ["Note", "ImportedConfig", "Layout", "Reader", "build", "read_yaml", "split_command", "MISSING",
-           "known_options", "unknown_option_notes", "UNKNOWN_OPTION"]
+           "known_options", "unknown_option_notes", "UNKNOWN_OPTION", "CONFIG_NOT_FOUND"]
 
 MISSING = object()
 
@@ -143,10 +143,12 @@ class ImportedConfig:
         return tuple(n for n in self.notes if n.became.startswith(UNKNOWN_OPTION))
 
     def warnings(self) -> list[str]:
-        """One line per unknown option (what ``rollsim import`` and ``run --config`` print on stderr):
+        """One line per unknown option, and per config file a launch script names that is not there
+        (what ``rollsim import`` and ``run --config`` print on stderr):
         ``rollsim: warning: actor_rollout_ref.rollout.nn=8: unknown option (did you mean
         'actor_rollout_ref.rollout.n'?)``."""
-        return [f"rollsim: warning: {n.option}={n.value}: {n.became[len('ignored: '):]}" for n in self.unknown_options]
+        return [f"rollsim: warning: {n.option}={n.value}: {n.became[len('ignored: '):]}" for n in self.notes
+                if n.became.startswith((UNKNOWN_OPTION, CONFIG_NOT_FOUND))]
 
     def notes_table(self) -> str:
         """``notes`` as aligned text lines (``kind  option = value -> became``)."""
@@ -260,6 +262,8 @@ class Reader:
 
 #: How an unknown option's note starts (``Note.became``).
 UNKNOWN_OPTION = "ignored: unknown option"
+#: The start of the note of a config file a launch script names (verl's ``--config-name``) that is not there.
+CONFIG_NOT_FOUND = "ignored: config file not found"
 
 
 @functools.cache

@@ -289,16 +289,30 @@ def _whatif_row_notes(cal: Any, df: Any) -> dict[int, str]:
     by row index, naming ``--max-staleness`` and the config's option that set the sync cadence."""
     from rollsim.simulation import livelock_reason
 
-    n = cal.scenario.sync_every  # whatif's flags change no cadence
+    import re
+
     option = next((x.option for x in getattr(cal.base, "notes", ()) if x.became.startswith("sync_every =")), None)
-    cadence = f"sync_every = {n}" + (f" from its {option}" if option else "")
-    return {i: f"not simulated: {livelock_reason(n, None, cap='--max-staleness')} (the config's sync cadence: "
-               f"{cadence})"
-            for i, why in enumerate(df["cannot_train"]) if why is not None}
+    out = {}
+    for i, (why, label) in enumerate(zip(df["cannot_train"], df["variant"])):
+        if why is None:
+            continue
+        # the variant's cadence (its reason names it): the config's, or verl's fully async one of the variant
+        # (--pipeline verl-fully-async, --trigger-parameter-sync-step), which whatif's flags do change
+        m = re.search(r"\(sync_every = (\d+)\)", why)
+        n = int(m.group(1)) if m else cal.scenario.sync_every
+        if "trigger_parameter_sync_step=" in label:
+            cadence = f"the variant's sync_every = {n} from its --trigger-parameter-sync-step"
+        elif label.startswith("verl-fully-async"):
+            cadence = (f"the variant's sync_every = {n}, verl-fully-async's trigger_parameter_sync_step (set it with "
+                       f"--trigger-parameter-sync-step)")
+        else:
+            cadence = f"the config's sync cadence: sync_every = {n}" + (f" from its {option}" if option else "")
+        out[i] = f"not simulated: {livelock_reason(n, None, cap='--max-staleness')} ({cadence})"
+    return out
 
 
 def _cmd_whatif(a: argparse.Namespace) -> int:
-    from rollsim.what_if import VERL_FULLY_ASYNC_NAMES, grid, plot_whatif, whatif
+    from rollsim.what_if import VERL_FULLY_ASYNC_NAMES, _variant_pipeline, grid, plot_whatif, whatif
 
     if a.plot:  # before the calibration and the runs, naming the flag (plot.save names its argument, path)
         from rollsim import plot
@@ -320,6 +334,11 @@ def _cmd_whatif(a: argparse.Namespace) -> int:
     if given and not verl:  # the grid leaves them out of other pipelines: given alone they would be lost
         raise invalid("--" + given[0].replace("_", "-"), "is verl's fully async cadence: it needs --pipeline "
                       "verl-fully-async (or a verl fully_async config without --pipeline)")
+    if "max_staleness" in axes and "pipeline" in axes and not any(
+            isinstance(_variant_pipeline(p), FullyAsync) for p in axes["pipeline"]):
+        # the grid gives the caps to the fully asynchronous pipelines only: with none of them they would be lost
+        raise invalid("--max-staleness", f"applies to the fully asynchronous pipelines only (--pipeline fully-async or "
+                      f"verl-fully-async), got --pipeline {a.pipeline}")
     if "max_staleness" in axes and "pipeline" not in axes and not isinstance(cal.scenario.pipeline, FullyAsync):
         # a fully async base takes the cap on its own pipeline
         raise invalid("--max-staleness", f"needs --pipeline fully-async (the cap applies to that pipeline; the "

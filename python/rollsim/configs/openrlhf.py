@@ -23,6 +23,27 @@ from .slime import parse_argv
 
 __all__ = ["load"]
 
+#: The flat names of OpenRLHF's releases before its dotted arguments (``--rollout_batch_size`` in the
+#: ``train_ppo_ray.py`` of OpenRLHF/OpenRLHF up to v0.8, e.g. ``examples/scripts/train_grpo_ray_hybrid_engine.sh``)
+#: for the options this importer reads, with the dotted name of commit 3c3be62 it reads them under. Given
+#: under the old name, an option is refused with its new name (read as unknown, the import would take
+#: the defaults for the batch, the group and the GPUs without a word in the scenario).
+LEGACY_NAMES: dict[str, str] = {
+    "--rollout_batch_size": "--rollout.batch_size",
+    "--n_samples_per_prompt": "--rollout.n_samples_per_prompt",
+    "--train_batch_size": "--train.batch_size",
+    "--generate_max_len": "--rollout.max_new_tokens",
+    "--max_len": "--data.max_len",
+    "--actor_num_nodes": "--actor.num_nodes",
+    "--actor_num_gpus_per_node": "--actor.num_gpus_per_node",
+    "--colocate_all_models": "--train.colocate_all",
+    "--vllm_num_engines": "--vllm.num_engines",
+    "--vllm_tensor_parallel_size": "--vllm.tensor_parallel_size",
+    "--vllm_gpu_memory_utilization": "--vllm.gpu_memory_utilization",
+    "--async_train": "--train.async_enable",
+    "--async_queue_size": "--train.async_queue_size",
+}
+
 
 def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | None = None) -> ImportedConfig:
     """Reads an OpenRLHF ``train_ppo_ray`` launch script (or its argument list).
@@ -59,6 +80,13 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | Non
 
 def _build(o: dict[str, Any], source: str, gpu: str | None = None, *, checked: list[str] | tuple[str, ...] = ()) -> ImportedConfig:
     r = Reader(o, "the OpenRLHF arguments")
+    old = [n for n in dict.fromkeys(checked) if n in LEGACY_NAMES]
+    if old:
+        renames = ", ".join(f"{n} -> {LEGACY_NAMES[n]}" for n in old)
+        raise invalid(old[0], f"an option name of OpenRLHF releases before its dotted arguments; rollsim reads "
+                      f"train_ppo_ray's dotted names (OpenRLHF/OpenRLHF 3c3be62, openrlhf/cli/train_ppo_ray.py), and "
+                      f"would take the defaults for these: rename {renames} (their units are the same: "
+                      f"--rollout.batch_size counts prompts, --train.batch_size samples)")
     unknown_option_notes(r, "openrlhf", list(dict.fromkeys(checked)))
     prompts, g = r.positive_int("--rollout.batch_size", 1024)
     n, g2 = r.positive_int("--rollout.n_samples_per_prompt", 1)

@@ -37,8 +37,8 @@ from rollsim._text import count
 from rollsim.errors import invalid
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 
-from ._common import (ImportedConfig, Layout, Reader, build, flatten, known_options, read_yaml, resolve, scalar,
-                      split_command, unknown_option_notes)
+from ._common import (CONFIG_NOT_FOUND, ImportedConfig, Layout, Note, Reader, build, flatten, known_options, read_yaml,
+                      resolve, scalar, split_command, unknown_option_notes)
 
 __all__ = ["load", "from_overrides", "parse_overrides", "ENTRY_POINTS", "FullyAsyncCadence"]
 
@@ -246,6 +246,7 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | Non
     checked: list[str] = []
     own: set[str] = set()  # keys the user's own YAML files define (Hydra accepts overrides of them)
     file_keys: list[str] = []  # the options those files set, checked like the overrides (a typo there is one too)
+    missing: list[str] = []  # config files the script names (--config-path / --config-name) that are not there
     if path.suffix in (".yaml", ".yml"):
         tree = read_yaml(path)
         flat = flatten(tree)
@@ -262,7 +263,9 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | Non
         ov, recipe, files = parse_overrides(split_command(text), checked)
         for f in files:
             p = (path.parent / f) if not Path(f).is_absolute() else Path(f)
-            if p.is_file():
+            if not p.is_file():
+                missing.append(str(p))
+            else:
                 t = read_yaml(p)
                 flat.update(flatten(t))
                 own |= _all_keys(t)
@@ -277,7 +280,14 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | Non
     if recipe is None:
         recipe = "fully_async_policy" if any(k.startswith("async_training.") for k in flat) else "ppo"
     flat = resolve(flat)
-    return _build(flat, recipe, str(path), gpu, checked=checked, own=own, file_keys=file_keys)
+    imp = _build(flat, recipe, str(path), gpu, checked=checked, own=own, file_keys=file_keys)
+    if missing:
+        # the run read that file; without it every option it sets is verl's default here: said, not silently lost
+        extra = tuple(Note("--config-name", repr(f), f"{CONFIG_NOT_FOUND} (--config-path is relative to the script): "
+                           "its options are not read, verl's defaults stand for them; put the file there, or give its "
+                           "options as overrides", "ignored") for f in missing)
+        imp = replace(imp, notes=imp.notes + extra)
+    return imp
 
 
 def from_overrides(words: list[str] | tuple[str, ...], gpu: str | None = None, *,
@@ -469,8 +479,11 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
                       (f"{_AR}.ref.fsdp_config.param_offload", _TRAIN_COST),
                       (f"{_AR}.model.enable_gradient_checkpointing", _TRAIN_COST)):
         r.ignore(name, why)
-    r.ignore_rest(("algorithm.rollout_correction", "async_training", f"{_AR}.rollout.multi_turn",
-                   f"{_AR}.rollout.agent", "actor_rollout_ref.checkpoint_engine"))
+    # a multi-turn rollout (tool calls between turns) is rollsim's agentic model, which the import does not build
+    r.ignore_rest((f"{_AR}.rollout.multi_turn", f"{_AR}.rollout.agent"),
+                  "the import builds single-turn samples; a multi-turn run is rollsim's agentic model, given on top "
+                  "(rollsim run --config F --agentic-preset NAME --max-turns N, or Scenario.replace(agentic=Agentic(...)))")
+    r.ignore_rest(("algorithm.rollout_correction", "async_training", "actor_rollout_ref.checkpoint_engine"))
     if steps_given:
         r.note("trainer.total_training_steps", steps, "ignored: rollsim runs horizon_s seconds (7200 by default), "
                "not a number of steps", "ignored")
