@@ -1406,6 +1406,20 @@ impl Placement for Instances {
 
     fn reset_routing(&mut self) {}
 
+    /// Its instance has no other idle slot (it is full but for `slot`) and is the routing's only
+    /// pending change, and every instance in the routing tree is full: `route` gives `slot` (its
+    /// pending value is the minimum, without `apply_load`), and once `slot` is taken and its
+    /// request arrives (the load back to full) `route` finds nothing, again without `apply_load`.
+    #[inline(always)]
+    fn sole_idle(&self, slot: u32) -> bool {
+        let i = self.inst(slot as usize);
+        let sole = self.load_pending == i
+            && self.st[i].occ as usize + 1 == self.per
+            && (self.load.min() >> 32) as u32 == u32::MAX;
+        debug_assert!(!sole || self.idle.lowest(i).is_none(), "an instance full but for one slot has no idle slot");
+        sole
+    }
+
     #[inline]
     fn arrive(&mut self, slot: u32, done: f64, t: f64) -> bool {
         let i = self.inst(slot as usize);
