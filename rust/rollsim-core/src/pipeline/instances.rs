@@ -681,9 +681,15 @@ impl Instances {
     /// Instance `i` now runs `n` requests (its clock is up to date).
     #[inline(always)]
     pub fn set_n(&mut self, i: usize, n: u32) {
+        self.set_n_unmarked(i, n);
+        self.mark(i);
+    }
+
+    /// `set_n` beside a heap change of instance `i` (`push_on`, `remove_on`), which marks it.
+    #[inline(always)]
+    fn set_n_unmarked(&mut self, i: usize, n: u32) {
         self.st[i].n = n;
         self.st[i].batch_rate = self.speed_by_batch[(n.max(1) - 1) as usize];
-        self.mark(i);
     }
 
     /// Instance `i` now has `occ` occupied slots.
@@ -731,7 +737,12 @@ impl Instances {
     /// `decode_start` on.
     #[inline(always)]
     pub fn push(&mut self, slot: u32, target: f64, id: u32, kv_base: f64, decode_start: f64) {
-        let i = self.inst(slot as usize);
+        self.push_on(self.inst(slot as usize), slot, target, id, kv_base, decode_start);
+    }
+
+    /// `push` of `slot` on its instance `i`.
+    #[inline(always)]
+    fn push_on(&mut self, i: usize, slot: u32, target: f64, id: u32, kv_base: f64, decode_start: f64) {
         if let Some(kv) = &mut self.kv {
             let ks = &mut kv.slot[slot as usize];
             (ks.base, ks.ds, ks.seq) = (kv_base, decode_start, kv.next_seq);
@@ -782,12 +793,17 @@ impl Instances {
     }
 
     /// Takes the request on `slot` out of its instance's heap.
-    #[inline]
+    #[cfg(test)]
     pub fn remove(&mut self, slot: u32) {
+        self.remove_on(self.inst(slot as usize), slot);
+    }
+
+    /// `remove` of `slot` from its instance `i`.
+    #[inline(always)]
+    fn remove_on(&mut self, i: usize, slot: u32) {
         if self.hole != NO_HOLE {
             self.fill_hole();
         }
-        let i = self.inst(slot as usize);
         let base = i * self.per;
         let last = self.st[i].len as usize - 1;
         let p = self.position(i, slot);
@@ -1297,8 +1313,8 @@ impl Instances {
             self.mark(i);
             return;
         }
-        self.remove(slot as u32);
-        self.set_n(i, self.st[i].n - 1);
+        self.remove_on(i, slot as u32);
+        self.set_n_unmarked(i, self.st[i].n - 1);
     }
 
     /// The request on `slot` leaves its instance at `t` (running, or waiting for KV).
@@ -1406,6 +1422,20 @@ impl Placement for Instances {
 
     fn reset_routing(&mut self) {}
 
+    /// Its instance has no other idle slot (it is full but for `slot`) and is the routing's only
+    /// pending change, and every instance in the routing tree is full: `route` gives `slot` (its
+    /// pending value is the minimum, without `apply_load`), and once `slot` is taken and its
+    /// request arrives (the load back to full) `route` finds nothing, again without `apply_load`.
+    #[inline(always)]
+    fn sole_idle(&self, slot: u32) -> bool {
+        let i = self.inst(slot as usize);
+        let sole = self.load_pending == i
+            && self.st[i].occ as usize + 1 == self.per
+            && (self.load.min() >> 32) as u32 == u32::MAX;
+        debug_assert!(!sole || self.idle.lowest(i).is_none(), "an instance full but for one slot has no idle slot");
+        sole
+    }
+
     #[inline]
     fn arrive(&mut self, slot: u32, done: f64, t: f64) -> bool {
         let i = self.inst(slot as usize);
@@ -1444,11 +1474,11 @@ impl Placement for Instances {
             }
             sh.ds[s] = self.st[i].clock;
         }
-        self.set_n(i, self.st[i].n + 1);
+        self.set_n_unmarked(i, self.st[i].n + 1);
         // prefill charged in clock tokens at the speed with this request on board
         r.decode_start = self.st[i].clock + prefill_s * self.rate(i);
         let kv_base = self.prompt + r.done;
-        self.push(slot, r.decode_start + (r.length - r.done), r.id, kv_base, r.decode_start);
+        self.push_on(i, slot, r.decode_start + (r.length - r.done), r.id, kv_base, r.decode_start);
     }
 
     #[inline]

@@ -42,6 +42,14 @@ pub(crate) trait Placement {
     fn park(&mut self, slot: u32);
     /// Idle slots are routed to in slot order again (a batch pipeline's next batch).
     fn reset_routing(&mut self);
+    /// `slot`, just left by its request (not parked yet), is the only slot routing would find
+    /// once parked, and stays so until it is filled: `park`, `route` (giving `slot`), `take` and
+    /// a `route` finding nothing would leave the routing state as it is, so a refill may skip
+    /// them. `false` when not certain.
+    #[inline(always)]
+    fn sole_idle(&self, _slot: u32) -> bool {
+        false
+    }
 
     /// A request that has decoded `done` tokens arrives on `slot`: whether it may start decoding
     /// now (else it waits for KV: `wait`).

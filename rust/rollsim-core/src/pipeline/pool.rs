@@ -572,6 +572,14 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
     /// Refills `slot` after a finish (or marks it idle), then the idle slots.
     #[inline]
     pub fn refill(&mut self, slot: u32) -> Result<()> {
+        if !P::REFILL_IN_PLACE && self.placement.sole_idle(slot) {
+            // the common case with instances full around it: routing would give `slot` back and
+            // then find no idle slot, so it is filled (or parked) without the routing's round trip
+            if !self.fill_slot(slot)? {
+                self.placement.park(slot);
+            }
+            return Ok(());
+        }
         if !P::REFILL_IN_PLACE || !self.fill_slot(slot)? {
             self.placement.park(slot);
         }
