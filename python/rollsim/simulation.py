@@ -511,27 +511,6 @@ class Result:
         return learning(self, model, **rules)
 
 
-def _in_flight_versions(samples: pl.DataFrame, segments: pl.DataFrame) -> pl.DataFrame:
-    """``version_end`` and ``n_versions`` of the answers in flight at the end as of their last token so
-    far: the engine sets them when an answer finishes or is aborted, so an answer still decoding kept
-    its first span's (an answer resumed with new weights, ``keep_*`` or a later turn of a trajectory,
-    spans more versions than it said). Its token spans (``segments``) give them; a finished answer's
-    agree with its spans already."""
-    flying = samples.filter(pl.col("status") == "in_flight").select("sample_id")
-    if flying.height == 0:
-        return samples
-    spans = (segments.join(flying, on="sample_id").sort("sample_id", "last_token").group_by("sample_id")
-             .agg(pl.col("version").last().alias("_end"), pl.len().cast(pl.UInt32).alias("_n")))
-    if spans.height == 0:
-        return samples
-    # sample_id is the row index: two columns rewritten at the in-flight rows (no join of the whole frame)
-    rows = spans["sample_id"].to_numpy()
-    end = samples["version_end"].to_numpy().copy()
-    n = samples["n_versions"].to_numpy().copy()
-    end[rows], n[rows] = spans["_end"].to_numpy(), spans["_n"].to_numpy()
-    return samples.with_columns(pl.Series("version_end", end, dtype=pl.UInt32), pl.Series("n_versions", n, dtype=pl.UInt32))
-
-
 def _samples_frame(cols: dict[str, np.ndarray]) -> pl.DataFrame:
     n = cols["length_tokens"].shape[0]
     df = pl.DataFrame(
@@ -794,8 +773,6 @@ def _simulate(
         warnings.warn(StalenessCapLivelockWarning(livelock), stacklevel=3)
     samples = None if out["samples"] is None else _samples_frame(out["samples"])
     segments = None if out["segments"] is None else _segments_frame(out["segments"])
-    if samples is not None and segments is not None:
-        samples = _in_flight_versions(samples, segments)
     turns = None
     if "agentic" in out:  # multi-turn trajectories: their totals, their columns joined to the samples, turns
         summary.update(out["agentic"]["summary"])

@@ -598,6 +598,20 @@ impl Recorder {
         }
     }
 
+    /// A sample still in flight at the end of the run: the policy version of its last token so far
+    /// and its token spans (set at its finish or abort otherwise), once its open span is closed.
+    #[inline]
+    pub fn in_flight_versions(&mut self, id: u32, version_end: u32, n_versions: u32) {
+        if n_versions == 0 {
+            return; // nothing decoded yet: the versions it started with stand
+        }
+        if let Some(c) = &mut self.samples {
+            let i = id as usize;
+            c.version_end[i] = version_end;
+            c.n_versions[i] = n_versions;
+        }
+    }
+
     /// An in-flight sample is aborted at `t` with `wasted` tokens decoded so far.
     #[inline]
     pub fn abort_sample(&mut self, id: u32, wasted: f64, t: f64, version_end: u32, n_versions: u32) {

@@ -679,6 +679,7 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
             }
             let mut r = tr.req;
             self.close_span(&mut r);
+            self.rec.in_flight_versions(r.id, r.version_end, r.n_versions);
             pending += r.done;
         }
         // trajectories back from a call, waiting for a slot, of a group dropped meanwhile (the
@@ -687,6 +688,7 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
         for mut r in waiting {
             if r.id != NONE_U32 && self.groups[r.group as usize].cancelled {
                 self.close_span(&mut r);
+                self.rec.in_flight_versions(r.id, r.version_end, r.n_versions);
                 pending += r.done;
             }
         }

@@ -741,12 +741,14 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
             self.rec.decoded(progress - r.done);
             r.done = progress;
             self.close_span(&mut r);
+            self.rec.in_flight_versions(r.id, r.version_end, r.n_versions);
             pending += progress;
         }
         let waiting: Vec<Req> = self.pending.iter().copied().collect();
         for mut r in waiting {
             if !self.groups[r.group as usize].cancelled && r.id != NONE_U32 {
                 self.close_span(&mut r);
+                self.rec.in_flight_versions(r.id, r.version_end, r.n_versions);
                 pending += r.done;
             }
         }
