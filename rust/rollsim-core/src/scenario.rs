@@ -892,7 +892,8 @@ mod tests {
 
     #[test]
     fn degenerate_numbers_are_refused_naming_the_field() {
-        let cases: [(fn(&mut Scenario), &str); 6] = [
+        type Change = fn(&mut Scenario);
+        let cases: [(Change, &str); 6] = [
             (|s| s.decode_tokens_per_s = 1e-320, "decode_tokens_per_s: must be in [1e-6, 1e9] tokens/s, got 1e-320"),
             (|s| s.prefill.prompt_tokens = 1e308, "prompt_tokens: must be in [0, 1e9] tokens, got 1e+308"),
             (|s| s.horizon_s = f64::NAN, "horizon_s: must be in [1e-6, 1e12] seconds, got nan"),
@@ -917,8 +918,10 @@ mod tests {
             assert_eq!(sc.validate().unwrap_err().to_string(), want);
         }
         // the pipeline parts' integer ranges are the schema's (`schema::PARTS`)
-        let mut sc = Scenario::default();
-        sc.pipeline = Pipeline::OffPolicy { k: MAX_K + 1, partial: PartialRollout::default() };
+        let mut sc = Scenario {
+            pipeline: Pipeline::OffPolicy { k: MAX_K + 1, partial: PartialRollout::default() },
+            ..Scenario::default()
+        };
         assert_eq!(sc.validate().unwrap_err().to_string(), "pipeline.k: must be in [0, 1000000], got 1000001");
         sc.pipeline = Pipeline::FullyAsync(Streaming { max_ready_groups: Some(0), ..Streaming::default() });
         assert_eq!(
