@@ -678,8 +678,7 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
                 a.s.gpu_hold_s -= (tr.ret - t).max(0.0);
             }
             let mut r = tr.req;
-            self.close_span(&mut r);
-            self.rec.in_flight_versions(r.id, r.version_end, r.n_versions);
+            self.close_in_flight(&mut r);
             pending += r.done;
         }
         // trajectories back from a call, waiting for a slot, of a group dropped meanwhile (the
@@ -687,8 +686,7 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
         let waiting: Vec<Req> = self.pending.iter().copied().collect();
         for mut r in waiting {
             if r.id != NONE_U32 && self.groups[r.group as usize].cancelled {
-                self.close_span(&mut r);
-                self.rec.in_flight_versions(r.id, r.version_end, r.n_versions);
+                self.close_in_flight(&mut r);
                 pending += r.done;
             }
         }

@@ -634,6 +634,13 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
         r.seg_first = r.done;
     }
 
+    /// At the end of the run: closes the open span of `r`, still in flight, and records the
+    /// versions of its tokens so far (`version_end`, `n_versions`).
+    pub(crate) fn close_in_flight(&mut self, r: &mut Req) {
+        self.close_span(r);
+        self.rec.in_flight_versions(r.id, r.version_end, r.n_versions);
+    }
+
     /// Aborts the request on `slot`: its tokens are wasted and its group is dropped.
     fn abort(&mut self, slot: usize) {
         let Some(r) = self.take_off(slot, true) else { return };
@@ -740,15 +747,13 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
             let progress = self.placement.progress(slot, &r, t);
             self.rec.decoded(progress - r.done);
             r.done = progress;
-            self.close_span(&mut r);
-            self.rec.in_flight_versions(r.id, r.version_end, r.n_versions);
+            self.close_in_flight(&mut r);
             pending += progress;
         }
         let waiting: Vec<Req> = self.pending.iter().copied().collect();
         for mut r in waiting {
             if !self.groups[r.group as usize].cancelled && r.id != NONE_U32 {
-                self.close_span(&mut r);
-                self.rec.in_flight_versions(r.id, r.version_end, r.n_versions);
+                self.close_in_flight(&mut r);
                 pending += r.done;
             }
         }
