@@ -63,6 +63,7 @@ __all__ = [
     "sweep_fields",
     "sweep_metrics",
     "save",
+    "check_save_path",
     "DEFAULT_EDGES",
 ]
 
@@ -99,6 +100,16 @@ def _figure(ax: Axes | None, size: tuple[float, float]) -> tuple[Figure, Axes]:
     return cast(Figure, ax.figure), ax
 
 
+def check_save_path(path: str | os.PathLike[str], name: str = "path") -> str:
+    """``path`` as a string if it ends in an extension :func:`save` writes (``.png``, ``.svg``, ``.pdf``);
+    else a :class:`rollsim.ScenarioError` naming ``name`` (the CLI passes its flag, ``--out``), so that a
+    command refuses it before any work."""
+    p = os.fspath(path)
+    if os.path.splitext(p)[1].lower() not in _SAVE_EXT:
+        raise invalid(name, f"must end in one of {', '.join(_SAVE_EXT)}, got {p!r}")
+    return p
+
+
 def save(fig: Figure, path: str | os.PathLike[str], *, dpi: float = 120) -> None:
     """Saves ``fig`` to ``path``; the format follows the extension.
 
@@ -115,10 +126,7 @@ def save(fig: Figure, path: str | os.PathLike[str], *, dpi: float = 120) -> None
     ValueError
         ``path`` has another extension.
     """
-    p = os.fspath(path)
-    ext = os.path.splitext(p)[1].lower()
-    if ext not in _SAVE_EXT:
-        raise invalid("path", f"must end in one of {', '.join(_SAVE_EXT)}, got {p!r}")
+    p = check_save_path(path)
     parent = os.path.dirname(p)
     if parent:
         os.makedirs(parent, exist_ok=True)

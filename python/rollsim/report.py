@@ -681,9 +681,7 @@ def run_plot(args: argparse.Namespace) -> int:
     _check_out_file(args.out)
     from rollsim import plot
 
-    ext = os.path.splitext(args.out)[1].lower()
-    if ext not in plot._SAVE_EXT:  # before drawing, naming the flag (plot.save names its argument, path)
-        raise invalid("--out", f"must end in one of {', '.join(plot._SAVE_EXT)}, got {args.out!r}")
+    plot.check_save_path(args.out, "--out")  # before drawing, naming the flag (plot.save names its argument)
     try:
         plot_dir(args.result_dir, args.kind, args.out, pipeline=args.pipeline, metric=args.metric, x=args.x,
                  y=args.y, hue=args.hue, max_slots=64 if args.max_slots is None else args.max_slots,

@@ -121,8 +121,8 @@ def roofline_decode(model: Model | str, gpu: Gpu | str, *, context_tokens: float
     if isinstance(gpu, str):
         if gpu not in GPUS:
             raise invalid("gpu", f"must be a Gpu or one of {sorted(GPUS)}, got {gpu!r}")
-        if gpu == "A100":  # said, never silent: the A100-40G's bandwidth is 24 % lower
-            _specs._assumed("gpu", gpu, _specs._AMBIGUOUS["a100"])
+        if _specs._key(gpu) in _specs._AMBIGUOUS:  # said, never silent: the A100-40G's bandwidth is 24 % lower
+            _specs._assumed("gpu", gpu, _specs._AMBIGUOUS[_specs._key(gpu)])
         gpu = GPUS[gpu]
     ctx = _check.number("context_tokens", context_tokens)
     tp = _check.integer("tp", tp, 1)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 import warnings
 from typing import Any
@@ -317,8 +316,7 @@ def _cmd_whatif(a: argparse.Namespace) -> int:
     if a.plot:  # before the calibration and the runs, naming the flag (plot.save names its argument, path)
         from rollsim import plot
 
-        if os.path.splitext(a.plot)[1].lower() not in plot._SAVE_EXT:
-            raise invalid("--plot", f"must end in one of {', '.join(plot._SAVE_EXT)}, got {a.plot!r}")
+        plot.check_save_path(a.plot, "--plot")
     axes: dict[str, Any] = {}
     if a.pipeline is not None:
         axes["pipeline"] = [p.strip() for p in a.pipeline.split(",") if p.strip()]

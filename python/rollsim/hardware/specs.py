@@ -190,6 +190,10 @@ def _assumed(field: str, name: str, text: str) -> None:
     warnings.warn(f"{field}: {name!r}: {text}", NameAssumedWarning, stacklevel=2)
 
 
+#: A model size in a name's key (``8b``, ``0.6b``, ``235b`` of ``qwen3-235b-a22b``; not ``a22b``).
+_SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?b)(?![a-z])")
+
+
 def _key(name: str) -> str:
     return name.strip().lower().replace("_", "-").replace(" ", "-")
 
@@ -203,8 +207,8 @@ def _unknown_name(name: str, known: Any) -> str:
     by_key = {_key(n): n for n in known}
     given = _key(name.rsplit("/", 1)[-1])
     # a model of another size is no near miss (Llama-3.2-1B is not Llama-3.1-8B): the sizes must agree
-    size = re.findall(r"(?<![\w.])(\d+(?:\.\d+)?b)(?![a-z])", given)
-    cands = [k for k in by_key if re.findall(r"(?<![\w.])(\d+(?:\.\d+)?b)(?![a-z])", k) == size] if size else list(by_key)
+    size = _SIZE.findall(given)
+    cands = [k for k in by_key if _SIZE.findall(k) == size] if size else list(by_key)
     found = difflib.get_close_matches(given, cands, n=1, cutoff=0.8)
     return f"; did you mean {by_key[found[0]]}?" if found else ""
 
