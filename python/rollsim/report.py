@@ -416,6 +416,24 @@ def _report_sweep(doc: _Doc, frame: pl.DataFrame) -> None:
         _close(fig)
 
 
+def _check_out_extension(out: str, fmt: str | None, *, out_name: str = "out", fmt_name: str = "fmt=") -> None:
+    """Checks a report's output path against its format: ``.html``/``.htm`` or ``.md`` when ``fmt`` is None
+    (the format then follows the extension), the format's own extension otherwise.
+
+    Raises
+    ------
+    ScenarioError
+        Naming ``out_name`` (``out`` from Python, ``--out`` from the command line).
+    """
+    ext = os.path.splitext(out)[1].lower()
+    if fmt is None:
+        if ext not in (".html", ".htm", ".md"):
+            raise invalid(out_name, f"must end in .html or .md (the report's format follows it), got {out!r}")
+    elif ext not in ((".md",) if fmt == "md" else (".html", ".htm")):
+        shown = f"{fmt_name}{fmt!r}" if fmt_name.endswith("=") else f"{fmt_name}{fmt}"
+        raise invalid(out_name, f"must end in {'.md' if fmt == 'md' else '.html'} for {shown}, got {out!r}")
+
+
 def write_report(
     result_dir: str | os.PathLike[str],
     out: str | os.PathLike[str] | None = None,
@@ -452,17 +470,16 @@ def write_report(
         directory (see :func:`load`).
     """
     loaded = load(result_dir)
-    if fmt is None:
-        ext = os.path.splitext(os.fspath(out))[1].lower() if out is not None else ".html"
-        fmt = "md" if ext == ".md" else "html"
-    if fmt not in ("html", "md"):
+    if fmt is not None and fmt not in ("html", "md"):
         raise invalid("fmt", f"must be 'html' or 'md', got {fmt!r}")
+    if out is not None:
+        _check_out_extension(os.fspath(out), fmt)
+    if fmt is None:
+        fmt = "md" if out is not None and os.path.splitext(os.fspath(out))[1].lower() == ".md" else "html"
     if out is None:
         base = loaded.path if os.path.isdir(loaded.path) else os.path.dirname(loaded.path) or "."
         out = os.path.join(base, f"report.{fmt}")
     out = os.fspath(out)
-    if os.path.splitext(out)[1].lower() not in ((".md",) if fmt == "md" else (".html", ".htm")):
-        raise invalid("out", f"must end in {'.md' if fmt == 'md' else '.html'} for fmt={fmt!r}, got {out!r}")
     from rollsim import __version__
 
     doc = _Doc(fmt, out)
@@ -621,12 +638,7 @@ def run(args: argparse.Namespace) -> int:
     _need_matplotlib("report")
     _check_out_file(args.out)
     if args.out is not None:  # in the command's words (write_report names its arguments, fmt=)
-        ext = os.path.splitext(args.out)[1].lower()
-        if args.format is None and ext not in (".html", ".htm", ".md"):
-            raise invalid("--out", f"must end in .html or .md (the report's format follows it), got {args.out!r}")
-        if args.format is not None and ext not in ((".md",) if args.format == "md" else (".html", ".htm")):
-            raise invalid("--out", f"must end in {'.md' if args.format == 'md' else '.html'} for --format "
-                                   f"{args.format}, got {args.out!r}")
+        _check_out_extension(args.out, args.format, out_name="--out", fmt_name="--format ")
     try:
         path = write_report(args.result_dir, args.out, fmt=args.format, max_slots=args.max_slots)
     except (ScenarioError, FileNotFoundError) as e:
