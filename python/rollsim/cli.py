@@ -196,6 +196,13 @@ _NONE_MEANS: dict[str, str] = {
     if (m := re.search(r"\bNone: ([^;()]+)\)", doc))}
 
 
+#: The default of a field shared by several kinds, where it differs by kind (``Empirical`` and the data
+#: sets default to no truncation, ``LogNormal`` to the chapter's limit).
+_KIND_DEFAULTS: dict[str, str] = {
+    "lengths.max_tokens": f"default: {LogNormal().max_tokens:g} with lognormal; none, untruncated, otherwise",
+}
+
+
 def _help(f: schema.Field, default: Any) -> str:
     text = _plain(f.help).replace("%", "%%")
     if tuple[tuple[int, float], ...] in (f.type, *typing.get_args(f.type)):   # the Python form is in the text
@@ -215,6 +222,8 @@ def _help(f: schema.Field, default: Any) -> str:
         notes.append(f"default: {f.default}")
     elif not said and f.default is None and f.path in _NONE_MEANS:  # what none means, not "None"
         notes.append(f"default: none, {_NONE_MEANS[f.path]}".replace("%", "%%"))
+    elif not said and f.path in _KIND_DEFAULTS:
+        notes.append(_KIND_DEFAULTS[f.path])
     return text + (f" ({'; '.join(notes)})" if notes else "")
 
 
@@ -1179,7 +1188,8 @@ def build_parser() -> argparse.ArgumentParser:
     _refuse_pipeline_flags(c, "compare runs its own four pipelines (synchronous, one-step, fully async, fully async "
                               "with cap --max-staleness); give a pipeline's flags to rollsim run",
                            keep=("--max-staleness",))
-    c.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    c.add_argument("--format", choices=("table", "csv", "json"), default="table",
+                   help="table: rounded for reading; csv / json: the comparison frame, exact values (%(default)s)")
     c.add_argument("--out", default=None, help="directory for parquet frames (checked before running; one that "
                                                 "holds a previous compare's results is refused without --force)")
     c.add_argument("--force", action="store_true", help="replace a previous compare's results in --out (its "
@@ -1199,7 +1209,8 @@ def build_parser() -> argparse.ArgumentParser:
     pr = sub.add_parser("presets", help="AReaL, verl, PipelineRL, slime, PRIME-RL side by side")
     _add_scenario_args(pr, default_rng="fast", guards=("max_events",))
     pr.set_defaults(group_size=8, prompt_tokens=500.0, prefill_tokens_per_s=10000.0)
-    pr.add_argument("--format", choices=("table", "csv"), default="table")
+    pr.add_argument("--format", choices=("table", "csv"), default="table",
+                    help="table: rounded for reading; csv: exact values (%(default)s)")
     _refuse_pipeline_flags(pr, "presets runs each system's own pipeline (and synchronous and fully async); give a "
                                "pipeline's flags to rollsim run")
     pr.set_defaults(func=_cmd_presets)
@@ -1213,10 +1224,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="GPU-seconds of training per token of the batch (required unless --model sizes it)")
     sp.add_argument("--train-fixed-s", type=float, default=0.0, help="fixed seconds per step (%(default)s)")
     sp.add_argument("--pipeline", choices=("sync", "one-step", "fully-async"), default="fully-async",
-                    type=_named(lambda t: t.replace("_", "-"), "choice"))   # fully_async too, as for run
+                    type=_named(lambda t: t.replace("_", "-"), "choice"),   # fully_async too, as for run
+                    help="the pipeline every split runs (%(default)s)")
     sp.add_argument("--colocated-switch-s", type=float, default=None,
                     help="also run the colocated synchronous baseline on all GPUs, with this many seconds per step "
-                         "to offload and reload the rollout engine")
+                         "to offload and reload the rollout engine (default: not run)")
     sp.add_argument("--max-staleness", type=int, default=None,
                     help="drop-at-consumption cap (with --pipeline fully-async; default: no cap)")
     sp.add_argument("--max-drop-fraction", type=float, default=0.05,
@@ -1225,7 +1237,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="recommend only splits whose mean staleness is at most this (default: no limit)")
     sp.add_argument("--allow-runaway", action="store_true",
                     help="also recommend splits whose ready queue grows without bound (generation outruns training)")
-    sp.add_argument("--format", choices=("table", "csv"), default="table")
+    sp.add_argument("--format", choices=("table", "csv"), default="table",
+                    help="table: rounded for reading; csv: every column, exact values (%(default)s)")
     from rollsim.hardware.cli import add_deployment_args
 
     add_deployment_args(sp, required=False)  # --model / --gpu: decode table, KV, trainer from specs
@@ -1238,7 +1251,8 @@ def build_parser() -> argparse.ArgumentParser:
     va = sub.add_parser("validate", help="predicted against published speedups (verl, the chapter)")
     va.add_argument("--case", action="append", help="run only this case (repeatable); names: rollsim.validation.CASE_NAMES")
     va.add_argument("--notes", action="store_true", help="print each case's assumptions and, for misses, why")
-    va.add_argument("--format", choices=("table", "csv"), default="table")
+    va.add_argument("--format", choices=("table", "csv"), default="table",
+                    help="table: rounded for reading; csv: exact values (%(default)s)")
     va.add_argument("--resources", action="store_true",
                     help="the resource model (rollsim.hardware) against published decode / prefill / training "
                          "measurements, then a held-out section of published measurements no fit reads; with "

@@ -22,10 +22,12 @@ def add_deployment_args(p: argparse.ArgumentParser, *, required: bool) -> None:
                    + ("" if required else " (sizes the pool and the trainer from specs)"))
     g.add_argument("--hf-config", default=None, help="a config.json (or its directory) instead of --model")
     g.add_argument("--gpu", default=None, help="an accelerator of rollsim.hardware.ACCELERATORS (e.g. H100)")
-    g.add_argument("--engine", default="vllm", choices=("vllm", "sglang"))
+    g.add_argument("--engine", default="vllm", choices=("vllm", "sglang"),
+                   help="the serving engine whose decode and KV model are used (%(default)s)")
     g.add_argument("--gpu-memory-utilization", type=float, default=None, help="engine memory fraction (0.9)")
     g.add_argument("--max-num-seqs", type=int, default=None, help="running sequences per instance (1024)")
-    g.add_argument("--train-backend", default="fsdp2", choices=("fsdp2", "megatron"))
+    g.add_argument("--train-backend", default="fsdp2", choices=("fsdp2", "megatron"),
+                   help="the training backend whose step model is used (%(default)s)")
     g.add_argument("--train-option", action="append", default=None, metavar="NAME=VALUE",
                    help="a training option of rollsim.hardware.training.train_step_s (repeatable), e.g. "
                         "activation_checkpointing=selective, tensor_parallel=2, pipeline_parallel=4, "

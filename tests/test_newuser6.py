@@ -1,0 +1,77 @@
+"""A new user's first hours: every flag of every command says what it does and its default, ``--max-tokens``
+its default per kind of lengths, and ``rollsim.aggregate`` takes one metric name as one column."""
+
+from __future__ import annotations
+
+import argparse
+
+import polars as pl
+import pytest
+
+import rollsim
+from rollsim.cli import build_parser
+
+
+def _subparsers() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def _options():
+    for name, p in _subparsers().items():
+        for a in p._actions:
+            if a.option_strings and not isinstance(a, argparse._HelpAction) and a.help != argparse.SUPPRESS:
+                yield name, a
+
+
+def test_every_flag_has_help():
+    missing = [(name, a.option_strings[0]) for name, a in _options() if not (a.help or "").strip()]
+    assert missing == []   # was: --format of compare / presets / split / validate, split --pipeline, ...
+
+
+def test_every_flag_with_a_default_says_it():
+    silent = []
+    for name, a in _options():
+        if a.nargs == 0 or a.required or a.default is None:
+            continue
+        h = a.help or ""
+        if "%(default)s" not in h and "default" not in h and f"({a.default})" not in h:
+            silent.append((name, a.option_strings[0], a.default))
+    assert silent == []   # was: --format ('table'), split --pipeline ('fully-async'), --engine, --train-backend
+
+
+@pytest.mark.parametrize("command", ["split", "hardware"])
+def test_deployment_choices_say_their_defaults(command):
+    text = " ".join(_subparsers()[command].format_help().split())
+    assert "--engine {vllm,sglang} the serving engine whose decode and KV model are used (vllm)" in text
+    assert "--train-backend {fsdp2,megatron} the training backend whose step model is used (fsdp2)" in text
+
+
+def test_split_help_says_its_pipeline_and_format():
+    text = " ".join(_subparsers()["split"].format_help().split())
+    assert "--pipeline {sync,one-step,fully-async} the pipeline every split runs (fully-async)" in text
+    assert "--format {table,csv} table: rounded for reading; csv: every column, exact values (table)" in text
+    assert "to offload and reload the rollout engine (default: not run)" in text
+
+
+def test_max_tokens_help_gives_the_default_of_each_kind():
+    text = " ".join(_subparsers()["run"].format_help().split())
+    assert ("(with lognormal, empirical, FILE, data sets; default: 16384 with lognormal; none, untruncated, "
+            "otherwise)") in text
+    # what the help says is what a run does
+    assert rollsim.LogNormal().max_tokens == 16384
+    assert rollsim.datasets.deepseek_r1_serving().max_tokens is None
+
+
+def test_aggregate_takes_one_metric_name():
+    df = pl.DataFrame({"train_step_s": [30.0, 30.0, 60.0, 60.0], "seed": [0, 1, 0, 1],
+                       "steps": [10, 12, 20, 22], "drop_fraction": [0.1, 0.3, 0.0, 0.0]})
+    one = rollsim.aggregate(df, "steps")          # was: metrics: no column 's'
+    assert one.columns == ["train_step_s", "seeds", "steps_mean", "steps_std", "steps_ci_low", "steps_ci_high"]
+    assert one["steps_mean"].to_list() == [11.0, 21.0]
+    assert one.equals(rollsim.aggregate(df, ["steps"]))
+    by = rollsim.aggregate(df, "drop_fraction", by="train_step_s")
+    assert by["drop_fraction_mean"].to_list() == pytest.approx([0.2, 0.0])
+    with pytest.raises(rollsim.ScenarioError, match=r"^metrics: no column 'step' "):
+        rollsim.aggregate(df, "step")
