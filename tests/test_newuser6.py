@@ -75,3 +75,21 @@ def test_aggregate_takes_one_metric_name():
     assert by["drop_fraction_mean"].to_list() == pytest.approx([0.2, 0.0])
     with pytest.raises(rollsim.ScenarioError, match=r"^metrics: no column 'step' "):
         rollsim.aggregate(df, "step")
+
+
+def test_calibrated_prints_in_a_few_lines():
+    from rollsim.configs import EXAMPLES
+
+    imp = rollsim.configs.load(EXAMPLES / "verl_grpo.yaml")
+    cal = rollsim.calibrate(EXAMPLES / "verl_grpo_metrics.csv", imp, bootstrap=5)
+    text = repr(cal)
+    lines = text.splitlines()
+    # was one line of about 20,000 characters (every frame, every draw, the imported config's notes)
+    assert len(text) < 1500 and len(lines) == 1 + cal.params.height
+    assert lines[0] == ("Calibrated(framework='verl', 40 metrics rows, 5 bootstrap draws, 0 notes; .params, "
+                        ".residuals, .scenario:")
+    v = cal.values["decode_tokens_per_s"]
+    row = cal.params.row(by_predicate=pl.col("name") == "decode_tokens_per_s", named=True)
+    assert f"  decode_tokens_per_s = {v:.4g} tokens/s per sequence [{row['low']:.4g}, {row['high']:.4g}]" in lines
+    assert any(ln.startswith("  lengths.sigma = ") and "- [" not in ln for ln in lines)   # no unit, no dash
+    assert str(cal) == text and text.endswith("])")
