@@ -302,7 +302,9 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("CLI", "cli('sweep', toml(''))", "CliExit", "exit 2: rollsim sweep: error: the following arguments are required: --out"),
     ("CLI", "cli('sync', toml('topology = \"ring\"\\n[model]\\npreset = \"qwen3-4b\"'))", "CliExit",
      "exit 2: rollsim: error: topology: must be one of colocated, naive, parallel, relay, broadcast, got 'ring'"),
-    ("CLI", "cli()", "CliExit", "exit 2: rollsim: error: the following arguments are required: command"),
+    ("CLI", "cli()", "CliExit", "exit 2: rollsim: error: the following arguments are required: command (one of compare, "
+     "run, presets, split, validate, sweep, sync, report, plot, hardware, import, calibrate, whatif; rollsim --help "
+     "says what each does, rollsim compare runs the chapter's comparison)"),
 ]
 
 

@@ -1,5 +1,5 @@
 """Bad inputs a new user meets in the first hour (a length file's column name mistyped, on the command
-line and in Python) and the exact error each gets; appended to the table of ``tests/bad_inputs.py``
+line and in Python; a bare ``rollsim``; a command or a choice mistyped) and the exact error each gets; appended to the table of ``tests/bad_inputs.py``
 (see its format)."""
 
 from __future__ import annotations
@@ -18,4 +18,21 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("CLI", f"cli('compare', '--lengths', write('two.csv', {_CSV}), '--lengths-column', 'response_lenght')", "CliExit",
      "re:exit 2: rollsim: error: --lengths-column: no column 'response_lenght' in '.*/two\\.csv' \\(columns: "
      "\\['step', 'response_length'\\]\\); did you mean 'response_length'\\?"),
+    # a near miss of a command or a choice is named, in the command line's spelling (fully-async, not fully_async)
+    ("CLI", "cli('runn')", "CliExit",
+     "exit 2: rollsim: error: argument command: invalid choice: 'runn' (choose from 'compare', 'run', 'presets', "
+     "'split', 'validate', 'sweep', 'sync', 'report', 'plot', 'hardware', 'import', 'calibrate', 'whatif'); "
+     "did you mean 'run'?"),
+    ("CLI", "cli('run', '--pipeline', 'fullyasync')", "CliExit",
+     "exit 2: rollsim run: error: argument --pipeline: invalid choice: 'fullyasync' (choose from 'sync', 'one-step', "
+     "'k-step', 'fully-async', 'synchronous', 'one_step', 'off_policy', 'fully_async'); did you mean 'fully-async'?"),
+    ("CLI", "cli('run', '--agentic-preset', 'sweagent')", "CliExit",
+     "exit 2: rollsim run: error: argument --agentic-preset: invalid choice: 'sweagent' (choose from 'default', "
+     "'code-interpreter-math', 'swe-agent', 'code_interpreter_math', 'swe_agent'); did you mean 'swe-agent'?"),
+    ("CLI", "cli('run', '--kv-policy', 'holdd')", "CliExit",
+     "exit 2: rollsim run: error: argument --kv-policy: invalid choice: 'holdd' (choose from 'keep', 'drop', 'hold'); "
+     "did you mean 'hold'?"),
+    ("CLI", "cli('plot', '.', '--kind', 'heatmp', '--out', 'x.png')", "CliExit",
+     "exit 2: rollsim plot: error: argument --kind: invalid choice: 'heatmp' (choose from 'staleness-by-length', "
+     "'slot-timeline', 'utilization', 'step-breakdown', 'heatmap', 'lines'); did you mean 'heatmap'?"),
 ]

@@ -1302,6 +1302,18 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         # a type's message that names its flag already: the flag once (``argument --rollout-gpus: must be ...``)
         message = re.sub(r"^argument (\S+): \1: ", r"argument \1: ", message)
+        m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if m:  # a near miss of a choice or a command (runn, fullyasync, abort-dro): the one meant
+            choices = re.findall(r"'([^']*)'", m.group(2))
+            near = difflib.get_close_matches(m.group(1), choices, n=1) or difflib.get_close_matches(
+                m.group(1).replace("-", "_"), choices, n=1)
+            if near:  # the command line's spelling where a choice has both (fully-async, not fully_async)
+                word = near[0].replace("_", "-") if near[0].replace("_", "-") in choices else near[0]
+                message += f"; did you mean {word!r}?"
+        elif message == "the following arguments are required: command":  # a bare ``rollsim``
+            sub = next(a for a in self._actions if isinstance(a, argparse._SubParsersAction))
+            message += (f" (one of {', '.join(sub.choices)}; {self.prog} --help says what each does, "
+                        f"{self.prog} compare runs the chapter's comparison)")
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
