@@ -1,6 +1,6 @@
 """Bad inputs a new user meets in the first hour (a length file's column name mistyped, on the command
-line and in Python; a bare ``rollsim``; a command or a choice mistyped) and the exact error each gets; appended to the table of ``tests/bad_inputs.py``
-(see its format)."""
+line and in Python; a command, a choice, a data set or a length file's name mistyped) and the exact
+error each gets; appended to the table of ``tests/bad_inputs.py`` (see its format)."""
 
 from __future__ import annotations
 
@@ -35,4 +35,14 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("CLI", "cli('plot', '.', '--kind', 'heatmp', '--out', 'x.png')", "CliExit",
      "exit 2: rollsim plot: error: argument --kind: invalid choice: 'heatmp' (choose from 'staleness-by-length', "
      "'slot-timeline', 'utilization', 'step-breakdown', 'heatmap', 'lines'); did you mean 'heatmap'?"),
+    # --lengths: a near miss of a name or of a length file beside the one given
+    ("CLI", "cli('run', '--lengths', 'deepseek')", "CliExit",
+     "exit 2: rollsim: error: --lengths: no file 'deepseek'; did you mean 'deepseek-r1'? (give 'lognormal', a built-in "
+     "data set: deepseek-r1, sky-t1, or a CSV/parquet file)"),
+    ("CLI", "cli('compare', '--lengths', 'deepseek-r1-serving')", "CliExit",
+     "exit 2: rollsim: error: --lengths: no file 'deepseek-r1-serving'; did you mean 'deepseek-r1'? (give 'lognormal', a "
+     "built-in data set: deepseek-r1, sky-t1, or a CSV/parquet file)"),
+    ("CLI", "cli('run', '--lengths', write('lens.csv', '100\\n200\\n').replace('lens.csv', 'lens.cvs'))", "CliExit",
+     "re:exit 2: rollsim: error: --lengths: no file '(.*)/lens\\.cvs'; did you mean '\\1/lens\\.csv'\\? \\(give "
+     "'lognormal', a built-in data set: deepseek-r1, sky-t1, or a CSV/parquet file\\)"),
 ]

@@ -452,8 +452,18 @@ def _lengths_table(a: argparse.Namespace, t: Any, given: dict[str, str], from_fi
             t = {"dataset": spec}
         else:
             if not os.path.exists(spec):
-                raise ScenarioError(f"lengths: no file {spec!r} (give 'lognormal', a built-in data set: "
-                                    f"{', '.join(datasets.NAMES)}, or a CSV/parquet file)")
+                # a near miss of a name (deepseek, deepseek-r1-serving, LogNormal), not of a path
+                near = [] if re.search(r"[/\\]|\.(csv|gz|parquet)$", spec, re.I) else difflib.get_close_matches(
+                    spec.lower(), ["lognormal", *datasets.NAMES], n=1)
+                folder = os.path.dirname(spec)
+                with contextlib.suppress(OSError):  # or of a length file beside it (lens.cvs: lens.csv)
+                    files = sorted(f for f in os.listdir(folder or ".")
+                                   if re.search(r"\.(csv|csv\.gz|parquet)$", f, re.I))
+                    near = near or [os.path.join(folder, f) for f in difflib.get_close_matches(
+                        os.path.basename(spec), files, n=1, cutoff=0.8)]
+                raise ScenarioError(f"lengths: no file {spec!r}" + (f"; did you mean {near[0]!r}?" if near else "")
+                                    + f" (give 'lognormal', a built-in data set: {', '.join(datasets.NAMES)}, or a "
+                                      "CSV/parquet file)")
             t = {"file": os.path.abspath(spec) if from_file else spec}
     elif t is None:
         t = {"kind": "lognormal"}
