@@ -45,4 +45,8 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("CLI", "cli('run', '--lengths', write('lens.csv', '100\\n200\\n').replace('lens.csv', 'lens.cvs'))", "CliExit",
      "re:exit 2: rollsim: error: --lengths: no file '(.*)/lens\\.cvs'; did you mean '\\1/lens\\.csv'\\? \\(give "
      "'lognormal', a built-in data set: deepseek-r1, sky-t1, or a CSV/parquet file\\)"),
+    # a length file of several columns given as --lengths FILE: the flag that says which one
+    ("CLI", f"cli('compare', '--lengths', write('two.csv', {_CSV}))", "CliExit",
+     "exit 2: rollsim: error: --lengths-column: the file has columns ['step', 'response_length']; say which one holds "
+     "the lengths (--lengths-column NAME)"),
 ]

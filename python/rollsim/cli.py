@@ -1543,7 +1543,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # on the command line, a value given as a flag is named by its flag (--max-staleness, not
         # pipeline.max_staleness), for every command
         flags = _given_flags(parser, getattr(args, "command", None), argv)
-        message = _flag_named(_message(e), flags).replace("or math.inf (", "or inf (")  # the CLI's / TOML's spelling
+        message = _message(e)
+        if "lengths.path" in flags and message.startswith("lengths.column: the file has columns "):
+            # a file given as --lengths FILE whose column is to be chosen: the flag that chooses it
+            message = message.replace("lengths.column: ", "--lengths-column: ", 1) + " (--lengths-column NAME)"
+        message = _flag_named(message, flags).replace("or math.inf (", "or inf (")  # the CLI's / TOML's spelling
         if message.startswith("--"):  # a flag's value: None is spelled none there (README: a field that may be None)
             message = message.replace(", or None (", ", or none (").replace(": must be None with ", ": must be none with ")
             # a distribution is a table of a scenario file, not a flag's value (README, "Agentic rollouts")
