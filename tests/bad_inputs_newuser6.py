@@ -49,4 +49,11 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("CLI", f"cli('compare', '--lengths', write('two.csv', {_CSV}))", "CliExit",
      "exit 2: rollsim: error: --lengths-column: the file has columns ['step', 'response_length']; say which one holds "
      "the lengths (--lengths-column NAME)"),
+    # a deployment without its accelerator: the flag to give, as the other deployment errors name theirs
+    ("CLI", "cli('hardware', '--model', 'Qwen3-8B')", "CliExit",
+     "exit 2: rollsim: error: --gpu: required with --model or --hf-config: the accelerator, e.g. H100 (rollsim "
+     "hardware --list names the known ones)"),
+    ("CLI", "cli('split', '--gpus', '8', '--model', 'Qwen3-8B')", "CliExit",
+     "exit 2: rollsim: error: --gpu: required with --model or --hf-config: the accelerator, e.g. H100 (rollsim "
+     "hardware --list names the known ones)"),
 ]

@@ -92,7 +92,8 @@ def deployment_from_args(a: argparse.Namespace, *, rollout_gpus: int, rollout_tp
     if (a.model is None) == (a.hf_config is None):
         raise invalid("model", "give --model or --hf-config (one of them)")
     if a.gpu is None:
-        raise invalid("gpu", "give --gpu (e.g. H100) with --model")
+        raise invalid("--gpu", "required with --model or --hf-config: the accelerator, e.g. H100 (rollsim hardware "
+                               "--list names the known ones)")
     m = a.model if a.model is not None else model_from_hf_config(a.hf_config)
     return Deployment(model=m, gpu=a.gpu, rollout_gpus=rollout_gpus, rollout_tp=rollout_tp, train_gpus=train_gpus,
                       train_backend=a.train_backend, engine=a.engine, gpu_memory_utilization=a.gpu_memory_utilization,
