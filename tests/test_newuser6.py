@@ -124,3 +124,24 @@ def test_staleness_plot_note_stays_clear_of_the_bars():
     bars = [p.get_window_extent() for p in ax.patches if p.get_height() > 0]
     assert bars and not any(box.overlaps(b) for b in bars)   # was: drawn over the tallest (>=16K) bar
     assert tw.get_ylabel() == "drop rate (dashed line)"
+
+
+def test_a_flag_given_twice_is_warned(capsys):
+    from rollsim.cli import main
+
+    small = ["--rollout-slots", "8", "--batch-size", "8", "--mu", "4", "--train-step-s", "1"]
+    assert main(["run", "--horizon-s", "60", *small, "--horizon-s=120"]) == 0
+    out, err = capsys.readouterr()
+    # was: the 60 s dropped without a word
+    assert err.splitlines()[0] == ("rollsim: warning: given more than once: --horizon-s 60, then --horizon-s 120; "
+                                   "the last, --horizon-s 120, is used")
+    assert '"end_s": 12' in out   # the run is the last value's (the horizon's crossing event, just past 120 s)
+    assert main(["run", "--prefix-sharing", *small, "--no-prefix-sharing", "--horizon-s", "60"]) == 0
+    assert ("rollsim: warning: given more than once: --prefix-sharing, then --no-prefix-sharing; the last, "
+            "--no-prefix-sharing, is used") in capsys.readouterr().err
+    # the same value twice, and a repeatable flag, say nothing
+    assert main(["run", "--horizon-s", "60", *small, "--horizon-s", "60"]) == 0
+    assert "more than once" not in capsys.readouterr().err
+    assert main(["hardware", "--model", "Qwen3-8B", "--gpu", "H100", "--train-tokens", "1000",
+                 "--train-option", "mfu=0.3", "--train-option", "ppo_epochs=2"]) == 0
+    assert "more than once" not in capsys.readouterr().err

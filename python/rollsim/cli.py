@@ -1524,6 +1524,36 @@ def _unrecognized(parser: argparse.ArgumentParser, command: str | None, extra: S
     return f"unrecognized arguments: {' '.join(extra)}" + (f" ({'; '.join(hints)})" if hints else "")
 
 
+def _repeated_flags(parser: argparse.ArgumentParser, command: str | None, argv: Sequence[str]) -> list[str]:
+    """Warnings for a flag given twice with different values (``--horizon-s 600 ... --horizon-s 1200``,
+    ``--prefix-sharing ... --no-prefix-sharing``): argparse keeps the last and drops the others without a
+    word. Repeatable flags (``--train-option``, ``--case``) and a value repeated as it was are not warned."""
+    options, _ = _options_and_paths(parser, command)
+    seen: dict[str, list[tuple[str, str]]] = {}
+    i = 0
+    while i < len(argv) and argv[i] != "--":
+        flag, eq, value = argv[i].partition("=")
+        act = options.get(flag) if flag.startswith("--") else None
+        i += 1
+        if act is None or isinstance(act, (argparse._AppendAction, argparse._HelpAction, argparse._VersionAction)):
+            continue
+        if act.nargs == 0:
+            value = flag                   # --x and --no-x: the flag is the value
+        elif not eq:
+            if i >= len(argv):
+                continue
+            value = argv[i]
+            i += 1
+        seen.setdefault(act.dest, []).append((flag, value))
+    out = []
+    for given in seen.values():
+        if len({v for _, v in given}) > 1:
+            said = ", then ".join(f if f == v else f"{f} {v}" for f, v in given)
+            last = given[-1][0] if given[-1][0] == given[-1][1] else f"{given[-1][0]} {given[-1][1]}"
+            out.append(f"given more than once: {said}; the last, {last}, is used")
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit code: 0, 2 for bad input or a file error (the message
     on stderr as ``rollsim: error: ...``, never a traceback), 130 when interrupted."""
@@ -1532,6 +1562,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:
         parser.error(_unrecognized(parser, getattr(args, "command", None), extra))
+    for message in _repeated_flags(parser, getattr(args, "command", None), argv):
+        print(f"rollsim: warning: {message}", file=sys.stderr)
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _cli_warning_display(_command_flags(parser, getattr(args, "command", None)))
