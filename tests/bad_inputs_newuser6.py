@@ -56,4 +56,9 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("CLI", "cli('split', '--gpus', '8', '--model', 'Qwen3-8B')", "CliExit",
      "exit 2: rollsim: error: --gpu: required with --model or --hf-config: the accelerator, e.g. H100 (rollsim "
      "hardware --list names the known ones)"),
+    # Scenario.replace names a near miss as Scenario(...) does
+    ("scenario", "Scenario().replace(rollout_slot=4)", "ScenarioError",
+     "re:rollout_slot: unknown scenario field; did you mean rollout_slots\\? \\(fields: \\['agentic', .*\\]\\)"),
+    ("scenario", "Scenario().replace(**{'pipline.max_staleness': 2})", "ScenarioError",
+     "re:pipline\\.max_staleness: unknown scenario field; did you mean pipeline\\.max_staleness\\? \\(fields: .*\\)"),
 ]
