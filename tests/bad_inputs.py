@@ -296,7 +296,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      "deepseek-r1, sky-t1, or a CSV/parquet file)"),
     ("CLI", "cli('presets', '--group-size', '3')", "CliExit", "exit 2: rollsim: error: --group-size: must divide --batch-size (512), got 3"),
     ("CLI", "cli('sweep', toml('[grid]\\nbatch_size = 4'), '--out', write('o', None))", "CliExit",
-     "exit 2: rollsim: error: grid.batch_size: must be a list of values, got 4"),
+     "re:exit 2: rollsim: error: grid\\.batch_size: must be a list of values, got 4 \\(in the sweep file '.*/s\\.toml'\\)"),
     ("CLI", "cli('sweep', '/nonexistent.toml', '--out', write('o', None))", "CliExit",
      "exit 2: rollsim: error: no such file or directory: '/nonexistent.toml'"),
     ("CLI", "cli('sweep', toml(''))", "CliExit", "exit 2: rollsim sweep: error: the following arguments are required: --out"),

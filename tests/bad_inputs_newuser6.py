@@ -61,4 +61,8 @@ ROWS: list[tuple[str, str, str, str]] = [
      "re:rollout_slot: unknown scenario field; did you mean rollout_slots\\? \\(fields: \\['agentic', .*\\]\\)"),
     ("scenario", "Scenario().replace(**{'pipline.max_staleness': 2})", "ScenarioError",
      "re:pipline\\.max_staleness: unknown scenario field; did you mean pipeline\\.max_staleness\\? \\(fields: .*\\)"),
+    # a sweep file's point that no scenario can be: the file named
+    ("CLI", "cli('sweep', toml('[base]\\nhorizon_s = 600.0\\n[grid]\\nrollout_slots = [128, 0]\\n'), '--out', write('o', None))",
+     "CliExit", "re:exit 2: rollsim: error: rollout_slots: must be in \\[1, 16777216\\], got 0 \\(in the sweep file "
+     "'.*/s\\.toml'\\)"),
 ]
