@@ -65,4 +65,16 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("CLI", "cli('sweep', toml('[base]\\nhorizon_s = 600.0\\n[grid]\\nrollout_slots = [128, 0]\\n'), '--out', write('o', None))",
      "CliExit", "re:exit 2: rollsim: error: rollout_slots: must be in \\[1, 16777216\\], got 0 \\(in the sweep file "
      "'.*/s\\.toml'\\)"),
+    # a what-if variant's pipeline: a near miss, or k-step without its K
+    ("config", "rollsim.what_if.whatif(rollsim.calibrate(rollsim.configs.EXAMPLES / 'verl_grpo_metrics.csv', "
+     "rollsim.configs.load(rollsim.configs.EXAMPLES / 'verl_grpo.yaml'), bootstrap=2), [{'pipeline': 'fully-asyn'}], draws=1)",
+     "ScenarioError",
+     "pipeline: must be 'sync', 'one-step', 'k-step:K', 'fully-async' or 'verl-fully-async' (verl's trainer cadence), "
+     "or an imported verl fully_async config, got 'fully-asyn'; did you mean 'fully-async'?"),
+    ("config", "rollsim.what_if.whatif(rollsim.calibrate(rollsim.configs.EXAMPLES / 'verl_grpo_metrics.csv', "
+     "rollsim.configs.load(rollsim.configs.EXAMPLES / 'verl_grpo.yaml'), bootstrap=2), [{'pipeline': 'k-step'}], draws=1)",
+     "ScenarioError",
+     "pipeline: must be 'sync', 'one-step', 'k-step:K', 'fully-async' or 'verl-fully-async' (verl's trainer cadence), "
+     "or an imported verl fully_async config, got 'k-step'; did you mean 'k-step:K', with K the batches generation "
+     "may run ahead (k-step:2)?"),
 ]

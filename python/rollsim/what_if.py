@@ -56,6 +56,7 @@ docs' rule, the colocated baseline's step).
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import itertools
 import math
 import warnings
@@ -111,8 +112,14 @@ def _variant_pipeline(p: Any) -> Any:
     try:
         return pipeline_from_name(p)
     except ScenarioError as e:  # a variant may also be verl's fully async recipe: the choices say so
+        hint = ""
+        if isinstance(p, str):   # k-step without its K, or a near miss of a name (fully-asyn)
+            word = p.strip().lower().replace("_", "-")
+            near = difflib.get_close_matches(word, ["sync", "one-step", "fully-async", "verl-fully-async"], n=1, cutoff=0.75)
+            hint = ("; did you mean 'k-step:K', with K the batches generation may run ahead (k-step:2)?"
+                    if word.startswith(("k-step", "kstep", "k_step")) else f"; did you mean {near[0]!r}?" if near else "")
         raise invalid("pipeline", f"must be 'sync', 'one-step', 'k-step:K', 'fully-async' or 'verl-fully-async' (verl's "
-                      f"trainer cadence), or an imported verl fully_async config, got {p!r}") from e
+                      f"trainer cadence), or an imported verl fully_async config, got {p!r}{hint}") from e
 
 
 def grid(**axes: Any) -> list[dict[str, Any]]:
