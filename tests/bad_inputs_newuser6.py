@@ -77,4 +77,11 @@ ROWS: list[tuple[str, str, str, str]] = [
      "pipeline: must be 'sync', 'one-step', 'k-step:K', 'fully-async' or 'verl-fully-async' (verl's trainer cadence), "
      "or an imported verl fully_async config, got 'k-step'; did you mean 'k-step:K', with K the batches generation "
      "may run ahead (k-step:2)?"),
+    # async is closest in letters to sync: the pipeline meant is fully-async
+    ("CLI", "cli('run', '--pipeline', 'async')", "CliExit",
+     "exit 2: rollsim run: error: argument --pipeline: invalid choice: 'async' (choose from 'sync', 'one-step', "
+     "'k-step', 'fully-async', 'synchronous', 'one_step', 'off_policy', 'fully_async'); did you mean 'fully-async'?"),
+    ("CLI", "cli('split', '--gpus', '8', '--gpu-s-per-token', '1e-3', '--pipeline', 'Asynchronous')", "CliExit",
+     "exit 2: rollsim split: error: argument --pipeline: invalid choice: 'Asynchronous' (choose from 'sync', 'one-step', "
+     "'fully-async'); did you mean 'fully-async'?"),
 ]

@@ -1317,6 +1317,8 @@ class _Parser(argparse.ArgumentParser):
             choices = re.findall(r"'([^']*)'", m.group(2))
             near = difflib.get_close_matches(m.group(1), choices, n=1) or difflib.get_close_matches(
                 m.group(1).replace("-", "_"), choices, n=1)
+            if m.group(1).lower() in ("async", "asynchronous") and "fully-async" in choices:
+                near = ["fully-async"]   # closest in letters to sync, in meaning its opposite
             if near:  # the command line's spelling where a choice has both (fully-async, not fully_async)
                 word = near[0].replace("_", "-") if near[0].replace("_", "-") in choices else near[0]
                 message += f"; did you mean {word!r}?"

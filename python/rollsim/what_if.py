@@ -115,7 +115,9 @@ def _variant_pipeline(p: Any) -> Any:
         hint = ""
         if isinstance(p, str):   # k-step without its K, or a near miss of a name (fully-asyn)
             word = p.strip().lower().replace("_", "-")
-            near = difflib.get_close_matches(word, ["sync", "one-step", "fully-async", "verl-fully-async"], n=1, cutoff=0.75)
+            near = (["fully-async"] if word in ("async", "asynchronous") else   # not sync, its opposite
+                    difflib.get_close_matches(word, ["sync", "one-step", "fully-async", "verl-fully-async"], n=1,
+                                              cutoff=0.75))
             hint = ("; did you mean 'k-step:K', with K the batches generation may run ahead (k-step:2)?"
                     if word.startswith(("k-step", "kstep", "k_step")) else f"; did you mean {near[0]!r}?" if near else "")
         raise invalid("pipeline", f"must be 'sync', 'one-step', 'k-step:K', 'fully-async' or 'verl-fully-async' (verl's "
