@@ -296,13 +296,15 @@ ROWS: list[tuple[str, str, str, str]] = [
      "deepseek-r1, sky-t1, or a CSV/parquet file)"),
     ("CLI", "cli('presets', '--group-size', '3')", "CliExit", "exit 2: rollsim: error: --group-size: must divide --batch-size (512), got 3"),
     ("CLI", "cli('sweep', toml('[grid]\\nbatch_size = 4'), '--out', write('o', None))", "CliExit",
-     "exit 2: rollsim: error: grid.batch_size: must be a list of values, got 4"),
+     "re:exit 2: rollsim: error: grid\\.batch_size: must be a list of values, got 4 \\(in the sweep file '.*/s\\.toml'\\)"),
     ("CLI", "cli('sweep', '/nonexistent.toml', '--out', write('o', None))", "CliExit",
      "exit 2: rollsim: error: no such file or directory: '/nonexistent.toml'"),
     ("CLI", "cli('sweep', toml(''))", "CliExit", "exit 2: rollsim sweep: error: the following arguments are required: --out"),
     ("CLI", "cli('sync', toml('topology = \"ring\"\\n[model]\\npreset = \"qwen3-4b\"'))", "CliExit",
      "exit 2: rollsim: error: topology: must be one of colocated, naive, parallel, relay, broadcast, got 'ring'"),
-    ("CLI", "cli()", "CliExit", "exit 2: rollsim: error: the following arguments are required: command"),
+    ("CLI", "cli()", "CliExit", "exit 2: rollsim: error: the following arguments are required: command (one of compare, "
+     "run, presets, split, validate, sweep, sync, report, plot, hardware, import, calibrate, whatif; rollsim --help "
+     "says what each does, rollsim compare runs the chapter's comparison)"),
 ]
 
 

@@ -20,7 +20,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      "exit 2: rollsim: error: --max-events: must be an integer >= 0 (0: no limit), got -2"),
     ("CLI", "cli('run', '--on-update', 'abort-dro')", "CliExit",
      "exit 2: rollsim run: error: argument --on-update: invalid choice: 'abort-dro' (choose from 'continue', "
-     "'abort_drop', 'abort_resubmit', 'wait', 'keep_recompute', 'keep_stale')"),
+     "'abort_drop', 'abort_resubmit', 'wait', 'keep_recompute', 'keep_stale'); did you mean 'abort_drop'?"),
     ("CLI", "cli('presets', '--max-samples', '3')", "CliExit",
      "exit 2: rollsim: error: unrecognized arguments: --max-samples 3"),
 ]

@@ -46,7 +46,8 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("CLI", "cli('sweep', toml('seeds = 1'), '--out', write('o', None), '--ray-address', '10.0.0.1:6379')", "CliExit",
      "exit 2: rollsim: error: --ray-address: applies to backend='ray' only, got backend='local'"),
     ("CLI", "cli('sweep', toml('seeds = 10000000000'), '--out', write('o', None))", "CliExit",
-     "exit 2: rollsim: error: seeds: a count of seeds must be in [1, 2**32], got 10000000000"),
+     "re:exit 2: rollsim: error: seeds: a count of seeds must be in \\[1, 2\\*\\*32\\], got 10000000000 \\(in the sweep file "
+     "'.*/s\\.toml'\\)"),
     ("sweep", "rollsim.sweep(Scenario(horizon_s=60.0), [Scenario(seed=1)], progress=False)", "ScenarioError",
      "scenario: must be None when grid is a list of Scenarios (each is run as it is); put it in the list, or give "
      "grid as a dict of changes to it"),

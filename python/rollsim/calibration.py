@@ -720,6 +720,18 @@ class Calibrated:
     steps_per_row: int = 1
     notes: tuple[str, ...] = ()
 
+    def __repr__(self) -> str:
+        """A few lines a reader can take in (the fields hold frames, bootstrap draws and the imported
+        config: their full repr runs to tens of thousands of characters): the framework, the rows fitted,
+        each fitted value with its unit and interval, and how many notes there are."""
+        rows = [f"Calibrated(framework={self.framework!r}, {self.residuals.height} metrics rows"
+                + (f" of {self.steps_per_row} steps" if self.steps_per_row > 1 else "")
+                + f", {len(self.draws)} bootstrap draws, {len(self.notes)} notes; .params, .residuals, .scenario:"]
+        for r in self.params.iter_rows(named=True):
+            unit = f" {r['unit']}" if r.get("unit") not in (None, "", "-") else ""
+            rows.append(f"  {r['name']} = {r['value']:.4g}{unit} [{r['low']:.4g}, {r['high']:.4g}]")
+        return "\n".join(rows) + ")"
+
     def scenario_for(self, values: dict[str, float], step: float | None = None) -> Scenario:
         """The base scenario with ``values`` (a fit or a bootstrap draw) at ``step`` (default: the
         reference step)."""

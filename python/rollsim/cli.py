@@ -196,6 +196,13 @@ _NONE_MEANS: dict[str, str] = {
     if (m := re.search(r"\bNone: ([^;()]+)\)", doc))}
 
 
+#: The default of a field shared by several kinds, where it differs by kind (``Empirical`` and the data
+#: sets default to no truncation, ``LogNormal`` to the chapter's limit).
+_KIND_DEFAULTS: dict[str, str] = {
+    "lengths.max_tokens": f"default: {LogNormal().max_tokens:g} with lognormal; none, untruncated, otherwise",
+}
+
+
 def _help(f: schema.Field, default: Any) -> str:
     text = _plain(f.help).replace("%", "%%")
     if tuple[tuple[int, float], ...] in (f.type, *typing.get_args(f.type)):   # the Python form is in the text
@@ -215,6 +222,8 @@ def _help(f: schema.Field, default: Any) -> str:
         notes.append(f"default: {f.default}")
     elif not said and f.default is None and f.path in _NONE_MEANS:  # what none means, not "None"
         notes.append(f"default: none, {_NONE_MEANS[f.path]}".replace("%", "%%"))
+    elif not said and f.path in _KIND_DEFAULTS:
+        notes.append(_KIND_DEFAULTS[f.path])
     return text + (f" ({'; '.join(notes)})" if notes else "")
 
 
@@ -443,8 +452,18 @@ def _lengths_table(a: argparse.Namespace, t: Any, given: dict[str, str], from_fi
             t = {"dataset": spec}
         else:
             if not os.path.exists(spec):
-                raise ScenarioError(f"lengths: no file {spec!r} (give 'lognormal', a built-in data set: "
-                                    f"{', '.join(datasets.NAMES)}, or a CSV/parquet file)")
+                # a near miss of a name (deepseek, deepseek-r1-serving, LogNormal), not of a path
+                near = [] if re.search(r"[/\\]|\.(csv|gz|parquet)$", spec, re.I) else difflib.get_close_matches(
+                    spec.lower(), ["lognormal", *datasets.NAMES], n=1)
+                folder = os.path.dirname(spec)
+                with contextlib.suppress(OSError):  # or of a length file beside it (lens.cvs: lens.csv)
+                    files = sorted(f for f in os.listdir(folder or ".")
+                                   if re.search(r"\.(csv|csv\.gz|parquet)$", f, re.I))
+                    near = near or [os.path.join(folder, f) for f in difflib.get_close_matches(
+                        os.path.basename(spec), files, n=1, cutoff=0.8)]
+                raise ScenarioError(f"lengths: no file {spec!r}" + (f"; did you mean {near[0]!r}?" if near else "")
+                                    + f" (give 'lognormal', a built-in data set: {', '.join(datasets.NAMES)}, or a "
+                                      "CSV/parquet file)")
             t = {"file": os.path.abspath(spec) if from_file else spec}
     elif t is None:
         t = {"kind": "lognormal"}
@@ -1179,7 +1198,8 @@ def build_parser() -> argparse.ArgumentParser:
     _refuse_pipeline_flags(c, "compare runs its own four pipelines (synchronous, one-step, fully async, fully async "
                               "with cap --max-staleness); give a pipeline's flags to rollsim run",
                            keep=("--max-staleness",))
-    c.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    c.add_argument("--format", choices=("table", "csv", "json"), default="table",
+                   help="table: rounded for reading; csv / json: the comparison frame, exact values (%(default)s)")
     c.add_argument("--out", default=None, help="directory for parquet frames (checked before running; one that "
                                                 "holds a previous compare's results is refused without --force)")
     c.add_argument("--force", action="store_true", help="replace a previous compare's results in --out (its "
@@ -1199,7 +1219,8 @@ def build_parser() -> argparse.ArgumentParser:
     pr = sub.add_parser("presets", help="AReaL, verl, PipelineRL, slime, PRIME-RL side by side")
     _add_scenario_args(pr, default_rng="fast", guards=("max_events",))
     pr.set_defaults(group_size=8, prompt_tokens=500.0, prefill_tokens_per_s=10000.0)
-    pr.add_argument("--format", choices=("table", "csv"), default="table")
+    pr.add_argument("--format", choices=("table", "csv"), default="table",
+                    help="table: rounded for reading; csv: exact values (%(default)s)")
     _refuse_pipeline_flags(pr, "presets runs each system's own pipeline (and synchronous and fully async); give a "
                                "pipeline's flags to rollsim run")
     pr.set_defaults(func=_cmd_presets)
@@ -1213,10 +1234,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="GPU-seconds of training per token of the batch (required unless --model sizes it)")
     sp.add_argument("--train-fixed-s", type=float, default=0.0, help="fixed seconds per step (%(default)s)")
     sp.add_argument("--pipeline", choices=("sync", "one-step", "fully-async"), default="fully-async",
-                    type=_named(lambda t: t.replace("_", "-"), "choice"))   # fully_async too, as for run
+                    type=_named(lambda t: t.replace("_", "-"), "choice"),   # fully_async too, as for run
+                    help="the pipeline every split runs (%(default)s)")
     sp.add_argument("--colocated-switch-s", type=float, default=None,
                     help="also run the colocated synchronous baseline on all GPUs, with this many seconds per step "
-                         "to offload and reload the rollout engine")
+                         "to offload and reload the rollout engine (default: not run)")
     sp.add_argument("--max-staleness", type=int, default=None,
                     help="drop-at-consumption cap (with --pipeline fully-async; default: no cap)")
     sp.add_argument("--max-drop-fraction", type=float, default=0.05,
@@ -1225,7 +1247,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="recommend only splits whose mean staleness is at most this (default: no limit)")
     sp.add_argument("--allow-runaway", action="store_true",
                     help="also recommend splits whose ready queue grows without bound (generation outruns training)")
-    sp.add_argument("--format", choices=("table", "csv"), default="table")
+    sp.add_argument("--format", choices=("table", "csv"), default="table",
+                    help="table: rounded for reading; csv: every column, exact values (%(default)s)")
     from rollsim.hardware.cli import add_deployment_args
 
     add_deployment_args(sp, required=False)  # --model / --gpu: decode table, KV, trainer from specs
@@ -1238,7 +1261,8 @@ def build_parser() -> argparse.ArgumentParser:
     va = sub.add_parser("validate", help="predicted against published speedups (verl, the chapter)")
     va.add_argument("--case", action="append", help="run only this case (repeatable); names: rollsim.validation.CASE_NAMES")
     va.add_argument("--notes", action="store_true", help="print each case's assumptions and, for misses, why")
-    va.add_argument("--format", choices=("table", "csv"), default="table")
+    va.add_argument("--format", choices=("table", "csv"), default="table",
+                    help="table: rounded for reading; csv: exact values (%(default)s)")
     va.add_argument("--resources", action="store_true",
                     help="the resource model (rollsim.hardware) against published decode / prefill / training "
                          "measurements, then a held-out section of published measurements no fit reads; with "
@@ -1288,6 +1312,20 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         # a type's message that names its flag already: the flag once (``argument --rollout-gpus: must be ...``)
         message = re.sub(r"^argument (\S+): \1: ", r"argument \1: ", message)
+        m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if m:  # a near miss of a choice or a command (runn, fullyasync, abort-dro): the one meant
+            choices = re.findall(r"'([^']*)'", m.group(2))
+            near = difflib.get_close_matches(m.group(1), choices, n=1) or difflib.get_close_matches(
+                m.group(1).replace("-", "_"), choices, n=1)
+            if m.group(1).lower() in ("async", "asynchronous") and "fully-async" in choices:
+                near = ["fully-async"]   # closest in letters to sync, in meaning its opposite
+            if near:  # the command line's spelling where a choice has both (fully-async, not fully_async)
+                word = near[0].replace("_", "-") if near[0].replace("_", "-") in choices else near[0]
+                message += f"; did you mean {word!r}?"
+        elif message == "the following arguments are required: command":  # a bare ``rollsim``
+            sub = next(a for a in self._actions if isinstance(a, argparse._SubParsersAction))
+            message += (f" (one of {', '.join(sub.choices)}; {self.prog} --help says what each does, "
+                        f"{self.prog} compare runs the chapter's comparison)")
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
@@ -1488,6 +1526,36 @@ def _unrecognized(parser: argparse.ArgumentParser, command: str | None, extra: S
     return f"unrecognized arguments: {' '.join(extra)}" + (f" ({'; '.join(hints)})" if hints else "")
 
 
+def _repeated_flags(parser: argparse.ArgumentParser, command: str | None, argv: Sequence[str]) -> list[str]:
+    """Warnings for a flag given twice with different values (``--horizon-s 600 ... --horizon-s 1200``,
+    ``--prefix-sharing ... --no-prefix-sharing``): argparse keeps the last and drops the others without a
+    word. Repeatable flags (``--train-option``, ``--case``) and a value repeated as it was are not warned."""
+    options, _ = _options_and_paths(parser, command)
+    seen: dict[str, list[tuple[str, str]]] = {}
+    i = 0
+    while i < len(argv) and argv[i] != "--":
+        flag, eq, value = argv[i].partition("=")
+        act = options.get(flag) if flag.startswith("--") else None
+        i += 1
+        if act is None or isinstance(act, (argparse._AppendAction, argparse._HelpAction, argparse._VersionAction)):
+            continue
+        if act.nargs == 0:
+            value = flag                   # --x and --no-x: the flag is the value
+        elif not eq:
+            if i >= len(argv):
+                continue
+            value = argv[i]
+            i += 1
+        seen.setdefault(act.dest, []).append((flag, value))
+    out = []
+    for given in seen.values():
+        if len({v for _, v in given}) > 1:
+            said = ", then ".join(f if f == v else f"{f} {v}" for f, v in given)
+            last = given[-1][0] if given[-1][0] == given[-1][1] else f"{given[-1][0]} {given[-1][1]}"
+            out.append(f"given more than once: {said}; the last, {last}, is used")
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit code: 0, 2 for bad input or a file error (the message
     on stderr as ``rollsim: error: ...``, never a traceback), 130 when interrupted."""
@@ -1496,6 +1564,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:
         parser.error(_unrecognized(parser, getattr(args, "command", None), extra))
+    for message in _repeated_flags(parser, getattr(args, "command", None), argv):
+        print(f"rollsim: warning: {message}", file=sys.stderr)
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _cli_warning_display(_command_flags(parser, getattr(args, "command", None)))
@@ -1507,7 +1577,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # on the command line, a value given as a flag is named by its flag (--max-staleness, not
         # pipeline.max_staleness), for every command
         flags = _given_flags(parser, getattr(args, "command", None), argv)
-        message = _flag_named(_message(e), flags).replace("or math.inf (", "or inf (")  # the CLI's / TOML's spelling
+        message = _message(e)
+        if "lengths.path" in flags and message.startswith("lengths.column: the file has columns "):
+            # a file given as --lengths FILE whose column is to be chosen: the flag that chooses it
+            message = message.replace("lengths.column: ", "--lengths-column: ", 1) + " (--lengths-column NAME)"
+        message = _flag_named(message, flags).replace("or math.inf (", "or inf (")  # the CLI's / TOML's spelling
         if message.startswith("--"):  # a flag's value: None is spelled none there (README: a field that may be None)
             message = message.replace(", or None (", ", or none (").replace(": must be None with ", ": must be none with ")
             # a distribution is a table of a scenario file, not a flag's value (README, "Agentic rollouts")

@@ -7,6 +7,7 @@ Lengths are float64 tokens: ``LogNormal`` draws are continuous, as in the chapte
 from __future__ import annotations
 
 import decimal
+import difflib
 import math
 import numbers
 import os
@@ -411,7 +412,10 @@ class Empirical:
         for key, col in (("lengths.column", column), ("lengths.count_column", count_column),
                          ("lengths.group_column", group_column)):
             if col is not None and col not in names:
-                raise invalid(key, f"no column {col!r} in {p!r} (columns: {names}){hint}")
+                near = difflib.get_close_matches(col, [str(n) for n in names], n=1)
+                # a near miss (response_lenght): the header was read right, the name was mistyped
+                raise invalid(key, f"no column {col!r} in {p!r} (columns: {names})"
+                                   + (f"; did you mean {near[0]!r}?" if near else hint))
         if df.height == 0:
             header = f" (only a header: {', '.join(names)})" if names and not parquet else ""
             raise invalid("lengths.path", f"{p!r} has no rows of data{header}: it must hold at least one length")

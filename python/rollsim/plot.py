@@ -330,10 +330,15 @@ def staleness_by_length(
     tw.set_ylim(0, max(0.05, float(np.nanmax([np.nanmax(t["drop_rate"].fill_null(np.nan).to_numpy(), initial=0)
                                               for t in tables])) * 1.15))
     tw.yaxis.set_major_formatter(_percent())
-    tw.set_ylabel("drop rate (dashed lines)")
+    tw.set_ylabel("drop rate (dashed line)" if n == 1 else "drop rate (dashed lines)")
     if not dropped_any:
+        # the note sits in a band above the tallest bar (it was drawn over it), on a white box
+        tallest = max((float(np.nanmax(t["staleness_mean"].fill_null(np.nan).to_numpy(), initial=0.0))
+                       for t in tables), default=0.0)
+        if math.isfinite(tallest) and tallest > 0:
+            ax.set_ylim(0, max(ax.get_ylim()[1], tallest * 1.15))
         tw.text(0.99, 0.97, "no samples dropped", transform=tw.transAxes, ha="right", va="top",
-                fontsize=8, color="0.4")
+                fontsize=8, color="0.4", bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.5})
     handles, labels = ax.get_legend_handles_labels()
     h2, l2 = tw.get_legend_handles_labels()
     if n > 1 or h2:

@@ -728,7 +728,9 @@ def add_parser(subparsers: Any) -> None:
         "plot", help="one figure of a run, compare or sweep directory",
         description="Draws one figure of a result directory and saves it (PNG, SVG or PDF by extension).")
     p.add_argument("result_dir", help="the directory (or one sweep parquet file)")
-    p.add_argument("--kind", required=True, choices=KINDS, type=lambda t: t.replace("_", "-"))  # slot_timeline too
+    p.add_argument("--kind", required=True, choices=KINDS, type=lambda t: t.replace("_", "-"),  # slot_timeline too
+                   help="the figure to draw (of a run or compare directory: staleness-by-length, slot-timeline, "
+                        "utilization, step-breakdown; of a sweep: heatmap, lines)")
     p.add_argument("--out", required=True, help="output file: .png, .svg or .pdf")
     p.add_argument("--pipeline", default=None,
                    help="compare dirs: only this pipeline (name, e.g. 'fully async, cap 2', or file tag, e.g. "

@@ -548,8 +548,10 @@ class Scenario:
         names = {f.name for f in dataclasses.fields(self)}
         for key, value in changes.items():
             head, _, rest = key.partition(".")
-            if head not in names:
-                raise invalid(key, f"unknown scenario field (fields: {sorted(names)})")
+            if head not in names:   # as Scenario(rollout_slot=...) says it: the field a typo likely meant
+                found = _text.closest(head, names, cutoff=0.8)
+                hint = f"; did you mean {found + ('.' + rest if rest else '')}?" if found else ""
+                raise invalid(key, f"unknown scenario field{hint} (fields: {sorted(names)})")
             if rest:
                 nested.setdefault(head, {})[rest] = value
             else:

@@ -6,6 +6,7 @@ Wire into the main CLI with ``rollsim.sweep_cli.add_parser(subparsers)``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import polars as pl
 
 from rollsim._text import count
+from rollsim.errors import ScenarioError
 from rollsim.simulation import GUARD_NAMES as _PYTHON_GUARD_NAMES
 
 __all__ = ["GUARD_NAMES", "add_parser", "run"]
@@ -74,6 +76,17 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
     print(f"rollsim sweep: warning: {message}", file=sys.stderr)
 
 
+def _in_file(e: ScenarioError, path: str, flags: Any = ()) -> ScenarioError:
+    """``e`` with the sweep file named (``rollout_slots: must be in [1, 16777216], got 0 (in the sweep
+    file 's.toml')``), unless its message names it already or is about a flag (``--out: ...``; ``flags``: the
+    command's argument names, as the messages name them before the command line spells them as flags)."""
+    text = str(e)
+    flag = text.startswith("--") or text.partition(":")[0] in flags   # about a flag's value (out: ..., --out: ...)
+    named = flag or repr(path) in text or repr(os.path.abspath(path)) in text
+    return e if named else ScenarioError(
+        f"{text} (in the sweep file {path!r})")
+
+
 def run(args: argparse.Namespace) -> int:
     """Runs the sweep; returns 0, 1 if some runs failed (their ``error`` column says why), or 130 if
     interrupted (Ctrl-C; stderr says how many runs are saved in ``--out``)."""
@@ -84,7 +97,10 @@ def run(args: argparse.Namespace) -> int:
     _check_int("--threads", args.threads, *THREADS_RANGE)  # the flags named, before the file is read
     if args.chunk_size is not None:
         _check_int("--chunk-size", args.chunk_size, *CHUNK_SIZE_RANGE)
-    spec = config.load(args.config)
+    try:
+        spec = config.load(args.config)
+    except ScenarioError as e:
+        raise _in_file(e, args.config) from None
     kwargs: dict[str, Any] = {}
     if spec.max_samples is not None:
         kwargs["max_samples"] = spec.max_samples
@@ -98,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
                 progress=not args.no_progress, on_error="record", ray_address=args.ray_address, collect=False,
                 learning=spec.learning, guard_names=GUARD_NAMES, **kwargs,
             )
+    except ScenarioError as e:   # a point of the file's grid or sample that no scenario can be
+        raise _in_file(e, args.config, vars(args)) from None
     except KeyboardInterrupt as e:  # the message says how many runs are saved, and where
         print(f"rollsim sweep: {e or 'interrupted'}", file=sys.stderr)
         return 130

@@ -56,6 +56,7 @@ docs' rule, the colocated baseline's step).
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import itertools
 import math
 import warnings
@@ -111,8 +112,16 @@ def _variant_pipeline(p: Any) -> Any:
     try:
         return pipeline_from_name(p)
     except ScenarioError as e:  # a variant may also be verl's fully async recipe: the choices say so
+        hint = ""
+        if isinstance(p, str):   # k-step without its K, or a near miss of a name (fully-asyn)
+            word = p.strip().lower().replace("_", "-")
+            near = (["fully-async"] if word in ("async", "asynchronous") else   # not sync, its opposite
+                    difflib.get_close_matches(word, ["sync", "one-step", "fully-async", "verl-fully-async"], n=1,
+                                              cutoff=0.75))
+            hint = ("; did you mean 'k-step:K', with K the batches generation may run ahead (k-step:2)?"
+                    if word.startswith(("k-step", "kstep", "k_step")) else f"; did you mean {near[0]!r}?" if near else "")
         raise invalid("pipeline", f"must be 'sync', 'one-step', 'k-step:K', 'fully-async' or 'verl-fully-async' (verl's "
-                      f"trainer cadence), or an imported verl fully_async config, got {p!r}") from e
+                      f"trainer cadence), or an imported verl fully_async config, got {p!r}{hint}") from e
 
 
 def grid(**axes: Any) -> list[dict[str, Any]]:
@@ -740,6 +749,9 @@ def plot_whatif(frame: pl.DataFrame, *, ax: Any = None, path: Any = None) -> Any
     """Step time of each row of :func:`whatif` with its interval (bars), the baseline's measured step
     time as a line. Returns the matplotlib Figure (saved to ``path`` when given: .png, .svg, .pdf).
 
+    A variant that drops samples (``drop_fraction`` of at least 0.5 %) has its drop rate written above
+    its bar: its step time is reached by discarding that share of the finished answers.
+
     Each bar's label is its whole ``variant`` (``"fully-async, max_staleness=2, rollout_gpus=8"``),
     one alternative per line, and the figure is sized so that every label fits inside it."""
     from rollsim import plot
@@ -758,6 +770,16 @@ def plot_whatif(frame: pl.DataFrame, *, ax: Any = None, path: Any = None) -> Any
     if m is not None and math.isfinite(m):
         ax.axhline(m, color="#c44e52", linestyle="--", label=f"measured baseline {m:.1f} s")
         ax.legend(loc="upper right")
+    # a variant that drops samples reaches its step time by discarding generated work (and, with a cap,
+    # the long answers first): the bar says so, as the table's drop_fraction column does
+    drops = frame["drop_fraction"].to_list() if "drop_fraction" in frame.columns else [None] * frame.height
+    top = float(np.nanmax(frame["step_s_high"].to_numpy())) if frame.height else 0.0
+    for i, d in enumerate(drops):
+        if d is not None and math.isfinite(d) and d >= 0.005:
+            ax.annotate(f"drops {d:.0%}", (x[i], frame["step_s_high"][i]), xytext=(0, 3), textcoords="offset points",
+                        ha="center", va="bottom", fontsize=8, color="#c44e52")
+    if any(d is not None and math.isfinite(d) and d >= 0.005 for d in drops) and math.isfinite(top):
+        ax.set_ylim(top=max(ax.get_ylim()[1], top * 1.12))
     ax.set_xticks(x)
     ax.set_xticklabels(labels, fontsize=8)
     ax.set_ylabel("time per metrics row, s\n(interval: calibration bootstrap)" if "steps_per_row" in frame.columns

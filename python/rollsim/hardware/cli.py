@@ -22,10 +22,12 @@ def add_deployment_args(p: argparse.ArgumentParser, *, required: bool) -> None:
                    + ("" if required else " (sizes the pool and the trainer from specs)"))
     g.add_argument("--hf-config", default=None, help="a config.json (or its directory) instead of --model")
     g.add_argument("--gpu", default=None, help="an accelerator of rollsim.hardware.ACCELERATORS (e.g. H100)")
-    g.add_argument("--engine", default="vllm", choices=("vllm", "sglang"))
+    g.add_argument("--engine", default="vllm", choices=("vllm", "sglang"),
+                   help="the serving engine whose decode and KV model are used (%(default)s)")
     g.add_argument("--gpu-memory-utilization", type=float, default=None, help="engine memory fraction (0.9)")
     g.add_argument("--max-num-seqs", type=int, default=None, help="running sequences per instance (1024)")
-    g.add_argument("--train-backend", default="fsdp2", choices=("fsdp2", "megatron"))
+    g.add_argument("--train-backend", default="fsdp2", choices=("fsdp2", "megatron"),
+                   help="the training backend whose step model is used (%(default)s)")
     g.add_argument("--train-option", action="append", default=None, metavar="NAME=VALUE",
                    help="a training option of rollsim.hardware.training.train_step_s (repeatable), e.g. "
                         "activation_checkpointing=selective, tensor_parallel=2, pipeline_parallel=4, "
@@ -90,7 +92,8 @@ def deployment_from_args(a: argparse.Namespace, *, rollout_gpus: int, rollout_tp
     if (a.model is None) == (a.hf_config is None):
         raise invalid("model", "give --model or --hf-config (one of them)")
     if a.gpu is None:
-        raise invalid("gpu", "give --gpu (e.g. H100) with --model")
+        raise invalid("--gpu", "required with --model or --hf-config: the accelerator, e.g. H100 (rollsim hardware "
+                               "--list names the known ones)")
     m = a.model if a.model is not None else model_from_hf_config(a.hf_config)
     return Deployment(model=m, gpu=a.gpu, rollout_gpus=rollout_gpus, rollout_tp=rollout_tp, train_gpus=train_gpus,
                       train_backend=a.train_backend, engine=a.engine, gpu_memory_utilization=a.gpu_memory_utilization,

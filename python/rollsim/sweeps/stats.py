@@ -87,9 +87,9 @@ def t_quantile(p: float, df: int) -> float:
 
 def aggregate(
     frame: pl.DataFrame | pl.LazyFrame,
-    metrics: Sequence[str] | None = None,
+    metrics: str | Sequence[str] | None = None,
     ci: float = 0.95,
-    by: Sequence[str] | None = None,
+    by: str | Sequence[str] | None = None,
 ) -> pl.DataFrame:
     """Mean and confidence interval of each metric over the seeds of each scenario.
 
@@ -104,13 +104,13 @@ def aggregate(
         A frame from :func:`rollsim.sweep` (or :func:`rollsim.sweeps.read_sweep`); or a lazy one
         (``sweep(..., collect=False)``, :func:`rollsim.sweeps.scan_sweep`), aggregated without
         building the frame of all runs.
-    metrics : list of str, optional
-        Numeric or boolean columns to aggregate; by default every column that is not a grouping
+    metrics : str or list of str, optional
+        Numeric or boolean columns to aggregate (one name is one column); by default every column that is not a grouping
         column, ``seed``, ``run_key``, ``scenario_key`` or ``error``.
     ci : float
         Confidence level, in (0, 1); 0.95 by default.
-    by : list of str, optional
-        Grouping columns; by default ``scenario_key`` and the varied-field columns (every column
+    by : str or list of str, optional
+        Grouping columns (one name is one column); by default ``scenario_key`` and the varied-field columns (every column
         before ``seed``), i.e. one group per scenario.
 
     Returns
@@ -134,14 +134,14 @@ def aggregate(
     if by is None:
         pre = cols[: cols.index("seed")] if "seed" in cols else []
         by = [c for c in pre if c != "scenario_key"] + (["scenario_key"] if "scenario_key" in cols else [])
-    by = list(by)
+    by = [by] if isinstance(by, str) else list(by)   # "steps" is one column, not five letters
     for c in by:
         if c not in cols:
             raise invalid("by", f"no column {c!r} (columns: {cols})")
     if metrics is None:
         metrics = [c for c in cols if c not in by and c not in _NOT_METRICS
                    and (schema[c].is_numeric() or schema[c] == pl.Boolean)]
-    metrics = list(metrics)
+    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
     for m in metrics:
         if m not in cols:
             raise invalid("metrics", f"no column {m!r} (columns: {cols})")
