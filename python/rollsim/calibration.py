@@ -179,7 +179,9 @@ def read_metrics(metrics: Any) -> pl.DataFrame:
             elif suf == ".json":
                 df = _read_json(p)
             elif suf in (".parquet", ".pq"):
-                df = pl.read_parquet(p)
+                from rollsim import _parquet
+
+                df = _parquet.read(p, "metrics", p.name)  # the file's structure checked first: polars can abort on it
             else:
                 raise invalid("metrics", f"must be a .csv, .jsonl, .json or .parquet file, got {p.name}")
         except (pl.exceptions.PolarsError, OSError, ValueError) as e:
