@@ -36,3 +36,19 @@ ROWS: list[tuple[str, str, str, str]] = [
      f"re:result_dir: '.*/sweep\\.parquet' {_NOT}: row group 0, column 'tokens' has a data page at byte 4 that says "
      "-1024 values \\(at least 0\\)"),
 ]
+
+_V = ("'train/timing_s/gen,train/timing_s/update_actor,train/response_length/mean,timing_s/gen\\n"
+      "10,5,100,10\\n11,5,110,11\\n12,5,120,12\\n'")
+_W = ("'train/timing_s/gen,train/timing_s/update_actor,train/response_length/mean\\n"
+      "10,5,100\\n11,5,110\\n12,5,120\\n'")
+ROWS += [
+    # a wandb export with its train/ section: read without the prefix, unless the plain name is a column too
+    ("metrics", f"rollsim.calibration.normalize(rollsim.calibration.read_metrics(write('m.csv', {_V})))",
+     "ScenarioError",
+     "metrics: the columns 'train/timing_s/gen' and 'timing_s/gen' are both metric timing_s/gen (one with a logger's "
+     "train/ prefix): cannot tell which to read; drop one of them"),
+    ("metrics", f"rollsim.calibration.normalize(rollsim.calibration.read_metrics(write('m.csv', {_W})))",
+     "ScenarioError",
+     "metrics: missing response_length/max (verl metric names; generic column 'response_max': longest answer of the "
+     "step, tokens); columns given: train/timing_s/gen, train/timing_s/update_actor, train/response_length/mean"),
+]
