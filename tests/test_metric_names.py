@@ -92,3 +92,12 @@ def test_openrlhf_train_names_are_read_as_they_are():
                       "response_max": [400.0] * 3})
     _, fw, src = normalize(m)
     assert fw == "openrlhf" and src["gen_s"] == "train/timing/generation" and src["step"] == "train/global_step"
+
+
+def test_csv_header_comment_lines_are_skipped(tmp_path):
+    p = tmp_path / "m.csv"
+    p.write_text("# a run's notes, with, commas\n# more\nstep,gen_s\n0,1.5\n1,2.5\n")
+    df = cal_mod.read_metrics(p)
+    assert df.columns == ["step", "gen_s"] and df["gen_s"].to_list() == [1.5, 2.5]
+    shipped = cal_mod.read_metrics(EX / "verl_fully_async_metrics.csv")
+    assert shipped.height == 30 and (shipped["gen_s"] > shipped["step_s"]).all()  # its header says why

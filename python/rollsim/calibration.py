@@ -181,7 +181,8 @@ _REQUIRED = ("gen_s", "train_s", "response_mean", "response_max")
 
 
 def read_metrics(metrics: Any) -> pl.DataFrame:
-    """A per-step table from a polars frame or a CSV, JSONL / JSON-lines, JSON or parquet file.
+    """A per-step table from a polars frame or a CSV, JSONL / JSON-lines, JSON or parquet file (a CSV's
+    lines starting with ``#`` are comments, skipped).
 
     Raises
     ------
@@ -197,7 +198,7 @@ def read_metrics(metrics: Any) -> pl.DataFrame:
         suf = p.suffix.lower()
         try:
             if suf == ".csv":
-                df = pl.read_csv(p)
+                df = pl.read_csv(p, comment_prefix="#")  # lines starting with "#": a header comment, not data
             elif suf in (".jsonl", ".ndjson"):
                 df = pl.read_ndjson(p)
             elif suf == ".json":
