@@ -1,6 +1,6 @@
 """The metric names calibration's messages list come from FRAMEWORK_METRICS (they cannot drift from what
 is read), and a wandb export's columns are read: a logger's train/ section prefix is left off when the
-rest is a metric name calibration reads (the notes say which columns), wandb's _step gives the step when
+rest is a metric name calibration reads (Calibrated.notes says which columns), wandb's _step gives the step when
 no other column does, and a prefixed column beside its unprefixed twin is refused."""
 
 from __future__ import annotations

@@ -278,7 +278,7 @@ def _detect(df: pl.DataFrame) -> str:
 #: every status key under ``train/`` (openrlhf/utils/logging_utils.py, ``log_train``; those names are in
 #: :data:`FRAMEWORK_METRICS` as they are), and a run logged with ``wandb.log({"train/...": ...})`` or
 #: exported with its wandb section does the same. A column ``train/<name>`` whose ``<name>`` is a metric
-#: :func:`calibrate` reads (of any framework, or generic) is read as ``<name>``, and the notes say so.
+#: :func:`calibrate` reads (of any framework, or generic) is read as ``<name>``, as ``Calibrated.notes`` says.
 _LOGGER_PREFIXES = ("train/",)
 #: wandb's own columns of a run's history (``wandb.Api().run(...).history()``, ``scan_history`` and the
 #: run's CSV export): ``_step`` the step ``wandb.log`` was given (read as the step when no other column
