@@ -7,10 +7,14 @@ example config's scenario with the known parameters below (length drift, 2 % tim
 generic columns are written with the framework's own metric names (those ``rollsim.calibrate`` reads,
 ``rollsim.calibration.FRAMEWORK_METRICS``):
 
-- ``areal_grpo_metrics.csv``: ``areal_grpo.yaml`` run synchronously (``rollout.max_head_offpolicyness=0``:
-  no rollout of the next step before the weight update, so ``timeperf/rollout`` is the batch's whole
-  generation); AReaL logs sequence lengths with the prompt (``ppo_actor/seq_len/*`` and
-  ``ppo_actor/prompt_len/avg``) and no step total.
+- ``areal_grpo_metrics.csv``: ``areal_grpo.yaml`` as it ships, asynchronous (``max_head_offpolicyness``
+  2, interruptible generation): ``timeperf/rollout`` is the trainer's wait for its batch from the running
+  rollout (``synthetic_metrics(..., framework="areal")``; inclusionAI/AReaL ``areal/trainer/rl_trainer.py``
+  times ``rollout`` around ``actor.prepare_batch``), so a step lasts that wait plus training plus the
+  weight update; the first step (the fill) is left out. The decode speed (20 tokens/s a sequence) makes
+  the rollout pace 23 of the 24 rows: at 40 tokens/s the trainer paced 16 of them, whose wait shows
+  nothing of the decode speed. AReaL logs sequence lengths with the prompt (``ppo_actor/seq_len/*`` and
+  ``ppo_actor/prompt_len/avg``, 256 tokens here) and no step total.
 - ``slime_async_metrics.csv``: ``slime_async.sh`` (``train_async.py``: generation of the next batch overlaps
   training, with over-sampling), each step lasting the longer of its generation and its training + sync
   (``perf/step_time``).
@@ -30,15 +34,12 @@ EX = Path(__file__).resolve().parent.parent / "python" / "rollsim" / "examples" 
 
 #: The known parameters of each file (the tests check that calibrate finds them).
 TRUE = {
-    "areal": dict(decode_tokens_per_s=40.0, rollout_pause_s=12.0, train_step_s=25.0, train_s_per_token=2e-5,
+    "areal": dict(decode_tokens_per_s=20.0, rollout_pause_s=12.0, train_step_s=25.0, train_s_per_token=2e-5,
                   weight_sync_s=5.0, **{"lengths.mu": 6.5, "lengths.sigma": 0.7}),
     "slime": dict(decode_tokens_per_s=45.0, rollout_pause_s=10.0, train_step_s=30.0, train_s_per_token=3e-5,
                   weight_sync_s=4.0, **{"lengths.mu": 6.8, "lengths.sigma": 0.6}),
 }
-PROMPT_TOKENS = 256.0  # AReaL's ppo_actor/prompt_len/avg (the example's prompts)
-
-AREAL = {"step": "step", "gen_s": "timeperf/rollout", "train_s": "timeperf/train_step",
-         "sync_s": "timeperf/update_weights", "response_clip_ratio": "ppo_actor/no_eos_ratios/avg"}
+PROMPT_TOKENS = 256.0  # AReaL's ppo_actor/prompt_len/avg (the example's prompts; free to prefill in its scenario)
 SLIME = {"step": "rollout/step", "step_s": "perf/step_time", "gen_s": "perf/rollout_time",
          "train_s": "perf/actor_train_time", "sync_s": "perf/update_weights_time",
          "response_mean": "rollout/response_len/mean", "response_max": "rollout/response_len/max",
@@ -46,12 +47,10 @@ SLIME = {"step": "rollout/step", "step_s": "perf/step_time", "gen_s": "perf/roll
 
 
 def areal() -> pl.DataFrame:
-    imp = configs.load(EX / "areal_grpo.yaml", overrides=["rollout.max_head_offpolicyness=0"])
-    m = synthetic_metrics(imp.scenario.replace(**TRUE["areal"]), 24, drift=0.02, noise=0.02, seed=7)
-    out = m.select([pl.col(c).alias(n) for c, n in AREAL.items()])
-    return out.with_columns((m["response_mean"] + PROMPT_TOKENS).alias("ppo_actor/seq_len/avg"),
-                            (m["response_max"] + PROMPT_TOKENS).alias("ppo_actor/seq_len/max"),
-                            pl.lit(PROMPT_TOKENS).alias("ppo_actor/prompt_len/avg"))
+    imp = configs.load(EX / "areal_grpo.yaml")
+    assert imp.scenario.pipeline.admission_eta == 2  # type: ignore[union-attr]  # the config's max_head_offpolicyness
+    sc = imp.scenario.replace(prompt_tokens=PROMPT_TOKENS, **TRUE["areal"])
+    return synthetic_metrics(sc, 24, drift=0.02, noise=0.02, seed=7, framework="areal")
 
 
 def slime() -> pl.DataFrame:

@@ -20,7 +20,7 @@ _TABLE = ("verl_grpo_metrics.csv is a .csv file, a table, not a config (a run's 
           "on the command line rollsim calibrate --config CONFIG --metrics FILE); give the run's config (verl YAML or "
           "launch script, AReaL YAML, slime or OpenRLHF launch script)")
 _VERL_HINT = "timing_s/..., response_length/..."
-_AREAL_HINT = "timeperf/..."
+_AREAL_HINT = "timeperf/..., ppo_actor/..."
 
 ROWS: list[tuple[str, str, str, str]] = [
     ("calibration", f"rollsim.calibrate({_VERL_CSV}, {_LOAD % 'areal_grpo.yaml'}, bootstrap=0)", "ScenarioError",

@@ -54,11 +54,11 @@ ROWS: list[tuple[str, str, str, str]] = [
      "metrics: m.csv has one column, 'step;gen_s;train_s;response_mean;response_max': its values look separated by "
      "';'; a .csv file must be comma-separated"),
     # no column of any framework's names: the generic ones were looked for, which the message did not say
-    ("metrics", cal("write('m.csv', 'train/timing_s/gen,train/timing_s/update_actor\\n1,2\\n')"), "ScenarioError",
+    ("metrics", cal("write('m.csv', 'eval/timing_s/gen,eval/timing_s/update_actor\\n1,2\\n')"), "ScenarioError",
      "metrics: missing gen_s (generic metric names; generic column 'gen_s': generation of the batch, seconds); no "
      "column has a framework's metric names (verl timing_s/gen, AReaL timeperf/rollout, slime perf/rollout_time, "
-     "OpenRLHF timing/generation), so the generic names were looked for; columns given: train/timing_s/gen, "
-     "train/timing_s/update_actor"),
+     "OpenRLHF timing/generation), so the generic names were looked for; columns given: eval/timing_s/gen, "
+     "eval/timing_s/update_actor"),
     # a longest answer over the config's limit: named by its metric, its step and the config's option
     ("metrics", cal(f"write('m.csv', '{H}\\n0,10,5,100,400\\n1,12,6,120,2000\\n2,11,5.5,110,450\\n')"), "ScenarioError",
      "metrics: response_max 2000 tokens at step 1 exceeds the config's length limit 1024 tokens "

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,11 +145,34 @@ FRAMEWORK_METRICS: dict[str, dict[str, list[list[str]]]] = {
     },
 }
 
+#: How messages name each framework of :data:`FRAMEWORK_METRICS`.
+_LABELS = {"verl": "verl", "areal": "AReaL", "slime": "slime", "openrlhf": "OpenRLHF"}
+#: AReaL logs each step's sequence lengths (prompt and answer, ``areal/trainer/ppo/actor.py``) and its
+#: prompt length: the answer lengths are their difference (the prompt part optional).
+_AREAL_SEQ = {"response_mean": "ppo_actor/seq_len/avg", "response_max": "ppo_actor/seq_len/max"}
+_AREAL_PROMPT = "ppo_actor/prompt_len/avg"
+
+
+def _framework_names(fw: str, gen: str) -> list[str]:
+    """Every metric name of framework ``fw`` that gives the generic column ``gen``, in the order read."""
+    out = [n for alt in FRAMEWORK_METRICS.get(fw, {}).get(gen, []) for n in alt]
+    if fw == "areal" and gen in _AREAL_SEQ:
+        out += [_AREAL_SEQ[gen], _AREAL_PROMPT]
+    return out
+
+
+def _bare(fw: str, gen: str) -> str:
+    """The metric of ``fw`` that gives ``gen`` as a message names it: the first name of its shortest
+    alternative (OpenRLHF's without its loggers' ``train/`` prefix, slime's without ``rollout/``)."""
+    return min((alt[0] for alt in FRAMEWORK_METRICS[fw][gen]), key=len)
+
+
 #: Why a framework's table lacks a required metric (appended to the ``metrics: missing ...`` error).
 _NOT_LOGGED: dict[tuple[str, str], str] = {
     ("openrlhf", "response_max"): (": OpenRLHF logs no longest answer per step (its rollout statistics are "
-                                   "rollout/response_length_mean, rollout/truncated_rate, rollout/num_samples: "
-                                   "openrlhf/trainer/ppo_trainer.py, _compute_rollout_stats); add a column "
+                                   + ", ".join(_bare("openrlhf", g) for g in ("response_mean", "response_clip_ratio",
+                                                                              "batch_samples"))
+                                   + ": openrlhf/trainer/ppo_trainer.py, _compute_rollout_stats); add a column "
                                    "response_max, the step's longest answer in tokens (the answer lengths' spread is "
                                    "fitted on it)"),
 }
@@ -157,7 +181,8 @@ _REQUIRED = ("gen_s", "train_s", "response_mean", "response_max")
 
 
 def read_metrics(metrics: Any) -> pl.DataFrame:
-    """A per-step table from a polars frame or a CSV, JSONL / JSON-lines, JSON or parquet file.
+    """A per-step table from a polars frame or a CSV, JSONL / JSON-lines, JSON or parquet file (a CSV's
+    lines starting with ``#`` are comments, skipped).
 
     Raises
     ------
@@ -173,13 +198,15 @@ def read_metrics(metrics: Any) -> pl.DataFrame:
         suf = p.suffix.lower()
         try:
             if suf == ".csv":
-                df = pl.read_csv(p)
+                df = pl.read_csv(p, comment_prefix="#")  # lines starting with "#": a header comment, not data
             elif suf in (".jsonl", ".ndjson"):
                 df = pl.read_ndjson(p)
             elif suf == ".json":
                 df = _read_json(p)
             elif suf in (".parquet", ".pq"):
-                df = pl.read_parquet(p)
+                from rollsim import _parquet
+
+                df = _parquet.read(p, "metrics", p.name)  # the file's structure checked first: polars can abort on it
             else:
                 raise invalid("metrics", f"must be a .csv, .jsonl, .json or .parquet file, got {p.name}")
         except (pl.exceptions.PolarsError, OSError, ValueError) as e:
@@ -247,6 +274,72 @@ def _detect(df: pl.DataFrame) -> str:
     return "generic"
 
 
+#: A section prefix a logger puts before the metric names: OpenRLHF's wandb and tensorboard loggers log
+#: every status key under ``train/`` (openrlhf/utils/logging_utils.py, ``log_train``; those names are in
+#: :data:`FRAMEWORK_METRICS` as they are), and a run logged with ``wandb.log({"train/...": ...})`` or
+#: exported with its wandb section does the same. A column ``train/<name>`` whose ``<name>`` is a metric
+#: :func:`calibrate` reads (of any framework, or generic) is read as ``<name>``, as ``Calibrated.notes`` says.
+_LOGGER_PREFIXES = ("train/",)
+#: wandb's own columns of a run's history (``wandb.Api().run(...).history()``, ``scan_history`` and the
+#: run's CSV export): ``_step`` the step ``wandb.log`` was given (read as the step when no other column
+#: gives it), ``_runtime`` the seconds since the run started and ``_timestamp`` the Unix time (not read).
+_WANDB_STEP = "_step"
+
+
+def _known_names() -> set[str]:
+    """Every metric name :func:`normalize` reads, of any framework, and the generic columns."""
+    names = set(GENERIC) | set(_AREAL_SEQ.values()) | {_AREAL_PROMPT}
+    return names | {n for m in FRAMEWORK_METRICS.values() for alts in m.values() for alt in alts for n in alt}
+
+
+def _unprefixed(df: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, str], list[str]]:
+    """``df`` with its logger-prefixed columns (:data:`_LOGGER_PREFIXES`) renamed to the metric names
+    they hold and wandb's ``_step`` to ``step`` when no column gives the step; the renames
+    ``{new: given}`` and a note saying them.
+
+    Raises
+    ------
+    ScenarioError
+        ``metrics: ...`` when a prefixed column and its unprefixed name are both columns (two values
+        of one metric: which one is meant cannot be told)."""
+    known = _known_names()
+    have = set(df.columns)
+    renames: dict[str, str] = {}
+    for c in df.columns:
+        if c in known:
+            continue
+        for pre in _LOGGER_PREFIXES:
+            bare = c[len(pre):]
+            if c.startswith(pre) and bare in known:
+                if bare in have:
+                    raise invalid("metrics", f"the columns {c!r} and {bare!r} are both metric {bare} (one with a "
+                                             f"logger's {pre} prefix): cannot tell which to read; drop one of them")
+                renames[bare] = c
+    steps = {n for m in FRAMEWORK_METRICS.values() for alt in m.get("step", []) for n in alt} | {"step"}
+    if _WANDB_STEP in have and not (steps & (have | set(renames))):
+        renames["step"] = _WANDB_STEP
+    if not renames:
+        return df, {}, []
+    moved = ", ".join(f"{given} as {new}" for new, given in renames.items() if given != _WANDB_STEP)
+    said = [f"read {moved} (a logger's {'/'.join(_LOGGER_PREFIXES)} prefix left off)"] if moved else []
+    if renames.get("step") == _WANDB_STEP:
+        said.append("the step read from wandb's _step (the step each row was logged at)")
+    return df.rename({given: new for new, given in renames.items()}), renames, [f"metrics: {'; '.join(said)}"]
+
+
+def _families(columns: list[str], fw: str) -> str:
+    """The metrics of ``fw`` among ``columns`` (its step counter left out), by family: ``timing_s/...,
+    response_length/...`` (a name without a ``/`` in full)."""
+    have = set(columns)
+    out: list[str] = []
+    for gen in GENERIC:
+        for name in _framework_names(fw, gen) if gen != "step" else []:
+            family = name.split("/", 1)[0] + "/..." if "/" in name else name
+            if name in have and family not in out:
+                out.append(family)
+    return ", ".join(out)
+
+
 def _framework(df: pl.DataFrame, framework: str | None) -> str:
     """Whose metric names ``df`` uses: ``framework``, else detected from the columns."""
     fw = framework or _detect(df)
@@ -270,17 +363,17 @@ def _resolve(columns: list[str], fw: str) -> dict[str, list[str]]:
             if present and (len(alt) == 1 or alt[0] in have):
                 out[gen] = present
                 break
-    if fw == "areal" and "response_mean" not in out and "ppo_actor/seq_len/avg" in have:
-        prompt = ["ppo_actor/prompt_len/avg"] if "ppo_actor/prompt_len/avg" in have else []
-        out["response_mean"] = ["ppo_actor/seq_len/avg", *prompt]
-        if "ppo_actor/seq_len/max" in have:
-            out["response_max"] = ["ppo_actor/seq_len/max", *prompt]
+    if fw == "areal" and "response_mean" not in out and _AREAL_SEQ["response_mean"] in have:
+        prompt = [_AREAL_PROMPT] if _AREAL_PROMPT in have else []
+        out["response_mean"] = [_AREAL_SEQ["response_mean"], *prompt]
+        if _AREAL_SEQ["response_max"] in have:
+            out["response_max"] = [_AREAL_SEQ["response_max"], *prompt]
     return out
 
 
 def _areal_lengths(fw: str, gen: str, src: list[str]) -> bool:
     """``gen`` is AReaL's answer length derived as sequence length less prompt length."""
-    return fw == "areal" and gen in ("response_mean", "response_max") and src[0].startswith("ppo_actor/seq_len/")
+    return fw == "areal" and gen in _AREAL_SEQ and src[0] == _AREAL_SEQ[gen]
 
 
 _TIMES = ("step_s", "gen_s", "train_s", "logprob_s", "sync_s")
@@ -317,7 +410,8 @@ def _list(labels: list[str], most: int = 10) -> str:
     return ", ".join(labels[:most]) + (f" ... ({len(labels)} in all)" if len(labels) > most else "")
 
 
-def _screen(df: pl.DataFrame, framework: str | None) -> tuple[pl.DataFrame, str, list[str]]:
+def _screen(df: pl.DataFrame, framework: str | None,
+            renames: dict[str, str] | None = None) -> tuple[pl.DataFrame, str, list[str]]:
     """Checks every metric :func:`normalize` uses and leaves out what cannot be used, saying so.
 
     Returns ``(rows, framework, notes)``: the table's rows without those with a missing value (null
@@ -347,14 +441,15 @@ def _screen(df: pl.DataFrame, framework: str | None) -> tuple[pl.DataFrame, str,
         if gen not in src:
             mapping = FRAMEWORK_METRICS.get(fw, {})
             names = " or ".join(" + ".join(a) for a in mapping.get(gen, [])) or gen
-            if fw == "areal" and gen.startswith("response"):
-                names = "ppo_actor/seq_len/avg and ppo_actor/seq_len/max"
+            if fw == "areal" and gen in _AREAL_SEQ:
+                names = " and ".join(_AREAL_SEQ.values())
             why = _NOT_LOGGED.get((fw, gen), "")
             if fw == "generic" and framework is None:
-                why = ("; no column has a framework's metric names (verl timing_s/gen, AReaL timeperf/rollout, slime "
-                       "perf/rollout_time, OpenRLHF timing/generation), so the generic names were looked for")
+                gens = ", ".join(f"{_LABELS[f]} {_bare(f, 'gen_s')}" for f in FRAMEWORK_METRICS)
+                why = f"; no column has a framework's metric names ({gens}), so the generic names were looked for"
+            given = [(renames or {}).get(c, c) for c in df.columns]  # as the table names them
             raise invalid("metrics", f"missing {names} ({fw} metric names; generic column {gen!r}: {GENERIC[gen]})"
-                          f"{why}; columns given: {', '.join(df.columns[:12])}{' ...' if len(df.columns) > 12 else ''}")
+                          f"{why}; columns given: {', '.join(given[:12])}{' ...' if len(given) > 12 else ''}")
     step = raw.get(src["step"][0]) if "step" in src else None
     whole = step is not None and not np.any(np.isnan(step))
     if step is not None:
@@ -425,7 +520,9 @@ def normalize(df: pl.DataFrame, framework: str | None = None) -> tuple[pl.DataFr
     """Maps a framework's per-step table onto :data:`GENERIC` columns.
 
     Returns ``(frame, framework, sources)``: the frame with the generic columns present (floats),
-    the framework whose names were used, and for each generic column the metric names it came from.
+    the framework whose names were used, and for each generic column the metric names it came from
+    (as the table names them: a column ``train/<name>`` of a wandb export is read as the metric
+    ``<name>``, wandb's ``_step`` as the step when no other column gives it, :data:`_LOGGER_PREFIXES`).
     Rows with a missing value (null or NaN) in a metric used are left out with a
     :class:`rollsim.MetricsRowsSkippedWarning` naming the metric and the steps (a metric with no
     value in any row is taken as not logged, with the same warning); nothing is filled in.
@@ -434,15 +531,20 @@ def normalize(df: pl.DataFrame, framework: str | None = None) -> tuple[pl.DataFr
     ------
     ScenarioError
         ``metrics: missing ...`` naming the framework's metric (and the generic column) for a required
-        column that is absent, ``metrics: column ... must be numbers`` for a non-numeric column,
+        column that is absent, ``metrics: the columns 'train/<name>' and '<name>' are both ...`` for
+        a prefixed column beside its twin, ``metrics: column ... must be numbers`` for a non-numeric column,
         ``metrics: <metric> must be ..., got <value> at step <step>`` for a value outside its range
         (a negative time, a length that is not positive, a clip ratio outside [0, 1], a longest answer
         shorter than the mean, an infinite value), ``metrics: needs at least 3 steps ...``.
     """
-    df, fw, notes = _screen(df, framework)
+    df, renames, _ = _unprefixed(df)
+    df, fw, notes = _screen(df, framework, renames)
     for note in notes:
         warnings.warn(note, MetricsRowsSkippedWarning, stacklevel=2)
-    return _normalized(df, fw)
+    out, fw, sources = _normalized(df, fw)
+    if renames:  # the sources as the table names them
+        sources = {g: re.sub(r"[^ ]+", lambda m: renames.get(m.group(0), m.group(0)), s) for g, s in sources.items()}
+    return out, fw, sources
 
 
 def _normalized(df: pl.DataFrame, fw: str) -> tuple[pl.DataFrame, str, dict[str, str]]:
@@ -789,8 +891,10 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
     metrics : polars.DataFrame or path
         One row per training step (CSV, JSONL, JSON or parquet file, or a frame), with verl, AReaL,
         slime or OpenRLHF metric names (:data:`FRAMEWORK_METRICS`) or the generic ones
-        (:data:`GENERIC`). A row with a missing value (null or NaN) in a metric used is left out, with
-        a :class:`rollsim.MetricsRowsSkippedWarning` and a note (``notes``) naming the metric and the
+        (:data:`GENERIC`); a wandb export's ``train/`` section prefix is left off and its ``_step``
+        read as the step when no other column gives it, each said in ``notes``. A row with a missing
+        value (null or NaN) in a metric used is left out, with a
+        :class:`rollsim.MetricsRowsSkippedWarning` and a note (``notes``) naming the metric and the
         steps; nothing is filled in.
     base : rollsim.configs.ImportedConfig, rollsim.hardware.Deployment or Scenario
         The run's config (its batch, group, slots, length limit and pipeline are kept), or the
@@ -870,20 +974,19 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
         given = [k for k, v in scenario_args.items() if v is not None]
         if given:
             raise invalid(given[0], f"applies to a Deployment base only (the {type(base).__name__} gives it)")
-    table = read_metrics(metrics)
+    table, renames, mapped = _unprefixed(read_metrics(metrics))
     if framework is None and isinstance(base, ImportedConfig):
         detected = _detect(table)
         if detected not in ("generic", base.framework):
-            hint = {"verl": "timing_s/..., response_length/...", "areal": "timeperf/...",
-                    "openrlhf": "timing/..., rollout/response_length_mean",
-                    "slime": "perf/..., response_len/..., rollout/..."}[detected]
+            hint = _families(table.columns, detected)
             raise invalid("metrics", f"the table has {detected} metric names ({hint}) but the config is for "
                           f"{base.framework}: the metrics are most likely of another run; give the "
                           f"{base.framework} run's metrics, or framework={detected!r} (rollsim calibrate / whatif: "
                           f"--metric-names {detected}) to fit them on this config anyway")
-    table, fw, notes = _screen(table, framework)
+    table, fw, notes = _screen(table, framework, renames)
     for note in notes:
         warnings.warn(note, MetricsRowsSkippedWarning, stacklevel=2)
+    notes = [*mapped, *notes]
     kw: dict[str, Any] = dict(framework=fw, bootstrap=bootstrap, seed=seed, model=model, gpu=gpu, backend=backend,
                               train_options=train_options, steps_per_row=steps_per_row)
     if isinstance(base, Deployment):
@@ -1519,9 +1622,8 @@ def _named(df: pl.DataFrame, framework: str, prompt_tokens: float) -> pl.DataFra
     names = _SYNTHETIC_NAMES[framework]
     out = df.select([pl.col(c).alias(names[c]) for c in df.columns if c in names])
     if framework == "areal":
-        out = out.with_columns((df["response_mean"] + prompt_tokens).alias("ppo_actor/seq_len/avg"),
-                               (df["response_max"] + prompt_tokens).alias("ppo_actor/seq_len/max"),
-                               pl.lit(float(prompt_tokens)).alias("ppo_actor/prompt_len/avg"))
+        out = out.with_columns(*((df[g] + prompt_tokens).alias(n) for g, n in _AREAL_SEQ.items()),
+                               pl.lit(float(prompt_tokens)).alias(_AREAL_PROMPT))
     return out
 
 

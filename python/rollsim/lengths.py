@@ -360,8 +360,6 @@ class Empirical:
             or a cell that is empty, not a number or outside its range (the message gives the line
             or row).
         """
-        import polars as pl
-
         try:
             p = os.fspath(path)
         except TypeError:
@@ -390,10 +388,9 @@ class Empirical:
             raise invalid("lengths.has_header", f"applies to CSV files only (a parquet file names its columns), got "
                                                 f"{has_header!r} for {p!r}")
         if parquet:
-            try:
-                df = pl.read_parquet(p)
-            except (Exception, pl.exceptions.PanicException) as e:  # polars raises several types (even a panic)
-                raise invalid("lengths.path", f"cannot read {p!r} as parquet: {e}") from None
+            from rollsim import _parquet
+
+            df = _parquet.read(p, "lengths.path")  # the file's structure checked first: polars can abort on it
             names = list(df.columns)
             place = "row"
             first_line = 1

@@ -73,9 +73,12 @@ class Loaded:
 
 
 def _read(path: str, what: str) -> pl.DataFrame:
+    from rollsim import _parquet
+
+    _parquet.check(path, "result_dir")  # the file's structure first: polars can abort the process on it
     try:
         return pl.read_parquet(path)
-    except Exception as e:  # polars raises several error types for corrupt files
+    except (Exception, pl.exceptions.PanicException) as e:  # polars raises several types (even a panic)
         raise invalid("result_dir", f"cannot read {what} {path!r}: {e}") from None
 
 

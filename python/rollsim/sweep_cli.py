@@ -13,6 +13,7 @@ from typing import Any
 
 import polars as pl
 
+from rollsim import _rollsim
 from rollsim._text import count
 from rollsim.errors import ScenarioError
 from rollsim.simulation import GUARD_NAMES as _PYTHON_GUARD_NAMES
@@ -29,6 +30,11 @@ GUARD_NAMES: dict[str, str] = {**_PYTHON_GUARD_NAMES,
 SHOWN = ("steps", "rollout_utilization", "staleness_mean", "drop_fraction")
 #: ... and with ``learning`` in the sweep file.
 SHOWN_LEARNING = ("tokens_per_s", "pg_clipfrac", "length_gap")
+#: ... and for agentic scenarios, a table of their own: every summary value of a multi-turn run (turns,
+#: tool calls, truncated and failed trajectories, environment time and queueing, ...), from the engine's
+#: schema (``rollsim._rollsim.SCHEMA["agentic_summary"]``); 0 (counts) or NaN in a run that is not agentic.
+SHOWN_AGENTIC = tuple(c["name"] for c in _rollsim.SCHEMA["agentic_summary"])
+_AGENTIC_FLOATS = tuple(c["name"] for c in _rollsim.SCHEMA["agentic_summary"] if c["dtype"].startswith("float"))
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -49,8 +55,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("table", "csv", "none"), default="table",
                    help="print means and 95%% intervals over seeds per scenario of steps, "
                         "rollout_utilization, staleness_mean and drop_fraction (with learning: tokens_per_s, "
-                        "pg_clipfrac, length_gap), those the file's metrics keep; every metric is in --out "
-                        "(%(default)s)")
+                        "pg_clipfrac, length_gap) and, for agentic scenarios, the agentic summary values (turns, "
+                        "tool calls, truncated / failed trajectories, environment time and queueing, ...), those "
+                        "the file's metrics keep; every metric is in --out (%(default)s)")
     p.set_defaults(func=run)
     return p
 
@@ -130,18 +137,41 @@ def run(args: argparse.Namespace) -> int:
     if args.format != "none" and "seed" not in columns:  # nothing stored: every run was refused
         return 1
     if args.format != "none":
+        agentic = _agentic_shown(frame, columns)
         shown = [m for m in (*SHOWN, *SHOWN_LEARNING) if m in columns] or [
-            c for c in columns if c not in ("seed", "error", "scenario_key", "run_key")][-1:]
+            c for c in columns if c not in ("seed", "error", "scenario_key", "run_key", *agentic)][-1:]
         by = [c for c in columns[: columns.index("seed")]] + ["scenario_key"]
-        agg = aggregate(frame.select(*by, "seed", *shown), shown, by=by).drop("scenario_key")
+        agg = aggregate(frame.select(*by, "seed", *shown, *agentic), [*shown, *agentic], by=by).drop("scenario_key")
         if args.format == "csv":
             print(agg.write_csv(), end="")
         else:
             keep = [c for c in agg.columns if c in columns] + ["seeds"]
-            table = agg.select(*keep, *[e for m in shown for e in (
+            _print_table(agg.select(*keep, *[e for m in shown for e in (
                 pl.col(f"{m}_mean").alias(m),
-                ((pl.col(f"{m}_ci_high") - pl.col(f"{m}_ci_low")) / 2).alias(f"{m} ±95%"))])
-            with pl.Config(tbl_rows=100, tbl_cols=-1, tbl_width_chars=250, fmt_str_lengths=40,
-                           float_precision=4, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
-                print(table)
+                ((pl.col(f"{m}_ci_high") - pl.col(f"{m}_ci_low")) / 2).alias(f"{m} ±95%"))]))
+            if agentic:
+                means = agg.select(*keep, *[pl.col(f"{m}_mean").alias(m) for m in agentic])
+                quiet = [m for m in agentic if means[m].fill_nan(0.0).fill_null(0.0).eq(0.0).all()]
+                print("agentic trajectories (means over seeds; 95% intervals in --format csv):")
+                _print_table(means.drop(quiet))
+                if quiet:
+                    print(f"0 or NaN in every scenario: {', '.join(quiet)}")
     return 1 if info.failed else 0
+
+
+def _agentic_shown(frame: Any, columns: list[str]) -> list[str]:
+    """The agentic summary columns the frame keeps (:data:`SHOWN_AGENTIC`), if a run of it is agentic
+    (one of their float values is not NaN: a run that is not agentic gives NaN there), else none."""
+    kept = [m for m in SHOWN_AGENTIC if m in columns]
+    floats = [m for m in _AGENTIC_FLOATS if m in kept]
+    if not floats:
+        return []
+    some = frame.select(pl.any_horizontal([pl.col(m).is_not_null() & pl.col(m).is_not_nan() for m in floats]).any())
+    some = some.collect() if isinstance(some, pl.LazyFrame) else some
+    return kept if bool(some.item()) else []
+
+
+def _print_table(table: pl.DataFrame) -> None:
+    with pl.Config(tbl_rows=100, tbl_cols=-1, tbl_width_chars=250, fmt_str_lengths=40,
+                   float_precision=4, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
+        print(table)

@@ -573,7 +573,7 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
     -------
     polars.DataFrame
         One row per variant after a ``baseline`` row: ``variant``, ``pipeline``, ``rollout_slots``,
-        ``train_gpus``, ``train_scale`` (with ``_low`` / ``_high``) and ``train_scaling``: the
+        ``sync_every`` (the variant's weight-sync cadence, training steps), ``train_gpus``, ``train_scale`` (with ``_low`` / ``_high``) and ``train_scaling``: the
         factor on the calibrated training cost and its rule (:class:`TrainScale`), then each of
         :data:`METRICS` (seconds, tokens/s, versions, fraction) with ``_low`` / ``_high`` (over the
         bootstrap draws and the training cost's interval);
@@ -663,7 +663,7 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
             outrun.append((label, max(o["growth"] for o in runaway), max(o["ratio"] for o in runaway)))
         row: dict[str, Any] = dict(variant=label,
                                    pipeline=type(sc.pipeline).__name__, rollout_slots=sc.rollout_slots,
-                                   train_gpus=gpus, train_scale=ts.factor, train_scale_low=ts.low,
+                                   sync_every=sc.sync_every, train_gpus=gpus, train_scale=ts.factor, train_scale_low=ts.low,
                                    train_scale_high=ts.high, train_scaling=ts.rule)
         row.update(steps_per_row=kv, samples_per_row=kv * sc.batch_size)
         for name in METRICS:
@@ -707,7 +707,7 @@ def _livelocked_row(cal: Calibrated, b0: Scenario, sc: Scenario, v: dict[str, An
     ts = (train_scale(cal, gpus, scenario=b0, recompute_logprob=_logprob(cal, v)) if gpus is not None
           else TrainScale(1.0, 1.0, 1.0, "same"))
     row: dict[str, Any] = dict(variant=label, pipeline=type(sc.pipeline).__name__, rollout_slots=sc.rollout_slots,
-                               train_gpus=gpus, train_scale=ts.factor, train_scale_low=ts.low,
+                               sync_every=sc.sync_every, train_gpus=gpus, train_scale=ts.factor, train_scale_low=ts.low,
                                train_scale_high=ts.high, train_scaling=ts.rule)
     row.update(steps_per_row=k, samples_per_row=k * sc.batch_size)
     for name in METRICS:

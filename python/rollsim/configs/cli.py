@@ -288,17 +288,13 @@ def _whatif_row_notes(cal: Any, df: Any) -> dict[int, str]:
     by row index, naming ``--max-staleness`` and the config's option that set the sync cadence."""
     from rollsim.simulation import livelock_reason
 
-    import re
-
     option = next((x.option for x in getattr(cal.base, "notes", ()) if x.became.startswith("sync_every =")), None)
     out = {}
-    for i, (why, label) in enumerate(zip(df["cannot_train"], df["variant"])):
+    for i, (why, label, n) in enumerate(zip(df["cannot_train"], df["variant"], df["sync_every"])):
         if why is None:
             continue
-        # the variant's cadence (its reason names it): the config's, or verl's fully async one of the variant
-        # (--pipeline verl-fully-async, --trigger-parameter-sync-step), which whatif's flags do change
-        m = re.search(r"\(sync_every = (\d+)\)", why)
-        n = int(m.group(1)) if m else cal.scenario.sync_every
+        # the variant's cadence: the config's, or verl's fully async one of the variant (--pipeline
+        # verl-fully-async, --trigger-parameter-sync-step), which whatif's flags do change
         if "trigger_parameter_sync_step=" in label:
             cadence = f"the variant's sync_every = {n} from its --trigger-parameter-sync-step"
         elif label.startswith("verl-fully-async"):

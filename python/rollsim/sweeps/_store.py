@@ -42,6 +42,7 @@ from typing import Any
 
 import polars as pl
 
+from rollsim import _parquet
 from rollsim.errors import invalid
 from rollsim.sweeps._keys import KEY_VERSION, KEY_VERSIONS
 
@@ -358,8 +359,9 @@ class Store:
         """A format-1 chunk: read in full (a truncated or unreadable file is refused), then given a
         manifest; it claims its range only if its keys give the digest in its name."""
         try:
+            _parquet.check(p, "out")  # unverified: its structure first (polars can abort the process on it)
             keys = pl.read_parquet(p)["run_key"].to_list()
-        except Exception as e:  # polars raises several error types for damaged files
+        except (Exception, pl.exceptions.PanicException) as e:  # polars raises several types (even a panic)
             return None, f"it cannot be read as a sweep chunk ({type(e).__name__}: {str(e).splitlines()[0]})"
         m = _CHUNK_NAME.match(p.name)
         covers = False
@@ -471,8 +473,9 @@ def scan_parts(parts: list[Path]) -> pl.LazyFrame:
     groups: list[tuple[Any, list[Path]]] = []
     for p in parts:
         try:
+            _parquet.check(p, "out")  # a format-1 part is unverified: its structure first (polars can abort on it)
             schema = pl.read_parquet_schema(p)
-        except Exception as e:  # polars raises several error types for damaged files
+        except (Exception, pl.exceptions.PanicException) as e:  # polars raises several types (even a panic)
             raise invalid("out", f"{_q(p)} cannot be read as a sweep chunk ({type(e).__name__}: "
                                  f"{str(e).splitlines()[0] if str(e) else ''}); run the sweep again with this out "
                                  f"to move it aside and recompute its runs") from None
