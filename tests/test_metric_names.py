@@ -101,3 +101,26 @@ def test_csv_header_comment_lines_are_skipped(tmp_path):
     assert df.columns == ["step", "gen_s"] and df["gen_s"].to_list() == [1.5, 2.5]
     shipped = cal_mod.read_metrics(EX / "verl_fully_async_metrics.csv")
     assert shipped.height == 30 and (shipped["gen_s"] > shipped["step_s"]).all()  # its header says why
+
+
+def test_a_misspelt_optional_metric_is_named_not_dropped_silently():
+    """``timing_s/step`` is optional (the step can be the phases' sum), so a misspelt one would change the
+    fit without a word: it is named, with the metric meant, in a warning and in the notes, and every other
+    column not read is listed in the notes."""
+    imp = configs.load(EX / "verl_grpo.yaml")
+    m = VERL.rename({"timing_s/step": "timings_s/step"}).with_columns(pl.lit(1.0).alias("actor/entropy"))
+    with pytest.warns(cal_mod.MetricNearMissWarning, match=r"^metrics: not read, near misses of metrics calibrate "
+                      r"reads: timings_s/step \(a misspelling of timing_s/step\?\)$"):
+        cal = calibrate(m, imp, bootstrap=0)
+    assert cal.notes[-2:] == (
+        "metrics: not read, near misses of metrics calibrate reads: timings_s/step (a misspelling of timing_s/step?)",
+        "metrics: not read (no metric calibrate uses): actor/entropy")
+    assert calibrate(VERL, imp, bootstrap=0).notes == ()  # every column of the example is read
+
+
+def test_a_misspelt_required_metric_says_which_column_it_probably_is():
+    imp = configs.load(EX / "verl_grpo.yaml")
+    with pytest.raises(ScenarioError, match=r"^metrics: missing timing_s/gen \(verl metric names; generic column "
+                       r"'gen_s': generation of the batch, seconds\); is 'timing_s/genn' a misspelling of 'timing_s/gen'\?; "
+                       r"columns given: training/global_step, timing_s/step, timing_s/genn,"):
+        calibrate(VERL.rename({"timing_s/gen": "timing_s/genn"}), imp, bootstrap=0)

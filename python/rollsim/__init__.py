@@ -8,7 +8,8 @@
 
 from rollsim import datasets, plot, report, sync
 from rollsim._rollsim import __version__
-from rollsim.errors import (CalibrationPlausibilityWarning, GenerationOutrunsTrainingWarning, MetricsRowsSkippedWarning,
+from rollsim.errors import (CalibrationPlausibilityWarning, GenerationOutrunsTrainingWarning, MetricNearMissWarning,
+                             MetricsRowsSkippedWarning,
                             NameAssumedWarning, NoTrainingStepWarning, RollsimError, RunLimitError, RunStalledWarning, ScenarioError,
                             StalenessCapLivelockWarning)
 from rollsim.lengths import Empirical, LengthDrift, LogNormal
@@ -39,6 +40,7 @@ __all__ = [
     "RunStalledWarning",
     "NoTrainingStepWarning",
     "StalenessCapLivelockWarning",
+    "MetricNearMissWarning",
     "MetricsRowsSkippedWarning",
     "NameAssumedWarning",
     "CalibrationPlausibilityWarning",

@@ -52,7 +52,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from rollsim.errors import MetricsRowsSkippedWarning, invalid
+from rollsim._text import closest
+from rollsim.errors import MetricNearMissWarning, MetricsRowsSkippedWarning, invalid
 from rollsim.lengths import LengthDrift, LogNormal
 from rollsim.pipelines import FullyAsync, OffPolicy, Synchronous
 from rollsim.scenario import Scenario
@@ -406,6 +407,26 @@ def _raw(df: pl.DataFrame, name: str) -> np.ndarray:
     return s.cast(pl.Float64).fill_null(float("nan")).to_numpy().astype(float)
 
 
+def _unread(columns: list[str], used: list[str], fw: str,
+            renames: dict[str, str] | None) -> tuple[list[str], list[str]]:
+    """Notes naming the columns :func:`calibrate` does not read (as the table names them): ``(near,
+    unread)``, the first for those that are a near miss of a metric of ``fw`` it would read, with the
+    name meant (a misspelt optional metric, ``timings_s/step``, would otherwise change the fit without a
+    word), the second for the rest. wandb's ``_runtime`` and ``_timestamp`` are not named."""
+    names = {n for alts in FRAMEWORK_METRICS.get(fw, {}).values() for alt in alts for n in alt} | set(GENERIC)
+    absent = sorted(names - set(columns))
+    unread: list[str] = []
+    meant: list[str] = []
+    for c in columns:
+        if c in used or c in ("_runtime", "_timestamp"):
+            continue
+        shown = (renames or {}).get(c, c)
+        near = closest(c, absent, 0.85)
+        (meant if near else unread).append(f"{shown} (a misspelling of {near}?)" if near else shown)
+    return ([f"metrics: not read, near misses of metrics calibrate reads: {', '.join(meant)}"] if meant else [],
+            [f"metrics: not read (no metric calibrate uses): {_list(unread)}"] if unread else [])
+
+
 def _list(labels: list[str], most: int = 10) -> str:
     return ", ".join(labels[:most]) + (f" ... ({len(labels)} in all)" if len(labels) > most else "")
 
@@ -448,8 +469,11 @@ def _screen(df: pl.DataFrame, framework: str | None,
                 gens = ", ".join(f"{_LABELS[f]} {_bare(f, 'gen_s')}" for f in FRAMEWORK_METRICS)
                 why = f"; no column has a framework's metric names ({gens}), so the generic names were looked for"
             given = [(renames or {}).get(c, c) for c in df.columns]  # as the table names them
+            wanted = [n for a in mapping.get(gen, []) for n in a] + [gen]
+            near = next(((g, w) for w in wanted for g in given if g not in wanted and closest(g, [w], 0.85)), None)
+            meant = f"; is {near[0]!r} a misspelling of {near[1]!r}?" if near else ""
             raise invalid("metrics", f"missing {names} ({fw} metric names; generic column {gen!r}: {GENERIC[gen]})"
-                          f"{why}; columns given: {', '.join(given[:12])}{' ...' if len(given) > 12 else ''}")
+                          f"{why}{meant}; columns given: {', '.join(given[:12])}{' ...' if len(given) > 12 else ''}")
     step = raw.get(src["step"][0]) if "step" in src else None
     whole = step is not None and not np.any(np.isnan(step))
     if step is not None:
@@ -986,7 +1010,11 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
     table, fw, notes = _screen(table, framework, renames)
     for note in notes:
         warnings.warn(note, MetricsRowsSkippedWarning, stacklevel=2)
-    notes = [*mapped, *notes]
+    used = sorted({c for cs in _resolve(table.columns, fw).values() for c in cs})
+    near, unread = _unread(table.columns, used, fw, renames)
+    for note in near:
+        warnings.warn(note, MetricNearMissWarning, stacklevel=2)
+    notes = [*mapped, *notes, *near, *unread]
     kw: dict[str, Any] = dict(framework=fw, bootstrap=bootstrap, seed=seed, model=model, gpu=gpu, backend=backend,
                               train_options=train_options, steps_per_row=steps_per_row)
     if isinstance(base, Deployment):

@@ -86,6 +86,15 @@ class MetricsRowsSkippedWarning(UserWarning):
     __module__ = "rollsim"
 
 
+class MetricNearMissWarning(UserWarning):
+    """A column of a run's metrics that :func:`rollsim.calibrate` does not read is a near miss of a
+    metric it would read (``timings_s/step`` for verl's ``timing_s/step``): most likely a misspelt
+    name, whose values the fit then goes without. The message names the column and the metric meant;
+    :attr:`rollsim.calibration.Calibrated.notes` records it, and every other column not read."""
+
+    __module__ = "rollsim"
+
+
 class CalibrationPlausibilityWarning(RuntimeWarning):
     """A calibration (:func:`rollsim.calibrate`) fitted values outside physically plausible ranges
     (:data:`rollsim.calibration.PLAUSIBLE`: a decode speed per sequence outside [1, 5000] tokens/s, a
