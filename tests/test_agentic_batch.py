@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 import rollsim
 from rollsim import Empirical, LogNormal, OffPolicy, OneStepAsync, Scenario, Synchronous
 from rollsim.agentic import Agentic
-from tests.strategies import real_scenarios
-from tests.test_agentic import _check_invariants, _frames_equal
+from strategies import real_scenarios
+from test_agentic import _check_invariants, _frames_equal
 
 #: Two slots, a batch of two trajectories of two 100-token turns at 10 tokens/s (10 s each), one
 #: environment, 5 s tool calls returning 50 tokens prefilled at 100 tokens/s (0.5 s), 10 s steps.

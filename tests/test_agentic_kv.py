@@ -13,7 +13,7 @@ import pytest
 import rollsim
 from rollsim import Empirical, FullyAsync, LogNormal, Scenario
 from rollsim.agentic import Agentic
-from tests.test_agentic import _check_invariants
+from test_agentic import _check_invariants
 
 # the KV checks run a few trajectories for less than a training step on purpose
 pytestmark = pytest.mark.filterwarnings("ignore::rollsim.NoTrainingStepWarning")

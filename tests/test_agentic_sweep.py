@@ -13,7 +13,7 @@ import rollsim
 from rollsim import _rollsim
 from rollsim.agentic import Agentic
 from rollsim.sweeps import SUMMARY_SCHEMA
-from tests.test_agentic_kv import TIGHT
+from test_agentic_kv import TIGHT
 
 # the column checks run a few trajectories for less than a training step on purpose
 pytestmark = pytest.mark.filterwarnings("ignore::rollsim.NoTrainingStepWarning")
