@@ -40,6 +40,9 @@ pub(crate) struct Req {
     /// Its KV was freed by a preemption: it pays a prefill of prompt + tokens done when it is
     /// admitted again (unless whoever resubmits it charges one).
     pub kv_lost: Flag,
+    /// Agentic rollouts: the position of its trajectory's record (`Agent::traj`), set when it
+    /// starts (in the 4 bytes `Req` had as padding).
+    pub traj: u32,
 }
 
 /// A flag as wide as the fields beside it (a `bool` left 7 bytes of padding at the end of `Req`,
@@ -71,6 +74,7 @@ impl Req {
             n_versions: 0,
             version_end: 0,
             kv_lost: Flag::No,
+            traj: NONE_U32,
         }
     }
 
@@ -485,7 +489,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
         }
         let mut prefill_s = if resumed {
             // a trajectory's next turn, else a partial answer
-            match self.turn_prefill_s(r.id, slot) {
+            match self.turn_prefill_s(&r, slot) {
                 Some(s) => s,
                 None => self.recompute(&mut r),
             }
