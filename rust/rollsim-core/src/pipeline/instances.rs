@@ -1499,7 +1499,7 @@ impl Placement for Instances {
         self.push_on(i, slot, r.decode_start + (r.length - r.done), r.id, kv_base, r.decode_start);
     }
 
-    #[inline]
+    #[inline(always)]
     fn wait(&mut self, slot: u32, done: f64, prefill_s: f64, t: f64) {
         let i = self.inst(slot as usize);
         let kv = self.kv.as_mut().expect("KV capacity");
@@ -1659,7 +1659,7 @@ impl Placement for Instances {
         self.idle.lowest(i)
     }
 
-    #[inline]
+    #[inline(always)]
     fn cache_kv(&mut self, slot: u32, id: u32, tokens: f64) {
         let i = self.inst(slot as usize);
         if let Some(kv) = self.kv.as_mut() {
@@ -1669,7 +1669,7 @@ impl Placement for Instances {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn uncache_kv(&mut self, slot: u32, id: u32) -> bool {
         let i = self.inst(slot as usize);
         let Some(kv) = self.kv.as_mut() else { return true };
