@@ -1286,7 +1286,7 @@ impl Instances {
     }
 
     /// Evicts instance `i`'s least recently cached KV of a request in a tool call, if any.
-    #[inline(never)]
+    #[inline(always)]
     fn evict_lru(&mut self, i: usize) -> bool {
         let Some(kv) = self.kv.as_mut() else { return false };
         let Some((_, tokens)) = kv.lru[i].pop_front() else { return false };
