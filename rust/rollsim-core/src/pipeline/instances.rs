@@ -1468,7 +1468,7 @@ impl Placement for Instances {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn start(&mut self, slot: u32, r: &mut Req, prefill_s: f64, t: f64) {
         let i = self.inst(slot as usize);
         self.advance(i, t);
