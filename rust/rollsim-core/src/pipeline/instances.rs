@@ -1297,10 +1297,22 @@ impl Instances {
     }
 
     /// The request on `slot` stops decoding (or prefilling) at `t`.
+    #[inline(always)]
     fn stop_running(&mut self, slot: usize, t: f64) {
         let i = self.inst(slot);
         self.advance(i, t);
-        if let Some(sh) = self.shared.as_deref_mut().filter(|sh| sh.ds[slot] == f64::INFINITY) {
+        if self.shared.as_deref().is_some_and(|sh| sh.ds[slot] == f64::INFINITY) {
+            self.stop_prefilling(slot, i);
+            return;
+        }
+        self.remove_on(i, slot as u32);
+        self.set_n_unmarked(i, self.st[i].n - 1);
+    }
+
+    /// `stop_running` of a request in its instance `i`'s shared prefill queue.
+    #[cold]
+    fn stop_prefilling(&mut self, slot: usize, i: usize) {
+        if let Some(sh) = self.shared.as_deref_mut() {
             // in prefill: it leaves the queue (the front's tokens prefilled so far are lost)
             let q = &mut sh.queue[i];
             let p = q.iter().position(|&s| s as usize == slot).expect("a request in prefill");
@@ -1316,10 +1328,7 @@ impl Instances {
                 kv.inst[i].prefilling = if empty { 0.0 } else { kv.inst[i].prefilling - base };
             }
             self.mark(i);
-            return;
         }
-        self.remove_on(i, slot as u32);
-        self.set_n_unmarked(i, self.st[i].n - 1);
     }
 
     /// The request on `slot` leaves its instance at `t` (running, or waiting for KV).
