@@ -419,7 +419,6 @@ impl Agent {
         }
         // a free record, else a new one
         let k = self.free.pop().unwrap_or(self.traj.len() as u32);
-        r.traj = k;
         let tr = Traj {
             req: *r,
             turns: 0,
@@ -518,7 +517,8 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
         let mut r = self.slots[slot as usize].expect("a slot event comes from a busy slot");
         let t = self.t;
         let prompt = sc.prefill.prompt_tokens;
-        let tr = &mut a.traj[r.traj as usize];
+        let k = a.index[r.id as usize];
+        let tr = &mut a.traj[k as usize];
         tr.turns += 1;
         a.s.turns += 1;
         let cut = tr.cut;
@@ -528,18 +528,18 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
         }
         if cut || tr.turns >= cfg.max_turns || (cfg.stop_prob > 0.0 && a.rng.uniform() < cfg.stop_prob) {
             a.turn_row(r.id, slot, r.seg_version, t, f64::NAN);
-            a.end(r.traj);
+            a.end(k);
             return false;
         }
         let obs = cfg.observation_tokens.draw(&mut a.rng);
-        let tr = &mut a.traj[r.traj as usize];
+        let tr = &mut a.traj[k as usize];
         let ctx = prompt + r.length + tr.observed + obs;
         if ctx >= cfg.max_context_tokens {
             // the observation does not fit: the trajectory ends here, truncated
             tr.truncated = true;
             a.s.trajectories_truncated += 1;
             a.turn_row(r.id, slot, r.seg_version, t, f64::NAN);
-            a.end(r.traj);
+            a.end(k);
             return false;
         }
         let g = &self.groups[r.group as usize];
@@ -582,7 +582,7 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
                 self.placement.cache_kv(slot, r.id, prompt + r.done);
             }
         }
-        let ret = a.call(cfg, r.traj, t);
+        let ret = a.call(cfg, k, t);
         a.turn_row(r.id, slot, r.seg_version, t, ret);
         if cfg.kv_policy == KvPolicy::Hold {
             a.s.gpu_hold_s += ret - t;
@@ -681,11 +681,12 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
 
     /// A returning request `r` lands on `slot`: the seconds of its prefill (recorded), or `None`
     /// if `r` is not a trajectory returning from a call.
-    #[inline(always)]
+    #[inline]
     pub(crate) fn turn_prefill_s(&mut self, r: &Req, slot: u32) -> Option<f64> {
         let a = self.agent.as_deref_mut()?;
         let p = &self.placement;
-        let tokens = a.landing_prefill(r.traj, p.instance_of(slot), |s| p.instance_of(s), self.t)?;
+        let k = a.index[r.id as usize];
+        let tokens = a.landing_prefill(k, p.instance_of(slot), |s| p.instance_of(s), self.t)?;
         self.rec.prefill(tokens, false);
         let pps = self.sc.prefill.prefill_tokens_per_s;
         Some(if tokens > 0.0 && pps.is_finite() { tokens / pps } else { 0.0 })

@@ -1374,9 +1374,9 @@ impl Instances {
                     // so after a turn's end: the oldest request waiting fits once the KV the
                     // turn left is evicted, the next does not.
                     let next_fails = kv.lru[i].is_empty()
-                        && kv.queue[i].front().is_none_or(|&(_, d)| {
-                            lower + (prompt + done) + (prompt + d + 1.0) > kv.cap + kv.err_floor
-                        });
+                        && kv.queue[i]
+                            .front()
+                            .is_none_or(|&(_, d)| lower + (prompt + done) + (prompt + d + 1.0) > kv.cap + kv.err_floor);
                     *cursor += next_fails as usize;
                     return Some((s, kv.slot[s as usize].wait_prefill_s));
                 }

@@ -40,9 +40,6 @@ pub(crate) struct Req {
     /// Its KV was freed by a preemption: it pays a prefill of prompt + tokens done when it is
     /// admitted again (unless whoever resubmits it charges one).
     pub kv_lost: Flag,
-    /// Agentic rollouts: the position of its trajectory's record (`Agent::traj`), set when it
-    /// starts (in the 4 bytes `Req` had as padding).
-    pub traj: u32,
 }
 
 /// A flag as wide as the fields beside it (a `bool` left 7 bytes of padding at the end of `Req`,
@@ -74,7 +71,6 @@ impl Req {
             n_versions: 0,
             version_end: 0,
             kv_lost: Flag::No,
-            traj: NONE_U32,
         }
     }
 
