@@ -1377,6 +1377,19 @@ impl Instances {
                         && kv.queue[i]
                             .front()
                             .is_none_or(|&(_, d)| lower + (prompt + done) + (prompt + d + 1.0) > kv.cap + kv.err_floor);
+                    #[cfg(debug_assertions)]
+                    let kv = {
+                        let (next, cap) = (kv.queue[i].front().copied().filter(|_| next_fails), kv.cap);
+                        if let Some((_, d)) = next {
+                            // the exact KV now, plus at least this one's once it starts
+                            let exact = self.kv_used(i, self.clock_at(i, t));
+                            debug_assert!(
+                                exact + (prompt + done) + (prompt + d + 1.0) > cap,
+                                "KV bound: the next does not fit"
+                            );
+                        }
+                        self.kv.as_mut().expect("KV capacity")
+                    };
                     *cursor += next_fails as usize;
                     return Some((s, kv.slot[s as usize].wait_prefill_s));
                 }
