@@ -246,7 +246,7 @@ impl AgenticConfig {
     }
 }
 
-/// Per trajectory, indexed by sample id.
+/// Per trajectory (`Agent::traj`, at the position `Agent::index` gives its sample id).
 #[derive(Clone, Copy)]
 struct Traj {
     /// The request while it is in a tool call.
@@ -345,7 +345,18 @@ pub struct AgenticResult {
 /// The pool's agentic state.
 pub(crate) struct Agent {
     rng: FastRng,
+    /// The trajectories' records, at `index[sample id]`. Without per-sample columns a finished
+    /// trajectory's record is reused by a later one (`free`), so the records in use are those of
+    /// the live trajectories (about the rollout slots plus the calls in flight), not one per
+    /// trajectory started: on a long run the records of every trajectory left the caches (11 MB
+    /// in 100 simulated hours of the agentic bench row), and each turn's end, call and return
+    /// read them from main memory. With the columns (built from every record at the end)
+    /// nothing is reused and `index[id] == id`.
     traj: Vec<Traj>,
+    index: Vec<u32>,
+    free: Vec<u32>,
+    /// Records of finished trajectories are reused (no per-sample columns).
+    reuse: bool,
     /// Free times (f64 bits) of the environments, with `env_slots > 0`.
     env_free: BinaryHeap<Reverse<u64>>,
     pub s: AgenticSummary,
@@ -363,6 +374,9 @@ impl Agent {
         Some(Box::new(Agent {
             rng: FastRng::new(sc.seed ^ 0xA6E4_71C0_5EED_0001),
             traj: Vec::new(),
+            index: Vec::new(),
+            free: Vec::new(),
+            reuse: !record_turns,
             env_free: (0..cfg.env_slots).map(|_| Reverse(0f64.to_bits())).collect(),
             s: AgenticSummary::default(),
             turns: record_turns.then(TurnColumns::default),
@@ -382,7 +396,7 @@ impl Agent {
     #[cold]
     fn push_turn_row(&mut self, id: u32, slot: u32, version: u32, t: f64, call_end: f64) {
         if let Some(c) = &mut self.turns {
-            let tr = &self.traj[id as usize];
+            let tr = &self.traj[self.index[id as usize] as usize];
             c.sample_id.push(id);
             c.turn.push(tr.turns - 1);
             c.slot.push(slot);
@@ -395,7 +409,7 @@ impl Agent {
 
     /// A new trajectory starts with `r` (its first turn drawn): scale and cut its first turn.
     pub fn begin(&mut self, cfg: &AgenticConfig, prompt: f64, r: &mut Req, slot: u32, t: f64) {
-        debug_assert_eq!(r.id as usize, self.traj.len());
+        debug_assert_eq!(r.id as usize, self.index.len());
         let mut cut = false;
         r.length *= scale(cfg, 0);
         let room = cfg.max_context_tokens - prompt;
@@ -403,7 +417,9 @@ impl Agent {
             r.length = room;
             cut = true;
         }
-        self.traj.push(Traj {
+        // a free record, else a new one
+        let k = self.free.pop().unwrap_or(self.traj.len() as u32);
+        let tr = Traj {
             req: *r,
             turns: 0,
             observed: 0.0,
@@ -423,11 +439,27 @@ impl Agent {
             cut,
             truncated: false,
             failed: false,
-        });
+        };
+        if k as usize == self.traj.len() {
+            self.traj.push(tr);
+        } else {
+            self.traj[k as usize] = tr;
+        }
+        self.index.push(k);
+    }
+
+    /// The trajectory whose record is at `k` has ended with its last turn (the pool finishes it;
+    /// nothing reads its record again): without per-sample columns, a later trajectory reuses
+    /// the record.
+    #[inline(always)]
+    fn end(&mut self, k: u32) {
+        if self.reuse {
+            self.free.push(k);
+        }
     }
 
     /// Submits a tool call at `t`: returns its return time.
-    fn call(&mut self, cfg: &AgenticConfig, id: u32, t: f64) -> f64 {
+    fn call(&mut self, cfg: &AgenticConfig, k: u32, t: f64) -> f64 {
         let service = cfg.env_overhead_s + cfg.tool_latency_s.draw(&mut self.rng);
         let start = match self.env_free.pop() {
             Some(Reverse(bits)) => t.max(f64::from_bits(bits)),
@@ -441,7 +473,7 @@ impl Agent {
         self.s.tool_calls += 1;
         self.s.env_busy_s += service;
         self.s.env_wait_s += start - t;
-        let tr = &mut self.traj[id as usize];
+        let tr = &mut self.traj[k as usize];
         tr.tool_s += ret - t;
         tr.env_wait_s += start - t;
         tr.call_start = start;
@@ -451,20 +483,18 @@ impl Agent {
         ret
     }
 
-    /// The returning request `id` lands on `slot` of instance `inst`: its prefill tokens.
-    pub fn landing_prefill(&mut self, id: u32, inst: u32, home: u32, t: f64) -> Option<f64> {
-        let tr = self.traj.get_mut(id as usize).filter(|t| t.returning)?;
+    /// The returning request whose record is at `k` lands on a slot of instance `inst`: its prefill tokens (a KV
+    /// hit when `inst` is the instance `instance_of` gives for the slot of its last turn), `None`
+    /// if it is not returning from a call.
+    #[inline(always)]
+    pub fn landing_prefill(&mut self, k: u32, inst: u32, instance_of: impl Fn(u32) -> u32, t: f64) -> Option<f64> {
+        let tr = Some(&mut self.traj[k as usize]).filter(|t| t.returning)?;
         tr.returning = false;
         tr.turn_start = t;
-        let tokens = if inst == home { tr.hit } else { tr.miss };
+        let tokens = if inst == instance_of(tr.slot) { tr.hit } else { tr.miss };
         tr.prefill += tokens;
         self.s.tokens_prefilled_turns += tokens;
         Some(tokens)
-    }
-
-    /// The slot the trajectory `id` last ran on.
-    pub fn home_slot(&self, id: u32) -> u32 {
-        self.traj[id as usize].slot
     }
 }
 
@@ -487,7 +517,8 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
         let mut r = self.slots[slot as usize].expect("a slot event comes from a busy slot");
         let t = self.t;
         let prompt = sc.prefill.prompt_tokens;
-        let tr = &mut a.traj[r.id as usize];
+        let k = a.index[r.id as usize];
+        let tr = &mut a.traj[k as usize];
         tr.turns += 1;
         a.s.turns += 1;
         let cut = tr.cut;
@@ -497,16 +528,18 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
         }
         if cut || tr.turns >= cfg.max_turns || (cfg.stop_prob > 0.0 && a.rng.uniform() < cfg.stop_prob) {
             a.turn_row(r.id, slot, r.seg_version, t, f64::NAN);
+            a.end(k);
             return false;
         }
         let obs = cfg.observation_tokens.draw(&mut a.rng);
-        let tr = &mut a.traj[r.id as usize];
+        let tr = &mut a.traj[k as usize];
         let ctx = prompt + r.length + tr.observed + obs;
         if ctx >= cfg.max_context_tokens {
             // the observation does not fit: the trajectory ends here, truncated
             tr.truncated = true;
             a.s.trajectories_truncated += 1;
             a.turn_row(r.id, slot, r.seg_version, t, f64::NAN);
+            a.end(k);
             return false;
         }
         let g = &self.groups[r.group as usize];
@@ -549,7 +582,7 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
                 self.placement.cache_kv(slot, r.id, prompt + r.done);
             }
         }
-        let ret = a.call(cfg, r.id, t);
+        let ret = a.call(cfg, k, t);
         a.turn_row(r.id, slot, r.seg_version, t, ret);
         if cfg.kv_policy == KvPolicy::Hold {
             a.s.gpu_hold_s += ret - t;
@@ -567,7 +600,8 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
         let t = self.t;
         self.rec.s.events += 1;
         let a = self.agent.as_deref_mut().expect("agentic");
-        let tr = &mut a.traj[id as usize];
+        let k = a.index[id as usize];
+        let tr = &mut a.traj[k as usize];
         tr.in_tool = false;
         let (mut r, home, fails) = (tr.req, tr.slot, tr.call_fails);
         let hold = cfg.kv_policy == KvPolicy::Hold;
@@ -582,7 +616,7 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
         if fails && !cancelled && cfg.on_failure == OnFailure::Retry {
             tr.retries += 1;
             a.s.tool_retries += 1;
-            let ret = a.call(cfg, id, t);
+            let ret = a.call(cfg, k, t);
             if hold {
                 a.s.gpu_hold_s += ret - t;
             }
@@ -640,19 +674,19 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
 
     /// The returning request `r` starts its next turn on `slot`.
     fn resume_on(&mut self, slot: u32, r: Req) {
-        let prefill_s = self.turn_prefill_s(r.id, slot).expect("a returning request");
+        let prefill_s = self.turn_prefill_s(&r, slot).expect("a returning request");
         let delay = self.placement.start_delay(self.t).unwrap_or(0.0);
         self.place(slot, r, prefill_s + delay);
     }
 
-    /// A returning request `id` lands on `slot`: the seconds of its prefill (recorded), or `None`
-    /// if `id` is not a returning trajectory.
+    /// A returning request `r` lands on `slot`: the seconds of its prefill (recorded), or `None`
+    /// if `r` is not a trajectory returning from a call.
     #[inline]
-    pub(crate) fn turn_prefill_s(&mut self, id: u32, slot: u32) -> Option<f64> {
+    pub(crate) fn turn_prefill_s(&mut self, r: &Req, slot: u32) -> Option<f64> {
         let a = self.agent.as_deref_mut()?;
-        let home = a.home_slot(id);
-        let (inst, home_inst) = (self.placement.instance_of(slot), self.placement.instance_of(home));
-        let tokens = a.landing_prefill(id, inst, home_inst, self.t)?;
+        let p = &self.placement;
+        let k = a.index[r.id as usize];
+        let tokens = a.landing_prefill(k, p.instance_of(slot), |s| p.instance_of(s), self.t)?;
         self.rec.prefill(tokens, false);
         let pps = self.sc.prefill.prefill_tokens_per_s;
         Some(if tokens > 0.0 && pps.is_finite() { tokens / pps } else { 0.0 })
@@ -667,9 +701,11 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
         let t = self.t;
         let mut pending = 0.0;
         let hold = self.sc.agentic.as_ref().is_some_and(|c| c.kv_policy == KvPolicy::Hold);
-        for i in 0..a.traj.len() {
-            let tr = a.traj[i];
-            if !tr.in_tool {
+        // in sample-id order (the order of the sums below); a reused record is a later
+        // trajectory's
+        for id in 0..a.index.len() as u32 {
+            let tr = a.traj[a.index[id as usize] as usize];
+            if !tr.in_tool || tr.req.id != id {
                 continue;
             }
             // the part of the call after the end of the run

@@ -1243,14 +1243,16 @@ impl Instances {
     /// plus one token, fits on instance `i` at clock value `c`, from `kv_approx_running(i, c)`
     /// (evictions change only the KV that does not decode, so a request's checks before and after
     /// each eviction share them).
+    /// Also returns a lower bound of the exact KV of the instance (`kv_used(i, c)`): the
+    /// approximate KV less its error bound.
     #[inline(always)]
-    fn kv_fits_at(&self, i: usize, done: f64, c: f64, running: f64, magnitude: f64) -> bool {
+    fn kv_fits_at(&self, i: usize, done: f64, c: f64, running: f64, magnitude: f64) -> (bool, f64) {
         let kv = self.kv.as_ref().expect("KV capacity");
         // certain either way when the approximate KV is far from the capacity
         let (used, err) = self.kv_approx_with_idle(i, running, magnitude);
         let need = self.prompt + done + 1.0;
         let exact = || self.kv_used(i, c) + self.prompt + done + 1.0 <= kv.cap;
-        if used + err + need <= kv.cap {
+        let fits = if used + err + need <= kv.cap {
             debug_assert!(exact(), "KV bound: fits");
             true
         } else if used - err + need > kv.cap {
@@ -1258,30 +1260,33 @@ impl Instances {
             false
         } else {
             exact()
-        }
+        };
+        (fits, used - err)
     }
 
     /// KV capacity: whether a request that has decoded `done` tokens fits on instance `i` at `t`
     /// (`kv_fits_at`) once cached KV of requests in tool calls is evicted, least recently cached
-    /// first, as long as it does not.
+    /// first, as long as it does not; and a lower bound of the instance's exact KV then (after
+    /// the evictions, without the request).
     #[inline]
-    fn fits_evicting(&mut self, i: usize, done: f64, t: f64) -> bool {
+    fn fits_evicting(&mut self, i: usize, done: f64, t: f64) -> (bool, f64) {
         let c = self.clock_at(i, t);
         let (running, magnitude) = self.kv_approx_running(i, c);
         loop {
-            if self.kv_fits_at(i, done, c, running, magnitude) {
-                return true;
+            let (fits, lower) = self.kv_fits_at(i, done, c, running, magnitude);
+            if fits {
+                return (true, lower);
             }
             // only with cached KV of requests in tool calls (mostly evicted already: checked here,
             // without the call)
             if self.kv.as_ref().is_none_or(|kv| kv.lru[i].is_empty()) || !self.evict_lru(i) {
-                return false;
+                return (false, lower);
             }
         }
     }
 
     /// Evicts instance `i`'s least recently cached KV of a request in a tool call, if any.
-    #[inline(never)]
+    #[inline(always)]
     fn evict_lru(&mut self, i: usize) -> bool {
         let Some(kv) = self.kv.as_mut() else { return false };
         let Some((_, tokens)) = kv.lru[i].pop_front() else { return false };
@@ -1292,10 +1297,22 @@ impl Instances {
     }
 
     /// The request on `slot` stops decoding (or prefilling) at `t`.
+    #[inline(always)]
     fn stop_running(&mut self, slot: usize, t: f64) {
         let i = self.inst(slot);
         self.advance(i, t);
-        if let Some(sh) = self.shared.as_deref_mut().filter(|sh| sh.ds[slot] == f64::INFINITY) {
+        if self.shared.as_deref().is_some_and(|sh| sh.ds[slot] == f64::INFINITY) {
+            self.stop_prefilling(slot, i);
+            return;
+        }
+        self.remove_on(i, slot as u32);
+        self.set_n_unmarked(i, self.st[i].n - 1);
+    }
+
+    /// `stop_running` of a request in its instance `i`'s shared prefill queue.
+    #[cold]
+    fn stop_prefilling(&mut self, slot: usize, i: usize) {
+        if let Some(sh) = self.shared.as_deref_mut() {
             // in prefill: it leaves the queue (the front's tokens prefilled so far are lost)
             let q = &mut sh.queue[i];
             let p = q.iter().position(|&s| s as usize == slot).expect("a request in prefill");
@@ -1311,10 +1328,7 @@ impl Instances {
                 kv.inst[i].prefilling = if empty { 0.0 } else { kv.inst[i].prefilling - base };
             }
             self.mark(i);
-            return;
         }
-        self.remove_on(i, slot as u32);
-        self.set_n_unmarked(i, self.st[i].n - 1);
     }
 
     /// The request on `slot` leaves its instance at `t` (running, or waiting for KV).
@@ -1346,11 +1360,37 @@ impl Instances {
             let kv = self.kv.as_ref().expect("KV capacity");
             if let Some(&(s, done)) = kv.queue[i].front() {
                 debug_assert_eq!(slots[s as usize].map(|r| r.done), Some(done), "a waiting request's tokens");
-                if self.fits_evicting(i, done, t) {
+                if let (true, lower) = self.fits_evicting(i, done, t) {
+                    let prompt = self.prompt;
                     let kv = self.kv.as_mut().expect("KV capacity");
                     kv.queue[i].pop_front();
                     kv.slot[s as usize].waiting = false;
                     kv.wait_change(t, -1);
+                    // The check of the next waiting request (after this one starts: the caller's
+                    // next call) is skipped where its answer is certain to be no: this one's KV
+                    // (prompt + done; it holds at least that once started) joins the lower bound,
+                    // with the error floor again as a margin for the rounding of the exact sum,
+                    // and with no cached KV left to evict that check has no side effect. Mostly
+                    // so after a turn's end: the oldest request waiting fits once the KV the
+                    // turn left is evicted, the next does not.
+                    let next_fails = kv.lru[i].is_empty()
+                        && kv.queue[i]
+                            .front()
+                            .is_none_or(|&(_, d)| lower + (prompt + done) + (prompt + d + 1.0) > kv.cap + kv.err_floor);
+                    #[cfg(debug_assertions)]
+                    let kv = {
+                        let (next, cap) = (kv.queue[i].front().copied().filter(|_| next_fails), kv.cap);
+                        if let Some((_, d)) = next {
+                            // the exact KV now, plus at least this one's once it starts
+                            let exact = self.kv_used(i, self.clock_at(i, t));
+                            debug_assert!(
+                                exact + (prompt + done) + (prompt + d + 1.0) > cap,
+                                "KV bound: the next does not fit"
+                            );
+                        }
+                        self.kv.as_mut().expect("KV capacity")
+                    };
+                    *cursor += next_fails as usize;
                     return Some((s, kv.slot[s as usize].wait_prefill_s));
                 }
             }
@@ -1445,12 +1485,12 @@ impl Placement for Instances {
             None => true,
             Some(kv) => {
                 let first = kv.queue[i].is_empty();
-                first && self.fits_evicting(i, done, t)
+                first && self.fits_evicting(i, done, t).0
             }
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn start(&mut self, slot: u32, r: &mut Req, prefill_s: f64, t: f64) {
         let i = self.inst(slot as usize);
         self.advance(i, t);
@@ -1481,7 +1521,7 @@ impl Placement for Instances {
         self.push_on(i, slot, r.decode_start + (r.length - r.done), r.id, kv_base, r.decode_start);
     }
 
-    #[inline]
+    #[inline(always)]
     fn wait(&mut self, slot: u32, done: f64, prefill_s: f64, t: f64) {
         let i = self.inst(slot as usize);
         let kv = self.kv.as_mut().expect("KV capacity");
@@ -1641,7 +1681,7 @@ impl Placement for Instances {
         self.idle.lowest(i)
     }
 
-    #[inline]
+    #[inline(always)]
     fn cache_kv(&mut self, slot: u32, id: u32, tokens: f64) {
         let i = self.inst(slot as usize);
         if let Some(kv) = self.kv.as_mut() {
@@ -1651,7 +1691,7 @@ impl Placement for Instances {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn uncache_kv(&mut self, slot: u32, id: u32) -> bool {
         let i = self.inst(slot as usize);
         let Some(kv) = self.kv.as_mut() else { return true };

@@ -485,7 +485,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
         }
         let mut prefill_s = if resumed {
             // a trajectory's next turn, else a partial answer
-            match self.turn_prefill_s(r.id, slot) {
+            match self.turn_prefill_s(&r, slot) {
                 Some(s) => s,
                 None => self.recompute(&mut r),
             }
