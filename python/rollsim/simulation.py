@@ -73,7 +73,7 @@ ENGINE_MAX_SAMPLES = 2**32 - 1
 #: instances.rs``, ``Instances::kv_full``: a sum in heap order, kept so for bit-identical results)
 #: that cost as much time as one event at :data:`EVENTS_PER_S`. Fitted once (least squares through
 #: 0) on five runs of one instance (25,000-100,000 slots, 409,553 tokens of KV, 5-60 s) on a loaded
-#: 2-core machine: 1.57 ns per request summed, residuals -1 % to +13 % (README, Performance).
+#: 2-core machine: 1.57 ns per request summed, residuals -1 % to +13 % (docs/performance.md).
 KV_SUMS_PER_EVENT = 42.0
 
 
