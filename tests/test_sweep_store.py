@@ -339,10 +339,9 @@ def test_full_disk_at_the_first_chunk_names_the_directory(tmp_path, monkeypatch)
 
 # ---------------------------------------------------------------- cost
 
-def test_verifying_100_chunks_is_fast(tmp_path):
+def test_a_store_of_100_chunks_opens_whole(tmp_path):
+    """Every chunk of a 100-chunk store is verified and read (its time is in benches/sweep_bench.py, the
+    row "rollsim.scan_sweep of 100 chunks": not a timed test)."""
     sweep(SMALL, seeds=range(500), out=tmp_path, chunk_size=5, progress=False)
     assert len(parts(tmp_path)) == 100
-    t = time.perf_counter()
-    for _ in range(5):
-        scan_sweep(tmp_path)
-    assert (time.perf_counter() - t) / 5 < 1.0
+    assert scan_sweep(tmp_path).collect().height == 500

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import signal
-import time
 import uuid
 from pathlib import Path
 
@@ -69,10 +68,8 @@ def stats():
 # ---------------------------------------------------------------- the plan is lazy
 
 def test_plan_of_billions_of_runs_is_not_materialised():
-    t = time.perf_counter()
     plan = make_plan(SMALL, {"train_step_s": [30.0, 60.0], "batch_size": [256, 512]}, seeds=2**32)
-    assert len(plan) == 4 * 2**32
-    assert time.perf_counter() - t < 2.0
+    assert len(plan) == 4 * 2**32      # 17 billion runs: a materialised plan would not fit in memory
     r = 3 * 2**32 + 123_456_789           # scenario 3 (60 s, 512), seed 123456789
     block = plan.block(r, r + 3)
     sc = SMALL.replace(train_step_s=60.0, batch_size=512)
