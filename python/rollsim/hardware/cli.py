@@ -49,7 +49,7 @@ def parse_train_options(items: list[str] | None) -> dict[str, Any]:
 
     from rollsim.errors import invalid
 
-    from .training import train_option_names, train_step_s
+    from .training import option_hint, train_option_names, train_step_s
 
     hints = typing.get_type_hints(train_step_s)
     names = train_option_names()
@@ -60,7 +60,8 @@ def parse_train_options(items: list[str] | None) -> dict[str, Any]:
         if not sep or not name:
             raise invalid("--train-option", f"must be NAME=VALUE, got {item!r}")
         if name not in names:
-            raise invalid("--train-option", f"unknown option {name!r} (allowed: {', '.join(names)})")
+            raise invalid("--train-option", f"unknown option {name!r} (allowed: {', '.join(names)})"
+                                            f"{option_hint(name, names)}")
         kinds = typing.get_args(hints[name]) or (hints[name],)
         if type(None) in kinds and text.lower() in ("none", "null"):
             out[name] = None
