@@ -7,6 +7,10 @@ line's names (``async``: refused by every command alike); appended to the table 
 from __future__ import annotations
 
 _ERR = "exit 2: rollsim: error: "
+_CAL = ("write('m.csv', 'gen_s,train_s,response_mean,response_max\\n10,5,100,400\\n12,6,120,500\\n11,5.5,110,450\\n')")
+_WHATIF = ("cli('whatif', '--config', write('v.yaml', 'data: {train_batch_size: 4, max_response_length: 1024}\\n'), "
+           f"'--metrics', {_CAL}, '--bootstrap', '0', '--draws', '0', '--steps', '4', '--pipeline', %r)")
+_PIPES = "must be 'sync', 'one-step', 'k-step:K', 'fully-async' or 'verl-fully-async' (verl's trainer cadence), or an "
 _HW = "cli('hardware', '--model', 'Qwen3-8B', '--gpu', 'H100', '--train-option', %r)"
 _OPTS = ("ppo_epochs, recompute_logprob, reference, critic, mini_batches, model_parallel, tensor_parallel, "
          "pipeline_parallel, virtual_pipeline, context_parallel, expert_parallel, dispatch, max_tokens_per_gpu, precision, "
@@ -27,4 +31,17 @@ ROWS: list[tuple[str, str, str, str]] = [
      "train_options={'vpp': 2})", "ScenarioError",
      f"train_options: unknown argument 'vpp' of rollsim.hardware.training.train_step_s (allowed: {_OPTS}); did you "
      "mean virtual_pipeline?"),
+    # async is no pipeline name of any command (run and split refused it, whatif took it): fully-async is meant
+    ("pipeline", _WHATIF % "async", "CliExit",
+     _ERR + f"--pipeline: {_PIPES}imported verl fully_async config, got 'async'; did you mean 'fully-async'?"),
+    ("pipeline", _WHATIF % "sync,asynchronous", "CliExit",
+     _ERR + f"--pipeline: {_PIPES}imported verl fully_async config, got 'asynchronous'; did you mean 'fully-async'?"),
+    ("pipeline", "rollsim.pipelines.pipeline_from_name('async')", "ScenarioError",
+     "pipeline: must be 'sync', 'one-step', 'k-step:K' or 'fully-async', got 'async'; did you mean 'fully-async'?"),
+    ("pipeline", "rollsim.pipelines.pipeline_from_name('fully-asynchronous')", "ScenarioError",
+     "pipeline: must be 'sync', 'one-step', 'k-step:K' or 'fully-async', got 'fully-asynchronous'; did you mean "
+     "'fully-async'?"),
+    ("pipeline", "rollsim.pipelines.pipeline_from_name('k-step')", "ScenarioError",
+     "pipeline: must be 'sync', 'one-step', 'k-step:K' or 'fully-async', got 'k-step'; did you mean 'k-step:K', with K "
+     "the batches generation may run ahead (k-step:2)?"),
 ]

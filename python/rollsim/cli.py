@@ -44,16 +44,29 @@ from rollsim import scenario_toml as schema
 from rollsim.sweeps import _store
 from rollsim.errors import RollsimError, ScenarioError, StalenessCapLivelockWarning, invalid
 from rollsim.lengths import LogNormal
-from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
+from rollsim.pipelines import PIPELINE_NAMES, FullyAsync, OneStepAsync, Synchronous, pipeline_name
 from rollsim.scenario import MAX_COUNT, Scenario
 from rollsim.simulation import (DEFAULT_MAX_EVENTS, DEFAULT_MAX_SAMPLES, ENGINE_MAX_SAMPLES, check_runaway, compare,
                                 livelock_message, simulate)
 
 _DEFAULT = Scenario()
 
-#: ``--pipeline`` spellings: the command line's and the TOML kinds.
-_PIPELINE_CLI = {"sync": "synchronous", "one-step": "one_step", "k-step": "off_policy", "fully-async": "fully_async"}
+#: ``--pipeline`` spellings: the command line's and the TOML kinds (:data:`rollsim.pipelines.PIPELINE_NAMES`).
+_PIPELINE_CLI = PIPELINE_NAMES
 _CLI_NAME = {v: k for k, v in _PIPELINE_CLI.items()}
+
+
+def _pipeline_choice(names: tuple[str, ...]) -> Callable[[str], str]:
+    """``--pipeline``'s type for ``run`` and ``split`` (``names``: the ones the command runs): the
+    command line's name of the word (:func:`rollsim.pipelines.pipeline_name`: ``fully_async``,
+    ``Sync``), or the word as given for argparse to refuse with its near miss; ``whatif`` reads its
+    names with :func:`rollsim.pipelines.pipeline_from_name`, by the same rule."""
+
+    def conv(text: str) -> str:
+        name = pipeline_name(text)
+        return name if name in names else text
+
+    return _named(conv, "choice")
 
 
 #: Scenario fields with no flag of their own: set them in a scenario TOML file (``[train]``,
@@ -304,8 +317,10 @@ def _add_scenario_args(p: argparse.ArgumentParser, default_rng: str, *, instance
     flags: dict[str, schema.Field] = {}
     if pipeline:
         g = p.add_argument_group("pipeline (flags of pipeline.* fields; each applies to some kinds only)")
-        g.add_argument("--pipeline", action=_Given, choices=(*_PIPELINE_CLI, *_CLI_NAME), default="fully-async",
-                       help="the pipeline kind (%(default)s)")
+        g.add_argument("--pipeline", action=_Given, choices=tuple(_PIPELINE_CLI), default="fully-async",
+                       type=_pipeline_choice(tuple(_PIPELINE_CLI)),
+                       help="the pipeline kind, or a scenario file's spelling of it (synchronous, one_step, "
+                            "off_policy, fully_async) (%(default)s)")
         for f in schema.pipeline_fields():
             if f.flag != "--pipeline":
                 flags[_add_flag(g, f)] = f
@@ -1234,7 +1249,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="GPU-seconds of training per token of the batch (required unless --model sizes it)")
     sp.add_argument("--train-fixed-s", type=float, default=0.0, help="fixed seconds per step (%(default)s)")
     sp.add_argument("--pipeline", choices=("sync", "one-step", "fully-async"), default="fully-async",
-                    type=_named(lambda t: t.replace("_", "-"), "choice"),   # fully_async too, as for run
+                    type=_pipeline_choice(("sync", "one-step", "fully-async")),   # fully_async too, as for run
                     help="the pipeline every split runs (%(default)s)")
     sp.add_argument("--colocated-switch-s", type=float, default=None,
                     help="also run the colocated synchronous baseline on all GPUs, with this many seconds per step "
