@@ -32,3 +32,20 @@ def test_run_and_split_take_the_same_pipeline_words(word, capsys):
     assert run["staleness_max"] == 0 and run["steps"] >= 1   # synchronous: nothing stale
     assert main(["split", "--gpus", "4", "--gpu-s-per-token", "1e-3", "--pipeline", word, "--horizon-s", "300"]) == 0
     assert ", pipeline sync; objective" in capsys.readouterr().out.splitlines()[0]
+
+
+# ------------------------------------------------------------------------------------ undefined is "-"
+def test_every_table_shows_undefined_as_a_dash():
+    import math
+
+    import polars as pl
+
+    from rollsim import report
+    from rollsim._text import format_table
+    from rollsim.cli import _fmt
+
+    df = pl.DataFrame({"variant": ["a", "b"], "staleness_long": [0.5, math.nan], "n": [1, None]})
+    lines = format_table(df, {"staleness_long": "no long answer"}).split("\n")
+    assert lines[3].split() == ["b", "-", "-"]
+    assert lines[-1] == "* staleness_long - (undefined): no long answer"
+    assert _fmt(math.nan, "f2") == "-" and report._cell(math.nan, "staleness_mean") == "-"

@@ -40,6 +40,7 @@ from typing import Any, Literal, NoReturn
 import polars as pl
 
 from rollsim import _check, _rollsim, datasets
+from rollsim._text import UNDEFINED, undefined
 from rollsim import scenario_toml as schema
 from rollsim.sweeps import _store
 from rollsim.errors import RollsimError, ScenarioError, StalenessCapLivelockWarning, invalid
@@ -629,8 +630,8 @@ def _scenario_of(a: argparse.Namespace, pipeline: Any = None, *, rollout_slots: 
 
 
 def _fmt(x: Any, kind: str) -> str:
-    if isinstance(x, float) and math.isnan(x):
-        return "-"
+    if undefined(x):
+        return UNDEFINED
     if kind == "pct":
         return f"{x:.0%}"
     if kind == "f1":
@@ -1076,9 +1077,9 @@ def _cmd_split(a: argparse.Namespace) -> int:
             mark = f"  excluded: {r['excluded_because']}"
         if r["placement"] == "colocated":
             mark = "  (colocated, synchronous: every GPU takes turns)" + mark
-        stale = "-" if math.isnan(r["staleness_mean"]) else f"{r['staleness_mean']:.2f}"
-        stale_max = "-" if math.isnan(r["staleness_mean"]) else str(r["staleness_max"])  # a max over no samples
-        step = "-" if math.isnan(r["step_time_s"]) else f"{r['step_time_s']:.1f}"
+        stale = UNDEFINED if math.isnan(r["staleness_mean"]) else f"{r['staleness_mean']:.2f}"
+        stale_max = UNDEFINED if math.isnan(r["staleness_mean"]) else str(r["staleness_max"])  # a max over no samples
+        step = UNDEFINED if math.isnan(r["step_time_s"]) else f"{r['step_time_s']:.1f}"
         print(f"{r['rollout_gpus']:>7} {r['train_gpus']:>5} {r['rollout_slots']:>6} {step:>8} "
               f"{r['trainer_idle_fraction']:>12.0%} {r['rollout_utilization']:>12.0%} {r['tokens_trained_per_s']:>9.0f} "
               f"{r['tokens_per_s_per_gpu']:>9.1f} {r['drop_fraction']:>7.1%} {stale:>5} {stale_max:>4} "
