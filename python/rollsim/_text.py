@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 
@@ -57,12 +57,15 @@ def sig(x: float, digits: int = 4) -> str:
     return f"{x:.{max(digits - 1 - mag, 0)}f}"
 
 
-def cell(v: Any, col: str, decimals: Mapping[str, int] | None = None) -> str:
+def cell(v: Any, col: str, decimals: Mapping[str, int] | None = None, given: Collection[str] = ()) -> str:
     """One value of column ``col`` as :func:`format_table` prints it: :data:`UNDEFINED` for None /
-    NaN, a float to ``decimals[col]`` decimals (``col`` without a ``_low`` / ``_high`` suffix) or
-    to 4 significant digits (:func:`sig`), anything else as ``str``."""
+    NaN, a float of a ``given`` column (a value the user gave, e.g. a sweep's grid) in its shortest
+    form (``30``, ``0.25``), other floats to ``decimals[col]`` decimals (``col`` without a ``_low``
+    / ``_high`` suffix) or to 4 significant digits (:func:`sig`), anything else as ``str``."""
     if undefined(v):
         return UNDEFINED
+    if isinstance(v, float) and col in given:
+        return f"{v:.15g}"
     if isinstance(v, float):
         base = col.removesuffix("_low").removesuffix("_high")
         return f"{v:.{decimals[base]}f}" if decimals and base in decimals and math.isfinite(v) else sig(v)
@@ -70,12 +73,13 @@ def cell(v: Any, col: str, decimals: Mapping[str, int] | None = None) -> str:
 
 
 def format_table(df: Any, notes: dict[str, str] | None = None, row_notes: dict[int, str] | None = None, *,
-                 decimals: Mapping[str, int] | None = None) -> str:
+                 decimals: Mapping[str, int] | None = None, given: Collection[str] = ()) -> str:
     """A polars frame as an aligned text table for the terminal, the command line's one table
     formatter (``whatif``, ``calibrate``, ``sweep``): every row and column, text in full (never
     cut), numbers right-aligned, floats to the decimals of their unit (``decimals``: column ->
     decimals) or to 4 significant digits (:func:`sig`; a calibration's parameters differ in unit
-    row by row), an undefined value (None, NaN) as :data:`UNDEFINED`.
+    row by row), the values of the ``given`` columns as given (:func:`cell`), an undefined value
+    (None, NaN) as :data:`UNDEFINED`.
 
     A column with a NaN that ``notes`` explains (column -> why it is undefined) gets a footnote
     mark (``*``, ``**``, ...) and, under the table, that reason; csv / json keep the exact values.
@@ -91,7 +95,7 @@ def format_table(df: Any, notes: dict[str, str] | None = None, row_notes: dict[i
                 x is not None and math.isnan(x) for i, x in enumerate(df[c]) if i not in row_notes):
             marks[c] = "*" * (len(marks) + 1)
     header = [c + marks.get(c, "") for c in df.columns]
-    rows = [header] + [[cell(v, c, decimals) + (row_marks.get(i, "") if j == 0 else "") for j, (v, c) in
+    rows = [header] + [[cell(v, c, decimals, given) + (row_marks.get(i, "") if j == 0 else "") for j, (v, c) in
                         enumerate(zip(r, df.columns))] for i, r in enumerate(df.iter_rows())]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = ["  ".join(v.rjust(w) if c in numeric else v.ljust(w) for v, w, c in zip(r, widths, df.columns)).rstrip()
