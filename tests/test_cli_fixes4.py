@@ -182,7 +182,7 @@ def test_split_names_what_it_searched_before_the_table_not_in_csv(capsys):
             "--pipeline", "one-step"]
     assert main(argv) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == ("rollsim split: 4 GPUs, rollout 2 (instances of 2 GPUs x 64 slots x 30 tokens/s), training the "
+    assert lines[0] == ("rollsim split: 4 GPUs, rollout 2 (instances of 2 GPUs x 64 slots x 30 tokens/s, no KV capacity limit), training the "
                         "rest at 0.004 GPU-s per token + 0 s per step, pipeline one-step; objective: most tokens trained "
                         "per second (limits: at least 6 training steps, generation does not outrun training, "
                         "drop_fraction <= 5.0%); batch 512, 600 s, lengths lognormal(mu=7.6, sigma=1), max 16384 "

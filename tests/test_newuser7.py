@@ -49,3 +49,50 @@ def test_every_table_shows_undefined_as_a_dash():
     assert lines[3].split() == ["b", "-", "-"]
     assert lines[-1] == "* staleness_long - (undefined): no long answer"
     assert _fmt(math.nan, "f2") == "-" and report._cell(math.nan, "staleness_mean") == "-"
+
+
+# ------------------------------------------------------------------------------------ split's trainer = hardware's
+def test_split_prices_the_trainer_as_the_hardware_model_does(monkeypatch, capsys):
+    """split --model's rule (GPU-s per token / GPUs + sharded optimizer / GPUs) is train_step_s on
+    the split's GPU count for a batch of the scenario's mean sequences: the optimizer was priced on
+    one GPU and kept whole on any count (0.39 s instead of 0.024 s for Qwen3-30B-A3B on 16 H100s)."""
+    from rollsim import resources
+    from rollsim.hardware.training import train_step_s
+
+    seen = {}
+
+    class Seen(Exception):
+        pass
+
+    def capture(base, gpus, **kw):
+        seen.update(kw, base=base)
+        raise Seen
+
+    monkeypatch.setattr(resources, "gpu_split", capture)
+    with pytest.raises(Seen):
+        main(["split", "--gpus", "24", "--model", "Qwen3-30B-A3B", "--gpu", "H100"])
+    base = seen.pop("base")
+    kw = {k: seen[k] for k in ("gpus_per_instance", "slots_per_instance", "gpu_s_per_token", "train_fixed_s",
+                               "train_gpu_s_per_step")}
+    sc = resources.disaggregated(base, rollout_gpus=8, train_gpus=16, **kw)
+    seq = base.prompt_tokens + base.lengths.mean_tokens()
+    tokens = base.batch_size * seq
+    want = train_step_s("Qwen3-30B-A3B", "H100", train_gpus=16, tokens=tokens, sequences=base.batch_size)
+    assert sc.train_step_s + sc.train_s_per_token * tokens == pytest.approx(want["total"], rel=1e-9)
+    assert sc.train_step_s == pytest.approx(want["optimizer"] + want["collectives"], rel=1e-9)
+
+
+def test_split_and_hardware_say_what_they_price(capsys):
+    assert main(["split", "--gpus", "4", "--model", "Qwen3-0.6B", "--gpu", "H100", "--horizon-s", "300"]) in (0, 1)
+    head = capsys.readouterr().out.splitlines()[0]
+    assert "x the deployment's decode table, KV capacity " in head and " tokens per instance)" in head
+    assert "GPU-s per token (sequences of the mean 3,140 tokens, prompt included) + " in head
+    assert "GPU-s per step over the training GPUs (the sharded optimizer)" in head
+    assert main(["split", "--gpus", "4", "--gpu-s-per-token", "1e-3", "--horizon-s", "300"]) in (0, 1)
+    assert "x 30 tokens/s, no KV capacity limit), training the rest at 0.001 GPU-s per token + 0 s per step" in \
+        capsys.readouterr().out.splitlines()[0]
+    assert main(["hardware", "--model", "Qwen3-30B-A3B", "--gpu", "H100", "--train-gpus", "16", "--train-tokens",
+                 "1.54e6"]) == 0
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert line.startswith("  training step of 1,540,000 tokens on 16 GPUs (752 sequences of --context-tokens 2,048;")
+    assert line.endswith("total 11.02 s")

@@ -900,11 +900,12 @@ def _step_words(sc: Scenario) -> str:
 
 
 def split_header(base: Scenario, res: Any, gpus: int, gpus_per_instance: int, gpu_s_per_token: float,
-                 train_fixed_s: float, colocated_switch_s: float | None) -> str:
+                 train_fixed_s: float, colocated_switch_s: float | None, *, gpu_s_per_step: float | None = None) -> str:
     """``rollsim split``'s line before its table: what was searched (the GPU budget, the rollout GPU
-    counts tried, one instance's slots and decode speed, the trainer's cost, the pipeline), the
-    objective and its limits (:attr:`rollsim.resources.SplitResult.limits_text`), then the rest of
-    the scenario as :func:`scenario_header` names it."""
+    counts tried, one instance's slots, decode speed and KV capacity, the trainer's cost and, with
+    ``gpu_s_per_step`` (``--model``), what it was priced on, the pipeline), the objective and its
+    limits (:attr:`rollsim.resources.SplitResult.limits_text`), then the rest of the scenario as
+    :func:`scenario_header` names it."""
     t = res.table.filter(pl.col("placement") != "colocated")["rollout_gpus"].to_list()
     tried = (f"{t[0]}" if len(t) == 1 else f"{t[0]}-{t[-1]}" + (f" in steps of {gpus_per_instance}"
              if gpus_per_instance > 1 else "")) if t else "none"
@@ -919,8 +920,15 @@ def split_header(base: Scenario, res: Any, gpus: int, gpus_per_instance: int, gp
         pipeline += f" max_staleness={p.max_staleness}"
     from rollsim._text import count
 
-    core = (f"{gpus} GPUs, rollout {tried} (instances of {count(gpus_per_instance, 'GPU')} x {spi} slots x {decode}), training "
-            f"the rest at {gpu_s_per_token:g} GPU-s per token + {train_fixed_s:g} s per step{colocated}, pipeline "
+    kv = ("no KV capacity limit" if base.kv_cache_tokens is None or not base.slots_per_instance else
+          f"KV capacity {base.kv_cache_tokens:,.0f} tokens per instance")
+    train = f"{gpu_s_per_token:g} GPU-s per token"
+    if gpu_s_per_step is not None:  # --model: say what the hardware model priced, unlike rollsim hardware --train-tokens
+        seq = base.prompt_tokens + base.lengths.mean_tokens()
+        train += (f" (sequences of the mean {seq:,.0f} tokens, prompt included) + {gpu_s_per_step:.3g} GPU-s per step "
+                  f"over the training GPUs (the sharded optimizer)")
+    core = (f"{gpus} GPUs, rollout {tried} (instances of {count(gpus_per_instance, 'GPU')} x {spi} slots x {decode}, "
+            f"{kv}), training the rest at {train} + {train_fixed_s:g} s per step{colocated}, pipeline "
             f"{pipeline}; objective: most tokens trained per second (limits: {res.limits_text}); batch "
             f"{base.batch_size}")
     return scenario_header("split", base, core=core,
@@ -1032,14 +1040,14 @@ def _cmd_split(a: argparse.Namespace) -> int:
                                   slots_per_instance=64 if a.slots_per_instance is None else a.slots_per_instance))
     # one instance to start from; the split's instances are the scenario's instances
     base = _scenario(a, pipeline, rollout_slots=a.slots_per_instance)
-    gpu_s_per_token, train_fixed_s = a.gpu_s_per_token, a.train_fixed_s
+    gpu_s_per_token, train_fixed_s, gpu_s_per_step = a.gpu_s_per_token, a.train_fixed_s, 0.0
     if a.model is not None or a.hf_config is not None:  # a deployment sizes the instances and the trainer
-        base, gpu_s_per_token, train_fixed_s = _split_deployment(a, base, pipeline)
+        base, gpu_s_per_token, gpu_s_per_step = _split_deployment(a, base, pipeline)
     elif gpu_s_per_token is None:
         raise ScenarioError("--gpu-s-per-token: required without --model and --gpu (which derive it from specs)")
     spi = base.slots_per_instance or a.slots_per_instance
     kwargs = dict(gpus_per_instance=a.gpus_per_instance, slots_per_instance=spi,
-                  gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s,
+                  gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s, train_gpu_s_per_step=gpu_s_per_step,
                   colocated_switch_s=a.colocated_switch_s, max_drop_fraction=a.max_drop_fraction,
                   max_staleness_mean=a.max_staleness_mean, exclude_runaway=not a.allow_runaway)
     if a.max_events < 0:
@@ -1068,7 +1076,8 @@ def _cmd_split(a: argparse.Namespace) -> int:
     if a.format == "csv":
         print(t.write_csv(), end="")
         return 0
-    print(split_header(base, res, a.gpus, a.gpus_per_instance, gpu_s_per_token, train_fixed_s, a.colocated_switch_s))
+    print(split_header(base, res, a.gpus, a.gpus_per_instance, gpu_s_per_token, train_fixed_s, a.colocated_switch_s,
+                       gpu_s_per_step=gpu_s_per_step if deployment else None))
     print(f"{'rollout':>7} {'train':>5} {'slots':>6} {'step s':>8} {'trainer idle':>12} {'rollout util':>12} "
           f"{'tokens/s':>9} {'tok/s/GPU':>9} {'dropped':>7} {'stale':>5} {'max':>4} {'runaway':>7}")
     for r in t.iter_rows(named=True):
@@ -1111,7 +1120,10 @@ _DEPLOYMENT_WORDS = re.compile("|".join(rf"(?<![\w-]){re.escape(k)}(?![\w])" if 
 
 def _split_deployment(a: argparse.Namespace, base: Scenario, pipeline: Any) -> tuple[Scenario, float, float]:
     """``split --model M --gpu G``: one instance of ``--gpus-per-instance`` GPUs of the deployment
-    (decode table, KV capacity, ``--max-num-seqs`` slots) and the trainer's per-GPU cost, from specs."""
+    (decode table, KV capacity, ``--max-num-seqs`` slots) and the trainer's cost from specs: the
+    GPU-seconds per token of a batch of the scenario's mean sequence (prompt included; its
+    attention term at that length) and per step (the optimizer, sharded over the training GPUs),
+    both :func:`rollsim.hardware.training.engine_train_params` on one GPU."""
     from rollsim.hardware.cli import deployment_from_args
 
     if a.gpu_s_per_token is not None:
@@ -1134,7 +1146,9 @@ def _split_deployment(a: argparse.Namespace, base: Scenario, pipeline: Any) -> t
                        decode_tokens_per_s=s.decode_tokens_per_s, decode_slowdown_per_seq=0.0,
                        decode_throughput_table=s.decode_throughput_table, kv_cache_tokens=s.kv_cache_tokens,
                        prefill_tokens_per_s=math.inf)
-    return one, s.train_s_per_token, s.train_step_s + a.train_fixed_s
+    # train_step_s on one GPU is its optimizer step (no collectives on one GPU): GPU-seconds that shard over
+    # the split's training GPUs, as train_step_s prices them on any count (FSDP, distributed optimizer)
+    return one, s.train_s_per_token, s.train_step_s
 
 
 def format_validation(df: pl.DataFrame) -> str:
