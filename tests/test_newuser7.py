@@ -96,3 +96,22 @@ def test_split_and_hardware_say_what_they_price(capsys):
     line = capsys.readouterr().out.splitlines()[-1]
     assert line.startswith("  training step of 1,540,000 tokens on 16 GPUs (752 sequences of --context-tokens 2,048;")
     assert line.endswith("total 11.02 s")
+
+
+# ------------------------------------------------------------------------------------ overlapping lines
+def test_utilization_line_on_another_is_drawn_over_it_and_named():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from rollsim import Scenario, plot, simulate
+
+    sc = Scenario(horizon_s=1800.0, rng="fast")
+    runs = {name: simulate(sc.replace(pipeline=p)) for name, p in
+            [("sync", Synchronous()), ("fully async", FullyAsync()), ("cap 2", FullyAsync(max_staleness=2))]}
+    fig = plot.utilization(runs)
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[2].endswith("100% overall (on fully async's line)")
+    assert "(on" not in labels[0] and "(on" not in labels[1]
+    widths = {p.get_label(): (p.get_linewidth(), p.get_alpha()) for p in ax.patches}
+    assert widths[labels[1]] == (4.0, 0.45) and widths[labels[2]] == (1.4, 1.0) and widths[labels[0]] == (1.4, 1.0)
