@@ -1,4 +1,9 @@
-"""A new user's first-use defects: one pipeline spelling for every command, ..."""
+"""A new user's first-use defects: one pipeline spelling for every command (run, split, whatif and
+``pipeline_from_name``), an undefined value as ``-`` in every printed table, split --model's trainer
+priced as ``rollsim hardware`` prices it (the optimizer sharded over the training GPUs) with both
+outputs saying what they count, and a utilization line that lies on another one named and not hidden.
+The refusals (a horizon past the sample limit, a training option's short name) are rows of
+``tests/bad_inputs_newuser7.py``."""
 
 from __future__ import annotations
 
