@@ -211,7 +211,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     # ---------------------------------------------------------------- runaway runs, simulate options
     ("runaway", "simulate(Scenario(horizon_s=1e9))", "RunLimitError", RUNAWAY),
     ("runaway", "simulate(Scenario(lengths=LogNormal(mu=-100.0)), record='summary')", "RunLimitError",
-     "max_samples: this scenario would start about 9.02e+50 samples (about 9.02e+50 events, about 7e+38 days at "
+     "horizon_s: this scenario would start about 9.02e+50 samples (about 9.02e+50 events, about 7e+38 days at "
      "~15 M events/s; record='summary' keeps memory constant) over horizon_s = 7200 s, more than one run can start "
      "(2**32 - 1 samples: sample ids are 32-bit); shorten horizon_s"),
     ("runaway", "simulate(Scenario(), max_samples=17000)", "RunLimitError",

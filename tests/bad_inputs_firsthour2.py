@@ -53,7 +53,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("presets", "cli('presets', '--horizon-s', '1e12', '--max-events', '0')", "CliExit",
      "exit 2: rollsim: error: --horizon-s: this scenario would start about 8.45e+11 samples (about 8.46e+11 events, "
      "about 16 h at ~15 M events/s; presets keep memory constant) over --horizon-s = 1e+12 s, more than one run can "
-     "start (2**32 - 1 samples: sample ids are 32-bit); shorten --horizon-s"),
+     "start (2**32 - 1 samples: sample ids are 32-bit); shorten --horizon-s to at most about 5.1e+09 s"),
     ("presets", "cli('presets', '--max-events', '-1')", "CliExit",
      "exit 2: rollsim: error: --max-events: must be an integer >= 0 (0: no limit), got -1"),
     # a pipeline's flags on the commands that run their own pipelines ("--pipeline sync" was

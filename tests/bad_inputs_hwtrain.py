@@ -34,11 +34,12 @@ ROWS: list[tuple[str, str, str, str]] = [
      "expert_routing: must be one of ['random', 'consecutive'], got 'greedy'"),
     ("training structure", "rollsim.hardware.Deployment(model='Qwen3-8B', gpu='H100', rollout_gpus=1, "
      "train_options={'tp': 2})", "ScenarioError",
-     f"train_options: unknown argument 'tp' of rollsim.hardware.training.train_step_s (allowed: {_OPTS})"),
+     f"train_options: unknown argument 'tp' of rollsim.hardware.training.train_step_s (allowed: {_OPTS}); did you "
+     "mean tensor_parallel?"),
     ("training structure", "cli('hardware', '--model', 'Qwen3-8B', '--gpu', 'H100', '--train-option', 'tensor_parallel')",
      "CliExit", _ERR + "--train-option: must be NAME=VALUE, got 'tensor_parallel'"),
     ("training structure", "cli('hardware', '--model', 'Qwen3-8B', '--gpu', 'H100', '--train-option', 'tp=2')",
-     "CliExit", _ERR + f"--train-option: unknown option 'tp' (allowed: {_OPTS})"),
+     "CliExit", _ERR + f"--train-option: unknown option 'tp' (allowed: {_OPTS}); did you mean tensor_parallel?"),
     ("training structure", "cli('hardware', '--model', 'Qwen3-8B', '--gpu', 'H100', '--train-option', "
      "'tensor_parallel=two')", "CliExit", _ERR + "--train-option tensor_parallel: must be int, got 'two'"),
     ("training structure", "cli('hardware', '--model', 'Qwen3-8B', '--gpu', 'H100', '--train-option', "

@@ -25,7 +25,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      "did you mean 'run'?"),
     ("CLI", "cli('run', '--pipeline', 'fullyasync')", "CliExit",
      "exit 2: rollsim run: error: argument --pipeline: invalid choice: 'fullyasync' (choose from 'sync', 'one-step', "
-     "'k-step', 'fully-async', 'synchronous', 'one_step', 'off_policy', 'fully_async'); did you mean 'fully-async'?"),
+     "'k-step', 'fully-async'); did you mean 'fully-async'?"),
     ("CLI", "cli('run', '--agentic-preset', 'sweagent')", "CliExit",
      "exit 2: rollsim run: error: argument --agentic-preset: invalid choice: 'sweagent' (choose from 'default', "
      "'code-interpreter-math', 'swe-agent', 'code_interpreter_math', 'swe_agent'); did you mean 'swe-agent'?"),
@@ -80,7 +80,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     # async is closest in letters to sync: the pipeline meant is fully-async
     ("CLI", "cli('run', '--pipeline', 'async')", "CliExit",
      "exit 2: rollsim run: error: argument --pipeline: invalid choice: 'async' (choose from 'sync', 'one-step', "
-     "'k-step', 'fully-async', 'synchronous', 'one_step', 'off_policy', 'fully_async'); did you mean 'fully-async'?"),
+     "'k-step', 'fully-async'); did you mean 'fully-async'?"),
     ("CLI", "cli('split', '--gpus', '8', '--gpu-s-per-token', '1e-3', '--pipeline', 'Asynchronous')", "CliExit",
      "exit 2: rollsim split: error: argument --pipeline: invalid choice: 'Asynchronous' (choose from 'sync', 'one-step', "
      "'fully-async'); did you mean 'fully-async'?"),

@@ -23,7 +23,8 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("training hardware", f"{CAL}, train_options={{'tokens': 5}})", "ScenarioError",
      "train_options: 'tokens' is set by rollsim.whatif (from the calibrated run), not here"),
     ("training hardware", f"{CAL}, train_options={{'minibatches': 4}})", "ScenarioError",
-     "re:train_options: unknown argument 'minibatches' \\(allowed: ppo_epochs, reference, .*\\)"),
+     "re:train_options: unknown argument 'minibatches' \\(allowed: ppo_epochs, reference, .*\\); did you mean "
+     "mini_batches\\?"),
     ("training hardware", f"rollsim.what_if.train_scale({CAL}), 0)", "ScenarioError",
      "train_gpus: must be in [1, 1048576], got 0"),
     ("training hardware", f"rollsim.what_if.train_scale(rollsim.calibrate({METRICS}, {LOAD}({VERL}).scenario, "

@@ -61,9 +61,9 @@ ROWS += [
      "about 2.7 min at ~15 M events/s, more than max_events = 1000000000 (a run-time guard; record='summary' keeps "
      "memory constant); shorten horizon_s, or raise max_events (None: no limit) if you mean it"),
     ("runaway", "simulate(Scenario(horizon_s=1e10), record='summary', max_events=None)", "RunLimitError",
-     "max_samples: this scenario would start about 2.45e+10 samples (about 2.45e+10 events, about 27 min at ~15 M "
+     "horizon_s: this scenario would start about 2.45e+10 samples (about 2.45e+10 events, about 27 min at ~15 M "
      "events/s; record='summary' keeps memory constant) over horizon_s = 1e+10 s, more than one run can start "
-     "(2**32 - 1 samples: sample ids are 32-bit); shorten horizon_s"),
+     "(2**32 - 1 samples: sample ids are 32-bit); shorten horizon_s to at most about 1.8e+09 s"),
     ("simulate", "simulate(Scenario(), max_events=0)", "ScenarioError",
      "max_events: must be an integer >= 1 or None (no limit), got 0"),
     ("simulate", "simulate(Scenario(), max_events=1e9)", "ScenarioError",

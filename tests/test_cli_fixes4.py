@@ -107,7 +107,7 @@ def test_whatif_table_gives_the_true_reason_not_raise_steps(capsys):
     lines = out.splitlines()
     rows = {ln.split()[0]: ln.split() for ln in lines[4:8]}
     assert set(rows) == {"baseline", "max_staleness=0!", "max_staleness=1!", "max_staleness=7"}
-    assert rows["max_staleness=0!"][2:] == ["NaN"] * 8 and rows["max_staleness=7"][2] != "NaN"
+    assert rows["max_staleness=0!"][2:] == ["-"] * 8 and rows["max_staleness=7"][2] != "-"
     assert "raise --steps" not in out and "step_s*" not in lines[2]  # the capped rows mark no column
     assert lines[-1] == (
         "! not simulated: --max-staleness below sync_every - 1 = 7 cannot train: staleness counts policy versions "
@@ -182,7 +182,7 @@ def test_split_names_what_it_searched_before_the_table_not_in_csv(capsys):
             "--pipeline", "one-step"]
     assert main(argv) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == ("rollsim split: 4 GPUs, rollout 2 (instances of 2 GPUs x 64 slots x 30 tokens/s), training the "
+    assert lines[0] == ("rollsim split: 4 GPUs, rollout 2 (instances of 2 GPUs x 64 slots x 30 tokens/s, no KV capacity limit), training the "
                         "rest at 0.004 GPU-s per token + 0 s per step, pipeline one-step; objective: most tokens trained "
                         "per second (limits: at least 6 training steps, generation does not outrun training, "
                         "drop_fraction <= 5.0%); batch 512, 600 s, lengths lognormal(mu=7.6, sigma=1), max 16384 "

@@ -16,7 +16,8 @@ import pytest
 
 from rollsim import NoTrainingStepWarning, Scenario, ScenarioError, configs, simulate
 from rollsim.cli import build_parser, main
-from rollsim.configs.cli import _sig, format_table
+from rollsim._text import sig as _sig
+from rollsim.configs.cli import format_table
 
 EX = configs.EXAMPLES
 ADVICE = "staleness and tokens trained are empty. Lengthen horizon_s"
@@ -122,8 +123,8 @@ def test_format_table_rounds_by_unit_keeps_text_and_footnotes_nan():
         "---------------------------------------------------------------------",
         "baseline                                       173.6          8760             0.00          0.000     12  "
         "response_length/mean, response_length/max, response_length/clip_ratio",
-        "fully-async, max_staleness=1, rollout_gpus=8    82.5         16478              NaN          0.712     12  -",
-        "* NaN: no long answer"]
+        "fully-async, max_staleness=1, rollout_gpus=8    82.5         16478                -          0.712     12  -",
+        "* staleness_long - (undefined): no long answer"]
 
 
 def _calibrate_args(fmt: str) -> list[str]:
@@ -153,8 +154,8 @@ def test_whatif_table_footnotes_the_nan_column(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[1].split()[-2:] == ["staleness_long*", "drop_fraction"]
     row = next(line for line in lines if line.startswith("fully-async, max_staleness=1, rollout_gpus=8 "))
-    assert row.split()[-2] == "NaN"
-    assert lines[-1].startswith("* NaN: no trained answer was longer than 8000 tokens, the bound of staleness_long "
+    assert row.split()[-2] == "-"
+    assert lines[-1].startswith("* staleness_long - (undefined): no trained answer was longer than 8000 tokens, the bound of staleness_long "
                                 "(rollsim.LONG_TOKENS); a fully async run's longest answers are the stalest")
     assert "max_tokens 8192) put 8.8e-06 of answers beyond 8000 tokens" in lines[-1]
     assert main([*args, "--format", "csv"]) == 0

@@ -200,7 +200,7 @@ def test_utilization_plot(four, tmp_path):
     ax = fig.axes[0]
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels == ["synchronous: 30% overall", "one-step async: 33% overall", "fully async: 100% overall",
-                      "fully async, cap 2: 100% overall"]
+                      "fully async, cap 2: 100% overall (on fully async's line)"]
     assert len(ax.patches) == 4          # one StepPatch per run
     assert_png(tmp_path / "u.png")
     fig2 = plot.utilization(four["synchronous"], bin_s=600)

@@ -83,7 +83,7 @@ def test_split_cli(capsys):
     header, *lines = capsys.readouterr().out.splitlines()
     # what was searched, before the table: the budget, the splits tried, the instances, the trainer, the
     # pipeline, the objective and its limits, then the rest of the scenario
-    assert header == ("rollsim split: 8 GPUs, rollout 1-7 (instances of 1 GPU x 32 slots x 30 tokens/s), training "
+    assert header == ("rollsim split: 8 GPUs, rollout 1-7 (instances of 1 GPU x 32 slots x 30 tokens/s, no KV capacity limit), training "
                       "the rest at 0.004 GPU-s per token + 0 s per step, pipeline fully-async; objective: most tokens "
                       "trained per second (limits: at least 6 training steps, generation does not outrun training, "
                       "drop_fraction <= 5.0%); batch 512, 1800 s, lengths lognormal(mu=7.6, sigma=1), max 16384 "

@@ -35,10 +35,12 @@ def test_example_file_runs_and_resumes(tmp_path, capsys):
         args = parser().parse_args(["sweep", str(path), "--out", str(out), "--no-progress", "--threads", "2"])
         assert args.func(args) == 0
         cap = capsys.readouterr()
-        assert "96 runs (96 run now" in cap.err
+        assert "96 runs (96 ran now" in cap.err
         assert "pipeline.max_staleness" in cap.out and "staleness_mean ±95%" in cap.out
+        first = cap.out.splitlines()[2].split()   # the grid as given, the means to 4 significant digits
+        assert first[:4] == ["0", "30", "8", "21.00"] and first[-2] == "0.3743"
         assert args.func(args) == 0
-        assert "(0 run now in 0 chunks, 96 already in" in capsys.readouterr().err
+        assert "(0 ran now in 0 chunks, 96 already in" in capsys.readouterr().err
     assert spec.base == Scenario(lengths=LogNormal(7.6, 1.0, 16384.0), pipeline=FullyAsync(), rng="fast")
     assert spec.grid == {"pipeline.max_staleness": [0, 1, 2, 4], "train_step_s": [30.0, 60.0, 120.0]}
     assert spec.seeds == range(8)  # lazy: a count is never expanded into a list
@@ -154,7 +156,7 @@ def test_refused_runs_are_counted_and_the_first_refusal_is_shown(tmp_path, capsy
     args = parser().parse_args(["sweep", str(f), "--out", str(out), "--no-progress", "--format", "none"])
     assert args.func(args) == 1
     err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith(f"rollsim sweep: 4 runs (2 run now in 1 chunk, 0 already in {out}, 2 refused), ")
+    assert err[0].startswith(f"rollsim sweep: 4 runs (2 ran now in 1 chunk, 0 already in {out}, 2 refused), ")
     assert err[1] == ("rollsim sweep: 2 runs failed: 2 refused before running by the run guards (a runaway scenario: "
                       "not stored, so that a rerun with a shorter horizon_s or a higher max_samples runs them)")
     assert err[2] == (
@@ -164,4 +166,4 @@ def test_refused_runs_are_counted_and_the_first_refusal_is_shown(tmp_path, capsy
         "mean it (sweep scenario horizon_s=1000000000.0)")
     assert len(err) == 3
     assert args.func(args) == 1  # resumed: the two stored runs are already there, the others refused again
-    assert f"(0 run now in 0 chunks, 2 already in {out}, 2 refused)" in capsys.readouterr().err
+    assert f"(0 ran now in 0 chunks, 2 already in {out}, 2 refused)" in capsys.readouterr().err

@@ -148,7 +148,7 @@ def test_chunk_overwritten_by_another_chunks_file_is_recomputed_by_the_cli(tmp_p
     assert cli(str(f), "--out", str(out), "--no-progress", "--format", "none") == 0
     err = capsys.readouterr().err
     assert f"rollsim sweep: warning: out: {str(a)!r} is not counted:" in err
-    assert "40 runs (10 run now in 1 chunk, 30 already in" in err
+    assert "40 runs (10 ran now in 1 chunk, 30 already in" in err
     back = read_sweep(out)
     assert back.height == 40 and back["run_key"].n_unique() == 40
 
@@ -185,7 +185,7 @@ def test_stray_part_file_is_named_ignored_on_read_and_moved_aside_on_resume(tmp_
     assert cli(str(f), "--out", str(tmp_path), "--no-progress", "--format", "none") == 0
     err = capsys.readouterr().err
     assert f"warning: out: {str(stray)!r} is not counted: it has no manifest" in err
-    assert "(0 run now in 0 chunks, 40 already in" in err
+    assert "(0 ran now in 0 chunks, 40 already in" in err
     assert not stray.exists() and (tmp_path / REJECTED / "part-x.parquet").read_bytes() == b"not a parquet file"
     assert_frame_equal(read_sweep(tmp_path).sort("run_key"), fresh().sort("run_key"), check_exact=True)
 

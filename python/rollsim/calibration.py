@@ -1541,7 +1541,8 @@ def _hardware(base: Any, model: Any, gpu: Any, backend: str | None, options: dic
              ("model", "accelerator", "tokens", "sequences", "lengths", "train_gpus", "backend", "recompute_logprob")]
     unknown = sorted(k for k in opts if k not in known)
     if unknown:
-        raise invalid("train_options", f"unknown argument {unknown[0]!r} (allowed: {', '.join(known)})")
+        raise invalid("train_options", f"unknown argument {unknown[0]!r} (allowed: {', '.join(known)})"
+                                       f"{training.option_hint(unknown[0], known)}")
     return {"model": spec, "gpu": acc, "backend": b, "options": opts}
 
 

@@ -40,20 +40,34 @@ from typing import Any, Literal, NoReturn
 import polars as pl
 
 from rollsim import _check, _rollsim, datasets
+from rollsim._text import UNDEFINED, undefined
 from rollsim import scenario_toml as schema
 from rollsim.sweeps import _store
 from rollsim.errors import RollsimError, ScenarioError, StalenessCapLivelockWarning, invalid
 from rollsim.lengths import LogNormal
-from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
+from rollsim.pipelines import PIPELINE_NAMES, FullyAsync, OneStepAsync, Synchronous, pipeline_name
 from rollsim.scenario import MAX_COUNT, Scenario
 from rollsim.simulation import (DEFAULT_MAX_EVENTS, DEFAULT_MAX_SAMPLES, ENGINE_MAX_SAMPLES, check_runaway, compare,
                                 livelock_message, simulate)
 
 _DEFAULT = Scenario()
 
-#: ``--pipeline`` spellings: the command line's and the TOML kinds.
-_PIPELINE_CLI = {"sync": "synchronous", "one-step": "one_step", "k-step": "off_policy", "fully-async": "fully_async"}
+#: ``--pipeline`` spellings: the command line's and the TOML kinds (:data:`rollsim.pipelines.PIPELINE_NAMES`).
+_PIPELINE_CLI = PIPELINE_NAMES
 _CLI_NAME = {v: k for k, v in _PIPELINE_CLI.items()}
+
+
+def _pipeline_choice(names: tuple[str, ...]) -> Callable[[str], str]:
+    """``--pipeline``'s type for ``run`` and ``split`` (``names``: the ones the command runs): the
+    command line's name of the word (:func:`rollsim.pipelines.pipeline_name`: ``fully_async``,
+    ``Sync``), or the word as given for argparse to refuse with its near miss; ``whatif`` reads its
+    names with :func:`rollsim.pipelines.pipeline_from_name`, by the same rule."""
+
+    def conv(text: str) -> str:
+        name = pipeline_name(text)
+        return name if name in names else text
+
+    return _named(conv, "choice")
 
 
 #: Scenario fields with no flag of their own: set them in a scenario TOML file (``[train]``,
@@ -304,8 +318,10 @@ def _add_scenario_args(p: argparse.ArgumentParser, default_rng: str, *, instance
     flags: dict[str, schema.Field] = {}
     if pipeline:
         g = p.add_argument_group("pipeline (flags of pipeline.* fields; each applies to some kinds only)")
-        g.add_argument("--pipeline", action=_Given, choices=(*_PIPELINE_CLI, *_CLI_NAME), default="fully-async",
-                       help="the pipeline kind (%(default)s)")
+        g.add_argument("--pipeline", action=_Given, choices=tuple(_PIPELINE_CLI), default="fully-async",
+                       type=_pipeline_choice(tuple(_PIPELINE_CLI)),
+                       help="the pipeline kind, or a scenario file's spelling of it (synchronous, one_step, "
+                            "off_policy, fully_async) (%(default)s)")
         for f in schema.pipeline_fields():
             if f.flag != "--pipeline":
                 flags[_add_flag(g, f)] = f
@@ -614,8 +630,8 @@ def _scenario_of(a: argparse.Namespace, pipeline: Any = None, *, rollout_slots: 
 
 
 def _fmt(x: Any, kind: str) -> str:
-    if isinstance(x, float) and math.isnan(x):
-        return "-"
+    if undefined(x):
+        return UNDEFINED
     if kind == "pct":
         return f"{x:.0%}"
     if kind == "f1":
@@ -884,11 +900,12 @@ def _step_words(sc: Scenario) -> str:
 
 
 def split_header(base: Scenario, res: Any, gpus: int, gpus_per_instance: int, gpu_s_per_token: float,
-                 train_fixed_s: float, colocated_switch_s: float | None) -> str:
+                 train_fixed_s: float, colocated_switch_s: float | None, *, gpu_s_per_step: float | None = None) -> str:
     """``rollsim split``'s line before its table: what was searched (the GPU budget, the rollout GPU
-    counts tried, one instance's slots and decode speed, the trainer's cost, the pipeline), the
-    objective and its limits (:attr:`rollsim.resources.SplitResult.limits_text`), then the rest of
-    the scenario as :func:`scenario_header` names it."""
+    counts tried, one instance's slots, decode speed and KV capacity, the trainer's cost and, with
+    ``gpu_s_per_step`` (``--model``), what it was priced on, the pipeline), the objective and its
+    limits (:attr:`rollsim.resources.SplitResult.limits_text`), then the rest of the scenario as
+    :func:`scenario_header` names it."""
     t = res.table.filter(pl.col("placement") != "colocated")["rollout_gpus"].to_list()
     tried = (f"{t[0]}" if len(t) == 1 else f"{t[0]}-{t[-1]}" + (f" in steps of {gpus_per_instance}"
              if gpus_per_instance > 1 else "")) if t else "none"
@@ -903,8 +920,15 @@ def split_header(base: Scenario, res: Any, gpus: int, gpus_per_instance: int, gp
         pipeline += f" max_staleness={p.max_staleness}"
     from rollsim._text import count
 
-    core = (f"{gpus} GPUs, rollout {tried} (instances of {count(gpus_per_instance, 'GPU')} x {spi} slots x {decode}), training "
-            f"the rest at {gpu_s_per_token:g} GPU-s per token + {train_fixed_s:g} s per step{colocated}, pipeline "
+    kv = ("no KV capacity limit" if base.kv_cache_tokens is None or not base.slots_per_instance else
+          f"KV capacity {base.kv_cache_tokens:,.0f} tokens per instance")
+    train = f"{gpu_s_per_token:g} GPU-s per token"
+    if gpu_s_per_step is not None:  # --model: say what the hardware model priced, unlike rollsim hardware --train-tokens
+        seq = base.prompt_tokens + base.lengths.mean_tokens()
+        train += (f" (sequences of the mean {seq:,.0f} tokens, prompt included) + {gpu_s_per_step:.3g} GPU-s per step "
+                  f"over the training GPUs (the sharded optimizer)")
+    core = (f"{gpus} GPUs, rollout {tried} (instances of {count(gpus_per_instance, 'GPU')} x {spi} slots x {decode}, "
+            f"{kv}), training the rest at {train} + {train_fixed_s:g} s per step{colocated}, pipeline "
             f"{pipeline}; objective: most tokens trained per second (limits: {res.limits_text}); batch "
             f"{base.batch_size}")
     return scenario_header("split", base, core=core,
@@ -1016,14 +1040,14 @@ def _cmd_split(a: argparse.Namespace) -> int:
                                   slots_per_instance=64 if a.slots_per_instance is None else a.slots_per_instance))
     # one instance to start from; the split's instances are the scenario's instances
     base = _scenario(a, pipeline, rollout_slots=a.slots_per_instance)
-    gpu_s_per_token, train_fixed_s = a.gpu_s_per_token, a.train_fixed_s
+    gpu_s_per_token, train_fixed_s, gpu_s_per_step = a.gpu_s_per_token, a.train_fixed_s, 0.0
     if a.model is not None or a.hf_config is not None:  # a deployment sizes the instances and the trainer
-        base, gpu_s_per_token, train_fixed_s = _split_deployment(a, base, pipeline)
+        base, gpu_s_per_token, gpu_s_per_step = _split_deployment(a, base, pipeline)
     elif gpu_s_per_token is None:
         raise ScenarioError("--gpu-s-per-token: required without --model and --gpu (which derive it from specs)")
     spi = base.slots_per_instance or a.slots_per_instance
     kwargs = dict(gpus_per_instance=a.gpus_per_instance, slots_per_instance=spi,
-                  gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s,
+                  gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s, train_gpu_s_per_step=gpu_s_per_step,
                   colocated_switch_s=a.colocated_switch_s, max_drop_fraction=a.max_drop_fraction,
                   max_staleness_mean=a.max_staleness_mean, exclude_runaway=not a.allow_runaway)
     if a.max_events < 0:
@@ -1052,7 +1076,8 @@ def _cmd_split(a: argparse.Namespace) -> int:
     if a.format == "csv":
         print(t.write_csv(), end="")
         return 0
-    print(split_header(base, res, a.gpus, a.gpus_per_instance, gpu_s_per_token, train_fixed_s, a.colocated_switch_s))
+    print(split_header(base, res, a.gpus, a.gpus_per_instance, gpu_s_per_token, train_fixed_s, a.colocated_switch_s,
+                       gpu_s_per_step=gpu_s_per_step if deployment else None))
     print(f"{'rollout':>7} {'train':>5} {'slots':>6} {'step s':>8} {'trainer idle':>12} {'rollout util':>12} "
           f"{'tokens/s':>9} {'tok/s/GPU':>9} {'dropped':>7} {'stale':>5} {'max':>4} {'runaway':>7}")
     for r in t.iter_rows(named=True):
@@ -1061,9 +1086,9 @@ def _cmd_split(a: argparse.Namespace) -> int:
             mark = f"  excluded: {r['excluded_because']}"
         if r["placement"] == "colocated":
             mark = "  (colocated, synchronous: every GPU takes turns)" + mark
-        stale = "-" if math.isnan(r["staleness_mean"]) else f"{r['staleness_mean']:.2f}"
-        stale_max = "-" if math.isnan(r["staleness_mean"]) else str(r["staleness_max"])  # a max over no samples
-        step = "-" if math.isnan(r["step_time_s"]) else f"{r['step_time_s']:.1f}"
+        stale = UNDEFINED if math.isnan(r["staleness_mean"]) else f"{r['staleness_mean']:.2f}"
+        stale_max = UNDEFINED if math.isnan(r["staleness_mean"]) else str(r["staleness_max"])  # a max over no samples
+        step = UNDEFINED if math.isnan(r["step_time_s"]) else f"{r['step_time_s']:.1f}"
         print(f"{r['rollout_gpus']:>7} {r['train_gpus']:>5} {r['rollout_slots']:>6} {step:>8} "
               f"{r['trainer_idle_fraction']:>12.0%} {r['rollout_utilization']:>12.0%} {r['tokens_trained_per_s']:>9.0f} "
               f"{r['tokens_per_s_per_gpu']:>9.1f} {r['drop_fraction']:>7.1%} {stale:>5} {stale_max:>4} "
@@ -1095,7 +1120,10 @@ _DEPLOYMENT_WORDS = re.compile("|".join(rf"(?<![\w-]){re.escape(k)}(?![\w])" if 
 
 def _split_deployment(a: argparse.Namespace, base: Scenario, pipeline: Any) -> tuple[Scenario, float, float]:
     """``split --model M --gpu G``: one instance of ``--gpus-per-instance`` GPUs of the deployment
-    (decode table, KV capacity, ``--max-num-seqs`` slots) and the trainer's per-GPU cost, from specs."""
+    (decode table, KV capacity, ``--max-num-seqs`` slots) and the trainer's cost from specs: the
+    GPU-seconds per token of a batch of the scenario's mean sequence (prompt included; its
+    attention term at that length) and per step (the optimizer, sharded over the training GPUs),
+    both :func:`rollsim.hardware.training.engine_train_params` on one GPU."""
     from rollsim.hardware.cli import deployment_from_args
 
     if a.gpu_s_per_token is not None:
@@ -1118,7 +1146,9 @@ def _split_deployment(a: argparse.Namespace, base: Scenario, pipeline: Any) -> t
                        decode_tokens_per_s=s.decode_tokens_per_s, decode_slowdown_per_seq=0.0,
                        decode_throughput_table=s.decode_throughput_table, kv_cache_tokens=s.kv_cache_tokens,
                        prefill_tokens_per_s=math.inf)
-    return one, s.train_s_per_token, s.train_step_s + a.train_fixed_s
+    # train_step_s on one GPU is its optimizer step (no collectives on one GPU): GPU-seconds that shard over
+    # the split's training GPUs, as train_step_s prices them on any count (FSDP, distributed optimizer)
+    return one, s.train_s_per_token, s.train_step_s
 
 
 def format_validation(df: pl.DataFrame) -> str:
@@ -1234,7 +1264,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="GPU-seconds of training per token of the batch (required unless --model sizes it)")
     sp.add_argument("--train-fixed-s", type=float, default=0.0, help="fixed seconds per step (%(default)s)")
     sp.add_argument("--pipeline", choices=("sync", "one-step", "fully-async"), default="fully-async",
-                    type=_named(lambda t: t.replace("_", "-"), "choice"),   # fully_async too, as for run
+                    type=_pipeline_choice(("sync", "one-step", "fully-async")),   # fully_async too, as for run
                     help="the pipeline every split runs (%(default)s)")
     sp.add_argument("--colocated-switch-s", type=float, default=None,
                     help="also run the colocated synchronous baseline on all GPUs, with this many seconds per step "

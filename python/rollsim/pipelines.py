@@ -11,7 +11,40 @@ import numpy as np
 from rollsim import _check
 from rollsim.errors import ScenarioError, invalid, strict_init
 
-__all__ = ["Synchronous", "OneStepAsync", "OffPolicy", "FullyAsync", "LengthBalanced", "Pipeline"]
+__all__ = ["Synchronous", "OneStepAsync", "OffPolicy", "FullyAsync", "LengthBalanced", "Pipeline", "PIPELINE_NAMES",
+           "pipeline_name", "pipeline_from_name"]
+
+#: The pipelines' names on every command line (``--pipeline`` of ``run``, ``split``, ``whatif``)
+#: and for :func:`pipeline_from_name`, each with the kind a scenario file spells it
+#: (``[pipeline] kind``, :data:`rollsim.scenario_toml.PIPELINE_KINDS`), which is taken too.
+PIPELINE_NAMES: dict[str, str] = {"sync": "synchronous", "one-step": "one_step", "k-step": "off_policy",
+                                  "fully-async": "fully_async"}
+
+
+def pipeline_name(word: str) -> str | None:
+    """The command line's name of the pipeline ``word`` spells (``"fully_async"`` and
+    ``"Fully-Async"`` are ``"fully-async"``): a key of :data:`PIPELINE_NAMES` or its kind, any
+    case, hyphens and underscores alike; None for any other word (``"async"`` too: its nearest
+    name in letters is ``sync``, its opposite, so it is no name, and :func:`pipeline_hint` names
+    the one meant)."""
+    w = str(word).strip().lower().replace("_", "-")
+    return next((n for n, kind in PIPELINE_NAMES.items() if w in (n, kind.replace("_", "-"))), None)
+
+
+def pipeline_hint(word: Any, names: tuple[str, ...] = ("sync", "one-step", "fully-async")) -> str:
+    """``"; did you mean 'fully-async'?"`` for a word that is no pipeline name: ``async`` /
+    ``asynchronous`` (fully-async, not sync), a near miss of one of ``names`` (``fully-asyn``), or
+    ``k-step`` without its K; ``""`` otherwise."""
+    import difflib
+
+    if not isinstance(word, str):
+        return ""
+    w = word.strip().lower().replace("_", "-")
+    if w.startswith(("k-step", "kstep", "off-policy")) and "k-step:K" in names:
+        return "; did you mean 'k-step:K', with K the batches generation may run ahead (k-step:2)?"
+    near = ["fully-async"] if w in ("async", "asynchronous") and "fully-async" in names else \
+        difflib.get_close_matches(w, list(names), n=1, cutoff=0.75)
+    return f"; did you mean {near[0]!r}?" if near else ""
 
 
 
@@ -289,17 +322,16 @@ Pipeline = Synchronous | OneStepAsync | OffPolicy | FullyAsync
 
 def pipeline_from_name(name: Any) -> Any:
     """``"sync"`` / ``"one-step"`` / ``"k-step:K"`` / ``"fully-async"`` (or a pipeline object) as a
-    pipeline; ScenarioError naming ``pipeline`` otherwise."""
+    pipeline, by :func:`pipeline_name` (the command line's names and the scenario files' kinds);
+    ScenarioError naming ``pipeline`` otherwise, with the name meant (:func:`pipeline_hint`)."""
     if isinstance(name, (Synchronous, OneStepAsync, OffPolicy, FullyAsync)):
         return name
     if isinstance(name, str):
-        key = name.strip().lower().replace("_", "-")
-        if key in ("sync", "synchronous"):
-            return Synchronous()
-        if key in ("one-step", "one-step-async", "one-step-off-policy"):
-            return OneStepAsync()
-        if key in ("fully-async", "fully-asynchronous", "async"):
-            return FullyAsync()
-        if key.startswith("k-step:") and key[7:].isdigit():
-            return OffPolicy(k=int(key[7:]))
-    raise invalid("pipeline", f"must be 'sync', 'one-step', 'k-step:K' or 'fully-async', got {name!r}")
+        head, colon, k = name.partition(":")
+        kind = pipeline_name(head)
+        if kind == "k-step" and colon and k.strip().isdigit():
+            return OffPolicy(k=int(k))
+        if kind is not None and kind != "k-step" and not colon:
+            return {"sync": Synchronous, "one-step": OneStepAsync, "fully-async": FullyAsync}[kind]()
+    raise invalid("pipeline", f"must be 'sync', 'one-step', 'k-step:K' or 'fully-async', got {name!r}"
+                              f"{pipeline_hint(name, ('sync', 'one-step', 'k-step:K', 'fully-async'))}")

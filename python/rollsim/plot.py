@@ -570,6 +570,16 @@ def slot_timeline(
     return _finish(fig, path)
 
 
+def _same_line(a: np.ndarray, b: np.ndarray, *, tol: float = 0.01, share: float = 0.9) -> bool:
+    """Whether two utilization series draw one line: as many bins, and at least ``share`` of them
+    within ``tol`` (a fraction of the slots) of each other."""
+    return len(a) == len(b) and len(a) > 0 and float(np.mean(np.abs(a - b) <= tol)) >= share
+
+
+def _run_name(run: Any, k: int) -> str:
+    return run.label or f"run {k + 1}"
+
+
 def utilization(
     results: Any,
     *,
@@ -583,7 +593,9 @@ def utilization(
 
     Synchronous pipelines show a sawtooth (the pool drains while each batch waits for its longest
     answers, then idles during training); fully asynchronous ones stay near 100%. The legend gives
-    each run's overall utilization over the whole run.
+    each run's overall utilization over the whole run. A line that lies on an earlier run's (90 %
+    of its bins within 1 % of it) is drawn over it, the earlier one wider and paler beneath, and its
+    legend entry names the line it lies on.
 
     Parameters
     ----------
@@ -615,15 +627,23 @@ def utilization(
     fig, ax = _figure(ax, (8, 4.0))
     colors = _colors(len(runs))
     styles = ["-", "--", ":", "-."]
-    for k, (run, end, c) in enumerate(zip(runs, ends, colors)):
+    lines = []
+    for run, end in zip(runs, ends):
         sam = _need_samples(run, "results")
         u = utilization_frame(sam, rollout_slots=_slots(run, sam, rollout_slots), end_s=end, bin_s=bin_s)
-        w = (u["end_s"] - u["start_s"]).to_numpy()
-        overall = float((u["utilization"].to_numpy() * w).sum() / w.sum())
-        edges = np.append(u["start_s"].to_numpy(), u["end_s"][-1]) / scale
+        lines.append((u["utilization"].to_numpy(), np.append(u["start_s"].to_numpy(), u["end_s"][-1]) / scale,
+                      (u["end_s"] - u["start_s"]).to_numpy()))
+    # a line that runs on an earlier one (fully async and its cap both at 100 %) would hide it: the earlier
+    # line is drawn wider and paler beneath, and the legend says which line each lies on
+    on = [[j for j in range(k) if _same_line(lines[j][0], lines[k][0])] for k in range(len(lines))]
+    for k, (run, (util, edges, w), c) in enumerate(zip(runs, lines, colors)):
+        overall = float((util * w).sum() / w.sum())
         label = f"{run.label + ': ' if run.label else ''}{overall:.0%} overall"
-        ax.stairs(u["utilization"].to_numpy(), edges, color=c, linewidth=1.4, label=label, baseline=None,
-                  linestyle=styles[k % len(styles)])
+        if on[k]:
+            label += f" (on {', '.join(_run_name(runs[j], j) for j in on[k])}'s line)"
+        under = sum(k in o for o in on)   # later lines drawn over this one
+        ax.stairs(util, edges, color=c, linewidth=1.4 + 2.6 * under, alpha=0.45 if under else 1.0, label=label,
+                  baseline=None, linestyle=styles[k % len(styles)] if not under else "-", zorder=2 + k)
     ax.set_ylim(0, 1.05)
     ax.set_xlim(0, longest / scale)
     ax.yaxis.set_major_formatter(_percent())

@@ -31,6 +31,7 @@ from typing import Any, Literal, cast
 
 import polars as pl
 
+from rollsim._text import UNDEFINED, undefined
 from rollsim.errors import RollsimError, ScenarioError, invalid
 from rollsim.simulation import Result
 
@@ -157,8 +158,8 @@ def load(result_dir: str | os.PathLike[str]) -> Loaded:
 
 
 def _cell(v: Any, col: str) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "–"
+    if undefined(v):
+        return UNDEFINED   # as every table of the command line
     if isinstance(v, float):
         if col in ("rollout_utilization", "drop_fraction", "drop_rate") or col.endswith("_fraction"):
             return f"{v:.1%}"

@@ -139,7 +139,8 @@ def roofline_decode(model: Model | str, gpu: Gpu | str, *, context_tokens: float
 
 def colocated(scenario: Scenario, offload_s: float, onload_s: float, *, gpus: int | None = None,
               gpus_per_instance: int = 1, slots_per_instance: int | None = None,
-              gpu_s_per_token: float | None = None, train_fixed_s: float = 0.0) -> Scenario:
+              gpu_s_per_token: float | None = None, train_fixed_s: float = 0.0,
+              train_gpu_s_per_step: float = 0.0) -> Scenario:
     """The synchronous pipeline on shared GPUs: after generating a batch the rollout engine is
     offloaded (``offload_s``), the trainer trains, and the engine is loaded back (``onload_s``)
     before the next batch. Each switch adds to the step: the returned scenario's ``weight_sync_s``
@@ -148,7 +149,8 @@ def colocated(scenario: Scenario, offload_s: float, onload_s: float, *, gpus: in
     With ``gpus`` (and ``slots_per_instance``, ``gpu_s_per_token``), the pool and the trainer are
     also sized from the GPUs they take turns on, as :func:`disaggregated` does for a split: every
     GPU serves the rollout (``gpus / gpus_per_instance`` instances) and then the trainer
-    (``train_s_per_token = gpu_s_per_token / gpus``, ``train_step_s = train_fixed_s``).
+    (``train_s_per_token = gpu_s_per_token / gpus``, ``train_step_s = train_fixed_s +
+    train_gpu_s_per_step / gpus``).
 
     Raises ScenarioError if the pipeline is not synchronous (one-step and fully asynchronous
     pipelines need rollout and training on separate GPUs), a time is negative, or ``gpus`` is
@@ -166,12 +168,13 @@ def colocated(scenario: Scenario, offload_s: float, onload_s: float, *, gpus: in
             raise invalid("gpus", "sizing a colocated pool needs slots_per_instance and gpu_s_per_token too")
         scenario = disaggregated(scenario, rollout_gpus=gpus, train_gpus=gpus, gpus_per_instance=gpus_per_instance,
                                  slots_per_instance=slots_per_instance, gpu_s_per_token=gpu_s_per_token,
-                                 train_fixed_s=train_fixed_s)
+                                 train_fixed_s=train_fixed_s, train_gpu_s_per_step=train_gpu_s_per_step)
     return scenario.replace(weight_sync_s=scenario.weight_sync_s + switch)
 
 
 def disaggregated(scenario: Scenario, *, rollout_gpus: int, train_gpus: int, gpus_per_instance: int,
-                  slots_per_instance: int, gpu_s_per_token: float, train_fixed_s: float = 0.0) -> Scenario:
+                  slots_per_instance: int, gpu_s_per_token: float, train_fixed_s: float = 0.0,
+                  train_gpu_s_per_step: float = 0.0) -> Scenario:
     """A scenario whose pool and trainer come from a GPU split.
 
     Parameters
@@ -187,6 +190,11 @@ def disaggregated(scenario: Scenario, *, rollout_gpus: int, train_gpus: int, gpu
         recompute); divided over ``train_gpus`` (data-parallel scaling).
     train_fixed_s : float
         Fixed seconds per step that do not scale (weight sync, optimizer latency), >= 0.
+    train_gpu_s_per_step : float
+        GPU-seconds per step whatever its tokens, divided over ``train_gpus`` (>= 0; default 0):
+        the optimizer step of states sharded over the data-parallel ranks (FSDP, Megatron's
+        distributed optimizer), which ``rollsim split --model`` prices from specs on one GPU
+        (:func:`rollsim.hardware.training.train_step_s`'s ``optimizer`` phase).
 
     Returns the scenario with ``rollout_slots``, ``train_step_s`` and ``train_s_per_token`` set, and,
     when ``scenario`` models instances (``slots_per_instance > 0``: batched decoding, KV capacity),
@@ -200,7 +208,8 @@ def disaggregated(scenario: Scenario, *, rollout_gpus: int, train_gpus: int, gpu
     spi = _check.integer("slots_per_instance", slots_per_instance, 1)
     # with instances modelled (batched decoding, KV capacity), the split's instances are the scenario's
     return scenario.replace(rollout_slots=(r // gi) * spi, slots_per_instance=spi if scenario.slots_per_instance else 0,
-                            train_step_s=_check.number("train_fixed_s", train_fixed_s, allow_zero=True),
+                            train_step_s=_check.number("train_fixed_s", train_fixed_s, allow_zero=True)
+                            + _check.number("train_gpu_s_per_step", train_gpu_s_per_step, allow_zero=True) / t,
                             train_s_per_token=_check.number("gpu_s_per_token", gpu_s_per_token, allow_zero=True) / t)
 
 
@@ -421,7 +430,7 @@ def _exclusions(r: dict[str, Any], batch_size: int, max_drop: float | None, max_
 
 
 def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, slots_per_instance: int,
-              gpu_s_per_token: float, train_fixed_s: float = 0.0,
+              gpu_s_per_token: float, train_fixed_s: float = 0.0, train_gpu_s_per_step: float = 0.0,
               rollout_gpus: Sequence[int] | None = None, colocated_switch_s: float | None = None,
               max_drop_fraction: float | None = MAX_DROP_FRACTION, max_staleness_mean: float | None = None,
               exclude_runaway: bool = True, progress: Callable[[int, int], Any] | None = None,
@@ -452,7 +461,7 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
         Pipeline, lengths, batch, horizon, seed (its pool and trainer are set by each split).
     total_gpus : int
         The GPU budget, >= 2 (one rollout instance and one training GPU at least).
-    gpus_per_instance, slots_per_instance, gpu_s_per_token, train_fixed_s
+    gpus_per_instance, slots_per_instance, gpu_s_per_token, train_fixed_s, train_gpu_s_per_step
         As in :func:`disaggregated`.
     rollout_gpus : sequence of int, optional
         The rollout-GPU counts to try, each an integer multiple of ``gpus_per_instance`` in
@@ -504,6 +513,7 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
     _check.integer(n["slots_per_instance"], slots_per_instance, 1)
     _check.number(n["gpu_s_per_token"], gpu_s_per_token, allow_zero=True)
     _check.number(n["train_fixed_s"], train_fixed_s, allow_zero=True)
+    _check.number(n.get("train_gpu_s_per_step", "train_gpu_s_per_step"), train_gpu_s_per_step, allow_zero=True)
     candidates = list(range(gi, total, gi)) if rollout_gpus is None else _candidates(rollout_gpus, total, gi)
     max_drop = _limit(n["max_drop_fraction"], max_drop_fraction, 1.0, n["or_none"])
     max_stale = _limit(n["max_staleness_mean"], max_staleness_mean, None, n["or_none"])
@@ -514,12 +524,13 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
     for r in candidates:
         runs.append(("disaggregated", r, total - r, disaggregated(
             scenario, rollout_gpus=r, train_gpus=total - r, gpus_per_instance=gi, slots_per_instance=slots_per_instance,
-            gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s)))
+            gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s, train_gpu_s_per_step=train_gpu_s_per_step)))
     if colocated_switch_s is not None:
         switch = _check.number(n["colocated_switch_s"], colocated_switch_s, allow_zero=True)
         runs.append(("colocated", total, total, colocated(
             scenario.replace(pipeline=Synchronous()), switch, 0.0, gpus=total, gpus_per_instance=gi,
-            slots_per_instance=slots_per_instance, gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s)))
+            slots_per_instance=slots_per_instance, gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s,
+            train_gpu_s_per_step=train_gpu_s_per_step)))
     _warn_livelocked_splits(runs, n)
     limit = check_max_events(max_events)
     sizes = [estimate_size(sc, "summary") for *_, sc in runs]

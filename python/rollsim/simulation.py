@@ -344,10 +344,11 @@ def runaway_error(sc: Scenario, max_samples: int | None, record: Literal["sample
         else:
             cost = (f"{_fmt_count(est['events'])} events, {duration_words(est['events'])} at ~15 M events/s; "
                     f"{n['summary_keeps']}")
-        if limit >= ENGINE_MAX_SAMPLES:
-            return (f"{n['max_samples']}: this scenario would start {_fmt_count(est['samples'])} samples ({cost}) "
+        if limit >= ENGINE_MAX_SAMPLES:  # a limit no flag raises: the horizon is what to change, named first
+            most = sc.horizon_s * ENGINE_MAX_SAMPLES / est["samples"]   # samples grow about linearly in it
+            return (f"{n['horizon_s']}: this scenario would start {_fmt_count(est['samples'])} samples ({cost}) "
                     f"{where}, more than one run can start (2**32 - 1 samples: sample ids are 32-bit); shorten "
-                    f"{n['horizon_s']}")
+                    f"{n['horizon_s']}" + (f" to at most about {most:.2g} s" if most >= 1 else ""))
         proceed = f"{n['use_summary']}, shorten {n['horizon_s']}, " if record == "samples" \
             else f"shorten {n['horizon_s']}, "
         return (f"{n['max_samples']}: this scenario would start {_fmt_count(est['samples'])} samples ({cost}) {where}, "

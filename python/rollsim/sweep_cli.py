@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 
 from rollsim import _rollsim
-from rollsim._text import count
+from rollsim._text import count, format_table
 from rollsim.errors import ScenarioError
 from rollsim.simulation import GUARD_NAMES as _PYTHON_GUARD_NAMES
 
@@ -127,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"rollsim sweep: {e or 'interrupted'}", file=sys.stderr)
         return 130
     refused = f", {info.refused} refused" if info.refused else ""
-    print(f"rollsim sweep: {info.runs} runs ({info.ran} run now in {count(info.chunks, 'chunk')}, {info.resumed} already "
+    print(f"rollsim sweep: {info.runs} runs ({info.ran} ran now in {count(info.chunks, 'chunk')}, {info.resumed} already "
           f"in {args.out}{refused}), {info.seconds:.1f} s; dataset: {args.out}", file=sys.stderr)
     columns = frame.collect_schema().names()  # a LazyFrame over --out: never the frame of all runs
     if info.failed:
@@ -148,12 +148,12 @@ def run(args: argparse.Namespace) -> int:
             keep = [c for c in agg.columns if c in columns] + ["seeds"]
             _print_table(agg.select(*keep, *[e for m in shown for e in (
                 pl.col(f"{m}_mean").alias(m),
-                ((pl.col(f"{m}_ci_high") - pl.col(f"{m}_ci_low")) / 2).alias(f"{m} ±95%"))]))
+                ((pl.col(f"{m}_ci_high") - pl.col(f"{m}_ci_low")) / 2).alias(f"{m} ±95%"))]), keep)
             if agentic:
                 means = agg.select(*keep, *[pl.col(f"{m}_mean").alias(m) for m in agentic])
                 quiet = [m for m in agentic if means[m].fill_nan(0.0).fill_null(0.0).eq(0.0).all()]
                 print("agentic trajectories (means over seeds; 95% intervals in --format csv):")
-                _print_table(means.drop(quiet))
+                _print_table(means.drop(quiet), keep)
                 if quiet:
                     print(f"0 or NaN in every scenario: {', '.join(quiet)}")
     return 1 if info.failed else 0
@@ -171,7 +171,7 @@ def _agentic_shown(frame: Any, columns: list[str]) -> list[str]:
     return kept if bool(some.item()) else []
 
 
-def _print_table(table: pl.DataFrame) -> None:
-    with pl.Config(tbl_rows=100, tbl_cols=-1, tbl_width_chars=250, fmt_str_lengths=40,
-                   float_precision=4, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
-        print(table)
+def _print_table(table: pl.DataFrame, keep: list[str]) -> None:
+    """The grid's values as given (30, not 30.0000), the metrics to 4 significant digits (33.12, 0.4469),
+    an undefined value as -."""
+    print(format_table(table, given=[c for c in keep if c != "seeds"]))

@@ -56,7 +56,6 @@ docs' rule, the colocated baseline's step).
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import itertools
 import math
 import warnings
@@ -68,7 +67,7 @@ import polars as pl
 from rollsim.calibration import Calibrated
 from rollsim.errors import GenerationOutrunsTrainingWarning, ScenarioError, StalenessCapLivelockWarning, invalid
 from rollsim.lengths import LogNormal
-from rollsim.pipelines import FullyAsync, OffPolicy, pipeline_from_name
+from rollsim.pipelines import FullyAsync, OffPolicy, pipeline_from_name, pipeline_hint
 from rollsim.scenario import Scenario
 
 __all__ = ["whatif", "grid", "pipeline_from_name", "plot_whatif", "train_scale", "TrainScale", "METRICS",
@@ -112,14 +111,7 @@ def _variant_pipeline(p: Any) -> Any:
     try:
         return pipeline_from_name(p)
     except ScenarioError as e:  # a variant may also be verl's fully async recipe: the choices say so
-        hint = ""
-        if isinstance(p, str):   # k-step without its K, or a near miss of a name (fully-asyn)
-            word = p.strip().lower().replace("_", "-")
-            near = (["fully-async"] if word in ("async", "asynchronous") else   # not sync, its opposite
-                    difflib.get_close_matches(word, ["sync", "one-step", "fully-async", "verl-fully-async"], n=1,
-                                              cutoff=0.75))
-            hint = ("; did you mean 'k-step:K', with K the batches generation may run ahead (k-step:2)?"
-                    if word.startswith(("k-step", "kstep", "k_step")) else f"; did you mean {near[0]!r}?" if near else "")
+        hint = pipeline_hint(p, ("sync", "one-step", "k-step:K", "fully-async", "verl-fully-async"))
         raise invalid("pipeline", f"must be 'sync', 'one-step', 'k-step:K', 'fully-async' or 'verl-fully-async' (verl's "
                       f"trainer cadence), or an imported verl fully_async config, got {p!r}{hint}") from e
 

@@ -8,6 +8,7 @@ import sys
 import warnings
 from typing import Any
 
+from rollsim._text import format_table as _format_table
 from rollsim.errors import (CalibrationPlausibilityWarning, MetricsRowsSkippedWarning, StalenessCapLivelockWarning,
                             invalid)
 from rollsim.pipelines import FullyAsync
@@ -87,7 +88,7 @@ def add_parsers(sub: Any) -> None:
                   "run's own step time (rollsim.whatif; docs/configs.md)."}
     formats = {"calibrate": "table: the parameters rounded for reading (4 significant digits, text in full); csv / "
                             "json: exact values (%(default)s)",
-               "whatif": "table: the main columns rounded for reading (a NaN column footnoted with why); csv / json: "
+               "whatif": "table: the main columns rounded for reading (an undefined value as -, its column footnoted with why); csv / json: "
                          "every column (the train_scale and interval columns, measured_step_s, error), exact values "
                          "(%(default)s)"}
     for name, helptext in (("calibrate", "fit a config's scenario on a run's per-step metrics"),
@@ -177,60 +178,15 @@ def _calibrated(a: argparse.Namespace) -> Any:
 
 
 #: Decimals of the ``whatif`` table's columns, by unit: seconds to 0.1 s, tokens/s whole, staleness
-#: (policy versions) and the drop fraction to 0.01 / 0.001. Other float columns: :func:`_sig`.
+#: (policy versions) and the drop fraction to 0.01 / 0.001. Other float columns: :func:`rollsim._text.sig`.
 _DECIMALS = {"step_s": 1, "trainer_wait_s": 1, "tokens_per_s": 0, "staleness_mean": 2, "staleness_short": 2,
              "staleness_long": 2, "drop_fraction": 3}
 
 
-def _sig(x: float, digits: int = 4) -> str:
-    """``x`` to ``digits`` significant digits, positional (``0.0001167``, ``14.67``, ``8760``) unless
-    it is below 1e-4 or from 1e6 on (``1.167e-05``)."""
-    if x == 0 or not math.isfinite(x):
-        return "0" if x == 0 else str(x)
-    mag = math.floor(math.log10(abs(x)))
-    if mag < -4 or mag >= 6:
-        return f"{x:.{digits - 1}e}"
-    return f"{x:.{max(digits - 1 - mag, 0)}f}"
-
-
-def _cell(v: Any, col: str) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "NaN"
-        base = col.removesuffix("_low").removesuffix("_high")
-        return f"{v:.{_DECIMALS[base]}f}" if base in _DECIMALS and math.isfinite(v) else _sig(v)
-    return str(v)
-
-
 def format_table(df: Any, notes: dict[str, str] | None = None, row_notes: dict[int, str] | None = None) -> str:
-    """A frame as an aligned text table for the terminal: every row and column, text in full (never
-    cut), numbers right-aligned, floats to the decimals of their unit (:data:`_DECIMALS`) or to 4
-    significant digits (:func:`_sig`; a calibration's parameters differ in unit row by row). A
-    column with a NaN gets a footnote mark (``*``, ``**``, ...) and, under the table, the reason
-    ``notes`` gives for it (``notes``: column -> why it is NaN); csv / json keep the exact values.
-    ``row_notes`` (row index -> why the whole row is NaN) marks those rows' first cell instead
-    (``!``, ``!!``, ... one mark per distinct reason), and their NaNs mark no column."""
-    numeric = [c for c, t in df.schema.items() if t.is_numeric()]
-    row_notes = row_notes or {}
-    reasons = list(dict.fromkeys(row_notes.values()))
-    row_marks = {i: "!" * (reasons.index(why) + 1) for i, why in row_notes.items()}
-    marks: dict[str, str] = {}
-    for c in df.columns:
-        if c in (notes or {}) and df.schema[c].is_float() and any(
-                x is not None and math.isnan(x) for i, x in enumerate(df[c]) if i not in row_notes):
-            marks[c] = "*" * (len(marks) + 1)
-    header = [c + marks.get(c, "") for c in df.columns]
-    rows = [header] + [[_cell(v, c) + (row_marks.get(i, "") if j == 0 else "") for j, (v, c) in
-                        enumerate(zip(r, df.columns))] for i, r in enumerate(df.iter_rows())]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    lines = ["  ".join(v.rjust(w) if c in numeric else v.ljust(w) for v, w, c in zip(r, widths, df.columns)).rstrip()
-             for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    lines += [f"{m} NaN: {(notes or {})[c]}" for c, m in marks.items()]
-    lines += [f"{'!' * (i + 1)} {why}" for i, why in enumerate(reasons)]
-    return "\n".join(lines)
+    """:func:`rollsim._text.format_table` with the decimals of the ``whatif`` / ``calibrate``
+    columns' units (:data:`_DECIMALS`)."""
+    return _format_table(df, notes, row_notes, decimals=_DECIMALS)
 
 
 def _print_frame(df: Any, fmt: str, notes: dict[str, str] | None = None) -> None:

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from rollsim import _check
+from rollsim._text import count
 
 __all__ = ["add_parser", "add_deployment_args", "deployment_from_args", "run", "print_resource_validation",
            "parse_train_options"]
@@ -49,7 +50,7 @@ def parse_train_options(items: list[str] | None) -> dict[str, Any]:
 
     from rollsim.errors import invalid
 
-    from .training import train_option_names, train_step_s
+    from .training import option_hint, train_option_names, train_step_s
 
     hints = typing.get_type_hints(train_step_s)
     names = train_option_names()
@@ -60,7 +61,8 @@ def parse_train_options(items: list[str] | None) -> dict[str, Any]:
         if not sep or not name:
             raise invalid("--train-option", f"must be NAME=VALUE, got {item!r}")
         if name not in names:
-            raise invalid("--train-option", f"unknown option {name!r} (allowed: {', '.join(names)})")
+            raise invalid("--train-option", f"unknown option {name!r} (allowed: {', '.join(names)})"
+                                            f"{option_hint(name, names)}")
         kinds = typing.get_args(hints[name]) or (hints[name],)
         if type(None) in kinds and text.lower() in ("none", "null"):
             out[name] = None
@@ -143,7 +145,10 @@ def run(a: argparse.Namespace) -> int:
     if a.train_tokens is not None:
         seqs = max(1, round(a.train_tokens / a.context_tokens))
         ph = d.train_step_s(a.train_tokens, seqs)
-        print(f"  training step of {a.train_tokens:,.0f} tokens ({seqs} sequences): "
+        # what it counts: the attention term grows with the sequence, so the same tokens in longer sequences
+        # (rollsim split's, at its scenario's mean length) cost more
+        print(f"  training step of {a.train_tokens:,.0f} tokens on {count(d.train_gpus, 'GPU')} ({seqs} sequences of "
+              f"--context-tokens {a.context_tokens:,.0f}; the attention grows with the sequence length): "
               + ", ".join(f"{k} {v:.2f} s" for k, v in ph.items()))
     return 0
 

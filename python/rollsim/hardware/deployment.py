@@ -126,13 +126,14 @@ class Deployment:
         if not isinstance(self.train_options, dict):
             raise invalid("train_options", f"must be a dict of train_step_s arguments, got "
                                            f"{type(self.train_options).__name__}")
-        from .training import train_option_names
+        from .training import option_hint, train_option_names
 
         known = train_option_names()
         unknown = sorted(k for k in self.train_options if k not in known and k != "critic_model")
         if unknown:
             raise invalid("train_options", f"unknown argument {unknown[0]!r} of "
-                                           f"rollsim.hardware.training.train_step_s (allowed: {', '.join(known)})")
+                                           f"rollsim.hardware.training.train_step_s (allowed: {', '.join(known)})"
+                                           f"{option_hint(unknown[0], known)}")
         heads = self.spec.attention_heads
         if heads % self.rollout_tp:  # vLLM and SGLang shard the attention heads over the TP ranks
             raise invalid("rollout_tp", f"must divide the model's {heads} attention heads (vLLM and SGLang shard "

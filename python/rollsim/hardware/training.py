@@ -637,6 +637,27 @@ def train_option_names() -> list[str]:
     return [k for k in inspect.signature(train_step_s).parameters if k not in _SET_BY_DEPLOYMENT]
 
 
+#: The parallelism sizes' short names in Megatron-LM and the RL frameworks' configs (``tp``, ``pp``,
+#: ``vpp``, ``cp``, ``ep``: Megatron's ``--tensor-model-parallel-size``, ``--pipeline-model-parallel-size``,
+#: ``--num-layers-per-virtual-pipeline-stage``, ``--context-parallel-size``, ``--expert-model-parallel-size``)
+#: as the training options they are.
+OPTION_SHORT_NAMES: dict[str, str] = {"tp": "tensor_parallel", "pp": "pipeline_parallel", "vpp": "virtual_pipeline",
+                                      "cp": "context_parallel", "ep": "expert_parallel"}
+
+
+def option_hint(name: str, known: list[str]) -> str:
+    """``"; did you mean tensor_parallel?"`` for an unknown training option ``name``: the option a
+    short name stands for (:data:`OPTION_SHORT_NAMES`, ``tp``, ``TP-size``) or a near miss of one of
+    ``known`` (:func:`rollsim._text.did_you_mean`, ``tensor_paralel``); ``""`` for neither."""
+    from rollsim._text import did_you_mean
+
+    word = str(name).strip().lower().replace("-", "_")
+    short = OPTION_SHORT_NAMES.get(word.removesuffix("_size"))
+    if short in known:
+        return f"; did you mean {short}?"
+    return did_you_mean(word, known)
+
+
 # ---------------------------------------------------------------- the step
 def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str = "fsdp2",
                  tokens: float | None = None, sequences: int | None = None, lengths: Any = None,
