@@ -34,7 +34,11 @@ the row's weight load. For a fully asynchronous base whose ``gen_s`` is the trai
 (verl's fully async ``timing_s/gen``, AReaL's ``timeperf/rollout`` with ``max_head_offpolicyness`` > 0;
 slime's fully async ``perf/rollout_time``, the time since the trainer took the previous batch, less
 the previous row's training: :data:`ASYNC_GEN_METRICS`) the decode speed and overhead come from the
-wall time of the rows the rollout paced (:func:`_fit_stream`). The length drift and the reference step count
+wall time of the rows the rollout paced (:func:`_fit_stream`). A fully asynchronous base whose lag bound
+frees its places only at a sync (``lag_release="sync"``) has the rollout's pause on its rows' critical
+path: with ``gen_s`` the generation and ``step_s`` logged, the pause is the one whose simulated rows take
+the rows' wall time, the speed the slope of ``gen_s`` through it (:func:`pause_on_critical_path`,
+:func:`_pause_inference`). The length drift and the reference step count
 rollsim steps (a row at the middle of its steps, logged step x k + (k - 1) / 2). Residuals stay per
 metrics row.
 """
@@ -1550,10 +1554,8 @@ def _pause_inference(sc: Scenario, v: dict[str, float], m: pl.DataFrame, cap: fl
     # rollout_pause_s is the overhead x k (x 1 for rows of one step, _apply), k / sync_every of them per row
     full = (k if k > 1 else 1) * k / sc.sync_every
     top = float(np.min(m["gen_s"].to_numpy())) / k               # the pause's bound, per step
-    kw = dict(batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap), steps_per_row=k)
-
     def at(a: float) -> tuple[float, dict[str, float], np.ndarray]:
-        got = fit(m, gen_overhead=a, **kw)
+        got = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap), steps_per_row=k, gen_overhead=a)
         vals = {**v, "decode_tokens_per_s": got["decode_tokens_per_s"], "gen_overhead_s": got["gen_overhead_s"]}
         wall = _rows_simulated(sc, vals, k, logged)
         return float(np.mean(wall)) - target, vals, wall
