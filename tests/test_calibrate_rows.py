@@ -334,3 +334,23 @@ def test_verl_fully_async_rows_fit_the_rollout_from_the_wall_time(decode, paced)
     df = whatif(cal, [], draws=0)
     assert abs(df["error"][0]) < 0.05                                   # the rows' own wall time
     assert float(cal.residuals["step_error"].abs().mean()) < 0.05
+
+
+def test_a_simulated_run_that_does_not_complete_keeps_the_closed_form(monkeypatch):
+    # a candidate whose run stalls or outlasts its horizon gives no rows to compare: gen_s's closed form is
+    # kept and the note says why it is unreliable
+    import rollsim.calibration as cal_mod
+
+    m = read_metrics(EX / "verl_fully_async_metrics.csv")
+    imp = configs.load(EX / "verl_fully_async.sh")
+
+    def stalled(*args, **kwargs):
+        raise cal_mod._Incomplete("3 of 240 steps")
+
+    monkeypatch.setattr(cal_mod, "_rows_simulated", stalled)
+    cal = calibrate(m, imp, bootstrap=0)
+    alone = fit(cal.metrics, batch=256, slots=1024, cap=8192.0, steps_per_row=8)
+    assert cal.values["gen_overhead_s"] == alone["gen_overhead_s"] == pytest.approx(5.18, abs=0.01)
+    assert len(cal.notes) == 1 and cal.notes[0].endswith(
+        "but the simulated run at the fitted values completed 3 of 240 steps: decode_tokens_per_s and gen_overhead_s "
+        "are the closed form's, fitted on gen_s alone (where the pause and the speed trade off), and unreliable")

@@ -720,7 +720,18 @@ def fit(m: pl.DataFrame, *, batch: int, slots: int, cap: float, steps_per_row: i
     all of their answers, ``batch_samples`` the row's samples, one sync). ``gen_is_wait``: ``gen_s``
     is a streaming trainer's wait for samples (:func:`_fit_stream`). ``gen_overhead``: the generation
     overhead per step, seconds, when it is known from elsewhere (:func:`_pause_inference`: the rows'
-    wall time); the speed is then the least-squares slope of the generation time through it."""
+    wall time); the speed is then the least-squares slope of the generation time through it.
+
+    Raises
+    ------
+    ScenarioError
+        ``gen_overhead: must be in [0, 1e12] seconds, got ...`` for an overhead that is negative, not
+        finite or not a number.
+    """
+    if gen_overhead is not None:
+        from rollsim import _check
+
+        gen_overhead = _check.bounded("gen_overhead", gen_overhead, 0.0, 1e12, "seconds")
     k = steps_per_row
     steps = m["step"].to_numpy()
     mean = m["response_mean"].to_numpy()
@@ -735,7 +746,7 @@ def fit(m: pl.DataFrame, *, batch: int, slots: int, cap: float, steps_per_row: i
     if gen_is_wait:
         a, b = _fit_stream(m, mean * n / max(1, slots), k)
     elif gen_overhead is not None:
-        a = max(0.0, float(gen_overhead))
+        a = float(gen_overhead)
         b = max(0.0, float(np.sum(x * (gen - a)) / max(float(np.sum(x * x)), 1e-300)))
     elif np.ptp(x) <= 0.01 * np.mean(x):
         # every step waits for about the same longest answer (capped): overhead and speed cannot be
@@ -1464,6 +1475,11 @@ def pause_on_critical_path(sc: Scenario) -> bool:
             and p.lag_release == "sync")
 
 
+class _Incomplete(Exception):
+    """A simulated run of :func:`_rows_simulated` did not complete the metrics' steps (it stalled, or
+    its horizon ran out): the candidate gives no rows to compare."""
+
+
 #: Simulated runs of :func:`_pause_inference` share :data:`_STREAM_SEEDS`; its search stops when the
 #: simulated rows' mean wall time is within this share of the metrics' (or after :data:`_PAUSE_ROUNDS`).
 _PAUSE_TOL = 0.002
@@ -1487,6 +1503,7 @@ class _PauseFit:
     slope: float
     measured: float
     held: bool
+    why: str = ""
 
     def pause_for(self, rows: pl.DataFrame) -> float:
         """A bootstrap draw's generation overhead per step: the fit's, moved by the draw's mean wall time
@@ -1529,8 +1546,7 @@ def _rows_simulated(sc: Scenario, v: dict[str, float], k: int, logged: np.ndarra
             horizon = min(1e12, horizon * 4)
         ends = st["end_s"].to_numpy()[k - 1::k][:want // k]
         if len(ends) < want // k:
-            raise invalid("metrics", f"the fully asynchronous run at the fitted values completed {st.height} of "
-                          f"{want} steps")
+            raise _Incomplete(f"{st.height} of {want} steps")
         wall = np.diff(np.concatenate([[0.0], ends]))
         out.append(wall if fill else wall[1:])
     return np.mean(out, axis=0)
@@ -1561,7 +1577,12 @@ def _pause_inference(sc: Scenario, v: dict[str, float], m: pl.DataFrame, cap: fl
         return float(np.mean(wall)) - target, vals, wall
 
     a0 = float(min(v["gen_overhead_s"], top))
-    f0, vals0, wall0 = at(a0)
+    try:
+        f0, vals0, wall0 = at(a0)
+    except _Incomplete as e:
+        return _PauseFit(values={"decode_tokens_per_s": float(v["decode_tokens_per_s"]),
+                                 "gen_overhead_s": float(v["gen_overhead_s"])}, wall=np.full(m.height, math.nan),
+                         error=math.inf, rounds=1, slope=float(full), measured=target, held=True, why=str(e))
     best = (abs(f0), a0, f0, vals0, wall0)
     rounds, slope = 1, float(full)
     lo: tuple[float, float] | None = None  # (overhead, f) with f < 0
@@ -1581,7 +1602,10 @@ def _pause_inference(sc: Scenario, v: dict[str, float], m: pl.DataFrame, cap: fl
         nxt = float(np.clip(nxt, 0.0, top))
         if nxt == a:
             break  # at a bound of the pause
-        f_new, vals, wall = at(nxt)
+        try:
+            f_new, vals, wall = at(nxt)
+        except _Incomplete:
+            break  # the candidate's run did not complete its steps: the best so far is kept
         rounds += 1
         if abs(f_new - f) > 0.25 * _PAUSE_TOL * target:
             flat = False
@@ -1666,9 +1690,11 @@ def _pause_notes(sc: Scenario, k: int, pause: _PauseFit | None, misfit: _PauseFi
             f"frees the trained answers' places (lag_release='sync'), then pauses at the weight load ({every}): "
             "the pause is on the rows' critical path")
     if misfit is not None:
-        return (f"{head}, but no simulated run matched the rows (the best one's mean wall time per row off by "
-                f"{misfit.error:+.1%}, over {STREAM_MISFIT:.0%}): decode_tokens_per_s and gen_overhead_s are the "
-                "closed form's, fitted on gen_s alone (where the pause and the speed trade off), and unreliable",)
+        what = (f"the simulated run at the fitted values completed {misfit.why}" if misfit.why else
+                f"no simulated run matched the rows (the best one's mean wall time per row off by {misfit.error:+.1%}, "
+                f"over {STREAM_MISFIT:.0%})")
+        return (f"{head}, but {what}: decode_tokens_per_s and gen_overhead_s are the closed form's, fitted on gen_s "
+                "alone (where the pause and the speed trade off), and unreliable",)
     assert pause is not None
     if pause.held:
         return (f"{head} when it outlasts the trainer's work on what is left in the queue; here the rows' wall time "
