@@ -34,7 +34,11 @@ the row's weight load. For a fully asynchronous base whose ``gen_s`` is the trai
 (verl's fully async ``timing_s/gen``, AReaL's ``timeperf/rollout`` with ``max_head_offpolicyness`` > 0;
 slime's fully async ``perf/rollout_time``, the time since the trainer took the previous batch, less
 the previous row's training: :data:`ASYNC_GEN_METRICS`) the decode speed and overhead come from the
-wall time of the rows the rollout paced (:func:`_fit_stream`). The length drift and the reference step count
+wall time of the rows the rollout paced (:func:`_fit_stream`). A fully asynchronous base whose lag bound
+frees its places only at a sync (``lag_release="sync"``) has the rollout's pause on its rows' critical
+path: with ``gen_s`` the generation and ``step_s`` logged, the pause is the one whose simulated rows take
+the rows' wall time, the speed the slope of ``gen_s`` through it (:func:`pause_on_critical_path`,
+:func:`_pause_inference`). The length drift and the reference step count
 rollsim steps (a row at the middle of its steps, logged step x k + (k - 1) / 2). Residuals stay per
 metrics row.
 """
@@ -734,11 +738,24 @@ UNITS = {"lengths.mu": "log tokens at step 0", "lengths.drift": "log tokens / st
 
 
 def fit(m: pl.DataFrame, *, batch: int, slots: int, cap: float, steps_per_row: int = 1,
-        gen_is_wait: bool = False) -> dict[str, float]:
+        gen_is_wait: bool = False, gen_overhead: float | None = None) -> dict[str, float]:
     """Every parameter from a normalised frame (:func:`normalize`), per rollsim step of ``batch``
     samples; each row covers ``steps_per_row`` steps (its phases summed over them, its lengths over
     all of their answers, ``batch_samples`` the row's samples, one sync). ``gen_is_wait``: ``gen_s``
-    is a streaming trainer's wait for samples (:func:`_fit_stream`)."""
+    is a streaming trainer's wait for samples (:func:`_fit_stream`). ``gen_overhead``: the generation
+    overhead per step, seconds, when it is known from elsewhere (:func:`_pause_inference`: the rows'
+    wall time); the speed is then the least-squares slope of the generation time through it.
+
+    Raises
+    ------
+    ScenarioError
+        ``gen_overhead: must be in [0, 1e12] seconds, got ...`` for an overhead that is negative, not
+        finite or not a number.
+    """
+    if gen_overhead is not None:
+        from rollsim import _check
+
+        gen_overhead = _check.bounded("gen_overhead", gen_overhead, 0.0, 1e12, "seconds")
     k = steps_per_row
     steps = m["step"].to_numpy()
     mean = m["response_mean"].to_numpy()
@@ -752,6 +769,9 @@ def fit(m: pl.DataFrame, *, batch: int, slots: int, cap: float, steps_per_row: i
     gen = m["gen_s"].to_numpy() / k
     if gen_is_wait:
         a, b = _fit_stream(m, mean * n / max(1, slots), k)
+    elif gen_overhead is not None:
+        a = float(gen_overhead)
+        b = max(0.0, float(np.sum(x * (gen - a)) / max(float(np.sum(x * x)), 1e-300)))
     elif np.ptp(x) <= 0.01 * np.mean(x):
         # every step waits for about the same longest answer (capped): overhead and speed cannot be
         # told apart; the generation time is all decoding
@@ -1167,6 +1187,16 @@ def _calibrate(metrics: Any, base: Any, *, framework: str | None, bootstrap: int
             values = {**values, **stream.values}
         else:
             stream_misfit, stream = stream, None
+    pause: _PauseFit | None = None
+    pause_misfit: _PauseFit | None = None
+    if not wait and "step_s" in m.columns and pause_on_critical_path(sc):
+        # the rollout waits for each sync, then pauses: the pause is on the rows' critical path, which the
+        # closed form misses; the pause is the one whose simulated rows take the rows' wall time
+        pause = _pause_inference(sc, values, m, float(cap), k, logged_step.to_numpy())
+        if abs(pause.error) <= STREAM_MISFIT:
+            values = {**values, **pause.values}
+        else:
+            pause_misfit, pause = pause, None
     rng = np.random.default_rng(seed)
     draws = []
     for _ in range(bootstrap):
@@ -1174,7 +1204,8 @@ def _calibrate(metrics: Any, base: Any, *, framework: str | None, bootstrap: int
         if len(set(idx.tolist())) < 3:
             continue
         draw = _shifted(fit(m[idx.tolist()], batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap),
-                            steps_per_row=k, gen_is_wait=wait), shift)
+                            steps_per_row=k, gen_is_wait=wait,
+                            gen_overhead=None if pause is None else pause.pause_for(m[idx.tolist()])), shift)
         if stream is not None:
             draw = {**draw, **stream.draw(m[idx.tolist()], draw)}
         draws.append(draw)
@@ -1226,6 +1257,8 @@ def _calibrate(metrics: Any, base: Any, *, framework: str | None, bootstrap: int
             # the closed form does not hold: each row's prediction is the simulated pipeline's (the mean of
             # its runs at the fitted values)
             step_p, gen_p = stream.wall, stream.wait
+        if pause is not None:
+            step_p = pause.wall  # the simulated rows (the pause on their critical path); gen_s the closed form's
     else:
         step_p = gen_p + train_p + sync_p if serial else np.maximum(gen_p, train_p + sync_p)
     residuals = pl.DataFrame({
@@ -1236,7 +1269,8 @@ def _calibrate(metrics: Any, base: Any, *, framework: str | None, bootstrap: int
     implausible = plausibility_notes(values, step_m, k)  # warns CalibrationPlausibilityWarning
     return Calibrated(scenario=fitted, params=params, residuals=residuals, draws=tuple(draws), metrics=m,
                       framework=fw, base=base, layout=layout, reference_step=ref, values=values, hardware=hardware,
-                      steps_per_row=k, notes=_notes(m, reading, stream, stream_misfit) + implausible)
+                      steps_per_row=k, notes=_notes(m, reading, stream, stream_misfit) + _pause_notes(sc, k, pause, pause_misfit)
+                      + implausible)
 
 
 #: Metric names whose ``gen_s`` is not the rollout's generation when the base's pipeline streams
@@ -1453,6 +1487,169 @@ def _stream_inference(sc: Scenario, v: dict[str, float], m: pl.DataFrame, cap: f
                       slots=slots, batch=batch)
 
 
+def pause_on_critical_path(sc: Scenario) -> bool:
+    """Whether a fully asynchronous base's rows have the rollout's pause at each weight load on their
+    critical path, which the streaming closed form (the slots decode a row's tokens back to back, pausing
+    once per sync, and the trainer takes the longer of that and its own work) misses: a lag bound
+    (``max_lag_samples``) whose places free only at a parameter sync (``lag_release="sync"``: verl's fully
+    async rollouter restarts its count of started prompts only there, verl-project/verl
+    ``verl/experimental/fully_async_policy/fully_async_rollouter.py``, ``reset_staleness``). The rollout
+    then stops at the bound until the sync, pauses ``rollout_pause_s`` when it loads the weights, and only
+    then starts the next window's answers, while the trainer works through the few answers left in the
+    queue: whenever the pause outlasts that work the trainer waits, and the row's wall time grows with the
+    pause, one for one. AReaL's serial rule (``admission_eta`` 0) is a batch pipeline, not this."""
+    p = sc.pipeline
+    return (isinstance(p, FullyAsync) and p.admission_eta != 0 and p.max_lag_samples is not None
+            and p.lag_release == "sync")
+
+
+class _Incomplete(Exception):
+    """A simulated run of :func:`_rows_simulated` did not complete the metrics' steps (it stalled, or
+    its horizon ran out): the candidate gives no rows to compare."""
+
+
+#: Simulated runs of :func:`_pause_inference` share :data:`_STREAM_SEEDS`; its search stops when the
+#: simulated rows' mean wall time is within this share of the metrics' (or after :data:`_PAUSE_ROUNDS`).
+_PAUSE_TOL = 0.002
+_PAUSE_ROUNDS = 10
+
+
+@dataclass
+class _PauseFit:
+    """What :func:`_pause_inference` found: ``values`` (``decode_tokens_per_s``, ``gen_overhead_s``), the
+    simulated rows' wall time at them (per row, the mean over :data:`_STREAM_SEEDS`), ``error`` (the
+    simulated rows' mean wall time over the metrics' - 1), ``rounds`` (candidates simulated), ``slope``
+    (the simulated mean wall time per row's change per second of ``gen_overhead_s``, from the last secant), the
+    metrics' mean wall time ``measured``, and ``held``: the pause was left at the closed form's because
+    the rows' wall time does not depend on it (the trainer sets the pace) or the closed form's already
+    gives it."""
+
+    values: dict[str, float]
+    wall: np.ndarray
+    error: float
+    rounds: int
+    slope: float
+    measured: float
+    held: bool
+    why: str = ""
+
+    def pause_for(self, rows: pl.DataFrame) -> float:
+        """A bootstrap draw's generation overhead per step: the fit's, moved by the draw's mean wall time
+        per row against all rows' over :attr:`slope` (kept when the pause was held)."""
+        p = self.values["gen_overhead_s"]
+        if self.held:
+            return p
+        wall, _ = _stream_rows(rows)
+        return float(max(0.0, p + (float(np.mean(wall)) - self.measured) / self.slope))
+
+
+def _rows_simulated(sc: Scenario, v: dict[str, float], k: int, logged: np.ndarray) -> np.ndarray:
+    """Wall time of each metrics row (``k`` steps, its logged step in ``logged``) in rollsim's run of
+    the fully asynchronous ``sc`` at the values ``v``, its lengths drifting as fitted (policy version
+    ``t`` of rollsim step ``s0 + t`` draws ``mu + drift * (s0 + t)``), the mean over
+    :data:`_STREAM_SEEDS`. A table starting at logged step 0 is compared with the run from its start
+    (the first row holds the pipeline's fill, as the run's did); a later start with the rows after one
+    simulated row more (the fill)."""
+    from rollsim.simulation import simulate
+
+    rows = len(logged)
+    fill = float(logged[0]) <= 0.0
+    s0 = 0.0 if fill else float(logged[0]) * k - k
+    want = (rows + (0 if fill else 1)) * k
+    cand = _apply(sc, v, s0, k).replace(length_drift=LengthDrift("exp", rate=float(np.clip(v["lengths.drift"], -1.0,
+                                                                                             100.0))))
+    L = cand.lengths
+    assert isinstance(L, LogNormal)
+    top = min(L.max_tokens, math.exp(L.mu + 3 * L.sigma) * math.exp(max(0.0, v["lengths.drift"]) * want))
+    per = (cand.rollout_pause_s + cand.train_step_s + cand.weight_sync_s + top / cand.decode_tokens_per_s
+           + (cand.train_s_per_token + cand.logprob_s_per_token) * top * cand.batch_size)
+    out = []
+    for seed in _STREAM_SEEDS:
+        horizon = min(1e12, 2.0 * per * (want + 2))
+        for _ in range(6):
+            st = simulate(cand.replace(seed=seed, horizon_s=horizon), record="summary").steps
+            st = st.filter(pl.col("completed"))
+            if st.height >= want:
+                break
+            horizon = min(1e12, horizon * 4)
+        ends = st["end_s"].to_numpy()[k - 1::k][:want // k]
+        if len(ends) < want // k:
+            raise _Incomplete(f"{st.height} of {want} steps")
+        wall = np.diff(np.concatenate([[0.0], ends]))
+        out.append(wall if fill else wall[1:])
+    return np.mean(out, axis=0)
+
+
+def _pause_inference(sc: Scenario, v: dict[str, float], m: pl.DataFrame, cap: float, k: int,
+                     logged: np.ndarray) -> _PauseFit:
+    """The rollout's pause per weight load of a fully asynchronous run whose rows have it on their
+    critical path (:func:`pause_on_critical_path`), and the decode speed with it: the pause is the one
+    whose simulated rows (:func:`_rows_simulated`) take the metrics' mean wall time per row, with the
+    speed at each candidate the slope of the rows' generation time through that pause (:func:`fit`'s
+    ``gen_overhead``: ``gen_s`` holds the pause once per row, so its intercept and slope trade off and
+    the generation time alone cannot place the pause, while the wall time grows with it one for one).
+    Secant steps, bracketed once the sign changes, from the closed form's pause; the pause stays in
+    [0, the shortest row's ``gen_s``] (it is part of every row's generation). When the closed form's
+    pause already gives the wall time, or the wall time does not move with the pause (the trainer sets
+    the pace), the closed form's values are kept (``held``)."""
+    wall_m, _ = _stream_rows(m)
+    target = float(np.mean(wall_m))
+    # seconds of row per second of overhead per step when the pause is on the critical path in full:
+    # rollout_pause_s is the overhead x k (x 1 for rows of one step, _apply), k / sync_every of them per row
+    full = (k if k > 1 else 1) * k / sc.sync_every
+    top = float(np.min(m["gen_s"].to_numpy())) / k               # the pause's bound, per step
+    def at(a: float) -> tuple[float, dict[str, float], np.ndarray]:
+        got = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap), steps_per_row=k, gen_overhead=a)
+        vals = {**v, "decode_tokens_per_s": got["decode_tokens_per_s"], "gen_overhead_s": got["gen_overhead_s"]}
+        wall = _rows_simulated(sc, vals, k, logged)
+        return float(np.mean(wall)) - target, vals, wall
+
+    a0 = float(min(v["gen_overhead_s"], top))
+    try:
+        f0, vals0, wall0 = at(a0)
+    except _Incomplete as e:
+        return _PauseFit(values={"decode_tokens_per_s": float(v["decode_tokens_per_s"]),
+                                 "gen_overhead_s": float(v["gen_overhead_s"])}, wall=np.full(m.height, math.nan),
+                         error=math.inf, rounds=1, slope=float(full), measured=target, held=True, why=str(e))
+    best = (abs(f0), a0, f0, vals0, wall0)
+    rounds, slope = 1, float(full)
+    lo: tuple[float, float] | None = None  # (overhead, f) with f < 0
+    hi: tuple[float, float] | None = None  # with f > 0
+    a, f = a0, f0
+    flat = True
+    while abs(f) > _PAUSE_TOL * target and rounds < _PAUSE_ROUNDS:
+        if f < 0:
+            lo = (a, f)
+        else:
+            hi = (a, f)
+        if lo is not None and hi is not None:
+            # regula falsi inside the bracket
+            nxt = lo[0] - lo[1] * (hi[0] - lo[0]) / (hi[1] - lo[1])
+        else:
+            nxt = a - f / slope
+        nxt = float(np.clip(nxt, 0.0, top))
+        if nxt == a:
+            break  # at a bound of the pause
+        try:
+            f_new, vals, wall = at(nxt)
+        except _Incomplete:
+            break  # the candidate's run did not complete its steps: the best so far is kept
+        rounds += 1
+        if abs(f_new - f) > 0.25 * _PAUSE_TOL * target:
+            flat = False
+            slope = float(max((f_new - f) / (nxt - a), 0.05 * full))
+        a, f = nxt, f_new
+        if abs(f) < best[0]:
+            best = (abs(f), a, f, vals, wall)
+    _, a, f, vals, wall = best
+    held = a == a0 or flat
+    if flat:
+        a, f, vals, wall = a0, f0, vals0, wall0
+    return _PauseFit(values={"decode_tokens_per_s": float(vals["decode_tokens_per_s"]),
+                             "gen_overhead_s": float(vals["gen_overhead_s"])},
+                     wall=wall, error=f / target, rounds=rounds, slope=slope, measured=target, held=held)
+
+
 def _slime_wait(m: pl.DataFrame) -> pl.DataFrame:
     """``m`` with slime's fully asynchronous ``perf/rollout_time`` turned into the trainer's wait: the
     time from the trainer taking the previous batch (when ``train_async.py`` calls ``generate``) to this
@@ -1507,6 +1704,35 @@ def _notes(m: pl.DataFrame, reading: str | None, stream: _StreamFit | None = Non
         return (f"{head}: {int(paced.sum())} of {len(paced)} rows, too few for the overhead (set to 0)",)
     return (f"{head}: none, the trainer set the pace in every row; decode_tokens_per_s is a lower bound (the "
             "slowest speed that kept up) and gen_overhead_s 0",)
+
+
+def _pause_notes(sc: Scenario, k: int, pause: _PauseFit | None, misfit: _PauseFit | None) -> tuple[str, ...]:
+    """How :func:`_pause_inference` placed the rollout's pause (:attr:`Calibrated.notes`), when it ran."""
+    fit_ = pause or misfit
+    if fit_ is None:
+        return ()
+    p = sc.pipeline
+    assert isinstance(p, FullyAsync)
+    every = f"every {sc.sync_every} steps" if sc.sync_every > 1 else "every step"
+    head = (f"rollout_pause_s: the rollout stops at max_lag_samples {p.max_lag_samples} until each parameter sync "
+            f"frees the trained answers' places (lag_release='sync'), then pauses at the weight load ({every}): "
+            "the pause is on the rows' critical path")
+    if misfit is not None:
+        what = (f"the simulated run at the fitted values completed {misfit.why}" if misfit.why else
+                f"no simulated run matched the rows (the best one's mean wall time per row off by {misfit.error:+.1%}, "
+                f"over {STREAM_MISFIT:.0%})")
+        return (f"{head}, but {what}: decode_tokens_per_s and gen_overhead_s are the closed form's, fitted on gen_s "
+                "alone (where the pause and the speed trade off), and unreliable",)
+    assert pause is not None
+    if pause.held:
+        return (f"{head} when it outlasts the trainer's work on what is left in the queue; here the rows' wall time "
+                f"does not tell it (the simulated rows, {len(_STREAM_SEEDS)} seeds, at gen_s's intercept within "
+                f"{pause.error:+.1%} of the rows' mean wall time, and not moved by the pause: the trainer set the "
+                "pace): gen_overhead_s kept, gen_s's intercept, where the pause and the speed trade off; "
+                "step_s_predicted is the simulated rows'",)
+    return (f"{head}: gen_overhead_s is the one whose simulated rows (rollsim, {len(_STREAM_SEEDS)} seeds, "
+            f"{pause.rounds} candidates) take the rows' mean wall time (off by {pause.error:+.1%}), "
+            "decode_tokens_per_s the slope of gen_s through it; step_s_predicted is the simulated rows'",)
 
 
 def _hardware(base: Any, model: Any, gpu: Any, backend: str | None, options: dict[str, Any] | None) -> dict[str, Any]:
