@@ -104,15 +104,14 @@ def test_a100_step_by_hand():
     p = step_time("Qwen3-14B", "A100-80G", batch=0, context_tokens=0, prefill_tokens=2048, params=PURE)
     assert p["prefill_compute_s"] == pytest.approx(2048 * 2 * (m.active_params - m.embedding_params) / 312e12,
                                                    rel=1e-12)
-    # the MoE term takes its own Ampere factor (aiconfigurator's fused-MoE kernel, 0.554); the other
-    # families (Hopper, Blackwell, ...) none
+    # the MoE term takes the factor too; the other families (Hopper, Blackwell, ...) none
     q = MODELS["Qwen3-30B-A3B"]
     moe = 64 * 2 * q.moe_layers * q.experts_per_token * q.expert_params
     assert step_time(q, "A100-80G", batch=64, context_tokens=0, params=PURE)["moe_compute_s"] == pytest.approx(
-        0.554 * moe / 312e12, rel=1e-12)
+        0.732 * moe / 312e12, rel=1e-12)
     for gpu in ("H20", "B200", "A800", "A100-40G"):
         g = ACCELERATORS[gpu]
-        f = 0.554 if g.family == "ampere" else 1.0
+        f = 0.732 if g.family == "ampere" else 1.0
         assert step_time(q, gpu, batch=64, context_tokens=0, params=PURE)["moe_compute_s"] == pytest.approx(
             f * moe / g.bf16_flops, rel=1e-12), gpu
 
@@ -121,7 +120,7 @@ def test_fp8_checkpoint_step_by_hand():
     """DeepSeek-V3 (an FP8 checkpoint) on 8 H100s, 256 sequences of 1,000 tokens, pure roofline: the dense
     GEMMs at 0.435 x the BF16 peak, the routed experts at 1.135 x, attention at the BF16 peak, never the
     datasheet's FP8 peak; on the A100 (no FP8 tensor cores) everything at its BF16 peak (times the Ampere
-    factors for the decode terms: 0.732 dense, 0.554 routed experts); the weights are read at 1 byte per parameter on both."""
+    factor for the decode terms); the weights are read at 1 byte per parameter on both."""
     m = MODELS["DeepSeek-V3"]
     t = step_time(m, "H100", tp=8, batch=256, context_tokens=1000, params=PURE)
     per_token = 2 * (m.active_params - m.embedding_params)
@@ -132,7 +131,7 @@ def test_fp8_checkpoint_step_by_hand():
     assert t["attention_compute_s"] == pytest.approx(256 * m.attention_flops_per_token(1000) / peak, rel=1e-12)
     a = step_time(m, "A100-80G", tp=8, batch=256, context_tokens=1000, params=PURE)
     assert a["decode_compute_s"] == pytest.approx(0.732 * 256 * (per_token - experts) / (8 * 312e12), rel=1e-12)
-    assert a["moe_compute_s"] == pytest.approx(0.554 * 256 * experts / (8 * 312e12), rel=1e-12)
+    assert a["moe_compute_s"] == pytest.approx(0.732 * 256 * experts / (8 * 312e12), rel=1e-12)
     assert a["weights_s"] / t["weights_s"] == pytest.approx(3.35 / 2.039, rel=1e-12)  # same bytes, other HBM
     # prefill chunks of an FP8 checkpoint at 0.676 x the BF16 peak
     p = step_time(m, "H100", tp=8, batch=0, context_tokens=0, prefill_tokens=4096, params=PURE)

