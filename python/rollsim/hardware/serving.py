@@ -27,7 +27,9 @@ One engine step runs the ``batch`` decoding sequences (one token each) and, with
 * Ampere GPUs (A100, A800) reach a larger share of their lower peak in the small-batch GEMMs of decode
   than the H100 the compute terms are fitted on: their decode and MoE compute terms are multiplied by
   ``ampere_compute_factor`` (:data:`AMPERE_COMPUTE_FACTOR`, derived from microsoft/vidur's profiled
-  linear layers on both GPUs by :func:`ampere_compute_factor`, not fitted).
+  linear layers on both GPUs by :func:`ampere_compute_factor`, not fitted). ai-dynamo/aiconfigurator's
+  profiled vLLM kernels give 0.708 for the dense GEMMs (agreeing) and 0.554 for the fused-MoE kernel
+  (:func:`aiconfigurator_ampere_factor`); the latter is not applied (docs/hardware.md says why).
 * all-reduce: two per layer (after attention, after the MLP) when ``tp > 1``, each
   ``latency x log2(tp) + 2 (tp - 1) / tp x bytes / (allreduce_bw_fraction x scale_up_bytes_per_s)``;
   latency (12 us) and bandwidth fraction (0.65) are read off microsoft/vidur's profiled H100 / A100
@@ -60,7 +62,8 @@ from .specs import Accelerator, ModelSpec, accelerator, model
 __all__ = ["EngineParams", "ENGINES", "engine_params", "expected_experts", "step_time", "decode_step_s",
            "prefill_s", "kv_capacity_tokens", "max_batch", "decode_throughput_table", "allreduce_s", "FIT_TERMS", "FIT_LOWER",
            "VLLM_NON_KV_GIB", "AMPERE_COMPUTE_FACTOR", "AMPERE_FACTOR_TOKENS", "VIDUR_LINEAR_LAYERS",
-           "ampere_compute_factor", "FP8_RATIOS"]
+           "ampere_compute_factor", "AIC_AMPERE_TABLES", "aiconfigurator_ampere_factor",
+           "FP8_RATIOS"]
 
 #: The fitted terms, in the order :func:`rollsim.hardware.validation.fit` solves for them.
 FIT_TERMS = ("bandwidth_scale", "decode_compute_scale", "moe_compute_scale", "prefill_compute_scale",
@@ -219,6 +222,67 @@ def ampere_compute_factor(path: Path | str | None = None, tokens: tuple[int, int
 
 #: :func:`ampere_compute_factor` of the shipped table, rounded (a test recomputes it).
 AMPERE_COMPUTE_FACTOR = 0.732
+
+#: ai-dynamo/aiconfigurator's profiled vLLM 0.14.0 kernels on the A100 SXM 80 GB and the H100 SXM, per op
+#: (``aic-core/src/aiconfigurator_core/systems/data/{a100_sxm,h100_sxm}/{gemm,moe}/vllm/0.14.0/``, commit
+#: 095f58a51c4ca8e61b66ec108d86f223f8d559ce, Apache-2.0: ``data/AICONFIGURATOR_LICENSE.txt``; rebuilt by
+#: ``scripts/derive_aiconfigurator_ampere_tables.py``), latencies in ms at 64-512 tokens:
+#:
+#: * ``"gemm"``: BF16 GEMMs at the profiled (n, k) nearest to each of the registry's dense projections
+#:   at TP 1-8 (attention QKV and output, MLP gate-up and down, shared-expert and dense-layer MLPs;
+#:   MLA attention left out): 157 shapes.
+#: * ``"moe"``: the Triton fused-MoE kernel (BF16, no expert parallelism) at the registry's MoE expert
+#:   shapes profiled on both GPUs (Qwen3-30B-A3B, Qwen3-235B-A22B, DeepSeek-V3 / R1, Kimi-K2), every
+#:   split (1-32) and routing distribution (power law 1.01 and 1.2) both have.
+AIC_AMPERE_TABLES = {op: Path(__file__).parent / "data" / f"aiconfigurator_{op}_a100_h100.csv" for op in ("gemm", "moe")}
+
+
+def aiconfigurator_ampere_factor(op: str = "moe", path: Path | str | None = None,
+                                 tokens: tuple[int, int] = AMPERE_FACTOR_TOKENS) -> float:
+    """An Ampere factor on a compute scale read off aiconfigurator's profiled vLLM kernels.
+
+    As :func:`ampere_compute_factor`: over every profiled point of ``op`` with a token count in
+    ``tokens``, the geometric mean of ``(A100 ms x A100 BF16 peak) / (H100 ms x H100 BF16 peak)``.
+
+    Parameters
+    ----------
+    op : str
+        ``"moe"`` (the Triton fused-MoE kernel) or ``"gemm"`` (dense GEMMs): cross-checks of vidur's
+        :data:`AMPERE_COMPUTE_FACTOR`.
+    path : Path | str, optional
+        The derived table (default ``AIC_AMPERE_TABLES[op]``).
+    tokens : tuple of int
+        Inclusive range of tokens per GPU step, within [64, 512] (the tables' range; default
+        :data:`AMPERE_FACTOR_TOKENS`).
+
+    Returns
+    -------
+    float
+        The factor: 0.708 for ``"gemm"`` of the shipped table, within 4 % of vidur's
+        :data:`AMPERE_COMPUTE_FACTOR` (0.732, kept); 0.554 for ``"moe"``, 22 % below it. The latter is
+        not applied: our fitted ``moe_compute_scale`` term is 1.2-3x the kernel's own time (it carries
+        per-layer costs outside the kernel, to which the kernel's A100 / H100 ratio need not apply), and
+        applied it made four of the five held-out A100 MoE rows worse (docs/hardware.md).
+
+    Raises
+    ------
+    ScenarioError
+        For an unknown op, a range outside [64, 512], reversed, or holding no profiled token count.
+    """
+    if op not in AIC_AMPERE_TABLES:
+        raise invalid("op", f"must be one of {', '.join(AIC_AMPERE_TABLES)}, got {op!r}")
+    if not isinstance(tokens, tuple) or len(tokens) != 2:
+        raise invalid("tokens", f"must be a (low, high) pair of token counts, got {tokens!r}")
+    lo = _check.integer("tokens[0]", tokens[0], 64, 512)
+    hi = _check.integer("tokens[1]", tokens[1], lo, 512)
+    pa, ph = accelerator("A100-80G").bf16_flops, accelerator("H100").bf16_flops
+    with Path(path or AIC_AMPERE_TABLES[op]).open() as f:
+        logs = [math.log(float(r["a100_ms"]) * pa / (float(r["h100_ms"]) * ph)) for r in csv.DictReader(f)
+                if lo <= int(r["num_tokens"]) <= hi]
+    if not logs:
+        raise invalid("tokens", f"no token count of the table in [{lo}, {hi}] was profiled on both GPUs")
+    return math.exp(math.fsum(logs) / len(logs))
+
 
 #: Achieved FP8 / BF16 matrix throughput of vLLM's FP8 paths on Hopper, per path (not fitted), used on
 #: every GPU with FP8 tensor cores (MI300X and Blackwell too, for want of a published benchmark there):
