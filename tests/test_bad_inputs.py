@@ -16,7 +16,19 @@ import numpy as np  # noqa: F401
 import polars as pl
 import pytest
 
-import rollsim  # noqa: F401
+import rollsim
+# the submodules the rows name (``rollsim.hardware.serving.X``), imported here so that each row runs alone
+# too, not only after a row that happened to import its module
+import rollsim.calibration
+import rollsim.configs
+import rollsim.hardware.held_out
+import rollsim.hardware.serving
+import rollsim.hardware.switching
+import rollsim.hardware.training
+import rollsim.learning
+import rollsim.resources
+import rollsim.sweeps
+import rollsim.what_if  # noqa: F401
 from rollsim import (Empirical, FullyAsync, LengthBalanced, LogNormal, OffPolicy, OneStepAsync, Scenario,  # noqa: F401
                      ScenarioError, Synchronous, presets, simulate, sync)
 from rollsim.sweeps import config as sweep_config  # noqa: F401
