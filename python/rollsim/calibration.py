@@ -38,7 +38,9 @@ wall time of the rows the rollout paced (:func:`_fit_stream`). A fully asynchron
 frees its places only at a sync (``lag_release="sync"``) has the rollout's pause on its rows' critical
 path: with ``gen_s`` the generation and ``step_s`` logged, the pause is the one whose simulated rows take
 the rows' wall time, the speed the slope of ``gen_s`` through it (:func:`pause_on_critical_path`,
-:func:`_pause_inference`). The length drift and the reference step count
+:func:`_pause_inference`); with ``gen_s`` the trainer's wait (verl's own fully async rows) the speed and the
+pause trade off, and they are profiled over the pause by simulating the rows, their intervals spanning
+the profile's 95 % range (:func:`_wait_pause_profile`). The length drift and the reference step count
 rollsim steps (a row at the middle of its steps, logged step x k + (k - 1) / 2). Residuals stay per
 metrics row.
 """
