@@ -38,7 +38,9 @@ wall time of the rows the rollout paced (:func:`_fit_stream`). A fully asynchron
 frees its places only at a sync (``lag_release="sync"``) has the rollout's pause on its rows' critical
 path: with ``gen_s`` the generation and ``step_s`` logged, the pause is the one whose simulated rows take
 the rows' wall time, the speed the slope of ``gen_s`` through it (:func:`pause_on_critical_path`,
-:func:`_pause_inference`). The length drift and the reference step count
+:func:`_pause_inference`); with ``gen_s`` the trainer's wait (verl's own fully async rows) the speed and the
+pause trade off, and they are profiled over the pause by simulating the rows, their intervals spanning
+the profile's 95 % range (:func:`_wait_pause_profile`). The length drift and the reference step count
 rollsim steps (a row at the middle of its steps, logged step x k + (k - 1) / 2). Residuals stay per
 metrics row.
 """
@@ -1187,6 +1189,24 @@ def _calibrate(metrics: Any, base: Any, *, framework: str | None, bootstrap: int
             values = {**values, **stream.values}
         else:
             stream_misfit, stream = stream, None
+    profile: _WaitPauseFit | None = None
+    profile_why: str | None = None
+    if (wait and k > 1 and stream is None and stream_misfit is None and "step_s" in m.columns
+            and pause_on_critical_path(sc)):
+        # the trainer's wait and the wall time of rows of several steps (one per sync, as verl's fully async
+        # trainer logs them), with the pause on the rows' critical path: the speed and the pause trade off
+        # along a ridge; profiled over the pause by simulating the rows. Rows of one step keep the closed
+        # form: on tests/test_calibrate_async.py's verl case the profile's pause range (21-35 s) missed
+        # the known 20 s, its speed 7 % high, where the closed form's speed is within 5 %
+        try:
+            profile = _wait_pause_profile(sc, values, m, k, logged_step.to_numpy())
+        except _Incomplete as e:
+            profile_why = f"the simulated run at the fitted values completed {e}"
+        if profile is not None and not profile.kept():
+            profile_why = "no simulated run took the rows' mean wall time within " f"{STREAM_MISFIT:.0%}"
+            profile = None
+        if profile is not None:
+            values = {**values, **profile.values}
     pause: _PauseFit | None = None
     pause_misfit: _PauseFit | None = None
     if not wait and "step_s" in m.columns and pause_on_critical_path(sc):
@@ -1208,6 +1228,8 @@ def _calibrate(metrics: Any, base: Any, *, framework: str | None, bootstrap: int
                             gen_overhead=None if pause is None else pause.pause_for(m[idx.tolist()])), shift)
         if stream is not None:
             draw = {**draw, **stream.draw(m[idx.tolist()], draw)}
+        if profile is not None:
+            draw = {**draw, **profile.draw(rng, m.height)}
         draws.append(draw)
     src = {"lengths.mu": "response_mean, response_max, response_clip_ratio", "lengths.drift": "the same, over steps",
            "lengths.sigma": "response_mean, response_max, response_clip_ratio", "decode_tokens_per_s": "gen_s",
@@ -1223,6 +1245,11 @@ def _calibrate(metrics: Any, base: Any, *, framework: str | None, bootstrap: int
             alt = FRAMEWORK_METRICS.get(fw, {}).get("logprob_s")
             s = f"not logged ({alt[0][0] if alt else 'logprob_s'}): 0"
         low, high = float(min(lo, values[name])), float(max(hi, values[name]))
+        if profile is not None and name in ("decode_tokens_per_s", "gen_overhead_s"):
+            # the rows do not separate the two: the interval spans the profile's kept points
+            span = [q[1] if name == "decode_tokens_per_s" else q[0] / k for q in profile.kept()]
+            low, high = min(low, *span), max(high, *span)
+            s = "step_s, gen_s (profiled with the pause: not separated)"
         unit = UNITS[name] if k == 1 or name != "weight_sync_s" else f"s / step (the row's one sync over its {k} steps)"
         rows.append(dict(name=name, value=values[name], low=low, high=high, unit=unit, source=s))
         if k > 1 and name == "weight_sync_s":
@@ -1257,6 +1284,8 @@ def _calibrate(metrics: Any, base: Any, *, framework: str | None, bootstrap: int
             # the closed form does not hold: each row's prediction is the simulated pipeline's (the mean of
             # its runs at the fitted values)
             step_p, gen_p = stream.wall, stream.wait
+        if profile is not None:
+            step_p, gen_p = profile.wall, profile.wait  # the simulated rows at the profile's best pause
         if pause is not None:
             step_p = pause.wall  # the simulated rows (the pause on their critical path); gen_s the closed form's
     else:
@@ -1269,7 +1298,10 @@ def _calibrate(metrics: Any, base: Any, *, framework: str | None, bootstrap: int
     implausible = plausibility_notes(values, step_m, k)  # warns CalibrationPlausibilityWarning
     return Calibrated(scenario=fitted, params=params, residuals=residuals, draws=tuple(draws), metrics=m,
                       framework=fw, base=base, layout=layout, reference_step=ref, values=values, hardware=hardware,
-                      steps_per_row=k, notes=_notes(m, reading, stream, stream_misfit) + _pause_notes(sc, k, pause, pause_misfit)
+                      steps_per_row=k, notes=(_profile_notes(sc, reading, profile, profile_why)
+                                              if profile is not None or profile_why is not None
+                                              else _notes(m, reading, stream, stream_misfit))
+                      + _pause_notes(sc, k, pause, pause_misfit)
                       + implausible)
 
 
@@ -1543,13 +1575,14 @@ class _PauseFit:
         return float(max(0.0, p + (float(np.mean(wall)) - self.measured) / self.slope))
 
 
-def _rows_simulated(sc: Scenario, v: dict[str, float], k: int, logged: np.ndarray) -> np.ndarray:
+def _rows_simulated(sc: Scenario, v: dict[str, float], k: int, logged: np.ndarray, waits: bool = False) -> Any:
     """Wall time of each metrics row (``k`` steps, its logged step in ``logged``) in rollsim's run of
     the fully asynchronous ``sc`` at the values ``v``, its lengths drifting as fitted (policy version
     ``t`` of rollsim step ``s0 + t`` draws ``mu + drift * (s0 + t)``), the mean over
     :data:`_STREAM_SEEDS`. A table starting at logged step 0 is compared with the run from its start
     (the first row holds the pipeline's fill, as the run's did); a later start with the rows after one
-    simulated row more (the fill)."""
+    simulated row more (the fill). ``waits``: ``(wall, wait)``, ``wait`` each row's summed trainer wait
+    for samples (the steps' ``wait_s``, as verl's fully async trainer times ``timing_s/gen``)."""
     from rollsim.simulation import simulate
 
     rows = len(logged)
@@ -1563,7 +1596,7 @@ def _rows_simulated(sc: Scenario, v: dict[str, float], k: int, logged: np.ndarra
     top = min(L.max_tokens, math.exp(L.mu + 3 * L.sigma) * math.exp(max(0.0, v["lengths.drift"]) * want))
     per = (cand.rollout_pause_s + cand.train_step_s + cand.weight_sync_s + top / cand.decode_tokens_per_s
            + (cand.train_s_per_token + cand.logprob_s_per_token) * top * cand.batch_size)
-    out = []
+    out, out_wait = [], []
     for seed in _STREAM_SEEDS:
         horizon = min(1e12, 2.0 * per * (want + 2))
         for _ in range(6):
@@ -1577,6 +1610,10 @@ def _rows_simulated(sc: Scenario, v: dict[str, float], k: int, logged: np.ndarra
             raise _Incomplete(f"{st.height} of {want} steps")
         wall = np.diff(np.concatenate([[0.0], ends]))
         out.append(wall if fill else wall[1:])
+        w = st["wait_s"].to_numpy()[:want].reshape(-1, k).sum(axis=1)
+        out_wait.append(w if fill else w[1:])
+    if waits:
+        return np.mean(out, axis=0), np.mean(out_wait, axis=0)
     return np.mean(out, axis=0)
 
 
@@ -1650,6 +1687,115 @@ def _pause_inference(sc: Scenario, v: dict[str, float], m: pl.DataFrame, cap: fl
                      wall=wall, error=f / target, rounds=rounds, slope=slope, measured=target, held=held)
 
 
+#: :func:`_wait_pause_profile`: pauses per weight load tried on its first grid (over [0, the shortest
+#: row's wall time]), and on its second (over the first grid's accepted steps, one step either side)
+_PROFILE_GRID = (13, 13)
+#: The profile's 95 % bound: a pause is kept when ``rows x log(SSE / SSE_min) <= 3.84`` (chi-square, one
+#: degree of freedom: the pause; the speed is solved at each)
+_PROFILE_CHI2 = 3.84
+
+
+@dataclass
+class _WaitPauseFit:
+    """What :func:`_wait_pause_profile` found: ``values`` at the best pause, the simulated rows' ``wall`` and
+    ``wait`` there, ``error`` (their mean wall time over the metrics' - 1), and the profile: every pause
+    tried with its speed, residual sum of squares and whether it is inside the 95 % bound
+    (``points``: ``(pause per load, decode_tokens_per_s, sse, kept)``)."""
+
+    values: dict[str, float]
+    wall: np.ndarray
+    wait: np.ndarray
+    error: float
+    points: list[tuple[float, float, float, bool]]
+    k: int
+
+    def kept(self) -> list[tuple[float, float, float, bool]]:
+        return [p for p in self.points if p[3]]
+
+    def draw(self, rng: np.random.Generator, rows: int) -> dict[str, float]:
+        """A bootstrap draw's ``decode_tokens_per_s`` and ``gen_overhead_s``: one profile point inside the
+        bound, picked with its likelihood's weight ``exp(-rows/2 x log(SSE / SSE_min))``."""
+        kept = self.kept()
+        sse = np.array([p[2] for p in kept])
+        w = np.exp(-0.5 * rows * np.log(sse / sse.min()))
+        i = int(rng.choice(len(kept), p=w / w.sum()))
+        return {"decode_tokens_per_s": kept[i][1], "gen_overhead_s": kept[i][0] / self.k}
+
+
+def _wait_pause_profile(sc: Scenario, v: dict[str, float], m: pl.DataFrame, k: int,
+                        logged: np.ndarray) -> _WaitPauseFit:
+    """The rollout's pause per weight load and the decode speed of a fully asynchronous run whose
+    ``gen_s`` is the trainer's wait (verl's ``timing_s/gen``) and whose rows have the pause on their
+    critical path (:func:`pause_on_critical_path`). Neither the wait nor the wall time is the rollout's
+    generation: a slower rollout and a shorter pause give rows of about the same wall time, so the two
+    are profiled. For each pause on a grid the speed is the one whose simulated rows
+    (:func:`_rows_simulated`) take the metrics' mean wall time per row (secant steps on its log), and the
+    pause's residual sum of squares is that of every row's wall time and wait against the simulated
+    rows'; the pauses inside the 95 % profile bound (:data:`_PROFILE_CHI2`) are kept, refined on a
+    second grid over them. The values are the best pause's; their intervals span the kept points. Used on
+    rows of several steps (one per sync, ``k`` > 1); the intervals hold the length fit fixed."""
+    wall_m, wait_m = m["step_s"].to_numpy(), m["gen_s"].to_numpy()
+    target = float(np.mean(wall_m))
+    rows = len(wall_m)
+    cache: dict[float, tuple[float, float, np.ndarray, np.ndarray]] = {}
+
+    def vals(p: float, d: float) -> dict[str, float]:
+        return {**v, "decode_tokens_per_s": d, "gen_overhead_s": p / k}
+
+    def at(p: float) -> tuple[float, float, np.ndarray, np.ndarray]:
+        # the speed whose simulated rows take the metrics' mean wall time at the pause p, and the rows' SSE
+        if p in cache:
+            return cache[p]
+        best: tuple[float, float, float, np.ndarray, np.ndarray] | None = None  # (f, sse, speed, wall, wait)
+        pts: list[tuple[float, float]] = []
+        x = math.log(max(v["decode_tokens_per_s"], 1e-3))
+        for _ in range(10):
+            try:
+                wall, wait = _rows_simulated(sc, vals(p, math.exp(x)), k, logged, waits=True)
+            except _Incomplete:
+                x += 0.5  # too slow a rollout to finish within the horizon: faster
+                continue
+            f = float(np.mean(wall)) / target - 1.0
+            if best is None or abs(f) < abs(best[0]):
+                best = (f, float(np.sum((wall - wall_m) ** 2 + (wait - wait_m) ** 2)), math.exp(x), wall, wait)
+            if abs(f) <= _PAUSE_TOL:
+                break
+            pts.append((x, f))
+            if len(pts) >= 2 and abs(pts[-1][1] - pts[-2][1]) > 1e-9:
+                (xa, fa), (xb, fb) = pts[-2], pts[-1]
+                x = float(np.clip(xb - fb * (xb - xa) / (fb - fa), xb - 1.0, xb + 1.0))
+            else:
+                x = x + (0.2 if f > 0 else -0.2)  # a faster rollout shortens the rows
+        if best is None:
+            raise _Incomplete(f"no simulated run at a pause of {p:g} s completed the rows")
+        out = (best[1] if abs(best[0]) <= STREAM_MISFIT else math.inf, best[2], best[3], best[4])
+        cache[p] = out
+        return out
+
+    top = float(np.min(wall_m))
+    n1, n2 = _PROFILE_GRID
+    grid = np.linspace(0.0, top, n1)
+    for p in grid:
+        at(float(p))
+
+    def bound() -> tuple[float, list[float]]:
+        sse_min = min(c[0] for c in cache.values())
+        kept = [p for p, c in cache.items() if math.isfinite(c[0]) and rows * math.log(c[0] / sse_min) <= _PROFILE_CHI2]
+        return sse_min, kept
+
+    sse_min, kept = bound()
+    if math.isfinite(sse_min):
+        step = top / (n1 - 1)
+        for p in np.linspace(max(0.0, min(kept) - step), min(top, max(kept) + step), n2):
+            at(float(p))
+        sse_min, kept = bound()
+    p_best = min(cache, key=lambda q: cache[q][0])
+    sse, d, wall, wait = cache[p_best]
+    points = sorted((p, c[1], c[0], p in kept) for p, c in cache.items())
+    return _WaitPauseFit(values={"decode_tokens_per_s": d, "gen_overhead_s": p_best / k}, wall=wall, wait=wait,
+                         error=float(np.mean(wall)) / target - 1.0, points=points, k=k)
+
+
 def _slime_wait(m: pl.DataFrame) -> pl.DataFrame:
     """``m`` with slime's fully asynchronous ``perf/rollout_time`` turned into the trainer's wait: the
     time from the trainer taking the previous batch (when ``train_async.py`` calls ``generate``) to this
@@ -1704,6 +1850,30 @@ def _notes(m: pl.DataFrame, reading: str | None, stream: _StreamFit | None = Non
         return (f"{head}: {int(paced.sum())} of {len(paced)} rows, too few for the overhead (set to 0)",)
     return (f"{head}: none, the trainer set the pace in every row; decode_tokens_per_s is a lower bound (the "
             "slowest speed that kept up) and gen_overhead_s 0",)
+
+
+def _profile_notes(sc: Scenario, reading: str | None, profile: _WaitPauseFit | None,
+                   why: str | None) -> tuple[str, ...]:
+    """How :func:`_wait_pause_profile` placed the speed and the pause (:attr:`Calibrated.notes`)."""
+    assert reading is not None
+    p = sc.pipeline
+    assert isinstance(p, FullyAsync)
+    head = (f"{_WAIT_HEAD[reading]}, and the rollout stops at max_lag_samples {p.max_lag_samples} until each parameter "
+            "sync frees the trained answers' places (lag_release='sync'), then pauses at the weight load: the pause is "
+            "on the rows' critical path")
+    if profile is None:
+        return (f"{head}, but {why}: decode_tokens_per_s and gen_overhead_s are the closed form's (the rows the rollout "
+                "paced, without the pause), and unreliable",)
+    kept = profile.kept()
+    pauses, speeds = [q[0] for q in kept], [q[1] for q in kept]
+    return (f"{head}: the rows do not separate decode_tokens_per_s from gen_overhead_s (the pause; a slower rollout "
+            "with a shorter pause gives rows of about the same wall time and waits): profiled over the pause "
+            f"({len(profile.points)} pauses simulated, rollsim, {len(_STREAM_SEEDS)} seeds, the speed at each the one "
+            "whose rows take the metrics' mean wall time), within the 95 % bound the pause per weight load spans "
+            f"{min(pauses):.3g}-{max(pauses):.3g} s and decode_tokens_per_s {min(speeds):.3g}-{max(speeds):.3g} "
+            f"tokens/s; the values are the best fit's (mean wall time off by {profile.error:+.1%}), their intervals "
+            "the range, and the bootstrap draws take pairs from it, so the what-if intervals carry it; "
+            "step_s_predicted and gen_s_predicted are the simulated rows'",)
 
 
 def _pause_notes(sc: Scenario, k: int, pause: _PauseFit | None, misfit: _PauseFit | None) -> tuple[str, ...]:
