@@ -124,3 +124,29 @@ def test_a_misspelt_required_metric_says_which_column_it_probably_is():
                        r"'gen_s': generation of the batch, seconds\); is 'timing_s/genn' a misspelling of 'timing_s/gen'\?; "
                        r"columns given: training/global_step, timing_s/step, timing_s/genn,"):
         calibrate(VERL.rename({"timing_s/gen": "timing_s/genn"}), imp, bootstrap=0)
+
+
+def wandb_ui_export(m: pl.DataFrame, run: str = "grpo-qwen3-8b") -> pl.DataFrame:
+    """``m`` as the wandb UI's chart CSV exports joined on Step: ``<run> - <metric>`` with its chart
+    buckets' ``__MIN`` / ``__MAX`` beside it."""
+    cols = [c for c in m.columns if c != "training/global_step"]
+    out = m.select(pl.col("training/global_step").alias("Step"), *[pl.col(c).alias(f"{run} - {c}") for c in cols])
+    return out.with_columns(*[(pl.col(f"{run} - {c}") * f).alias(f"{run} - {c}{e}")
+                              for c in cols for e, f in (("__MIN", 0.9), ("__MAX", 1.1))])
+
+
+def test_a_wandb_chart_export_is_read_as_its_metrics():
+    imp = configs.load(EX / "verl_grpo.yaml")
+    cal = calibrate(wandb_ui_export(VERL), imp, bootstrap=0)
+    assert cal.values == calibrate(VERL, imp, bootstrap=0).values
+    note = next(n for n in cal.notes if "wandb chart export" in n)
+    assert note.startswith("metrics: a wandb chart export of run 'grpo-qwen3-8b': its 'grpo-qwen3-8b - ' prefix left "
+                           "off, the chart's bucket extremes not read (grpo-qwen3-8b - timing_s/step__MIN, ")
+    assert note.endswith(", the step read from Step")
+
+
+def test_a_wandb_chart_export_of_two_runs_is_refused():
+    both = pl.concat([wandb_ui_export(VERL, "a"), wandb_ui_export(VERL, "b").drop("Step")], how="horizontal")
+    with pytest.raises(ScenarioError, match=r"^metrics: the table is a wandb chart export of 2 runs \('a', 'b'\): keep "
+                       r"the columns of the one run to calibrate$"):
+        calibrate(both, configs.load(EX / "verl_grpo.yaml"), bootstrap=0)

@@ -299,6 +299,36 @@ def _known_names() -> set[str]:
     return names | {n for m in FRAMEWORK_METRICS.values() for alts in m.values() for alt in alts for n in alt}
 
 
+#: A chart panel's CSV export from the wandb UI: a ``Step`` column, and per run ``<run name> - <metric>``
+#: with ``<run name> - <metric>__MIN`` / ``__MAX`` beside it (the extremes of the points the chart
+#: sampled into each of its buckets: not per-step values, not read).
+_WANDB_UI = re.compile(r"^(?P<run>.+?) - (?P<name>.+?)(?P<ext>__MIN|__MAX)?$")
+
+
+def _wandb_ui(df: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, str], list[str]]:
+    """``df`` without a wandb UI export's run-name prefixes when every column but ``Step`` has one
+    (:data:`_WANDB_UI`): the renames ``{metric: given}``, the ``__MIN`` / ``__MAX`` columns dropped, and a
+    note saying so. A table of several runs is refused (which one to calibrate cannot be told)."""
+    known = _known_names()
+    rest = [c for c in df.columns if c != "Step"]
+    found = {c: _WANDB_UI.match(c) for c in rest}
+    if not rest or not all(found.values()) or not any(m and m["name"] in known for m in found.values()):
+        return df, {}, []
+    runs = sorted({m["run"] for m in found.values() if m})
+    if len(runs) > 1:
+        raise invalid("metrics", f"the table is a wandb chart export of {len(runs)} runs ({', '.join(map(repr, runs))}):"
+                                 " keep the columns of the one run to calibrate")
+    extremes = [c for c, m in found.items() if m and m["ext"]]
+    renames = {m["name"]: c for c, m in found.items() if m and not m["ext"]}
+    if "Step" in df.columns:
+        renames["step"] = "Step"
+    out = df.drop(extremes).rename({given: new for new, given in renames.items()})
+    note = (f"metrics: a wandb chart export of run {runs[0]!r}: its '{runs[0]} - ' prefix left off"
+            + (f", the chart's bucket extremes not read ({_list(extremes)})" if extremes else "")
+            + (", the step read from Step" if "Step" in df.columns else ""))
+    return out, renames, [note]
+
+
 def _unprefixed(df: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, str], list[str]]:
     """``df`` with its logger-prefixed columns (:data:`_LOGGER_PREFIXES`) renamed to the metric names
     they hold and wandb's ``_step`` to ``step`` when no column gives the step; the renames
@@ -308,7 +338,10 @@ def _unprefixed(df: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, str], list[st
     ------
     ScenarioError
         ``metrics: ...`` when a prefixed column and its unprefixed name are both columns (two values
-        of one metric: which one is meant cannot be told)."""
+        of one metric: which one is meant cannot be told), or for a wandb chart export of several runs."""
+    df, ui, ui_notes = _wandb_ui(df)
+    if ui:
+        return df, ui, ui_notes
     known = _known_names()
     have = set(df.columns)
     renames: dict[str, str] = {}
