@@ -6,15 +6,14 @@ line's names (``async``: refused by every command alike); appended to the table 
 
 from __future__ import annotations
 
+from bad_inputs_hwtrain import _OPTS  # the training options' names, as their messages list them
+
 _ERR = "exit 2: rollsim: error: "
 _CAL = ("write('m.csv', 'gen_s,train_s,response_mean,response_max\\n10,5,100,400\\n12,6,120,500\\n11,5.5,110,450\\n')")
 _WHATIF = ("cli('whatif', '--config', write('v.yaml', 'data: {train_batch_size: 4, max_response_length: 1024}\\n'), "
            f"'--metrics', {_CAL}, '--bootstrap', '0', '--draws', '0', '--steps', '4', '--pipeline', %r)")
 _PIPES = "must be 'sync', 'one-step', 'k-step:K', 'fully-async' or 'verl-fully-async' (verl's trainer cadence), or an "
 _HW = "cli('hardware', '--model', 'Qwen3-8B', '--gpu', 'H100', '--train-option', %r)"
-_OPTS = ("ppo_epochs, recompute_logprob, reference, critic, mini_batches, model_parallel, tensor_parallel, "
-         "pipeline_parallel, virtual_pipeline, context_parallel, expert_parallel, dispatch, max_tokens_per_gpu, precision, "
-         "activation_checkpointing, tp_overlap, ep_overlap, expert_routing, overlap_rollout, mfu")
 
 ROWS: list[tuple[str, str, str, str]] = [
     # the engine's 2**32 - 1 samples cannot be raised: the message leads with the horizon given, and says how far
