@@ -53,6 +53,7 @@ import math
 import csv
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from rollsim import _check
 from rollsim.errors import invalid
@@ -205,16 +206,27 @@ def ampere_compute_factor(path: Path | str | None = None, tokens: tuple[int, int
     ScenarioError
         For a range outside [1, 512], reversed, or holding no profiled token count.
     """
-    if not isinstance(tokens, tuple) or len(tokens) != 2:
-        raise invalid("tokens", f"must be a (low, high) pair of token counts, got {tokens!r}")
-    lo = _check.integer("tokens[0]", tokens[0], 1, 512)
-    hi = _check.integer("tokens[1]", tokens[1], lo, 512)
+    lo, hi = _token_range(tokens, 1)
     with Path(path or VIDUR_LINEAR_LAYERS).open() as f:
         ms = {(r["model"], r["gpu"], int(r["tp"]), int(r["num_tokens"])): float(r["median_ms"])
               for r in csv.DictReader(f)}
+    return _peak_share_factor([(n, t, ms[(m, "h100", tp, n)]) for (m, g, tp, n), t in ms.items()
+                               if g == "a100" and (m, "h100", tp, n) in ms], lo, hi)
+
+
+def _token_range(tokens: Any, lowest: int) -> tuple[int, int]:
+    """An Ampere factor's ``tokens``: an inclusive (low, high) pair within [``lowest``, 512]."""
+    if not isinstance(tokens, tuple) or len(tokens) != 2:
+        raise invalid("tokens", f"must be a (low, high) pair of token counts, got {tokens!r}")
+    lo = _check.integer("tokens[0]", tokens[0], lowest, 512)
+    return lo, _check.integer("tokens[1]", tokens[1], lo, 512)
+
+
+def _peak_share_factor(points: list[tuple[int, float, float]], lo: int, hi: int) -> float:
+    """The geometric mean, over the ``(tokens, A100 ms, H100 ms)`` points with tokens in [lo, hi], of
+    ``(A100 ms x A100 BF16 peak) / (H100 ms x H100 BF16 peak)``: an Ampere factor on a compute scale."""
     pa, ph = accelerator("A100-80G").bf16_flops, accelerator("H100").bf16_flops
-    logs = [math.log(t * pa / (ms[(m, "h100", tp, n)] * ph)) for (m, g, tp, n), t in ms.items()
-            if g == "a100" and lo <= n <= hi and (m, "h100", tp, n) in ms]
+    logs = [math.log(a * pa / (h * ph)) for n, a, h in points if lo <= n <= hi]
     if not logs:
         raise invalid("tokens", f"no token count of the table in [{lo}, {hi}] was profiled on both GPUs")
     return math.exp(math.fsum(logs) / len(logs))
@@ -271,17 +283,10 @@ def aiconfigurator_ampere_factor(op: str = "moe", path: Path | str | None = None
     """
     if op not in AIC_AMPERE_TABLES:
         raise invalid("op", f"must be one of {', '.join(AIC_AMPERE_TABLES)}, got {op!r}")
-    if not isinstance(tokens, tuple) or len(tokens) != 2:
-        raise invalid("tokens", f"must be a (low, high) pair of token counts, got {tokens!r}")
-    lo = _check.integer("tokens[0]", tokens[0], 64, 512)
-    hi = _check.integer("tokens[1]", tokens[1], lo, 512)
-    pa, ph = accelerator("A100-80G").bf16_flops, accelerator("H100").bf16_flops
+    lo, hi = _token_range(tokens, 64)
     with Path(path or AIC_AMPERE_TABLES[op]).open() as f:
-        logs = [math.log(float(r["a100_ms"]) * pa / (float(r["h100_ms"]) * ph)) for r in csv.DictReader(f)
-                if lo <= int(r["num_tokens"]) <= hi]
-    if not logs:
-        raise invalid("tokens", f"no token count of the table in [{lo}, {hi}] was profiled on both GPUs")
-    return math.exp(math.fsum(logs) / len(logs))
+        points = [(int(r["num_tokens"]), float(r["a100_ms"]), float(r["h100_ms"])) for r in csv.DictReader(f)]
+    return _peak_share_factor(points, lo, hi)
 
 
 #: Achieved FP8 / BF16 matrix throughput of vLLM's FP8 paths on Hopper, per path (not fitted), used on
