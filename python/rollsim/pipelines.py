@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from rollsim import _check
+from rollsim._text import closest
 from rollsim.errors import ScenarioError, invalid, strict_init
 
 __all__ = ["Synchronous", "OneStepAsync", "OffPolicy", "FullyAsync", "LengthBalanced", "Pipeline", "PIPELINE_NAMES",
@@ -35,16 +36,13 @@ def pipeline_hint(word: Any, names: tuple[str, ...] = ("sync", "one-step", "full
     """``"; did you mean 'fully-async'?"`` for a word that is no pipeline name: ``async`` /
     ``asynchronous`` (fully-async, not sync), a near miss of one of ``names`` (``fully-asyn``), or
     ``k-step`` without its K; ``""`` otherwise."""
-    import difflib
-
     if not isinstance(word, str):
         return ""
     w = word.strip().lower().replace("_", "-")
     if w.startswith(("k-step", "kstep", "off-policy")) and "k-step:K" in names:
         return "; did you mean 'k-step:K', with K the batches generation may run ahead (k-step:2)?"
-    near = ["fully-async"] if w in ("async", "asynchronous") and "fully-async" in names else \
-        difflib.get_close_matches(w, list(names), n=1, cutoff=0.75)
-    return f"; did you mean {near[0]!r}?" if near else ""
+    near = "fully-async" if w in ("async", "asynchronous") and "fully-async" in names else closest(w, names, 0.75)
+    return f"; did you mean {near!r}?" if near else ""
 
 
 
