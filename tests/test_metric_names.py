@@ -150,3 +150,13 @@ def test_a_wandb_chart_export_of_two_runs_is_refused():
     with pytest.raises(ScenarioError, match=r"^metrics: the table is a wandb chart export of 2 runs \('a', 'b'\): keep "
                        r"the columns of the one run to calibrate$"):
         calibrate(both, configs.load(EX / "verl_grpo.yaml"), bootstrap=0)
+
+
+def test_a_metrics_csv_without_its_header_row_is_named_so(tmp_path):
+    """Without a header, the first row's numbers would be taken as the column names."""
+    f = tmp_path / "h.csv"
+    f.write_text("10,5,100,400\n12,6,120,500\n11,5.5,110,450\n")
+    with pytest.raises(ScenarioError, match=r"^metrics: h\.csv's first line is numbers \(10, 5, 100, 400\), not metric "
+                       r"names: the file needs a header row naming its columns \(timing_s/gen, \.\.\. or the generic "
+                       r"gen_s, \.\.\.\)$"):
+        cal_mod.read_metrics(f)

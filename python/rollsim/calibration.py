@@ -224,6 +224,10 @@ def read_metrics(metrics: Any) -> pl.DataFrame:
         raise invalid("metrics", f"must be a polars DataFrame or a file path, got {type(metrics).__name__}")
     if df.height == 0:
         raise invalid("metrics", "the table has no rows")
+    if isinstance(metrics, (str, Path)) and all(_is_number(c) for c in df.columns):
+        raise invalid("metrics", f"{Path(metrics).name}'s first line is numbers ({', '.join(df.columns[:6])}"
+                                 f"{' ...' if df.width > 6 else ''}), not metric names: the file needs a header row "
+                                 "naming its columns (timing_s/gen, ... or the generic gen_s, ...)")
     if isinstance(metrics, (str, Path)) and df.width == 1:
         only = df.columns[0]
         sep = next((c for c in (";", "\t", "|") if c in only), None)
@@ -231,6 +235,14 @@ def read_metrics(metrics: Any) -> pl.DataFrame:
             raise invalid("metrics", f"{Path(metrics).name} has one column, {only[:60]!r}{'...' if len(only) > 60 else ''}: "
                           f"its values look separated by {sep!r}; a .csv file must be comma-separated")
     return df
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _read_json(p: Path) -> pl.DataFrame:
