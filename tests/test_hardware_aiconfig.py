@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import math
+import runpy
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from rollsim.hardware import ACCELERATORS, MODELS, serving
 from rollsim.hardware.serving import AMPERE_COMPUTE_FACTOR, ENGINES, step_time
 
+ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(serving.__file__).parent / "data"
 GEMM, MOE = DATA / "aiconfigurator_gemm_a100_h100.csv", DATA / "aiconfigurator_moe_a100_h100.csv"
 #: the (n, k) grid of aiconfigurator's gemm collection (a100_sxm and h100_sxm, vLLM 0.14.0: the same 21 values)
@@ -39,22 +41,10 @@ def _factor(rows: list[dict[str, str]]) -> float:
 
 
 def _projections() -> set[tuple[int, int]]:
-    """Every registry model's dense projections (n, k) at TP 1, 2, 4, 8, snapped to the grid (log-nearest)."""
-    snap = lambda x: min(GRID, key=lambda g: abs(math.log(g / x)))  # noqa: E731
-    out = set()
-    for m in MODELS.values():
-        for tp in (1, 2, 4, 8):
-            shapes = []
-            if not m.is_mla:
-                shapes += [((m.attention_heads // tp + 2 * -(-m.kv_heads // tp)) * m.head_dim, m.hidden_size),
-                           (m.hidden_size, m.attention_heads * m.head_dim // tp)]
-            widths = [m.intermediate_size] if not m.is_moe else (
-                [m.shared_experts * m.moe_intermediate_size] * bool(m.shared_experts)
-                + [m.intermediate_size] * bool(m.dense_layers))
-            for f in widths:
-                shapes += [(2 * f // tp, m.hidden_size), (m.hidden_size, f // tp)]
-            out |= {(snap(n), snap(k)) for n, k in shapes}
-    return out
+    """Every registry model's dense projections (n, k) at TP 1, 2, 4, 8 as the deriving script lists them, snapped to
+    the grid (log-nearest), so the shipped table is checked against the script's own rule."""
+    script = runpy.run_path(str(ROOT / "scripts" / "derive_aiconfigurator_ampere_tables.py"), run_name="derive")
+    return {(script["_snap"](list(GRID), n), script["_snap"](list(GRID), k)) for n, k in script["dense_projections"]()}
 
 
 def test_tables_provenance_and_coverage():
