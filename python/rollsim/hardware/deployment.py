@@ -323,9 +323,9 @@ class Deployment:
         spi = self.slots_per_instance
         kv = self.kv_capacity_tokens(context_tokens=ctx)
         need = pt + _max_length(lengths) + 1
-        if kv < need:
+        if math.floor(kv) < need:  # the scenario's capacity is whole tokens (kv_cache_tokens below)
             raise invalid("kv_cache_tokens", f"an instance of {self.rollout_tp} {self.accelerator.name} holds "
-                                             f"{kv:.0f} tokens of KV cache, less than one request's {need:.0f} "
+                                             f"{math.floor(kv)} tokens of KV cache, less than one request's {need:.0f} "
                                              "(prompt + longest answer + 1); raise rollout_tp or "
                                              "gpu_memory_utilization, or cap the lengths")
         if prefill_mode not in ("per_slot", "shared"):
@@ -373,7 +373,7 @@ class Deployment:
                  f"{self.rollout_tp}), training on {count(self.train_gpus, 'GPU')} ({self.train_backend})"
                  f"{', colocated' if self.colocated else ''}",
                  f"  weights {m.weight_bytes(None) / 2**30:.1f} GiB; KV {m.kv_bytes(context_tokens) / context_tokens:,.0f}"
-                 f" bytes/token; KV capacity {kv:,.0f} tokens per instance",
+                 f" bytes/token; KV capacity {math.floor(kv):,} tokens per instance",
                  f"  context {context_tokens:g} tokens: {count(fit, 'sequence')} fit (max_num_seqs {spi})"
                  + ("; one such sequence exceeds the KV capacity" if fit == 0 else "")]
         for b in sorted({1, full}):
