@@ -1,0 +1,96 @@
+"""A user's questions end to end (32 H100s, Qwen3-30B-A3B, a 3,000-token mean answer): the Python and
+command-line paths give the same numbers and the output names what it assumed.
+
+* ``rollsim hardware`` prints the KV capacity the deployment's scenario (and ``split --model``) runs
+  with: whole tokens, rounded down (it printed 138,494 where the scenario holds 138,493).
+* ``rollsim split --model`` names the model, accelerator, engine and training backend it priced,
+  and says the weight sync is not priced when it is left at 0 s.
+* ``split --model`` with a model-parallel training layout (``--train-option expert_parallel=8``)
+  prices the trainer on the fewest GPUs the layout allows (it was refused: "must divide train_gpus (1)").
+* A header's step with per-token training costs is the step at the mean length, not the fixed part.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rollsim import LogNormal, resources
+from rollsim.cli import main, scenario_header
+from rollsim.hardware import Deployment
+from rollsim.hardware.training import train_step_s
+
+MEAN_3000 = LogNormal(mu=7.55, sigma=1.0, max_tokens=16384)  # truncated mean 3,000 tokens (2,999.9)
+
+
+def test_hardware_prints_the_kv_capacity_the_scenario_runs_with(capsys):
+    d = Deployment(model="Qwen3-30B-A3B", gpu="H100", rollout_gpus=1, rollout_tp=1, train_gpus=1)
+    assert d.kv_capacity_tokens() == pytest.approx(138493.84, abs=0.01)
+    s = d.scenario(lengths=MEAN_3000, prompts_per_step=64, group_size=8, per_rank=False)
+    assert s.kv_cache_tokens == 138493.0
+    assert main(["hardware", "--model", "Qwen3-30B-A3B", "--gpu", "H100"]) == 0
+    assert "KV capacity 138,493 tokens per instance" in capsys.readouterr().out.splitlines()[1]
+    assert "KV capacity 138,493 tokens per instance" in d.breakdown()
+
+
+class _Seen(Exception):
+    pass
+
+
+def _split_inputs(monkeypatch, *args):
+    seen = {}
+
+    def capture(base, gpus, **kw):
+        seen.update(kw, base=base, gpus=gpus)
+        raise _Seen
+
+    monkeypatch.setattr(resources, "gpu_split", capture)
+    with pytest.raises(_Seen):
+        main(["split", *args])
+    return seen
+
+
+def test_split_prices_an_expert_parallel_trainer_on_its_group(monkeypatch):
+    seen = _split_inputs(monkeypatch, "--gpus", "32", "--model", "Qwen3-30B-A3B", "--gpu", "H100", "--mu", "7.55",
+                         "--group-size", "8", "--train-backend", "megatron", "--train-option", "expert_parallel=8")
+    base = seen["base"]
+    tokens = base.batch_size * base.lengths.mean_tokens()
+    want = train_step_s("Qwen3-30B-A3B", "H100", train_gpus=8, tokens=tokens, sequences=base.batch_size,
+                        backend="megatron", expert_parallel=8)
+    assert want["ep_comm"] > 4.0  # the layout's all-to-all is priced
+    step_on_8 = (seen["gpu_s_per_token"] * tokens + seen["train_gpu_s_per_step"]) / 8
+    assert step_on_8 == pytest.approx(want["total"], rel=1e-9)
+    assert step_on_8 == pytest.approx(19.76, abs=0.01)
+
+
+def test_split_header_names_the_deployment_and_the_unpriced_sync(capsys):
+    assert main(["split", "--gpus", "4", "--model", "Qwen3-0.6B", "--gpu", "H100", "--horizon-s", "300"]) in (0, 1)
+    head = capsys.readouterr().out.splitlines()[0]
+    assert head.startswith("rollsim split: 4 GPUs (Qwen3-0.6B on H100: vllm at gpu_memory_utilization 0.9 (its "
+                           "default), training fsdp2), rollout 1-3 (instances of 1 GPU x 1024 slots x the deployment's "
+                           "decode table, KV capacity 640,752 tokens per instance), training the rest at ")
+    assert head.endswith(", weight sync not priced (0 s per update: give --weight-sync-s and --rollout-pause-s, e.g. "
+                         "from rollsim sync)")
+    assert main(["split", "--gpus", "4", "--model", "Qwen3-0.6B", "--gpu", "H100", "--horizon-s", "300", "--engine",
+                 "sglang", "--gpu-memory-utilization", "0.8", "--weight-sync-s", "2"]) in (0, 1)
+    head = capsys.readouterr().out.splitlines()[0]
+    assert "4 GPUs (Qwen3-0.6B on H100: sglang at gpu_memory_utilization 0.8, training fsdp2), rollout" in head
+    assert "weight sync not priced" not in head and "weight_sync_s=2" in head
+    # without a deployment the header is as before
+    assert main(["split", "--gpus", "4", "--gpu-s-per-token", "1e-3", "--horizon-s", "300"]) in (0, 1)
+    head = capsys.readouterr().out.splitlines()[0]
+    assert head.startswith("rollsim split: 4 GPUs, rollout 1-3 (") and "weight sync" not in head
+
+
+def test_header_step_with_per_token_costs_is_the_step_at_the_mean_length():
+    d = Deployment(model="Qwen3-30B-A3B", gpu="H100", rollout_gpus=26, rollout_tp=1, train_gpus=6)
+    s = d.scenario(lengths=MEAN_3000, prompts_per_step=64, group_size=8, per_rank=False)
+    step = s.train_step_s + s.train_s_per_token * s.batch_size * s.lengths.mean_tokens()
+    assert step == pytest.approx(30.82, abs=0.01)  # as rollsim hardware --train-tokens prices 512 x 3,000 on 6 GPUs
+    want = train_step_s("Qwen3-30B-A3B", "H100", train_gpus=6, tokens=512 * s.lengths.mean_tokens(), sequences=512)
+    assert step == pytest.approx(want["total"], rel=1e-9)
+    head = scenario_header("compare", s)
+    assert head.startswith("rollsim compare: 26624 slots x 153.76 tokens/s, batch 512, ~30.8 s/step at the mean length "
+                           "(0.0651 s + 2e-05 s per token), 2 h, ")
+    # a fixed step alone is said as before
+    assert "batch 512, 60 s/step, 2 h" in scenario_header("compare", s.replace(train_s_per_token=0.0,
+                                                                                train_step_s=60.0))
