@@ -94,3 +94,35 @@ def test_header_step_with_per_token_costs_is_the_step_at_the_mean_length():
     # a fixed step alone is said as before
     assert "batch 512, 60 s/step, 2 h" in scenario_header("compare", s.replace(train_s_per_token=0.0,
                                                                                 train_step_s=60.0))
+
+
+def test_agentic_deployment_prices_the_later_turns_prefill():
+    """An agentic scenario of a deployment prefilled its later turns for free (``prefill_tokens_per_s``
+    inf: ``gpu_prefill_s`` 0 while 65 M context tokens were re-prefilled with ``kv_policy="drop"``)."""
+    import dataclasses
+    import math
+
+    from rollsim import simulate, trajectories
+
+    ci = trajectories.code_interpreter_math()
+    d = Deployment(model="Qwen3-30B-A3B", gpu="H100", rollout_gpus=2, rollout_tp=1, train_gpus=1)
+    ag = dataclasses.replace(ci.agentic, max_context_tokens=32768.0, kv_policy="drop")
+    kw = dict(lengths=ci.lengths, prompts_per_step=8, group_size=8, per_rank=False, horizon_s=1200.0, agentic=ag)
+    s = d.scenario(**kw)
+    c = ci.lengths.mean_tokens()
+    assert s.prefill_tokens_per_s == pytest.approx(c / d.prefill_s(c), rel=1e-12)
+    assert s.prefill_tokens_per_s == pytest.approx(29336, abs=1)
+    r = simulate(s, record="summary").summary
+    assert r["tokens_prefilled_turns"] > 0 and r["gpu_prefill_s"] > 0
+    # the first-turn prompt is no longer folded into the table as well (no double count): same table at 0 prompt
+    assert s.decode_throughput_table == d.scenario(**{**kw, "agentic": None}).decode_throughput_table
+    with_prompt = d.scenario(**{**kw, "prompt_tokens": 400.0})
+    folded = d.scenario(**{**kw, "prompt_tokens": 400.0, "agentic": None})
+    assert with_prompt.decode_throughput_table != folded.decode_throughput_table
+    assert with_prompt.decode_throughput_table == d.scenario(**{**kw, "agentic": None, "prompt_tokens": 400.0,
+                                                                "prefill_mode": "shared"}).decode_throughput_table
+    # a speed given is kept (and free prefill is still there on request)
+    assert math.isinf(d.scenario(**kw, prefill_tokens_per_s=math.inf).prefill_tokens_per_s)
+    # shared prefill: the engine's shared prefill speed, even with no prompt
+    sh = d.scenario(**kw, prefill_mode="shared")
+    assert sh.prefill_tokens_per_s == pytest.approx(d.prefill_tokens_per_s(0.0, 8192.0), rel=1e-12)

@@ -257,6 +257,12 @@ class Deployment:
           ``train_step_s`` and ``train_s_per_token`` are 0. ``per_rank=False``: ``train_step_s``
           and ``train_s_per_token`` from :func:`rollsim.hardware.training.engine_train_params` at
           the mean sequence length, ranks taken as even.
+        * agentic (``agentic=`` among the fields, ``prefill_mode="per_slot"``): the later turns'
+          prefill (observations, contexts dropped or evicted between turns) and every prompt are
+          prefilled on their slot at the speed of one lone prefill of ``prompt + mean answer``
+          tokens (``c / prefill_s(c)``, as the agentic presets price theirs), not folded into the
+          table, so no turn's prefill is free; a ``prefill_tokens_per_s`` given among the fields
+          replaces that speed (and the prompt is then folded into the table as without agentic).
         * colocated: ``weight_sync_s`` grows by :meth:`switch_s` (synchronous pipeline only).
         * ``prefill_mode="shared"``: the engine prefills the prompts in the steps it shares with
           decoding (:attr:`rollsim.Scenario.prefill_mode`) at :meth:`prefill_tokens_per_s`, so the
@@ -334,9 +340,13 @@ class Deployment:
         if context not in ("mean", "per_token"):
             raise invalid("context", f"must be 'mean' or 'per_token', got {context!r}")
         per_token = context == "per_token"
+        # trajectories prefill their later turns on the slot: price that (and the prompt, at the same speed)
+        agentic = scenario_fields.get("agentic") is not None
+        turn_prefill = agentic and not shared and "prefill_tokens_per_s" not in scenario_fields
         table = serving.decode_throughput_table(self.spec, self.accelerator, tp=self.rollout_tp,
                                                 context_tokens=0.0 if per_token else ctx, max_seqs=spi, engine=self.engine,
-                                                prefill_tokens_per_token=0.0 if shared else pt / (g * mean))
+                                                prefill_tokens_per_token=0.0 if shared or turn_prefill
+                                                else pt / (g * mean))
         if _check.flag("per_rank", per_rank):
             opts = {"dispatch": "balanced", **self.train_options}
             ranks = engine_train_ranks(self.spec, self.accelerator, train_gpus=self.train_gpus, batch_size=p * g,
@@ -352,9 +362,13 @@ class Deployment:
         )
         if per_token:
             fields["decode_s_per_context_token"] = self.context_s_per_token(ctx)
+        if turn_prefill:
+            c = pt + mean
+            fields["prefill_tokens_per_s"] = c / self.prefill_s(c)
         if shared:
             fields.update(prefill_mode="shared", max_num_batched_tokens=max_num_batched_tokens,
-                          prefill_tokens_per_s=self.prefill_tokens_per_s(pt, max_num_batched_tokens) if pt else math.inf)
+                          prefill_tokens_per_s=self.prefill_tokens_per_s(pt, max_num_batched_tokens) if pt or agentic
+                          else math.inf)
         fields.update(scenario_fields)
         if self.colocated:
             fields["weight_sync_s"] = fields.get("weight_sync_s", 0.0) + self.switch_s()["total"]
