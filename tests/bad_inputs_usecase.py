@@ -16,3 +16,9 @@ ROWS: list[tuple[str, str, str, str]] = [
      "got 8 (on 1 training GPU; no training group of 2 to 3 GPUs, which --gpus 4 leaves beside one rollout instance, "
      "allows these --train-option values either)"),
 ]
+ROWS += [
+    ("split", "cli('split', '--gpus', '8', '--gpu-s-per-token', '1e-4', '--admission-eta', '-1')", "CliExit",
+     "exit 2: rollsim: error: --admission-eta: must be in [0, 4294967295], got -1"),
+    ("split", "cli('split', '--gpus', '8', '--gpu-s-per-token', '1e-4', '--admission-eta', '1', '--pipeline', 'sync')",
+     "CliExit", "exit 2: rollsim: error: --admission-eta applies to --pipeline fully-async only, not sync"),
+]

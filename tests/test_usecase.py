@@ -126,3 +126,22 @@ def test_agentic_deployment_prices_the_later_turns_prefill():
     # shared prefill: the engine's shared prefill speed, even with no prompt
     sh = d.scenario(**kw, prefill_mode="shared")
     assert sh.prefill_tokens_per_s == pytest.approx(d.prefill_tokens_per_s(0.0, 8192.0), rel=1e-12)
+
+
+def test_split_takes_areals_admission_rule(monkeypatch, capsys):
+    """``split --admission-eta`` bounds staleness without dropping (AReaL); before, split had only the
+    drop-at-consumption cap."""
+    from rollsim import FullyAsync
+
+    seen = _split_inputs(monkeypatch, "--gpus", "8", "--gpu-s-per-token", "1e-4", "--admission-eta", "1",
+                         "--max-staleness", "3")
+    assert seen["base"].pipeline == FullyAsync(max_staleness=3, admission_eta=1)
+    monkeypatch.undo()
+    assert main(["split", "--gpus", "4", "--gpu-s-per-token", "1e-4", "--slots-per-instance", "256", "--horizon-s",
+                 "1200", "--admission-eta", "1"]) in (0, 1)
+    out = capsys.readouterr().out.splitlines()
+    assert ", pipeline fully-async admission_eta=1; objective" in out[0]
+    rows = [r.split() for r in out[2:5]]
+    assert [r[8] for r in rows] == ["0.0%", "0.0%", "0.0%"]      # nothing dropped
+    assert [r[9] for r in rows] == ["0.54", "0.84", "0.83"]       # mean staleness under 1 (uncapped: 0.54, 1.41, 2.55)
+    assert out[-1].startswith("best: 2 rollout + 2 training GPUs, 10655 tokens trained/s")

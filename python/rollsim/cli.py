@@ -928,6 +928,8 @@ def split_header(base: Scenario, res: Any, gpus: int, gpus_per_instance: int, gp
     pipeline = "sync" if isinstance(p, Synchronous) else "one-step" if isinstance(p, OneStepAsync) else "fully-async"
     if isinstance(p, FullyAsync) and p.max_staleness is not None:
         pipeline += f" max_staleness={p.max_staleness}"
+    if isinstance(p, FullyAsync) and p.admission_eta is not None:
+        pipeline += f" admission_eta={p.admission_eta}"
     from rollsim._text import count
 
     kv = ("no KV capacity limit" if base.kv_cache_tokens is None or not base.slots_per_instance else
@@ -1041,10 +1043,11 @@ def _cmd_presets(a: argparse.Namespace) -> int:
 def _cmd_split(a: argparse.Namespace) -> int:
     from rollsim import resources
 
-    if a.max_staleness is not None and a.pipeline != "fully-async":
-        raise ScenarioError(f"pipeline.max_staleness: --max-staleness applies to --pipeline fully-async only, "
-                            f"not {a.pipeline}")
-    pipeline = {"sync": Synchronous(), "one-step": OneStepAsync(), "fully-async": FullyAsync(a.max_staleness)}[a.pipeline]
+    for flag, dest in (("--max-staleness", "max_staleness"), ("--admission-eta", "admission_eta")):
+        if getattr(a, dest) is not None and a.pipeline != "fully-async":
+            raise ScenarioError(f"pipeline.{dest}: {flag} applies to --pipeline fully-async only, not {a.pipeline}")
+    pipeline = (FullyAsync(a.max_staleness, admission_eta=a.admission_eta) if a.pipeline == "fully-async" else
+                {"sync": Synchronous(), "one-step": OneStepAsync()}[a.pipeline])
     # the split sizes the pool and the trainer: flags that it would override are refused whenever given
     sized = {"--rollout-slots": "rollout_slots", "--train-step-s": "train_step_s",
              "--train-s-per-token": "train_s_per_token", "--logprob-s-per-token": "logprob_s_per_token"}
@@ -1328,6 +1331,11 @@ def build_parser() -> argparse.ArgumentParser:
                          "to offload and reload the rollout engine (default: not run)")
     sp.add_argument("--max-staleness", type=int, default=None,
                     help="drop-at-consumption cap (with --pipeline fully-async; default: no cap)")
+    from rollsim.pipelines import _FA
+
+    sp.add_argument("--admission-eta", type=int, default=None, metavar="N",
+                    help=f"{_FA['admission_eta']['doc']}: AReaL's rule, which bounds staleness without dropping "
+                         f"(with --pipeline fully-async; default: off)")
     sp.add_argument("--max-drop-fraction", type=float, default=0.05,
                     help="recommend only splits that drop at most this fraction of finished samples (%(default)s)")
     sp.add_argument("--max-staleness-mean", type=float, default=None,
