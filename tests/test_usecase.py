@@ -145,3 +145,26 @@ def test_split_takes_areals_admission_rule(monkeypatch, capsys):
     assert [r[8] for r in rows] == ["0.0%", "0.0%", "0.0%"]      # nothing dropped
     assert [r[9] for r in rows] == ["0.54", "0.84", "0.83"]       # mean staleness under 1 (uncapped: 0.54, 1.41, 2.55)
     assert out[-1].startswith("best: 2 rollout + 2 training GPUs, 10655 tokens trained/s")
+
+
+def test_no_step_from_groups_spread_over_the_pool_says_so():
+    """Enough answers finished but no batch of whole groups: the warning said "add rollout_slots",
+    the opposite of what helps (a 26,624-slot agentic pool kept 3,328 groups in flight)."""
+    from rollsim import Empirical, FullyAsync, NoTrainingStepWarning, Scenario, simulate
+    from rollsim.simulation import no_training_step_message
+
+    # 640 slots in 10 groups of 64; a batch is one group; one answer in 10 is too long to finish, so
+    # a group finishes whole with probability 0.9**64 = 0.1 %
+    lengths = Empirical([100.0, 1e6], weights=[0.9, 0.1])
+    sc = Scenario(rollout_slots=640, decode_tokens_per_s=10.0, batch_size=64, group_size=64, train_step_s=1.0,
+                  horizon_s=60.0, lengths=lengths, pipeline=FullyAsync())
+    with pytest.warns(NoTrainingStepWarning) as w:
+        r = simulate(sc, record="summary")
+    assert r.summary["steps_started"] == 0 and r.summary["samples_finished"] >= sc.batch_size
+    msg = str(w[0].message)
+    assert msg == no_training_step_message(sc, r.summary)
+    assert "a batch takes 1 whole group of group_size = 64" in msg
+    assert "(the 640 slots keep about 10 groups in flight)" in msg
+    assert msg.endswith("Lengthen horizon_s, or bound the groups in flight: fewer rollout_slots, "
+                        "pipeline.max_lag_samples or pipeline.admission_eta.")
+    assert "add rollout_slots" not in msg
