@@ -168,3 +168,33 @@ def test_no_step_from_groups_spread_over_the_pool_says_so():
     assert msg.endswith("Lengthen horizon_s, or bound the groups in flight: fewer rollout_slots, "
                         "pipeline.max_lag_samples or pipeline.admission_eta.")
     assert "add rollout_slots" not in msg
+
+
+def test_deployment_gpu_split_is_rollsim_split_model(capsys):
+    """``Deployment.gpu_split`` is ``rollsim split --model`` in Python: the same rows, digit for digit
+    (before, a Python user rebuilt the instance and the trainer's GPU-seconds by hand)."""
+    import io
+
+    import polars as pl
+
+    from rollsim import FullyAsync, Scenario
+
+    args = ["split", "--gpus", "6", "--model", "Qwen3-0.6B", "--gpu", "H100", "--horizon-s", "600", "--group-size",
+            "8", "--max-num-seqs", "64", "--admission-eta", "1", "--format", "csv"]
+    assert main(args) == 0
+    cli = pl.read_csv(io.StringIO(capsys.readouterr().out))
+    d = Deployment(model="Qwen3-0.6B", gpu="H100", rollout_gpus=1, max_num_seqs=64)
+    base = Scenario(horizon_s=600.0, group_size=8, pipeline=FullyAsync(admission_eta=1))
+    py = d.gpu_split(base, 6).table
+    assert py["rollout_gpus"].to_list() == cli["rollout_gpus"].to_list() == [1, 2, 3, 4, 5]
+    for col in ("tokens_trained_per_s", "step_time_s", "staleness_mean", "drop_fraction"):
+        assert py[col].to_list() == pytest.approx(cli[col].to_list(), rel=1e-12, nan_ok=True), col
+    one, kw, priced = d.split_inputs(base, 6)
+    assert (kw["gpus_per_instance"], kw["slots_per_instance"], priced.train_gpus) == (1, 64, 1)
+    assert one.rollout_slots == 64 and one.pipeline == FullyAsync(admission_eta=1)
+    # an expert-parallel trainer is priced on its group of 8 (needs a budget above 8)
+    d8 = Deployment(model="Qwen3-30B-A3B", gpu="H100", rollout_gpus=1, train_backend="megatron",
+                    train_options={"expert_parallel": 8})
+    assert d8.split_inputs(base, 16)[2].train_gpus == 8
+    with pytest.raises(ValueError, match="^expert_parallel: must divide the data-parallel ranks"):
+        d8.split_inputs(base, 8)

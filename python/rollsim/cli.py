@@ -1169,46 +1169,18 @@ def _split_deployment(a: argparse.Namespace, base: Scenario, pipeline: Any) -> t
         raise ScenarioError(f"{overridden[0].lstrip('-').replace('-', '_')}: {', '.join(overridden)} cannot be set with "
                             f"--model: the deployment gives the decode speed, its table, the KV capacity and the "
                             f"prefill from specs (drop --model to give them yourself)")
-    def priced(n: int) -> tuple[Any, Scenario]:
-        d = deployment_from_args(a, rollout_gpus=a.gpus_per_instance, rollout_tp=a.gpus_per_instance, train_gpus=n)
-        return d, d.scenario(lengths=base.lengths, prompts_per_step=max(1, base.batch_size // base.group_size),
-                             group_size=base.group_size, prompt_tokens=base.prompt_tokens, pipeline=pipeline,
-                             per_rank=False)
+    from rollsim.hardware.deployment import MODEL_PARALLEL_OPTIONS
 
     try:
-        d, s = priced(1)
+        d = deployment_from_args(a, rollout_gpus=a.gpus_per_instance, rollout_tp=a.gpus_per_instance, train_gpus=1)
+        one, kwargs, d = d.split_inputs(base.replace(pipeline=pipeline), a.gpus)
     except ScenarioError as e:  # the deployment's words for what split's flags set
-        first = e
-        # a model-parallel training layout needs a group of GPUs: price it on the smallest that is allowed
-        found = None
-        if str(e).split(":")[0] in _MODEL_PARALLEL_OPTIONS:
-            for n in range(2, max(2, a.gpus)):
-                try:
-                    found = priced(n)
-                    break
-                except ScenarioError:
-                    continue
-        if found is None:
-            why = _DEPLOYMENT_WORDS.sub(lambda m: _DEPLOYMENT_FLAGS[m.group(0)], str(first))
-            if str(first).split(":")[0] in _MODEL_PARALLEL_OPTIONS:  # train_gpus is no flag of split's
-                why += (f" (on 1 training GPU; no training group of 2 to {max(1, a.gpus - 1)} GPUs, which --gpus "
-                        f"{a.gpus} leaves beside one rollout instance, allows these --train-option values either)")
-            raise ScenarioError(why) from None
-        d, s = found
-    one = base.replace(rollout_slots=s.slots_per_instance, slots_per_instance=s.slots_per_instance,
-                       decode_tokens_per_s=s.decode_tokens_per_s, decode_slowdown_per_seq=0.0,
-                       decode_throughput_table=s.decode_throughput_table, kv_cache_tokens=s.kv_cache_tokens,
-                       prefill_tokens_per_s=math.inf)
-    # train_step_s on one GPU is its optimizer step (no collectives on one GPU): GPU-seconds that shard over
-    # the split's training GPUs, as train_step_s prices them on any count (FSDP, distributed optimizer); on a
-    # model-parallel group of n GPUs, its seconds are n times as many GPU-seconds
-    n = d.train_gpus
-    return one, s.train_s_per_token * n, s.train_step_s * n, d
-
-
-#: The training options (and their derived counts) whose layout needs more than one training GPU.
-_MODEL_PARALLEL_OPTIONS = frozenset({"tensor_parallel", "pipeline_parallel", "expert_parallel", "context_parallel",
-                                     "model_parallel", "virtual_pipeline", "train_gpus"})
+        why = _DEPLOYMENT_WORDS.sub(lambda m: _DEPLOYMENT_FLAGS[m.group(0)], str(e))
+        if str(e).split(":")[0] in MODEL_PARALLEL_OPTIONS:  # train_gpus is no flag of split's
+            why += (f" (on 1 training GPU; no training group of 2 to {max(1, a.gpus - 1)} GPUs, which --gpus "
+                    f"{a.gpus} leaves beside one rollout instance, allows these --train-option values either)")
+        raise ScenarioError(why) from None
+    return one, kwargs["gpu_s_per_token"], kwargs["train_gpu_s_per_step"], d
 
 
 def format_validation(df: pl.DataFrame) -> str:

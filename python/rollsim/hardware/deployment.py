@@ -27,6 +27,11 @@ from .specs import Accelerator, ModelSpec, accelerator, model
 __all__ = ["Deployment"]
 
 
+#: The training options (and their derived counts) whose layout needs more than one training GPU.
+MODEL_PARALLEL_OPTIONS = frozenset({"tensor_parallel", "pipeline_parallel", "expert_parallel", "context_parallel",
+                                    "model_parallel", "virtual_pipeline", "train_gpus"})
+
+
 def _max_length(lengths: LogNormal | Empirical) -> float:
     if isinstance(lengths, LogNormal):
         return float(lengths.max_tokens)
@@ -373,6 +378,74 @@ class Deployment:
         if self.colocated:
             fields["weight_sync_s"] = fields.get("weight_sync_s", 0.0) + self.switch_s()["total"]
         return Scenario(**fields)
+
+    def split_inputs(self, base: Any, total_gpus: int) -> tuple[Any, dict[str, Any], Deployment]:
+        """What ``rollsim split --model`` searches with, for :func:`rollsim.resources.gpu_split`: one
+        rollout instance of this deployment (``rollout_tp`` GPUs: its decode table, KV capacity and
+        ``max_num_seqs`` slots) with ``base``'s lengths, batch, groups, prompt and pipeline, and the
+        trainer's cost from specs: GPU-seconds per token of a batch of ``base``'s mean sequence and
+        per step (the sharded optimizer), priced on one GPU or, when ``train_options`` need a
+        model-parallel group (``expert_parallel=8``), on the fewest GPUs under ``total_gpus`` they
+        allow, scaled linearly. ``rollout_gpus`` and ``train_gpus`` are the split's, not these.
+
+        Returns
+        -------
+        (Scenario, dict, Deployment)
+            The instance's scenario (``base`` with its pool, decode table and KV capacity), the
+            ``gpu_split`` arguments (``gpus_per_instance``, ``slots_per_instance``,
+            ``gpu_s_per_token``, ``train_gpu_s_per_step``) and the deployment priced (its
+            ``train_gpus`` the GPUs the trainer was priced on).
+
+        Raises
+        ------
+        ScenarioError
+            As :meth:`scenario`; a training layout that no group of fewer than ``total_gpus`` GPUs
+            allows is refused with the error on one GPU.
+        """
+        import dataclasses
+
+        tp = self.rollout_tp
+
+        def priced(n: int) -> tuple[Deployment, Any]:
+            d = dataclasses.replace(self, rollout_gpus=tp, train_gpus=n, colocated=False, train_offload=False)
+            return d, d.scenario(lengths=base.lengths, prompts_per_step=max(1, base.batch_size // base.group_size),
+                                 group_size=base.group_size, prompt_tokens=base.prompt_tokens, pipeline=base.pipeline,
+                                 per_rank=False)
+
+        try:
+            d, s = priced(1)
+        except ValueError as first:
+            found = None
+            if str(first).split(":")[0] in MODEL_PARALLEL_OPTIONS:
+                for n in range(2, max(2, int(total_gpus))):
+                    try:
+                        found = priced(n)
+                        break
+                    except ValueError:
+                        continue
+            if found is None:
+                raise
+            d, s = found
+        one = base.replace(rollout_slots=s.slots_per_instance, slots_per_instance=s.slots_per_instance,
+                           decode_tokens_per_s=s.decode_tokens_per_s, decode_slowdown_per_seq=0.0,
+                           decode_throughput_table=s.decode_throughput_table, kv_cache_tokens=s.kv_cache_tokens,
+                           prefill_tokens_per_s=math.inf)
+        # train_step_s on one GPU is its optimizer step (no collectives on one GPU): GPU-seconds that shard over
+        # the split's training GPUs, as train_step_s prices them on any count (FSDP, distributed optimizer); on a
+        # model-parallel group of n GPUs, its seconds are n times as many GPU-seconds
+        n = d.train_gpus
+        kwargs = dict(gpus_per_instance=tp, slots_per_instance=s.slots_per_instance,
+                      gpu_s_per_token=s.train_s_per_token * n, train_gpu_s_per_step=s.train_step_s * n)
+        return one, kwargs, d
+
+    def gpu_split(self, base: Any, total_gpus: int, **kwargs: Any) -> Any:
+        """``rollsim split --gpus total_gpus --model ... --gpu ...`` in Python:
+        :func:`rollsim.resources.gpu_split` over :meth:`split_inputs` (``kwargs``: its other
+        arguments, e.g. ``colocated_switch_s``, ``max_drop_fraction``, ``train_fixed_s``)."""
+        from rollsim.resources import gpu_split
+
+        one, split_kwargs, _ = self.split_inputs(base, total_gpus)
+        return gpu_split(one, total_gpus, **split_kwargs, **kwargs)
 
     def breakdown(self, context_tokens: float = 2048.0) -> str:
         """A text summary: instances, KV capacity, step terms at 1 and at the full batch, prefill,
