@@ -200,3 +200,43 @@ def test_deployment_gpu_split_is_rollsim_split_model(capsys):
     assert d8.split_inputs(base, 16)[2].train_gpus == 8
     with pytest.raises(ValueError, match="^expert_parallel: must divide the data-parallel ranks"):
         d8.split_inputs(base, 8)
+
+
+_CLUSTER = """topology = "broadcast"
+[model]
+preset = "qwen3-30b-a3b"
+train_precision = "bf16"
+infer_precision = "bf16"
+[train]
+tp = 1
+pp = 1
+dp = 6
+ep = 1
+[infer]
+instances = 26
+tp = 1
+ep = 1
+[hardware]
+preset = "h100"
+[stack]
+preset = "verl-ring"
+"""
+
+
+def test_sync_file_says_what_a_scenario_takes_without_pause_s(tmp_path, capsys):
+    """``rollsim sync FILE`` printed the pipeline's numbers only when the file set ``pause_s``: with a
+    [stack] and no pause_s its last line was the ideal topology's 0.168 s, while a Scenario takes the
+    stack's 6.93 s as a rollout pause."""
+    from rollsim import Scenario
+    from rollsim.sync import load_weight_sync
+
+    path = tmp_path / "c.toml"
+    path.write_text(_CLUSTER)
+    assert main(["sync", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "topology broadcast: 0.168 s per update" in out
+    assert "stack verl-ring (nccl-ring-relay): 6.932 s per update" in out
+    assert ("in a Scenario (pause_s = 'all' (the default; pause_s in the file sets it)): weight_sync_s = 0.000 s, "
+            "rollout_pause_s = 6.932 s\n") in out
+    sc = Scenario(weight_sync=load_weight_sync(str(path)))
+    assert (sc.weight_sync_s, round(sc.rollout_pause_s, 3)) == (0.0, 6.932)
