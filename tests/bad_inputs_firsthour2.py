@@ -26,7 +26,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      "them over the tensor-parallel ranks), got 3"),
     # the deployment's own messages, in split's flags
     ("split", _DEPLOY + "'--max-tokens', '1000000')", "CliExit",
-     "exit 2: rollsim: error: kv_cache_tokens: an instance of 1 H100 holds 395354 tokens of KV cache, less than one "
+     "exit 2: rollsim: error: kv_cache_tokens: an instance of 1 H100 holds 395353 tokens of KV cache, less than one "
      "request's 1000001 (prompt + longest answer + 1); raise --gpus-per-instance or --gpu-memory-utilization, or cap "
      "the lengths"),
     ("split", _DEPLOY + "'--max-num-seqs', '0')", "CliExit",

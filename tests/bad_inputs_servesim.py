@@ -25,7 +25,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      "ScenarioError", "context: must be 'mean' or 'per_token', got 'max'"),
     ("serving benchmark", f"{_SB}(rollsim.hardware.Deployment(model='Qwen3-32B', gpu='H100', rollout_gpus=1), "
      "requests=8, input_tokens=40000.0, output_tokens=100.0)", "ScenarioError",
-     "kv_cache_tokens: an instance of 1 H100 holds 34922 tokens of KV cache, less than one request's 40101 (prompt + "
+     "kv_cache_tokens: an instance of 1 H100 holds 34921 tokens of KV cache, less than one request's 40101 (prompt + "
      "longest answer + 1); raise rollout_tp or gpu_memory_utilization, or cap the lengths"),
     ("serving benchmark", "rollsim.hardware.default_max_num_batched_tokens('trtllm', 'H100')", "ScenarioError",
      "engine: must be 'vllm' or 'sglang', got 'trtllm'"),

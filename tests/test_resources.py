@@ -122,8 +122,8 @@ def test_gpu_split_does_not_recommend_a_runaway_split(capsys):
         "only 2 training steps completed (fewer than 6: too few to trust its rates; a longer horizon_s); generation "
         "outruns training (throughput_ratio 115.20 > 1; the ready queue grew by 31905 samples per step over 2 steps, "
         "too few to call it growth without bound; run a longer horizon_s to see it)")
-    assert res.verdict == ("best: 1 rollout + 15 training GPUs, 1730 tokens trained/s (limits: at least 6 training "
-                           "steps, generation does not outrun training, drop_fraction <= 5.0%)")
+    assert res.verdict == ("best: 1 rollout + 15 training GPUs, 1730 tokens trained/s at mean staleness 0.53 (limits: "
+                           "at least 6 training steps, generation does not outrun training, drop_fraction <= 5.0%)")
     # asked for explicitly, the runaway splits compete
     loose = resources.gpu_split(Scenario(), 16, gpus_per_instance=1, slots_per_instance=64, gpu_s_per_token=0.004,
                                 rollout_gpus=[1, 2, 3], exclude_runaway=False)

@@ -888,11 +888,18 @@ def _step_words(sc: Scenario) -> str:
     """A header's training cost: ``train_step_s`` (``2 s/step``), or with per-rank training
     (``Scenario.train``) the step a batch of mean-length sequences takes, fixed cost included, on
     its mean rank (the engine's steps wait for the slowest, so real steps are at least this long):
-    ``~7.7 s/step at the mean length (train per rank: 16 ranks)``."""
+    ``~7.7 s/step at the mean length (train per rank: 16 ranks)``; with per-token costs
+    (``train_s_per_token``, ``logprob_s_per_token``) the step of a batch of mean-length sequences
+    and its parts: ``~30.8 s/step at the mean length (0.0651 s + 2e-05 s per token)``, not the fixed
+    part alone."""
     t = sc.train
-    if t is None:
-        return f"{sc.train_step_s:g} s/step"
+    per_token = sc.train_s_per_token + sc.logprob_s_per_token
     seq = sc.prompt_tokens + sc.lengths.mean_tokens()  # tokens of one sequence, prompt included
+    if t is None:
+        if per_token == 0:
+            return f"{sc.train_step_s:g} s/step"
+        step = sc.train_step_s + per_token * sc.batch_size * seq
+        return f"~{step:.3g} s/step at the mean length ({sc.train_step_s:.3g} s + {per_token:.3g} s per token)"
     per_rank = t.mini_batches * t.fixed_s + sc.batch_size / t.dp_ranks * (t.s_per_token * seq
                                                                           + t.s_per_token_sq * seq**2)
     step = sc.train_step_s + (sc.train_s_per_token + sc.logprob_s_per_token) * sc.batch_size * seq + per_rank
@@ -900,12 +907,15 @@ def _step_words(sc: Scenario) -> str:
 
 
 def split_header(base: Scenario, res: Any, gpus: int, gpus_per_instance: int, gpu_s_per_token: float,
-                 train_fixed_s: float, colocated_switch_s: float | None, *, gpu_s_per_step: float | None = None) -> str:
+                 train_fixed_s: float, colocated_switch_s: float | None, *, gpu_s_per_step: float | None = None,
+                 deployment: Any = None) -> str:
     """``rollsim split``'s line before its table: what was searched (the GPU budget, the rollout GPU
     counts tried, one instance's slots, decode speed and KV capacity, the trainer's cost and, with
     ``gpu_s_per_step`` (``--model``), what it was priced on, the pipeline), the objective and its
     limits (:attr:`rollsim.resources.SplitResult.limits_text`), then the rest of the scenario as
-    :func:`scenario_header` names it."""
+    :func:`scenario_header` names it. With ``deployment`` (the ``--model`` deployment of one
+    instance) the GPUs name the model, accelerator, engine and training backend priced, and a
+    weight sync left at 0 s is said to be unpriced (the deployment prices no sync)."""
     t = res.table.filter(pl.col("placement") != "colocated")["rollout_gpus"].to_list()
     tried = (f"{t[0]}" if len(t) == 1 else f"{t[0]}-{t[-1]}" + (f" in steps of {gpus_per_instance}"
              if gpus_per_instance > 1 else "")) if t else "none"
@@ -918,6 +928,8 @@ def split_header(base: Scenario, res: Any, gpus: int, gpus_per_instance: int, gp
     pipeline = "sync" if isinstance(p, Synchronous) else "one-step" if isinstance(p, OneStepAsync) else "fully-async"
     if isinstance(p, FullyAsync) and p.max_staleness is not None:
         pipeline += f" max_staleness={p.max_staleness}"
+    if isinstance(p, FullyAsync) and p.admission_eta is not None:
+        pipeline += f" admission_eta={p.admission_eta}"
     from rollsim._text import count
 
     kv = ("no KV capacity limit" if base.kv_cache_tokens is None or not base.slots_per_instance else
@@ -925,14 +937,31 @@ def split_header(base: Scenario, res: Any, gpus: int, gpus_per_instance: int, gp
     train = f"{gpu_s_per_token:g} GPU-s per token"
     if gpu_s_per_step is not None:  # --model: say what the hardware model priced, unlike rollsim hardware --train-tokens
         seq = base.prompt_tokens + base.lengths.mean_tokens()
-        train += (f" (sequences of the mean {seq:,.0f} tokens, prompt included) + {gpu_s_per_step:.3g} GPU-s per step "
-                  f"over the training GPUs (the sharded optimizer)")
-    core = (f"{gpus} GPUs, rollout {tried} (instances of {count(gpus_per_instance, 'GPU')} x {spi} slots x {decode}, "
+        group = ("" if deployment is None or deployment.train_gpus == 1 else
+                 f", priced on a group of {deployment.train_gpus} GPUs, the fewest the training options allow, "
+                 f"and scaled linearly")
+        train += (f" (sequences of the mean {seq:,.0f} tokens, prompt included{group}) + {gpu_s_per_step:.3g} GPU-s "
+                  f"per step over the training GPUs (the sharded optimizer)")
+    dep = ""
+    if deployment is not None:
+        from rollsim.hardware.serving import ENGINES
+
+        d = deployment
+        gmu = d.gpu_memory_utilization
+        gmu_words = f"{gmu:g}" if gmu is not None else f"{ENGINES[d.engine].gpu_memory_utilization:g} (its default)"
+        opts = "".join(f", {k}={v}" for k, v in sorted(d.train_options.items()))
+        dep = (f" ({d.spec.name} on {d.accelerator.name}: {d.engine} at gpu_memory_utilization {gmu_words}, "
+               f"training {d.train_backend}{opts})")
+    core = (f"{gpus} GPUs{dep}, rollout {tried} (instances of {count(gpus_per_instance, 'GPU')} x {spi} slots x {decode}, "
             f"{kv}), training the rest at {train} + {train_fixed_s:g} s per step{colocated}, pipeline "
             f"{pipeline}; objective: most tokens trained per second (limits: {res.limits_text}); batch "
             f"{base.batch_size}")
+    note = ""
+    if deployment is not None and base.weight_sync is None and base.weight_sync_s == 0 and base.rollout_pause_s == 0:
+        note = (", weight sync not priced (0 s per update: give --weight-sync-s and --rollout-pause-s, e.g. "
+                "from rollsim sync)")
     return scenario_header("split", base, core=core,
-                           skip=("slots_per_instance", "decode_throughput_table", "kv_cache_tokens"))
+                           skip=("slots_per_instance", "decode_throughput_table", "kv_cache_tokens")) + note
 
 
 def _cmd_compare(a: argparse.Namespace) -> int:
@@ -1014,10 +1043,11 @@ def _cmd_presets(a: argparse.Namespace) -> int:
 def _cmd_split(a: argparse.Namespace) -> int:
     from rollsim import resources
 
-    if a.max_staleness is not None and a.pipeline != "fully-async":
-        raise ScenarioError(f"pipeline.max_staleness: --max-staleness applies to --pipeline fully-async only, "
-                            f"not {a.pipeline}")
-    pipeline = {"sync": Synchronous(), "one-step": OneStepAsync(), "fully-async": FullyAsync(a.max_staleness)}[a.pipeline]
+    for flag, dest in (("--max-staleness", "max_staleness"), ("--admission-eta", "admission_eta")):
+        if getattr(a, dest) is not None and a.pipeline != "fully-async":
+            raise ScenarioError(f"pipeline.{dest}: {flag} applies to --pipeline fully-async only, not {a.pipeline}")
+    pipeline = (FullyAsync(a.max_staleness, admission_eta=a.admission_eta) if a.pipeline == "fully-async" else
+                {"sync": Synchronous(), "one-step": OneStepAsync()}[a.pipeline])
     # the split sizes the pool and the trainer: flags that it would override are refused whenever given
     sized = {"--rollout-slots": "rollout_slots", "--train-step-s": "train_step_s",
              "--train-s-per-token": "train_s_per_token", "--logprob-s-per-token": "logprob_s_per_token"}
@@ -1040,9 +1070,9 @@ def _cmd_split(a: argparse.Namespace) -> int:
                                   slots_per_instance=64 if a.slots_per_instance is None else a.slots_per_instance))
     # one instance to start from; the split's instances are the scenario's instances
     base = _scenario(a, pipeline, rollout_slots=a.slots_per_instance)
-    gpu_s_per_token, train_fixed_s, gpu_s_per_step = a.gpu_s_per_token, a.train_fixed_s, 0.0
+    gpu_s_per_token, train_fixed_s, gpu_s_per_step, dep = a.gpu_s_per_token, a.train_fixed_s, 0.0, None
     if a.model is not None or a.hf_config is not None:  # a deployment sizes the instances and the trainer
-        base, gpu_s_per_token, gpu_s_per_step = _split_deployment(a, base, pipeline)
+        base, gpu_s_per_token, gpu_s_per_step, dep = _split_deployment(a, base, pipeline)
     elif gpu_s_per_token is None:
         raise ScenarioError("--gpu-s-per-token: required without --model and --gpu (which derive it from specs)")
     spi = base.slots_per_instance or a.slots_per_instance
@@ -1077,7 +1107,7 @@ def _cmd_split(a: argparse.Namespace) -> int:
         print(t.write_csv(), end="")
         return 0
     print(split_header(base, res, a.gpus, a.gpus_per_instance, gpu_s_per_token, train_fixed_s, a.colocated_switch_s,
-                       gpu_s_per_step=gpu_s_per_step if deployment else None))
+                       gpu_s_per_step=gpu_s_per_step if deployment else None, deployment=dep))
     print(f"{'rollout':>7} {'train':>5} {'slots':>6} {'step s':>8} {'trainer idle':>12} {'rollout util':>12} "
           f"{'tokens/s':>9} {'tok/s/GPU':>9} {'dropped':>7} {'stale':>5} {'max':>4} {'runaway':>7}")
     for r in t.iter_rows(named=True):
@@ -1118,12 +1148,15 @@ _DEPLOYMENT_WORDS = re.compile("|".join(rf"(?<![\w-]){re.escape(k)}(?![\w])" if 
                                         rf"(?<![\w-]){re.escape(k)}" for k in _DEPLOYMENT_FLAGS))
 
 
-def _split_deployment(a: argparse.Namespace, base: Scenario, pipeline: Any) -> tuple[Scenario, float, float]:
+def _split_deployment(a: argparse.Namespace, base: Scenario, pipeline: Any) -> tuple[Scenario, float, float, Any]:
     """``split --model M --gpu G``: one instance of ``--gpus-per-instance`` GPUs of the deployment
     (decode table, KV capacity, ``--max-num-seqs`` slots) and the trainer's cost from specs: the
     GPU-seconds per token of a batch of the scenario's mean sequence (prompt included; its
     attention term at that length) and per step (the optimizer, sharded over the training GPUs),
-    both :func:`rollsim.hardware.training.engine_train_params` on one GPU."""
+    both :func:`rollsim.hardware.training.engine_train_params` on one GPU, or, when the training
+    options need a model-parallel group (``--train-option expert_parallel=8``), on the smallest
+    number of GPUs they allow (their GPU-seconds then scale linearly to each split's training GPUs);
+    the deployment (its ``train_gpus`` the GPUs priced)."""
     from rollsim.hardware.cli import deployment_from_args
 
     if a.gpu_s_per_token is not None:
@@ -1136,19 +1169,18 @@ def _split_deployment(a: argparse.Namespace, base: Scenario, pipeline: Any) -> t
         raise ScenarioError(f"{overridden[0].lstrip('-').replace('-', '_')}: {', '.join(overridden)} cannot be set with "
                             f"--model: the deployment gives the decode speed, its table, the KV capacity and the "
                             f"prefill from specs (drop --model to give them yourself)")
+    from rollsim.hardware.deployment import MODEL_PARALLEL_OPTIONS
+
     try:
         d = deployment_from_args(a, rollout_gpus=a.gpus_per_instance, rollout_tp=a.gpus_per_instance, train_gpus=1)
-        s = d.scenario(lengths=base.lengths, prompts_per_step=max(1, base.batch_size // base.group_size),
-                       group_size=base.group_size, prompt_tokens=base.prompt_tokens, pipeline=pipeline, per_rank=False)
+        one, kwargs, d = d.split_inputs(base.replace(pipeline=pipeline), a.gpus)
     except ScenarioError as e:  # the deployment's words for what split's flags set
-        raise ScenarioError(_DEPLOYMENT_WORDS.sub(lambda m: _DEPLOYMENT_FLAGS[m.group(0)], str(e))) from None
-    one = base.replace(rollout_slots=s.slots_per_instance, slots_per_instance=s.slots_per_instance,
-                       decode_tokens_per_s=s.decode_tokens_per_s, decode_slowdown_per_seq=0.0,
-                       decode_throughput_table=s.decode_throughput_table, kv_cache_tokens=s.kv_cache_tokens,
-                       prefill_tokens_per_s=math.inf)
-    # train_step_s on one GPU is its optimizer step (no collectives on one GPU): GPU-seconds that shard over
-    # the split's training GPUs, as train_step_s prices them on any count (FSDP, distributed optimizer)
-    return one, s.train_s_per_token, s.train_step_s
+        why = _DEPLOYMENT_WORDS.sub(lambda m: _DEPLOYMENT_FLAGS[m.group(0)], str(e))
+        if str(e).split(":")[0] in MODEL_PARALLEL_OPTIONS:  # train_gpus is no flag of split's
+            why += (f" (on 1 training GPU; no training group of 2 to {max(1, a.gpus - 1)} GPUs, which --gpus "
+                    f"{a.gpus} leaves beside one rollout instance, allows these --train-option values either)")
+        raise ScenarioError(why) from None
+    return one, kwargs["gpu_s_per_token"], kwargs["train_gpu_s_per_step"], d
 
 
 def format_validation(df: pl.DataFrame) -> str:
@@ -1271,6 +1303,11 @@ def build_parser() -> argparse.ArgumentParser:
                          "to offload and reload the rollout engine (default: not run)")
     sp.add_argument("--max-staleness", type=int, default=None,
                     help="drop-at-consumption cap (with --pipeline fully-async; default: no cap)")
+    from rollsim.pipelines import _FA
+
+    sp.add_argument("--admission-eta", type=int, default=None, metavar="N",
+                    help=f"{_FA['admission_eta']['doc']}: AReaL's rule, which bounds staleness without dropping "
+                         f"(with --pipeline fully-async; default: off)")
     sp.add_argument("--max-drop-fraction", type=float, default=0.05,
                     help="recommend only splits that drop at most this fraction of finished samples (%(default)s)")
     sp.add_argument("--max-staleness-mean", type=float, default=None,

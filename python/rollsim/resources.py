@@ -321,7 +321,10 @@ class SplitResult:
         nearest, with why it was excluded."""
         limits = self.limits_text
         if self.best is not None:
-            return f"best: {_describe_split(self.best)} (limits: {limits})"
+            # the staleness the recommendation trains at: no limit bounds it unless max_staleness_mean is set
+            stale = self.best.get("staleness_mean")
+            at = "" if stale is None or math.isnan(stale) else f" at mean staleness {stale:.2f}"
+            return f"best: {_describe_split(self.best)}{at} (limits: {limits})"
         if self.nearest is None:
             return f"no split meets the limits ({limits})"
         return (f"no split meets the limits ({limits}); nearest: {_describe_split(self.nearest)}, excluded because "

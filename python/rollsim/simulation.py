@@ -602,6 +602,17 @@ def no_training_step_message(sc: Scenario, summary: dict[str, Any]) -> str:
     counts = (f"{summary['samples_started']} samples started, {summary['samples_finished']} finished, against "
               f"batch_size = {sc.batch_size}")
     if summary["steps_started"] == 0:
+        if sc.group_size > 1 and summary["samples_finished"] >= sc.batch_size:
+            # enough answers, but spread over too many groups: a batch takes whole groups only
+            from rollsim._text import count
+
+            bound = ("agentic.max_trajectories, " if sc.agentic is not None else "")
+            return (f"no training step: no batch filled within horizon_s = {sc.horizon_s:g} s ({counts}): a batch "
+                    f"takes {count(sc.batch_size // sc.group_size, 'whole group')} of group_size = {sc.group_size}, and the "
+                    f"answers finished belong to more groups than finished whole (the {sc.rollout_slots} slots keep "
+                    f"about {sc.rollout_slots // sc.group_size} groups in flight); staleness and tokens trained are "
+                    f"empty. Lengthen horizon_s, or bound the groups in flight: fewer rollout_slots, "
+                    f"{bound}pipeline.max_lag_samples or pipeline.admission_eta.")
         return (f"no training step: no batch filled within horizon_s = {sc.horizon_s:g} s ({counts}); staleness and "
                 f"tokens trained are empty. Lengthen horizon_s, lower batch_size, or add rollout_slots.")
     return (f"no training step completed within horizon_s = {sc.horizon_s:g} s: the first step started but did not "

@@ -27,6 +27,11 @@ from .specs import Accelerator, ModelSpec, accelerator, model
 __all__ = ["Deployment"]
 
 
+#: The training options (and their derived counts) whose layout needs more than one training GPU.
+MODEL_PARALLEL_OPTIONS = frozenset({"tensor_parallel", "pipeline_parallel", "expert_parallel", "context_parallel",
+                                    "model_parallel", "virtual_pipeline", "train_gpus"})
+
+
 def _max_length(lengths: LogNormal | Empirical) -> float:
     if isinstance(lengths, LogNormal):
         return float(lengths.max_tokens)
@@ -257,6 +262,12 @@ class Deployment:
           ``train_step_s`` and ``train_s_per_token`` are 0. ``per_rank=False``: ``train_step_s``
           and ``train_s_per_token`` from :func:`rollsim.hardware.training.engine_train_params` at
           the mean sequence length, ranks taken as even.
+        * agentic (``agentic=`` among the fields, ``prefill_mode="per_slot"``): the later turns'
+          prefill (observations, contexts dropped or evicted between turns) and every prompt are
+          prefilled on their slot at the speed of one lone prefill of ``prompt + mean answer``
+          tokens (``c / prefill_s(c)``, as the agentic presets price theirs), not folded into the
+          table, so no turn's prefill is free; a ``prefill_tokens_per_s`` given among the fields
+          replaces that speed (and the prompt is then folded into the table as without agentic).
         * colocated: ``weight_sync_s`` grows by :meth:`switch_s` (synchronous pipeline only).
         * ``prefill_mode="shared"``: the engine prefills the prompts in the steps it shares with
           decoding (:attr:`rollsim.Scenario.prefill_mode`) at :meth:`prefill_tokens_per_s`, so the
@@ -323,9 +334,9 @@ class Deployment:
         spi = self.slots_per_instance
         kv = self.kv_capacity_tokens(context_tokens=ctx)
         need = pt + _max_length(lengths) + 1
-        if kv < need:
+        if math.floor(kv) < need:  # the scenario's capacity is whole tokens (kv_cache_tokens below)
             raise invalid("kv_cache_tokens", f"an instance of {self.rollout_tp} {self.accelerator.name} holds "
-                                             f"{kv:.0f} tokens of KV cache, less than one request's {need:.0f} "
+                                             f"{math.floor(kv)} tokens of KV cache, less than one request's {need:.0f} "
                                              "(prompt + longest answer + 1); raise rollout_tp or "
                                              "gpu_memory_utilization, or cap the lengths")
         if prefill_mode not in ("per_slot", "shared"):
@@ -334,9 +345,13 @@ class Deployment:
         if context not in ("mean", "per_token"):
             raise invalid("context", f"must be 'mean' or 'per_token', got {context!r}")
         per_token = context == "per_token"
+        # trajectories prefill their later turns on the slot: price that (and the prompt, at the same speed)
+        agentic = scenario_fields.get("agentic") is not None
+        turn_prefill = agentic and not shared and "prefill_tokens_per_s" not in scenario_fields
         table = serving.decode_throughput_table(self.spec, self.accelerator, tp=self.rollout_tp,
                                                 context_tokens=0.0 if per_token else ctx, max_seqs=spi, engine=self.engine,
-                                                prefill_tokens_per_token=0.0 if shared else pt / (g * mean))
+                                                prefill_tokens_per_token=0.0 if shared or turn_prefill
+                                                else pt / (g * mean))
         if _check.flag("per_rank", per_rank):
             opts = {"dispatch": "balanced", **self.train_options}
             ranks = engine_train_ranks(self.spec, self.accelerator, train_gpus=self.train_gpus, batch_size=p * g,
@@ -352,13 +367,85 @@ class Deployment:
         )
         if per_token:
             fields["decode_s_per_context_token"] = self.context_s_per_token(ctx)
+        if turn_prefill:
+            c = pt + mean
+            fields["prefill_tokens_per_s"] = c / self.prefill_s(c)
         if shared:
             fields.update(prefill_mode="shared", max_num_batched_tokens=max_num_batched_tokens,
-                          prefill_tokens_per_s=self.prefill_tokens_per_s(pt, max_num_batched_tokens) if pt else math.inf)
+                          prefill_tokens_per_s=self.prefill_tokens_per_s(pt, max_num_batched_tokens) if pt or agentic
+                          else math.inf)
         fields.update(scenario_fields)
         if self.colocated:
             fields["weight_sync_s"] = fields.get("weight_sync_s", 0.0) + self.switch_s()["total"]
         return Scenario(**fields)
+
+    def split_inputs(self, base: Any, total_gpus: int) -> tuple[Any, dict[str, Any], Deployment]:
+        """What ``rollsim split --model`` searches with, for :func:`rollsim.resources.gpu_split`: one
+        rollout instance of this deployment (``rollout_tp`` GPUs: its decode table, KV capacity and
+        ``max_num_seqs`` slots) with ``base``'s lengths, batch, groups, prompt and pipeline, and the
+        trainer's cost from specs: GPU-seconds per token of a batch of ``base``'s mean sequence and
+        per step (the sharded optimizer), priced on one GPU or, when ``train_options`` need a
+        model-parallel group (``expert_parallel=8``), on the fewest GPUs under ``total_gpus`` they
+        allow, scaled linearly. ``rollout_gpus`` and ``train_gpus`` are the split's, not these.
+
+        Returns
+        -------
+        (Scenario, dict, Deployment)
+            The instance's scenario (``base`` with its pool, decode table and KV capacity), the
+            ``gpu_split`` arguments (``gpus_per_instance``, ``slots_per_instance``,
+            ``gpu_s_per_token``, ``train_gpu_s_per_step``) and the deployment priced (its
+            ``train_gpus`` the GPUs the trainer was priced on).
+
+        Raises
+        ------
+        ScenarioError
+            As :meth:`scenario`; a training layout that no group of fewer than ``total_gpus`` GPUs
+            allows is refused with the error on one GPU.
+        """
+        import dataclasses
+
+        tp = self.rollout_tp
+
+        def priced(n: int) -> tuple[Deployment, Any]:
+            d = dataclasses.replace(self, rollout_gpus=tp, train_gpus=n, colocated=False, train_offload=False)
+            return d, d.scenario(lengths=base.lengths, prompts_per_step=max(1, base.batch_size // base.group_size),
+                                 group_size=base.group_size, prompt_tokens=base.prompt_tokens, pipeline=base.pipeline,
+                                 per_rank=False)
+
+        try:
+            d, s = priced(1)
+        except ValueError as first:
+            found = None
+            if str(first).split(":")[0] in MODEL_PARALLEL_OPTIONS:
+                for n in range(2, max(2, int(total_gpus))):
+                    try:
+                        found = priced(n)
+                        break
+                    except ValueError:
+                        continue
+            if found is None:
+                raise
+            d, s = found
+        one = base.replace(rollout_slots=s.slots_per_instance, slots_per_instance=s.slots_per_instance,
+                           decode_tokens_per_s=s.decode_tokens_per_s, decode_slowdown_per_seq=0.0,
+                           decode_throughput_table=s.decode_throughput_table, kv_cache_tokens=s.kv_cache_tokens,
+                           prefill_tokens_per_s=math.inf)
+        # train_step_s on one GPU is its optimizer step (no collectives on one GPU): GPU-seconds that shard over
+        # the split's training GPUs, as train_step_s prices them on any count (FSDP, distributed optimizer); on a
+        # model-parallel group of n GPUs, its seconds are n times as many GPU-seconds
+        n = d.train_gpus
+        kwargs = dict(gpus_per_instance=tp, slots_per_instance=s.slots_per_instance,
+                      gpu_s_per_token=s.train_s_per_token * n, train_gpu_s_per_step=s.train_step_s * n)
+        return one, kwargs, d
+
+    def gpu_split(self, base: Any, total_gpus: int, **kwargs: Any) -> Any:
+        """``rollsim split --gpus total_gpus --model ... --gpu ...`` in Python:
+        :func:`rollsim.resources.gpu_split` over :meth:`split_inputs` (``kwargs``: its other
+        arguments, e.g. ``colocated_switch_s``, ``max_drop_fraction``, ``train_fixed_s``)."""
+        from rollsim.resources import gpu_split
+
+        one, split_kwargs, _ = self.split_inputs(base, total_gpus)
+        return gpu_split(one, total_gpus, **split_kwargs, **kwargs)
 
     def breakdown(self, context_tokens: float = 2048.0) -> str:
         """A text summary: instances, KV capacity, step terms at 1 and at the full batch, prefill,
@@ -373,7 +460,7 @@ class Deployment:
                  f"{self.rollout_tp}), training on {count(self.train_gpus, 'GPU')} ({self.train_backend})"
                  f"{', colocated' if self.colocated else ''}",
                  f"  weights {m.weight_bytes(None) / 2**30:.1f} GiB; KV {m.kv_bytes(context_tokens) / context_tokens:,.0f}"
-                 f" bytes/token; KV capacity {kv:,.0f} tokens per instance",
+                 f" bytes/token; KV capacity {math.floor(kv):,} tokens per instance",
                  f"  context {context_tokens:g} tokens: {count(fit, 'sequence')} fit (max_num_seqs {spi})"
                  + ("; one such sequence exceeds the KV capacity" if fit == 0 else "")]
         for b in sorted({1, full}):

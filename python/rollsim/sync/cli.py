@@ -79,10 +79,12 @@ def _cluster(path: str) -> None:
         share = v / e.total_s * 100 if e.total_s else 0.0
         print(f"  {k:<16}{v:>10.4f} s {share:>6.1f} %")
     _stack(st, c)
-    if "pause_s" in doc:
-        f = ws.fields()
-        print(f"in a Scenario (pause_s = {ws.pause_s!r}): weight_sync_s = {f['weight_sync_s']:.3f} s, "
-              f"rollout_pause_s = {f['rollout_pause_s']:.3f} s")
+    # what Scenario(weight_sync=load_weight_sync(FILE)) takes: said with the default pause_s too (the
+    # pipeline's sync is the stack's, not the ideal topology's above, when the file has a [stack])
+    f = ws.fields()
+    given = "" if "pause_s" in doc else " (the default; pause_s in the file sets it)"
+    print(f"in a Scenario (pause_s = {ws.pause_s!r}{given}): weight_sync_s = {f['weight_sync_s']:.3f} s, "
+          f"rollout_pause_s = {f['rollout_pause_s']:.3f} s")
     # colocated needs training and inference on the same GPUs: ranked (and recommended) only when
     # the cluster has that placement, else shown apart
     can_colocate = c.topology == "colocated" or c.hardware.colocated
