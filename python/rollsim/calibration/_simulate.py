@@ -6,8 +6,9 @@ wait profile (:func:`_wait_pause_profile`); the over-sampling length bias and th
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 import polars as pl
@@ -17,7 +18,12 @@ from rollsim.lengths import LengthDrift, LogNormal
 from rollsim.pipelines import FullyAsync, OffPolicy, Synchronous
 from rollsim.scenario import Scenario
 
-from ._fit import _apply, fit, fit_lengths, _stream_rows
+from ._fit import _apply, _stream_rows, fit, fit_lengths
+
+if TYPE_CHECKING:
+    from rollsim.simulation import Result
+
+_T = TypeVar("_T")
 
 
 def stream_needs_simulation(sc: Scenario) -> bool:
@@ -48,6 +54,50 @@ STREAM_MISFIT = 0.03
 #: Seeds of the simulated runs :func:`_stream_inference` compares with the metrics (the same for every
 #: candidate: common random numbers, so that a candidate's change is not lost in the runs' noise).
 _STREAM_SEEDS = (101, 202)
+
+
+class _Incomplete(Exception):
+    """A simulated run of :func:`_candidate_runs` did not complete the steps asked for (it stalled, or its
+    horizon ran out): the candidate gives no rows to compare."""
+
+
+def _candidate(sc: Scenario, v: dict[str, float], step: float, k: int = 1) -> Scenario:
+    """``sc`` at the values ``v`` from rollsim step ``step`` (:func:`_apply`, ``k`` steps per metrics row),
+    its lengths drifting as fitted: policy version ``t`` draws ``mu + drift * (step + t)`` (the drift held
+    in the engine's range, [-1, 100] log tokens per version)."""
+    drift = LengthDrift("exp", rate=float(np.clip(v["lengths.drift"], -1.0, 100.0)))
+    return _apply(sc, v, step, k).replace(length_drift=drift)
+
+
+def _candidate_runs(cand: Scenario, want: int, horizon: float, read: Callable[[pl.DataFrame, Result], _T], *,
+                    seeds: tuple[int, ...] = _STREAM_SEEDS, record: Literal["summary", "samples"] = "summary",
+                    attempts: int = 1) -> list[_T]:
+    """The one loop of the simulated fits: ``cand`` run once per seed of ``seeds`` (by default
+    :data:`_STREAM_SEEDS`, the same for every candidate), each run until ``want`` steps complete, and what
+    ``read(steps, result)`` takes from it (the run's completed steps, and its result: ``record`` is
+    ``"summary"``, or ``"samples"`` when the reader needs the samples). A run lasts ``horizon`` seconds,
+    grown 4 fold (to at most 1e12) up to ``attempts - 1`` times while it completes fewer steps.
+
+    Raises
+    ------
+    _Incomplete
+        ``"<completed> of <want> steps"`` for a run that completes fewer steps.
+    """
+    from rollsim.simulation import simulate
+
+    out = []
+    for seed in seeds:
+        h = horizon
+        for _ in range(attempts):
+            res = simulate(cand.replace(seed=seed, horizon_s=h), record=record)
+            st = res.steps.filter(pl.col("completed"))
+            if st.height >= want:
+                break
+            h = min(1e12, h * 4)
+        if st.height < want:
+            raise _Incomplete(f"{st.height} of {want} steps")
+        out.append(read(st, res))
+    return out
 
 
 def _stream_moments(m: pl.DataFrame, slots: int, batch: int) -> np.ndarray:
@@ -110,11 +160,8 @@ def _stream_level(rows: pl.DataFrame, slots: int, batch: int, pause: float) -> f
 def _stream_simulated(sc: Scenario, v: dict[str, float], steps: int, first: float, cap: float) -> list[pl.DataFrame]:
     """Rows of the fully asynchronous ``sc`` at the values ``v`` (lengths drifting from the metrics' first
     row ``first``), one frame per seed of :data:`_STREAM_SEEDS`, with the trainer's wait as ``gen_s``."""
-    out = []
-    for seed in _STREAM_SEEDS:
-        cand = _apply(sc, v, first - 1.0).replace(seed=seed)
-        out.append(pl.DataFrame(_streamed_rows(cand, steps, float(v["lengths.drift"]), "areal", lambda x: x, cap)))
-    return out
+    cand = _candidate(sc, v, first - 1.0)
+    return [pl.DataFrame(rows) for rows in _streamed_rows(cand, steps, "areal", lambda x: x, cap, _STREAM_SEEDS)]
 
 
 def _stream_inference(sc: Scenario, v: dict[str, float], m: pl.DataFrame, cap: float, rounds: int = 6) -> _StreamFit:
@@ -206,11 +253,6 @@ def pause_on_critical_path(sc: Scenario) -> bool:
             and p.lag_release == "sync")
 
 
-class _Incomplete(Exception):
-    """A simulated run of :func:`_rows_simulated` did not complete the metrics' steps (it stalled, or
-    its horizon ran out): the candidate gives no rows to compare."""
-
-
 #: Simulated runs of :func:`_pause_inference` share :data:`_STREAM_SEEDS`; its search stops when the
 #: simulated rows' mean wall time is within this share of the metrics' (or after :data:`_PAUSE_ROUNDS`).
 _PAUSE_TOL = 0.002
@@ -246,46 +288,32 @@ class _PauseFit:
         return float(max(0.0, p + (float(np.mean(wall)) - self.measured) / self.slope))
 
 
-def _rows_simulated(sc: Scenario, v: dict[str, float], k: int, logged: np.ndarray, waits: bool = False) -> Any:
-    """Wall time of each metrics row (``k`` steps, its logged step in ``logged``) in rollsim's run of
-    the fully asynchronous ``sc`` at the values ``v``, its lengths drifting as fitted (policy version
-    ``t`` of rollsim step ``s0 + t`` draws ``mu + drift * (s0 + t)``), the mean over
-    :data:`_STREAM_SEEDS`. A table starting at logged step 0 is compared with the run from its start
-    (the first row holds the pipeline's fill, as the run's did); a later start with the rows after one
-    simulated row more (the fill). ``waits``: ``(wall, wait)``, ``wait`` each row's summed trainer wait
-    for samples (the steps' ``wait_s``, as verl's fully async trainer times ``timing_s/gen``)."""
-    from rollsim.simulation import simulate
-
+def _rows_simulated(sc: Scenario, v: dict[str, float], k: int, logged: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Wall time and trainer wait of each metrics row (``k`` steps, its logged step in ``logged``) in
+    rollsim's runs of the fully asynchronous ``sc`` at the values ``v`` (:func:`_candidate`: policy
+    version ``t`` of rollsim step ``s0 + t`` draws ``mu + drift * (s0 + t)``), the means over
+    :data:`_STREAM_SEEDS`; the wait is the row's summed ``wait_s`` of its steps, as verl's fully async
+    trainer times ``timing_s/gen``. A table starting at logged step 0 is compared with the run from its
+    start (the first row holds the pipeline's fill, as the run's did); a later start with the rows after
+    one simulated row more (the fill)."""
     rows = len(logged)
     fill = float(logged[0]) <= 0.0
     s0 = 0.0 if fill else float(logged[0]) * k - k
     want = (rows + (0 if fill else 1)) * k
-    cand = _apply(sc, v, s0, k).replace(length_drift=LengthDrift("exp", rate=float(np.clip(v["lengths.drift"], -1.0,
-                                                                                             100.0))))
+    cand = _candidate(sc, v, s0, k)
     L = cand.lengths
     assert isinstance(L, LogNormal)
     top = min(L.max_tokens, math.exp(L.mu + 3 * L.sigma) * math.exp(max(0.0, v["lengths.drift"]) * want))
     per = (cand.rollout_pause_s + cand.train_step_s + cand.weight_sync_s + top / cand.decode_tokens_per_s
            + (cand.train_s_per_token + cand.logprob_s_per_token) * top * cand.batch_size)
-    out, out_wait = [], []
-    for seed in _STREAM_SEEDS:
-        horizon = min(1e12, 2.0 * per * (want + 2))
-        for _ in range(6):
-            st = simulate(cand.replace(seed=seed, horizon_s=horizon), record="summary").steps
-            st = st.filter(pl.col("completed"))
-            if st.height >= want:
-                break
-            horizon = min(1e12, horizon * 4)
-        ends = st["end_s"].to_numpy()[k - 1::k][:want // k]
-        if len(ends) < want // k:
-            raise _Incomplete(f"{st.height} of {want} steps")
-        wall = np.diff(np.concatenate([[0.0], ends]))
-        out.append(wall if fill else wall[1:])
-        w = st["wait_s"].to_numpy()[:want].reshape(-1, k).sum(axis=1)
-        out_wait.append(w if fill else w[1:])
-    if waits:
-        return np.mean(out, axis=0), np.mean(out_wait, axis=0)
-    return np.mean(out, axis=0)
+
+    def read(st: pl.DataFrame, _: Result) -> tuple[np.ndarray, np.ndarray]:
+        wall = np.diff(np.concatenate([[0.0], st["end_s"].to_numpy()[k - 1::k][:want // k]]))
+        wait = st["wait_s"].to_numpy()[:want].reshape(-1, k).sum(axis=1)
+        return (wall, wait) if fill else (wall[1:], wait[1:])
+
+    runs = _candidate_runs(cand, want, min(1e12, 2.0 * per * (want + 2)), read, attempts=6)
+    return np.mean([r[0] for r in runs], axis=0), np.mean([r[1] for r in runs], axis=0)
 
 
 def _pause_inference(sc: Scenario, v: dict[str, float], m: pl.DataFrame, cap: float, k: int,
@@ -309,7 +337,7 @@ def _pause_inference(sc: Scenario, v: dict[str, float], m: pl.DataFrame, cap: fl
     def at(a: float) -> tuple[float, dict[str, float], np.ndarray]:
         got = fit(m, batch=sc.batch_size, slots=sc.rollout_slots, cap=float(cap), steps_per_row=k, gen_overhead=a)
         vals = {**v, "decode_tokens_per_s": got["decode_tokens_per_s"], "gen_overhead_s": got["gen_overhead_s"]}
-        wall = _rows_simulated(sc, vals, k, logged)
+        wall, _ = _rows_simulated(sc, vals, k, logged)
         return float(np.mean(wall)) - target, vals, wall
 
     a0 = float(min(v["gen_overhead_s"], top))
@@ -422,7 +450,7 @@ def _wait_pause_profile(sc: Scenario, v: dict[str, float], m: pl.DataFrame, k: i
         x = math.log(max(v["decode_tokens_per_s"], 1e-3))
         for _ in range(10):
             try:
-                wall, wait = _rows_simulated(sc, vals(p, math.exp(x)), k, logged, waits=True)
+                wall, wait = _rows_simulated(sc, vals(p, math.exp(x)), k, logged)
             except _Incomplete:
                 x += 0.5  # too slow a rollout to finish within the horizon: faster
                 continue
@@ -539,38 +567,45 @@ def _makespans(sc: Scenario, v: dict[str, float], steps: np.ndarray, cap: float)
     return np.array(out)
 
 
-def _streamed_rows(sc: Scenario, steps: int, drift: float, framework: str, noisy: Any,
-                   cap: float) -> list[dict[str, float]]:
-    """Per-step rows of one run of the fully asynchronous ``sc`` (lengths drifting by ``exp(drift)``
-    per policy version), steps 1 .. ``steps`` (step 0, the pipeline's fill, left out), with ``gen_s``
-    what ``framework``'s timer records (:data:`ASYNC_GEN_METRICS`): the trainer's wait (verl, AReaL),
-    or for slime the time from the trainer taking the previous batch to this batch's last answer
-    (none when the batch was ready before). ``train_s`` is the step's training, ``step_s`` wait +
-    training + sync; ``cap`` the length limit, tokens."""
-    from rollsim.simulation import simulate
+def _streamed_rows(sc: Scenario, steps: int, framework: str, noisy: Any, cap: float,
+                   seeds: tuple[int, ...] | None = None) -> list[list[dict[str, float]]]:
+    """Per-step rows of runs of the fully asynchronous ``sc`` (one run per seed of ``seeds``, by default
+    the scenario's own: :func:`_candidate_runs`), steps 1 .. ``steps`` (step 0, the pipeline's fill, left
+    out), with ``gen_s`` what ``framework``'s timer records (:data:`ASYNC_GEN_METRICS`): the trainer's wait
+    (verl, AReaL), or for slime the time from the trainer taking the previous batch to this batch's last
+    answer (none when the batch was ready before). ``train_s`` is the step's training, ``step_s`` wait +
+    training + sync; ``cap`` the length limit, tokens; ``noisy`` applied to each timing in turn.
 
+    Raises
+    ------
+    ScenarioError
+        ``steps: the fully asynchronous run completed ...`` for a run that completes fewer steps.
+    """
     one = (cap / sc.decode_tokens_per_s + sc.rollout_pause_s + sc.train_step_s + sc.weight_sync_s
            + (sc.train_s_per_token + sc.logprob_s_per_token) * cap * sc.batch_size) * (1.0 + sc.batch_size / sc.rollout_slots)
-    extra: dict[str, Any] = {"length_drift": LengthDrift("exp", rate=float(drift))} if drift else {}
-    run = sc.replace(horizon_s=min(1e12, (steps + 3) * one), **extra)
-    res = simulate(run, record="samples")
-    st = res.steps.filter(pl.col("completed")).head(steps + 1)
-    if st.height < steps + 1:
-        raise invalid("steps", f"the fully asynchronous run completed {st.height} of {steps + 1} steps")
-    start, end, wait = (st[c].to_numpy() for c in ("start_s", "end_s", "wait_s"))
-    s = res.samples.filter(pl.col("trained_step").is_not_null())
-    ready = (s.group_by("trained_step").agg(pl.col("finish_s").max()).sort("trained_step")
-             .filter(pl.col("trained_step") <= steps)["finish_s"].to_numpy())
-    rows = []
-    for t in range(1, steps + 1):
-        lens = s.filter(pl.col("trained_step") == t)["length_tokens"].to_numpy()
-        upd = float(end[t] - start[t]) - sc.weight_sync_s
-        if framework == "slime":
-            gen = float(max(0.0, ready[t] - start[t - 1]))
-        else:
-            gen = float(wait[t])
-        g, tr, sy = noisy(gen), noisy(upd), noisy(sc.weight_sync_s)
-        w = noisy(float(wait[t]))
-        rows.append(dict(step=t, step_s=w + tr + sy, gen_s=g, train_s=tr, sync_s=sy, response_mean=float(lens.mean()),
-                         response_max=float(lens.max()), response_clip_ratio=float(np.mean(lens >= cap))))
-    return rows
+
+    def read(st: pl.DataFrame, res: Result) -> list[dict[str, float]]:
+        start, end, wait = (st.head(steps + 1)[c].to_numpy() for c in ("start_s", "end_s", "wait_s"))
+        s = res.samples.filter(pl.col("trained_step").is_not_null())
+        ready = (s.group_by("trained_step").agg(pl.col("finish_s").max()).sort("trained_step")
+                 .filter(pl.col("trained_step") <= steps)["finish_s"].to_numpy())
+        rows = []
+        for t in range(1, steps + 1):
+            lens = s.filter(pl.col("trained_step") == t)["length_tokens"].to_numpy()
+            upd = float(end[t] - start[t]) - sc.weight_sync_s
+            if framework == "slime":
+                gen = float(max(0.0, ready[t] - start[t - 1]))
+            else:
+                gen = float(wait[t])
+            g, tr, sy = noisy(gen), noisy(upd), noisy(sc.weight_sync_s)
+            w = noisy(float(wait[t]))
+            rows.append(dict(step=t, step_s=w + tr + sy, gen_s=g, train_s=tr, sync_s=sy,
+                             response_mean=float(lens.mean()), response_max=float(lens.max()),
+                             response_clip_ratio=float(np.mean(lens >= cap))))
+        return rows
+
+    try:
+        return _candidate_runs(sc, steps + 1, min(1e12, (steps + 3) * one), read,
+                               seeds=(sc.seed,) if seeds is None else seeds, record="samples")
+    except _Incomplete as e:
+        raise invalid("steps", f"the fully asynchronous run completed {e}") from None

@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 
 from rollsim.errors import invalid
-from rollsim.lengths import LogNormal
+from rollsim.lengths import LengthDrift, LogNormal
 from rollsim.pipelines import FullyAsync, OffPolicy, Synchronous
 from rollsim.scenario import Scenario
 
@@ -114,7 +114,9 @@ def synthetic_metrics(scenario: Scenario, steps: int, *, drift: float = 0.0, noi
         if framework == "verl" and sc0.sync_every != 1:
             raise invalid("framework", f"verl's fully async trainer logs one row per sync, summed over its "
                           f"{sc0.sync_every} steps (sync_every): generate with sync_every = 1")
-        out = _named(pl.DataFrame(_streamed_rows(sc0, steps, drift, framework, noisy, cap)), framework, sc0.prompt_tokens)
+        run = sc0.replace(length_drift=LengthDrift("exp", rate=float(drift))) if drift else sc0
+        (rows,) = _streamed_rows(run, steps, framework, noisy, cap)
+        out = _named(pl.DataFrame(rows), framework, sc0.prompt_tokens)
         if framework == "verl":
             # the fully async trainer times its sync (timing_s/param_sync) outside timing_s/step
             out = out.rename({"timing_s/update_weights": "timing_s/param_sync"}).with_columns(
