@@ -17,7 +17,7 @@ from rollsim.pipelines import FullyAsync, OffPolicy
 from rollsim.scenario import Scenario
 
 from ._fit import _apply, _expected_longest, fit, PARAMS, _shifted, _stream_rows, UNITS
-from ._metrics import (_detect, _families, FRAMEWORK_METRICS, _gen_reading, _normalized, read_metrics, _resolve,
+from ._metrics import (_detect, _families, FRAMEWORK_METRICS, _gen_reading, _normalized, read_metrics,
                        _screen, _slime_wait, _unprefixed, _unread)
 from ._notes import _notes, _pause_notes, plausibility_notes, _profile_notes
 from ._result import Calibrated
@@ -131,25 +131,26 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
                           f"{base.framework}: the metrics are most likely of another run; give the "
                           f"{base.framework} run's metrics, or framework={detected!r} (rollsim calibrate / whatif: "
                           f"--metric-names {detected}) to fit them on this config anyway")
-    table, fw, notes = _screen(table, framework, renames)
+    table, fw, notes, resolved = _screen(table, framework, renames)  # the columns resolved once, here
     for note in notes:
         warnings.warn(note, MetricsRowsSkippedWarning, stacklevel=2)
-    used = sorted({c for cs in _resolve(table.columns, fw).values() for c in cs})
+    used = sorted({c for cs in resolved.values() for c in cs})
     near, unread = _unread(table.columns, used, fw, renames)
     for note in near:
         warnings.warn(note, MetricNearMissWarning, stacklevel=2)
     notes = [*mapped, *notes, *near, *unread]
-    kw: dict[str, Any] = dict(framework=fw, bootstrap=bootstrap, seed=seed, model=model, gpu=gpu, backend=backend,
+    kw: dict[str, Any] = dict(bootstrap=bootstrap, seed=seed, model=model, gpu=gpu, backend=backend,
                               train_options=train_options, steps_per_row=steps_per_row)
     if isinstance(base, Deployment):
-        sc, layout, assumed = _deployment_base(base, _normalized(table, fw)[0], **scenario_args)
+        kw["normed"] = _normalized(table, fw, resolved)
+        sc, layout, assumed = _deployment_base(base, kw["normed"][0], **scenario_args)
         kw.update(model=base.model if model is None else model, gpu=base.gpu if gpu is None else gpu,
                   backend=base.train_backend if backend is None else backend,
                   train_options=dict(base.train_options) if train_options is None else train_options)
-        cal = dataclasses.replace(_fit_base(table, sc, **kw), base=base, layout=layout)
+        cal = dataclasses.replace(_fit_base(table, fw, resolved, sc, **kw), base=base, layout=layout)
         notes = [*notes, *assumed]
     else:
-        cal = _fit_base(table, base, **kw)
+        cal = _fit_base(table, fw, resolved, base, **kw)
     return dataclasses.replace(cal, notes=(*notes, *cal.notes)) if notes else cal
 
 
@@ -218,9 +219,12 @@ def _deployment_base(dep: Any, m: pl.DataFrame, *, prompts_per_step: Any, group_
     return sc, layout, notes
 
 
-def _fit_base(metrics: Any, base: Any, *, framework: str | None, bootstrap: int, seed: int, model: Any, gpu: Any,
-               backend: str | None, train_options: dict[str, Any] | None, steps_per_row: int | None) -> Calibrated:
-    """:func:`calibrate` of a metrics table :func:`_screen` passed, on an ImportedConfig or a Scenario."""
+def _fit_base(table: pl.DataFrame, fw: str, resolved: dict[str, list[str]], base: Any, *, bootstrap: int, seed: int,
+              model: Any, gpu: Any, backend: str | None, train_options: dict[str, Any] | None,
+              steps_per_row: int | None, normed: tuple[pl.DataFrame, str, dict[str, str]] | None = None) -> Calibrated:
+    """:func:`calibrate` of a metrics table :func:`_screen` passed (its framework ``fw`` and columns'
+    resolution ``resolved``), on an ImportedConfig or a Scenario; ``normed``: the table already normalised
+    (:func:`_normalized`; a Deployment base's scenario needed it first)."""
     from rollsim import _check
     from rollsim.configs import ImportedConfig
 
@@ -236,7 +240,7 @@ def _fit_base(metrics: Any, base: Any, *, framework: str | None, bootstrap: int,
     k = _check.integer("steps_per_row", getattr(base, "steps_per_logged_step", 1) if steps_per_row is None
                        else steps_per_row, 1, 2**24)
     hardware = _hardware(base, model, gpu, backend, train_options)
-    m, fw, sources = _normalized(*_screen(read_metrics(metrics), framework)[:2])
+    m, fw, sources = _normalized(table, fw, resolved) if normed is None else normed
     logged_step = m["step"]
     if k > 1:
         # the drift and the reference step count rollsim steps: a row's lengths are the mean over its

@@ -439,12 +439,13 @@ def _list(labels: list[str], most: int = 10) -> str:
 
 
 def _screen(df: pl.DataFrame, framework: str | None,
-            renames: dict[str, str] | None = None) -> tuple[pl.DataFrame, str, list[str]]:
+            renames: dict[str, str] | None = None) -> tuple[pl.DataFrame, str, list[str], dict[str, list[str]]]:
     """Checks every metric :func:`normalize` uses and leaves out what cannot be used, saying so.
 
-    Returns ``(rows, framework, notes)``: the table's rows without those with a missing value (null
-    or NaN) in a metric used, the framework, and a note for each thing left out (a metric with no
-    value in any row, taken as not logged; rows with missing values, by metric and step).
+    Returns ``(rows, framework, notes, sources)``: the table's rows without those with a missing value
+    (null or NaN) in a metric used, the framework, a note for each thing left out (a metric with no
+    value in any row, taken as not logged; rows with missing values, by metric and step), and the
+    columns' resolution (:func:`_resolve`) of the rows returned, which :func:`_normalized` reads.
 
     Raises
     ------
@@ -544,7 +545,7 @@ def _screen(df: pl.DataFrame, framework: str | None,
         if df.height < 3:
             raise invalid("metrics", f"needs at least 3 steps to fit, got {df.height} with every metric present "
                           f"({int(missing.sum())} left out: {'; '.join(gaps)})")
-    return df, fw, notes
+    return df, fw, notes, src
 
 
 def normalize(df: pl.DataFrame, framework: str | None = None) -> tuple[pl.DataFrame, str, dict[str, str]]:
@@ -569,20 +570,20 @@ def normalize(df: pl.DataFrame, framework: str | None = None) -> tuple[pl.DataFr
         shorter than the mean, an infinite value), ``metrics: needs at least 3 steps ...``.
     """
     df, renames, _ = _unprefixed(df)
-    df, fw, notes = _screen(df, framework, renames)
+    df, fw, notes, src = _screen(df, framework, renames)
     for note in notes:
         warnings.warn(note, MetricsRowsSkippedWarning, stacklevel=2)
-    out, fw, sources = _normalized(df, fw)
+    out, fw, sources = _normalized(df, fw, src)
     if renames:  # the sources as the table names them
         sources = {g: re.sub(r"[^ ]+", lambda m: renames.get(m.group(0), m.group(0)), s) for g, s in sources.items()}
     return out, fw, sources
 
 
-def _normalized(df: pl.DataFrame, fw: str) -> tuple[pl.DataFrame, str, dict[str, str]]:
-    """:func:`normalize` of a table :func:`_screen` passed."""
+def _normalized(df: pl.DataFrame, fw: str, src: dict[str, list[str]]) -> tuple[pl.DataFrame, str, dict[str, str]]:
+    """:func:`normalize` of a table :func:`_screen` passed, with the columns' resolution it returned."""
     cols: dict[str, pl.Series] = {}
     sources: dict[str, str] = {}
-    for gen, cs in _resolve(df.columns, fw).items():
+    for gen, cs in src.items():
         vals = [_raw(df, c) for c in cs]
         if _areal_lengths(fw, gen, cs):
             cols[gen] = pl.Series(gen, vals[0] - (vals[1] if len(vals) == 2 else 0.0))
