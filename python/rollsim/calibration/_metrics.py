@@ -51,7 +51,8 @@ GENERIC: dict[str, str] = {
 #: asynchronous runs: :data:`ASYNC_GEN_METRICS`.
 FRAMEWORK_METRICS: dict[str, dict[str, list[list[str]]]] = {
     "verl": {
-        "step": [["step"], ["training/global_step"]],
+        # its own step counter first (what synthetic_metrics writes); a generic "step" column is read first anyway
+        "step": [["training/global_step"], ["step"]],
         # the fully async trainer times its weight sync (timing_s/param_sync) outside timing_s/step
         # (fully_async_trainer.py, _trigger_parameter_sync_after_step): a row's wall time is their sum
         "step_s": [["timing_s/step", "timing_s/param_sync"]],
@@ -236,16 +237,36 @@ def _read_json(p: Path) -> pl.DataFrame:
     raise invalid("metrics", f"{p.name}: {shape}, got {got}")
 
 
+def _family(name: str) -> str | None:
+    """The family of a metric name, its first part (``timing_s/`` of ``timing_s/gen``); None without one."""
+    return name.split("/", 1)[0] + "/" if "/" in name else None
+
+
+def _logged_name(column: str) -> str:
+    """A column's metric name without a logger's section prefix (:data:`_LOGGER_PREFIXES`)."""
+    return next((column[len(p):] for p in _LOGGER_PREFIXES if column.startswith(p)), column)
+
+
+def _signatures() -> dict[str, tuple[set[str], set[str]]]:
+    """What says a table is each framework's, from :data:`FRAMEWORK_METRICS`: ``(names, families)``, the
+    framework's metric names (its step counter's left out: ``step`` and ``global_step`` say nothing of
+    whose table it is; a logger's prefix left off) and the families of them no other framework's names
+    have (``timing_s/`` is verl's alone; ``rollout/`` is slime's and OpenRLHF's, so only their names in
+    it count)."""
+    names = {fw: {_logged_name(n) for gen in GENERIC if gen != "step" for n in _framework_names(fw, gen)}
+             for fw in FRAMEWORK_METRICS}
+    families = {fw: {f for n in ns if (f := _family(n)) is not None} for fw, ns in names.items()}
+    return {fw: (ns, families[fw].difference(*(f for o, f in families.items() if o != fw)))
+            for fw, ns in names.items()}
+
+
 def _detect(df: pl.DataFrame) -> str:
-    cols = set(df.columns)
-    if any(c.startswith("timing_s/") or c.startswith("response_length/") for c in cols):
-        return "verl"
-    if any(c.startswith("timeperf/") for c in cols):
-        return "areal"
-    if any(c.startswith(("timing/", "train/timing/")) or c.endswith("rollout/response_length_mean") for c in cols):
-        return "openrlhf"
-    if any(c.startswith("perf/") or c.startswith("response_len/") or c.startswith("rollout/") for c in cols):
-        return "slime"
+    """Whose metric names ``df`` has: the first framework of :data:`FRAMEWORK_METRICS` one of whose
+    metric names or families (:func:`_signatures`) is a column's, else ``"generic"``."""
+    logged = [_logged_name(c) for c in df.columns]
+    for fw, (names, families) in _signatures().items():
+        if any(n in names or _family(n) in families for n in logged):
+            return fw
     return "generic"
 
 

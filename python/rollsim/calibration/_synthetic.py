@@ -12,25 +12,17 @@ from rollsim.lengths import LengthDrift, LogNormal
 from rollsim.pipelines import FullyAsync, OffPolicy, Synchronous
 from rollsim.scenario import Scenario
 
-from ._metrics import _AREAL_PROMPT, _AREAL_SEQ
+from ._metrics import _AREAL_PROMPT, _AREAL_SEQ, _framework_names, FRAMEWORK_METRICS, _REQUIRED
 from ._simulate import _streamed_rows
 
 
-#: Column names :func:`synthetic_metrics` writes for each framework (generic column -> the framework's
-#: metric, the first name :data:`FRAMEWORK_METRICS` reads); AReaL logs sequence lengths with the
-#: prompt (``ppo_actor/seq_len/*``, ``ppo_actor/prompt_len/avg``) and no step total.
+#: Column names :func:`synthetic_metrics` writes for each framework whose metrics give every required
+#: column (OpenRLHF logs no longest answer: not one of them): generic column -> the framework's metric,
+#: the first name :data:`FRAMEWORK_METRICS` reads; AReaL logs sequence lengths with the prompt
+#: (``ppo_actor/seq_len/*``, ``ppo_actor/prompt_len/avg``) and no step total.
 _SYNTHETIC_NAMES: dict[str, dict[str, str]] = {
-    "verl": {"step": "training/global_step", "step_s": "timing_s/step", "gen_s": "timing_s/gen",
-             "train_s": "timing_s/update_actor", "sync_s": "timing_s/update_weights",
-             "response_mean": "response_length/mean", "response_max": "response_length/max",
-             "response_clip_ratio": "response_length/clip_ratio"},
-    "areal": {"step": "step", "gen_s": "timeperf/rollout", "train_s": "timeperf/train_step",
-              "sync_s": "timeperf/update_weights", "response_clip_ratio": "ppo_actor/no_eos_ratios/avg"},
-    "slime": {"step": "rollout/step", "step_s": "perf/step_time", "gen_s": "perf/rollout_time",
-              "train_s": "perf/actor_train_time", "sync_s": "perf/update_weights_time",
-              "response_mean": "rollout/response_len/mean", "response_max": "rollout/response_len/max",
-              "response_clip_ratio": "rollout/truncated_ratio"},
-}
+    fw: {gen: alts[0][0] for gen, alts in names.items()} for fw, names in FRAMEWORK_METRICS.items()
+    if all(_framework_names(fw, gen) for gen in _REQUIRED)}
 
 
 def _named(df: pl.DataFrame, framework: str, prompt_tokens: float) -> pl.DataFrame:
