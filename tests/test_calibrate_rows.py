@@ -347,7 +347,7 @@ def test_a_simulated_run_that_does_not_complete_keeps_the_closed_form(monkeypatc
     def stalled(*args, **kwargs):
         raise cal_mod._Incomplete("3 of 240 steps")
 
-    monkeypatch.setattr(cal_mod, "_rows_simulated", stalled)
+    monkeypatch.setattr(cal_mod._simulate, "_rows_simulated", stalled)  # where _pause_inference looks it up
     cal = calibrate(m, imp, bootstrap=0)
     alone = fit(cal.metrics, batch=256, slots=1024, cap=8192.0, steps_per_row=8)
     assert cal.values["gen_overhead_s"] == alone["gen_overhead_s"] == pytest.approx(5.18, abs=0.01)
