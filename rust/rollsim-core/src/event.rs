@@ -110,6 +110,14 @@ impl Timers {
     /// Schedules the event `(time, kind, id)`.
     #[inline]
     pub fn push(&mut self, time: f64, kind: EventKind, id: u32) {
+        self.push_inline(time, kind, id);
+    }
+
+    /// `push`, always inlined: for the agentic turn's end, which schedules a tool call's return
+    /// on every turn (the other callers keep `push`, left to the compiler: inlined in the fast
+    /// path's loop it costs more than the call saves).
+    #[inline(always)]
+    pub fn push_inline(&mut self, time: f64, kind: EventKind, id: u32) {
         debug_assert!(kind != EventKind::Slot, "slot events live in the slot queues");
         let k = key(time, kind, id);
         if self.heap.len() == self.n + 1 {

@@ -446,6 +446,12 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
     /// Starts the next request on `slot`; false if there is none (the slot stays as it was).
     #[inline]
     pub fn fill_slot(&mut self, slot: u32) -> Result<bool> {
+        self.fill_slot_inline(slot)
+    }
+
+    /// `fill_slot`, always inlined: for `refill`'s common case, once per finish or turn's end.
+    #[inline(always)]
+    fn fill_slot_inline(&mut self, slot: u32) -> Result<bool> {
         if self.paused {
             return Ok(false);
         }
@@ -575,7 +581,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
         if !P::REFILL_IN_PLACE && self.placement.sole_idle(slot) {
             // the common case with instances full around it: routing would give `slot` back and
             // then find no idle slot, so it is filled (or parked) without the routing's round trip
-            if !self.fill_slot(slot)? {
+            if !self.fill_slot_inline(slot)? {
                 self.placement.park(slot);
             }
             return Ok(());

@@ -157,7 +157,7 @@ impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
     }
 
     /// A trajectory left `slot` for a tool call.
-    #[cold]
+    #[inline]
     fn turn_ended(&mut self, slot: u32) -> Result<()> {
         if self.draining && self.pool.busy == 0 {
             self.apply_update();
