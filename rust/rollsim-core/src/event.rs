@@ -147,6 +147,13 @@ impl Timers {
     /// Takes the earliest timer.
     #[inline]
     pub fn pop(&mut self) -> Option<Timer> {
+        self.pop_inline()
+    }
+
+    /// `pop`, always inlined: for the streaming pipeline's loop, where an agentic run pops a
+    /// tool call's return on every turn.
+    #[inline(always)]
+    pub fn pop_inline(&mut self) -> Option<Timer> {
         if self.n == 0 {
             return None;
         }

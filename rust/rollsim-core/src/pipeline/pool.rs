@@ -400,7 +400,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
     }
 
     /// Next request for a free slot: a waiting one, else a newly admitted group's first answer.
-    #[inline]
+    #[inline(always)]
     fn next_request(&mut self) -> Option<Req> {
         loop {
             match self.pending.pop_front() {
