@@ -596,6 +596,7 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
 
     /// The tool call of trajectory `id` returns at `self.t`: a failed call is retried or ends the
     /// trajectory; otherwise its next turn is routed (or waits for a slot).
+    #[inline(always)]
     pub(crate) fn tool_return(&mut self, id: u32, timers: &mut Timers) -> Result<()> {
         let sc = self.sc;
         let cfg = sc.agentic.as_ref().expect("agentic");
