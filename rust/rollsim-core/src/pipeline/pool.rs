@@ -232,7 +232,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
     /// With KV capacity, the pool's own events that come before the event `limit` (preemptions,
     /// and the admissions they and earlier changes allow) are processed first; a slot event after
     /// `limit` (the next timer's key) is returned as is.
-    #[inline]
+    #[inline(always)]
     pub fn next_event(&mut self, limit: Key) -> Option<Event> {
         loop {
             if self.placement.has_kv() {
