@@ -254,6 +254,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
     }
 
     /// KV capacity: starts the waiting requests the placement admits now.
+    #[inline(always)]
     fn admit_waiting(&mut self) {
         let t = self.t;
         let mut cursor = 0;
