@@ -110,6 +110,14 @@ impl Timers {
     /// Schedules the event `(time, kind, id)`.
     #[inline]
     pub fn push(&mut self, time: f64, kind: EventKind, id: u32) {
+        self.push_inline(time, kind, id);
+    }
+
+    /// `push`, always inlined: for the agentic turn's end, which schedules a tool call's return
+    /// on every turn (the other callers keep `push`, left to the compiler: inlined in the fast
+    /// path's loop it costs more than the call saves).
+    #[inline(always)]
+    pub fn push_inline(&mut self, time: f64, kind: EventKind, id: u32) {
         debug_assert!(kind != EventKind::Slot, "slot events live in the slot queues");
         let k = key(time, kind, id);
         if self.heap.len() == self.n + 1 {
@@ -139,6 +147,13 @@ impl Timers {
     /// Takes the earliest timer.
     #[inline]
     pub fn pop(&mut self) -> Option<Timer> {
+        self.pop_inline()
+    }
+
+    /// `pop`, always inlined: for the streaming pipeline's loop, where an agentic run pops a
+    /// tool call's return on every turn.
+    #[inline(always)]
+    pub fn pop_inline(&mut self) -> Option<Timer> {
         if self.n == 0 {
             return None;
         }

@@ -36,6 +36,7 @@ pub enum Dist {
 }
 
 impl Dist {
+    #[inline(always)]
     fn draw(&self, src: &mut FastRng) -> f64 {
         match self {
             Dist::Const(v) => *v,
@@ -459,6 +460,7 @@ impl Agent {
     }
 
     /// Submits a tool call at `t`: returns its return time.
+    #[inline(always)]
     fn call(&mut self, cfg: &AgenticConfig, k: u32, t: f64) -> f64 {
         let service = cfg.env_overhead_s + cfg.tool_latency_s.draw(&mut self.rng);
         let start = match self.env_free.pop() {
@@ -588,12 +590,13 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
             a.s.gpu_hold_s += ret - t;
         }
         self.rec.s.events += 1;
-        timers.push(ret, EventKind::ToolReturn, r.id);
+        timers.push_inline(ret, EventKind::ToolReturn, r.id);
         true
     }
 
     /// The tool call of trajectory `id` returns at `self.t`: a failed call is retried or ends the
     /// trajectory; otherwise its next turn is routed (or waits for a slot).
+    #[inline(always)]
     pub(crate) fn tool_return(&mut self, id: u32, timers: &mut Timers) -> Result<()> {
         let sc = self.sc;
         let cfg = sc.agentic.as_ref().expect("agentic");
@@ -681,7 +684,7 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
 
     /// A returning request `r` lands on `slot`: the seconds of its prefill (recorded), or `None`
     /// if `r` is not a trajectory returning from a call.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn turn_prefill_s(&mut self, r: &Req, slot: u32) -> Option<f64> {
         let a = self.agent.as_deref_mut()?;
         let p = &self.placement;

@@ -723,7 +723,7 @@ impl Instances {
         load_value(if (occ as usize) < self.per { occ } else { u32::MAX }, i)
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn mark(&mut self, i: usize) {
         // branch-free: whether `i` is marked already is random
         let was = self.st[i].dirty;
@@ -872,6 +872,7 @@ impl Instances {
             + 1
     }
 
+    #[inline(always)]
     fn sift_up(&mut self, i: usize, mut p: usize) {
         let base = i * self.per;
         let e = self.heap[base + p];
@@ -887,6 +888,7 @@ impl Instances {
         self.heap[base + p] = e;
     }
 
+    #[inline(always)]
     fn sift_down(&mut self, i: usize, mut p: usize) {
         let base = i * self.per;
         let len = self.st[i].len as usize;
@@ -1332,7 +1334,7 @@ impl Instances {
     }
 
     /// The request on `slot` leaves its instance at `t` (running, or waiting for KV).
-    #[inline]
+    #[inline(always)]
     fn leave(&mut self, slot: usize, t: f64) {
         let i = self.inst(slot);
         self.set_occ(i, self.st[i].occ - 1);
@@ -1476,7 +1478,7 @@ impl Placement for Instances {
         sole
     }
 
-    #[inline]
+    #[inline(always)]
     fn arrive(&mut self, slot: u32, done: f64, t: f64) -> bool {
         let i = self.inst(slot as usize);
         self.set_occ(i, self.st[i].occ + 1);
@@ -1541,7 +1543,7 @@ impl Placement for Instances {
         }
         self.next_admission_waiting(cursor, slots, t)
     }
-    #[inline]
+    #[inline(always)]
     fn finished(&mut self, slot: u32, t: f64) {
         self.leave(slot as usize, t);
     }

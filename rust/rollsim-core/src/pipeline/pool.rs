@@ -232,7 +232,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
     /// With KV capacity, the pool's own events that come before the event `limit` (preemptions,
     /// and the admissions they and earlier changes allow) are processed first; a slot event after
     /// `limit` (the next timer's key) is returned as is.
-    #[inline]
+    #[inline(always)]
     pub fn next_event(&mut self, limit: Key) -> Option<Event> {
         loop {
             if self.placement.has_kv() {
@@ -254,6 +254,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
     }
 
     /// KV capacity: starts the waiting requests the placement admits now.
+    #[inline(always)]
     fn admit_waiting(&mut self) {
         let t = self.t;
         let mut cursor = 0;
@@ -400,7 +401,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
     }
 
     /// Next request for a free slot: a waiting one, else a newly admitted group's first answer.
-    #[inline]
+    #[inline(always)]
     fn next_request(&mut self) -> Option<Req> {
         loop {
             match self.pending.pop_front() {
@@ -446,6 +447,12 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
     /// Starts the next request on `slot`; false if there is none (the slot stays as it was).
     #[inline]
     pub fn fill_slot(&mut self, slot: u32) -> Result<bool> {
+        self.fill_slot_inline(slot)
+    }
+
+    /// `fill_slot`, always inlined: for `refill`'s common case, once per finish or turn's end.
+    #[inline(always)]
+    fn fill_slot_inline(&mut self, slot: u32) -> Result<bool> {
         if self.paused {
             return Ok(false);
         }
@@ -575,7 +582,7 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
         if !P::REFILL_IN_PLACE && self.placement.sole_idle(slot) {
             // the common case with instances full around it: routing would give `slot` back and
             // then find no idle slot, so it is filled (or parked) without the routing's round trip
-            if !self.fill_slot(slot)? {
+            if !self.fill_slot_inline(slot)? {
                 self.placement.park(slot);
             }
             return Ok(());

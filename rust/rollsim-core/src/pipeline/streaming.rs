@@ -99,7 +99,7 @@ impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
                     }
                 }
                 _ if next_timer != NEVER => {
-                    let timer = self.timers.pop().expect("a timer");
+                    let timer = self.timers.pop_inline().expect("a timer");
                     self.pool.advance(timer.time);
                     match timer.kind {
                         EventKind::StepEnd => self.step_ended()?,
@@ -157,7 +157,7 @@ impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
     }
 
     /// A trajectory left `slot` for a tool call.
-    #[cold]
+    #[inline]
     fn turn_ended(&mut self, slot: u32) -> Result<()> {
         if self.draining && self.pool.busy == 0 {
             self.apply_update();
