@@ -111,6 +111,24 @@ def _named(fn: Any, name: str) -> Any:
     return fn
 
 
+_UNIT_S = {"ms": 1e-3, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "hr": 3600.0, "hour": 3600.0,
+           "hours": 3600.0, "d": 86400.0, "day": 86400.0, "days": 86400.0}
+
+
+def _seconds(text: str) -> float:
+    """A flag in seconds (``--horizon-s``): a number; a value with a unit (``2h``) is refused with the
+    number of seconds it means, never converted silently."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    m = re.fullmatch(r"\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z]+)\s*", text)
+    if m and m.group(2).lower() in _UNIT_S:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}: give "
+                                         f"{float(m.group(1)) * _UNIT_S[m.group(2).lower()]:g}")
+    raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}")
+
+
 def _optional(conv: Any) -> Any:
     return _named(lambda s: None if s.strip().lower() == "none" else conv(s), f"{conv.__name__} (or none)")
 
@@ -250,6 +268,10 @@ def _add_flag(g: Any, f: schema.Field, default: Any = None, *, dest: str | None 
         g.add_argument(flag, dest=dest, action=_GivenBool, default=default, help=_help(f, default))
         return dest
     conv, meta = _converter(f.type)
+    if flag.endswith("-s") and conv is float:  # seconds: '2h' is refused with its number of seconds
+        conv = _seconds
+    elif flag.endswith("-s") and meta == "X|none":
+        conv = _optional(_named(_seconds, "float"))
     choices = typing.get_args(f.type) if typing.get_origin(f.type) is typing.Literal else _CHOICES.get(f.path)
     if choices is not None and conv is str:
         conv = _named(_choice_word(tuple(choices)), "choice")  # abort-drop is abort_drop, as --pipeline one-step
@@ -1053,8 +1075,14 @@ def _cmd_split(a: argparse.Namespace) -> int:
     if a.max_events < 0:
         raise invalid("--max-events", f"must be an integer >= 0 (0: no limit), got {a.max_events}")
     kwargs["max_events"] = a.max_events or None
+    if a.min_train_gpus is not None:
+        kwargs["min_train_gpus"] = a.min_train_gpus
+    elif deployment:  # the trainer must hold the training state: weights, gradients and Adam, sharded
+        kwargs["min_train_gpus"], state_why = _train_state_gpus(a)
     # with --model the instances' slots are the deployment's --max-num-seqs (--slots-per-instance is refused)
     kwargs["names"] = {**SPLIT_FLAGS, "slots_per_instance": "--max-num-seqs"} if deployment else SPLIT_FLAGS
+    if deployment and a.min_train_gpus is None:
+        kwargs["names"] = {**kwargs["names"], "min_train_gpus_why": state_why}
     bar: Any = None
     if sys.stderr.isatty():  # a progress bar on a terminal only, and only with rich
         try:
@@ -1104,7 +1132,7 @@ SPLIT_FLAGS: dict[str, str] = {
     "colocated_switch_s": "--colocated-switch-s", "max_drop_fraction": "--max-drop-fraction",
     "max_staleness_mean": "--max-staleness-mean", "max_events": "--max-events", "horizon_s": "--horizon-s",
     "fewer_splits": "give fewer --gpus or a larger --gpus-per-instance", "no_limit": "0: no limit", "or_none": "",
-    "max_staleness": "--max-staleness", "sync_every": "--sync-every",
+    "max_staleness": "--max-staleness", "sync_every": "--sync-every", "min_train_gpus": "--min-train-gpus",
 }
 
 
@@ -1116,6 +1144,23 @@ _DEPLOYMENT_FLAGS: dict[str, str] = {
 }
 _DEPLOYMENT_WORDS = re.compile("|".join(rf"(?<![\w-]){re.escape(k)}(?![\w])" if k[-1].isalnum() else
                                         rf"(?<![\w-]){re.escape(k)}" for k in _DEPLOYMENT_FLAGS))
+
+
+def _train_state_gpus(a: argparse.Namespace) -> tuple[int, str]:
+    """``split --model M --gpu G``: the training GPUs that hold M's training state (its parameters x
+    :data:`rollsim.hardware.switching.TRAIN_STATE_BYTES_PER_PARAM`, sharded over them, activations
+    not counted: a lower bound) in G's memory, and the words that say so in an exclusion."""
+    from rollsim.hardware.specs import accelerator, model_from_hf_config
+    from rollsim.hardware.specs import model as model_spec
+    from rollsim.hardware.switching import TRAIN_STATE_BYTES_PER_PARAM
+
+    m = model_spec(a.model) if a.model is not None else model_from_hf_config(a.hf_config)
+    g = accelerator(a.gpu)
+    state = m.total_params * TRAIN_STATE_BYTES_PER_PARAM
+    need = max(1, math.ceil(state / g.hbm_bytes))
+    return need, (f" (the training state of {m.name}, {m.total_params / 1e9:.1f}B parameters x "
+                  f"{TRAIN_STATE_BYTES_PER_PARAM:g} bytes = {state / 2**30:,.0f} GiB, needs {need} x {g.name} "
+                  f"{g.hbm_gib:g} GiB before activations; a trainer that offloads it: --min-train-gpus 1)")
 
 
 def _split_deployment(a: argparse.Namespace, base: Scenario, pipeline: Any) -> tuple[Scenario, float, float]:
@@ -1262,11 +1307,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="sequences per instance (default 64; with --model, the deployment's --max-num-seqs)")
     sp.add_argument("--gpu-s-per-token", type=float, default=None,
                     help="GPU-seconds of training per token of the batch (required unless --model sizes it)")
-    sp.add_argument("--train-fixed-s", type=float, default=0.0, help="fixed seconds per step (%(default)s)")
+    sp.add_argument("--train-fixed-s", type=_seconds, default=0.0, help="fixed seconds per step (%(default)s)")
     sp.add_argument("--pipeline", choices=("sync", "one-step", "fully-async"), default="fully-async",
                     type=_pipeline_choice(("sync", "one-step", "fully-async")),   # fully_async too, as for run
                     help="the pipeline every split runs (%(default)s)")
-    sp.add_argument("--colocated-switch-s", type=float, default=None,
+    sp.add_argument("--colocated-switch-s", type=_seconds, default=None,
                     help="also run the colocated synchronous baseline on all GPUs, with this many seconds per step "
                          "to offload and reload the rollout engine (default: not run)")
     sp.add_argument("--max-staleness", type=int, default=None,
@@ -1275,6 +1320,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="recommend only splits that drop at most this fraction of finished samples (%(default)s)")
     sp.add_argument("--max-staleness-mean", type=float, default=None,
                     help="recommend only splits whose mean staleness is at most this (default: no limit)")
+    sp.add_argument("--min-train-gpus", type=int, default=None,
+                    help="recommend only splits with at least this many training GPUs (default: none; with --model, "
+                         "the GPUs that hold the model's training state, 18 bytes per parameter: weights, gradients, "
+                         "Adam; give 1 for a trainer that offloads it)")
     sp.add_argument("--allow-runaway", action="store_true",
                     help="also recommend splits whose ready queue grows without bound (generation outruns training)")
     sp.add_argument("--format", choices=("table", "csv"), default="table",
