@@ -1,0 +1,36 @@
+"""Bad inputs a new user met on first use with a verl Megatron config and the command line's seconds
+flags: a Megatron actor layout the config's training GPUs cannot hold (named by its options, not by
+the training model's argument names), a what-if variant whose rollout GPUs leave a training GPU count
+the layout cannot use (named by the variant key), and a time given with a unit (``2h``: refused with
+the number of seconds to give); appended to the table of ``tests/bad_inputs.py`` (see its format)."""
+
+from __future__ import annotations
+
+_ERR = "exit 2: rollsim: error: "
+_MEG = "actor_rollout_ref.actor.megatron."
+# a verl Megatron config on 32 GPUs: tensor x pipeline parallel %d x 2
+_YAML = ("write('meg.yaml', 'data: {train_batch_size: 16, max_response_length: 4096}\\n"
+         "actor_rollout_ref:\\n  model: {path: Qwen/Qwen3-30B-A3B}\\n  rollout: {n: 4}\\n"
+         "  actor:\\n    strategy: megatron\\n    megatron: {tensor_model_parallel_size: %d, "
+         "pipeline_model_parallel_size: 2, expert_model_parallel_size: 8}\\n"
+         "trainer: {nnodes: 4, n_gpus_per_node: 8}\\n')")
+_CAL = ("rollsim.calibrate(write('m.csv', 'gen_s,train_s,response_mean,response_max\\n100,50,1000,4000\\n"
+        "120,60,1200,4000\\n110,55,1100,4000\\n'), rollsim.configs.load(%s, gpu='H100'), bootstrap=0)" % (_YAML % 2))
+
+ROWS: list[tuple[str, str, str, str]] = [
+    ("configs", f"rollsim.configs.load({_YAML % 3}, gpu='H100')", "ScenarioError",
+     f"{_MEG}tensor_model_parallel_size, {_MEG}pipeline_model_parallel_size, {_MEG}expert_model_parallel_size: the "
+     "training layout (tensor_parallel 3, pipeline_parallel 2, expert_parallel 8 on 32 training GPUs) is refused: "
+     "tensor_parallel: tensor_parallel x pipeline_parallel (3 x 2) must divide train_gpus (32), got 6"),
+    ("configs", f"rollsim.whatif({_CAL}, [{{'pipeline': 'fully-async', 'rollout_gpus': 13}}], draws=0)", "ScenarioError",
+     "rollout_gpus: 13 leaves 19 training GPUs, which the run's training layout cannot use: tensor_parallel: "
+     "tensor_parallel x pipeline_parallel (2 x 2) must divide train_gpus (19), got 4"),
+    ("CLI", "cli('run', '--horizon-s', '2h')", "CliExit",
+     "exit 2: rollsim run: error: argument --horizon-s: must be a number of seconds, got '2h': give 7200"),
+    ("CLI", "cli('compare', '--weight-sync-s', '250ms')", "CliExit",
+     "exit 2: rollsim compare: error: argument --weight-sync-s: must be a number of seconds, got '250ms': give 0.25"),
+    ("CLI", "cli('split', '--gpus', '8', '--gpu-s-per-token', '0.01', '--train-fixed-s', '5 s')", "CliExit",
+     "exit 2: rollsim split: error: argument --train-fixed-s: must be a number of seconds, got '5 s': give 5"),
+    ("CLI", "cli('split', '--gpus', '8', '--gpu-s-per-token', '0.01', '--min-train-gpus', '0')", "CliExit",
+     f"{_ERR}--min-train-gpus: must be in [1, 1048576], got 0"),
+]

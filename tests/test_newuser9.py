@@ -1,0 +1,102 @@
+"""A new user's first hours: a verl Megatron config's actor layout reaches the deployment's training
+model (it was noted as ignored), ``rollsim split --model`` does not recommend a trainer too small to
+hold the model's training state, and the seconds flags refuse a value with a unit."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import rollsim
+from rollsim import FullyAsync, Scenario, resources
+from rollsim.cli import main
+
+_YAML = """data: {train_batch_size: 16, max_response_length: 4096}
+actor_rollout_ref:
+  model: {path: Qwen/Qwen3-30B-A3B}
+  rollout: {n: 4, tensor_model_parallel_size: 2}
+  actor:
+    strategy: megatron
+    megatron: {tensor_model_parallel_size: 2, pipeline_model_parallel_size: 2, expert_model_parallel_size: 8}
+trainer: {nnodes: 4, n_gpus_per_node: 8}
+"""
+_MEG = "actor_rollout_ref.actor.megatron."
+
+
+def _notes(imp):
+    return {n.option: (n.kind, n.became) for n in imp.notes}
+
+
+def test_verl_megatron_layout_reaches_the_deployment(tmp_path):
+    path = tmp_path / "meg.yaml"
+    path.write_text(_YAML)
+    imp = rollsim.configs.load(path, gpu="H100")
+    assert imp.deployment.train_options == {"tensor_parallel": 2, "pipeline_parallel": 2, "expert_parallel": 8}
+    notes = _notes(imp)
+    assert notes[_MEG + "expert_model_parallel_size"] == (
+        "read", "deployment.train_options['expert_parallel'] = 8 (the deployment's training model: a what-if's "
+        "training GPU change keeps the layout)")
+    # the training model prices that layout, not TP1 PP1 EP1
+    tok = dict(tokens=16 * 4 * 2000.0, sequences=64)
+    laid = imp.deployment.train_step_s(**tok)["total"]
+    plain = imp.deployment.train_step_s(**tok, tensor_parallel=1, pipeline_parallel=1, expert_parallel=1)["total"]
+    assert laid != pytest.approx(plain, rel=1e-3)
+    # without an accelerator there is no deployment: the options are noted as such, not lost
+    notes = _notes(rollsim.configs.load(path))
+    assert notes[_MEG + "tensor_model_parallel_size"][0] == "ignored"
+    assert "there is none without an accelerator" in notes[_MEG + "tensor_model_parallel_size"][1]
+
+
+def test_fsdp_config_keeps_no_megatron_options(tmp_path):
+    path = tmp_path / "f.yaml"
+    path.write_text(_YAML.replace("strategy: megatron", "strategy: fsdp"))
+    imp = rollsim.configs.load(path, gpu="H100")
+    assert imp.deployment.train_options == {}
+    assert _notes(imp)[_MEG + "tensor_model_parallel_size"][0] == "ignored"
+
+
+def test_gpu_split_excludes_too_few_training_gpus():
+    sc = Scenario(pipeline=FullyAsync(max_staleness=2))
+    kw = dict(gpus_per_instance=1, slots_per_instance=64, gpu_s_per_token=0.0005, rollout_gpus=[2, 3, 4])
+    free = resources.gpu_split(sc, 6, **kw)
+    assert free.best["rollout_gpus"] == 3 and free.limits["min_train_gpus"] is None
+    held = resources.gpu_split(sc, 6, min_train_gpus=4, **kw)  # 3 rollout + 3 training no longer qualifies
+    assert held.table["excluded_because"].to_list() == [
+        None, "3 training GPUs < min_train_gpus 4",
+        "drop_fraction 18.7% > max_drop_fraction 5.0%; 2 training GPUs < min_train_gpus 4"]
+    assert held.best["rollout_gpus"] == 2 and held.limits["min_train_gpus"] == 4
+    assert held.verdict.endswith("(limits: at least 6 training steps, generation does not outrun training, "
+                                 "drop_fraction <= 5.0%, at least 4 training GPUs)")
+    # the same runs: only the recommendation's limits differ
+    assert held.table["tokens_trained_per_s"].to_list() == free.table["tokens_trained_per_s"].to_list()
+
+
+def test_split_model_sets_the_training_state_limit(monkeypatch):
+    seen = {}
+
+    class Seen(Exception):
+        pass
+
+    def capture(base, gpus, **kw):
+        seen.update(kw)
+        raise Seen
+
+    monkeypatch.setattr(resources, "gpu_split", capture)
+    with pytest.raises(Seen):
+        main(["split", "--gpus", "32", "--model", "Qwen3-30B-A3B", "--gpu", "H100"])
+    from rollsim.hardware.specs import model
+    state = model("Qwen3-30B-A3B").total_params * 18.0
+    assert seen["min_train_gpus"] == math.ceil(state / (80 * 2**30)) == 7
+    assert seen["names"]["min_train_gpus"] == "--min-train-gpus"
+    assert seen["names"]["min_train_gpus_why"] == (
+        " (the training state of Qwen3-30B-A3B, 30.5B parameters x 18 bytes = 512 GiB, needs 7 x H100 80 GiB before "
+        "activations; a trainer that offloads it: --min-train-gpus 1)")
+    seen.clear()
+    with pytest.raises(Seen):  # given: kept, without the words of the default
+        main(["split", "--gpus", "32", "--model", "Qwen3-30B-A3B", "--gpu", "H100", "--min-train-gpus", "1"])
+    assert seen["min_train_gpus"] == 1 and "min_train_gpus_why" not in seen["names"]
+    seen.clear()
+    with pytest.raises(Seen):  # without a model: no limit
+        main(["split", "--gpus", "8", "--gpu-s-per-token", "0.01"])
+    assert "min_train_gpus" not in seen
