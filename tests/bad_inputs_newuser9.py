@@ -1,6 +1,7 @@
 """Bad inputs a new user met on first use with a verl Megatron config and the command line's seconds
 flags: a Megatron actor layout the config's training GPUs cannot hold (named by its options, not by
-the training model's argument names), a what-if variant whose rollout GPUs leave a training GPU count
+the training model's argument names), a rollout tensor-parallel size or memory fraction the deployment
+refuses (named by the config's options, not ``rollout_tp`` / ``gpu_memory_utilization``), a what-if variant whose rollout GPUs leave a training GPU count
 the layout cannot use (named by the variant key), and a time given with a unit (``2h``: refused with
 the number of seconds to give); appended to the table of ``tests/bad_inputs.py`` (see its format)."""
 
@@ -25,6 +26,17 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("configs", f"rollsim.whatif({_CAL}, [{{'pipeline': 'fully-async', 'rollout_gpus': 13}}], draws=0)", "ScenarioError",
      "rollout_gpus: 13 leaves 19 training GPUs, which the run's training layout cannot use: tensor_parallel: "
      "tensor_parallel x pipeline_parallel (2 x 2) must divide train_gpus (19), got 4"),
+    # the deployment's own refusals name the config's options, not the deployment's arguments
+    ("configs", "rollsim.configs.load(write('r.yaml', 'actor_rollout_ref:\\n  model: {path: Qwen/Qwen3-30B-A3B}\\n"
+     "  rollout: {tensor_model_parallel_size: 3}\\ntrainer: {nnodes: 1, n_gpus_per_node: 6}\\n'), gpu='H100')",
+     "ScenarioError", "actor_rollout_ref.rollout.tensor_model_parallel_size: must divide the model's 32 attention "
+     "heads (vLLM and SGLang shard them over the tensor-parallel ranks), got 3"),
+    ("configs", "rollsim.configs.load(write('b.yaml', 'actor_rollout_ref:\\n  model: {path: Qwen/Qwen3-235B-A22B}\\n"
+     "  rollout: {tensor_model_parallel_size: 2, gpu_memory_utilization: 0.7}\\n'), gpu='H100')", "ScenarioError",
+     "actor_rollout_ref.rollout.gpu_memory_utilization: leaves no room for KV cache: Qwen3-235B-A22B needs 218.9 GiB "
+     "of weights per GPU at actor_rollout_ref.rollout.tensor_model_parallel_size=2, H100 x 0.7 gives 56.0 GiB (with "
+     "2.45 GiB for activations); raise actor_rollout_ref.rollout.tensor_model_parallel_size or "
+     "actor_rollout_ref.rollout.gpu_memory_utilization"),
     ("CLI", "cli('run', '--horizon-s', '2h')", "CliExit",
      "exit 2: rollsim run: error: argument --horizon-s: must be a number of seconds, got '2h': give 7200"),
     ("CLI", "cli('compare', '--weight-sync-s', '250ms')", "CliExit",

@@ -534,10 +534,14 @@ def build(r: Reader, *, framework: str, source: str, prompts: int, group: int, m
           engine: str = "vllm", gpu_memory_utilization: Any = None, memory_option: str | None = None,
           engine_option: str | None = None, train_backend: str | None = None, sync_every: int = 1,
           steps_per_logged_step: int = 1, fully_async: Any = None,
-          train_options: dict[str, tuple[str, Any]] | None = None) -> ImportedConfig:
+          train_options: dict[str, tuple[str, Any]] | None = None,
+          deployment_names: dict[str, str] | None = None) -> ImportedConfig:
     """The scenario of an import, with the assumptions every framework shares noted. ``train_options``
     maps a config option to the deployment's training option it sets and its value (``{option:
-    (name, value)}``), each noted as read when there is a deployment, as ignored otherwise."""
+    (name, value)}``), each noted as read when there is a deployment, as ignored otherwise;
+    ``deployment_names`` names the deployment's arguments in its errors as the config's options
+    (``{"rollout_tp": "actor_rollout_ref.rollout.tensor_model_parallel_size"}``; the memory fraction is
+    ``memory_option``)."""
     batch = prompts * group
     if batch > 2**24:
         raise invalid("batch_size", f"prompts per step x group size must be at most 16777216 samples, got "
@@ -572,8 +576,15 @@ def build(r: Reader, *, framework: str, source: str, prompts: int, group: int, m
                "assumed")
     sc = Scenario(horizon_s=horizon, **sc_kw)
     opts = train_options or {}
-    deployment = _deployment(r, model, gpu, layout, engine, gpu_memory_utilization, train_backend,
-                             {name: value for name, value in opts.values()})
+    names = {**({"gpu_memory_utilization": memory_option} if memory_option else {}), **(deployment_names or {})}
+    try:
+        deployment = _deployment(r, model, gpu, layout, engine, gpu_memory_utilization, train_backend,
+                                 {name: value for name, value in opts.values()})
+    except ScenarioError as e:  # the deployment's argument names, as the config's options
+        if not names:
+            raise
+        words = re.compile("|".join(rf"(?<![\w.-]){re.escape(k)}(?![\w])" for k in sorted(names, key=len, reverse=True)))
+        raise ScenarioError(words.sub(lambda m: names[m.group(0)], str(e))) from None
     if deployment is not None and opts:  # the layout is checked on the config's own GPUs, naming its options
         try:
             deployment.train_step_s(tokens=float(batch) * 1000.0, sequences=batch)

@@ -494,7 +494,11 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
                  model=model, gpu=gpu, engine=str(engine), gpu_memory_utilization=mem,
                  memory_option=f"{_AR}.rollout.gpu_memory_utilization",
                  engine_option=f"{_AR}.rollout.name" if given_name else None, train_backend=backend,
-                 sync_every=every, steps_per_logged_step=every, fully_async=cadence, train_options=train_options)
+                 sync_every=every, steps_per_logged_step=every, fully_async=cadence, train_options=train_options,
+                 deployment_names={"rollout_tp": f"{_AR}.rollout.tensor_model_parallel_size"
+                                   + (" (x data x pipeline parallel)" if tp_total != tp else ""),
+                                   "tp": f"{_AR}.rollout.tensor_model_parallel_size",
+                                   "max_num_seqs": f"{_AR}.rollout.max_num_seqs"})
 
 
 #: verl's Megatron actor's parallel sizes (``actor_rollout_ref.actor.megatron.*``, 1 or null by default in
