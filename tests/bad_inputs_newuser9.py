@@ -1,7 +1,8 @@
 """Bad inputs a new user met on first use with a verl Megatron config and the command line's seconds
 flags: a Megatron actor layout the config's training GPUs cannot hold (named by its options, not by
 the training model's argument names), a rollout tensor-parallel size or memory fraction the deployment
-refuses (named by the config's options, not ``rollout_tp`` / ``gpu_memory_utilization``), a what-if variant whose rollout GPUs leave a training GPU count
+refuses (named by the config's options, not ``rollout_tp`` / ``gpu_memory_utilization``), a sweep over a pipeline or lengths field given without its part
+(``max_staleness``: ``pipeline.max_staleness`` meant), a what-if variant whose rollout GPUs leave a training GPU count
 the layout cannot use (named by the variant key), and a time given with a unit (``2h``: refused with
 the number of seconds to give); appended to the table of ``tests/bad_inputs.py`` (see its format)."""
 
@@ -37,6 +38,13 @@ ROWS: list[tuple[str, str, str, str]] = [
      "of weights per GPU at actor_rollout_ref.rollout.tensor_model_parallel_size=2, H100 x 0.7 gives 56.0 GiB (with "
      "2.45 GiB for activations); raise actor_rollout_ref.rollout.tensor_model_parallel_size or "
      "actor_rollout_ref.rollout.gpu_memory_utilization"),
+    # a sweep over a part's field given without its part: the dotted name meant
+    ("sweep", "rollsim.sweep(rollsim.Scenario(), {'max_staleness': [1, 2]})", "ScenarioError",
+     "re:max_staleness: unknown scenario field; did you mean pipeline\\.max_staleness\\? \\(fields: \\['agentic', .*\\]\\)"),
+    ("sweep", "rollsim.sweep(rollsim.Scenario(), {'sigma': [0.8, 1.2]})", "ScenarioError",
+     "re:sigma: unknown scenario field; did you mean lengths\\.sigma\\? \\(fields: .*\\)"),
+    ("sweep", "cli('sweep', toml('[base]\\n[grid]\\nmax_staleness = [1, 2]\\n'), '--out', write('o', None))", "CliExit",
+     "re:exit 2: rollsim: error: grid\\.max_staleness: unknown scenario field; did you mean pipeline\\.max_staleness\\? \\(fields: .*\\)"),
     ("CLI", "cli('run', '--horizon-s', '2h')", "CliExit",
      "exit 2: rollsim run: error: argument --horizon-s: must be a number of seconds, got '2h': give 7200"),
     ("CLI", "cli('compare', '--weight-sync-s', '250ms')", "CliExit",
