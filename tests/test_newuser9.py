@@ -100,3 +100,35 @@ def test_split_model_sets_the_training_state_limit(monkeypatch):
     with pytest.raises(Seen):  # without a model: no limit
         main(["split", "--gpus", "8", "--gpu-s-per-token", "0.01"])
     assert "min_train_gpus" not in seen
+
+
+def _args(**kw):
+    import argparse
+    return argparse.Namespace(**{"pipeline": "fully-async", "max_staleness": None, "max_staleness_mean": None, **kw})
+
+
+def test_split_warns_when_nothing_bounds_the_recommended_staleness(capsys):
+    from rollsim.cli import _warn_unbounded_staleness
+
+    best = {"placement": "disaggregated", "staleness_mean": 43.05, "staleness_max": 69}
+    _warn_unbounded_staleness(_args(), best)
+    assert capsys.readouterr().err == (
+        "rollsim: warning: the recommended split trains on answers 43.0 policy versions old on average (max 69): "
+        "nothing bounds staleness in this search; give --max-staleness N (AReaL's max_head_offpolicyness; verl's "
+        "staleness_threshold bounds it too) or --max-staleness-mean X to recommend under a bound\n")
+    for args, b in ((_args(max_staleness=4), best), (_args(max_staleness_mean=50.0), best),
+                    (_args(pipeline="one-step"), best), (_args(), dict(best, staleness_mean=1.9)), (_args(), None),
+                    (_args(), dict(best, placement="colocated"))):
+        _warn_unbounded_staleness(args, b)
+        assert capsys.readouterr().err == ""
+
+
+def test_split_cli_warns_on_an_uncapped_stale_recommendation(capsys):
+    args = ["split", "--gpus", "8", "--gpu-s-per-token", "0.0002", "--slots-per-instance", "256", "--horizon-s", "3600"]
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    assert "best: 3 rollout + 5 training GPUs" in out
+    assert err.startswith("rollsim: warning: the recommended split trains on answers 2.3 policy versions old on "
+                          "average (max 10): nothing bounds staleness in this search")
+    assert main([*args, "--max-staleness", "4"]) == 0
+    assert capsys.readouterr().err == ""

@@ -1122,7 +1122,27 @@ def _cmd_split(a: argparse.Namespace) -> int:
               f"{r['tokens_per_s_per_gpu']:>9.1f} {r['drop_fraction']:>7.1%} {stale:>5} {stale_max:>4} "
               f"{'yes' if r['runaway'] else 'no':>7}{mark}")
     print(res.verdict)
+    _warn_unbounded_staleness(a, res.best)
     return 0
+
+
+#: ``rollsim split`` warns when the split it recommends, with nothing bounding staleness, trains on
+#: answers this many policy versions old on average, or older.
+SPLIT_STALENESS_WARNING = 2.0
+
+
+def _warn_unbounded_staleness(a: argparse.Namespace, best: dict[str, Any] | None) -> None:
+    """A warning when ``split``'s recommendation is fully asynchronous without a cap or a staleness
+    limit and its mean staleness is :data:`SPLIT_STALENESS_WARNING` or more: the search ranks by
+    tokens trained per second only, and the frameworks bound staleness by default."""
+    if (best is None or best["placement"] != "disaggregated" or a.pipeline != "fully-async"
+            or a.max_staleness is not None or a.max_staleness_mean is not None
+            or not best["staleness_mean"] >= SPLIT_STALENESS_WARNING):
+        return
+    print(f"rollsim: warning: the recommended split trains on answers {best['staleness_mean']:.1f} policy versions "
+          f"old on average (max {best['staleness_max']}): nothing bounds staleness in this search; give "
+          "--max-staleness N (AReaL's max_head_offpolicyness; verl's staleness_threshold bounds it too) or "
+          "--max-staleness-mean X to recommend under a bound", file=sys.stderr)
 
 
 #: ``rollsim split``'s messages name its flags (:data:`rollsim.resources.SPLIT_NAMES`).
