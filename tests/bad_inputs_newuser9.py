@@ -3,7 +3,8 @@ flags: a Megatron actor layout the config's training GPUs cannot hold (named by 
 the training model's argument names), a rollout tensor-parallel size or memory fraction the deployment
 refuses (named by the config's options, not ``rollout_tp`` / ``gpu_memory_utilization``), a sweep over a pipeline or lengths field given without its part
 (``max_staleness``: ``pipeline.max_staleness`` meant), a what-if variant whose rollout GPUs leave a training GPU count
-the layout cannot use (named by the variant key), and a time given with a unit (``2h``: refused with
+the layout cannot use (named by the variant key), a metrics CSV without its longest answer (no other statistic of the
+answer length offered as its misspelling), and a time given with a unit (``2h``: refused with
 the number of seconds to give); appended to the table of ``tests/bad_inputs.py`` (see its format)."""
 
 from __future__ import annotations
@@ -45,6 +46,12 @@ ROWS: list[tuple[str, str, str, str]] = [
      "re:sigma: unknown scenario field; did you mean lengths\\.sigma\\? \\(fields: .*\\)"),
     ("sweep", "cli('sweep', toml('[base]\\n[grid]\\nmax_staleness = [1, 2]\\n'), '--out', write('o', None))", "CliExit",
      "re:exit 2: rollsim: error: grid\\.max_staleness: unknown scenario field; did you mean pipeline\\.max_staleness\\? \\(fields: .*\\)"),
+    # a verl CSV without response_length/max: its mean (read) and min (another statistic) are no misspellings
+    ("calibrate", "rollsim.calibrate(write('v.csv', 'timing_s/gen,timing_s/update_actor,response_length/mean,"
+     "response_length/min\\n10,5,100,20\\n12,6,120,30\\n11,5.5,110,25\\n'), rollsim.Scenario(), framework='verl')",
+     "ScenarioError", "metrics: missing response_length/max (verl metric names; generic column 'response_max': longest "
+     "answer of the step, tokens); columns given: timing_s/gen, timing_s/update_actor, response_length/mean, "
+     "response_length/min"),
     ("CLI", "cli('run', '--horizon-s', '2h')", "CliExit",
      "exit 2: rollsim run: error: argument --horizon-s: must be a number of seconds, got '2h': give 7200"),
     ("CLI", "cli('compare', '--weight-sync-s', '250ms')", "CliExit",
