@@ -132,3 +132,13 @@ def test_split_cli_warns_on_an_uncapped_stale_recommendation(capsys):
                           "average (max 10): nothing bounds staleness in this search")
     assert main([*args, "--max-staleness", "4"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_hardware_says_whether_the_training_state_fits(capsys):
+    base = ["hardware", "--model", "Qwen3-30B-A3B", "--gpu", "H100", "--rollout-gpus", "16", "--train-tokens", "1.6e6"]
+    assert main([*base, "--train-gpus", "5"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "  training state: 512 GiB (30.5B parameters x 18 bytes: weights, gradients, Adam), 102.4 GiB per GPU of "
+        "80 GiB before activations: does not fit: at least 7 training GPUs, or a trainer that offloads it")
+    assert main([*base, "--train-gpus", "16"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].endswith("32.0 GiB per GPU of 80 GiB before activations: fits")

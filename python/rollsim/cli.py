@@ -1170,14 +1170,14 @@ def _train_state_gpus(a: argparse.Namespace) -> tuple[int, str]:
     """``split --model M --gpu G``: the training GPUs that hold M's training state (its parameters x
     :data:`rollsim.hardware.switching.TRAIN_STATE_BYTES_PER_PARAM`, sharded over them, activations
     not counted: a lower bound) in G's memory, and the words that say so in an exclusion."""
+    from rollsim.hardware.cli import train_state_gpus
     from rollsim.hardware.specs import accelerator, model_from_hf_config
     from rollsim.hardware.specs import model as model_spec
     from rollsim.hardware.switching import TRAIN_STATE_BYTES_PER_PARAM
 
     m = model_spec(a.model) if a.model is not None else model_from_hf_config(a.hf_config)
     g = accelerator(a.gpu)
-    state = m.total_params * TRAIN_STATE_BYTES_PER_PARAM
-    need = max(1, math.ceil(state / g.hbm_bytes))
+    state, need = train_state_gpus(m, g)
     return need, (f" (the training state of {m.name}, {m.total_params / 1e9:.1f}B parameters x "
                   f"{TRAIN_STATE_BYTES_PER_PARAM:g} bytes = {state / 2**30:,.0f} GiB, needs {need} x {g.name} "
                   f"{g.hbm_gib:g} GiB before activations; a trainer that offloads it: --min-train-gpus 1)")
