@@ -142,3 +142,12 @@ def test_hardware_says_whether_the_training_state_fits(capsys):
         "80 GiB before activations: does not fit: at least 7 training GPUs, or a trainer that offloads it")
     assert main([*base, "--train-gpus", "16"]) == 0
     assert capsys.readouterr().out.splitlines()[-1].endswith("32.0 GiB per GPU of 80 GiB before activations: fits")
+
+
+def test_validate_help_lists_the_case_names(capsys):
+    from rollsim.validation import CASE_NAMES
+
+    with pytest.raises(SystemExit):
+        main(["validate", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"run only this case (repeatable): {', '.join(CASE_NAMES)} (rollsim.validation.CASE_NAMES)" in out

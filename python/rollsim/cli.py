@@ -1358,7 +1358,10 @@ def build_parser() -> argparse.ArgumentParser:
         if action.dest in ("rollout_slots", "train_step_s", "train_s_per_token", "logprob_s_per_token"):
             action.help = argparse.SUPPRESS
     va = sub.add_parser("validate", help="predicted against published speedups (verl, the chapter)")
-    va.add_argument("--case", action="append", help="run only this case (repeatable); names: rollsim.validation.CASE_NAMES")
+    from rollsim.validation import CASE_NAMES
+
+    va.add_argument("--case", action="append", help=f"run only this case (repeatable): {', '.join(CASE_NAMES)} "
+                                                    "(rollsim.validation.CASE_NAMES)")
     va.add_argument("--notes", action="store_true", help="print each case's assumptions and, for misses, why")
     va.add_argument("--format", choices=("table", "csv"), default="table",
                     help="table: rounded for reading; csv: exact values (%(default)s)")
