@@ -58,6 +58,9 @@ ROWS: list[tuple[str, str, str, str]] = [
      "exit 2: rollsim compare: error: argument --weight-sync-s: must be a number of seconds, got '250ms': give 0.25"),
     ("CLI", "cli('split', '--gpus', '8', '--gpu-s-per-token', '0.01', '--train-fixed-s', '5 s')", "CliExit",
      "exit 2: rollsim split: error: argument --train-fixed-s: must be a number of seconds, got '5 s': give 5"),
+    ("CLI", "cli('split', '--gpus', '8', '--gpu-s-per-token', '0.01', '--colocated-switch-s', 'auto')", "CliExit",
+     f"{_ERR}--colocated-switch-s: auto needs --model and --gpu (the deployment prices the switch); without them "
+     "give the seconds per step"),
     ("CLI", "cli('split', '--gpus', '8', '--gpu-s-per-token', '0.01', '--min-train-gpus', '0')", "CliExit",
      f"{_ERR}--min-train-gpus: must be in [1, 1048576], got 0"),
 ]

@@ -151,3 +151,27 @@ def test_validate_help_lists_the_case_names(capsys):
         main(["validate", "--help"])
     out = " ".join(capsys.readouterr().out.split())
     assert f"run only this case (repeatable): {', '.join(CASE_NAMES)} (rollsim.validation.CASE_NAMES)" in out
+
+
+def test_split_colocated_switch_auto_is_the_deployments(monkeypatch):
+    from rollsim.hardware import Deployment
+
+    seen = {}
+
+    class Seen(Exception):
+        pass
+
+    def capture(base, gpus, **kw):
+        seen.update(kw)
+        raise Seen
+
+    monkeypatch.setattr(resources, "gpu_split", capture)
+    with pytest.raises(Seen):
+        main(["split", "--gpus", "16", "--model", "Qwen3-8B", "--gpu", "H100", "--colocated-switch-s", "auto"])
+    want = Deployment(model="Qwen3-8B", gpu="H100", rollout_gpus=16, rollout_tp=1, train_gpus=16,
+                      colocated=True).switch_s()["total"]
+    assert seen["colocated_switch_s"] == pytest.approx(want, rel=1e-12) and 0.1 < want < 10
+    seen.clear()
+    with pytest.raises(Seen):  # a number is kept as given
+        main(["split", "--gpus", "16", "--gpu-s-per-token", "0.004", "--colocated-switch-s", "15"])
+    assert seen["colocated_switch_s"] == 15.0

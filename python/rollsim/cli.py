@@ -1068,6 +1068,8 @@ def _cmd_split(a: argparse.Namespace) -> int:
     elif gpu_s_per_token is None:
         raise ScenarioError("--gpu-s-per-token: required without --model and --gpu (which derive it from specs)")
     spi = base.slots_per_instance or a.slots_per_instance
+    if a.colocated_switch_s == "auto":
+        a.colocated_switch_s = _colocated_switch(a)
     kwargs = dict(gpus_per_instance=a.gpus_per_instance, slots_per_instance=spi,
                   gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s, train_gpu_s_per_step=gpu_s_per_step,
                   colocated_switch_s=a.colocated_switch_s, max_drop_fraction=a.max_drop_fraction,
@@ -1164,6 +1166,20 @@ _DEPLOYMENT_FLAGS: dict[str, str] = {
 }
 _DEPLOYMENT_WORDS = re.compile("|".join(rf"(?<![\w-]){re.escape(k)}(?![\w])" if k[-1].isalnum() else
                                         rf"(?<![\w-]){re.escape(k)}" for k in _DEPLOYMENT_FLAGS))
+
+
+def _colocated_switch(a: argparse.Namespace) -> float:
+    """``split --colocated-switch-s auto``: the seconds per step of the colocated deployment's switch
+    on all ``--gpus`` (:meth:`rollsim.hardware.Deployment.switch_s`, engines of ``--gpus-per-instance``)."""
+    if a.model is None and a.hf_config is None:
+        raise invalid("--colocated-switch-s", "auto needs --model and --gpu (the deployment prices the switch); "
+                      "without them give the seconds per step")
+    from rollsim.hardware.cli import deployment_from_args
+
+    gi = _check.integer("--gpus-per-instance", a.gpus_per_instance, 1)
+    gpus = _check.integer("--gpus", a.gpus, 1)
+    d = deployment_from_args(a, rollout_gpus=max(gi, gpus // gi * gi), rollout_tp=gi, train_gpus=gpus, colocated=True)
+    return float(d.switch_s()["total"])
 
 
 def _train_state_gpus(a: argparse.Namespace) -> tuple[int, str]:
@@ -1331,9 +1347,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--pipeline", choices=("sync", "one-step", "fully-async"), default="fully-async",
                     type=_pipeline_choice(("sync", "one-step", "fully-async")),   # fully_async too, as for run
                     help="the pipeline every split runs (%(default)s)")
-    sp.add_argument("--colocated-switch-s", type=_seconds, default=None,
+    sp.add_argument("--colocated-switch-s", type=_named(lambda t: "auto" if t.strip().lower() == "auto" else _seconds(t),
+                                                        "float (or auto)"), default=None, metavar="X|auto",
                     help="also run the colocated synchronous baseline on all GPUs, with this many seconds per step "
-                         "to offload and reload the rollout engine (default: not run)")
+                         "to offload and reload the rollout engine; auto (with --model): the deployment's switch, as "
+                         "rollsim hardware --colocated prices it (default: not run)")
     sp.add_argument("--max-staleness", type=int, default=None,
                     help="drop-at-consumption cap (with --pipeline fully-async; default: no cap)")
     sp.add_argument("--max-drop-fraction", type=float, default=0.05,
