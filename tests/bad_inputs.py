@@ -283,7 +283,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      "exit 2: rollsim: error: --rollout-slots: must be in [1, 16777216], got 0"),
     ("CLI", "cli('compare', '--horizon-s', 'nan')", "CliExit", "exit 2: rollsim: error: --horizon-s: must be in [1e-6, 1e12] seconds, got nan"),
     ("CLI", "cli('compare', '--train-step-s', 'abc')", "CliExit",
-     "exit 2: rollsim compare: error: argument --train-step-s: invalid float value: 'abc'"),
+     "exit 2: rollsim compare: error: argument --train-step-s: must be a number of seconds, got 'abc'"),
     ("CLI", "cli('run', '--pipeline', 'bogus')", "CliExit",
      "re:exit 2: rollsim run: error: argument --pipeline: invalid choice: 'bogus' \\(choose from .*\\)"),
     ("CLI", "cli('run', '--max-staleness', '-1')", "CliExit",

@@ -52,7 +52,8 @@ def test_split_help_says_its_pipeline_and_format():
     text = " ".join(_subparsers()["split"].format_help().split())
     assert "--pipeline {sync,one-step,fully-async} the pipeline every split runs (fully-async)" in text
     assert "--format {table,csv} table: rounded for reading; csv: every column, exact values (table)" in text
-    assert "to offload and reload the rollout engine (default: not run)" in text
+    assert ("to offload and reload the rollout engine; auto (with --model): the deployment's switch, as rollsim "
+            "hardware --colocated prices it (default: not run)") in text
 
 
 def test_max_tokens_help_gives_the_default_of_each_kind():

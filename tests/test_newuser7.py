@@ -98,7 +98,7 @@ def test_split_and_hardware_say_what_they_price(capsys):
         capsys.readouterr().out.splitlines()[0]
     assert main(["hardware", "--model", "Qwen3-30B-A3B", "--gpu", "H100", "--train-gpus", "16", "--train-tokens",
                  "1.54e6"]) == 0
-    line = capsys.readouterr().out.splitlines()[-1]
+    line = capsys.readouterr().out.splitlines()[-2]  # the last says whether the training state fits
     assert line.startswith("  training step of 1,540,000 tokens on 16 GPUs (752 sequences of --context-tokens 2,048;")
     assert line.endswith("total 11.02 s")
 

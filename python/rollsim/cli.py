@@ -111,6 +111,24 @@ def _named(fn: Any, name: str) -> Any:
     return fn
 
 
+_UNIT_S = {"ms": 1e-3, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "hr": 3600.0, "hour": 3600.0,
+           "hours": 3600.0, "d": 86400.0, "day": 86400.0, "days": 86400.0}
+
+
+def _seconds(text: str) -> float:
+    """A flag in seconds (``--horizon-s``): a number; a value with a unit (``2h``) is refused with the
+    number of seconds it means, never converted silently."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    m = re.fullmatch(r"\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z]+)\s*", text)
+    if m and m.group(2).lower() in _UNIT_S:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}: give "
+                                         f"{float(m.group(1)) * _UNIT_S[m.group(2).lower()]:g}")
+    raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}")
+
+
 def _optional(conv: Any) -> Any:
     return _named(lambda s: None if s.strip().lower() == "none" else conv(s), f"{conv.__name__} (or none)")
 
@@ -250,6 +268,10 @@ def _add_flag(g: Any, f: schema.Field, default: Any = None, *, dest: str | None 
         g.add_argument(flag, dest=dest, action=_GivenBool, default=default, help=_help(f, default))
         return dest
     conv, meta = _converter(f.type)
+    if flag.endswith("-s") and conv is float:  # seconds: '2h' is refused with its number of seconds
+        conv = _seconds
+    elif flag.endswith("-s") and meta == "X|none":
+        conv = _optional(_named(_seconds, "float"))
     choices = typing.get_args(f.type) if typing.get_origin(f.type) is typing.Literal else _CHOICES.get(f.path)
     if choices is not None and conv is str:
         conv = _named(_choice_word(tuple(choices)), "choice")  # abort-drop is abort_drop, as --pipeline one-step
@@ -1076,6 +1098,8 @@ def _cmd_split(a: argparse.Namespace) -> int:
     elif gpu_s_per_token is None:
         raise ScenarioError("--gpu-s-per-token: required without --model and --gpu (which derive it from specs)")
     spi = base.slots_per_instance or a.slots_per_instance
+    if a.colocated_switch_s == "auto":
+        a.colocated_switch_s = _colocated_switch(a)
     kwargs = dict(gpus_per_instance=a.gpus_per_instance, slots_per_instance=spi,
                   gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s, train_gpu_s_per_step=gpu_s_per_step,
                   colocated_switch_s=a.colocated_switch_s, max_drop_fraction=a.max_drop_fraction,
@@ -1083,8 +1107,14 @@ def _cmd_split(a: argparse.Namespace) -> int:
     if a.max_events < 0:
         raise invalid("--max-events", f"must be an integer >= 0 (0: no limit), got {a.max_events}")
     kwargs["max_events"] = a.max_events or None
+    if a.min_train_gpus is not None:
+        kwargs["min_train_gpus"] = a.min_train_gpus
+    elif deployment:  # the trainer must hold the training state: weights, gradients and Adam, sharded
+        kwargs["min_train_gpus"], state_why = _train_state_gpus(a)
     # with --model the instances' slots are the deployment's --max-num-seqs (--slots-per-instance is refused)
     kwargs["names"] = {**SPLIT_FLAGS, "slots_per_instance": "--max-num-seqs"} if deployment else SPLIT_FLAGS
+    if deployment and a.min_train_gpus is None:
+        kwargs["names"] = {**kwargs["names"], "min_train_gpus_why": state_why}
     bar: Any = None
     if sys.stderr.isatty():  # a progress bar on a terminal only, and only with rich
         try:
@@ -1124,7 +1154,27 @@ def _cmd_split(a: argparse.Namespace) -> int:
               f"{r['tokens_per_s_per_gpu']:>9.1f} {r['drop_fraction']:>7.1%} {stale:>5} {stale_max:>4} "
               f"{'yes' if r['runaway'] else 'no':>7}{mark}")
     print(res.verdict)
+    _warn_unbounded_staleness(a, res.best)
     return 0
+
+
+#: ``rollsim split`` warns when the split it recommends, with nothing bounding staleness, trains on
+#: answers this many policy versions old on average, or older.
+SPLIT_STALENESS_WARNING = 2.0
+
+
+def _warn_unbounded_staleness(a: argparse.Namespace, best: dict[str, Any] | None) -> None:
+    """A warning when ``split``'s recommendation is fully asynchronous without a cap or a staleness
+    limit and its mean staleness is :data:`SPLIT_STALENESS_WARNING` or more: the search ranks by
+    tokens trained per second only, and the frameworks bound staleness by default."""
+    if (best is None or best["placement"] != "disaggregated" or a.pipeline != "fully-async"
+            or a.max_staleness is not None or a.max_staleness_mean is not None
+            or not best["staleness_mean"] >= SPLIT_STALENESS_WARNING):
+        return
+    print(f"rollsim: warning: the recommended split trains on answers {best['staleness_mean']:.1f} policy versions "
+          f"old on average (max {best['staleness_max']}): nothing bounds staleness in this search; give "
+          "--max-staleness N (AReaL's max_head_offpolicyness; verl's staleness_threshold bounds it too) or "
+          "--max-staleness-mean X to recommend under a bound", file=sys.stderr)
 
 
 #: ``rollsim split``'s messages name its flags (:data:`rollsim.resources.SPLIT_NAMES`).
@@ -1134,7 +1184,7 @@ SPLIT_FLAGS: dict[str, str] = {
     "colocated_switch_s": "--colocated-switch-s", "max_drop_fraction": "--max-drop-fraction",
     "max_staleness_mean": "--max-staleness-mean", "max_events": "--max-events", "horizon_s": "--horizon-s",
     "fewer_splits": "give fewer --gpus or a larger --gpus-per-instance", "no_limit": "0: no limit", "or_none": "",
-    "max_staleness": "--max-staleness", "sync_every": "--sync-every",
+    "max_staleness": "--max-staleness", "sync_every": "--sync-every", "min_train_gpus": "--min-train-gpus",
 }
 
 
@@ -1146,6 +1196,37 @@ _DEPLOYMENT_FLAGS: dict[str, str] = {
 }
 _DEPLOYMENT_WORDS = re.compile("|".join(rf"(?<![\w-]){re.escape(k)}(?![\w])" if k[-1].isalnum() else
                                         rf"(?<![\w-]){re.escape(k)}" for k in _DEPLOYMENT_FLAGS))
+
+
+def _colocated_switch(a: argparse.Namespace) -> float:
+    """``split --colocated-switch-s auto``: the seconds per step of the colocated deployment's switch
+    on all ``--gpus`` (:meth:`rollsim.hardware.Deployment.switch_s`, engines of ``--gpus-per-instance``)."""
+    if a.model is None and a.hf_config is None:
+        raise invalid("--colocated-switch-s", "auto needs --model and --gpu (the deployment prices the switch); "
+                      "without them give the seconds per step")
+    from rollsim.hardware.cli import deployment_from_args
+
+    gi = _check.integer("--gpus-per-instance", a.gpus_per_instance, 1)
+    gpus = _check.integer("--gpus", a.gpus, 1)
+    d = deployment_from_args(a, rollout_gpus=max(gi, gpus // gi * gi), rollout_tp=gi, train_gpus=gpus, colocated=True)
+    return float(d.switch_s()["total"])
+
+
+def _train_state_gpus(a: argparse.Namespace) -> tuple[int, str]:
+    """``split --model M --gpu G``: the training GPUs that hold M's training state (its parameters x
+    :data:`rollsim.hardware.switching.TRAIN_STATE_BYTES_PER_PARAM`, sharded over them, activations
+    not counted: a lower bound) in G's memory, and the words that say so in an exclusion."""
+    from rollsim.hardware.cli import train_state_gpus
+    from rollsim.hardware.specs import accelerator, model_from_hf_config
+    from rollsim.hardware.specs import model as model_spec
+    from rollsim.hardware.switching import TRAIN_STATE_BYTES_PER_PARAM
+
+    m = model_spec(a.model) if a.model is not None else model_from_hf_config(a.hf_config)
+    g = accelerator(a.gpu)
+    state, need = train_state_gpus(m, g)
+    return need, (f" (the training state of {m.name}, {m.total_params / 1e9:.1f}B parameters x "
+                  f"{TRAIN_STATE_BYTES_PER_PARAM:g} bytes = {state / 2**30:,.0f} GiB, needs {need} x {g.name} "
+                  f"{g.hbm_gib:g} GiB before activations; a trainer that offloads it: --min-train-gpus 1)")
 
 
 def _split_deployment(a: argparse.Namespace, base: Scenario, pipeline: Any) -> tuple[Scenario, float, float, Any]:
@@ -1294,13 +1375,15 @@ def build_parser() -> argparse.ArgumentParser:
                     help="sequences per instance (default 64; with --model, the deployment's --max-num-seqs)")
     sp.add_argument("--gpu-s-per-token", type=float, default=None,
                     help="GPU-seconds of training per token of the batch (required unless --model sizes it)")
-    sp.add_argument("--train-fixed-s", type=float, default=0.0, help="fixed seconds per step (%(default)s)")
+    sp.add_argument("--train-fixed-s", type=_seconds, default=0.0, help="fixed seconds per step (%(default)s)")
     sp.add_argument("--pipeline", choices=("sync", "one-step", "fully-async"), default="fully-async",
                     type=_pipeline_choice(("sync", "one-step", "fully-async")),   # fully_async too, as for run
                     help="the pipeline every split runs (%(default)s)")
-    sp.add_argument("--colocated-switch-s", type=float, default=None,
+    sp.add_argument("--colocated-switch-s", type=_named(lambda t: "auto" if t.strip().lower() == "auto" else _seconds(t),
+                                                        "float (or auto)"), default=None, metavar="X|auto",
                     help="also run the colocated synchronous baseline on all GPUs, with this many seconds per step "
-                         "to offload and reload the rollout engine (default: not run)")
+                         "to offload and reload the rollout engine; auto (with --model): the deployment's switch, as "
+                         "rollsim hardware --colocated prices it (default: not run)")
     sp.add_argument("--max-staleness", type=int, default=None,
                     help="drop-at-consumption cap (with --pipeline fully-async; default: no cap)")
     from rollsim.pipelines import _FA
@@ -1312,6 +1395,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="recommend only splits that drop at most this fraction of finished samples (%(default)s)")
     sp.add_argument("--max-staleness-mean", type=float, default=None,
                     help="recommend only splits whose mean staleness is at most this (default: no limit)")
+    sp.add_argument("--min-train-gpus", type=int, default=None,
+                    help="recommend only splits with at least this many training GPUs (default: none; with --model, "
+                         "the GPUs that hold the model's training state, 18 bytes per parameter: weights, gradients, "
+                         "Adam; give 1 for a trainer that offloads it)")
     sp.add_argument("--allow-runaway", action="store_true",
                     help="also recommend splits whose ready queue grows without bound (generation outruns training)")
     sp.add_argument("--format", choices=("table", "csv"), default="table",
@@ -1326,7 +1413,10 @@ def build_parser() -> argparse.ArgumentParser:
         if action.dest in ("rollout_slots", "train_step_s", "train_s_per_token", "logprob_s_per_token"):
             action.help = argparse.SUPPRESS
     va = sub.add_parser("validate", help="predicted against published speedups (verl, the chapter)")
-    va.add_argument("--case", action="append", help="run only this case (repeatable); names: rollsim.validation.CASE_NAMES")
+    from rollsim.validation import CASE_NAMES
+
+    va.add_argument("--case", action="append", help=f"run only this case (repeatable): {', '.join(CASE_NAMES)} "
+                                                    "(rollsim.validation.CASE_NAMES)")
     va.add_argument("--notes", action="store_true", help="print each case's assumptions and, for misses, why")
     va.add_argument("--format", choices=("table", "csv"), default="table",
                     help="table: rounded for reading; csv: exact values (%(default)s)")

@@ -292,7 +292,7 @@ class SplitResult:
         growth per step as a fraction of ``batch_size``; ties: more tokens per second). None when
         ``best`` exists.
     limits : dict
-        The limits applied: ``max_drop_fraction``, ``max_staleness_mean`` (None: no limit) and
+        The limits applied: ``max_drop_fraction``, ``max_staleness_mean``, ``min_train_gpus`` (None: no limit) and
         ``exclude_runaway``.
     """
 
@@ -313,6 +313,8 @@ class SplitResult:
             parts.append(f"drop_fraction <= {lim['max_drop_fraction']:.1%}")
         if lim.get("max_staleness_mean") is not None:
             parts.append(f"staleness_mean <= {lim['max_staleness_mean']:g}")
+        if lim.get("min_train_gpus") is not None:
+            parts.append(f"at least {count(lim['min_train_gpus'], 'training GPU')}")
         return ", ".join(parts) or "no limits"
 
     @property
@@ -437,7 +439,8 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
               rollout_gpus: Sequence[int] | None = None, colocated_switch_s: float | None = None,
               max_drop_fraction: float | None = MAX_DROP_FRACTION, max_staleness_mean: float | None = None,
               exclude_runaway: bool = True, progress: Callable[[int, int], Any] | None = None,
-              max_events: int | None = DEFAULT_MAX_EVENTS, names: dict[str, str] | None = None) -> SplitResult:
+              max_events: int | None = DEFAULT_MAX_EVENTS, names: dict[str, str] | None = None,
+              min_train_gpus: int | None = None) -> SplitResult:
     """Sweeps the rollout / training split of ``total_gpus`` for ``scenario``'s pipeline and lengths,
     and recommends the split that trains the most tokens per second among those that meet the
     limits.
@@ -488,6 +491,10 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
         The run-time guard of the whole search: refuse (before running anything) a search whose
         splits are estimated to process more events than this in all (default
         ``rollsim.simulation.DEFAULT_MAX_EVENTS``, about a minute); ``None``: no limit.
+    min_train_gpus : int or None
+        Recommend only splits with at least this many training GPUs (>= 1; default None: no limit),
+        e.g. the GPUs that hold the model's training state (``rollsim split --model`` sets it from
+        the weights, gradients and Adam moments: :data:`rollsim.hardware.switching.TRAIN_STATE_BYTES_PER_PARAM`).
     names : dict of str to str, optional
         How the error messages name the arguments and the ways around a limit (default
         :data:`SPLIT_NAMES`, the Python arguments; ``rollsim split`` passes its flags, keys as in
@@ -521,6 +528,8 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
     max_drop = _limit(n["max_drop_fraction"], max_drop_fraction, 1.0, n["or_none"])
     max_stale = _limit(n["max_staleness_mean"], max_staleness_mean, None, n["or_none"])
     exclude_runaway = _check.flag("exclude_runaway", exclude_runaway)
+    min_train = None if min_train_gpus is None else _check.integer(n.get("min_train_gpus", "min_train_gpus"),
+                                                                   min_train_gpus, 1, 2**20)
     if progress is not None and not callable(progress):
         raise invalid("progress", f"must be None or a callable progress(done, total), got {progress!r}")
     runs: list[tuple[str, int, int, Scenario]] = []
@@ -570,6 +579,10 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
         }
         why, excess = _exclusions(row | {"samples_trained": s["samples_trained"]}, scenario.batch_size, max_drop,
                                   max_stale, exclude_runaway, n["horizon_s"])
+        if min_train is not None and t < min_train:
+            why.append(f"{count(t, 'training GPU')} < {n.get('min_train_gpus', 'min_train_gpus')} {min_train}"
+                       f"{n.get('min_train_gpus_why', '')}")
+            excess += (min_train - t) / min_train
         rows.append((row, why, excess))
         if progress is not None:
             progress(i + 1, len(runs))
@@ -579,7 +592,8 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
     table = pl.DataFrame([dict(row, excluded_because="; ".join(why) or None, rank=rank.get(i))
                           for i, (row, why, _) in enumerate(rows)],
                          schema_overrides={"excluded_because": pl.String, "rank": pl.Int64})
-    limits = {"max_drop_fraction": max_drop, "max_staleness_mean": max_stale, "exclude_runaway": exclude_runaway}
+    limits = {"max_drop_fraction": max_drop, "max_staleness_mean": max_stale, "exclude_runaway": exclude_runaway,
+              "min_train_gpus": min_train}
     if order:
         return SplitResult(table, table.row(order[0], named=True), None, limits)
     near = min(range(len(rows)), key=lambda i: (rows[i][2] == math.inf, len(rows[i][1]), rows[i][2],

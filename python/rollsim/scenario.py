@@ -550,7 +550,8 @@ class Scenario:
             head, _, rest = key.partition(".")
             if head not in names:   # as Scenario(rollout_slot=...) says it: the field a typo likely meant
                 found = _text.closest(head, names, cutoff=0.8)
-                hint = f"; did you mean {found + ('.' + rest if rest else '')}?" if found else ""
+                hint = f"; did you mean {found + ('.' + rest if rest else '')}?" if found else \
+                    part_field_hint(key, self)
                 raise invalid(key, f"unknown scenario field{hint} (fields: {sorted(names)})")
             if rest:
                 nested.setdefault(head, {})[rest] = value
@@ -719,3 +720,24 @@ def _reachable(lengths: LogNormal | Empirical, lo: float, hi: float) -> bool:
 strict_init(Scenario, "", "Scenario")
 
 scenario_toml.use_scenario_class(Scenario)  # the TOML layer builds Scenarios without importing this module
+
+
+#: The classes each dotted part of a scenario may hold (a bare name of one of their fields is that part's).
+_PART_CLASSES: dict[str, tuple[type, ...]] = {
+    "pipeline": (Synchronous, OneStepAsync, OffPolicy, FullyAsync), "lengths": (LogNormal, Empirical),
+    "train": (TrainRanks,), "agentic": (Agentic,), "length_drift": (LengthDrift,), "weight_sync": (WeightSync,),
+}
+
+
+def part_field_hint(key: str, base: Scenario | None = None) -> str:
+    """``"; did you mean pipeline.max_staleness?"`` for a bare ``key`` that is no scenario field but a
+    field of one of its parts (the base's part first, then every class the part may hold); ``""``
+    otherwise."""
+    if "." in key:
+        return ""
+    for part, classes in _PART_CLASSES.items():
+        held = getattr(base, part, None) if base is not None else None
+        for cls in ((type(held),) if dataclasses.is_dataclass(held) else ()) + classes:
+            if dataclasses.is_dataclass(cls) and key in {f.name for f in dataclasses.fields(cls)}:
+                return f"; did you mean {part}.{key}?"
+    return ""

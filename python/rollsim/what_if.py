@@ -64,6 +64,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from rollsim._text import count
 from rollsim.calibration import Calibrated
 from rollsim.errors import GenerationOutrunsTrainingWarning, ScenarioError, StalenessCapLivelockWarning, invalid
 from rollsim.lengths import LogNormal
@@ -333,7 +334,12 @@ def _variant(cal: Calibrated, sc: Scenario, v: dict[str, Any], scale: str = "poi
             raise invalid("train_gpus", f"must be a positive integer (GPUs left for training), got {t!r}")
         rollout_gpus = r
         changes["rollout_slots"] = max(1, min(2**24, round(sc.rollout_slots * r / lay.rollout_gpus)))
-        ts = train_scale(cal, t, scenario=sc, recompute_logprob=_logprob(cal, v))
+        try:
+            ts = train_scale(cal, t, scenario=sc, recompute_logprob=_logprob(cal, v))
+        except ScenarioError as e:  # the training layout does not fit the variant's GPUs: say which key moved them
+            key = "train_gpus" if "train_gpus" in v else "rollout_gpus"
+            raise invalid(key, f"{v.get(key, r if key == 'rollout_gpus' else t)} leaves {count(t, 'training GPU')}, "
+                               f"which the run's training layout cannot use: {e}") from None
         f = {"point": ts.factor, "low": ts.low, "high": ts.high}[scale]
         changes["train_step_s"] = sc.train_step_s * f
         changes["train_s_per_token"] = min(1e3, sc.train_s_per_token * f)

@@ -499,7 +499,9 @@ def _screen(df: pl.DataFrame, framework: str | None,
                 why = f"; no column has a framework's metric names ({gens}), so the generic names were looked for"
             given = [(renames or {}).get(c, c) for c in df.columns]  # as the table names them
             wanted = [n for a in mapping.get(gen, []) for n in a] + [gen]
-            near = next(((g, w) for w in wanted for g in given if g not in wanted and closest(g, [w], 0.85)), None)
+            read = {(renames or {}).get(c, c) for cs in src.values() for c in cs}  # a column read is no misspelling
+            near = next(((g, w) for w in wanted for g in given if g not in wanted and g not in read
+                         and not _sibling_statistic(g, w) and closest(g, [w], 0.85)), None)
             meant = f"; is {near[0]!r} a misspelling of {near[1]!r}?" if near else ""
             raise invalid("metrics", f"missing {names} ({fw} metric names; generic column {gen!r}: {GENERIC[gen]})"
                           f"{why}{meant}; columns given: {', '.join(given[:12])}{' ...' if len(given) > 12 else ''}")
@@ -672,3 +674,15 @@ def _slime_wait(m: pl.DataFrame) -> pl.DataFrame:
     train = m["train_s"].to_numpy() + (m["logprob_s"].to_numpy() if "logprob_s" in m.columns else 0.0)
     prev = np.concatenate([train[:1], train[:-1]])
     return m.with_columns(pl.Series("gen_s", np.maximum(0.0, m["gen_s"].to_numpy() - prev)))
+
+
+#: The last path segments of a metric's statistics (``response_length/min`` beside ``response_length/max``).
+_STATISTICS = frozenset({"min", "max", "mean", "std", "median", "clip_ratio", "sum", "count"})
+
+
+def _sibling_statistic(given: str, wanted: str) -> bool:
+    """``given`` is another statistic of ``wanted``'s quantity (``response_length/min`` for
+    ``response_length/max``): a metric of its own, not a misspelling."""
+    g, _, gs = given.rpartition("/")
+    w, _, ws = wanted.rpartition("/")
+    return bool(g) and g == w and gs != ws and gs in _STATISTICS

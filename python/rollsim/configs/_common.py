@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rollsim.errors import invalid
+from rollsim.errors import ScenarioError, invalid
 from rollsim.lengths import LogNormal
 from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
@@ -533,8 +533,15 @@ def build(r: Reader, *, framework: str, source: str, prompts: int, group: int, m
           model: str | None, prompt_tokens: float | None = None, steps: int | None = None, gpu: str | None = None,
           engine: str = "vllm", gpu_memory_utilization: Any = None, memory_option: str | None = None,
           engine_option: str | None = None, train_backend: str | None = None, sync_every: int = 1,
-          steps_per_logged_step: int = 1, fully_async: Any = None) -> ImportedConfig:
-    """The scenario of an import, with the assumptions every framework shares noted."""
+          steps_per_logged_step: int = 1, fully_async: Any = None,
+          train_options: dict[str, tuple[str, Any]] | None = None,
+          deployment_names: dict[str, str] | None = None) -> ImportedConfig:
+    """The scenario of an import, with the assumptions every framework shares noted. ``train_options``
+    maps a config option to the deployment's training option it sets and its value (``{option:
+    (name, value)}``), each noted as read when there is a deployment, as ignored otherwise;
+    ``deployment_names`` names the deployment's arguments in its errors as the config's options
+    (``{"rollout_tp": "actor_rollout_ref.rollout.tensor_model_parallel_size"}``; the memory fraction is
+    ``memory_option``)."""
     batch = prompts * group
     if batch > 2**24:
         raise invalid("batch_size", f"prompts per step x group size must be at most 16777216 samples, got "
@@ -568,7 +575,25 @@ def build(r: Reader, *, framework: str, source: str, prompts: int, group: int, m
         r.note("(horizon)", "-", f"horizon_s = {horizon:g} s (rollsim's default; the config asks for {steps} steps)",
                "assumed")
     sc = Scenario(horizon_s=horizon, **sc_kw)
-    deployment = _deployment(r, model, gpu, layout, engine, gpu_memory_utilization, train_backend)
+    opts = train_options or {}
+    names = {**({"gpu_memory_utilization": memory_option} if memory_option else {}), **(deployment_names or {})}
+    try:
+        deployment = _deployment(r, model, gpu, layout, engine, gpu_memory_utilization, train_backend,
+                                 {name: value for name, value in opts.values()})
+    except ScenarioError as e:  # the deployment's argument names, as the config's options
+        if not names:
+            raise
+        words = re.compile("|".join(rf"(?<![\w.-]){re.escape(k)}(?![\w])" for k in sorted(names, key=len, reverse=True)))
+        raise ScenarioError(words.sub(lambda m: names[m.group(0)], str(e))) from None
+    if deployment is not None and opts:  # the layout is checked on the config's own GPUs, naming its options
+        try:
+            deployment.train_step_s(tokens=float(batch) * 1000.0, sequences=batch)
+        except ScenarioError as e:
+            raise invalid(", ".join(opts), f"the training layout ({', '.join(f'{n} {v}' for n, v in opts.values())} "
+                          f"on {deployment.train_gpus} training GPUs) is refused: {e}") from None
+    for option, (name, value) in opts.items():
+        _deployment_option(r, option, value, f"deployment.train_options[{name!r}] = {value} (the deployment's "
+                           "training model: a what-if's training GPU change keeps the layout)", gpu, deployment)
     if memory_option is not None and gpu_memory_utilization is not None:
         _deployment_option(r, memory_option, gpu_memory_utilization, "deployment.gpu_memory_utilization = "
                            f"{gpu_memory_utilization:g} (the deployment's KV capacity)", gpu, deployment)
@@ -629,7 +654,7 @@ def sync_cluster(model: str | None, layout: Layout, r: Reader):
 
 
 def _deployment(r: Reader, model: str | None, gpu: str | None, layout: Layout, engine: str, mem: Any,
-                train_backend: str | None = None):
+                train_backend: str | None = None, train_options: dict[str, Any] | None = None):
     """A :class:`rollsim.hardware.Deployment` when the accelerator is given and the model is known to
     :data:`rollsim.hardware.MODELS` (matched on the path's last component), else None with a note."""
     if gpu is None:
@@ -649,7 +674,7 @@ def _deployment(r: Reader, model: str | None, gpu: str | None, layout: Layout, e
     d = Deployment(model=names[leaf], gpu=gpu, rollout_gpus=rollout, rollout_tp=layout.rollout_tp,
                    train_gpus=rollout if layout.colocated else layout.train_gpus, engine=eng,
                    gpu_memory_utilization=mem_ok, max_num_seqs=layout.slots_per_engine, colocated=layout.colocated,
-                   train_backend=train_backend or "fsdp2")
+                   train_backend=train_backend or "fsdp2", train_options=dict(train_options or {}))
     r.note("(deployment)", gpu, f"deployment = Deployment({names[leaf]!r}, {gpu!r}, {rollout} rollout GPUs x TP"
            f"{layout.rollout_tp}, {d.train_gpus} training GPUs, {eng}{', colocated' if layout.colocated else ''}): "
            "hardware-model speeds, deployment.scenario(...)", "read")

@@ -487,10 +487,35 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
     if steps_given:
         r.note("trainer.total_training_steps", steps, "ignored: rollsim runs horizon_s seconds (7200 by default), "
                "not a number of steps", "ignored")
+    train_options = _megatron_layout(r) if backend == "megatron" else {}
     r.ignore_rest(("",))  # every other option given: noted, not silently lost
     return build(r, framework="verl", source=source, prompts=prompts, group=n, max_response=max_resp,
                  pipeline=pipeline, layout=layout, slots=slots if recipe == "fully_async_policy" else layout.engines * seqs,
                  model=model, gpu=gpu, engine=str(engine), gpu_memory_utilization=mem,
                  memory_option=f"{_AR}.rollout.gpu_memory_utilization",
                  engine_option=f"{_AR}.rollout.name" if given_name else None, train_backend=backend,
-                 sync_every=every, steps_per_logged_step=every, fully_async=cadence)
+                 sync_every=every, steps_per_logged_step=every, fully_async=cadence, train_options=train_options,
+                 deployment_names={"rollout_tp": f"{_AR}.rollout.tensor_model_parallel_size"
+                                   + (" (x data x pipeline parallel)" if tp_total != tp else ""),
+                                   "tp": f"{_AR}.rollout.tensor_model_parallel_size",
+                                   "max_num_seqs": f"{_AR}.rollout.max_num_seqs"})
+
+
+#: verl's Megatron actor's parallel sizes (``actor_rollout_ref.actor.megatron.*``, 1 or null by default in
+#: verl/trainer/config/_generated_ppo_megatron_trainer.yaml) and the hardware training model's option each is.
+MEGATRON_LAYOUT = {"tensor_model_parallel_size": "tensor_parallel", "pipeline_model_parallel_size": "pipeline_parallel",
+                   "virtual_pipeline_model_parallel_size": "virtual_pipeline",
+                   "context_parallel_size": "context_parallel", "expert_model_parallel_size": "expert_parallel"}
+
+
+def _megatron_layout(r: Reader) -> dict[str, tuple[str, int]]:
+    """The Megatron actor's parallel layout given in the config, ``{option: (training option, size)}``:
+    the deployment's training model (:func:`rollsim.hardware.training.train_step_s`) takes them, so a
+    what-if that moves the training GPUs prices the run's own layout."""
+    out = {}
+    for key, opt in MEGATRON_LAYOUT.items():
+        name = f"{_AR}.actor.megatron.{key}"
+        if r.has(name) and r.options[name] is not None:
+            size, _ = r.positive_int(name, 1, hi=2**20)
+            out[name] = (opt, size)
+    return out

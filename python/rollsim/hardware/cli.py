@@ -150,7 +150,35 @@ def run(a: argparse.Namespace) -> int:
         print(f"  training step of {a.train_tokens:,.0f} tokens on {count(d.train_gpus, 'GPU')} ({seqs} sequences of "
               f"--context-tokens {a.context_tokens:,.0f}; the attention grows with the sequence length): "
               + ", ".join(f"{k} {v:.2f} s" for k, v in ph.items()))
+        print(train_state_line(d.model, d.gpu, d.train_gpus))
     return 0
+
+
+def train_state_gpus(model: Any, gpu: Any) -> tuple[float, int]:
+    """``(bytes, GPUs)``: a model's training state (weights, gradients, Adam moments:
+    :data:`rollsim.hardware.switching.TRAIN_STATE_BYTES_PER_PARAM` per parameter) and the GPUs of
+    ``gpu`` it needs sharded over them, activations not counted (a lower bound)."""
+    import math
+
+    from .switching import TRAIN_STATE_BYTES_PER_PARAM
+
+    state = model.total_params * TRAIN_STATE_BYTES_PER_PARAM
+    return state, max(1, math.ceil(state / gpu.hbm_bytes))
+
+
+def train_state_line(model: Any, gpu: Any, train_gpus: int) -> str:
+    """Whether the training GPUs hold the model's training state (weights, gradients, Adam moments:
+    :data:`rollsim.hardware.switching.TRAIN_STATE_BYTES_PER_PARAM` per parameter, sharded over them;
+    activations not counted), as a line of ``rollsim hardware --train-tokens``."""
+    from .switching import TRAIN_STATE_BYTES_PER_PARAM
+
+    state, need = train_state_gpus(model, gpu)
+    per = state / train_gpus / 2**30
+    verdict = ("fits" if train_gpus >= need else
+               f"does not fit: at least {need} training GPUs, or a trainer that offloads it")
+    return (f"  training state: {state / 2**30:,.0f} GiB ({model.total_params / 1e9:.1f}B parameters x "
+            f"{TRAIN_STATE_BYTES_PER_PARAM:g} bytes: weights, gradients, Adam), {per:,.1f} GiB per GPU of "
+            f"{gpu.hbm_gib:g} GiB before activations: {verdict}")
 
 
 def print_resource_validation(*, fit: bool = False, fmt: str = "table", cases: list[str] | None = None) -> None:

@@ -47,7 +47,7 @@ from typing import Any
 from rollsim import scenario_toml
 from rollsim.errors import invalid
 from rollsim.lengths import Empirical, LogNormal
-from rollsim.scenario import Scenario
+from rollsim.scenario import Scenario, part_field_hint
 from rollsim.sweeps.space import Choice, IntUniform, LogUniform, Uniform, latin_hypercube, random_points
 
 __all__ = ["SweepSpec", "load", "parse"]
@@ -171,7 +171,8 @@ def parse(doc: dict[str, Any], root: str | os.PathLike[str] = ".") -> SweepSpec:
         for key, values in g.items():
             head = key.partition(".")[0]
             if head not in _SCENARIO_FIELDS:
-                raise invalid(f"grid.{key}", f"unknown scenario field (fields: {sorted(_SCENARIO_FIELDS)})")
+                raise invalid(f"grid.{key}", f"unknown scenario field{part_field_hint(key)} (fields: "
+                                             f"{sorted(_SCENARIO_FIELDS)})")
             if not isinstance(values, list):
                 raise invalid(f"grid.{key}", f"must be a list of values, got {values!r}")
             grid[key] = [_part(key, f"grid.{key}[{i}]", v, rootp) for i, v in enumerate(values)]
@@ -186,7 +187,8 @@ def parse(doc: dict[str, Any], root: str | os.PathLike[str] = ".") -> SweepSpec:
         space_t = _table("sample.space", s.get("space"))
         for key in space_t:
             if key.partition(".")[0] not in _SCENARIO_FIELDS:
-                raise invalid(f"sample.space.{key}", f"unknown scenario field (fields: {sorted(_SCENARIO_FIELDS)})")
+                raise invalid(f"sample.space.{key}", f"unknown scenario field{part_field_hint(key)} (fields: "
+                                                     f"{sorted(_SCENARIO_FIELDS)})")
         space = {k: _dimension(f"sample.space.{k}", v) for k, v in space_t.items()}
         seed = s.get("seed", 0)
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
