@@ -102,6 +102,21 @@ def test_split_model_sets_the_training_state_limit(monkeypatch):
     assert "min_train_gpus" not in seen
 
 
+
+def test_deployment_gpu_split_sets_the_training_state_limit_too(monkeypatch):
+    """``Deployment.gpu_split`` applies the command line's training-state bound (7 H100s for Qwen3-30B-A3B's
+    512 GiB) unless ``min_train_gpus`` is given: the Python and CLI paths recommend the same split."""
+    from rollsim import Scenario
+    from rollsim.hardware import Deployment
+
+    seen: dict = {}
+    monkeypatch.setattr(resources, "gpu_split", lambda base, gpus, **kw: seen.update(kw))
+    d = Deployment(model="Qwen3-30B-A3B", gpu="H100", rollout_gpus=1)
+    d.gpu_split(Scenario(group_size=8), 32)
+    assert seen["min_train_gpus"] == 7
+    d.gpu_split(Scenario(group_size=8), 32, min_train_gpus=1)
+    assert seen["min_train_gpus"] == 1
+
 def _args(**kw):
     import argparse
     return argparse.Namespace(**{"pipeline": "fully-async", "max_staleness": None, "max_staleness_mean": None, **kw})

@@ -1216,10 +1216,9 @@ def _train_state_gpus(a: argparse.Namespace) -> tuple[int, str]:
     """``split --model M --gpu G``: the training GPUs that hold M's training state (its parameters x
     :data:`rollsim.hardware.switching.TRAIN_STATE_BYTES_PER_PARAM`, sharded over them, activations
     not counted: a lower bound) in G's memory, and the words that say so in an exclusion."""
-    from rollsim.hardware.cli import train_state_gpus
     from rollsim.hardware.specs import accelerator, model_from_hf_config
     from rollsim.hardware.specs import model as model_spec
-    from rollsim.hardware.switching import TRAIN_STATE_BYTES_PER_PARAM
+    from rollsim.hardware.switching import TRAIN_STATE_BYTES_PER_PARAM, train_state_gpus
 
     m = model_spec(a.model) if a.model is not None else model_from_hf_config(a.hf_config)
     g = accelerator(a.gpu)

@@ -10,6 +10,8 @@ from typing import Any
 from rollsim import _check
 from rollsim._text import count
 
+from .switching import train_state_gpus
+
 __all__ = ["add_parser", "add_deployment_args", "deployment_from_args", "run", "print_resource_validation",
            "parse_train_options"]
 
@@ -152,18 +154,6 @@ def run(a: argparse.Namespace) -> int:
               + ", ".join(f"{k} {v:.2f} s" for k, v in ph.items()))
         print(train_state_line(d.model, d.gpu, d.train_gpus))
     return 0
-
-
-def train_state_gpus(model: Any, gpu: Any) -> tuple[float, int]:
-    """``(bytes, GPUs)``: a model's training state (weights, gradients, Adam moments:
-    :data:`rollsim.hardware.switching.TRAIN_STATE_BYTES_PER_PARAM` per parameter) and the GPUs of
-    ``gpu`` it needs sharded over them, activations not counted (a lower bound)."""
-    import math
-
-    from .switching import TRAIN_STATE_BYTES_PER_PARAM
-
-    state = model.total_params * TRAIN_STATE_BYTES_PER_PARAM
-    return state, max(1, math.ceil(state / gpu.hbm_bytes))
 
 
 def train_state_line(model: Any, gpu: Any, train_gpus: int) -> str:

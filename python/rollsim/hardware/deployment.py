@@ -441,10 +441,18 @@ class Deployment:
     def gpu_split(self, base: Any, total_gpus: int, **kwargs: Any) -> Any:
         """``rollsim split --gpus total_gpus --model ... --gpu ...`` in Python:
         :func:`rollsim.resources.gpu_split` over :meth:`split_inputs` (``kwargs``: its other
-        arguments, e.g. ``colocated_switch_s``, ``max_drop_fraction``, ``train_fixed_s``)."""
+        arguments, e.g. ``colocated_switch_s``, ``max_drop_fraction``, ``train_fixed_s``). As on the
+        command line, no split is recommended whose training GPUs cannot hold the model's training
+        state (:func:`rollsim.hardware.switching.train_state_gpus`: 18 bytes per parameter, sharded,
+        activations not counted) unless ``min_train_gpus`` is given (``1`` for a trainer that
+        offloads it)."""
         from rollsim.resources import gpu_split
 
+        from .switching import train_state_gpus
+
         one, split_kwargs, _ = self.split_inputs(base, total_gpus)
+        if "min_train_gpus" not in kwargs:
+            kwargs = {**kwargs, "min_train_gpus": train_state_gpus(self.spec, self.accelerator)[1]}
         return gpu_split(one, total_gpus, **split_kwargs, **kwargs)
 
     def breakdown(self, context_tokens: float = 2048.0) -> str:

@@ -41,6 +41,7 @@ on the rows of :data:`CALIBRATION` marked for the fit (fit and residuals:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
@@ -51,7 +52,7 @@ from rollsim import _check
 from rollsim.errors import invalid
 
 __all__ = ["ENGINES", "SLEEP_FIXED_S", "WAKE_FIXED_S", "PAGEABLE_BYTES_PER_S", "PINNED_EFFICIENCY",
-           "UNPIN_BYTES_PER_S", "TRAIN_STATE_BYTES_PER_PARAM", "host_link_share", "switch_s", "train_offload_s", "CALIBRATION",
+           "UNPIN_BYTES_PER_S", "TRAIN_STATE_BYTES_PER_PARAM", "train_state_gpus", "host_link_share", "switch_s", "train_offload_s", "CALIBRATION",
            "fit", "calibration_report", "switch_validation_rows", "table_rows"]
 
 ENGINES = ("vllm", "vllm-level2", "sglang")
@@ -76,6 +77,15 @@ TRAIN_STATE_BYTES_PER_PARAM = 18.0
 
 _MAX_GPUS = 1 << 20
 _KEYS = ("sleep_fixed_s", "wake_fixed_s", "copy", "pin", "unpin")  # the linear terms of :func:`_terms`
+
+
+def train_state_gpus(model: Any, gpu: Any) -> tuple[float, int]:
+    """``(bytes, GPUs)``: a model's training state (weights, gradients, Adam moments:
+    :data:`TRAIN_STATE_BYTES_PER_PARAM` per parameter) and the GPUs of ``gpu`` it needs sharded over
+    them, activations not counted (a lower bound). ``rollsim split --model`` and
+    :meth:`rollsim.hardware.Deployment.gpu_split` recommend no split with fewer training GPUs."""
+    state = model.total_params * TRAIN_STATE_BYTES_PER_PARAM
+    return state, max(1, math.ceil(state / gpu.hbm_bytes))
 
 
 def _constants() -> dict[str, float]:
