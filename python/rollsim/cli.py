@@ -762,6 +762,8 @@ def _fmt(x: Any, kind: str) -> str:
         return UNDEFINED
     if kind == "pct":
         return f"{x:.0%}"
+    if kind == "f0":
+        return f"{x:,.0f}"
     if kind == "f1":
         return f"{x:.1f}"
     if kind == "f2":
@@ -779,13 +781,23 @@ def _text_table(cols: list[tuple[str, str, str]], records: Any) -> str:
     return "\n".join(lines)
 
 
-def format_compare(df: pl.DataFrame) -> str:
-    """The comparison frame as the chapter prints it (percentages, one decimal)."""
-    cols = [("pipeline", "pipeline", "s"), ("steps", "steps", "s"), ("rollout_utilization", "utilization", "pct"),
+def format_compare(df: pl.DataFrame, horizon_s: float | None = None) -> str:
+    """The comparison frame as the chapter prints it (percentages, one decimal), with the rates over
+    the same time for every pipeline (steps per hour, trained tokens per second: the steps ended by
+    the horizon); with ``horizon_s``, a first line that says what is compared."""
+    cols = [("pipeline", "pipeline", "s"), ("steps", "steps", "s"), ("steps_per_hour", "steps/h", "f1"),
+            ("tokens_trained_per_s", "trained tok/s", "f0"), ("rollout_utilization", "utilization", "pct"),
             ("staleness_mean", "stale mean", "f1"), ("staleness_max", "stale max", "s"),
             ("drop_fraction", "dropped", "pct"), ("staleness_mean_short", "short <1K", "f1"),
             ("staleness_mean_long", "long >8K", "f1")]
-    return _text_table(cols, map(_undefined_max, df.iter_rows(named=True)))
+    table = _text_table(cols, map(_undefined_max, df.iter_rows(named=True)))
+    if horizon_s is None:
+        return table
+    last = max(df["end_s"].to_list(), default=horizon_s)
+    after = (f", the last ending at {last / 3600:.2f} h" if last >= 3600 else f", the last ending at {last:.0f} s") \
+        if last > horizon_s else ""
+    return (f"compared over the same {_span(horizon_s)}: steps/h and trained tok/s count the steps ended by then; "
+            f"steps counts every step{after}; utilization is over each run's own end\n" + table)
 
 
 def _undefined_max(r: dict[str, Any]) -> dict[str, Any]:
@@ -1122,7 +1134,7 @@ def _cmd_compare(a: argparse.Namespace) -> int:
         print(scenario_header("compare", base, skip=_DEPLOYMENT_SKIP if d is not None else ()))
         if d is not None:
             print(deployment_words(d, base))
-        print(format_compare(df))
+        print(format_compare(df, base.horizon_s))
     if out:
         df.write_parquet(os.path.join(out, "compare.parquet"))
         for name, p in pipelines:
@@ -1248,8 +1260,9 @@ def _cmd_split(a: argparse.Namespace) -> int:
         return 0
     print(split_header(base, res, a.gpus, a.gpus_per_instance, gpu_s_per_token, train_fixed_s, a.colocated_switch_s,
                        gpu_s_per_step=gpu_s_per_step if deployment else None, deployment=dep))
+    # rollout util counts slots with a request, those waiting for KV among them: kv wait says how many wait
     print(f"{'rollout':>7} {'train':>5} {'slots':>6} {'step s':>8} {'trainer idle':>12} {'rollout util':>12} "
-          f"{'tokens/s':>9} {'tok/s/GPU':>9} {'dropped':>7} {'stale':>5} {'max':>4} {'runaway':>7}")
+          f"{'kv wait':>7} {'tokens/s':>9} {'tok/s/GPU':>9} {'dropped':>7} {'stale':>5} {'max':>4} {'runaway':>7}")
     for r in t.iter_rows(named=True):
         mark = "  <- best" if r["rank"] == 1 else ""
         if r["excluded_because"] is not None:
@@ -1260,7 +1273,8 @@ def _cmd_split(a: argparse.Namespace) -> int:
         stale_max = UNDEFINED if math.isnan(r["staleness_mean"]) else str(r["staleness_max"])  # a max over no samples
         step = UNDEFINED if math.isnan(r["step_time_s"]) else f"{r['step_time_s']:.1f}"
         print(f"{r['rollout_gpus']:>7} {r['train_gpus']:>5} {r['rollout_slots']:>6} {step:>8} "
-              f"{r['trainer_idle_fraction']:>12.0%} {r['rollout_utilization']:>12.0%} {r['tokens_trained_per_s']:>9.0f} "
+              f"{r['trainer_idle_fraction']:>12.0%} {r['rollout_utilization']:>12.0%} {r['kv_wait_fraction']:>7.0%} "
+              f"{r['tokens_trained_per_s']:>9.0f} "
               f"{r['tokens_per_s_per_gpu']:>9.1f} {r['drop_fraction']:>7.1%} {stale:>5} {stale_max:>4} "
               f"{'yes' if r['runaway'] else 'no':>7}{mark}")
     print(res.verdict)
