@@ -660,8 +660,8 @@ def _deployment_scenario(a: argparse.Namespace, pipeline: Any = None) -> tuple[S
         return _scenario(a, pipeline), None
     flag = "--model" if a.model is not None else "--hf-config"
     if a.config is not None:
-        raise invalid("--config", f"and {flag}: give one or the other (the imported config's pool, decode speed "
-                                  f"and trainer would replace the deployment's, or the reverse)")
+        raise invalid("--config", f"cannot be given with {flag}: give one or the other (the imported config's pool, "
+                                  f"decode speed and trainer would replace the deployment's, or the reverse)")
     given: dict[str, str] = getattr(a, "_given", None) or {}
     path = getattr(a, "scenario", None)
     in_file = schema.read_toml(path) if path is not None else {}
@@ -690,7 +690,11 @@ def _deployment_scenario(a: argparse.Namespace, pipeline: Any = None) -> tuple[S
                         group_size=base.group_size, prompt_tokens=base.prompt_tokens, pipeline=chosen,
                         prefill_mode=base.prefill_mode, max_num_batched_tokens=base.max_num_batched_tokens, **fields)
     except ScenarioError as e:
-        raise ScenarioError(layout_words(str(e))) from None
+        why = layout_words(str(e))
+        if why.startswith("agentic.max_context_tokens: with kv_cache_tokens") and why.endswith("got None"):
+            why += (f" (the deployment's KV capacity per instance bounds a trajectory's context: give "
+                    f"--max-context-tokens N)")
+        raise ScenarioError(why) from None
     return sc, d
 
 
