@@ -284,6 +284,10 @@ class Deployment:
         * ``prefill_mode="shared"``: the engine prefills the prompts in the steps it shares with
           decoding (:attr:`rollsim.Scenario.prefill_mode`) at :meth:`prefill_tokens_per_s`, so the
           table has no prefill term (the KV capacity and slots as above).
+        * ``agentic=`` is kept as given: a preset's Agentic (:mod:`rollsim.trajectories`) bounds
+          ``max_trajectories`` by the pool it was made for (2 x 256 = 512 on ``Scenario()``'s),
+          so make it for this deployment's ``instances * slots_per_instance`` slots (``rollsim run
+          --model ... --agentic-preset NAME`` does) or replace the bound.
         * ``context="per_token"``: the table is the step without context (no KV read, no attention
           over it) and ``decode_s_per_context_token`` the seconds a step adds per token of its
           sequences' contexts (:meth:`context_s_per_token`), so that answers slow as they grow
