@@ -24,7 +24,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      f"{_ERR}--train-step-s cannot be set with --model: {_GIVES} (drop --model to give --train-step-s yourself)"),
     ("compare --model", f"cli('compare', {_M}, '--rollout-slots', '64')", "CliExit",
      f"{_ERR}--rollout-slots cannot be set with --model: {_GIVES} (drop --model to give --rollout-slots yourself)"),
-    ("run --model", f"cli('run', '--hf-config', 'x.json', '--gpu', 'H100', '--prefill-tokens-per-s', '1e4')", "CliExit",
+    ("run --model", "cli('run', '--hf-config', 'x.json', '--gpu', 'H100', '--prefill-tokens-per-s', '1e4')", "CliExit",
      f"{_ERR}--prefill-tokens-per-s cannot be set with --hf-config: {_GIVES} (drop --hf-config to give "
      "--prefill-tokens-per-s yourself)"),
     ("run --model", f"cli('run', toml('rollout_slots = 64\\nhorizon_s = 60'), {_M})", "CliExit",
@@ -39,6 +39,10 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("compare --model", f"cli('compare', {_M}, '--colocated')", "CliExit",
      f"{_ERR}--colocated runs rollout and training in turns, synchronous only: compare's asynchronous pipelines need "
      "rollout and training on their own GPUs (use rollsim run --colocated, or drop --colocated)"),
+    ("compare --model", f"cli('compare', toml('[pipeline]\\nkind = \"synchronous\"'), {_M})", "CliExit",
+     f"{_ERR}pipeline: compare runs its own four pipelines (synchronous, one-step, fully async, fully async with cap "
+     "--max-staleness); the scenario file's pipeline Synchronous() would be ignored: remove it from the file, or use "
+     "rollsim run"),
     ("run --model", f"cli('run', {_M}, '--rollout-gpus', '3', '--rollout-tp', '2')", "CliExit",
      f"{_ERR}--rollout-gpus: must be a multiple of --rollout-tp (2), got 3"),
     ("run --model", f"cli('run', {_M}, '--colocated', '--rollout-gpus', '2', '--train-gpus', '4')", "CliExit",

@@ -166,3 +166,15 @@ def test_split_reports_the_kv_wait_within_rollout_utilization(capsys):
     assert lines[1].split()[7:11] == ["rollout", "util", "kv", "wait"]
     assert lines[2].split()[5:7] == ["100%", f"{row['kv_wait_fraction']:.0%}"]
     assert not math.isnan(row["kv_wait_fraction"])
+
+
+@pytest.mark.filterwarnings("default::rollsim.GenerationOutrunsTrainingWarning")  # said on stderr, checked below
+def test_warnings_of_a_deployment_run_name_the_deployment_flags(capsys):
+    """With ``--model`` the pool is the deployment's: a warning advising fewer rollout slots names
+    ``--rollout-gpus`` (``--rollout-slots`` is refused with ``--model``)."""
+    assert main(["run", "--model", "Qwen3-8B", "--gpu", "H100", "--rollout-gpus", "2", "--batch-size", "64",
+                 "--horizon-s", "600"]) == 0
+    err = capsys.readouterr().err
+    assert ("staleness grows without bound. Add a staleness cap, fewer --rollout-gpus, or a larger --batch-size.\n"
+            in err)
+    assert "--rollout-slots" not in err

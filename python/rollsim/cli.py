@@ -671,7 +671,7 @@ def _deployment_scenario(a: argparse.Namespace, pipeline: Any = None) -> tuple[S
         if key in given:
             raise ScenarioError(f"{key}: {given[key]} cannot be set with {flag}: {what} (drop {flag} to give "
                                 f"{given[key]} yourself)")
-        if key in in_file:
+        if key in in_file and path is not None:
             raise ScenarioError(f"{key}: the scenario file {os.fspath(path)!r} sets {key} and {flag} is given: "
                                 f"{what} (remove {key} from the file, or drop {flag})")
     d = deployment_of_layout(a)
@@ -692,8 +692,8 @@ def _deployment_scenario(a: argparse.Namespace, pipeline: Any = None) -> tuple[S
     except ScenarioError as e:
         why = layout_words(str(e))
         if why.startswith("agentic.max_context_tokens: with kv_cache_tokens") and why.endswith("got None"):
-            why += (f" (the deployment's KV capacity per instance bounds a trajectory's context: give "
-                    f"--max-context-tokens N)")
+            why += (" (the deployment's KV capacity per instance bounds a trajectory's context: give "
+                    "--max-context-tokens N)")
         raise ScenarioError(why) from None
     return sc, d
 
@@ -701,6 +701,12 @@ def _deployment_scenario(a: argparse.Namespace, pipeline: Any = None) -> tuple[S
 #: The fields a deployment's scenario header leaves to :func:`deployment_words` (a decode table of
 #: tens of points, the KV capacity, the per-rank trainer, the prefill it priced).
 _DEPLOYMENT_SKIP = ("slots_per_instance", "decode_throughput_table", "kv_cache_tokens", "train", "prefill_tokens_per_s")
+
+
+#: With ``--model``, the flags that change what the deployment derives, for the fields a warning advises on
+#: (``fewer rollout_slots``: ``fewer --rollout-gpus``; ``--rollout-slots`` itself is refused then).
+_DEPLOYMENT_FIELD_FLAGS = {"rollout_slots": "--rollout-gpus", "slots_per_instance": "--max-num-seqs",
+                           "kv_cache_tokens": "--gpu-memory-utilization"}
 
 
 def deployment_words(d: Any, sc: Scenario) -> str:
@@ -1113,7 +1119,7 @@ def _cmd_compare(a: argparse.Namespace) -> int:
         raise ScenarioError("colocated: --colocated runs rollout and training in turns, synchronous only: compare's "
                             "asynchronous pipelines need rollout and training on their own GPUs (use rollsim run "
                             "--colocated, or drop --colocated)")
-    base, d = _deployment_scenario(a, FullyAsync() if a.model is not None or a.hf_config is not None else None)
+    base, d = _deployment_scenario(a)  # a file's pipeline kept, to be refused below (compare runs its own)
     _trajectories_note(a, base)
     if a.config is not None:
         base = base.replace(pipeline=FullyAsync())  # compare runs its own four pipelines on the config's setting
@@ -1795,7 +1801,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"rollsim: warning: {message}", file=sys.stderr)
     try:
         with warnings.catch_warnings():
-            warnings.showwarning = _cli_warning_display(_command_flags(parser, getattr(args, "command", None)))
+            flags = _command_flags(parser, getattr(args, "command", None))
+            if getattr(args, "model", None) is not None or getattr(args, "hf_config", None) is not None:
+                flags.update(_DEPLOYMENT_FIELD_FLAGS)  # the deployment sizes these: its flags, not the refused ones
+            warnings.showwarning = _cli_warning_display(flags)
             return int(args.func(args) or 0)
     except BrokenPipeError:  # stdout closed early (rollsim run | head): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
