@@ -17,11 +17,12 @@ from rollsim.cli import main
 def test_compare_prints_the_chapters_table(capsys):
     assert main(["compare"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[1].split()[0] == "pipeline"
-    assert out[3].split() == ["synchronous", "11", "30%", "0.0", "0", "0%", "0.0", "0.0"]
-    assert out[4].split() == ["one-step", "async", "12", "33%", "0.9", "1", "0%", "0.9", "0.9"]
-    assert out[5].split()[2:] == ["34", "100%", "0.8", "4", "0%", "0.4", "2.2"]
-    assert out[6].split()[4:] == ["33", "100%", "0.7", "2", "2%", "0.4", "1.8"]
+    assert out[1].startswith("compared over the same 2 h: steps/h and trained tok/s count the steps ended by then")
+    assert out[2].split()[:4] == ["pipeline", "steps", "steps/h", "trained"]
+    assert out[4].split() == ["synchronous", "11", "5.0", "2,249", "30%", "0.0", "0", "0%", "0.0", "0.0"]
+    assert out[5].split() == ["one-step", "async", "12", "5.5", "2,464", "33%", "0.9", "1", "0%", "0.9", "0.9"]
+    assert out[6].split()[2:] == ["34", "17.0", "7,470", "100%", "0.8", "4", "0%", "0.4", "2.2"]
+    assert out[7].split()[4:] == ["33", "16.5", "6,629", "100%", "0.7", "2", "2%", "0.4", "1.8"]
 
 
 def test_compare_flags_and_out(tmp_path, capsys):

@@ -185,12 +185,12 @@ def test_run_without_steps_prints_no_staleness_max(capsys, tmp_path):
 @pytest.mark.filterwarnings("ignore::rollsim.NoTrainingStepWarning")  # runs that train nothing, on purpose
 def test_tables_print_no_staleness_max_without_trained_samples(capsys):
     assert main(["compare", "--horizon-s", "100"]) == 0
-    rows = {ln[:18].strip(): ln.split() for ln in capsys.readouterr().out.splitlines()[3:]}
-    assert rows["synchronous"][1:5] == ["1", "32%", "0.0", "0"]      # trained: its max is 0
-    assert rows["fully async"][2:6] == ["0", "100%", "-", "-"]       # nothing trained: no max
+    rows = {ln[:18].strip(): ln.split() for ln in capsys.readouterr().out.splitlines()[4:]}
+    assert rows["synchronous"][1:2] + rows["synchronous"][4:7] == ["1", "32%", "0.0", "0"]  # trained: its max is 0
+    assert rows["fully async"][2:3] + rows["fully async"][5:8] == ["0", "100%", "-", "-"]   # nothing trained: no max
     assert main(["split", "--gpus", "4", "--gpu-s-per-token", "0.004", "--horizon-s", "60"]) == 0
     lines = capsys.readouterr().out.splitlines()[1:]  # after the line that names what was searched
-    assert all(ln.split()[9:11] == ["-", "-"] for ln in lines[1:4])
+    assert all(ln.split()[10:12] == ["-", "-"] for ln in lines[1:4])
 
 
 def test_plot_names_its_flags(capsys, tmp_path):

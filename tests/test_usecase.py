@@ -142,8 +142,8 @@ def test_split_takes_areals_admission_rule(monkeypatch, capsys):
     out = capsys.readouterr().out.splitlines()
     assert ", pipeline fully-async admission_eta=1; objective" in out[0]
     rows = [r.split() for r in out[2:5]]
-    assert [r[8] for r in rows] == ["0.0%", "0.0%", "0.0%"]      # nothing dropped
-    assert [r[9] for r in rows] == ["0.54", "0.84", "0.83"]       # mean staleness under 1 (uncapped: 0.54, 1.41, 2.55)
+    assert [r[9] for r in rows] == ["0.0%", "0.0%", "0.0%"]      # nothing dropped
+    assert [r[10] for r in rows] == ["0.54", "0.84", "0.83"]      # mean staleness under 1 (uncapped: 0.54, 1.41, 2.55)
     # the verdict says the staleness the recommendation trains at (no limit bounds it by default)
     assert out[-1].startswith("best: 2 rollout + 2 training GPUs, 10655 tokens trained/s at mean staleness 0.84 "
                               "(limits: ")

@@ -598,6 +598,9 @@ def _scenario_doc(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
         if "slots_per_instance" not in doc and hasattr(a, "slots_per_instance"):
             doc["slots_per_instance"] = a.slots_per_instance  # split's own flag sizes the instances
     doc = {k: v for k, v in doc.items() if v is not None or k not in fields}  # None: the field's default
+    pool = getattr(a, "_deployment_pool", None)
+    if pool is not None:  # --model: the deployment's pool (an agentic preset sizes its trajectories by it)
+        doc.update(rollout_slots=pool[0] * pool[1], slots_per_instance=pool[1])
     from_file = path is not None or config is not None
     doc = _agentic_preset(a, doc, given, root)
     doc["lengths"] = _lengths_table(a, doc.get("lengths"), given, from_file)
@@ -651,11 +654,148 @@ def _scenario_of(a: argparse.Namespace, pipeline: Any = None, *, rollout_slots: 
     return schema.scenario_from_doc(doc, root)
 
 
+#: The arguments of :meth:`rollsim.hardware.Deployment.scenario` besides its scenario fields, as the
+#: scenario's fields they give (``prompts_per_step`` is ``batch_size / group_size``).
+_DEPLOYMENT_ARGS = ("lengths", "batch_size", "group_size", "prompt_tokens", "pipeline", "prefill_mode",
+                    "max_num_batched_tokens")
+
+
+def _deployment_scenario(a: argparse.Namespace, pipeline: Any = None) -> tuple[Scenario, Any]:
+    """The command's scenario and, with ``--model`` / ``--hf-config``, the deployment it is of
+    (else None): ``Deployment(...).scenario(...)`` of the deployment flags (``rollsim hardware``'s
+    parser, :func:`rollsim.hardware.cli.add_deployment_args`) with the lengths, batch
+    (``prompts_per_step = batch_size / group_size``), groups, prompt, pipeline (``pipeline``, or the
+    one given; none given: the deployment's default, synchronous when colocated), prefill mode and
+    every other field given (flags or the scenario file) as its scenario fields, exactly as in Python.
+    The fields the deployment derives (:data:`rollsim.hardware.deployment.DERIVED_FIELDS`) are
+    refused when given, naming both; an agentic preset is applied to the deployment's pool (its
+    ``max_trajectories`` is relative to the pool) and its prefill speed left to the deployment."""
+    from rollsim.hardware.cli import deployment_flags_given, deployment_of_layout, layout_words
+    from rollsim.hardware.deployment import DERIVED_FIELDS
+
+    if getattr(a, "model", None) is None and getattr(a, "hf_config", None) is None:
+        flags = deployment_flags_given(a)
+        if flags:
+            dest = flags[0].lstrip("-").replace("-", "_")
+            raise ScenarioError(f"{dest}: {flags[0]} applies with --model or --hf-config only (the deployment "
+                                f"from specs it is part of; see rollsim hardware --help)")
+        return _scenario(a, pipeline), None
+    flag = "--model" if a.model is not None else "--hf-config"
+    if a.config is not None:
+        raise invalid("--config", f"cannot be given with {flag}: give one or the other (the imported config's pool, "
+                                  f"decode speed and trainer would replace the deployment's, or the reverse)")
+    given: dict[str, str] = getattr(a, "_given", None) or {}
+    path = getattr(a, "scenario", None)
+    in_file = schema.read_toml(path) if path is not None else {}
+    what = ("the deployment gives the pool, the decode speed and its table, the KV capacity, the prefill speed "
+            "and the trainer from specs")
+    for key in DERIVED_FIELDS:
+        if key in given:
+            raise ScenarioError(f"{key}: {given[key]} cannot be set with {flag}: {what} (drop {flag} to give "
+                                f"{given[key]} yourself)")
+        if key in in_file and path is not None:
+            raise ScenarioError(f"{key}: the scenario file {os.fspath(path)!r} sets {key} and {flag} is given: "
+                                f"{what} (remove {key} from the file, or drop {flag})")
+    d = deployment_of_layout(a)
+    a._deployment_pool = (d.instances, d.slots_per_instance)
+    with schema.naming_file(path) if path is not None else contextlib.nullcontext():
+        doc, root = _scenario_doc(a)
+        for key in DERIVED_FIELDS[2:]:  # the preset's prefill speed among them: the deployment prices it
+            doc.pop(key, None)
+        base = schema.scenario_from_doc(doc, root)
+    chosen = pipeline if pipeline is not None else (
+        base.pipeline if "pipeline" in given or "pipeline" in in_file else None)
+    fields = {f.name: getattr(base, f.name) for f in dataclasses.fields(Scenario)
+              if f.name not in DERIVED_FIELDS + _DEPLOYMENT_ARGS and getattr(base, f.name) != getattr(_DEFAULT, f.name)}
+    try:
+        sc = d.scenario(lengths=base.lengths, prompts_per_step=base.batch_size // base.group_size,
+                        group_size=base.group_size, prompt_tokens=base.prompt_tokens, pipeline=chosen,
+                        prefill_mode=base.prefill_mode, max_num_batched_tokens=base.max_num_batched_tokens, **fields)
+    except ScenarioError as e:
+        why = layout_words(str(e))
+        if why.startswith("agentic.max_context_tokens: with kv_cache_tokens") and why.endswith("got None"):
+            why += (" (the deployment's KV capacity per instance bounds a trajectory's context: give "
+                    "--max-context-tokens N)")
+        raise ScenarioError(why) from None
+    return sc, d
+
+
+#: The fields a deployment's scenario header leaves to :func:`deployment_words` (a decode table of
+#: tens of points, the KV capacity, the per-rank trainer, the prefill it priced).
+_DEPLOYMENT_SKIP = ("slots_per_instance", "decode_throughput_table", "kv_cache_tokens", "train", "prefill_tokens_per_s")
+
+
+#: With ``--model``, the flags that change what the deployment derives, for the fields a warning advises on
+#: (``fewer rollout_slots``: ``fewer --rollout-gpus``; ``--rollout-slots`` itself is refused then).
+_DEPLOYMENT_FIELD_FLAGS = {"rollout_slots": "--rollout-gpus", "slots_per_instance": "--max-num-seqs",
+                           "kv_cache_tokens": "--gpu-memory-utilization"}
+
+
+def deployment_words(d: Any, sc: Scenario) -> str:
+    """What a deployment's scenario assumed (``rollsim run --model``'s line on stderr, ``compare``'s
+    second line): the pool, where its decode table comes from and at which context, the KV capacity,
+    the prefill, the training step, the colocated switch, the weight sync and, agentic, the
+    trajectories in flight."""
+    from rollsim._text import count
+
+    table = sc.decode_throughput_table or ()
+    ctx = sc.prompt_tokens + sc.lengths.mean_tokens() / 2.0
+    per_token = sc.decode_s_per_context_token > 0
+    n, top = table[-1] if table else (sc.slots_per_instance, math.nan)
+    decode = (f"decode table from specs (rollsim.hardware.serving, {d.engine}) at "
+              + ("no context, plus decode_s_per_context_token" if per_token else
+                 f"the mean context {ctx:,.0f} tokens (prompt + half the mean answer)")
+              + f": {sc.decode_tokens_per_s:.1f} tokens/s for 1 sequence, {top:,.0f} tokens/s per instance at {n}")
+    if sc.prefill_mode == "shared":
+        prefill = f"prefill shared with the decode steps at {sc.prefill_tokens_per_s:,.0f} tokens/s per instance"
+    elif math.isfinite(sc.prefill_tokens_per_s):
+        prefill = (f"prefill on the slot at {sc.prefill_tokens_per_s:,.0f} tokens/s (a lone prefill of prompt + mean "
+                   f"answer: the later turns' and the prompt's)")
+    elif sc.prompt_tokens > 0:
+        prefill = "prompt prefill folded into the decode table (chunked, once per group: prefix sharing)"
+    else:
+        prefill = "no prompt to prefill"
+    if d.colocated:
+        switch = f"colocated switch {d.switch_s()['total']:.2f} s per step, in weight_sync_s ({sc.weight_sync_s:.2f} s)"
+    else:
+        switch = "no switch (rollout and training on their own GPUs)"
+    sync = ("weight sync not priced (0 s per update: give --weight-sync-s and --rollout-pause-s, e.g. from "
+            "rollsim sync)" if sc.weight_sync is None and sc.weight_sync_s == 0 and sc.rollout_pause_s == 0 else
+            f"weight sync {sc.weight_sync_s:g} s per update")
+    words = (f"deployment {d.spec.name} on {d.rollout_gpus} x {d.accelerator.name} "
+             f"({count(d.instances, d.engine + ' instance')} of TP {d.rollout_tp} x {d.slots_per_instance} slots = "
+             f"{sc.rollout_slots} slots), training on {count(d.train_gpus, 'GPU')} ({d.train_backend}"
+             + "".join(f", {k}={v}" for k, v in sorted(d.train_options.items())) + f"): {decode}; KV capacity "
+             f"{sc.kv_cache_tokens:,.0f} tokens per instance; {prefill}; train step {_step_words(sc)}; {switch}; {sync}")
+    if sc.agentic is not None:
+        mt = sc.agentic.max_trajectories
+        words += (f"; agentic.max_trajectories {mt if mt is not None else 'none (unbounded)'}"
+                  + (f" ({mt / sc.rollout_slots:g} x the {sc.rollout_slots} slots; --max-trajectories N to change it)"
+                     if mt is not None else ""))
+    return words
+
+
+def _trajectories_note(a: argparse.Namespace, sc: Scenario) -> None:
+    """On stderr: an agentic scenario whose ``max_trajectories`` (not given as a flag: a scenario
+    file's, or a preset's made for another pool) is below its rollout slots: at most that many slots
+    can ever be busy, whatever the pool (each trajectory holds one slot at a time)."""
+    ag = sc.agentic
+    given: dict[str, str] = getattr(a, "_given", None) or {}
+    if ag is None or ag.max_trajectories is None or ag.max_trajectories >= sc.rollout_slots \
+            or "agentic_max_trajectories" in given:
+        return
+    print(f"rollsim: note: agentic.max_trajectories = {ag.max_trajectories} is below the {sc.rollout_slots} rollout "
+          f"slots: at most {ag.max_trajectories} of them are ever busy (a trajectory holds one slot at a time); give "
+          f"--max-trajectories N (or none: unbounded) to change it", file=sys.stderr)
+
+
 def _fmt(x: Any, kind: str) -> str:
     if undefined(x):
         return UNDEFINED
     if kind == "pct":
         return f"{x:.0%}"
+    if kind == "f0":
+        return f"{x:,.0f}"
     if kind == "f1":
         return f"{x:.1f}"
     if kind == "f2":
@@ -673,13 +813,23 @@ def _text_table(cols: list[tuple[str, str, str]], records: Any) -> str:
     return "\n".join(lines)
 
 
-def format_compare(df: pl.DataFrame) -> str:
-    """The comparison frame as the chapter prints it (percentages, one decimal)."""
-    cols = [("pipeline", "pipeline", "s"), ("steps", "steps", "s"), ("rollout_utilization", "utilization", "pct"),
+def format_compare(df: pl.DataFrame, horizon_s: float | None = None) -> str:
+    """The comparison frame as the chapter prints it (percentages, one decimal), with the rates over
+    the same time for every pipeline (steps per hour, trained tokens per second: the steps ended by
+    the horizon); with ``horizon_s``, a first line that says what is compared."""
+    cols = [("pipeline", "pipeline", "s"), ("steps", "steps", "s"), ("steps_per_hour", "steps/h", "f1"),
+            ("tokens_trained_per_s", "trained tok/s", "f0"), ("rollout_utilization", "utilization", "pct"),
             ("staleness_mean", "stale mean", "f1"), ("staleness_max", "stale max", "s"),
             ("drop_fraction", "dropped", "pct"), ("staleness_mean_short", "short <1K", "f1"),
             ("staleness_mean_long", "long >8K", "f1")]
-    return _text_table(cols, map(_undefined_max, df.iter_rows(named=True)))
+    table = _text_table(cols, map(_undefined_max, df.iter_rows(named=True)))
+    if horizon_s is None:
+        return table
+    last = max(df["end_s"].to_list(), default=horizon_s)
+    after = (f", the last ending at {last / 3600:.2f} h" if last >= 3600 else f", the last ending at {last:.0f} s") \
+        if last > horizon_s else ""
+    return (f"compared over the same {_span(horizon_s)}: steps/h and trained tok/s count the steps ended by then; "
+            f"steps counts every step{after}; utilization is over each run's own end\n" + table)
 
 
 def _undefined_max(r: dict[str, Any]) -> dict[str, Any]:
@@ -987,7 +1137,12 @@ def split_header(base: Scenario, res: Any, gpus: int, gpus_per_instance: int, gp
 
 
 def _cmd_compare(a: argparse.Namespace) -> int:
-    base = _scenario(a)
+    if getattr(a, "colocated", False):
+        raise ScenarioError("colocated: --colocated runs rollout and training in turns, synchronous only: compare's "
+                            "asynchronous pipelines need rollout and training on their own GPUs (use rollsim run "
+                            "--colocated, or drop --colocated)")
+    base, d = _deployment_scenario(a)  # a file's pipeline kept, to be refused below (compare runs its own)
+    _trajectories_note(a, base)
     if a.config is not None:
         base = base.replace(pipeline=FullyAsync())  # compare runs its own four pipelines on the config's setting
     if a.scenario is not None and base.pipeline != FullyAsync():
@@ -1001,13 +1156,17 @@ def _cmd_compare(a: argparse.Namespace) -> int:
     if out:
         _write_scenario(out, base)
     df = compare(base, pipelines, **_guarded(a, base, "summary"))
+    if a.format in ("csv", "json") and d is not None:  # stdout is the frame: what was assumed goes beside it
+        print(f"rollsim compare: {deployment_words(d, base)}", file=sys.stderr)
     if a.format == "csv":
         print(df.write_csv(), end="")
     elif a.format == "json":
         print(df.write_json())
     else:
-        print(scenario_header("compare", base))
-        print(format_compare(df))
+        print(scenario_header("compare", base, skip=_DEPLOYMENT_SKIP if d is not None else ()))
+        if d is not None:
+            print(deployment_words(d, base))
+        print(format_compare(df, base.horizon_s))
     if out:
         df.write_parquet(os.path.join(out, "compare.parquet"))
         for name, p in pipelines:
@@ -1017,7 +1176,10 @@ def _cmd_compare(a: argparse.Namespace) -> int:
 
 
 def _cmd_run(a: argparse.Namespace) -> int:
-    sc = _scenario(a)
+    sc, d = _deployment_scenario(a)
+    if d is not None:  # what the deployment assumed, beside the JSON (stdout stays JSON)
+        print(f"rollsim run: {deployment_words(d, sc)}", file=sys.stderr)
+    _trajectories_note(a, sc)
     record: Literal["samples", "summary"] = "samples" if a.out else "summary"
     limits = _guarded(a, sc, record)  # before --out is made: a refused run leaves nothing behind
     out = _out_dir(a.out, "run", a.force)
@@ -1138,8 +1300,9 @@ def _cmd_split(a: argparse.Namespace) -> int:
         return 0
     print(split_header(base, res, a.gpus, a.gpus_per_instance, gpu_s_per_token, train_fixed_s, a.colocated_switch_s,
                        gpu_s_per_step=gpu_s_per_step if deployment else None, deployment=dep))
+    # rollout util counts slots with a request, those waiting for KV among them: kv wait says how many wait
     print(f"{'rollout':>7} {'train':>5} {'slots':>6} {'step s':>8} {'trainer idle':>12} {'rollout util':>12} "
-          f"{'tokens/s':>9} {'tok/s/GPU':>9} {'dropped':>7} {'stale':>5} {'max':>4} {'runaway':>7}")
+          f"{'kv wait':>7} {'tokens/s':>9} {'tok/s/GPU':>9} {'dropped':>7} {'stale':>5} {'max':>4} {'runaway':>7}")
     for r in t.iter_rows(named=True):
         mark = "  <- best" if r["rank"] == 1 else ""
         if r["excluded_because"] is not None:
@@ -1150,7 +1313,8 @@ def _cmd_split(a: argparse.Namespace) -> int:
         stale_max = UNDEFINED if math.isnan(r["staleness_mean"]) else str(r["staleness_max"])  # a max over no samples
         step = UNDEFINED if math.isnan(r["step_time_s"]) else f"{r['step_time_s']:.1f}"
         print(f"{r['rollout_gpus']:>7} {r['train_gpus']:>5} {r['rollout_slots']:>6} {step:>8} "
-              f"{r['trainer_idle_fraction']:>12.0%} {r['rollout_utilization']:>12.0%} {r['tokens_trained_per_s']:>9.0f} "
+              f"{r['trainer_idle_fraction']:>12.0%} {r['rollout_utilization']:>12.0%} {r['kv_wait_fraction']:>7.0%} "
+              f"{r['tokens_trained_per_s']:>9.0f} "
               f"{r['tokens_per_s_per_gpu']:>9.1f} {r['drop_fraction']:>7.1%} {stale:>5} {stale_max:>4} "
               f"{'yes' if r['runaway'] else 'no':>7}{mark}")
     print(res.verdict)
@@ -1347,6 +1511,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--force", action="store_true", help="replace a previous compare's results in --out (its "
                                                         "compare.parquet and samples_/steps_/segments_ files)")
     _add_config_args(c)
+    from rollsim.hardware.cli import add_deployment_args
+
+    add_deployment_args(c, required=False, layout=True)  # --model / --gpu: the pool and the trainer from specs
     c.set_defaults(func=_cmd_compare)
     r = sub.add_parser("run", help="one pipeline; prints the summary as JSON")
     _add_scenario_args(r, default_rng="fast", pipeline=True, scenario_file=True)
@@ -1357,6 +1524,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "--force)")
     r.add_argument("--force", action="store_true", help="replace a previous run's results in --out")
     _add_config_args(r)
+    add_deployment_args(r, required=False, layout=True)
     r.set_defaults(func=_cmd_run)
     pr = sub.add_parser("presets", help="AReaL, verl, PipelineRL, slime, PRIME-RL side by side")
     _add_scenario_args(pr, default_rng="fast", guards=("max_events",))
@@ -1402,8 +1570,6 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also recommend splits whose ready queue grows without bound (generation outruns training)")
     sp.add_argument("--format", choices=("table", "csv"), default="table",
                     help="table: rounded for reading; csv: every column, exact values (%(default)s)")
-    from rollsim.hardware.cli import add_deployment_args
-
     add_deployment_args(sp, required=False)  # --model / --gpu: decode table, KV, trainer from specs
     # the split sets these: refused whenever given (None tells given from not given); hidden from --help
     sp.set_defaults(func=_cmd_split, rollout_slots=None, train_step_s=None, train_s_per_token=None,
@@ -1724,7 +1890,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"rollsim: warning: {message}", file=sys.stderr)
     try:
         with warnings.catch_warnings():
-            warnings.showwarning = _cli_warning_display(_command_flags(parser, getattr(args, "command", None)))
+            flags = _command_flags(parser, getattr(args, "command", None))
+            if getattr(args, "model", None) is not None or getattr(args, "hf_config", None) is not None:
+                flags.update(_DEPLOYMENT_FIELD_FLAGS)  # the deployment sizes these: its flags, not the refused ones
+            warnings.showwarning = _cli_warning_display(flags)
             return int(args.func(args) or 0)
     except BrokenPipeError:  # stdout closed early (rollsim run | head): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -274,8 +274,10 @@ class SplitResult:
         One row per split, in the order run (``rollout_gpus`` ascending, then the colocated row):
         ``placement``, ``rollout_gpus``, ``train_gpus``, ``rollout_slots``, ``steps`` (training
         steps completed within ``horizon_s``), ``step_time_s``,
-        ``trainer_wait_s``, ``trainer_idle_fraction``, ``rollout_utilization``,
-        ``tokens_trained_per_s``, ``tokens_per_s_per_gpu``, ``drop_fraction`` (dropped /
+        ``trainer_wait_s``, ``trainer_idle_fraction``, ``rollout_utilization`` (the share of slot
+        time with a request: decoding, prefilling, paused or waiting for KV), ``kv_wait_fraction``
+        (the share of slot time a request waited for KV, within ``rollout_utilization``: so
+        ``rollout_utilization - kv_wait_fraction`` is the share doing work), ``tokens_trained_per_s``, ``tokens_per_s_per_gpu``, ``drop_fraction`` (dropped /
         (trained + dropped)), ``staleness_mean``, ``staleness_max``, ``generation_outruns_training``
         (the summary's flag: the ready queue grows without bound, staleness rises with the
         horizon), ``ready_queue_growth_per_step``, ``throughput_ratio``, ``runaway`` (the flag, or,
@@ -568,6 +570,7 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
             "steps": s["steps"], "step_time_s": m["step_time_s"], "trainer_wait_s": m["trainer_wait_s"],
             "trainer_idle_fraction": s["trainer_idle_s"] / s["end_s"],
             "rollout_utilization": s["rollout_utilization"],
+            "kv_wait_fraction": s["kv_wait_s"] / (sc.rollout_slots * s["end_s"]) if s["end_s"] > 0 else 0.0,
             "tokens_trained_per_s": m["tokens_trained_per_s"], "tokens_per_s_per_gpu": m["tokens_per_s_per_gpu"],
             "drop_fraction": s["drop_fraction"], "staleness_mean": s["staleness_mean"],
             "staleness_max": s["staleness_max"], "generation_outruns_training": s["generation_outruns_training"],

@@ -828,8 +828,13 @@ def compare(
     Returns a frame, one row per pipeline: ``pipeline`` (str), ``steps``, ``rollout_utilization``,
     ``staleness_mean``, ``staleness_max``, ``drop_fraction``, ``staleness_mean_short`` (< 1K tokens),
     ``staleness_mean_long`` (> 8K tokens), ``samples_trained``, ``samples_dropped``,
-    ``tokens_wasted``, ``end_s``. ``max_samples`` and ``max_events`` limit each run as in
-    :func:`simulate` with ``record="summary"``."""
+    ``tokens_wasted``, ``end_s``, and the rates over the same time for every pipeline, the horizon:
+    ``steps_by_horizon`` (steps ended by ``horizon_s``), ``steps_per_hour`` (those per hour of
+    ``horizon_s``) and ``tokens_trained_per_s`` (the answer tokens of those steps over
+    ``horizon_s``). ``steps`` counts every completed step, and a batch pipeline's run ends with its
+    last step, after the horizon (``end_s``): compared as counts, a pipeline that ends later looks
+    better. ``max_samples`` and ``max_events`` limit each run as in :func:`simulate` with
+    ``record="summary"``."""
     sc = Scenario() if scenario is None else scenario
     if not isinstance(sc, Scenario):
         raise invalid("scenario", f"must be a rollsim.Scenario, got {type(sc).__name__}")
@@ -842,10 +847,14 @@ def compare(
             raise invalid("pipelines", f"item {i} must be a (name, pipeline) pair with a str name, got {item!r}")
     rows = []
     for name, pipeline in pipelines:
-        s = simulate_labelled(name, sc.replace(pipeline=pipeline), record="summary", max_samples=max_samples,
-                              max_events=max_events).summary
+        res = simulate_labelled(name, sc.replace(pipeline=pipeline), record="summary", max_samples=max_samples,
+                                max_events=max_events)
+        s = res.summary
+        by = res.steps.filter(pl.col("completed") & (pl.col("end_s") <= sc.horizon_s))
         rows.append({"pipeline": name} | {k: s[k] for k in (
             "steps", "rollout_utilization", "staleness_mean", "staleness_max", "drop_fraction",
             "staleness_mean_short", "staleness_mean_long", "samples_trained", "samples_dropped",
-            "tokens_wasted", "end_s")})
+            "tokens_wasted", "end_s")} | {
+            "steps_by_horizon": by.height, "steps_per_hour": by.height * 3600.0 / sc.horizon_s,
+            "tokens_trained_per_s": float(by["tokens"].sum()) / sc.horizon_s})
     return pl.DataFrame(rows)

@@ -48,7 +48,9 @@ def code_interpreter_math(scenario: Scenario | None = None) -> Scenario:
       assumption of this preset), each turn ending with probability 0.25; observations of about
       200 tokens (assumption), per-turn lengths ``LogNormal(6.5, 1.0, 8192)`` (assumption:
       ~1000 tokens per turn of reasoning and code).
-    * At most ``2 * rollout_slots`` trajectories in flight (assumption).
+    * At most ``2 * rollout_slots`` trajectories in flight (assumption), of the base's pool: the
+      Agentic returned keeps that number, so apply the preset to the pool it runs on (``rollsim run
+      --agentic-preset`` does, a deployment's with ``--model``) or replace ``max_trajectories``.
     * Prefill: ``prefill_tokens_per_s = CODE_INTERPRETER_PREFILL_TOKENS_PER_S`` (8,211), the
       prefill speed of one lone 4,096-token context of Qwen2.5-7B on one H20 (the ReTool setup's
       model and GPU; one GPU per engine instance and the 4,096-token context are assumptions):
@@ -82,7 +84,7 @@ def swe_agent(scenario: Scenario | None = None) -> Scenario:
       turns ``LogNormal(5.5, 1.0, 4096)`` tokens (assumption).
     * Tools: median 5 s per command in a container (assumption: no public per-call figure), with 2 s
       of overhead per call, 64 sandboxes, at most ``rollout_slots`` trajectories in flight
-      (assumption).
+      (assumption), of the base's pool (as in :func:`code_interpreter_math`).
     * Prefill: ``prefill_tokens_per_s = SWE_AGENT_PREFILL_TOKENS_PER_S`` (13,191), the prefill
       speed of one lone 16,384-token context of Qwen3-32B (SA-SWE-32B's base model, arXiv
       2511.16108) on an instance of two H100 (the GPU, the tensor parallelism and the context are

@@ -12,15 +12,20 @@ from rollsim._text import count
 
 from .switching import train_state_gpus
 
-__all__ = ["add_parser", "add_deployment_args", "deployment_from_args", "run", "print_resource_validation",
-           "parse_train_options"]
+__all__ = ["add_parser", "add_deployment_args", "deployment_from_args", "deployment_flags_given",
+           "deployment_of_layout", "layout_words", "run", "print_resource_validation", "parse_train_options"]
 
 
-def add_deployment_args(p: argparse.ArgumentParser, *, required: bool) -> None:
+def add_deployment_args(p: argparse.ArgumentParser, *, required: bool, layout: bool = False) -> None:
     """The flags that name a deployment: ``--model`` (or ``--hf-config``), ``--gpu``, ``--engine``,
     ``--gpu-memory-utilization``, ``--max-num-seqs``, ``--train-backend`` and ``--train-option
-    NAME=VALUE`` (any option of :func:`rollsim.hardware.training.train_option_names`)."""
+    NAME=VALUE`` (any option of :func:`rollsim.hardware.training.train_option_names`); with
+    ``layout`` also its GPUs: ``--rollout-gpus``, ``--rollout-tp``, ``--train-gpus`` and
+    ``--colocated`` (``rollsim hardware``, ``run`` and ``compare``; ``split`` searches the GPUs
+    instead). The flags' dests and defaults are set as ``_deployment_flags`` (``{dest: (flag,
+    default)}``), so that a command tells a deployment flag given from one left at its default."""
     g = p.add_argument_group("deployment (rollsim.hardware)")
+    first = len(p._actions)
     g.add_argument("--model", default=None, help="a model of rollsim.hardware.MODELS or a Hugging Face id"
                    + ("" if required else " (sizes the pool and the trainer from specs)"))
     g.add_argument("--hf-config", default=None, help="a config.json (or its directory) instead of --model")
@@ -35,6 +40,41 @@ def add_deployment_args(p: argparse.ArgumentParser, *, required: bool) -> None:
                    help="a training option of rollsim.hardware.training.train_step_s (repeatable), e.g. "
                         "activation_checkpointing=selective, tensor_parallel=2, pipeline_parallel=4, "
                         "expert_parallel=8, precision=fp8 (allowed: " + ", ".join(_names()) + ")")
+    if layout:
+        g.add_argument("--rollout-gpus", type=int, default=None, help="rollout GPUs (default: one instance)")
+        g.add_argument("--rollout-tp", type=int, default=1, help="GPUs per engine instance (%(default)s)")
+        g.add_argument("--train-gpus", type=int, default=None, help="training GPUs (default: the rollout GPUs)")
+        g.add_argument("--colocated", action="store_true",
+                       help="rollout and training take turns on the same GPUs")
+    p.set_defaults(_deployment_flags={act.dest: (act.option_strings[0], act.default) for act in p._actions[first:]})
+
+
+def deployment_flags_given(a: argparse.Namespace) -> list[str]:
+    """The deployment flags of :func:`add_deployment_args` that ``a`` sets to other than their
+    defaults, as given (``--gpu``, ``--rollout-gpus``, ...)."""
+    return [flag for dest, (flag, default) in getattr(a, "_deployment_flags", {}).items()
+            if getattr(a, dest, default) != default]
+
+
+def deployment_of_layout(a: argparse.Namespace) -> Any:
+    """The :class:`rollsim.hardware.Deployment` of the flags of :func:`add_deployment_args` with
+    ``layout``: ``--rollout-gpus`` (default one instance, ``--rollout-tp``), ``--train-gpus``
+    (default the rollout GPUs), ``--colocated``; a refusal names the flags, not the arguments."""
+    from rollsim.errors import ScenarioError
+
+    rollout_gpus = a.rollout_tp if a.rollout_gpus is None else a.rollout_gpus  # 0 is refused, not a default
+    try:
+        return deployment_from_args(a, rollout_gpus=rollout_gpus, rollout_tp=a.rollout_tp,
+                                    train_gpus=rollout_gpus if a.train_gpus is None else a.train_gpus,
+                                    colocated=a.colocated)
+    except ScenarioError as e:  # the deployment's words for what the command's flags set
+        raise ScenarioError(layout_words(str(e))) from None
+
+
+def layout_words(message: str) -> str:
+    """``message`` of :class:`rollsim.hardware.Deployment` with its argument names spelled as the
+    flags of :func:`add_deployment_args` with ``layout`` (``rollout_tp`` -> ``--rollout-tp``)."""
+    return _HARDWARE_WORDS.sub(lambda m: _HARDWARE_FLAGS[m.group(0)], message)
 
 
 def _names() -> list[str]:
@@ -132,15 +172,7 @@ def run(a: argparse.Namespace) -> int:
             print(f"  {n:<16} {m.total_params / 1e9:>8.2f}B total, {m.active_params / 1e9:>7.2f}B active, "
                   f"{m.layers} layers{moe}{', MLA' if m.is_mla else ''}")
         return 0
-    from rollsim.errors import ScenarioError
-
-    rollout_gpus = a.rollout_tp if a.rollout_gpus is None else a.rollout_gpus  # 0 is refused, not a default
-    try:
-        d = deployment_from_args(a, rollout_gpus=rollout_gpus, rollout_tp=a.rollout_tp,
-                                 train_gpus=rollout_gpus if a.train_gpus is None else a.train_gpus,
-                                 colocated=a.colocated)
-    except ScenarioError as e:  # the deployment's words for what the command's flags set
-        raise ScenarioError(_HARDWARE_WORDS.sub(lambda m: _HARDWARE_FLAGS[m.group(0)], str(e))) from None
+    d = deployment_of_layout(a)
     if a.train_tokens is not None:
         _check.bounded("--train-tokens", a.train_tokens, 1.0, 2.0**50, "tokens")
     print(d.breakdown(a.context_tokens))
@@ -221,11 +253,7 @@ def add_parser(subparsers: Any) -> None:
     h = subparsers.add_parser("hardware", help="a deployment's serving / training breakdown from specs",
                               description="Prints a deployment's KV capacity, decode-step terms, prefill, training "
                                           "step and (colocated) switch from accelerator and model specs.")
-    add_deployment_args(h, required=True)
-    h.add_argument("--rollout-gpus", type=int, default=None, help="rollout GPUs (default: one instance)")
-    h.add_argument("--rollout-tp", type=int, default=1, help="GPUs per engine instance (%(default)s)")
-    h.add_argument("--train-gpus", type=int, default=None, help="training GPUs (default: the rollout GPUs)")
-    h.add_argument("--colocated", action="store_true", help="rollout and training take turns on the same GPUs")
+    add_deployment_args(h, required=True, layout=True)
     h.add_argument("--context-tokens", type=float, default=2048.0, help="context of a decoding sequence (%(default)s)")
     h.add_argument("--train-tokens", type=float, default=None, help="also price a training step of this many tokens")
     h.add_argument("--list", action="store_true", help="list the accelerators and models of the registry")

@@ -24,12 +24,24 @@ from rollsim.lengths import Empirical, LogNormal
 from . import serving
 from .specs import Accelerator, ModelSpec, accelerator, model
 
-__all__ = ["Deployment"]
+__all__ = ["Deployment", "DERIVED_FIELDS"]
 
 
 #: The training options (and their derived counts) whose layout needs more than one training GPU.
 MODEL_PARALLEL_OPTIONS = frozenset({"tensor_parallel", "pipeline_parallel", "expert_parallel", "context_parallel",
                                     "model_parallel", "virtual_pipeline", "train_gpus"})
+
+
+#: The :class:`rollsim.Scenario` fields :meth:`Deployment.scenario` derives from the deployment (the
+#: pool and its instances, the decode speed and its table, the KV capacity, the prefill speed, the
+#: trainer), and those a decode table or a per-rank trainer leaves no room for
+#: (``decode_slowdown_per_seq``, ``decode_s_per_context_token``, set by ``context="per_token"``):
+#: ``rollsim run --model`` refuses them given as flags or in a scenario file, naming both, rather
+#: than dropping one of the two.
+DERIVED_FIELDS: tuple[str, ...] = ("rollout_slots", "slots_per_instance", "decode_tokens_per_s",
+                                   "decode_throughput_table", "kv_cache_tokens", "decode_slowdown_per_seq",
+                                   "decode_s_per_context_token", "prefill_tokens_per_s", "train_step_s",
+                                   "train_s_per_token", "train")
 
 
 def _max_length(lengths: LogNormal | Empirical) -> float:
@@ -272,6 +284,10 @@ class Deployment:
         * ``prefill_mode="shared"``: the engine prefills the prompts in the steps it shares with
           decoding (:attr:`rollsim.Scenario.prefill_mode`) at :meth:`prefill_tokens_per_s`, so the
           table has no prefill term (the KV capacity and slots as above).
+        * ``agentic=`` is kept as given: a preset's Agentic (:mod:`rollsim.trajectories`) bounds
+          ``max_trajectories`` by the pool it was made for (2 x 256 = 512 on ``Scenario()``'s),
+          so make it for this deployment's ``instances * slots_per_instance`` slots (``rollsim run
+          --model ... --agentic-preset NAME`` does) or replace the bound.
         * ``context="per_token"``: the table is the step without context (no KV read, no attention
           over it) and ``decode_s_per_context_token`` the seconds a step adds per token of its
           sequences' contexts (:meth:`context_s_per_token`), so that answers slow as they grow
