@@ -245,15 +245,19 @@ class Deployment:
     # ----------------------------------------------------------------------------------------- scenario
     def scenario(self, *, lengths: LogNormal | Empirical, prompts_per_step: int, group_size: int = 1,
                  prompt_tokens: float = 0.0, pipeline: Any = None, per_rank: bool = True,
-                 prefill_mode: str = "per_slot", max_num_batched_tokens: int = 8192, context: str = "mean",
+                 prefill_mode: str | None = None, max_num_batched_tokens: int = 8192, context: str = "mean",
                  **scenario_fields: Any) -> Any:
         """A :class:`rollsim.Scenario` of this deployment.
 
         * rollout: ``instances x slots_per_instance`` slots in instances of ``slots_per_instance``
           (``max_num_seqs``); ``decode_throughput_table`` from the serving model at the mean
-          context (prompt + half the mean answer), with each group's prompt prefilled in the decode
-          steps (chunked prefill; one prefill per group: prefix sharing); ``kv_cache_tokens`` from
-          memory (the engine's KV preemption applies).
+          context (prompt + half the mean answer); ``kv_cache_tokens`` from memory (the engine's KV
+          preemption applies). By default (``prefill_mode=None``: ``"shared"``, or ``"per_slot"``
+          with ``agentic``) the engine prefills in the steps each instance shares with decoding
+          (:attr:`rollsim.Scenario.prefill_mode` ``"shared"``, chunked prefill) at
+          :meth:`prefill_tokens_per_s`: each group's prompt once (prefix sharing) and every
+          recompute (prompt + tokens done) of a request preempted for KV or resumed after a weight
+          update, which slows the instance's decoding like the prefill it is.
         * training (``per_rank``, default): ``train`` is a :class:`rollsim.TrainRanks` from
           :func:`rollsim.hardware.training.engine_train_ranks`: each simulated step assigns the
           batch it trains to the ``train_gpus / model_parallel`` data-parallel ranks by
@@ -269,9 +273,14 @@ class Deployment:
           table, so no turn's prefill is free; a ``prefill_tokens_per_s`` given among the fields
           replaces that speed (and the prompt is then folded into the table as without agentic).
         * colocated: ``weight_sync_s`` grows by :meth:`switch_s` (synchronous pipeline only).
-        * ``prefill_mode="shared"``: the engine prefills the prompts in the steps it shares with
-          decoding (:attr:`rollsim.Scenario.prefill_mode`) at :meth:`prefill_tokens_per_s`, so the
-          table has no prefill term (the KV capacity and slots as above).
+        * ``prefill_mode="shared"`` (the default without ``agentic``): the engine prefills the
+          prompts and recomputes in the steps it shares with decoding at
+          :meth:`prefill_tokens_per_s`, so the table has no prefill term.
+        * ``prefill_mode="per_slot"`` without ``agentic``: each group's prompt is folded into the
+          table's steps (its prefill tokens spread over the group's decoded tokens) and
+          ``prefill_tokens_per_s`` is infinite, so a recompute (KV preemption, ``keep_recompute``,
+          a prefix cleared by an update) costs nothing: the model before recompute was priced,
+          kept for comparison (``docs/hardware.md``).
         * ``context="per_token"``: the table is the step without context (no KV read, no attention
           over it) and ``decode_s_per_context_token`` the seconds a step adds per token of its
           sequences' contexts (:meth:`context_s_per_token`), so that answers slow as they grow
@@ -292,9 +301,8 @@ class Deployment:
         per_rank : bool
             Simulate each step's data-parallel ranks (:class:`rollsim.TrainRanks`), or a step
             linear in the batch's tokens (``False``).
-        prefill_mode : "per_slot" | "shared"
-            ``"per_slot"`` (default): prefill folded into the decode table as above. ``"shared"``:
-            see above.
+        prefill_mode : "shared" | "per_slot", optional
+            Default ``"shared"`` (``"per_slot"`` with ``agentic``); see above.
         max_num_batched_tokens : int
             Tokens per engine step with ``prefill_mode="shared"`` (vLLM's name; 8192 its API-server
             default on H100-class GPUs).
@@ -339,14 +347,18 @@ class Deployment:
                                              f"{math.floor(kv)} tokens of KV cache, less than one request's {need:.0f} "
                                              "(prompt + longest answer + 1); raise rollout_tp or "
                                              "gpu_memory_utilization, or cap the lengths")
-        if prefill_mode not in ("per_slot", "shared"):
-            raise invalid("prefill_mode", f"must be 'per_slot' or 'shared', got {prefill_mode!r}")
+        if prefill_mode not in (None, "per_slot", "shared"):
+            raise invalid("prefill_mode", f"must be 'shared', 'per_slot' or None (the default: 'shared', 'per_slot' "
+                                          f"with agentic), got {prefill_mode!r}")
+        # trajectories prefill their later turns on the slot: price that (and the prompt, at the same speed)
+        agentic = scenario_fields.get("agentic") is not None
+        if prefill_mode is None:
+            # the engine's shared prefill prices every recompute (KV preemption, weight updates) as well as the prompts
+            prefill_mode = "per_slot" if agentic else "shared"
         shared = prefill_mode == "shared"
         if context not in ("mean", "per_token"):
             raise invalid("context", f"must be 'mean' or 'per_token', got {context!r}")
         per_token = context == "per_token"
-        # trajectories prefill their later turns on the slot: price that (and the prompt, at the same speed)
-        agentic = scenario_fields.get("agentic") is not None
         turn_prefill = agentic and not shared and "prefill_tokens_per_s" not in scenario_fields
         table = serving.decode_throughput_table(self.spec, self.accelerator, tp=self.rollout_tp,
                                                 context_tokens=0.0 if per_token else ctx, max_seqs=spi, engine=self.engine,
@@ -372,8 +384,7 @@ class Deployment:
             fields["prefill_tokens_per_s"] = c / self.prefill_s(c)
         if shared:
             fields.update(prefill_mode="shared", max_num_batched_tokens=max_num_batched_tokens,
-                          prefill_tokens_per_s=self.prefill_tokens_per_s(pt, max_num_batched_tokens) if pt or agentic
-                          else math.inf)
+                          prefill_tokens_per_s=self.prefill_tokens_per_s(pt, max_num_batched_tokens))
         fields.update(scenario_fields)
         if self.colocated:
             fields["weight_sync_s"] = fields.get("weight_sync_s", 0.0) + self.switch_s()["total"]
