@@ -392,8 +392,9 @@ class Deployment:
 
     def split_inputs(self, base: Any, total_gpus: int) -> tuple[Any, dict[str, Any], Deployment]:
         """What ``rollsim split --model`` searches with, for :func:`rollsim.resources.gpu_split`: one
-        rollout instance of this deployment (``rollout_tp`` GPUs: its decode table, KV capacity and
-        ``max_num_seqs`` slots) with ``base``'s lengths, batch, groups, prompt and pipeline, and the
+        rollout instance of this deployment (``rollout_tp`` GPUs: its decode table, KV capacity,
+        ``max_num_seqs`` slots and the engine's shared prefill of prompts and recomputes, as
+        :meth:`scenario`) with ``base``'s lengths, batch, groups, prompt and pipeline, and the
         trainer's cost from specs: GPU-seconds per token of a batch of ``base``'s mean sequence and
         per step (the sharded optimizer), priced on one GPU or, when ``train_options`` need a
         model-parallel group (``expert_parallel=8``), on the fewest GPUs under ``total_gpus`` they
@@ -440,7 +441,8 @@ class Deployment:
         one = base.replace(rollout_slots=s.slots_per_instance, slots_per_instance=s.slots_per_instance,
                            decode_tokens_per_s=s.decode_tokens_per_s, decode_slowdown_per_seq=0.0,
                            decode_throughput_table=s.decode_throughput_table, kv_cache_tokens=s.kv_cache_tokens,
-                           prefill_tokens_per_s=math.inf)
+                           prefill_mode=s.prefill_mode, max_num_batched_tokens=s.max_num_batched_tokens,
+                           prefill_tokens_per_s=s.prefill_tokens_per_s)
         # train_step_s on one GPU is its optimizer step (no collectives on one GPU): GPU-seconds that shard over
         # the split's training GPUs, as train_step_s prices them on any count (FSDP, distributed optimizer); on a
         # model-parallel group of n GPUs, its seconds are n times as many GPU-seconds
