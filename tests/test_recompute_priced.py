@@ -127,5 +127,14 @@ def test_split_inputs_carry_the_shared_prefill():
 def test_unknown_prefill_mode_is_refused():
     from rollsim import ScenarioError
 
-    with pytest.raises(ScenarioError, match="prefill_mode: must be 'shared', 'per_slot' or None"):
+    with pytest.raises(ScenarioError, match="prefill_mode: must be 'per_slot' or 'shared', got 'chunked'"):
         D.scenario(lengths=LENGTHS, prompts_per_step=1, prefill_mode="chunked")
+
+
+def test_default_step_budget_holds_every_sequence():
+    # vLLM refuses max_num_batched_tokens < max_num_seqs: the default budget grows past 8192 with the batch
+    big = Deployment(model="Qwen3-8B", gpu="H100", rollout_gpus=1, max_num_seqs=10_000)
+    sc = big.scenario(lengths=LogNormal(mu=5.0, sigma=0.5, max_tokens=1024), prompts_per_step=8, prompt_tokens=PROMPT)
+    assert (sc.slots_per_instance, sc.max_num_batched_tokens) == (10_000, 20_000)
+    assert sc.prefill_tokens_per_s == pytest.approx(big.prefill_tokens_per_s(PROMPT, 20_000), rel=1e-12)
+    assert _batch(max_num_batched_tokens=4096).max_num_batched_tokens == 4096  # a budget given is kept

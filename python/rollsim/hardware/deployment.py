@@ -245,7 +245,7 @@ class Deployment:
     # ----------------------------------------------------------------------------------------- scenario
     def scenario(self, *, lengths: LogNormal | Empirical, prompts_per_step: int, group_size: int = 1,
                  prompt_tokens: float = 0.0, pipeline: Any = None, per_rank: bool = True,
-                 prefill_mode: str | None = None, max_num_batched_tokens: int = 8192, context: str = "mean",
+                 prefill_mode: str | None = None, max_num_batched_tokens: int | None = None, context: str = "mean",
                  **scenario_fields: Any) -> Any:
         """A :class:`rollsim.Scenario` of this deployment.
 
@@ -303,9 +303,11 @@ class Deployment:
             linear in the batch's tokens (``False``).
         prefill_mode : "shared" | "per_slot", optional
             Default ``"shared"`` (``"per_slot"`` with ``agentic``); see above.
-        max_num_batched_tokens : int
-            Tokens per engine step with ``prefill_mode="shared"`` (vLLM's name; 8192 its API-server
-            default on H100-class GPUs).
+        max_num_batched_tokens : int, optional
+            Tokens per engine step with ``prefill_mode="shared"`` (vLLM's name). Default 8192, its
+            API-server default on H100-class GPUs, or twice ``slots_per_instance`` when that is more
+            (vLLM refuses a budget below ``max_num_seqs``; a step holds every decoding sequence's
+            token and prompt chunks in the rest).
         context : "mean" | "per_token"
             ``"mean"`` (default): the table at the mean context. ``"per_token"``: see above.
         **scenario_fields
@@ -348,8 +350,7 @@ class Deployment:
                                              "(prompt + longest answer + 1); raise rollout_tp or "
                                              "gpu_memory_utilization, or cap the lengths")
         if prefill_mode not in (None, "per_slot", "shared"):
-            raise invalid("prefill_mode", f"must be 'shared', 'per_slot' or None (the default: 'shared', 'per_slot' "
-                                          f"with agentic), got {prefill_mode!r}")
+            raise invalid("prefill_mode", f"must be 'per_slot' or 'shared', got {prefill_mode!r}")
         # trajectories prefill their later turns on the slot: price that (and the prompt, at the same speed)
         agentic = scenario_fields.get("agentic") is not None
         if prefill_mode is None:
@@ -383,6 +384,8 @@ class Deployment:
             c = pt + mean
             fields["prefill_tokens_per_s"] = c / self.prefill_s(c)
         if shared:
+            if max_num_batched_tokens is None:
+                max_num_batched_tokens = max(8192, 2 * spi)
             fields.update(prefill_mode="shared", max_num_batched_tokens=max_num_batched_tokens,
                           prefill_tokens_per_s=self.prefill_tokens_per_s(pt, max_num_batched_tokens))
         fields.update(scenario_fields)
