@@ -357,6 +357,10 @@ class Deployment:
             # the engine's shared prefill prices every recompute (KV preemption, weight updates) as well as the prompts
             prefill_mode = "per_slot" if agentic else "shared"
         shared = prefill_mode == "shared"
+        if not shared and max_num_batched_tokens is not None:
+            raise invalid("max_num_batched_tokens", f"applies only with prefill_mode='shared' (the budget of a shared "
+                                                    f"step), got {max_num_batched_tokens!r} with prefill_mode="
+                                                    f"'per_slot'{' (the default with agentic)' if agentic else ''}")
         if context not in ("mean", "per_token"):
             raise invalid("context", f"must be 'mean' or 'per_token', got {context!r}")
         per_token = context == "per_token"
