@@ -1,7 +1,7 @@
 """A deployment's recompute is priced: a request preempted for KV (or resumed after a weight update)
 prefills its prompt + tokens done again, as vLLM's recompute preemption does (vllm-project/vllm
 vllm/v1/core/sched/scheduler.py: the preempted request's computed tokens are reset to 0 and it is
-prefilled again; docs.vllm.ai "Optimization and Tuning", Preemption). ``Deployment.scenario`` hands
+prefilled again; https://docs.vllm.ai/en/stable/configuration/optimization/ , Preemption). ``Deployment.scenario`` hands
 prompts and recomputes to the engine's shared prefill (``prefill_mode="shared"``) at the instance's
 prefill rate, so the recompute slows the instance's steps like the prefill it is. Before, the default
 folded the prompt into the decode table and left ``prefill_tokens_per_s`` infinite: the same run with
