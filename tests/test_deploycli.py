@@ -47,7 +47,8 @@ def test_run_model_is_the_python_deployment_digit_for_digit(capsys):
                           "vllm) at the mean context ")
     assert (f"{sc.decode_tokens_per_s:.1f} tokens/s for 1 sequence" in err
             and "KV capacity 395,353 tokens per instance" in err
-            and "prompt prefill folded into the decode table" in err and "no switch" in err
+            and f"prefill shared with the decode steps at {sc.prefill_tokens_per_s:,.0f} tokens/s per instance" in err
+            and sc.prefill_mode == "shared" and "no switch" in err
             and "weight sync not priced" in err)
 
 
@@ -178,3 +179,20 @@ def test_warnings_of_a_deployment_run_name_the_deployment_flags(capsys):
     assert ("staleness grows without bound. Add a staleness cap, fewer --rollout-gpus, or a larger --batch-size.\n"
             in err)
     assert "--rollout-slots" not in err
+
+
+@pytest.mark.filterwarnings("ignore::rollsim.GenerationOutrunsTrainingWarning")
+@pytest.mark.parametrize("extra, kw", [
+    ([], {}),                                                                  # the deployment's default: shared
+    (["--prefill-mode", "per_slot"], {"prefill_mode": "per_slot"}),            # given: kept
+    (["--max-num-batched-tokens", "4096"], {"max_num_batched_tokens": 4096}),  # a step budget: shared steps
+])
+def test_run_model_takes_the_deployments_prefill_unless_given(capsys, extra, kw):
+    """The command line passes the prefill mode and the step budget only when given, so its default is the
+    deployment's (shared steps, so that a KV preemption's recompute costs), as in Python; before, it passed the
+    scenario's own default (per-slot, the recompute free), and a step budget alone was refused."""
+    assert main(["run", *_FLAGS, *extra]) == 0
+    out, _ = capsys.readouterr()
+    sc = _python_scenario(**kw)
+    assert sc.prefill_mode == ("per_slot" if extra[:1] == ["--prefill-mode"] else "shared")
+    assert out == _json(_undefined_max(simulate(sc, record="summary").summary)) + "\n"

@@ -28,7 +28,8 @@ def test_shared_scenario_fields():
     lengths = Empirical([200.0])
     sc = QWEN32.scenario(lengths=lengths, prompts_per_step=500, prompt_tokens=4000.0, pipeline=Synchronous(),
                          prefill_mode="shared")
-    per_slot = QWEN32.scenario(lengths=lengths, prompts_per_step=500, prompt_tokens=4000.0, pipeline=Synchronous())
+    per_slot = QWEN32.scenario(lengths=lengths, prompts_per_step=500, prompt_tokens=4000.0, pipeline=Synchronous(),
+                               prefill_mode="per_slot")
     ctx = 4000.0 + 100.0
     assert (sc.prefill_mode, sc.max_num_batched_tokens, per_slot.prefill_mode) == ("shared", 8192, "per_slot")
     assert (sc.kv_cache_tokens, sc.slots_per_instance) == (per_slot.kv_cache_tokens, per_slot.slots_per_instance)
@@ -38,8 +39,12 @@ def test_shared_scenario_fields():
     assert sc.decode_throughput_table == serving.decode_throughput_table("Qwen3-32B", "H100", context_tokens=ctx,
                                                                          max_seqs=1024)
     assert per_slot.decode_throughput_table != sc.decode_throughput_table
-    # no prompt: nothing to prefill
-    assert math.isinf(QWEN32.scenario(lengths=lengths, prompts_per_step=8, prefill_mode="shared").prefill_tokens_per_s)
+    # no prompt: a recompute of the tokens done still prefills, at the rate without a prompt
+    assert QWEN32.scenario(lengths=lengths, prompts_per_step=8, prefill_mode="shared").prefill_tokens_per_s == \
+        QWEN32.prefill_tokens_per_s(0.0, 8192)
+    # the default is the shared prefill
+    default = QWEN32.scenario(lengths=lengths, prompts_per_step=500, prompt_tokens=4000.0, pipeline=Synchronous())
+    assert default == sc
 
 
 @pytest.mark.parametrize(("inp", "out", "requests", "duration_s", "per_slot_err", "shared_err"), [
@@ -64,7 +69,8 @@ def test_long_prompt_runs_simulated(inp, out, requests, duration_s, per_slot_err
 
 def test_per_token_context_fields():
     lengths = Empirical([2000.0])
-    sc = QWEN32.scenario(lengths=lengths, prompts_per_step=64, prompt_tokens=1000.0, context="per_token")
+    sc = QWEN32.scenario(lengths=lengths, prompts_per_step=64, prompt_tokens=1000.0, context="per_token",
+                         prefill_mode="per_slot")
     ctx = 1000.0 + 1000.0
     one = serving.step_time("Qwen3-32B", "H100", batch=1.0, context_tokens=ctx)["total_s"]
     none = serving.step_time("Qwen3-32B", "H100", batch=1.0, context_tokens=0.0)["total_s"]
@@ -74,7 +80,7 @@ def test_per_token_context_fields():
     assert sc.decode_throughput_table == serving.decode_throughput_table(  # prefill still in the table (per slot)
         "Qwen3-32B", "H100", context_tokens=0.0, max_seqs=sc.slots_per_instance, prefill_tokens_per_token=0.5)
     # the batch-only table at the mean context matches the per-token model at the mean context
-    mean = QWEN32.scenario(lengths=lengths, prompts_per_step=64, prompt_tokens=1000.0)
+    mean = QWEN32.scenario(lengths=lengths, prompts_per_step=64, prompt_tokens=1000.0, prefill_mode="per_slot")
     n = sc.slots_per_instance  # the table's last point
     t_mean = n / dict(mean.decode_throughput_table)[n]
     t_token = n / dict(sc.decode_throughput_table)[n] + sc.decode_s_per_context_token * n * ctx

@@ -117,7 +117,7 @@ def test_agentic_deployment_prices_the_later_turns_prefill():
     # the first-turn prompt is no longer folded into the table as well (no double count): same table at 0 prompt
     assert s.decode_throughput_table == d.scenario(**{**kw, "agentic": None}).decode_throughput_table
     with_prompt = d.scenario(**{**kw, "prompt_tokens": 400.0})
-    folded = d.scenario(**{**kw, "prompt_tokens": 400.0, "agentic": None})
+    folded = d.scenario(**{**kw, "prompt_tokens": 400.0, "agentic": None, "prefill_mode": "per_slot"})
     assert with_prompt.decode_throughput_table != folded.decode_throughput_table
     assert with_prompt.decode_throughput_table == d.scenario(**{**kw, "agentic": None, "prompt_tokens": 400.0,
                                                                 "prefill_mode": "shared"}).decode_throughput_table

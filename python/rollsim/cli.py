@@ -702,15 +702,21 @@ def _deployment_scenario(a: argparse.Namespace, pipeline: Any = None) -> tuple[S
         doc, root = _scenario_doc(a)
         for key in DERIVED_FIELDS[2:]:  # the preset's prefill speed among them: the deployment prices it
             doc.pop(key, None)
+        if (("max_num_batched_tokens" in given or "max_num_batched_tokens" in in_file)
+                and not any(k in given or k in in_file for k in ("prefill_mode", "agentic", "agentic_preset"))):
+            doc["prefill_mode"] = "shared"   # the deployment's default without agentic: its step budget applies
         base = schema.scenario_from_doc(doc, root)
     chosen = pipeline if pipeline is not None else (
         base.pipeline if "pipeline" in given or "pipeline" in in_file else None)
     fields = {f.name: getattr(base, f.name) for f in dataclasses.fields(Scenario)
               if f.name not in DERIVED_FIELDS + _DEPLOYMENT_ARGS and getattr(base, f.name) != getattr(_DEFAULT, f.name)}
+    # the prefill mode and step budget only as given: else the deployment's defaults (shared steps, so that a
+    # recompute costs; per-slot with agentic), as in Python
+    prefill = {k: getattr(base, k) for k in ("prefill_mode", "max_num_batched_tokens") if k in given or k in in_file}
     try:
         sc = d.scenario(lengths=base.lengths, prompts_per_step=base.batch_size // base.group_size,
                         group_size=base.group_size, prompt_tokens=base.prompt_tokens, pipeline=chosen,
-                        prefill_mode=base.prefill_mode, max_num_batched_tokens=base.max_num_batched_tokens, **fields)
+                        **prefill, **fields)
     except ScenarioError as e:
         why = layout_words(str(e))
         if why.startswith("agentic.max_context_tokens: with kv_cache_tokens") and why.endswith("got None"):

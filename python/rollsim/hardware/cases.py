@@ -20,7 +20,10 @@ def deployment_cases(names: list[str] | None = None, *, context: str = "mean") -
     """The verl cases of :mod:`rollsim.validation` rebuilt from a :class:`~rollsim.hardware.Deployment`
     (Qwen2.5-7B on H20, one vLLM instance of TP 1 per rollout GPU, ``max_num_seqs`` 1024) instead of
     the dense roofline: each scenario's decoding becomes the deployment's ``decode_throughput_table``
-    (at the case's mean context, 200-token prompts prefilled in the steps) and ``kv_cache_tokens``.
+    (at the case's mean context) and ``kv_cache_tokens``, with 200-token prompts and every recompute
+    (``keep_recompute`` at a weight update, KV preemption) prefilled by the engine in the steps an
+    instance shares with decoding (``prefill_mode="shared"`` at the deployment's
+    :meth:`~rollsim.hardware.Deployment.prefill_tokens_per_s`, 8,192 tokens a step).
 
     The answer lengths stay fitted (the publications give no length statistics): the mean is refitted
     so that the synchronous run generates in the published time with the new decoding
@@ -63,11 +66,14 @@ def deployment_cases(names: list[str] | None = None, *, context: str = "mean") -
         lengths = V._lengths(mean, sc.lengths.max_tokens)
         ctx = prompt + lengths.mean_tokens() / 2
         table = serving.decode_throughput_table(d.spec, d.accelerator, context_tokens=0.0 if per_token else ctx,
-                                                max_seqs=sc.slots_per_instance,
-                                                prefill_tokens_per_token=prompt / (sc.group_size * lengths.mean_tokens()))
+                                                max_seqs=sc.slots_per_instance)
+        # as Deployment.scenario: the prompts and every recompute (keep_recompute at a weight update, KV
+        # preemption) prefilled by the engine in the steps it shares with decoding, at the instance's rate
         return sc.replace(decode_tokens_per_s=table[0][1], decode_slowdown_per_seq=0.0, decode_throughput_table=table,
                           kv_cache_tokens=float(int(d.kv_capacity_tokens(context_tokens=ctx))), lengths=lengths,
-                          decode_s_per_context_token=d.context_s_per_token(ctx) if per_token else 0.0)
+                          decode_s_per_context_token=d.context_s_per_token(ctx) if per_token else 0.0,
+                          prompt_tokens=prompt, prefill_mode="shared", max_num_batched_tokens=8192,
+                          prefill_tokens_per_s=d.prefill_tokens_per_s(prompt))
 
     recs = []
     for n in names:

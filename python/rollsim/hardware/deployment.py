@@ -257,15 +257,19 @@ class Deployment:
     # ----------------------------------------------------------------------------------------- scenario
     def scenario(self, *, lengths: LogNormal | Empirical, prompts_per_step: int, group_size: int = 1,
                  prompt_tokens: float = 0.0, pipeline: Any = None, per_rank: bool = True,
-                 prefill_mode: str = "per_slot", max_num_batched_tokens: int = 8192, context: str = "mean",
+                 prefill_mode: str | None = None, max_num_batched_tokens: int | None = None, context: str = "mean",
                  **scenario_fields: Any) -> Any:
         """A :class:`rollsim.Scenario` of this deployment.
 
         * rollout: ``instances x slots_per_instance`` slots in instances of ``slots_per_instance``
           (``max_num_seqs``); ``decode_throughput_table`` from the serving model at the mean
-          context (prompt + half the mean answer), with each group's prompt prefilled in the decode
-          steps (chunked prefill; one prefill per group: prefix sharing); ``kv_cache_tokens`` from
-          memory (the engine's KV preemption applies).
+          context (prompt + half the mean answer); ``kv_cache_tokens`` from memory (the engine's KV
+          preemption applies). By default (``prefill_mode=None``: ``"shared"``, or ``"per_slot"``
+          with ``agentic``) the engine prefills in the steps each instance shares with decoding
+          (:attr:`rollsim.Scenario.prefill_mode` ``"shared"``, chunked prefill) at
+          :meth:`prefill_tokens_per_s`: each group's prompt once (prefix sharing) and every
+          recompute (prompt + tokens done) of a request preempted for KV or resumed after a weight
+          update, which slows the instance's decoding like the prefill it is.
         * training (``per_rank``, default): ``train`` is a :class:`rollsim.TrainRanks` from
           :func:`rollsim.hardware.training.engine_train_ranks`: each simulated step assigns the
           batch it trains to the ``train_gpus / model_parallel`` data-parallel ranks by
@@ -281,9 +285,14 @@ class Deployment:
           table, so no turn's prefill is free; a ``prefill_tokens_per_s`` given among the fields
           replaces that speed (and the prompt is then folded into the table as without agentic).
         * colocated: ``weight_sync_s`` grows by :meth:`switch_s` (synchronous pipeline only).
-        * ``prefill_mode="shared"``: the engine prefills the prompts in the steps it shares with
-          decoding (:attr:`rollsim.Scenario.prefill_mode`) at :meth:`prefill_tokens_per_s`, so the
-          table has no prefill term (the KV capacity and slots as above).
+        * ``prefill_mode="shared"`` (the default without ``agentic``): the engine prefills the
+          prompts and recomputes in the steps it shares with decoding at
+          :meth:`prefill_tokens_per_s`, so the table has no prefill term.
+        * ``prefill_mode="per_slot"`` without ``agentic``: each group's prompt is folded into the
+          table's steps (its prefill tokens spread over the group's decoded tokens) and
+          ``prefill_tokens_per_s`` is infinite, so a recompute (KV preemption, ``keep_recompute``,
+          a prefix cleared by an update) costs nothing: the model before recompute was priced,
+          kept for comparison (``docs/hardware.md``).
         * ``agentic=`` is kept as given: a preset's Agentic (:mod:`rollsim.trajectories`) bounds
           ``max_trajectories`` by the pool it was made for (2 x 256 = 512 on ``Scenario()``'s),
           so make it for this deployment's ``instances * slots_per_instance`` slots (``rollsim run
@@ -308,12 +317,13 @@ class Deployment:
         per_rank : bool
             Simulate each step's data-parallel ranks (:class:`rollsim.TrainRanks`), or a step
             linear in the batch's tokens (``False``).
-        prefill_mode : "per_slot" | "shared"
-            ``"per_slot"`` (default): prefill folded into the decode table as above. ``"shared"``:
-            see above.
-        max_num_batched_tokens : int
-            Tokens per engine step with ``prefill_mode="shared"`` (vLLM's name; 8192 its API-server
-            default on H100-class GPUs).
+        prefill_mode : "shared" | "per_slot", optional
+            Default ``"shared"`` (``"per_slot"`` with ``agentic``); see above.
+        max_num_batched_tokens : int, optional
+            Tokens per engine step with ``prefill_mode="shared"`` (vLLM's name). Default 8192, its
+            API-server default on H100-class GPUs, or twice ``slots_per_instance`` when that is more
+            (vLLM refuses a budget below ``max_num_seqs``; a step holds every decoding sequence's
+            token and prompt chunks in the rest).
         context : "mean" | "per_token"
             ``"mean"`` (default): the table at the mean context. ``"per_token"``: see above.
         **scenario_fields
@@ -355,14 +365,21 @@ class Deployment:
                                              f"{math.floor(kv)} tokens of KV cache, less than one request's {need:.0f} "
                                              "(prompt + longest answer + 1); raise rollout_tp or "
                                              "gpu_memory_utilization, or cap the lengths")
-        if prefill_mode not in ("per_slot", "shared"):
+        if prefill_mode not in (None, "per_slot", "shared"):
             raise invalid("prefill_mode", f"must be 'per_slot' or 'shared', got {prefill_mode!r}")
+        # trajectories prefill their later turns on the slot: price that (and the prompt, at the same speed)
+        agentic = scenario_fields.get("agentic") is not None
+        if prefill_mode is None:
+            # the engine's shared prefill prices every recompute (KV preemption, weight updates) as well as the prompts
+            prefill_mode = "per_slot" if agentic else "shared"
         shared = prefill_mode == "shared"
+        if not shared and max_num_batched_tokens is not None:
+            raise invalid("max_num_batched_tokens", f"applies only with prefill_mode='shared' (the budget of a shared "
+                                                    f"step), got {max_num_batched_tokens!r} with prefill_mode="
+                                                    f"'per_slot'{' (the default with agentic)' if agentic else ''}")
         if context not in ("mean", "per_token"):
             raise invalid("context", f"must be 'mean' or 'per_token', got {context!r}")
         per_token = context == "per_token"
-        # trajectories prefill their later turns on the slot: price that (and the prompt, at the same speed)
-        agentic = scenario_fields.get("agentic") is not None
         turn_prefill = agentic and not shared and "prefill_tokens_per_s" not in scenario_fields
         table = serving.decode_throughput_table(self.spec, self.accelerator, tp=self.rollout_tp,
                                                 context_tokens=0.0 if per_token else ctx, max_seqs=spi, engine=self.engine,
@@ -387,9 +404,10 @@ class Deployment:
             c = pt + mean
             fields["prefill_tokens_per_s"] = c / self.prefill_s(c)
         if shared:
+            if max_num_batched_tokens is None:
+                max_num_batched_tokens = max(8192, 2 * spi)
             fields.update(prefill_mode="shared", max_num_batched_tokens=max_num_batched_tokens,
-                          prefill_tokens_per_s=self.prefill_tokens_per_s(pt, max_num_batched_tokens) if pt or agentic
-                          else math.inf)
+                          prefill_tokens_per_s=self.prefill_tokens_per_s(pt, max_num_batched_tokens))
         fields.update(scenario_fields)
         if self.colocated:
             fields["weight_sync_s"] = fields.get("weight_sync_s", 0.0) + self.switch_s()["total"]
@@ -397,8 +415,9 @@ class Deployment:
 
     def split_inputs(self, base: Any, total_gpus: int) -> tuple[Any, dict[str, Any], Deployment]:
         """What ``rollsim split --model`` searches with, for :func:`rollsim.resources.gpu_split`: one
-        rollout instance of this deployment (``rollout_tp`` GPUs: its decode table, KV capacity and
-        ``max_num_seqs`` slots) with ``base``'s lengths, batch, groups, prompt and pipeline, and the
+        rollout instance of this deployment (``rollout_tp`` GPUs: its decode table, KV capacity,
+        ``max_num_seqs`` slots and the engine's shared prefill of prompts and recomputes, as
+        :meth:`scenario`) with ``base``'s lengths, batch, groups, prompt and pipeline, and the
         trainer's cost from specs: GPU-seconds per token of a batch of ``base``'s mean sequence and
         per step (the sharded optimizer), priced on one GPU or, when ``train_options`` need a
         model-parallel group (``expert_parallel=8``), on the fewest GPUs under ``total_gpus`` they
@@ -445,7 +464,8 @@ class Deployment:
         one = base.replace(rollout_slots=s.slots_per_instance, slots_per_instance=s.slots_per_instance,
                            decode_tokens_per_s=s.decode_tokens_per_s, decode_slowdown_per_seq=0.0,
                            decode_throughput_table=s.decode_throughput_table, kv_cache_tokens=s.kv_cache_tokens,
-                           prefill_tokens_per_s=math.inf)
+                           prefill_mode=s.prefill_mode, max_num_batched_tokens=s.max_num_batched_tokens,
+                           prefill_tokens_per_s=s.prefill_tokens_per_s)
         # train_step_s on one GPU is its optimizer step (no collectives on one GPU): GPU-seconds that shard over
         # the split's training GPUs, as train_step_s prices them on any count (FSDP, distributed optimizer); on a
         # model-parallel group of n GPUs, its seconds are n times as many GPU-seconds
