@@ -1313,13 +1313,21 @@ def _cmd_split(a: argparse.Namespace) -> int:
         mark = "  <- best" if r["rank"] == 1 else ""
         if r["excluded_because"] is not None:
             mark = f"  excluded: {r['excluded_because']}"
+        util = f"{r['rollout_utilization']:>12.0%}"
         if r["placement"] == "colocated":
-            mark = "  (colocated, synchronous: every GPU takes turns)" + mark
+            # rollout util is slot occupancy: a synchronous batch fills few of all the GPUs' slots, and
+            # the pool is offloaded while the trainer trains; the GPUs generate while the trainer idles
+            util = f"{r['rollout_utilization']:>12.1%}"
+            few = (f": the batch's {base.batch_size} requests fill at most {base.batch_size} of {r['rollout_slots']} slots"
+                   if base.batch_size < r["rollout_slots"] else "")
+            mark = (f"  (colocated, synchronous: every GPU takes turns; rollout util {r['rollout_utilization']:.1%} "
+                    f"is slot occupancy{few}; the GPUs generate while the trainer idles, "
+                    f"{r['trainer_idle_fraction']:.0%} of the time)" + mark)
         stale = UNDEFINED if math.isnan(r["staleness_mean"]) else f"{r['staleness_mean']:.2f}"
         stale_max = UNDEFINED if math.isnan(r["staleness_mean"]) else str(r["staleness_max"])  # a max over no samples
         step = UNDEFINED if math.isnan(r["step_time_s"]) else f"{r['step_time_s']:.1f}"
         print(f"{r['rollout_gpus']:>7} {r['train_gpus']:>5} {r['rollout_slots']:>6} {step:>8} "
-              f"{r['trainer_idle_fraction']:>12.0%} {r['rollout_utilization']:>12.0%} {r['kv_wait_fraction']:>7.0%} "
+              f"{r['trainer_idle_fraction']:>12.0%} {util} {r['kv_wait_fraction']:>7.0%} "
               f"{r['tokens_trained_per_s']:>9.0f} "
               f"{r['tokens_per_s_per_gpu']:>9.1f} {r['drop_fraction']:>7.1%} {stale:>5} {stale_max:>4} "
               f"{'yes' if r['runaway'] else 'no':>7}{mark}")
