@@ -21,3 +21,98 @@ def test_split_colocated_row_says_what_its_utilisation_counts(capsys):
     assert ("(colocated, synchronous: every GPU takes turns; rollout util 1.1% is slot occupancy: the batch's 64 "
             "requests fill at most 64 of 1024 slots; the GPUs generate while the trainer idles, 95% of the time)"
             in row[0])
+
+
+def test_deployment_warns_when_the_training_gpus_cannot_hold_the_training_state():
+    """Qwen3-30B-A3B's training state (30.5B parameters x 18 bytes = 512 GiB) needs 7 H100s: on 4 the
+    step is priced all the same (a trainer may offload) with a DeploymentWarning saying so; on 8, none."""
+    import warnings
+
+    import rollsim
+    from rollsim import LogNormal
+    from rollsim.hardware import Deployment
+
+    small = Deployment("Qwen3-30B-A3B", "H100", rollout_gpus=8, train_gpus=4)
+    words = ("train_gpus: 4 x H100 (80 GiB each) cannot hold the training state of Qwen3-30B-A3B (30.5B parameters x "
+             "18 bytes = 512 GiB: weights, gradients, Adam; 128.0 GiB per GPU before activations): it needs at least "
+             "7 training GPUs, or a trainer that offloads it (priced as if it fit)")
+    assert small.train_state_words() == words
+    with pytest.warns(rollsim.DeploymentWarning) as got:
+        step = small.train_step_s(tokens=64 * 2000.0, sequences=64)
+    assert [str(w.message) for w in got] == [words]
+    assert step["total"] > 0
+    with pytest.warns(rollsim.DeploymentWarning, match="^train_gpus: 4 x H100"):
+        sc = small.scenario(lengths=LogNormal(7.0, 1.0, 8192.0), prompts_per_step=16, group_size=4)
+    assert sc.batch_size == 64
+    fits = Deployment("Qwen3-30B-A3B", "H100", rollout_gpus=8, train_gpus=8)
+    assert fits.train_state_words() is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fits.train_step_s(tokens=64 * 2000.0, sequences=64)
+        fits.scenario(lengths=LogNormal(7.0, 1.0, 8192.0), prompts_per_step=16, group_size=4)
+
+
+_SLIME = ("python3 train.py --hf-checkpoint /root/Qwen3-30B-A3B --actor-num-nodes 2 --actor-num-gpus-per-node 8 "
+          "--rollout-num-gpus 16 --rollout-batch-size 32 --n-samples-per-prompt 8 --rollout-max-response-len 8192 "
+          "--global-batch-size 256 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 "
+          "--expert-model-parallel-size 4 --context-parallel-size 1\n")
+
+
+def _notes(imp):
+    return {n.option: (n.kind, n.became) for n in imp.notes}
+
+
+def test_slime_megatron_layout_reaches_the_deployment(tmp_path):
+    """slime's Megatron-LM parallel sizes were noted as ignored: like verl's actor.megatron.* they are
+    the deployment's training options now, and the weight-sync layout is TP2 PP2 over 4 replicas."""
+    import rollsim
+
+    path = tmp_path / "run.sh"
+    path.write_text(_SLIME)
+    imp = rollsim.configs.load(path, gpu="H100")
+    assert imp.deployment.train_options == {"tensor_parallel": 2, "pipeline_parallel": 2, "context_parallel": 1,
+                                            "expert_parallel": 4}
+    notes = _notes(imp)
+    assert notes["--expert-model-parallel-size"] == (
+        "read", "deployment.train_options['expert_parallel'] = 4 (the deployment's training model: a what-if's "
+        "training GPU change keeps the layout)")
+    assert notes["(sync cluster)"][1] == (
+        "sync = Cluster(model='qwen3-30b-a3b', train TP2 PP2 EP4 dp=4 Megatron, 16 engines x TP1, "
+        "topology='broadcast', H100-class links)")
+    t = imp.sync.train
+    assert (t.tp, t.pp, t.cp, t.ep, t.dp, t.fsdp) == (2, 2, 1, 4, 4, False)
+    tok = dict(tokens=256 * 2000.0, sequences=256)
+    laid = imp.deployment.train_step_s(**tok)["total"]
+    plain = imp.deployment.train_step_s(**tok, tensor_parallel=1, pipeline_parallel=1, expert_parallel=1)["total"]
+    assert laid != pytest.approx(plain, rel=1e-3)
+    # without an accelerator: noted as such, not lost
+    assert "there is none without an accelerator" in _notes(rollsim.configs.load(path))[
+        "--tensor-model-parallel-size"][1]
+    # the FSDP backend keeps none of them
+    path.write_text(_SLIME.replace("train.py", "train.py --train-backend fsdp"))
+    imp = rollsim.configs.load(path, gpu="H100")
+    assert imp.deployment.train_options == {}
+    assert _notes(imp)["--tensor-model-parallel-size"][0] == "ignored"
+    assert _notes(imp)["(sync cluster)"][1].startswith("sync = Cluster(model='qwen3-30b-a3b', train dp=16 FSDP,")
+
+
+def test_verl_megatron_sync_note_says_its_layout(tmp_path):
+    """A verl Megatron config at TP2 PP2 EP8 on 32 GPUs: the weight-sync layout is 8 replicas of a
+    TP2 x PP2 shard (it said "train dp=32 FSDP")."""
+    import rollsim
+
+    path = tmp_path / "meg.yaml"
+    path.write_text("""data: {train_batch_size: 16, max_response_length: 4096}
+actor_rollout_ref:
+  model: {path: Qwen/Qwen3-30B-A3B}
+  rollout: {n: 4, tensor_model_parallel_size: 2}
+  actor:
+    strategy: megatron
+    megatron: {tensor_model_parallel_size: 2, pipeline_model_parallel_size: 2, expert_model_parallel_size: 8}
+trainer: {nnodes: 4, n_gpus_per_node: 8}
+""")
+    imp = rollsim.configs.load(path)
+    assert _notes(imp)["(sync cluster)"][1] == (
+        "sync = Cluster(model='qwen3-30b-a3b', train TP2 PP2 EP8 dp=8 Megatron, 16 engines x TP2, "
+        "topology='colocated', H100-class links)")
+    assert (imp.sync.train.dp, imp.sync.train.fsdp) == (8, False)

@@ -43,7 +43,7 @@ from rollsim import _check, _rollsim, datasets
 from rollsim._text import UNDEFINED, undefined
 from rollsim import scenario_toml as schema
 from rollsim.sweeps import _store
-from rollsim.errors import RollsimError, ScenarioError, StalenessCapLivelockWarning, invalid
+from rollsim.errors import DeploymentWarning, RollsimError, ScenarioError, StalenessCapLivelockWarning, invalid
 from rollsim.lengths import LogNormal
 from rollsim.pipelines import PIPELINE_NAMES, FullyAsync, OneStepAsync, Synchronous, pipeline_name
 from rollsim.scenario import MAX_COUNT, Scenario
@@ -714,9 +714,11 @@ def _deployment_scenario(a: argparse.Namespace, pipeline: Any = None) -> tuple[S
     # recompute costs; per-slot with agentic), as in Python
     prefill = {k: getattr(base, k) for k in ("prefill_mode", "max_num_batched_tokens") if k in given or k in in_file}
     try:
-        sc = d.scenario(lengths=base.lengths, prompts_per_step=base.batch_size // base.group_size,
-                        group_size=base.group_size, prompt_tokens=base.prompt_tokens, pipeline=chosen,
-                        **prefill, **fields)
+        with warnings.catch_warnings():  # the command's own note says it, with its flag (_trajectories_note)
+            warnings.filterwarnings("ignore", "agentic.max_trajectories", DeploymentWarning)
+            sc = d.scenario(lengths=base.lengths, prompts_per_step=base.batch_size // base.group_size,
+                            group_size=base.group_size, prompt_tokens=base.prompt_tokens, pipeline=chosen,
+                            **prefill, **fields)
     except ScenarioError as e:
         why = layout_words(str(e))
         if why.startswith("agentic.max_context_tokens: with kv_cache_tokens") and why.endswith("got None"):
