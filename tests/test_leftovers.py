@@ -116,3 +116,32 @@ trainer: {nnodes: 4, n_gpus_per_node: 8}
         "sync = Cluster(model='qwen3-30b-a3b', train TP2 PP2 EP8 dp=8 Megatron, 16 engines x TP2, "
         "topology='colocated', H100-class links)")
     assert (imp.sync.train.dp, imp.sync.train.fsdp) == (8, False)
+
+
+def test_whatif_table_shows_the_training_gpus_a_variant_moves(capsys):
+    """--train-gpus 8 on verl_grpo.yaml's 16 GPUs: the table has the train_gpus column (16, then 8);
+    a run without such a variant keeps it out."""
+    from rollsim.configs import EXAMPLES as EX
+
+    args = ["whatif", "--config", str(EX / "verl_grpo.yaml"), "--metrics", str(EX / "verl_grpo_metrics.csv"),
+            "--gpu", "H100", "--draws", "2", "--bootstrap", "0"]
+    assert main([*args, "--train-gpus", "8"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[:3] == ["variant", "train_gpus", "step_s"]
+    assert lines[3].split()[:2] == ["baseline", "16"] and lines[4].split()[:2] == ["train_gpus=8", "8"]
+    assert main([*args, "--prompts", "64"]) == 0
+    assert "train_gpus " not in capsys.readouterr().out
+
+
+def test_whatif_layout_error_names_no_flag_of_another_command(capsys):
+    """A rollout GPU variant leaving 13 training GPUs to a TP2 trainer: the error names whatif's
+    --rollout-gpus and the 13 training GPUs, not the training model's train_gpus (read as a flag)."""
+    from rollsim.configs import EXAMPLES as EX
+
+    assert main(["whatif", "--config", str(EX / "verl_grpo.yaml"), "--metrics", str(EX / "verl_grpo_metrics.csv"),
+                 "--gpu", "H100", "--rollout-gpus", "13", "--draws", "2", "--bootstrap", "0",
+                 "actor_rollout_ref.actor.strategy=megatron",
+                 "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "rollsim: error: --rollout-gpus: 13 leaves 13 training GPUs, which the run's training layout cannot use: "
+        "tensor_parallel: tensor_parallel x pipeline_parallel (2 x 1) must divide the 13 training GPUs, got 2")
