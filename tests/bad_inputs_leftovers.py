@@ -19,4 +19,12 @@ ROWS: list[tuple[str, str, str, str]] = [
      "--tensor-model-parallel-size, --expert-model-parallel-size: the training layout (tensor_parallel 2, "
      "expert_parallel 8 on 8 training GPUs) is refused: expert_parallel: must divide the data-parallel ranks "
      "(train_gpus / model_parallel = 4), got 8"),
+    # a pipeline's name where a pipeline goes: the error points at the one parser of names
+    ("scenario", "rollsim.Scenario(pipeline='fully-async')", "ScenarioError",
+     "pipeline: must be Synchronous(), OneStepAsync(), OffPolicy(k) or FullyAsync(...), got 'fully-async' (a name, "
+     "not a pipeline: rollsim.pipelines.pipeline_from_name('fully-async') gives FullyAsync())"),
+    ("scenario", "rollsim.Scenario().replace(pipeline='async')", "ScenarioError",
+     "pipeline: must be Synchronous(), OneStepAsync(), OffPolicy(k) or FullyAsync(...), got 'async' "
+     "(rollsim.pipelines.pipeline_from_name makes a pipeline of its name: 'sync', 'one-step', 'k-step:K' or "
+     "'fully-async')"),
 ]
