@@ -145,3 +145,20 @@ def test_whatif_layout_error_names_no_flag_of_another_command(capsys):
     assert capsys.readouterr().err.strip() == (
         "rollsim: error: --rollout-gpus: 13 leaves 13 training GPUs, which the run's training layout cannot use: "
         "tensor_parallel: tensor_parallel x pipeline_parallel (2 x 1) must divide the 13 training GPUs, got 2")
+
+
+def test_step_breakdown_of_one_unnamed_run_labels_its_bar():
+    """One unnamed Result: its bar is labelled by its pipeline (it was blank); a bare steps frame: "run"."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import rollsim
+    from rollsim import plot
+
+    res = rollsim.simulate(rollsim.Scenario(pipeline=rollsim.OneStepAsync(), horizon_s=1800.0))
+    fig = plot.step_breakdown(res)
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["OneStepAsync()"]
+    fig = plot.step_breakdown(res.steps)
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["run"]
+    fig = plot.step_breakdown({"mine": res})
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["mine"]
