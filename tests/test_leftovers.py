@@ -162,3 +162,33 @@ def test_step_breakdown_of_one_unnamed_run_labels_its_bar():
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["run"]
     fig = plot.step_breakdown({"mine": res})
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["mine"]
+
+
+def test_verl_validation_time_is_taken_out_of_the_step(tmp_path):
+    """verl's trainer times validation (timing_s/testing) and checkpoint saving inside timing_s/step
+    (verl/trainer/ppo/ray_trainer.py, fit): a table whose validation rows carry 60 s more step time and
+    the timer gives the same fit as the table without either, and says so; the timers are not
+    listed as not read any more."""
+    import polars as pl
+
+    from rollsim import calibrate, configs
+    from rollsim.configs import EXAMPLES as EX
+
+    imp = configs.load(EX / "verl_grpo.yaml")
+    table = pl.read_csv(EX / "verl_grpo_metrics.csv")
+    every = pl.Series([60.0 if i % 10 == 9 else None for i in range(table.height)])
+    tested = table.with_columns(pl.col("timing_s/step") + every.fill_null(0.0), every.alias("timing_s/testing"),
+                                pl.lit(None, dtype=pl.Float64).alias("timing_s/save_checkpoint"))
+    tested.write_csv(tmp_path / "m.csv")
+    plain = calibrate(EX / "verl_grpo_metrics.csv", imp, bootstrap=0)
+    cal = calibrate(tmp_path / "m.csv", imp, bootstrap=0)
+    assert cal.scenario == plain.scenario
+    assert cal.metrics["step_s"].to_list() == plain.metrics["step_s"].to_list()
+    assert cal.reference_step == plain.reference_step
+    assert cal.residuals.equals(plain.residuals)
+    assert ("metrics: timing_s/testing, timing_s/save_checkpoint subtracted from timing_s/step where logged (verl's "
+            "trainer times validation and checkpoint saving inside its step, verl/trainer/ppo/ray_trainer.py fit: "
+            "no part of the pipeline's step)") in cal.notes
+    assert not any("not read" in n and "timing_s/testing" in n for n in cal.notes)
+    # before: the 60 s were fitted into the step
+    assert not any("timing_s/testing" in n for n in plain.notes)
