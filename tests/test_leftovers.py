@@ -192,3 +192,34 @@ def test_verl_validation_time_is_taken_out_of_the_step(tmp_path):
     assert not any("not read" in n and "timing_s/testing" in n for n in cal.notes)
     # before: the 60 s were fitted into the step
     assert not any("timing_s/testing" in n for n in plain.notes)
+
+
+def test_deployment_scenario_warns_of_a_preset_bound_made_for_a_smaller_pool():
+    """code_interpreter_math()'s agentic bounds max_trajectories by Scenario()'s 256 slots (512): on
+    Qwen3-8B's 2 x 1024 slots at most 512 are ever busy. The scenario keeps the bound (as given) and
+    says so, as the command line's note does; a preset made for the pool, or no bound, says nothing."""
+    import dataclasses
+    import warnings
+
+    import rollsim
+    from rollsim import Scenario, trajectories
+    from rollsim.hardware import Deployment
+
+    d = Deployment("Qwen3-8B", "H100", rollout_gpus=2, train_gpus=2)
+    ci = trajectories.code_interpreter_math()
+    ci = ci.replace(agentic=dataclasses.replace(ci.agentic, max_context_tokens=32768.0))  # fits the KV capacity
+    kw = dict(lengths=ci.lengths, prompts_per_step=8, group_size=8, per_rank=False)
+    with pytest.warns(rollsim.DeploymentWarning) as got:
+        sc = d.scenario(agentic=ci.agentic, **kw)
+    assert [str(w.message) for w in got] == [
+        "agentic.max_trajectories: 512 is below the deployment's 2048 rollout slots (2 instances x 1024): at most 512 "
+        "of them are ever busy (a trajectory holds one slot at a time); a preset's bound is made for the pool it was "
+        "given (rollsim.trajectories.code_interpreter_math(Scenario(rollout_slots=2048)) makes it for this one), or "
+        "set max_trajectories (None: unbounded)"]
+    assert sc.agentic.max_trajectories == 512 and sc.rollout_slots == 2048
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit = trajectories.code_interpreter_math(Scenario(group_size=8, rollout_slots=2048)).agentic
+        fit = dataclasses.replace(fit, max_context_tokens=32768.0)
+        assert d.scenario(agentic=fit, **kw).agentic.max_trajectories == 4096
+        d.scenario(agentic=dataclasses.replace(ci.agentic, max_trajectories=None), **kw)

@@ -714,8 +714,9 @@ def _deployment_scenario(a: argparse.Namespace, pipeline: Any = None) -> tuple[S
     # recompute costs; per-slot with agentic), as in Python
     prefill = {k: getattr(base, k) for k in ("prefill_mode", "max_num_batched_tokens") if k in given or k in in_file}
     try:
-        with warnings.catch_warnings():  # the command's own note says it, with its flag (_trajectories_note)
-            warnings.filterwarnings("ignore", "agentic.max_trajectories", DeploymentWarning)
+        with warnings.catch_warnings():  # the trajectory bound: the command's own note says it, with its flag
+            # (_trajectories_note); the training state: rollsim hardware --train-tokens says it (not checked here)
+            warnings.simplefilter("ignore", DeploymentWarning)
             sc = d.scenario(lengths=base.lengths, prompts_per_step=base.batch_size // base.group_size,
                             group_size=base.group_size, prompt_tokens=base.prompt_tokens, pipeline=chosen,
                             **prefill, **fields)
