@@ -560,7 +560,10 @@ def build(r: Reader, *, framework: str, source: str, prompts: int, group: int, m
            "assumed")
     if prompt_tokens is not None:
         sc_kw["prompt_tokens"] = float(prompt_tokens)
-    sync = sync_cluster(model, layout, r, train_backend, train_options)
+    try:  # a training layout the GPUs do not divide into: the deployment's refusal below names it best
+        sync, sync_error = sync_cluster(model, layout, r, train_backend, train_options), None
+    except ScenarioError as e:
+        sync, sync_error = None, e
     if sync is not None:
         from rollsim.sync import estimate
 
@@ -594,6 +597,8 @@ def build(r: Reader, *, framework: str, source: str, prompts: int, group: int, m
         except ScenarioError as e:
             raise invalid(", ".join(opts), f"the training layout ({', '.join(f'{n} {v}' for n, v in opts.values())} "
                           f"on {deployment.train_gpus} training GPUs) is refused: {e}") from None
+    if sync_error is not None:
+        raise sync_error
     for option, (name, value) in opts.items():
         _deployment_option(r, option, value, f"deployment.train_options[{name!r}] = {value} (the deployment's "
                            "training model: a what-if's training GPU change keeps the layout)", gpu, deployment)
