@@ -27,7 +27,7 @@ ROWS: list[tuple[str, str, str, str]] = [
      "tensor_parallel: tensor_parallel x pipeline_parallel (3 x 2) must divide train_gpus (32), got 6"),
     ("configs", f"rollsim.whatif({_CAL}, [{{'pipeline': 'fully-async', 'rollout_gpus': 13}}], draws=0)", "ScenarioError",
      "rollout_gpus: 13 leaves 19 training GPUs, which the run's training layout cannot use: tensor_parallel: "
-     "tensor_parallel x pipeline_parallel (2 x 2) must divide train_gpus (19), got 4"),
+     "tensor_parallel x pipeline_parallel (2 x 2) must divide the 19 training GPUs, got 4"),
     # the deployment's own refusals name the config's options, not the deployment's arguments
     ("configs", "rollsim.configs.load(write('r.yaml', 'actor_rollout_ref:\\n  model: {path: Qwen/Qwen3-30B-A3B}\\n"
      "  rollout: {tensor_model_parallel_size: 3}\\ntrainer: {nnodes: 1, n_gpus_per_node: 6}\\n'), gpu='H100')",

@@ -8,10 +8,17 @@ import math
 
 import pytest
 
-from rollsim import Empirical, Synchronous, simulate
+from rollsim import DeploymentWarning, Empirical, Synchronous, simulate
 from rollsim.hardware import Deployment, serving
 
 QWEN32 = Deployment(model="Qwen3-32B", gpu="H100", rollout_gpus=1)
+
+
+def _scenario(d, **kw):
+    """``d.scenario(...)`` of a deployment whose one training GPU cannot hold Qwen3-32B's training state: the
+    scenario prices the step all the same, with a DeploymentWarning saying so."""
+    with pytest.warns(DeploymentWarning, match="^train_gpus: 1 x H100 .* cannot hold the training state of Qwen3-32B "):
+        return d.scenario(**kw)
 
 
 def test_prefill_rate_is_the_marginal_cost_of_a_chunk_in_a_decode_step():
@@ -26,9 +33,9 @@ def test_prefill_rate_is_the_marginal_cost_of_a_chunk_in_a_decode_step():
 
 def test_shared_scenario_fields():
     lengths = Empirical([200.0])
-    sc = QWEN32.scenario(lengths=lengths, prompts_per_step=500, prompt_tokens=4000.0, pipeline=Synchronous(),
+    sc = _scenario(QWEN32, lengths=lengths, prompts_per_step=500, prompt_tokens=4000.0, pipeline=Synchronous(),
                          prefill_mode="shared")
-    per_slot = QWEN32.scenario(lengths=lengths, prompts_per_step=500, prompt_tokens=4000.0, pipeline=Synchronous(),
+    per_slot = _scenario(QWEN32, lengths=lengths, prompts_per_step=500, prompt_tokens=4000.0, pipeline=Synchronous(),
                                prefill_mode="per_slot")
     ctx = 4000.0 + 100.0
     assert (sc.prefill_mode, sc.max_num_batched_tokens, per_slot.prefill_mode) == ("shared", 8192, "per_slot")
@@ -40,10 +47,10 @@ def test_shared_scenario_fields():
                                                                          max_seqs=1024)
     assert per_slot.decode_throughput_table != sc.decode_throughput_table
     # no prompt: a recompute of the tokens done still prefills, at the rate without a prompt
-    assert QWEN32.scenario(lengths=lengths, prompts_per_step=8, prefill_mode="shared").prefill_tokens_per_s == \
+    assert _scenario(QWEN32, lengths=lengths, prompts_per_step=8, prefill_mode="shared").prefill_tokens_per_s == \
         QWEN32.prefill_tokens_per_s(0.0, 8192)
     # the default is the shared prefill
-    default = QWEN32.scenario(lengths=lengths, prompts_per_step=500, prompt_tokens=4000.0, pipeline=Synchronous())
+    default = _scenario(QWEN32, lengths=lengths, prompts_per_step=500, prompt_tokens=4000.0, pipeline=Synchronous())
     assert default == sc
 
 
@@ -60,7 +67,7 @@ def test_long_prompt_runs_simulated(inp, out, requests, duration_s, per_slot_err
     nearer the measurements (pinned to three digits)."""
     errs = {}
     for mode in ("per_slot", "shared"):
-        sc = QWEN32.scenario(lengths=Empirical([float(out)]), prompts_per_step=requests, prompt_tokens=float(inp),
+        sc = _scenario(QWEN32, lengths=Empirical([float(out)]), prompts_per_step=requests, prompt_tokens=float(inp),
                              pipeline=Synchronous(), prefill_mode=mode, horizon_s=1e6, train_step_s=1e5)
         generation_s = simulate(sc).steps["start_s"][0]
         errs[mode] = duration_s / generation_s - 1.0
@@ -69,7 +76,7 @@ def test_long_prompt_runs_simulated(inp, out, requests, duration_s, per_slot_err
 
 def test_per_token_context_fields():
     lengths = Empirical([2000.0])
-    sc = QWEN32.scenario(lengths=lengths, prompts_per_step=64, prompt_tokens=1000.0, context="per_token",
+    sc = _scenario(QWEN32, lengths=lengths, prompts_per_step=64, prompt_tokens=1000.0, context="per_token",
                          prefill_mode="per_slot")
     ctx = 1000.0 + 1000.0
     one = serving.step_time("Qwen3-32B", "H100", batch=1.0, context_tokens=ctx)["total_s"]
@@ -80,7 +87,7 @@ def test_per_token_context_fields():
     assert sc.decode_throughput_table == serving.decode_throughput_table(  # prefill still in the table (per slot)
         "Qwen3-32B", "H100", context_tokens=0.0, max_seqs=sc.slots_per_instance, prefill_tokens_per_token=0.5)
     # the batch-only table at the mean context matches the per-token model at the mean context
-    mean = QWEN32.scenario(lengths=lengths, prompts_per_step=64, prompt_tokens=1000.0, prefill_mode="per_slot")
+    mean = _scenario(QWEN32, lengths=lengths, prompts_per_step=64, prompt_tokens=1000.0, prefill_mode="per_slot")
     n = sc.slots_per_instance  # the table's last point
     t_mean = n / dict(mean.decode_throughput_table)[n]
     t_token = n / dict(sc.decode_throughput_table)[n] + sc.decode_s_per_context_token * n * ctx

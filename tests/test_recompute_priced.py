@@ -14,7 +14,7 @@ import warnings
 
 import pytest
 
-from rollsim import FullyAsync, LogNormal, Synchronous, simulate
+from rollsim import DeploymentWarning, FullyAsync, LogNormal, Synchronous, simulate
 from rollsim.errors import GenerationOutrunsTrainingWarning
 from rollsim.hardware import Deployment
 
@@ -25,10 +25,17 @@ LENGTHS = LogNormal(mu=math.log(3000) - 0.5, sigma=1.0, max_tokens=16384)
 PROMPT = 512.0
 
 
+def _scenario(d, **kw):
+    """``d.scenario(...)`` of a deployment whose one training GPU cannot hold Qwen3-8B's training state: the
+    scenario prices the step all the same, with a DeploymentWarning saying so."""
+    with pytest.warns(DeploymentWarning, match="^train_gpus: 1 x H100 .* cannot hold the training state of Qwen3-8B "):
+        return d.scenario(**kw)
+
+
 def _batch(**kw):
     """One synchronous batch of 128 prompts x 8 answers (1,024 on 256 slots); the trainer's step
     outlasts the horizon, so the run is that batch's generation (as serving_benchmark runs one)."""
-    return D.scenario(lengths=LENGTHS, prompts_per_step=128, group_size=8, prompt_tokens=PROMPT,
+    return _scenario(D, lengths=LENGTHS, prompts_per_step=128, group_size=8, prompt_tokens=PROMPT,
                       pipeline=Synchronous(), per_rank=False, horizon_s=1e12, train_step_s=1e12, seed=3, **kw)
 
 
@@ -98,7 +105,7 @@ def test_fully_async_generates_fewer_tokens_when_the_recompute_is_priced():
 
 
 def test_no_prompt_still_prices_the_recompute():
-    sc = D.scenario(lengths=LENGTHS, prompts_per_step=32, group_size=8, prompt_tokens=0.0)
+    sc = _scenario(D, lengths=LENGTHS, prompts_per_step=32, group_size=8, prompt_tokens=0.0)
     assert sc.prefill_mode == "shared"
     assert sc.prefill_tokens_per_s == pytest.approx(D.prefill_tokens_per_s(0.0), rel=1e-12)
     assert math.isfinite(sc.prefill_tokens_per_s)
@@ -107,7 +114,7 @@ def test_no_prompt_still_prices_the_recompute():
 def test_agentic_default_stays_per_slot():
     from rollsim import Agentic
 
-    sc = D.scenario(lengths=LENGTHS, prompts_per_step=8, group_size=1, prompt_tokens=PROMPT,
+    sc = _scenario(D, lengths=LENGTHS, prompts_per_step=8, group_size=1, prompt_tokens=PROMPT,
                     agentic=Agentic(max_turns=2, tool_latency_s=1.0, observation_tokens=100.0,
                                     max_context_tokens=40_000.0))
     assert sc.prefill_mode == "per_slot"
@@ -134,7 +141,7 @@ def test_unknown_prefill_mode_is_refused():
 def test_default_step_budget_holds_every_sequence():
     # vLLM refuses max_num_batched_tokens < max_num_seqs: the default budget grows past 8192 with the batch
     big = Deployment(model="Qwen3-8B", gpu="H100", rollout_gpus=1, max_num_seqs=10_000)
-    sc = big.scenario(lengths=LogNormal(mu=5.0, sigma=0.5, max_tokens=1024), prompts_per_step=8, prompt_tokens=PROMPT)
+    sc = _scenario(big, lengths=LogNormal(mu=5.0, sigma=0.5, max_tokens=1024), prompts_per_step=8, prompt_tokens=PROMPT)
     assert (sc.slots_per_instance, sc.max_num_batched_tokens) == (10_000, 20_000)
     assert sc.prefill_tokens_per_s == pytest.approx(big.prefill_tokens_per_s(PROMPT, 20_000), rel=1e-12)
     assert _batch(max_num_batched_tokens=4096).max_num_batched_tokens == 4096  # a budget given is kept

@@ -226,7 +226,7 @@ def test_gpu_split_with_the_colocated_baseline(capsys):
     assert main(["split", "--gpus", "4", "--gpu-s-per-token", "0.004", "--horizon-s", "1800",
                  "--slots-per-instance", "32", "--colocated-switch-s", "10"]) == 0
     out = capsys.readouterr().out
-    assert "(colocated, synchronous: every GPU takes turns)" in out and len(out.splitlines()) == 7
+    assert "(colocated, synchronous: every GPU takes turns; rollout util " in out and len(out.splitlines()) == 7
     assert "or all 4 colocated (synchronous, 10 s switch per step)" in out.splitlines()[0]
 
 

@@ -83,9 +83,12 @@ def test_megatron_and_pass_through_arguments_are_not_typos(tmp_path):
     assert imp.unknown_options == ()
     megatron = "ignored: a Megatron-LM option (training parallelism, kernels and precision are part of the calibrated " \
                "training cost)"
-    for name in ("--tensor-model-parallel-size", "--num-layers", "--swiglu", "--no-gradient-accumulation-fusion",
+    for name in ("--num-layers", "--swiglu", "--no-gradient-accumulation-fusion",
                  "--use-gated-attention"):   # the last: added by slime's Megatron patch (docker/patch/latest)
         assert [(n.kind, n.became) for n in notes(imp, name)] == [("ignored", megatron)], name
+    # a parallel size is the deployment's training option: without an accelerator there is none
+    assert [(n.kind, n.became) for n in notes(imp, "--tensor-model-parallel-size")] == [
+        ("ignored", "ignored: only the deployment uses it, and there is none without an accelerator (gpu=, --gpu)")]
     assert notes(imp, "--sglang-enable-dp-attention")[0].became == (
         "ignored: an SGLang server option (slime passes --sglang-* to SGLang's ServerArgs), not modelled by rollsim")
     assert notes(imp, "--router-policy")[0].became == (

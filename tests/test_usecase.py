@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from rollsim import LogNormal, resources
+from rollsim import DeploymentWarning, LogNormal, resources
 from rollsim.cli import main, scenario_header
 from rollsim.hardware import Deployment
 from rollsim.hardware.training import train_step_s
@@ -22,10 +22,23 @@ from rollsim.hardware.training import train_step_s
 MEAN_3000 = LogNormal(mu=7.55, sigma=1.0, max_tokens=16384)  # truncated mean 3,000 tokens (2,999.9)
 
 
+def _scenario(d, **kw):
+    """``d.scenario(...)`` of a deployment whose training GPUs cannot hold Qwen3-30B-A3B's training state
+    (7 H100s): priced all the same, with a DeploymentWarning saying so; an agentic preset's bound of 512
+    trajectories below the deployment's slots gets one too."""
+    with pytest.warns(DeploymentWarning) as got:
+        s = d.scenario(**kw)
+    words = [str(w.message) for w in got]
+    assert any("cannot hold the training state of Qwen3-30B-A3B " in w for w in words)
+    assert all("cannot hold the training state" in w or w.startswith("agentic.max_trajectories: 512 is below")
+               for w in words)
+    return s
+
+
 def test_hardware_prints_the_kv_capacity_the_scenario_runs_with(capsys):
     d = Deployment(model="Qwen3-30B-A3B", gpu="H100", rollout_gpus=1, rollout_tp=1, train_gpus=1)
     assert d.kv_capacity_tokens() == pytest.approx(138493.84, abs=0.01)
-    s = d.scenario(lengths=MEAN_3000, prompts_per_step=64, group_size=8, per_rank=False)
+    s = _scenario(d, lengths=MEAN_3000, prompts_per_step=64, group_size=8, per_rank=False)
     assert s.kv_cache_tokens == 138493.0
     assert main(["hardware", "--model", "Qwen3-30B-A3B", "--gpu", "H100"]) == 0
     assert "KV capacity 138,493 tokens per instance" in capsys.readouterr().out.splitlines()[1]
@@ -83,7 +96,7 @@ def test_split_header_names_the_deployment_and_the_unpriced_sync(capsys):
 
 def test_header_step_with_per_token_costs_is_the_step_at_the_mean_length():
     d = Deployment(model="Qwen3-30B-A3B", gpu="H100", rollout_gpus=26, rollout_tp=1, train_gpus=6)
-    s = d.scenario(lengths=MEAN_3000, prompts_per_step=64, group_size=8, per_rank=False)
+    s = _scenario(d, lengths=MEAN_3000, prompts_per_step=64, group_size=8, per_rank=False)
     step = s.train_step_s + s.train_s_per_token * s.batch_size * s.lengths.mean_tokens()
     assert step == pytest.approx(30.82, abs=0.01)  # as rollsim hardware --train-tokens prices 512 x 3,000 on 6 GPUs
     want = train_step_s("Qwen3-30B-A3B", "H100", train_gpus=6, tokens=512 * s.lengths.mean_tokens(), sequences=512)
@@ -108,23 +121,23 @@ def test_agentic_deployment_prices_the_later_turns_prefill():
     d = Deployment(model="Qwen3-30B-A3B", gpu="H100", rollout_gpus=2, rollout_tp=1, train_gpus=1)
     ag = dataclasses.replace(ci.agentic, max_context_tokens=32768.0, kv_policy="drop")
     kw = dict(lengths=ci.lengths, prompts_per_step=8, group_size=8, per_rank=False, horizon_s=1200.0, agentic=ag)
-    s = d.scenario(**kw)
+    s = _scenario(d, **kw)
     c = ci.lengths.mean_tokens()
     assert s.prefill_tokens_per_s == pytest.approx(c / d.prefill_s(c), rel=1e-12)
     assert s.prefill_tokens_per_s == pytest.approx(29336, abs=1)
     r = simulate(s, record="summary").summary
     assert r["tokens_prefilled_turns"] > 0 and r["gpu_prefill_s"] > 0
     # the first-turn prompt is no longer folded into the table as well (no double count): same table at 0 prompt
-    assert s.decode_throughput_table == d.scenario(**{**kw, "agentic": None}).decode_throughput_table
-    with_prompt = d.scenario(**{**kw, "prompt_tokens": 400.0})
-    folded = d.scenario(**{**kw, "prompt_tokens": 400.0, "agentic": None, "prefill_mode": "per_slot"})
+    assert s.decode_throughput_table == _scenario(d, **{**kw, "agentic": None}).decode_throughput_table
+    with_prompt = _scenario(d, **{**kw, "prompt_tokens": 400.0})
+    folded = _scenario(d, **{**kw, "prompt_tokens": 400.0, "agentic": None, "prefill_mode": "per_slot"})
     assert with_prompt.decode_throughput_table != folded.decode_throughput_table
-    assert with_prompt.decode_throughput_table == d.scenario(**{**kw, "agentic": None, "prompt_tokens": 400.0,
+    assert with_prompt.decode_throughput_table == _scenario(d, **{**kw, "agentic": None, "prompt_tokens": 400.0,
                                                                 "prefill_mode": "shared"}).decode_throughput_table
     # a speed given is kept (and free prefill is still there on request)
-    assert math.isinf(d.scenario(**kw, prefill_tokens_per_s=math.inf).prefill_tokens_per_s)
+    assert math.isinf(_scenario(d, **kw, prefill_tokens_per_s=math.inf).prefill_tokens_per_s)
     # shared prefill: the engine's shared prefill speed, even with no prompt
-    sh = d.scenario(**kw, prefill_mode="shared")
+    sh = _scenario(d, **kw, prefill_mode="shared")
     assert sh.prefill_tokens_per_s == pytest.approx(d.prefill_tokens_per_s(0.0, 8192.0), rel=1e-12)
 
 

@@ -8,7 +8,7 @@
 
 from rollsim import datasets, plot, report, sync
 from rollsim._rollsim import __version__
-from rollsim.errors import (CalibrationPlausibilityWarning, GenerationOutrunsTrainingWarning, MetricNearMissWarning,
+from rollsim.errors import (CalibrationPlausibilityWarning, DeploymentWarning, GenerationOutrunsTrainingWarning, MetricNearMissWarning,
                              MetricsRowsSkippedWarning,
                             NameAssumedWarning, NoTrainingStepWarning, RollsimError, RunLimitError, RunStalledWarning, ScenarioError,
                             StalenessCapLivelockWarning)
@@ -43,6 +43,7 @@ __all__ = [
     "MetricNearMissWarning",
     "MetricsRowsSkippedWarning",
     "NameAssumedWarning",
+    "DeploymentWarning",
     "CalibrationPlausibilityWarning",
     "simulate",
     "compare",

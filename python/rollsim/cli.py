@@ -43,7 +43,7 @@ from rollsim import _check, _rollsim, datasets
 from rollsim._text import UNDEFINED, undefined
 from rollsim import scenario_toml as schema
 from rollsim.sweeps import _store
-from rollsim.errors import RollsimError, ScenarioError, StalenessCapLivelockWarning, invalid
+from rollsim.errors import DeploymentWarning, RollsimError, ScenarioError, StalenessCapLivelockWarning, invalid
 from rollsim.lengths import LogNormal
 from rollsim.pipelines import PIPELINE_NAMES, FullyAsync, OneStepAsync, Synchronous, pipeline_name
 from rollsim.scenario import MAX_COUNT, Scenario
@@ -714,9 +714,12 @@ def _deployment_scenario(a: argparse.Namespace, pipeline: Any = None) -> tuple[S
     # recompute costs; per-slot with agentic), as in Python
     prefill = {k: getattr(base, k) for k in ("prefill_mode", "max_num_batched_tokens") if k in given or k in in_file}
     try:
-        sc = d.scenario(lengths=base.lengths, prompts_per_step=base.batch_size // base.group_size,
-                        group_size=base.group_size, prompt_tokens=base.prompt_tokens, pipeline=chosen,
-                        **prefill, **fields)
+        with warnings.catch_warnings():  # the trajectory bound: the command's own note says it, with its flag
+            # (_trajectories_note); the training state: rollsim hardware --train-tokens says it (not checked here)
+            warnings.simplefilter("ignore", DeploymentWarning)
+            sc = d.scenario(lengths=base.lengths, prompts_per_step=base.batch_size // base.group_size,
+                            group_size=base.group_size, prompt_tokens=base.prompt_tokens, pipeline=chosen,
+                            **prefill, **fields)
     except ScenarioError as e:
         why = layout_words(str(e))
         if why.startswith("agentic.max_context_tokens: with kv_cache_tokens") and why.endswith("got None"):
@@ -1313,13 +1316,21 @@ def _cmd_split(a: argparse.Namespace) -> int:
         mark = "  <- best" if r["rank"] == 1 else ""
         if r["excluded_because"] is not None:
             mark = f"  excluded: {r['excluded_because']}"
+        util = f"{r['rollout_utilization']:>12.0%}"
         if r["placement"] == "colocated":
-            mark = "  (colocated, synchronous: every GPU takes turns)" + mark
+            # rollout util is slot occupancy: a synchronous batch fills few of all the GPUs' slots, and
+            # the pool is offloaded while the trainer trains; the GPUs generate while the trainer idles
+            util = f"{r['rollout_utilization']:>12.1%}"
+            few = (f": the batch's {base.batch_size} requests fill at most {base.batch_size} of {r['rollout_slots']} slots"
+                   if base.batch_size < r["rollout_slots"] else "")
+            mark = (f"  (colocated, synchronous: every GPU takes turns; rollout util {r['rollout_utilization']:.1%} "
+                    f"is slot occupancy{few}; the GPUs generate while the trainer idles, "
+                    f"{r['trainer_idle_fraction']:.0%} of the time)" + mark)
         stale = UNDEFINED if math.isnan(r["staleness_mean"]) else f"{r['staleness_mean']:.2f}"
         stale_max = UNDEFINED if math.isnan(r["staleness_mean"]) else str(r["staleness_max"])  # a max over no samples
         step = UNDEFINED if math.isnan(r["step_time_s"]) else f"{r['step_time_s']:.1f}"
         print(f"{r['rollout_gpus']:>7} {r['train_gpus']:>5} {r['rollout_slots']:>6} {step:>8} "
-              f"{r['trainer_idle_fraction']:>12.0%} {r['rollout_utilization']:>12.0%} {r['kv_wait_fraction']:>7.0%} "
+              f"{r['trainer_idle_fraction']:>12.0%} {util} {r['kv_wait_fraction']:>7.0%} "
               f"{r['tokens_trained_per_s']:>9.0f} "
               f"{r['tokens_per_s_per_gpu']:>9.1f} {r['drop_fraction']:>7.1%} {stale:>5} {stale_max:>4} "
               f"{'yes' if r['runaway'] else 'no':>7}{mark}")

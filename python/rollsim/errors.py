@@ -14,6 +14,8 @@ __all__ = [
     "StalenessCapLivelockWarning",
     "MetricsRowsSkippedWarning",
     "CalibrationPlausibilityWarning",
+    "NameAssumedWarning",
+    "DeploymentWarning",
     "invalid",
     "strict_init",
 ]
@@ -109,6 +111,16 @@ class NameAssumedWarning(UserWarning):
     """An accelerator or model name that names more than one product was taken as one of them
     (``"A100"``: the A100 comes in 40 and 80 GB, taken as A100-80G; ``"Llama-3-8B"``: taken as the
     Llama-3.1-8B shape). The message names what it was taken as and the name to give to choose."""
+
+    __module__ = "rollsim"
+
+
+class DeploymentWarning(UserWarning):
+    """A :class:`rollsim.hardware.Deployment`'s training step or scenario rests on something the
+    deployment as given may not do: training GPUs that cannot hold the model's training state
+    (:func:`rollsim.hardware.switching.train_state_gpus`; priced anyway, since a trainer may offload
+    it), or an agentic preset whose ``max_trajectories`` bound was made for a smaller pool than the
+    deployment's slots. The message names the numbers and what to give instead."""
 
     __module__ = "rollsim"
 

@@ -767,7 +767,10 @@ def step_breakdown(
     fig, ax = _figure(ax, (8, max(3.2, 1.6 + 0.9 * df.height)))
     y = np.arange(df.height, dtype=float)
     h = 0.38
-    labels = [""] if len(runs) == 1 and not runs[0].label else [r.label or f"run {i}" for i, r in enumerate(runs)]
+    labels = [r.label or f"run {i}" for i, r in enumerate(runs)]
+    if len(runs) == 1 and not runs[0].label:  # one unnamed run: its pipeline when its scenario is known
+        sc = getattr(results, "scenario", None) if isinstance(results, Result) else None
+        labels = [repr(sc.pipeline) if sc is not None else "run"]
     wait, train = df["wait_s"].to_numpy(), df["train_s"].to_numpy()
     sync_known = df["sync_s"].null_count() < df.height
     sync_shown = sync_known and float(cast(float, df["sync_s"].fill_null(0.0).max())) > 0

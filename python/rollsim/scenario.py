@@ -376,9 +376,20 @@ class Scenario:
         if not isinstance(self.lengths, (LogNormal, Empirical)):
             raise invalid("lengths", f"must be LogNormal(...) or Empirical(...), got {type(self.lengths).__name__}")
         if not isinstance(self.pipeline, _PIPELINES):
+            hint = ""
+            if isinstance(self.pipeline, str):  # a command line's name: the one parser of them says what it is
+                from rollsim.errors import ScenarioError
+                from rollsim.pipelines import pipeline_from_name
+
+                try:
+                    hint = (f" (a name, not a pipeline: rollsim.pipelines.pipeline_from_name({self.pipeline!r}) "
+                            f"gives {pipeline_from_name(self.pipeline)!r})")
+                except ScenarioError:
+                    hint = (" (rollsim.pipelines.pipeline_from_name makes a pipeline of its name: 'sync', "
+                            "'one-step', 'k-step:K' or 'fully-async')")
             raise invalid(
                 "pipeline",
-                f"must be Synchronous(), OneStepAsync(), OffPolicy(k) or FullyAsync(...), got {self.pipeline!r}",
+                f"must be Synchronous(), OneStepAsync(), OffPolicy(k) or FullyAsync(...), got {self.pipeline!r}{hint}",
             )
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or not 0 <= int(self.seed) < 2**64:
             raise invalid("seed", f"must be an integer in [0, 2**64 - 1], got {_check.show(self.seed)}")

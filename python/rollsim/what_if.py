@@ -58,6 +58,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import re
 import warnings
 from typing import Any
 
@@ -338,8 +339,10 @@ def _variant(cal: Calibrated, sc: Scenario, v: dict[str, Any], scale: str = "poi
             ts = train_scale(cal, t, scenario=sc, recompute_logprob=_logprob(cal, v))
         except ScenarioError as e:  # the training layout does not fit the variant's GPUs: say which key moved them
             key = "train_gpus" if "train_gpus" in v else "rollout_gpus"
+            # the training model's train_gpus is the variant's training GPUs, not an argument of whatif's
+            why = re.sub(r"(?<![\w-])train_gpus \((\d+)\)", r"the \1 training GPUs", str(e))
             raise invalid(key, f"{v.get(key, r if key == 'rollout_gpus' else t)} leaves {count(t, 'training GPU')}, "
-                               f"which the run's training layout cannot use: {e}") from None
+                               f"which the run's training layout cannot use: {why}") from None
         f = {"point": ts.factor, "low": ts.low, "high": ts.high}[scale]
         changes["train_step_s"] = sc.train_step_s * f
         changes["train_s_per_token"] = min(1e3, sc.train_s_per_token * f)

@@ -17,7 +17,7 @@ from rollsim.pipelines import FullyAsync, OffPolicy
 from rollsim.scenario import Scenario
 
 from ._fit import _apply, _expected_longest, fit, PARAMS, _shifted, _stream_rows, UNITS
-from ._metrics import (_detect, _families, FRAMEWORK_METRICS, _gen_reading, _normalized, read_metrics,
+from ._metrics import (_detect, _families, FRAMEWORK_METRICS, _gen_reading, _normalized, inside_step, read_metrics,
                        _screen, _slime_wait, _unprefixed, _unread)
 from ._notes import _notes, _pause_notes, plausibility_notes, _profile_notes
 from ._result import Calibrated
@@ -134,8 +134,14 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
     table, fw, notes, resolved = _screen(table, framework, renames)  # the columns resolved once, here
     for note in notes:
         warnings.warn(note, MetricsRowsSkippedWarning, stacklevel=2)
-    used = sorted({c for cs in resolved.values() for c in cs})
+    inside = inside_step(fw, table.columns, resolved)  # verl's validation and checkpoint timers, in its step
+    used = sorted({c for cs in resolved.values() for c in cs} | set(inside))
     near, unread = _unread(table.columns, used, fw, renames)
+    if inside:
+        shown = [(renames or {}).get(c, c) for c in inside]
+        notes = [*notes, f"metrics: {', '.join(shown)} subtracted from timing_s/step where logged (verl's trainer "
+                 "times validation and checkpoint saving inside its step, verl/trainer/ppo/ray_trainer.py fit: no "
+                 "part of the pipeline's step)"]
     for note in near:
         warnings.warn(note, MetricNearMissWarning, stacklevel=2)
     notes = [*mapped, *notes, *near, *unread]

@@ -602,8 +602,28 @@ def normalize(df: pl.DataFrame, framework: str | None = None) -> tuple[pl.DataFr
     return out, fw, sources
 
 
+#: Timers a framework's trainer runs inside its step timer that are no part of the pipeline's step, subtracted
+#: from it: verl's main trainer (volcengine/verl ``verl/trainer/ppo/ray_trainer.py``, ``fit``, at commit
+#: 00401103) times validation (``testing``, every ``trainer.test_freq`` steps) and ``save_checkpoint``
+#: (every ``trainer.save_freq``) inside ``with marked_timer("step", timing_raw)``, so ``timing_s/step`` of
+#: those rows includes them. The fully async trainer (``fully_async_trainer.py``, ``fit``) validates on the
+#: rollouter and saves after its step timer: with ``timing_s/param_sync`` (its sync, timed outside the step)
+#: nothing is subtracted. A row without the timer (null: no validation that step) subtracts nothing.
+INSIDE_STEP: dict[str, tuple[str, ...]] = {"verl": ("timing_s/testing", "timing_s/save_checkpoint")}
+
+
+def inside_step(fw: str, columns: list[str], src: dict[str, list[str]]) -> list[str]:
+    """The columns of :data:`INSIDE_STEP` subtracted from the table's step time (none when ``step_s`` is
+    not read, or is the fully async trainer's ``timing_s/step + timing_s/param_sync``)."""
+    step = src.get("step_s", [])
+    if fw not in INSIDE_STEP or step != ["timing_s/step"]:
+        return []
+    return [c for c in INSIDE_STEP[fw] if c in columns]
+
+
 def _normalized(df: pl.DataFrame, fw: str, src: dict[str, list[str]]) -> tuple[pl.DataFrame, str, dict[str, str]]:
-    """:func:`normalize` of a table :func:`_screen` passed, with the columns' resolution it returned."""
+    """:func:`normalize` of a table :func:`_screen` passed, with the columns' resolution it returned
+    (less the timers of :data:`INSIDE_STEP` in the step)."""
     cols: dict[str, pl.Series] = {}
     sources: dict[str, str] = {}
     for gen, cs in src.items():
@@ -614,6 +634,21 @@ def _normalized(df: pl.DataFrame, fw: str, src: dict[str, list[str]]) -> tuple[p
         else:
             cols[gen] = pl.Series(gen, np.sum(vals, axis=0))
             sources[gen] = " + ".join(cs)
+    inside = inside_step(fw, df.columns, src)
+    if inside:
+        step = cols["step_s"].to_numpy().copy()
+        for c in inside:
+            v = np.nan_to_num(_raw(df, c), nan=0.0)
+            if bool((v < 0).any()) or bool(np.isinf(v).any()):
+                i = int(np.argmax((v < 0) | np.isinf(v)))
+                raise invalid("metrics", f"{c} must be >= 0 seconds and finite, got {v[i]:g} in row {i} (counting from 0)")
+            step = step - v
+        if bool((step < 0).any()):
+            i = int(np.argmax(step < 0))
+            raise invalid("metrics", f"{' - '.join(['timing_s/step', *inside])} (the step without the timers verl "
+                          f"runs inside it) must be >= 0 seconds, got {step[i]:g} in row {i} (counting from 0)")
+        cols["step_s"] = pl.Series("step_s", step)
+        sources["step_s"] = " - ".join(["timing_s/step", *inside])
     out = pl.DataFrame(list(cols.values()))
     if "step" not in out.columns:
         out = out.with_columns(pl.Series("step", np.arange(out.height, dtype=float)))

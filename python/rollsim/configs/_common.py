@@ -8,11 +8,12 @@ import functools
 import math
 import re
 import shlex
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rollsim.errors import ScenarioError, invalid
+from rollsim.errors import DeploymentWarning, ScenarioError, invalid
 from rollsim.lengths import LogNormal
 from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
@@ -559,7 +560,10 @@ def build(r: Reader, *, framework: str, source: str, prompts: int, group: int, m
            "assumed")
     if prompt_tokens is not None:
         sc_kw["prompt_tokens"] = float(prompt_tokens)
-    sync = sync_cluster(model, layout, r)
+    try:  # a training layout the GPUs do not divide into: the deployment's refusal below names it best
+        sync, sync_error = sync_cluster(model, layout, r, train_backend, train_options), None
+    except ScenarioError as e:
+        sync, sync_error = None, e
     if sync is not None:
         from rollsim.sync import estimate
 
@@ -587,10 +591,14 @@ def build(r: Reader, *, framework: str, source: str, prompts: int, group: int, m
         raise ScenarioError(words.sub(lambda m: names[m.group(0)], str(e))) from None
     if deployment is not None and opts:  # the layout is checked on the config's own GPUs, naming its options
         try:
-            deployment.train_step_s(tokens=float(batch) * 1000.0, sequences=batch)
+            with warnings.catch_warnings():  # the layout's refusal only: its memory is the deployment's warning
+                warnings.simplefilter("ignore", DeploymentWarning)
+                deployment.train_step_s(tokens=float(batch) * 1000.0, sequences=batch)
         except ScenarioError as e:
             raise invalid(", ".join(opts), f"the training layout ({', '.join(f'{n} {v}' for n, v in opts.values())} "
                           f"on {deployment.train_gpus} training GPUs) is refused: {e}") from None
+    if sync_error is not None:
+        raise sync_error
     for option, (name, value) in opts.items():
         _deployment_option(r, option, value, f"deployment.train_options[{name!r}] = {value} (the deployment's "
                            "training model: a what-if's training GPU change keeps the layout)", gpu, deployment)
@@ -633,9 +641,19 @@ _SYNC_NAMES = {
 }
 
 
-def sync_cluster(model: str | None, layout: Layout, r: Reader):
+#: The hardware training model's Megatron options and the sync layout's size each is (:class:`rollsim.sync.TrainLayout`).
+_SYNC_TRAIN_SIZES = {"tensor_parallel": "tp", "pipeline_parallel": "pp", "context_parallel": "cp",
+                     "expert_parallel": "ep"}
+
+
+def sync_cluster(model: str | None, layout: Layout, r: Reader, train_backend: str | None = None,
+                 train_options: dict[str, tuple[str, Any]] | None = None):
     """A :class:`rollsim.sync.Cluster` for a model named in :data:`rollsim.sync.MODELS` (matched on the
-    last path component, case-insensitive), else None."""
+    last path component, case-insensitive), else None. The training side is the config's: FSDP over
+    every training GPU, or with the Megatron backend its parallel sizes (``train_options``, as ``build``
+    takes them) and ``dp = train_gpus / (tp x cp x pp)`` replicas, which hold whole copies of their
+    shard (the distributed optimizer shards only the optimizer state); a layout the training GPUs do
+    not divide into is refused, naming the config's options."""
     if not model:
         return None
     leaf = str(model).rstrip("/").rsplit("/", 1)[-1].lower()
@@ -645,10 +663,25 @@ def sync_cluster(model: str | None, layout: Layout, r: Reader):
     from rollsim.sync import MODELS, Cluster, Hardware, InferLayout, TrainLayout
 
     topology = "colocated" if layout.colocated else "broadcast"
-    cl = Cluster(model=MODELS[key], train=TrainLayout(dp=max(1, layout.train_gpus), fsdp=True),
+    gpus = max(1, layout.train_gpus)
+    if train_backend == "megatron":
+        opts = train_options or {}
+        sizes = {_SYNC_TRAIN_SIZES[n]: int(v) for n, v in opts.values() if n in _SYNC_TRAIN_SIZES}
+        shard = sizes.get("tp", 1) * sizes.get("cp", 1) * sizes.get("pp", 1)
+        if gpus % shard:
+            raise invalid(", ".join(o for o, (n, _) in opts.items() if n in _SYNC_TRAIN_SIZES),
+                          f"the training layout (tensor x context x pipeline parallel = {shard}) must divide the "
+                          f"{gpus} training GPUs, got {gpus} / {shard} = {gpus / shard:g} data-parallel replicas")
+        train = TrainLayout(dp=gpus // shard, fsdp=False, **sizes)
+        words = "train " + " ".join([f"{k.upper()}{v}" for k, v in sizes.items() if v > 1]
+                                    + [f"dp={gpus // shard} Megatron"])
+    else:
+        train = TrainLayout(dp=gpus, fsdp=True)
+        words = f"train dp={gpus} FSDP"
+    cl = Cluster(model=MODELS[key], train=train,
                  infer=InferLayout(instances=layout.engines, tp=max(1, layout.rollout_tp)),
                  hardware=Hardware(colocated=layout.colocated), topology=topology)
-    r.note("(sync cluster)", model, f"sync = Cluster(model={key!r}, train dp={layout.train_gpus} FSDP, "
+    r.note("(sync cluster)", model, f"sync = Cluster(model={key!r}, {words}, "
            f"{layout.engines} engines x TP{layout.rollout_tp}, topology={topology!r}, H100-class links)", "assumed")
     return cl
 

@@ -314,6 +314,8 @@ def _cmd_whatif(a: argparse.Namespace) -> int:
                   "(its trigger_parameter_sync_step local updates, as verl logs it; samples_per_row)")
         if rows_of:
             cols.insert(1, "samples_per_row")
+        if df["train_gpus"].drop_nulls().n_unique() > 1:  # a variant moves the training GPUs: show them
+            cols.insert(1, "train_gpus")
         print(format_table(df.select(cols), _whatif_nan_notes(cal.scenario), _whatif_row_notes(cal, df)))
     else:
         _print_frame(df, a.format)

@@ -295,11 +295,32 @@ def _build(o: dict[str, Any], entry: str, source: str, *, explicit: bool, gpu: s
     r.read("--train-backend", tb, g, f"training backend {backend!r} (the hardware training model's, for a what-if's "
            "GPU change)" if backend else "a training backend rollsim does not model (fsdp2 assumed)")
     mem = r.memory_fraction("--sglang-mem-fraction-static")  # the deployment's (SGLang's mem_fraction_static)
+    train_options = _megatron_layout(r) if backend == "megatron" else {}
     _ignore_rest(r, set(names))  # every other option given: noted, saying whose it is, not silently lost
     return build(r, framework="slime", source=source, prompts=prompts, group=n, max_response=max_resp,
                  pipeline=pipeline, layout=layout, slots=layout.engines * conc, model=model, gpu=gpu,
                  engine="sglang", gpu_memory_utilization=mem, memory_option="--sglang-mem-fraction-static",
-                 train_backend=backend)
+                 train_backend=backend, train_options=train_options)
+
+
+#: Megatron-LM's parallel sizes that slime's Megatron backend passes through (megatron/training/arguments.py,
+#: each default 1) and the hardware training model's option each is.
+MEGATRON_LAYOUT = {"--tensor-model-parallel-size": "tensor_parallel", "--pipeline-model-parallel-size": "pipeline_parallel",
+                   "--context-parallel-size": "context_parallel", "--expert-model-parallel-size": "expert_parallel"}
+
+
+def _megatron_layout(r: Reader) -> dict[str, tuple[str, int]]:
+    """The Megatron actor's parallel layout given in the command, ``{argument: (training option, size)}``:
+    the deployment's training model (:func:`rollsim.hardware.training.train_step_s`) takes them, as
+    verl's ``actor_rollout_ref.actor.megatron.*`` (:func:`rollsim.configs.verl._megatron_layout`), so a
+    what-if that moves the training GPUs prices the run's own layout; ``build`` refuses a layout the
+    training GPUs cannot hold, naming the argument."""
+    out = {}
+    for name, opt in MEGATRON_LAYOUT.items():
+        if r.has(name) and r.options[name] is not None:
+            size, _ = r.positive_int(name, 1, hi=2**20)
+            out[name] = (opt, size)
+    return out
 
 
 def _unknown(r: Reader, names: list[str]) -> None:

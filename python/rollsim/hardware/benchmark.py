@@ -24,13 +24,14 @@ prefix caching (a re-admitted request finding some of its blocks still cached) i
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from rollsim import _check
-from rollsim.errors import invalid
+from rollsim.errors import DeploymentWarning, invalid
 from rollsim.lengths import Empirical, LogNormal
 
 from .specs import Accelerator, accelerator
@@ -149,9 +150,11 @@ def serving_benchmark(deployment: Any, *, requests: int, input_tokens: float,
     budget = (default_max_num_batched_tokens(deployment.engine, deployment.accelerator) if max_num_batched_tokens is None
               else _check.integer("max_num_batched_tokens", max_num_batched_tokens, 2, 2**24))
     # one synchronous batch of every request; the trainer's step outlasts the horizon, so no second batch
-    sc = deployment.scenario(lengths=lengths, prompts_per_step=n, prompt_tokens=pt, pipeline=Synchronous(),
-                             prefill_mode="shared", max_num_batched_tokens=budget, context=context,
-                             horizon_s=1e12, train_step_s=1e12, seed=seed)
+    with warnings.catch_warnings():  # serving only: the trainer is not run
+        warnings.simplefilter("ignore", DeploymentWarning)
+        sc = deployment.scenario(lengths=lengths, prompts_per_step=n, prompt_tokens=pt, pipeline=Synchronous(),
+                                 prefill_mode="shared", max_num_batched_tokens=budget, context=context,
+                                 horizon_s=1e12, train_step_s=1e12, seed=seed)
     r = simulate(sc)
     makespan = float(r.steps["start_s"][0])
     out = float(r.steps["tokens"][0])

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import argparse
 import re
+import warnings
 from typing import Any
 
 from rollsim import _check
 from rollsim._text import count
+from rollsim.errors import DeploymentWarning
 
 from .switching import train_state_gpus
 
@@ -178,7 +180,9 @@ def run(a: argparse.Namespace) -> int:
     print(d.breakdown(a.context_tokens))
     if a.train_tokens is not None:
         seqs = max(1, round(a.train_tokens / a.context_tokens))
-        ph = d.train_step_s(a.train_tokens, seqs)
+        with warnings.catch_warnings():  # said by train_state_line below
+            warnings.simplefilter("ignore", DeploymentWarning)
+            ph = d.train_step_s(a.train_tokens, seqs)
         # what it counts: the attention term grows with the sequence, so the same tokens in longer sequences
         # (rollsim split's, at its scenario's mean length) cost more
         print(f"  training step of {a.train_tokens:,.0f} tokens on {count(d.train_gpus, 'GPU')} ({seqs} sequences of "

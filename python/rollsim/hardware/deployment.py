@@ -11,6 +11,7 @@ True
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +19,7 @@ import numpy as np
 
 from rollsim import _check
 from rollsim._text import count
-from rollsim.errors import invalid
+from rollsim.errors import DeploymentWarning, invalid
 from rollsim.lengths import Empirical, LogNormal
 
 from . import serving
@@ -224,10 +225,36 @@ class Deployment:
         return serving.prefill_s(self.spec, self.accelerator, tp=self.rollout_tp, tokens=tokens, engine=self.engine)
 
     # ----------------------------------------------------------------------------------------- training
+    def train_state_words(self) -> str | None:
+        """None when ``train_gpus`` hold the model's training state
+        (:func:`rollsim.hardware.switching.train_state_gpus`: weights, gradients and Adam moments,
+        18 bytes per parameter sharded over them, activations not counted); else what it needs, the
+        words of the :class:`rollsim.DeploymentWarning` that :meth:`train_step_s` and
+        :meth:`scenario` give (they price the step anyway: a trainer may offload the state)."""
+        from .switching import TRAIN_STATE_BYTES_PER_PARAM, train_state_gpus
+
+        state, need = train_state_gpus(self.spec, self.accelerator)
+        if self.train_gpus >= need:
+            return None
+        return (f"train_gpus: {self.train_gpus} x {self.accelerator.name} ({self.accelerator.hbm_gib:g} GiB each) cannot "
+                f"hold the training state of {self.spec.name} ({self.spec.total_params / 1e9:.1f}B parameters x "
+                f"{TRAIN_STATE_BYTES_PER_PARAM:g} bytes = {state / 2**30:,.0f} GiB: weights, gradients, Adam; "
+                f"{state / self.train_gpus / 2**30:,.1f} GiB per GPU before activations): it needs at least {need} "
+                f"training GPUs, or a trainer that offloads it (priced as if it fit)")
+
+    def _warn_train_state(self) -> None:
+        words = self.train_state_words()
+        if words is not None:
+            warnings.warn(DeploymentWarning(words), stacklevel=3)
+
     def train_step_s(self, tokens: float, sequences: int, **kwargs: Any) -> dict[str, float]:
         """Seconds of each phase of one training step on ``train_gpus`` and their ``total``
-        (:func:`rollsim.hardware.training.train_step_s`; ``kwargs`` override ``train_options``)."""
+        (:func:`rollsim.hardware.training.train_step_s`; ``kwargs`` override ``train_options``).
+        Training GPUs that cannot hold the model's training state (:meth:`train_state_words`) get a
+        :class:`rollsim.DeploymentWarning`, and the step is priced all the same (a trainer may offload)."""
         from .training import train_step_s
+
+        self._warn_train_state()
 
         opts = {**self.train_options, **kwargs}
         return train_step_s(self.spec, self.accelerator, train_gpus=self.train_gpus, backend=self.train_backend,
@@ -296,7 +323,10 @@ class Deployment:
         * ``agentic=`` is kept as given: a preset's Agentic (:mod:`rollsim.trajectories`) bounds
           ``max_trajectories`` by the pool it was made for (2 x 256 = 512 on ``Scenario()``'s),
           so make it for this deployment's ``instances * slots_per_instance`` slots (``rollsim run
-          --model ... --agentic-preset NAME`` does) or replace the bound.
+          --model ... --agentic-preset NAME`` does) or replace the bound. A bound below the
+          deployment's slots (at most that many are ever busy) gets a :class:`rollsim.DeploymentWarning`.
+        * training GPUs that cannot hold the model's training state get a
+          :class:`rollsim.DeploymentWarning` (:meth:`train_state_words`); the step is priced all the same.
         * ``context="per_token"``: the table is the step without context (no KV read, no attention
           over it) and ``decode_s_per_context_token`` the seconds a step adds per token of its
           sequences' contexts (:meth:`context_s_per_token`), so that answers slow as they grow
@@ -411,7 +441,17 @@ class Deployment:
         fields.update(scenario_fields)
         if self.colocated:
             fields["weight_sync_s"] = fields.get("weight_sync_s", 0.0) + self.switch_s()["total"]
-        return Scenario(**fields)
+        sc = Scenario(**fields)
+        self._warn_train_state()
+        mt = None if sc.agentic is None else sc.agentic.max_trajectories
+        if mt is not None and mt < sc.rollout_slots:
+            warnings.warn(DeploymentWarning(
+                f"agentic.max_trajectories: {mt} is below the deployment's {sc.rollout_slots} rollout slots "
+                f"({self.instances} instances x {spi}): at most {mt} of them are ever busy (a trajectory holds one slot "
+                f"at a time); a preset's bound is made for the pool it was given (rollsim.trajectories."
+                f"code_interpreter_math(Scenario(rollout_slots={sc.rollout_slots})) makes it for this one), or set "
+                f"max_trajectories (None: unbounded)"), stacklevel=2)
+        return sc
 
     def split_inputs(self, base: Any, total_gpus: int) -> tuple[Any, dict[str, Any], Deployment]:
         """What ``rollsim split --model`` searches with, for :func:`rollsim.resources.gpu_split`: one
@@ -443,9 +483,11 @@ class Deployment:
 
         def priced(n: int) -> tuple[Deployment, Any]:
             d = dataclasses.replace(self, rollout_gpus=tp, train_gpus=n, colocated=False, train_offload=False)
-            return d, d.scenario(lengths=base.lengths, prompts_per_step=max(1, base.batch_size // base.group_size),
-                                 group_size=base.group_size, prompt_tokens=base.prompt_tokens, pipeline=base.pipeline,
-                                 per_rank=False)
+            with warnings.catch_warnings():  # priced on one GPU per split: the split's own bound applies
+                warnings.simplefilter("ignore", DeploymentWarning)
+                return d, d.scenario(lengths=base.lengths, prompts_per_step=max(1, base.batch_size // base.group_size),
+                                     group_size=base.group_size, prompt_tokens=base.prompt_tokens,
+                                     pipeline=base.pipeline, per_rank=False)
 
         try:
             d, s = priced(1)
