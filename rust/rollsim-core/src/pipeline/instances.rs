@@ -258,7 +258,7 @@ pub(crate) struct Kv {
     /// Agentic rollouts (`KvPolicy::Keep`): per instance, the entries of the KV cached for
     /// requests in tool calls (sample id, tokens), least recently cached first (their sum is
     /// `KvInst::cached`); the entries evicted so far.
-    lru: Vec<VecDeque<(u32, f64)>>,
+    lru: Vec<Fifo<(u32, f64)>>,
     evictions: u64,
     /// Updates to an instance's approximate sums between two exact recomputations,
     /// `max(RESYNC_EVERY, per)`.
@@ -267,6 +267,71 @@ pub(crate) struct Kv {
     /// part of its bound that depends on the capacity only (`1e-6 * cap + 1e-6`).
     rounding: f64,
     err_floor: f64,
+}
+
+/// A first-in first-out queue of `Copy` entries in a `Vec`, its front at `head`: its `push_back`
+/// inlines (`VecDeque`'s was a call on every turn's end of an agentic rollout, which caches its KV
+/// here), and its storage starts over whenever its last entry leaves (mostly at once: the KV a
+/// turn leaves is mostly evicted by the admission that follows it).
+#[derive(Clone)]
+struct Fifo<T> {
+    v: Vec<T>,
+    head: usize,
+}
+
+impl<T> Default for Fifo<T> {
+    fn default() -> Self {
+        Fifo { v: Vec::new(), head: 0 }
+    }
+}
+
+impl<T: Copy> Fifo<T> {
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        self.head == self.v.len()
+    }
+
+    #[inline(always)]
+    fn push_back(&mut self, x: T) {
+        if self.head > 0 && self.v.len() == self.v.capacity() {
+            self.compact();
+        }
+        self.v.push(x);
+    }
+
+    /// Drops the storage of the entries that have left (before it grows).
+    #[cold]
+    fn compact(&mut self) {
+        self.v.drain(..self.head);
+        self.head = 0;
+    }
+
+    #[inline(always)]
+    fn pop_front(&mut self) -> Option<T> {
+        let x = *self.v.get(self.head)?;
+        self.head += 1;
+        if self.head == self.v.len() {
+            self.v.clear();
+            self.head = 0;
+        }
+        Some(x)
+    }
+
+    /// The position (from the front) of the first entry for which `f` holds.
+    #[inline(always)]
+    fn position(&self, f: impl FnMut(&T) -> bool) -> Option<usize> {
+        self.v[self.head..].iter().position(f)
+    }
+
+    /// Removes the entry at position `p` from the front (the order of the others is kept).
+    fn remove(&mut self, p: usize) -> T {
+        let x = self.v.remove(self.head + p);
+        if self.is_empty() {
+            self.v.clear();
+            self.head = 0;
+        }
+        x
+    }
 }
 
 /// A slot's KV state.
@@ -545,7 +610,7 @@ impl Instances {
                 wait_s: 0.0,
                 wait_t: 0.0,
                 scratch: Vec::new(),
-                lru: vec![VecDeque::new(); k],
+                lru: vec![Fifo::default(); k],
                 evictions: 0,
                 resync_every: RESYNC_EVERY.max(per as u32),
                 rounding: (RESYNC_EVERY.max(per as u32) as f64 + 2.0 * per as f64 + 64.0) * 8.0 * f64::EPSILON,
@@ -1697,8 +1762,8 @@ impl Placement for Instances {
     fn uncache_kv(&mut self, slot: u32, id: u32) -> bool {
         let i = self.inst(slot as usize);
         let Some(kv) = self.kv.as_mut() else { return true };
-        let Some(p) = kv.lru[i].iter().position(|e| e.0 == id) else { return false };
-        let (_, tokens) = kv.lru[i].remove(p).expect("an entry");
+        let Some(p) = kv.lru[i].position(|e| e.0 == id) else { return false };
+        let (_, tokens) = kv.lru[i].remove(p);
         kv.inst[i].cached = if kv.lru[i].is_empty() { 0.0 } else { kv.inst[i].cached - tokens };
         self.mark(i);
         true
