@@ -957,7 +957,10 @@ impl Instances {
     fn sift_down(&mut self, i: usize, mut p: usize) {
         let base = i * self.per;
         let len = self.st[i].len as usize;
-        let e = self.heap[base + p];
+        // the instance's entries and the one after them (the next instance's first or the
+        // padding): the children read below are in it without a check
+        let h = &mut self.heap[base..base + len + 1];
+        let e = h[p];
         loop {
             let mut c = 2 * p + 1;
             if c >= len {
@@ -965,17 +968,17 @@ impl Instances {
             }
             // branch-free (which child is smaller is random); an entry past `len` is read (it is
             // in the heap's storage or its padding) but never chosen
-            let (l, r) = (self.heap[base + c], self.heap[base + c + 1]);
+            let (l, r) = (h[c], h[c + 1]);
             let right = (c + 1 < len) & (r < l);
             c += right as usize;
             let q = if right { r } else { l };
             if e <= q {
                 break;
             }
-            self.heap[base + p] = q;
+            h[p] = q;
             p = c;
         }
-        self.heap[base + p] = e;
+        h[p] = e;
     }
 
     /// Recomputes the top-level keys of the instances changed since the last call.
@@ -1335,8 +1338,9 @@ impl Instances {
     /// (`kv_fits_at`) once cached KV of requests in tool calls is evicted, least recently cached
     /// first, as long as it does not; and a lower bound of the instance's exact KV then (after
     /// the evictions, without the request).
+    /// `MARKED`: instance `i` is marked changed already (an eviction need not mark it again).
     #[inline]
-    fn fits_evicting(&mut self, i: usize, done: f64, t: f64) -> (bool, f64) {
+    fn fits_evicting<const MARKED: bool>(&mut self, i: usize, done: f64, t: f64) -> (bool, f64) {
         let c = self.clock_at(i, t);
         let (running, magnitude) = self.kv_approx_running(i, c);
         loop {
@@ -1346,7 +1350,7 @@ impl Instances {
             }
             // only with cached KV of requests in tool calls (mostly evicted already: checked here,
             // without the call)
-            if self.kv.as_ref().is_none_or(|kv| kv.lru[i].is_empty()) || !self.evict_lru(i) {
+            if self.kv.as_ref().is_none_or(|kv| kv.lru[i].is_empty()) || !self.evict_lru::<MARKED>(i) {
                 return (false, lower);
             }
         }
@@ -1354,12 +1358,15 @@ impl Instances {
 
     /// Evicts instance `i`'s least recently cached KV of a request in a tool call, if any.
     #[inline(always)]
-    fn evict_lru(&mut self, i: usize) -> bool {
+    fn evict_lru<const MARKED: bool>(&mut self, i: usize) -> bool {
         let Some(kv) = self.kv.as_mut() else { return false };
         let Some((_, tokens)) = kv.lru[i].pop_front() else { return false };
         kv.inst[i].cached = if kv.lru[i].is_empty() { 0.0 } else { kv.inst[i].cached - tokens };
         kv.evictions += 1;
-        self.mark(i);
+        if !MARKED {
+            self.mark(i);
+        }
+        debug_assert!(self.st[i].dirty);
         true
     }
 
@@ -1403,15 +1410,16 @@ impl Instances {
     fn leave(&mut self, slot: usize, t: f64) {
         let i = self.inst(slot);
         self.set_occ(i, self.st[i].occ - 1);
-        if let Some(kv) = self.kv.as_mut().filter(|kv| kv.slot[slot].waiting) {
-            kv.slot[slot].waiting = false;
-            let q = &mut kv.queue[i];
-            q.remove(q.iter().position(|&(s, _)| s as usize == slot).expect("a waiting slot"));
-            kv.wait_change(t, -1);
-            self.mark(i);
-            return;
+        match self.kv.as_mut() {
+            Some(kv) if kv.slot[slot].waiting => {
+                kv.slot[slot].waiting = false;
+                let q = &mut kv.queue[i];
+                q.remove(q.iter().position(|&(s, _)| s as usize == slot).expect("a waiting slot"));
+                kv.wait_change(t, -1);
+                self.mark(i);
+            }
+            _ => self.stop_running(slot, t),
         }
-        self.stop_running(slot, t);
     }
 }
 
@@ -1427,7 +1435,8 @@ impl Instances {
             let kv = self.kv.as_ref().expect("KV capacity");
             if let Some(&(s, done)) = kv.queue[i].front() {
                 debug_assert_eq!(slots[s as usize].map(|r| r.done), Some(done), "a waiting request's tokens");
-                if let (true, lower) = self.fits_evicting(i, done, t) {
+                // `i` is from the list of changed instances: marked already
+                if let (true, lower) = self.fits_evicting::<true>(i, done, t) {
                     let prompt = self.prompt;
                     let kv = self.kv.as_mut().expect("KV capacity");
                     kv.queue[i].pop_front();
@@ -1552,7 +1561,7 @@ impl Placement for Instances {
             None => true,
             Some(kv) => {
                 let first = kv.queue[i].is_empty();
-                first && self.fits_evicting(i, done, t).0
+                first && self.fits_evicting::<false>(i, done, t).0
             }
         }
     }
@@ -1758,6 +1767,17 @@ impl Placement for Instances {
         }
     }
 
+    /// `finished` then `cache_kv`, with the instance looked up and marked once (leaving marks it).
+    #[inline(always)]
+    fn finished_caching(&mut self, slot: u32, t: f64, id: u32, tokens: f64) {
+        let i = self.inst(slot as usize);
+        self.leave(slot as usize, t);
+        if let Some(kv) = self.kv.as_mut() {
+            kv.inst[i].cached += tokens;
+            kv.lru[i].push_back((id, tokens));
+        }
+    }
+
     #[inline(always)]
     fn uncache_kv(&mut self, slot: u32, id: u32) -> bool {
         let i = self.inst(slot as usize);
@@ -1770,7 +1790,7 @@ impl Placement for Instances {
     }
 
     fn evict_cached(&mut self, slot: u32) -> bool {
-        self.evict_lru(self.inst(slot as usize))
+        self.evict_lru::<false>(self.inst(slot as usize))
     }
 
     fn evictions(&self) -> u64 {
