@@ -1072,7 +1072,9 @@ impl Instances {
         let base = i * self.per;
         let (t, c, rate) = (self.run_from(i), self.st[i].clock, self.rate(i));
         let time = |k: u128| t + (key_value(k) - c).max(0.0) / rate;
-        let (k0, mut slot) = split(self.heap[base]);
+        // the instance's entries: the reads below are in it without a check
+        let h = &self.heap[base..base + len];
+        let (k0, mut slot) = split(h[0]);
         let t0 = time(k0);
         let mut id = k0 as u32;
         // A target more than `close` clock tokens beyond the top's finishes later for certain
@@ -1081,7 +1083,7 @@ impl Instances {
         let (x0, close) = (key_value(k0).max(c), 1e-14 * rate * t0.max(1.0));
         let tied = |p: usize| {
             p < len && {
-                let k = split(self.heap[base + p]).0;
+                let k = split(h[p]).0;
                 let later = key_value(k) - x0 > close;
                 debug_assert!(!later || time(k) > t0, "a target {close} tokens later finishes at the same time");
                 !later && time(k) == t0
@@ -1099,7 +1101,7 @@ impl Instances {
             if p >= len {
                 continue;
             }
-            let (k, s) = split(self.heap[base + p]);
+            let (k, s) = split(h[p]);
             if time(k) == t0 {
                 if (k as u32) < id {
                     id = k as u32;
