@@ -160,7 +160,9 @@ impl Timers {
         let k = self.heap[0];
         self.n -= 1;
         let n = self.n;
-        let last = std::mem::replace(&mut self.heap[n], NEVER);
+        // the keys and the NEVER after them: the children read below are in it without a check
+        let h = &mut self.heap[..n + 1];
+        let last = std::mem::replace(&mut h[n], NEVER);
         if n > 0 {
             let mut p = 0;
             loop {
@@ -169,23 +171,23 @@ impl Timers {
                     break;
                 }
                 // c + 1 <= n: a key, or the NEVER at n
-                let (l, r) = (self.heap[c], self.heap[c + 1]);
+                let (l, r) = (h[c], h[c + 1]);
                 let right = r < l;
-                self.heap[p] = if right { r } else { l };
+                h[p] = if right { r } else { l };
                 p = c + right as usize;
             }
             while p > 0 {
                 let parent = (p - 1) / 2;
-                let q = self.heap[parent];
+                let q = h[parent];
                 if q <= last {
                     break;
                 }
-                self.heap[p] = q;
+                h[p] = q;
                 p = parent;
             }
-            self.heap[p] = last;
+            h[p] = last;
         }
-        self.head = self.heap[0];
+        self.head = h[0];
         Some(Timer { time: time_of(k), kind: kind_of(k), id: id_of(k) })
     }
 

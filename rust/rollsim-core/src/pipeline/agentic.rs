@@ -578,10 +578,11 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
             self.placement.hold(slot, prompt + r.done, t);
         } else {
             self.busy -= 1;
-            self.placement.finished(slot, t);
             if cfg.kv_policy == KvPolicy::Keep {
                 // the KV it held stays cached on its instance (counted against its capacity)
-                self.placement.cache_kv(slot, r.id, prompt + r.done);
+                self.placement.finished_caching(slot, t, r.id, prompt + r.done);
+            } else {
+                self.placement.finished(slot, t);
             }
         }
         let ret = a.call(cfg, k, t);

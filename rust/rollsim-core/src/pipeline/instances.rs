@@ -258,7 +258,7 @@ pub(crate) struct Kv {
     /// Agentic rollouts (`KvPolicy::Keep`): per instance, the entries of the KV cached for
     /// requests in tool calls (sample id, tokens), least recently cached first (their sum is
     /// `KvInst::cached`); the entries evicted so far.
-    lru: Vec<VecDeque<(u32, f64)>>,
+    lru: Vec<Fifo<(u32, f64)>>,
     evictions: u64,
     /// Updates to an instance's approximate sums between two exact recomputations,
     /// `max(RESYNC_EVERY, per)`.
@@ -267,6 +267,71 @@ pub(crate) struct Kv {
     /// part of its bound that depends on the capacity only (`1e-6 * cap + 1e-6`).
     rounding: f64,
     err_floor: f64,
+}
+
+/// A first-in first-out queue of `Copy` entries in a `Vec`, its front at `head`: its `push_back`
+/// inlines (`VecDeque`'s was a call on every turn's end of an agentic rollout, which caches its KV
+/// here), and its storage starts over whenever its last entry leaves (mostly at once: the KV a
+/// turn leaves is mostly evicted by the admission that follows it).
+#[derive(Clone)]
+struct Fifo<T> {
+    v: Vec<T>,
+    head: usize,
+}
+
+impl<T> Default for Fifo<T> {
+    fn default() -> Self {
+        Fifo { v: Vec::new(), head: 0 }
+    }
+}
+
+impl<T: Copy> Fifo<T> {
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        self.head == self.v.len()
+    }
+
+    #[inline(always)]
+    fn push_back(&mut self, x: T) {
+        if self.head > 0 && self.v.len() == self.v.capacity() {
+            self.compact();
+        }
+        self.v.push(x);
+    }
+
+    /// Drops the storage of the entries that have left (before it grows).
+    #[cold]
+    fn compact(&mut self) {
+        self.v.drain(..self.head);
+        self.head = 0;
+    }
+
+    #[inline(always)]
+    fn pop_front(&mut self) -> Option<T> {
+        let x = *self.v.get(self.head)?;
+        self.head += 1;
+        if self.head == self.v.len() {
+            self.v.clear();
+            self.head = 0;
+        }
+        Some(x)
+    }
+
+    /// The position (from the front) of the first entry for which `f` holds.
+    #[inline(always)]
+    fn position(&self, f: impl FnMut(&T) -> bool) -> Option<usize> {
+        self.v[self.head..].iter().position(f)
+    }
+
+    /// Removes the entry at position `p` from the front (the order of the others is kept).
+    fn remove(&mut self, p: usize) -> T {
+        let x = self.v.remove(self.head + p);
+        if self.is_empty() {
+            self.v.clear();
+            self.head = 0;
+        }
+        x
+    }
 }
 
 /// A slot's KV state.
@@ -545,7 +610,7 @@ impl Instances {
                 wait_s: 0.0,
                 wait_t: 0.0,
                 scratch: Vec::new(),
-                lru: vec![VecDeque::new(); k],
+                lru: vec![Fifo::default(); k],
                 evictions: 0,
                 resync_every: RESYNC_EVERY.max(per as u32),
                 rounding: (RESYNC_EVERY.max(per as u32) as f64 + 2.0 * per as f64 + 64.0) * 8.0 * f64::EPSILON,
@@ -892,7 +957,10 @@ impl Instances {
     fn sift_down(&mut self, i: usize, mut p: usize) {
         let base = i * self.per;
         let len = self.st[i].len as usize;
-        let e = self.heap[base + p];
+        // the instance's entries and the one after them (the next instance's first or the
+        // padding): the children read below are in it without a check
+        let h = &mut self.heap[base..base + len + 1];
+        let e = h[p];
         loop {
             let mut c = 2 * p + 1;
             if c >= len {
@@ -900,17 +968,17 @@ impl Instances {
             }
             // branch-free (which child is smaller is random); an entry past `len` is read (it is
             // in the heap's storage or its padding) but never chosen
-            let (l, r) = (self.heap[base + c], self.heap[base + c + 1]);
+            let (l, r) = (h[c], h[c + 1]);
             let right = (c + 1 < len) & (r < l);
             c += right as usize;
             let q = if right { r } else { l };
             if e <= q {
                 break;
             }
-            self.heap[base + p] = q;
+            h[p] = q;
             p = c;
         }
-        self.heap[base + p] = e;
+        h[p] = e;
     }
 
     /// Recomputes the top-level keys of the instances changed since the last call.
@@ -1004,7 +1072,9 @@ impl Instances {
         let base = i * self.per;
         let (t, c, rate) = (self.run_from(i), self.st[i].clock, self.rate(i));
         let time = |k: u128| t + (key_value(k) - c).max(0.0) / rate;
-        let (k0, mut slot) = split(self.heap[base]);
+        // the instance's entries: the reads below are in it without a check
+        let h = &self.heap[base..base + len];
+        let (k0, mut slot) = split(h[0]);
         let t0 = time(k0);
         let mut id = k0 as u32;
         // A target more than `close` clock tokens beyond the top's finishes later for certain
@@ -1013,7 +1083,7 @@ impl Instances {
         let (x0, close) = (key_value(k0).max(c), 1e-14 * rate * t0.max(1.0));
         let tied = |p: usize| {
             p < len && {
-                let k = split(self.heap[base + p]).0;
+                let k = split(h[p]).0;
                 let later = key_value(k) - x0 > close;
                 debug_assert!(!later || time(k) > t0, "a target {close} tokens later finishes at the same time");
                 !later && time(k) == t0
@@ -1031,7 +1101,7 @@ impl Instances {
             if p >= len {
                 continue;
             }
-            let (k, s) = split(self.heap[base + p]);
+            let (k, s) = split(h[p]);
             if time(k) == t0 {
                 if (k as u32) < id {
                     id = k as u32;
@@ -1270,8 +1340,9 @@ impl Instances {
     /// (`kv_fits_at`) once cached KV of requests in tool calls is evicted, least recently cached
     /// first, as long as it does not; and a lower bound of the instance's exact KV then (after
     /// the evictions, without the request).
+    /// `MARKED`: instance `i` is marked changed already (an eviction need not mark it again).
     #[inline]
-    fn fits_evicting(&mut self, i: usize, done: f64, t: f64) -> (bool, f64) {
+    fn fits_evicting<const MARKED: bool>(&mut self, i: usize, done: f64, t: f64) -> (bool, f64) {
         let c = self.clock_at(i, t);
         let (running, magnitude) = self.kv_approx_running(i, c);
         loop {
@@ -1281,7 +1352,7 @@ impl Instances {
             }
             // only with cached KV of requests in tool calls (mostly evicted already: checked here,
             // without the call)
-            if self.kv.as_ref().is_none_or(|kv| kv.lru[i].is_empty()) || !self.evict_lru(i) {
+            if self.kv.as_ref().is_none_or(|kv| kv.lru[i].is_empty()) || !self.evict_lru::<MARKED>(i) {
                 return (false, lower);
             }
         }
@@ -1289,12 +1360,15 @@ impl Instances {
 
     /// Evicts instance `i`'s least recently cached KV of a request in a tool call, if any.
     #[inline(always)]
-    fn evict_lru(&mut self, i: usize) -> bool {
+    fn evict_lru<const MARKED: bool>(&mut self, i: usize) -> bool {
         let Some(kv) = self.kv.as_mut() else { return false };
         let Some((_, tokens)) = kv.lru[i].pop_front() else { return false };
         kv.inst[i].cached = if kv.lru[i].is_empty() { 0.0 } else { kv.inst[i].cached - tokens };
         kv.evictions += 1;
-        self.mark(i);
+        if !MARKED {
+            self.mark(i);
+        }
+        debug_assert!(self.st[i].dirty);
         true
     }
 
@@ -1338,15 +1412,16 @@ impl Instances {
     fn leave(&mut self, slot: usize, t: f64) {
         let i = self.inst(slot);
         self.set_occ(i, self.st[i].occ - 1);
-        if let Some(kv) = self.kv.as_mut().filter(|kv| kv.slot[slot].waiting) {
-            kv.slot[slot].waiting = false;
-            let q = &mut kv.queue[i];
-            q.remove(q.iter().position(|&(s, _)| s as usize == slot).expect("a waiting slot"));
-            kv.wait_change(t, -1);
-            self.mark(i);
-            return;
+        match self.kv.as_mut() {
+            Some(kv) if kv.slot[slot].waiting => {
+                kv.slot[slot].waiting = false;
+                let q = &mut kv.queue[i];
+                q.remove(q.iter().position(|&(s, _)| s as usize == slot).expect("a waiting slot"));
+                kv.wait_change(t, -1);
+                self.mark(i);
+            }
+            _ => self.stop_running(slot, t),
         }
-        self.stop_running(slot, t);
     }
 }
 
@@ -1362,7 +1437,8 @@ impl Instances {
             let kv = self.kv.as_ref().expect("KV capacity");
             if let Some(&(s, done)) = kv.queue[i].front() {
                 debug_assert_eq!(slots[s as usize].map(|r| r.done), Some(done), "a waiting request's tokens");
-                if let (true, lower) = self.fits_evicting(i, done, t) {
+                // `i` is from the list of changed instances: marked already
+                if let (true, lower) = self.fits_evicting::<true>(i, done, t) {
                     let prompt = self.prompt;
                     let kv = self.kv.as_mut().expect("KV capacity");
                     kv.queue[i].pop_front();
@@ -1487,7 +1563,7 @@ impl Placement for Instances {
             None => true,
             Some(kv) => {
                 let first = kv.queue[i].is_empty();
-                first && self.fits_evicting(i, done, t).0
+                first && self.fits_evicting::<false>(i, done, t).0
             }
         }
     }
@@ -1693,19 +1769,30 @@ impl Placement for Instances {
         }
     }
 
+    /// `finished` then `cache_kv`, with the instance looked up and marked once (leaving marks it).
+    #[inline(always)]
+    fn finished_caching(&mut self, slot: u32, t: f64, id: u32, tokens: f64) {
+        let i = self.inst(slot as usize);
+        self.leave(slot as usize, t);
+        if let Some(kv) = self.kv.as_mut() {
+            kv.inst[i].cached += tokens;
+            kv.lru[i].push_back((id, tokens));
+        }
+    }
+
     #[inline(always)]
     fn uncache_kv(&mut self, slot: u32, id: u32) -> bool {
         let i = self.inst(slot as usize);
         let Some(kv) = self.kv.as_mut() else { return true };
-        let Some(p) = kv.lru[i].iter().position(|e| e.0 == id) else { return false };
-        let (_, tokens) = kv.lru[i].remove(p).expect("an entry");
+        let Some(p) = kv.lru[i].position(|e| e.0 == id) else { return false };
+        let (_, tokens) = kv.lru[i].remove(p);
         kv.inst[i].cached = if kv.lru[i].is_empty() { 0.0 } else { kv.inst[i].cached - tokens };
         self.mark(i);
         true
     }
 
     fn evict_cached(&mut self, slot: u32) -> bool {
-        self.evict_lru(self.inst(slot as usize))
+        self.evict_lru::<false>(self.inst(slot as usize))
     }
 
     fn evictions(&self) -> u64 {

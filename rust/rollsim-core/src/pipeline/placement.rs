@@ -110,6 +110,12 @@ pub(crate) trait Placement {
     /// Agentic rollouts, `KvPolicy::Keep`, with KV capacity: the request `id` that left `slot` for
     /// a tool call keeps `tokens` of KV cached on its instance (they count against its capacity).
     fn cache_kv(&mut self, _slot: u32, _id: u32, _tokens: f64) {}
+    /// `finished`, then `cache_kv` (a turn's end that keeps its KV cached during its tool call).
+    #[inline(always)]
+    fn finished_caching(&mut self, slot: u32, t: f64, id: u32, tokens: f64) {
+        self.finished(slot, t);
+        self.cache_kv(slot, id, tokens);
+    }
     /// The tool call of `id`, whose KV is cached on the instance of `slot`, returns: the cached KV
     /// is released. Returns whether it was still cached (not evicted).
     fn uncache_kv(&mut self, _slot: u32, _id: u32) -> bool {

@@ -259,8 +259,14 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
         let t = self.t;
         let mut cursor = 0;
         while let Some((s, prefill_s)) = self.placement.next_admission(&mut cursor, &self.slots, t) {
-            let r = self.slots[s as usize].expect("a waiting request");
-            self.admit(s, r, prefill_s);
+            let r = self.slots[s as usize].as_mut().expect("a waiting request");
+            if r.kv_lost == Flag::Yes {
+                let r = *r;
+                self.admit(s, r, prefill_s);
+            } else {
+                // `admit` in place: the request stays on its slot (not copied out and back)
+                self.placement.start(s, r, prefill_s, t);
+            }
         }
     }
 
