@@ -1665,9 +1665,12 @@ impl Placement for Instances {
         let (slot, i) = (slot as usize, self.inst(slot as usize));
         #[cfg(debug_assertions)]
         {
-            // preempted exactly when the instance's KV is full
+            // preempted exactly when the instance's KV is full, but for the rounding of the sums
+            // and of the time (its requests' KV grows by len x rate tokens a second, and the time
+            // of the moment it fills is rounded to about 1 ulp of t)
             let (used, cap) = (self.kv_used(i, self.clock_at(i, t)), self.kv.as_ref().expect("KV capacity").cap);
-            debug_assert!((used - cap).abs() <= 1e-6 * cap, "KV {used} at a preemption, capacity {cap}");
+            let time = self.st[i].len as f64 * self.rate(i) * 2.0 * f64::EPSILON * t.abs();
+            debug_assert!((used - cap).abs() <= 1e-6 * cap + time, "KV {used} at a preemption, capacity {cap}");
         }
         self.stop_running(slot, t);
         let kv = self.kv.as_mut().expect("KV capacity");

@@ -234,10 +234,12 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
     /// `limit` (the next timer's key) is returned as is.
     #[inline(always)]
     pub fn next_event(&mut self, limit: Key) -> Option<Event> {
+        let mut admit = true;
         loop {
-            if self.placement.has_kv() {
+            if admit && self.placement.has_kv() {
                 self.admit_waiting();
             }
+            admit = true;
             let (ev, preempt) = self.placement.peek()?;
             if !preempt || ev.key > limit {
                 return Some(ev);
@@ -250,6 +252,13 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
                 continue; // cached KV of a request in a tool call made room
             }
             self.preempt(ev.slot as usize);
+            // A preemption admits nothing: its victim, at the front of its instance's queue, needs
+            // the KV it just freed plus one token, and the others wait behind it. Not checked, as
+            // the check could say yes when the time cannot resolve the moment the KV fills (its
+            // clock then lags the point where the KV is full by more than a token, e.g. at 4e9 s
+            // and 2e5 tokens/s a sequence): the victim would come back at once and be preempted
+            // again, at the same time, forever.
+            admit = false;
         }
     }
 
