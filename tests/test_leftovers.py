@@ -101,16 +101,10 @@ def test_verl_megatron_sync_note_says_its_layout(tmp_path):
     TP2 x PP2 shard (it said "train dp=32 FSDP")."""
     import rollsim
 
+    from test_newuser9 import _YAML   # the same verl Megatron config
+
     path = tmp_path / "meg.yaml"
-    path.write_text("""data: {train_batch_size: 16, max_response_length: 4096}
-actor_rollout_ref:
-  model: {path: Qwen/Qwen3-30B-A3B}
-  rollout: {n: 4, tensor_model_parallel_size: 2}
-  actor:
-    strategy: megatron
-    megatron: {tensor_model_parallel_size: 2, pipeline_model_parallel_size: 2, expert_model_parallel_size: 8}
-trainer: {nnodes: 4, n_gpus_per_node: 8}
-""")
+    path.write_text(_YAML)
     imp = rollsim.configs.load(path)
     assert _notes(imp)["(sync cluster)"][1] == (
         "sync = Cluster(model='qwen3-30b-a3b', train TP2 PP2 EP8 dp=8 Megatron, 16 engines x TP2, "

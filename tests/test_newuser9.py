@@ -72,17 +72,24 @@ def test_gpu_split_excludes_too_few_training_gpus():
     assert held.table["tokens_trained_per_s"].to_list() == free.table["tokens_trained_per_s"].to_list()
 
 
-def test_split_model_sets_the_training_state_limit(monkeypatch):
-    seen = {}
+class Seen(Exception):
+    """Raised by :func:`_capture_split`'s stand-in for ``resources.gpu_split`` once it has its arguments."""
 
-    class Seen(Exception):
-        pass
+
+def _capture_split(monkeypatch) -> dict:
+    """The keyword arguments ``rollsim split`` hands ``resources.gpu_split`` (the search itself not run)."""
+    seen: dict = {}
 
     def capture(base, gpus, **kw):
         seen.update(kw)
         raise Seen
 
     monkeypatch.setattr(resources, "gpu_split", capture)
+    return seen
+
+
+def test_split_model_sets_the_training_state_limit(monkeypatch):
+    seen = _capture_split(monkeypatch)
     with pytest.raises(Seen):
         main(["split", "--gpus", "32", "--model", "Qwen3-30B-A3B", "--gpu", "H100"])
     from rollsim.hardware.specs import model
@@ -171,16 +178,7 @@ def test_validate_help_lists_the_case_names(capsys):
 def test_split_colocated_switch_auto_is_the_deployments(monkeypatch):
     from rollsim.hardware import Deployment
 
-    seen = {}
-
-    class Seen(Exception):
-        pass
-
-    def capture(base, gpus, **kw):
-        seen.update(kw)
-        raise Seen
-
-    monkeypatch.setattr(resources, "gpu_split", capture)
+    seen = _capture_split(monkeypatch)
     with pytest.raises(Seen):
         main(["split", "--gpus", "16", "--model", "Qwen3-8B", "--gpu", "H100", "--colocated-switch-s", "auto"])
     want = Deployment(model="Qwen3-8B", gpu="H100", rollout_gpus=16, rollout_tp=1, train_gpus=16,
