@@ -1278,13 +1278,12 @@ def _cmd_split(a: argparse.Namespace) -> int:
     if a.max_events < 0:
         raise invalid("--max-events", f"must be an integer >= 0 (0: no limit), got {a.max_events}")
     kwargs["max_events"] = a.max_events or None
+    # with --model the instances' slots are the deployment's --max-num-seqs (--slots-per-instance is refused)
+    kwargs["names"] = {**SPLIT_FLAGS, "slots_per_instance": "--max-num-seqs"} if deployment else SPLIT_FLAGS
     if a.min_train_gpus is not None:
         kwargs["min_train_gpus"] = a.min_train_gpus
     elif deployment:  # the trainer must hold the training state: weights, gradients and Adam, sharded
-        kwargs["min_train_gpus"], state_why = _train_state_gpus(a)
-    # with --model the instances' slots are the deployment's --max-num-seqs (--slots-per-instance is refused)
-    kwargs["names"] = {**SPLIT_FLAGS, "slots_per_instance": "--max-num-seqs"} if deployment else SPLIT_FLAGS
-    if deployment and a.min_train_gpus is None:
+        kwargs["min_train_gpus"], state_why = _train_state_gpus(dep)
         kwargs["names"] = {**kwargs["names"], "min_train_gpus_why": state_why}
     bar: Any = None
     if sys.stderr.isatty():  # a progress bar on a terminal only, and only with rich
@@ -1393,16 +1392,14 @@ def _colocated_switch(a: argparse.Namespace) -> float:
     return float(d.switch_s()["total"])
 
 
-def _train_state_gpus(a: argparse.Namespace) -> tuple[int, str]:
+def _train_state_gpus(d: Any) -> tuple[int, str]:
     """``split --model M --gpu G``: the training GPUs that hold M's training state (its parameters x
     :data:`rollsim.hardware.switching.TRAIN_STATE_BYTES_PER_PARAM`, sharded over them, activations
-    not counted: a lower bound) in G's memory, and the words that say so in an exclusion."""
-    from rollsim.hardware.specs import accelerator, model_from_hf_config
-    from rollsim.hardware.specs import model as model_spec
+    not counted: a lower bound) in G's memory, and the words that say so in an exclusion; ``d`` the
+    deployment the split priced (its model and accelerator, not read from the flags again)."""
     from rollsim.hardware.switching import TRAIN_STATE_BYTES_PER_PARAM, train_state_gpus
 
-    m = model_spec(a.model) if a.model is not None else model_from_hf_config(a.hf_config)
-    g = accelerator(a.gpu)
+    m, g = d.spec, d.accelerator
     state, need = train_state_gpus(m, g)
     return need, (f" (the training state of {m.name}, {m.total_params / 1e9:.1f}B parameters x "
                   f"{TRAIN_STATE_BYTES_PER_PARAM:g} bytes = {state / 2**30:,.0f} GiB, needs {need} x {g.name} "
