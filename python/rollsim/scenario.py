@@ -379,14 +379,15 @@ class Scenario:
             hint = ""
             if isinstance(self.pipeline, str):  # a command line's name: the one parser of them says what it is
                 from rollsim.errors import ScenarioError
-                from rollsim.pipelines import pipeline_from_name
+                from rollsim.pipelines import PIPELINE_NAMES, pipeline_from_name
 
                 try:
                     hint = (f" (a name, not a pipeline: rollsim.pipelines.pipeline_from_name({self.pipeline!r}) "
                             f"gives {pipeline_from_name(self.pipeline)!r})")
                 except ScenarioError:
-                    hint = (" (rollsim.pipelines.pipeline_from_name makes a pipeline of its name: 'sync', "
-                            "'one-step', 'k-step:K' or 'fully-async')")
+                    known = [repr(k + ":K" if k == "k-step" else k) for k in PIPELINE_NAMES]
+                    hint = (" (rollsim.pipelines.pipeline_from_name makes a pipeline of its name: "
+                            f"{', '.join(known[:-1])} or {known[-1]})")
             raise invalid(
                 "pipeline",
                 f"must be Synchronous(), OneStepAsync(), OffPolicy(k) or FullyAsync(...), got {self.pipeline!r}{hint}",
