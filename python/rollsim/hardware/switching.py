@@ -60,7 +60,7 @@ ENGINES = ("vllm", "vllm-level2", "sglang")
 #: Fixed seconds of an engine's sleep (unmapping its memory, bookkeeping), fitted by :func:`fit`.
 SLEEP_FIXED_S = 0.0546
 #: Fixed seconds of an engine's wake (re-mapping its memory, restoring state), fitted.
-WAKE_FIXED_S = 0.2519
+WAKE_FIXED_S = 0.0
 #: Bytes/s of pinning newly allocated host memory (``cudaHostAlloc``) or of a reload through
 #: pageable host memory, fitted; bounded by the host link.
 PAGEABLE_BYTES_PER_S = 2.88e9
@@ -69,14 +69,17 @@ PINNED_EFFICIENCY = 0.804
 #: Bytes/s of freeing (unpinning) a pinned host buffer after the copy back, fitted; the one row
 #: that sets it is the resume benchmark of fzyzcjy/torch_memory_saver issue 111, so vime's wake
 #: is its only check.
-UNPIN_BYTES_PER_S = 7.34e9
+UNPIN_BYTES_PER_S = 7.53e9
+#: Bytes/s of mapping device memory back on a wake (``cuMemCreate`` + ``cuMemMap`` +
+#: ``cuMemSetAccess`` of every allocation the sleep released: weights and KV cache), fitted.
+MAP_BYTES_PER_S = 2.97e11
 #: Bytes per parameter of a mixed-precision Adam trainer's state: BF16 weights (2) and FP32
 #: gradients (4), FP32 master weights (4) and the two Adam moments (8), as Megatron's distributed
 #: optimizer and FSDP2 keep them.
 TRAIN_STATE_BYTES_PER_PARAM = 18.0
 
 _MAX_GPUS = 1 << 20
-_KEYS = ("sleep_fixed_s", "wake_fixed_s", "copy", "pin", "unpin")  # the linear terms of :func:`_terms`
+_KEYS = ("sleep_fixed_s", "wake_fixed_s", "copy", "pin", "unpin", "map")  # the linear terms of :func:`_terms`
 
 
 def train_state_gpus(model: Any, gpu: Any) -> tuple[float, int]:
@@ -90,7 +93,8 @@ def train_state_gpus(model: Any, gpu: Any) -> tuple[float, int]:
 
 def _constants() -> dict[str, float]:
     return {"sleep_fixed_s": SLEEP_FIXED_S, "wake_fixed_s": WAKE_FIXED_S, "pageable_bytes_per_s": PAGEABLE_BYTES_PER_S,
-            "pinned_efficiency": PINNED_EFFICIENCY, "unpin_bytes_per_s": UNPIN_BYTES_PER_S}
+            "pinned_efficiency": PINNED_EFFICIENCY, "unpin_bytes_per_s": UNPIN_BYTES_PER_S,
+            "map_bytes_per_s": MAP_BYTES_PER_S}
 
 
 def _gpus_copying(accelerator: Any, gpus: int, gpus_copying: int | None) -> int:
@@ -141,7 +145,7 @@ def host_link_share(accelerator: Any, gpus_copying: int = 1) -> float:
 
 
 def _engine_terms(engine: str, part: str, moved: float, link: float, *, preallocated: bool,
-                  first_sleep: bool) -> dict[str, float]:
+                  first_sleep: bool, pool: float = 0.0) -> dict[str, float]:
     """The coefficients of one engine sleep or wake: ``copy`` in seconds at the full host link
     (divided by ``PINNED_EFFICIENCY``), ``pin`` and ``unpin`` in bytes (divided by their rates),
     the fixed costs as 0/1."""
@@ -153,7 +157,7 @@ def _engine_terms(engine: str, part: str, moved: float, link: float, *, prealloc
         if (engine == "vllm" and first_sleep and not preallocated) or (engine == "sglang" and not preallocated):
             t["pin"] = moved
         return t
-    t = {"wake_fixed_s": 1.0}
+    t = {"wake_fixed_s": 1.0, "map": pool}
     if engine == "vllm-level2":
         t["pin"] = moved  # reloaded through pageable memory
         return t
@@ -168,6 +172,8 @@ def _tms_terms(part: str, moved: float, link: float, retain: bool) -> dict[str, 
     t = {"copy": moved / link}
     if not retain:
         t["pin" if part == "sleep" else "unpin"] = moved
+    if part == "wake":
+        t["map"] = moved
     return t
 
 
@@ -175,7 +181,7 @@ def _seconds(t: dict[str, float], c: dict[str, float], link: float) -> float:
     """The seconds of the terms ``t`` under the constants ``c``; the pageable rate is capped by the
     host link."""
     rates = {"copy": 1.0 / c["pinned_efficiency"], "pin": 1.0 / min(c["pageable_bytes_per_s"], link),
-             "unpin": 1.0 / c["unpin_bytes_per_s"], "sleep_fixed_s": c["sleep_fixed_s"],
+             "unpin": 1.0 / c["unpin_bytes_per_s"], "map": 1.0 / c["map_bytes_per_s"], "sleep_fixed_s": c["sleep_fixed_s"],
              "wake_fixed_s": c["wake_fixed_s"]}
     return sum(v * rates[k] for k, v in t.items())
 
@@ -254,7 +260,7 @@ def switch_s(model: Any, accelerator: Any, *, gpus: int, kv_cache_bytes: float, 
     k = kv / g if okv else 0.0
     out = {}
     for part in ("sleep", "wake"):
-        t = _engine_terms(engine, part, w, link, preallocated=pre, first_sleep=first)
+        t = _engine_terms(engine, part, w, link, preallocated=pre, first_sleep=first, pool=w + kv / g)
         if k and part == "sleep" and engine == "vllm-level2":
             t.update(_engine_terms("vllm", "sleep", k, link, preallocated=pre, first_sleep=first))
         elif k:
@@ -348,7 +354,7 @@ def _phi3_vision() -> Any:
 
 
 #: NVIDIA RTX A4000 (16 GB, PCIe Gen4 x16, its datasheet); only its host link matters for a switch.
-_A4000 = SimpleNamespace(name="RTX A4000", host_link_bytes_per_s=32e9)
+_A4000 = SimpleNamespace(name="RTX A4000", host_link_bytes_per_s=32e9, hbm_bytes=16.0 * 2**30)
 
 _PR58066 = "vllm-project/vllm PR 58066"
 _BLOG = "vllm-project.github.io, 2025-10-26 sleep-mode post"
@@ -439,7 +445,7 @@ def _terms(case: _Case) -> tuple[dict[str, float], float]:
         link = host_link_share(gpu, _gpus_copying(gpu, kw["gpus"], None))
         w = float(m.total_params) * kw.get("bytes_per_param", 2.0) / kw["gpus"]
         return _engine_terms(kw["engine"], case.part, w, link, preallocated=kw.get("preallocated", False),
-                             first_sleep=kw.get("first_sleep", False)), link
+                             first_sleep=kw.get("first_sleep", False), pool=w + _default_kv(gpu, w)), link
     _, gpu = _resolve("Qwen3-0.6B", kw["accelerator"])
     link = float(gpu.host_link_bytes_per_s)
     if case.kind == "copy":
@@ -448,6 +454,16 @@ def _terms(case: _Case) -> tuple[dict[str, float], float]:
     if b is None:
         b = TRAIN_STATE_BYTES_PER_PARAM * float(_resolve(kw["model"], gpu)[0].total_params)
     return _tms_terms(case.part, b, link, False), link
+
+
+def _default_kv(gpu: Any, weights: float) -> float:
+    """KV-cache bytes per GPU of a vLLM engine at its defaults (the rule of
+    :func:`rollsim.hardware.serving.kv_capacity_tokens`: ``hbm x 0.9 - weights - reserve``), for the
+    published runs that do not give theirs."""
+    from rollsim.hardware.serving import ENGINES as _SERVING
+
+    e = _SERVING["vllm"]
+    return max(0.0, float(gpu.hbm_bytes) * e.gpu_memory_utilization - weights - e.activation_reserve_gib * 2.0**30)
 
 
 def _predict(case: _Case, c: dict[str, float] | None = None) -> float:
@@ -471,7 +487,7 @@ def fit() -> dict[str, float]:
     x, *_ = np.linalg.lstsq(a, np.ones(len(rows)), rcond=None)
     return {"sleep_fixed_s": round(float(x[0]), 4), "wake_fixed_s": round(float(x[1]), 4),
             "pageable_bytes_per_s": float(f"{1.0 / x[3]:.3g}"), "pinned_efficiency": round(float(1.0 / x[2]), 3),
-            "unpin_bytes_per_s": float(f"{1.0 / x[4]:.3g}")}
+            "unpin_bytes_per_s": float(f"{1.0 / x[4]:.3g}"), "map_bytes_per_s": float(f"{1.0 / x[5]:.3g}")}
 
 
 def switch_validation_rows() -> list[dict[str, Any]]:
