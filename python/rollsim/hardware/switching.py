@@ -360,6 +360,16 @@ _PR58066 = "vllm-project/vllm PR 58066"
 _BLOG = "vllm-project.github.io, 2025-10-26 sleep-mode post"
 _BLOG_TP4 = "vllm-project.github.io assets/figures/2025-vllm-sleep-mode/plotly-sleep-mode.js"
 _BLOG_A4000 = "vllm-project.github.io assets/figures/2025-vllm-sleep-mode/plotly-sleep-mode-a4000.js"
+_BLOG_QUANT = ("vllm-project.github.io assets/figures/2025-vllm-sleep-mode/plotly-ablation-quant.js "
+               "(commit c3a01c4a5807)")
+#: The sleep-mode post's quantization ablation (A100, TP 1, level 1, vLLM 0.11.0), held out by a rule
+#: written before any of its predictions was computed: every sleep and wake of both series (BF16 and
+#: FP8) and both models, each the median of the chart's repeats (three wakes, three or two sleeps:
+#: all after the warm-up's first sleep, so in the steady state); FP8 weights at 1 byte per parameter
+#: (vLLM's online FP8 quantizes the linear layers; what it leaves in BF16, such as the embeddings,
+#: is not counted, so the bytes are a lower bound), the KV cache at vLLM's defaults as in every row.
+_QUANT = (("BF16", "Qwen3-0.6B", "Qwen3-0.6B", 0.10, 0.27), ("BF16", "phi3v", "Phi-3-vision", 0.49, 0.89),
+          ("FP8", "Qwen3-0.6B", "Qwen3-0.6B", 0.06, 0.18), ("FP8", "phi3v", "Phi-3-vision", 0.31, 0.78))
 _TMS = "fzyzcjy/torch_memory_saver issue 111"
 _VIME = "vllm-project/vime issue 442, PR 443, PR 444"
 _GIB4 = 4.0 * 2**30
@@ -404,6 +414,10 @@ CALIBRATION: tuple[_Case, ...] = (
     _Case("pinned Tensor.copy_ of 4 GiB, host to device, 1 L20", "pinned copy H2D 4 GiB L20", "wake",
           _GIB4 / (23.54 * 2**30), _TMS, "copy", {"accelerator": "L20", "bytes": _GIB4}, note="23.54 GiB/s published"),
     # ---- held out
+    *(_engine_case(f"vLLM 0.11 level-1 {part}, A100, {lab}, {q} (quantization ablation)", f"vllm {lab} {q} A100",
+                   part, s, _BLOG_QUANT, m, "A100-80G", fit=False, bytes_per_param=1.0 if q == "FP8" else 2.0,
+                   note="steady state (median of the chart's repeats); held out by the rule at _QUANT")
+      for q, m, lab, sleep_s, wake_s in _QUANT for part, s in (("sleep", sleep_s), ("wake", wake_s))),
     *(_Case(f"vLLM 0.11 level-1 {part}, 4 A100 (TP 4), Qwen3-235B-A22B FP8", "vllm Qwen3-235B-A22B FP8 TP4 A100",
             part, s, _BLOG_TP4, "engine",
             {"model": "Qwen3-235B-A22B", "accelerator": "A100-80G", "gpus": 4, "engine": "vllm",
