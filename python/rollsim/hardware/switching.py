@@ -15,7 +15,14 @@ A switch is made of these terms, per GPU (weights sharded over the instance's ``
   ``bytes / PAGEABLE_BYTES_PER_S``; the same rate stands for a reload through ordinary (pageable)
   host memory;
 * **unpinning** it (``cudaFreeHost`` after the copy back), ``bytes / UNPIN_BYTES_PER_S``;
-* a fixed cost of each sleep (``SLEEP_FIXED_S``) and wake (``WAKE_FIXED_S``) of an engine.
+* **mapping** device memory back on a wake, ``(weights + KV cache) / MAP_BYTES_PER_S`` per GPU:
+  ``CuMemAllocator.sleep`` (``vllm/device_allocator/cumem.py``) unmaps and releases every allocation
+  of its pool, and ``wake_up`` runs ``create_and_map`` (``cuMemCreate``, ``cuMemMap``,
+  ``cuMemSetAccess``) on every one, the discarded KV cache included; torch_memory_saver's resume
+  maps what its pause released the same way. The release on a sleep is cheap (vLLM's pre-allocated
+  0.6B sleep on an H20, 0.059 s, releases about 90 GB), so it has no term;
+* a fixed cost of each sleep (``SLEEP_FIXED_S``) and wake (``WAKE_FIXED_S``, fitted to 0: on the
+  calibration rows the map term is what it stood for) of an engine.
 
 Which terms a switch pays depends on how it keeps its host buffers:
 
@@ -34,7 +41,7 @@ Which terms a switch pays depends on how it keeps its host buffers:
 
 :func:`train_offload_s` is the trainer's side (Megatron or FSDP state parked through
 torch_memory_saver's CPU backup, as slime and vime do with ``offload_train``): the same pause /
-resume terms over the optimizer state. The five constants are global, fitted once by :func:`fit`
+resume terms over the optimizer state. The six constants are global, fitted once by :func:`fit`
 on the rows of :data:`CALIBRATION` marked for the fit (fit and residuals:
 :func:`calibration_report`); the other rows are held out.
 """
@@ -52,14 +59,15 @@ from rollsim import _check
 from rollsim.errors import invalid
 
 __all__ = ["ENGINES", "SLEEP_FIXED_S", "WAKE_FIXED_S", "PAGEABLE_BYTES_PER_S", "PINNED_EFFICIENCY",
-           "UNPIN_BYTES_PER_S", "TRAIN_STATE_BYTES_PER_PARAM", "train_state_gpus", "host_link_share", "switch_s", "train_offload_s", "CALIBRATION",
+           "UNPIN_BYTES_PER_S", "MAP_BYTES_PER_S", "TRAIN_STATE_BYTES_PER_PARAM", "train_state_gpus", "host_link_share", "switch_s", "train_offload_s", "CALIBRATION",
            "fit", "calibration_report", "switch_validation_rows", "table_rows"]
 
 ENGINES = ("vllm", "vllm-level2", "sglang")
 
 #: Fixed seconds of an engine's sleep (unmapping its memory, bookkeeping), fitted by :func:`fit`.
 SLEEP_FIXED_S = 0.0546
-#: Fixed seconds of an engine's wake (re-mapping its memory, restoring state), fitted.
+#: Fixed seconds of an engine's wake (restoring state), fitted; 0 since the wake's mapping of its
+#: memory is priced per byte (:data:`MAP_BYTES_PER_S`).
 WAKE_FIXED_S = 0.0
 #: Bytes/s of pinning newly allocated host memory (``cudaHostAlloc``) or of a reload through
 #: pageable host memory, fitted; bounded by the host link.
@@ -71,7 +79,9 @@ PINNED_EFFICIENCY = 0.804
 #: is its only check.
 UNPIN_BYTES_PER_S = 7.53e9
 #: Bytes/s of mapping device memory back on a wake (``cuMemCreate`` + ``cuMemMap`` +
-#: ``cuMemSetAccess`` of every allocation the sleep released: weights and KV cache), fitted.
+#: ``cuMemSetAccess`` of every allocation the sleep released: weights and KV cache), fitted. Every
+#: A100 row maps the same 74.7 GB (vLLM's default pool), so the fit alone cannot tell it from a
+#: fixed wake; the held-out RTX A4000 rows (a 13 GB pool) can.
 MAP_BYTES_PER_S = 2.97e11
 #: Bytes per parameter of a mixed-precision Adam trainer's state: BF16 weights (2) and FP32
 #: gradients (4), FP32 master weights (4) and the two Adam moments (8), as Megatron's distributed
@@ -202,8 +212,8 @@ def switch_s(model: Any, accelerator: Any, *, gpus: int, kv_cache_bytes: float, 
         GPUs of one engine instance (its tensor x expert parallel size), in [1, 2**20]; the weights
         and the KV cache are split evenly over them, and all copy at once.
     kv_cache_bytes : float
-        KV cache of the instance (all its GPUs), bytes, in [0, 1e15]; moved only with
-        ``offload_kv``.
+        KV cache of the instance (all its GPUs), bytes, in [0, 1e15]; mapped back on every wake
+        (with the weights), copied out and back only with ``offload_kv``.
     engine : {"vllm", "vllm-level2", "sglang"}
         Sleep mode (module docstring).
     preallocated : bool
@@ -227,7 +237,7 @@ def switch_s(model: Any, accelerator: Any, *, gpus: int, kv_cache_bytes: float, 
     -------
     dict of str to float
         ``offload`` and ``onload`` (the seconds of the sleep and of the wake that depend on the
-        bytes: copies, pinning, unpinning, reload), ``fixed`` (both fixed costs), ``sleep``,
+        bytes: copies, pinning, unpinning, mapping, reload), ``fixed`` (both fixed costs), ``sleep``,
         ``wake`` and ``total`` (``sleep + wake``), seconds.
 
     Raises
@@ -304,7 +314,7 @@ def train_offload_s(model: Any, accelerator: Any, *, gpus: int = 1, state_bytes:
     Returns
     -------
     dict of str to float
-        ``bytes`` (per GPU), ``sleep`` (pause: pin + copy out), ``wake`` (resume: copy back +
+        ``bytes`` (per GPU), ``sleep`` (pause: pin + copy out), ``wake`` (resume: map + copy back +
         unpin) and ``total``, seconds. The framework's own steps around them (vime tears down and
         rebuilds its process groups and clears caches: about 1.4 s of its 11.2 s sleep,
         vllm-project/vime PR 443) are not included.
@@ -486,9 +496,10 @@ def _predict(case: _Case, c: dict[str, float] | None = None) -> float:
 
 
 def fit() -> dict[str, float]:
-    """The five constants by least squares on the relative errors of the :data:`CALIBRATION` rows
+    """The six constants by least squares on the relative errors of the :data:`CALIBRATION` rows
     marked for the fit. Each prediction is linear in ``(SLEEP_FIXED_S, WAKE_FIXED_S,
-    1 / PINNED_EFFICIENCY, 1 / PAGEABLE_BYTES_PER_S, 1 / UNPIN_BYTES_PER_S)`` (the pageable rate is
+    1 / PINNED_EFFICIENCY, 1 / PAGEABLE_BYTES_PER_S, 1 / UNPIN_BYTES_PER_S, 1 / MAP_BYTES_PER_S)``
+    (the published engine rows map vLLM's default pool, :func:`_default_kv`; the pageable rate is
     below every host link here), so the fit is one linear least squares (each row divided by its
     measurement)."""
     rows = [c for c in CALIBRATION if c.fit]
