@@ -19,10 +19,12 @@ def test_the_switch_is_paid_once(per_rank: bool) -> None:
     co_dep = Deployment(**kw, colocated=True)  # type: ignore[arg-type]
     co = co_dep.scenario(**args)
     switch = co_dep.switch_s()["total"]
-    # a steady-state vLLM level-1 switch: both fixed costs and the 16.4 GB of BF16 weights copied out
-    # and back over PCIe Gen5 (64e9 B/s) at the fitted pinned-copy efficiency
+    # a steady-state vLLM level-1 switch: both fixed costs (the wake's is 0), the 16.4 GB of BF16
+    # weights copied out and back over PCIe Gen5 (64e9 B/s) at the fitted pinned-copy efficiency, and
+    # the weights and the deployment's KV cache mapped back on the wake at the fitted 2.97e11 B/s
     weights = MODELS["Qwen3-8B"].total_params * 2.0
-    assert switch == pytest.approx(0.0546 + 0.2519 + 2 * weights / (0.804 * 64e9), rel=1e-12)
+    kv = co_dep.kv_capacity_tokens() * MODELS["Qwen3-8B"].kv_bytes_per_token()
+    assert switch == pytest.approx(0.0546 + 0.0 + 2 * weights / (0.804 * 64e9) + (weights + kv) / 2.97e11, rel=1e-12)
     assert co.weight_sync_s == pytest.approx(apart.weight_sync_s + switch, rel=1e-12)
     assert (co.train_step_s, co.train_s_per_token, co.train) == (apart.train_step_s, apart.train_s_per_token, apart.train)
 
@@ -44,7 +46,7 @@ def test_train_offload_adds_the_trainers_state() -> None:
     both = d.switch_s()
     b = 18.0 * 596_049_920
     sleep = b / (0.804 * 32e9) + b / 2.88e9
-    wake = b / (0.804 * 32e9) + b / 7.34e9
+    wake = b / 2.97e11 + b / (0.804 * 32e9) + b / 7.53e9
     assert (both["train_sleep"], both["train_wake"]) == (pytest.approx(sleep, rel=1e-12), pytest.approx(wake, rel=1e-12))
     assert both["total"] == pytest.approx(engine_only["total"] + sleep + wake, rel=1e-12)
     assert both["sleep"] == pytest.approx(engine_only["sleep"] + sleep, rel=1e-12)

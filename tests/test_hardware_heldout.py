@@ -130,7 +130,8 @@ def test_no_fit_reads_the_held_out_rows(monkeypatch):
     assert switching.fit() == {"sleep_fixed_s": switching.SLEEP_FIXED_S, "wake_fixed_s": switching.WAKE_FIXED_S,
                                "pageable_bytes_per_s": switching.PAGEABLE_BYTES_PER_S,
                                "pinned_efficiency": switching.PINNED_EFFICIENCY,
-                               "unpin_bytes_per_s": switching.UNPIN_BYTES_PER_S}
+                               "unpin_bytes_per_s": switching.UNPIN_BYTES_PER_S,
+                               "map_bytes_per_s": switching.MAP_BYTES_PER_S}
     calib = validation.table()  # the calibration table (and its own held-out checks) is built without them
     assert not labels & set(calib["label"])
     # no held-out row repeats a calibration measurement (two files are shared, with other tables / rows:

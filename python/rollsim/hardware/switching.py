@@ -15,7 +15,14 @@ A switch is made of these terms, per GPU (weights sharded over the instance's ``
   ``bytes / PAGEABLE_BYTES_PER_S``; the same rate stands for a reload through ordinary (pageable)
   host memory;
 * **unpinning** it (``cudaFreeHost`` after the copy back), ``bytes / UNPIN_BYTES_PER_S``;
-* a fixed cost of each sleep (``SLEEP_FIXED_S``) and wake (``WAKE_FIXED_S``) of an engine.
+* **mapping** device memory back on a wake, ``(weights + KV cache) / MAP_BYTES_PER_S`` per GPU:
+  ``CuMemAllocator.sleep`` (``vllm/device_allocator/cumem.py``) unmaps and releases every allocation
+  of its pool, and ``wake_up`` runs ``create_and_map`` (``cuMemCreate``, ``cuMemMap``,
+  ``cuMemSetAccess``) on every one, the discarded KV cache included; torch_memory_saver's resume
+  maps what its pause released the same way. The release on a sleep is cheap (vLLM's pre-allocated
+  0.6B sleep on an H20, 0.059 s, releases about 90 GB), so it has no term;
+* a fixed cost of each sleep (``SLEEP_FIXED_S``) and wake (``WAKE_FIXED_S``, fitted to 0: on the
+  calibration rows the map term is what it stood for) of an engine.
 
 Which terms a switch pays depends on how it keeps its host buffers:
 
@@ -34,7 +41,7 @@ Which terms a switch pays depends on how it keeps its host buffers:
 
 :func:`train_offload_s` is the trainer's side (Megatron or FSDP state parked through
 torch_memory_saver's CPU backup, as slime and vime do with ``offload_train``): the same pause /
-resume terms over the optimizer state. The five constants are global, fitted once by :func:`fit`
+resume terms over the optimizer state. The six constants are global, fitted once by :func:`fit`
 on the rows of :data:`CALIBRATION` marked for the fit (fit and residuals:
 :func:`calibration_report`); the other rows are held out.
 """
@@ -52,15 +59,16 @@ from rollsim import _check
 from rollsim.errors import invalid
 
 __all__ = ["ENGINES", "SLEEP_FIXED_S", "WAKE_FIXED_S", "PAGEABLE_BYTES_PER_S", "PINNED_EFFICIENCY",
-           "UNPIN_BYTES_PER_S", "TRAIN_STATE_BYTES_PER_PARAM", "train_state_gpus", "host_link_share", "switch_s", "train_offload_s", "CALIBRATION",
+           "UNPIN_BYTES_PER_S", "MAP_BYTES_PER_S", "TRAIN_STATE_BYTES_PER_PARAM", "train_state_gpus", "host_link_share", "switch_s", "train_offload_s", "CALIBRATION",
            "fit", "calibration_report", "switch_validation_rows", "table_rows"]
 
 ENGINES = ("vllm", "vllm-level2", "sglang")
 
 #: Fixed seconds of an engine's sleep (unmapping its memory, bookkeeping), fitted by :func:`fit`.
 SLEEP_FIXED_S = 0.0546
-#: Fixed seconds of an engine's wake (re-mapping its memory, restoring state), fitted.
-WAKE_FIXED_S = 0.2519
+#: Fixed seconds of an engine's wake (restoring state), fitted; 0 since the wake's mapping of its
+#: memory is priced per byte (:data:`MAP_BYTES_PER_S`).
+WAKE_FIXED_S = 0.0
 #: Bytes/s of pinning newly allocated host memory (``cudaHostAlloc``) or of a reload through
 #: pageable host memory, fitted; bounded by the host link.
 PAGEABLE_BYTES_PER_S = 2.88e9
@@ -69,14 +77,19 @@ PINNED_EFFICIENCY = 0.804
 #: Bytes/s of freeing (unpinning) a pinned host buffer after the copy back, fitted; the one row
 #: that sets it is the resume benchmark of fzyzcjy/torch_memory_saver issue 111, so vime's wake
 #: is its only check.
-UNPIN_BYTES_PER_S = 7.34e9
+UNPIN_BYTES_PER_S = 7.53e9
+#: Bytes/s of mapping device memory back on a wake (``cuMemCreate`` + ``cuMemMap`` +
+#: ``cuMemSetAccess`` of every allocation the sleep released: weights and KV cache), fitted. Every
+#: A100 row maps the same 74.7 GB (vLLM's default pool), so the fit alone cannot tell it from a
+#: fixed wake; the held-out RTX A4000 rows (a 13 GB pool) can.
+MAP_BYTES_PER_S = 2.97e11
 #: Bytes per parameter of a mixed-precision Adam trainer's state: BF16 weights (2) and FP32
 #: gradients (4), FP32 master weights (4) and the two Adam moments (8), as Megatron's distributed
 #: optimizer and FSDP2 keep them.
 TRAIN_STATE_BYTES_PER_PARAM = 18.0
 
 _MAX_GPUS = 1 << 20
-_KEYS = ("sleep_fixed_s", "wake_fixed_s", "copy", "pin", "unpin")  # the linear terms of :func:`_terms`
+_KEYS = ("sleep_fixed_s", "wake_fixed_s", "copy", "pin", "unpin", "map")  # the linear terms of :func:`_terms`
 
 
 def train_state_gpus(model: Any, gpu: Any) -> tuple[float, int]:
@@ -90,7 +103,8 @@ def train_state_gpus(model: Any, gpu: Any) -> tuple[float, int]:
 
 def _constants() -> dict[str, float]:
     return {"sleep_fixed_s": SLEEP_FIXED_S, "wake_fixed_s": WAKE_FIXED_S, "pageable_bytes_per_s": PAGEABLE_BYTES_PER_S,
-            "pinned_efficiency": PINNED_EFFICIENCY, "unpin_bytes_per_s": UNPIN_BYTES_PER_S}
+            "pinned_efficiency": PINNED_EFFICIENCY, "unpin_bytes_per_s": UNPIN_BYTES_PER_S,
+            "map_bytes_per_s": MAP_BYTES_PER_S}
 
 
 def _gpus_copying(accelerator: Any, gpus: int, gpus_copying: int | None) -> int:
@@ -141,7 +155,7 @@ def host_link_share(accelerator: Any, gpus_copying: int = 1) -> float:
 
 
 def _engine_terms(engine: str, part: str, moved: float, link: float, *, preallocated: bool,
-                  first_sleep: bool) -> dict[str, float]:
+                  first_sleep: bool, pool: float = 0.0) -> dict[str, float]:
     """The coefficients of one engine sleep or wake: ``copy`` in seconds at the full host link
     (divided by ``PINNED_EFFICIENCY``), ``pin`` and ``unpin`` in bytes (divided by their rates),
     the fixed costs as 0/1."""
@@ -153,7 +167,7 @@ def _engine_terms(engine: str, part: str, moved: float, link: float, *, prealloc
         if (engine == "vllm" and first_sleep and not preallocated) or (engine == "sglang" and not preallocated):
             t["pin"] = moved
         return t
-    t = {"wake_fixed_s": 1.0}
+    t = {"wake_fixed_s": 1.0, "map": pool}
     if engine == "vllm-level2":
         t["pin"] = moved  # reloaded through pageable memory
         return t
@@ -168,6 +182,8 @@ def _tms_terms(part: str, moved: float, link: float, retain: bool) -> dict[str, 
     t = {"copy": moved / link}
     if not retain:
         t["pin" if part == "sleep" else "unpin"] = moved
+    if part == "wake":
+        t["map"] = moved
     return t
 
 
@@ -175,7 +191,7 @@ def _seconds(t: dict[str, float], c: dict[str, float], link: float) -> float:
     """The seconds of the terms ``t`` under the constants ``c``; the pageable rate is capped by the
     host link."""
     rates = {"copy": 1.0 / c["pinned_efficiency"], "pin": 1.0 / min(c["pageable_bytes_per_s"], link),
-             "unpin": 1.0 / c["unpin_bytes_per_s"], "sleep_fixed_s": c["sleep_fixed_s"],
+             "unpin": 1.0 / c["unpin_bytes_per_s"], "map": 1.0 / c["map_bytes_per_s"], "sleep_fixed_s": c["sleep_fixed_s"],
              "wake_fixed_s": c["wake_fixed_s"]}
     return sum(v * rates[k] for k, v in t.items())
 
@@ -196,8 +212,8 @@ def switch_s(model: Any, accelerator: Any, *, gpus: int, kv_cache_bytes: float, 
         GPUs of one engine instance (its tensor x expert parallel size), in [1, 2**20]; the weights
         and the KV cache are split evenly over them, and all copy at once.
     kv_cache_bytes : float
-        KV cache of the instance (all its GPUs), bytes, in [0, 1e15]; moved only with
-        ``offload_kv``.
+        KV cache of the instance (all its GPUs), bytes, in [0, 1e15]; mapped back on every wake
+        (with the weights), copied out and back only with ``offload_kv``.
     engine : {"vllm", "vllm-level2", "sglang"}
         Sleep mode (module docstring).
     preallocated : bool
@@ -221,7 +237,7 @@ def switch_s(model: Any, accelerator: Any, *, gpus: int, kv_cache_bytes: float, 
     -------
     dict of str to float
         ``offload`` and ``onload`` (the seconds of the sleep and of the wake that depend on the
-        bytes: copies, pinning, unpinning, reload), ``fixed`` (both fixed costs), ``sleep``,
+        bytes: copies, pinning, unpinning, mapping, reload), ``fixed`` (both fixed costs), ``sleep``,
         ``wake`` and ``total`` (``sleep + wake``), seconds.
 
     Raises
@@ -254,7 +270,7 @@ def switch_s(model: Any, accelerator: Any, *, gpus: int, kv_cache_bytes: float, 
     k = kv / g if okv else 0.0
     out = {}
     for part in ("sleep", "wake"):
-        t = _engine_terms(engine, part, w, link, preallocated=pre, first_sleep=first)
+        t = _engine_terms(engine, part, w, link, preallocated=pre, first_sleep=first, pool=w + kv / g)
         if k and part == "sleep" and engine == "vllm-level2":
             t.update(_engine_terms("vllm", "sleep", k, link, preallocated=pre, first_sleep=first))
         elif k:
@@ -298,7 +314,7 @@ def train_offload_s(model: Any, accelerator: Any, *, gpus: int = 1, state_bytes:
     Returns
     -------
     dict of str to float
-        ``bytes`` (per GPU), ``sleep`` (pause: pin + copy out), ``wake`` (resume: copy back +
+        ``bytes`` (per GPU), ``sleep`` (pause: pin + copy out), ``wake`` (resume: map + copy back +
         unpin) and ``total``, seconds. The framework's own steps around them (vime tears down and
         rebuilds its process groups and clears caches: about 1.4 s of its 11.2 s sleep,
         vllm-project/vime PR 443) are not included.
@@ -348,12 +364,22 @@ def _phi3_vision() -> Any:
 
 
 #: NVIDIA RTX A4000 (16 GB, PCIe Gen4 x16, its datasheet); only its host link matters for a switch.
-_A4000 = SimpleNamespace(name="RTX A4000", host_link_bytes_per_s=32e9)
+_A4000 = SimpleNamespace(name="RTX A4000", host_link_bytes_per_s=32e9, hbm_bytes=16.0 * 2**30)
 
 _PR58066 = "vllm-project/vllm PR 58066"
 _BLOG = "vllm-project.github.io, 2025-10-26 sleep-mode post"
 _BLOG_TP4 = "vllm-project.github.io assets/figures/2025-vllm-sleep-mode/plotly-sleep-mode.js"
 _BLOG_A4000 = "vllm-project.github.io assets/figures/2025-vllm-sleep-mode/plotly-sleep-mode-a4000.js"
+_BLOG_QUANT = ("vllm-project.github.io assets/figures/2025-vllm-sleep-mode/plotly-ablation-quant.js "
+               "(commit c3a01c4a5807)")
+#: The sleep-mode post's quantization ablation (A100, TP 1, level 1, vLLM 0.11.0), held out by a rule
+#: written before any of its predictions was computed: every sleep and wake of both series (BF16 and
+#: FP8) and both models, each the median of the chart's repeats (three wakes, three or two sleeps:
+#: all after the warm-up's first sleep, so in the steady state); FP8 weights at 1 byte per parameter
+#: (vLLM's online FP8 quantizes the linear layers; what it leaves in BF16, such as the embeddings,
+#: is not counted, so the bytes are a lower bound), the KV cache at vLLM's defaults as in every row.
+_QUANT = (("BF16", "Qwen3-0.6B", "Qwen3-0.6B", 0.10, 0.27), ("BF16", "phi3v", "Phi-3-vision", 0.49, 0.89),
+          ("FP8", "Qwen3-0.6B", "Qwen3-0.6B", 0.06, 0.18), ("FP8", "phi3v", "Phi-3-vision", 0.31, 0.78))
 _TMS = "fzyzcjy/torch_memory_saver issue 111"
 _VIME = "vllm-project/vime issue 442, PR 443, PR 444"
 _GIB4 = 4.0 * 2**30
@@ -398,6 +424,10 @@ CALIBRATION: tuple[_Case, ...] = (
     _Case("pinned Tensor.copy_ of 4 GiB, host to device, 1 L20", "pinned copy H2D 4 GiB L20", "wake",
           _GIB4 / (23.54 * 2**30), _TMS, "copy", {"accelerator": "L20", "bytes": _GIB4}, note="23.54 GiB/s published"),
     # ---- held out
+    *(_engine_case(f"vLLM 0.11 level-1 {part}, A100, {lab}, {q} (quantization ablation)", f"vllm {lab} {q} A100",
+                   part, s, _BLOG_QUANT, m, "A100-80G", fit=False, bytes_per_param=1.0 if q == "FP8" else 2.0,
+                   note="steady state (median of the chart's repeats); held out by the rule at _QUANT")
+      for q, m, lab, sleep_s, wake_s in _QUANT for part, s in (("sleep", sleep_s), ("wake", wake_s))),
     *(_Case(f"vLLM 0.11 level-1 {part}, 4 A100 (TP 4), Qwen3-235B-A22B FP8", "vllm Qwen3-235B-A22B FP8 TP4 A100",
             part, s, _BLOG_TP4, "engine",
             {"model": "Qwen3-235B-A22B", "accelerator": "A100-80G", "gpus": 4, "engine": "vllm",
@@ -439,7 +469,7 @@ def _terms(case: _Case) -> tuple[dict[str, float], float]:
         link = host_link_share(gpu, _gpus_copying(gpu, kw["gpus"], None))
         w = float(m.total_params) * kw.get("bytes_per_param", 2.0) / kw["gpus"]
         return _engine_terms(kw["engine"], case.part, w, link, preallocated=kw.get("preallocated", False),
-                             first_sleep=kw.get("first_sleep", False)), link
+                             first_sleep=kw.get("first_sleep", False), pool=w + _default_kv(gpu, w)), link
     _, gpu = _resolve("Qwen3-0.6B", kw["accelerator"])
     link = float(gpu.host_link_bytes_per_s)
     if case.kind == "copy":
@@ -450,15 +480,26 @@ def _terms(case: _Case) -> tuple[dict[str, float], float]:
     return _tms_terms(case.part, b, link, False), link
 
 
+def _default_kv(gpu: Any, weights: float) -> float:
+    """KV-cache bytes per GPU of a vLLM engine at its defaults (the rule of
+    :func:`rollsim.hardware.serving.kv_capacity_tokens`: ``hbm x 0.9 - weights - reserve``), for the
+    published runs that do not give theirs."""
+    from rollsim.hardware.serving import ENGINES as _SERVING
+
+    e = _SERVING["vllm"]
+    return max(0.0, float(gpu.hbm_bytes) * e.gpu_memory_utilization - weights - e.activation_reserve_gib * 2.0**30)
+
+
 def _predict(case: _Case, c: dict[str, float] | None = None) -> float:
     t, link = _terms(case)
     return _seconds(t, _constants() if c is None else c, link)
 
 
 def fit() -> dict[str, float]:
-    """The five constants by least squares on the relative errors of the :data:`CALIBRATION` rows
+    """The six constants by least squares on the relative errors of the :data:`CALIBRATION` rows
     marked for the fit. Each prediction is linear in ``(SLEEP_FIXED_S, WAKE_FIXED_S,
-    1 / PINNED_EFFICIENCY, 1 / PAGEABLE_BYTES_PER_S, 1 / UNPIN_BYTES_PER_S)`` (the pageable rate is
+    1 / PINNED_EFFICIENCY, 1 / PAGEABLE_BYTES_PER_S, 1 / UNPIN_BYTES_PER_S, 1 / MAP_BYTES_PER_S)``
+    (the published engine rows map vLLM's default pool, :func:`_default_kv`; the pageable rate is
     below every host link here), so the fit is one linear least squares (each row divided by its
     measurement)."""
     rows = [c for c in CALIBRATION if c.fit]
@@ -471,7 +512,7 @@ def fit() -> dict[str, float]:
     x, *_ = np.linalg.lstsq(a, np.ones(len(rows)), rcond=None)
     return {"sleep_fixed_s": round(float(x[0]), 4), "wake_fixed_s": round(float(x[1]), 4),
             "pageable_bytes_per_s": float(f"{1.0 / x[3]:.3g}"), "pinned_efficiency": round(float(1.0 / x[2]), 3),
-            "unpin_bytes_per_s": float(f"{1.0 / x[4]:.3g}")}
+            "unpin_bytes_per_s": float(f"{1.0 / x[4]:.3g}"), "map_bytes_per_s": float(f"{1.0 / x[5]:.3g}")}
 
 
 def switch_validation_rows() -> list[dict[str, Any]]:
