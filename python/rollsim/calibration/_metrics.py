@@ -435,6 +435,10 @@ def _raw(df: pl.DataFrame, name: str) -> np.ndarray:
     return s.cast(pl.Float64).fill_null(float("nan")).to_numpy().astype(float)
 
 
+#: wandb's own columns of a run's history: one value per logged row, never a metric of the step.
+_WANDB_OWN = ("_step", "_runtime", "_timestamp")
+
+
 def _unread(columns: list[str], used: list[str], fw: str,
             renames: dict[str, str] | None) -> tuple[list[str], list[str]]:
     """Notes naming the columns :func:`calibrate` does not read (as the table names them): ``(near,
@@ -449,7 +453,7 @@ def _unread(columns: list[str], used: list[str], fw: str,
         if c in used or c in ("_runtime", "_timestamp"):
             continue
         shown = (renames or {}).get(c, c)
-        near = closest(c, absent, 0.85)
+        near = closest(c, absent, 0.85) if c not in _WANDB_OWN else None  # wandb's _step is no misspelt step
         (meant if near else unread).append(f"{shown} (a misspelling of {near}?)" if near else shown)
     return ([f"metrics: not read, near misses of metrics calibrate reads: {', '.join(meant)}"] if meant else [],
             [f"metrics: not read (no metric calibrate uses): {_list(unread)}"] if unread else [])
@@ -457,6 +461,28 @@ def _unread(columns: list[str], used: list[str], fw: str,
 
 def _list(labels: list[str], most: int = 10) -> str:
     return ", ".join(labels[:most]) + (f" ... ({len(labels)} in all)" if len(labels) > most else "")
+
+
+def _merge_parts(df: pl.DataFrame, key: str) -> pl.DataFrame | None:
+    """The table with each step's rows merged into one, when a step's metrics were logged in separate
+    rows (slime logs its rollout's and its trainer's metrics from two processes, each ``wandb.log`` a
+    row of the history, both with ``rollout/step``): None when every step has one row, when a step
+    has no value, or when two rows of a step give a column different values (a resumed run's steps
+    logged again: refused by the caller). wandb's own columns keep the step's first row's value."""
+    if df[key].null_count() or df[key].n_unique() == df.height:
+        return None
+    def clean(c: str) -> pl.Expr:
+        e = pl.col(c)
+        return e.fill_nan(None) if df[c].dtype.is_float() else e
+    others = [c for c in df.columns if c != key and c not in _WANDB_OWN]
+    if others:
+        counts = df.group_by(key).agg([clean(c).drop_nulls().n_unique().alias(c) for c in others])
+        if bool(counts.select(pl.max_horizontal(others)).to_series().max() > 1):  # type: ignore[operator]
+            return None
+    merged = df.group_by(key, maintain_order=True).agg(
+        [clean(c).drop_nulls().first().alias(c) if c not in _WANDB_OWN else pl.col(c).first() for c in df.columns
+         if c != key])
+    return merged.select(df.columns)
 
 
 def _screen(df: pl.DataFrame, framework: str | None,
@@ -506,6 +532,15 @@ def _screen(df: pl.DataFrame, framework: str | None,
             raise invalid("metrics", f"missing {names} ({fw} metric names; generic column {gen!r}: {GENERIC[gen]})"
                           f"{why}{meant}; columns given: {', '.join(given[:12])}{' ...' if len(given) > 12 else ''}")
     step = raw.get(src["step"][0]) if "step" in src else None
+    if step is not None:
+        merged = _merge_parts(df, src["step"][0])
+        if merged is not None:
+            notes.append(f"metrics: {df.height} rows merged into {merged.height} steps by {src['step'][0]} (each "
+                         "step's metrics were logged in separate rows, as a wandb history export of slime's rollout "
+                         "and training processes gives them; no value of a step disagreed)")
+            df = merged
+            raw = {c: _raw(df, c) for c in used if c in df.columns}
+            step = raw[src["step"][0]]
     whole = step is not None and not np.any(np.isnan(step))
     if step is not None:
         seen, counts = np.unique(step[~np.isnan(step)], return_counts=True)
