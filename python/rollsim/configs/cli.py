@@ -49,19 +49,24 @@ def threshold_list(s: str) -> list[float]:
     return out
 
 
-def staleness_list(s: str) -> list[int | None]:
+def staleness_list(s: str, flag: str = "--max-staleness") -> list[int | None]:
     """argparse type: ``"1,2,none"`` -> ``[1, 2, None]``."""
     out: list[int | None] = []
     for part in s.split(","):
         p = part.strip().lower()
         if p == "none":
             out.append(None)
-        elif p.isdigit():
+        elif p.isdigit() and int(p) <= 2**32 - 1:
             out.append(int(p))
         else:
-            raise argparse.ArgumentTypeError(f"--max-staleness: must be integers >= 0 or 'none' separated by commas, "
-                                             f"got {s!r}")
+            raise argparse.ArgumentTypeError(f"{flag}: must be integers in [0, 4294967295] or 'none' separated by "
+                                             f"commas, got {s!r}")
     return out
+
+
+def eta_list(s: str) -> list[int | None]:
+    """argparse type of ``--admission-eta``: as :func:`staleness_list`."""
+    return staleness_list(s, "--admission-eta")
 
 
 def add_parsers(sub: Any) -> None:
@@ -115,7 +120,12 @@ def add_parsers(sub: Any) -> None:
             p.add_argument("--pipeline", default=None, help="comma-separated: sync, one-step, k-step:K, fully-async, "
                                                             "verl-fully-async (verl's trainer cadence)")
             p.add_argument("--max-staleness", type=staleness_list, default=None,
-                           help="comma-separated caps for fully-async (none: no cap)")
+                           help="comma-separated caps for fully-async (none: no cap): samples older than the cap "
+                                "are dropped when the trainer takes them")
+            p.add_argument("--admission-eta", type=eta_list, default=None,
+                           help="comma-separated admission bounds for fully-async (AReaL's max_head_offpolicyness; "
+                                "none: no bound): a group starts only while it can train within eta versions, "
+                                "nothing dropped")
             p.add_argument("--trigger-parameter-sync-step", type=int_list("--trigger-parameter-sync-step"),
                            default=None, help="comma-separated local updates per parameter sync (verl's fully async "
                                               "cadence: --pipeline verl-fully-async, or a verl fully_async config)")
@@ -273,7 +283,7 @@ def _cmd_whatif(a: argparse.Namespace) -> int:
     if a.pipeline is not None:
         axes["pipeline"] = [p.strip() for p in a.pipeline.split(",") if p.strip()]
     cadence = ("trigger_parameter_sync_step", "require_batches", "staleness_threshold")
-    for key in ("max_staleness", "rollout_gpus", "train_gpus", "prompts", "group_size", "max_response_tokens",
+    for key in ("max_staleness", "admission_eta", "rollout_gpus", "train_gpus", "prompts", "group_size", "max_response_tokens",
                 *cadence):
         if getattr(a, key) is not None:
             axes[key] = getattr(a, key)
@@ -284,15 +294,17 @@ def _cmd_whatif(a: argparse.Namespace) -> int:
     if given and not verl:  # the grid leaves them out of other pipelines: given alone they would be lost
         raise invalid("--" + given[0].replace("_", "-"), "is verl's fully async cadence: it needs --pipeline "
                       "verl-fully-async (or a verl fully_async config without --pipeline)")
-    if "max_staleness" in axes and "pipeline" in axes and not any(
-            isinstance(_variant_pipeline(p), FullyAsync) for p in axes["pipeline"]):
-        # the grid gives the caps to the fully asynchronous pipelines only: with none of them they would be lost
-        raise invalid("--max-staleness", f"applies to the fully asynchronous pipelines only (--pipeline fully-async or "
-                      f"verl-fully-async), got --pipeline {a.pipeline}")
-    if "max_staleness" in axes and "pipeline" not in axes and not isinstance(cal.scenario.pipeline, FullyAsync):
-        # a fully async base takes the cap on its own pipeline
-        raise invalid("--max-staleness", f"needs --pipeline fully-async (the cap applies to that pipeline; the "
-                                         f"config's is {type(cal.scenario.pipeline).__name__})")
+    for key in ("max_staleness", "admission_eta"):
+        flag = "--" + key.replace("_", "-")
+        if key in axes and "pipeline" in axes and not any(
+                isinstance(_variant_pipeline(p), FullyAsync) for p in axes["pipeline"]):
+            # the grid gives the caps to the fully asynchronous pipelines only: with none of them they would be lost
+            raise invalid(flag, f"applies to the fully asynchronous pipelines only (--pipeline fully-async or "
+                          f"verl-fully-async), got --pipeline {a.pipeline}")
+        if key in axes and "pipeline" not in axes and not isinstance(cal.scenario.pipeline, FullyAsync):
+            # a fully async base takes the cap on its own pipeline
+            raise invalid(flag, f"needs --pipeline fully-async (the bound applies to that pipeline; the "
+                                f"config's is {type(cal.scenario.pipeline).__name__})")
     with warnings.catch_warnings():
         if a.format == "table":  # the table says it, naming the flag (csv / json: the warning, and cannot_train)
             warnings.simplefilter("ignore", StalenessCapLivelockWarning)
