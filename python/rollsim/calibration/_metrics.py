@@ -295,11 +295,15 @@ _WANDB_UI = re.compile(r"^(?P<run>.+?) - (?P<name>.+?)(?P<ext>__MIN|__MAX)?$")
 
 
 def _wandb_ui(df: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, str], list[str]]:
-    """``df`` without a wandb UI export's run-name prefixes when every column but ``Step`` has one
+    """``df`` without a wandb UI export's run-name prefixes when every column but the x axis (the first:
+    ``Step``, or a step metric such as slime's ``rollout/step``) has one
     (:data:`_WANDB_UI`): the renames ``{metric: given}``, the ``__MIN`` / ``__MAX`` columns dropped, and a
     note saying so. A table of several runs is refused (which one to calibrate cannot be told)."""
     known = _known_names()
-    rest = [c for c in df.columns if c != "Step"]
+    # the chart's x axis, first and without a run prefix: Step, or the run's own step metric (slime's
+    # rollout/step, set by wandb.define_metric) when the chart is drawn over it
+    axis = df.columns[0] if df.columns and not _WANDB_UI.match(df.columns[0]) else "Step"
+    rest = [c for c in df.columns if c != axis]
     found = {c: _WANDB_UI.match(c) for c in rest}
     if not rest or not all(found.values()) or not any(m and m["name"] in known for m in found.values()):
         return df, {}, []
@@ -309,12 +313,15 @@ def _wandb_ui(df: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, str], list[str]
                                  " keep the columns of the one run to calibrate")
     extremes = [c for c, m in found.items() if m and m["ext"]]
     renames = {m["name"]: c for c, m in found.items() if m and not m["ext"]}
-    if "Step" in df.columns:
-        renames["step"] = "Step"
+    step_axis = axis in df.columns and axis not in ("_runtime", "_timestamp")  # wall time is no step
+    if step_axis and axis not in known:
+        renames["step"] = axis
     out = df.drop(extremes).rename({given: new for new, given in renames.items()})
     note = (f"metrics: a wandb chart export of run {runs[0]!r}: its '{runs[0]} - ' prefix left off"
             + (f", the chart's bucket extremes not read ({_list(extremes)})" if extremes else "")
-            + (", the step read from Step" if "Step" in df.columns else ""))
+            + (f", the step read from {axis}" if step_axis else "")
+            + (f"; its x axis {axis} is wall time, not a step: rows counted in order" if axis in df.columns
+               and not step_axis else ""))
     return out, renames, [note]
 
 
@@ -463,12 +470,25 @@ def _list(labels: list[str], most: int = 10) -> str:
     return ", ".join(labels[:most]) + (f" ... ({len(labels)} in all)" if len(labels) > most else "")
 
 
+def merge_parts(df: pl.DataFrame, framework: str | None) -> tuple[pl.DataFrame, list[str]]:
+    """``df`` with each step's rows merged into one where a step's metrics were logged in separate rows
+    that do not disagree (:func:`_merge_parts`), and a note saying so (none when nothing was merged)."""
+    key = _resolve(df.columns, _framework(df, framework)).get("step", [None])[0]
+    merged = _merge_parts(df, key) if key is not None else None
+    if merged is None:
+        return df, []
+    return merged, [f"metrics: {df.height} rows merged into {merged.height} steps by {key} (each step's metrics were "
+                    "logged in separate rows, as a wandb history export of slime's rollout and training processes "
+                    "gives them; no metric had two values in a step)"]
+
+
 def _merge_parts(df: pl.DataFrame, key: str) -> pl.DataFrame | None:
     """The table with each step's rows merged into one, when a step's metrics were logged in separate
     rows (slime logs its rollout's and its trainer's metrics from two processes, each ``wandb.log`` a
     row of the history, both with ``rollout/step``): None when every step has one row, when a step
-    has no value, or when two rows of a step give a column different values (a resumed run's steps
-    logged again: refused by the caller). wandb's own columns keep the step's first row's value."""
+    has no value, or when two rows of a step both give a column a value (a resumed run's steps logged
+    again, or a row repeated: refused by the caller). wandb's own columns keep the step's first row's
+    value."""
     if df[key].null_count() or df[key].n_unique() == df.height:
         return None
     def clean(c: str) -> pl.Expr:
@@ -476,7 +496,7 @@ def _merge_parts(df: pl.DataFrame, key: str) -> pl.DataFrame | None:
         return e.fill_nan(None) if df[c].dtype.is_float() else e
     others = [c for c in df.columns if c != key and c not in _WANDB_OWN]
     if others:
-        counts = df.group_by(key).agg([clean(c).drop_nulls().n_unique().alias(c) for c in others])
+        counts = df.group_by(key).agg([clean(c).drop_nulls().len().alias(c) for c in others])
         if bool(counts.select(pl.max_horizontal(others)).to_series().max() > 1):  # type: ignore[operator]
             return None
     merged = df.group_by(key, maintain_order=True).agg(
@@ -532,15 +552,6 @@ def _screen(df: pl.DataFrame, framework: str | None,
             raise invalid("metrics", f"missing {names} ({fw} metric names; generic column {gen!r}: {GENERIC[gen]})"
                           f"{why}{meant}; columns given: {', '.join(given[:12])}{' ...' if len(given) > 12 else ''}")
     step = raw.get(src["step"][0]) if "step" in src else None
-    if step is not None:
-        merged = _merge_parts(df, src["step"][0])
-        if merged is not None:
-            notes.append(f"metrics: {df.height} rows merged into {merged.height} steps by {src['step'][0]} (each "
-                         "step's metrics were logged in separate rows, as a wandb history export of slime's rollout "
-                         "and training processes gives them; no value of a step disagreed)")
-            df = merged
-            raw = {c: _raw(df, c) for c in used if c in df.columns}
-            step = raw[src["step"][0]]
     whole = step is not None and not np.any(np.isnan(step))
     if step is not None:
         seen, counts = np.unique(step[~np.isnan(step)], return_counts=True)
@@ -628,6 +639,7 @@ def normalize(df: pl.DataFrame, framework: str | None = None) -> tuple[pl.DataFr
         shorter than the mean, an infinite value), ``metrics: needs at least 3 steps ...``.
     """
     df, renames, _ = _unprefixed(df)
+    df, _ = merge_parts(df, framework)
     df, fw, notes, src = _screen(df, framework, renames)
     for note in notes:
         warnings.warn(note, MetricsRowsSkippedWarning, stacklevel=2)

@@ -509,13 +509,15 @@ def split_command(text: str) -> list[str]:
         i += 1
         if not s or s.startswith("#"):
             continue
+        first = s
         while True:  # a quoted string may span lines (slime's RUNTIME_ENV_JSON="{ ... }"): join them
             try:
                 parts = shlex.split(_arith_line(s, env), comments=True)
                 break
             except ValueError as e:
                 if "closing quotation" not in str(e) or i >= len(lines):
-                    raise invalid("config", f"cannot split the command line {s[:60]!r}: {e}") from None
+                    end = " (a quote opened on this line is not closed by the end of the file)" if s != first else ""
+                    raise invalid("config", f"cannot split the command line {first[:60]!r}: {e}{end}") from None
                 s = s + "\n" + lines[i]
                 i += 1
         if parts and parts[0] == "export":

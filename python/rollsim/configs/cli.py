@@ -56,11 +56,10 @@ def staleness_list(s: str, flag: str = "--max-staleness") -> list[int | None]:
         p = part.strip().lower()
         if p == "none":
             out.append(None)
-        elif p.isdigit() and int(p) <= 2**32 - 1:
+        elif p.isdigit():
             out.append(int(p))
         else:
-            raise argparse.ArgumentTypeError(f"{flag}: must be integers in [0, 4294967295] or 'none' separated by "
-                                             f"commas, got {s!r}")
+            raise argparse.ArgumentTypeError(f"{flag}: must be integers >= 0 or 'none' separated by commas, got {s!r}")
     return out
 
 
@@ -303,7 +302,8 @@ def _cmd_whatif(a: argparse.Namespace) -> int:
                           f"verl-fully-async), got --pipeline {a.pipeline}")
         if key in axes and "pipeline" not in axes and not isinstance(cal.scenario.pipeline, FullyAsync):
             # a fully async base takes the cap on its own pipeline
-            raise invalid(flag, f"needs --pipeline fully-async (the bound applies to that pipeline; the "
+            raise invalid(flag, f"needs --pipeline fully-async (the {'cap' if key == 'max_staleness' else 'bound'} "
+                                f"applies to that pipeline; the "
                                 f"config's is {type(cal.scenario.pipeline).__name__})")
     with warnings.catch_warnings():
         if a.format == "table":  # the table says it, naming the flag (csv / json: the warning, and cannot_train)
