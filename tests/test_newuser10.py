@@ -75,8 +75,13 @@ def _history_in_parts(df: pl.DataFrame) -> pl.DataFrame:
     parts = pl.concat([df.select(rollout).with_row_index("_order").with_columns(pl.col("_order") * 2),
                        df.select(train).with_row_index("_order").with_columns(pl.col("_order") * 2 + 1)],
                       how="diagonal").sort("_order")
-    return parts.rename({"_order": "_step"}).with_columns(pl.col("_step").cast(pl.Int64)).select(
+    parts = parts.rename({"_order": "_step"}).with_columns(pl.col("_step").cast(pl.Int64)).select(
         ["_step", *df.columns])
+    # and the trainer's per-optimizer-step rows, logged over train/step without rollout/step (slime
+    # logging_utils.log(args, log_dict, step_key="train/step"))
+    train_rows = pl.DataFrame({"_step": [1000 + i for i in range(30)], "train/step": list(range(30)),
+                               "train/loss": [0.1] * 30})
+    return pl.concat([parts, train_rows], how="diagonal")
 
 
 def _fit(cal: rollsim.calibration.Calibrated) -> list:
@@ -87,16 +92,18 @@ def test_wandb_history_with_a_step_in_two_rows_is_merged():
     imp = rollsim.configs.load(EXAMPLES / "slime_async.sh")
     whole = rollsim.calibrate(_slime_metrics(), imp, bootstrap=20)
     parts = _history_in_parts(_slime_metrics())
-    assert parts.height == 48
+    assert parts.height == 78
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no near-miss warning for wandb's _step either
         cal = rollsim.calibrate(parts, imp, bootstrap=20)  # was: rollout/step 0 appears in 2 rows ...
     assert _fit(cal) == _fit(whole)
     assert cal.metrics.height == 24
+    assert ("metrics: left out 30 rows without a rollout/step and without any metric calibrate reads (rows of other "
+            "log calls, such as slime's train/* rows logged over train/step)") in cal.notes
     assert ("metrics: 48 rows merged into 24 steps by rollout/step (each step's metrics were logged in separate "
             "rows, as a wandb history export of slime's rollout and training processes gives them; no metric had "
             "two values in a step)") in cal.notes
-    assert "metrics: not read (no metric calibrate uses): _step" in cal.notes
+    assert "metrics: not read (no metric calibrate uses): _step, train/step, train/loss" in cal.notes
 
 
 def test_a_step_logged_twice_with_other_values_is_still_refused():

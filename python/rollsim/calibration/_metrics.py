@@ -341,11 +341,17 @@ def _unprefixed(df: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, str], list[st
     known = _known_names()
     have = set(df.columns)
     renames: dict[str, str] = {}
+    # a framework's own step counter beside train/step (slime: rollout/step, its trainer's rows over
+    # train/step): train/step is then that trainer's optimizer-step counter, not a prefixed step
+    own_step = any(n in have for m in FRAMEWORK_METRICS.values() for alt in m.get("step", []) for n in alt
+                   if n != "step")
     for c in df.columns:
         if c in known:
             continue
         for pre in _LOGGER_PREFIXES:
             bare = c[len(pre):]
+            if bare == "step" and own_step:
+                continue
             if c.startswith(pre) and bare in known:
                 if bare in have:
                     raise invalid("metrics", f"the columns {c!r} and {bare!r} are both metric {bare} (one with a "
@@ -473,13 +479,29 @@ def _list(labels: list[str], most: int = 10) -> str:
 def merge_parts(df: pl.DataFrame, framework: str | None) -> tuple[pl.DataFrame, list[str]]:
     """``df`` with each step's rows merged into one where a step's metrics were logged in separate rows
     that do not disagree (:func:`_merge_parts`), and a note saying so (none when nothing was merged)."""
-    key = _resolve(df.columns, _framework(df, framework)).get("step", [None])[0]
-    merged = _merge_parts(df, key) if key is not None else None
-    if merged is None:
+    src = _resolve(df.columns, _framework(df, framework))
+    key = src.get("step", [None])[0]
+    if key is None:
         return df, []
-    return merged, [f"metrics: {df.height} rows merged into {merged.height} steps by {key} (each step's metrics were "
-                    "logged in separate rows, as a wandb history export of slime's rollout and training processes "
-                    "gives them; no metric had two values in a step)"]
+    notes: list[str] = []
+    metrics = sorted({c for g, cs in src.items() if g != "step" for c in cs})
+    def null(c: str) -> np.ndarray:
+        col = df[c]
+        return (col.fill_nan(None) if col.dtype.is_float() else col).is_null().to_numpy()
+
+    no_step = null(key)
+    if metrics and no_step.any() and not no_step.all():
+        blank = no_step & np.all([null(c) for c in metrics], axis=0)
+        if blank.any():  # rows of another log call over another step counter: nothing calibrate reads
+            notes.append(f"metrics: left out {int(blank.sum())} rows without a {key} and without any metric calibrate "
+                         f"reads (rows of other log calls, such as slime's train/* rows logged over train/step)")
+            df = df.filter(pl.Series(~blank))
+    merged = _merge_parts(df, key)
+    if merged is None:
+        return df, notes
+    return merged, [*notes, f"metrics: {df.height} rows merged into {merged.height} steps by {key} (each step's "
+                    "metrics were logged in separate rows, as a wandb history export of slime's rollout and training "
+                    "processes gives them; no metric had two values in a step)"]
 
 
 def _merge_parts(df: pl.DataFrame, key: str) -> pl.DataFrame | None:
@@ -489,7 +511,7 @@ def _merge_parts(df: pl.DataFrame, key: str) -> pl.DataFrame | None:
     has no value, or when two rows of a step both give a column a value (a resumed run's steps logged
     again, or a row repeated: refused by the caller). wandb's own columns keep the step's first row's
     value."""
-    if df[key].null_count() or df[key].n_unique() == df.height:
+    if (df[key].fill_nan(None) if df[key].dtype.is_float() else df[key]).null_count() or df[key].n_unique() == df.height:
         return None
     def clean(c: str) -> pl.Expr:
         e = pl.col(c)
