@@ -169,3 +169,16 @@ def test_slime_custom_rollout_function_is_noted(tmp_path):
     assert isinstance(imp.scenario.pipeline, rollsim.OneStepAsync)
     notes = {n.option: (n.kind, n.became) for n in imp.notes}
     assert notes["--rollout-function-path"][0] == "assumed"
+
+
+def test_a_batch_pipeline_variant_keeps_the_configs_over_sampling():
+    # slime_async.sh: --over-sampling-batch-size 48 for a rollout batch of 32 prompts (over_sampling 0.5);
+    # the variant "one-step" is the baseline's own pipeline: it took 2x the baseline's step without it
+    imp = rollsim.configs.load(EXAMPLES / "slime_async.sh")
+    assert imp.scenario.pipeline == rollsim.OneStepAsync(over_sampling=0.5)
+    cal = rollsim.calibrate(EXAMPLES / "slime_async_metrics.csv", imp, bootstrap=10)
+    df = rollsim.whatif(cal, [{"pipeline": "one-step"}, {"pipeline": "sync"}], draws=2, steps=6)
+    base, same, sync = df.rows(named=True)
+    assert same["step_s"] == base["step_s"] and same["drop_fraction"] == base["drop_fraction"]
+    assert sync["drop_fraction"] == pytest.approx(1 / 3, abs=0.01)  # the over-sampled third dropped there too
+    assert sync["step_s"] > base["step_s"]
