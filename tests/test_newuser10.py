@@ -182,3 +182,13 @@ def test_a_batch_pipeline_variant_keeps_the_configs_over_sampling():
     assert same["step_s"] == base["step_s"] and same["drop_fraction"] == base["drop_fraction"]
     assert sync["drop_fraction"] == pytest.approx(1 / 3, abs=0.01)  # the over-sampled third dropped there too
     assert sync["step_s"] > base["step_s"]
+
+
+def test_whatif_footnote_names_the_over_sampling_that_drops_the_longest_answers(capsys):
+    args = ["whatif", "--config", str(EXAMPLES / "slime_async.sh"), "--metrics", str(EXAMPLES / "slime_async_metrics.csv"),
+            "--bootstrap", "5", "--draws", "1", "--steps", "6"]
+    assert main(args) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[3].split()[0] == "baseline" and out[3].split()[-2] == "-"  # staleness_long undefined
+    assert ("; a batch pipeline over-sampling by 0.5 (the config's) trains each batch's first-finished answers and "
+            "drops the longest unfinished; ") in out[-1]

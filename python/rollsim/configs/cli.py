@@ -234,6 +234,10 @@ def _whatif_nan_notes(sc: Any) -> dict[str, str]:
     few = "fewer than 3 training steps completed (the first two are warm-up); raise --steps"
     long = (f"no trained answer was longer than {LONG_TOKENS} tokens, the bound of staleness_long (rollsim.LONG_TOKENS)"
             f"; a fully async run's longest answers are the stalest, dropped by its cap or still in flight")
+    over = getattr(sc.pipeline, "over_sampling", 0.0) or 0.0
+    if over > 0:  # the config's over-sampling (slime --over-sampling-batch-size, verl over_sample_rate)
+        long += (f"; a batch pipeline over-sampling by {over:g} (the config's) trains each batch's first-finished "
+                 "answers and drops the longest unfinished")
     L = sc.lengths
     if isinstance(L, LogNormal):
         if L.max_tokens <= LONG_TOKENS:
