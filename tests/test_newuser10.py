@@ -32,6 +32,7 @@ ray job submit --address="http://127.0.0.1:8265" \\
    --runtime-env-json="${RUNTIME_ENV_JSON}" \\
    -- python3 train_async.py \\
    --actor-num-nodes 1 --actor-num-gpus-per-node 4 --rollout-num-gpus 4 \\
+   ${MODEL_ARGS[@]} \\
    ${ROLLOUT_ARGS[@]}
 '''
 _ROLLOUT = """ROLLOUT_ARGS=(
@@ -50,7 +51,7 @@ def test_a_quoted_string_over_several_lines_is_one_word():
 
 def test_slime_launch_script_with_a_multiline_runtime_env_imports(tmp_path):
     path = tmp_path / "run-qwen3-4B.sh"
-    path.write_text("#!/bin/bash\nHAS_NVLINK=0\n" + _ROLLOUT + _RAY)
+    path.write_text('#!/bin/bash\nHAS_NVLINK=0\nsource "${SCRIPT_DIR}/models/qwen3-4B.sh"\n' + _ROLLOUT + _RAY)
     imp = rollsim.configs.load(path)  # was: config: cannot split the command line 'RUNTIME_ENV_JSON="{': ...
     assert imp.framework == "slime"
     assert (imp.scenario.batch_size, imp.scenario.group_size) == (256, 8)
@@ -60,6 +61,11 @@ def test_slime_launch_script_with_a_multiline_runtime_env_imports(tmp_path):
     assert json.loads(notes["--runtime-env-json"].value) == {
         "env_vars": {"PYTHONPATH": "/root/Megatron-LM/", "NCCL_NVLS_ENABLE": "0"}}
     assert notes["--runtime-env-json"].kind == "ignored"
+    # MODEL_ARGS comes from the sourced scripts/models/qwen3-4B.sh: its arguments are said not read
+    assert (notes["${MODEL_ARGS[@]}"].kind, notes["${MODEL_ARGS[@]}"].became) == (
+        "ignored", "not read: the script does not set it (a file it sources, such as slime's scripts/models/*.sh "
+        "for MODEL_ARGS, or the environment), so its arguments are not part of the import")
+    assert "${ROLLOUT_ARGS[@]}" not in notes
 
 
 def _slime_metrics() -> pl.DataFrame:

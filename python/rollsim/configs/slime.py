@@ -26,6 +26,7 @@ one weight update: rollsim's step (one policy version) is the whole rollout.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import re
@@ -35,7 +36,7 @@ from typing import Any
 from rollsim.errors import invalid
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 
-from ._common import (UNKNOWN_OPTION, ImportedConfig, Layout, Reader, build, known_options, scalar, split_command,
+from ._common import (UNKNOWN_OPTION, ImportedConfig, Layout, Note, Reader, build, known_options, scalar, split_command,
                       unknown_option_notes)
 
 __all__ = ["load", "parse_argv"]
@@ -198,8 +199,17 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | Non
     more = parse_argv(list(overrides), multi=True)
     opts.update(given)
     opts.update(more)
-    return _build(opts, entry, str(path), explicit=_entry(words) is not None, gpu=gpu, checked=[*given, *more],
-                  repeated=_repeats(cmd + [w for w in overrides if isinstance(w, str)]))
+    imp = _build(opts, entry, str(path), explicit=_entry(words) is not None, gpu=gpu, checked=[*given, *more],
+                 repeated=_repeats(cmd + [w for w in overrides if isinstance(w, str)]))
+    arrays = {w[:-2] for w in words if w.endswith("=(")}
+    unset = list(dict.fromkeys(w for w in cmd if w.startswith("$") and not (
+        (m := re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}", w)) and m.group(1) in arrays)))
+    if not unset:
+        return imp
+    extra = tuple(Note(w, "-", "not read: the script does not set it (a file it sources, such as slime's "
+                       "scripts/models/*.sh for MODEL_ARGS, or the environment), so its arguments are not part of "
+                       "the import", "ignored") for w in unset)
+    return dataclasses.replace(imp, notes=imp.notes + extra)
 
 
 def _build(o: dict[str, Any], entry: str, source: str, *, explicit: bool, gpu: str | None = None,
