@@ -2,7 +2,8 @@
 never closed (a quote may span lines, as slime's ``RUNTIME_ENV_JSON`` does, so the error names the line
 it opened on), and ``rollsim whatif --admission-eta`` (AReaL's ``max_head_offpolicyness``) given a value
 that is not a bound, or for a pipeline it does not apply to; a weight-sync ``rollsim.sync.Cluster`` given a
-model or an accelerator by name (the builder named) or a misspelt topology (the closest named); appended to the table of
+model or an accelerator by name (the builder named) or a misspelt topology (the closest named); and
+``rollsim import`` without its file (its optional overrides are not said to be required); appended to the table of
 ``tests/bad_inputs.py`` (see its format)."""
 
 from __future__ import annotations
@@ -34,4 +35,5 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("sync", "cli('sync', write('c.toml', 'topology = \"broadcst\"\\n[model]\\npreset = \"qwen3-4b\"\\n'))", "CliExit",
      f"{_ERR}topology: must be one of colocated, naive, parallel, relay, broadcast, got 'broadcst'; did you mean "
      "'broadcast'?"),
+    ("config CLI", "cli('import')", "CliExit", "exit 2: rollsim import: error: the following arguments are required: file"),
 ]

@@ -74,7 +74,7 @@ def add_parsers(sub: Any) -> None:
                         description="Prints the scenario a framework's config becomes (as TOML with --toml) and a "
                                     "note for every option read, defaulted, assumed or ignored.")
     im.add_argument("file", help="the config: verl YAML or launch script, AReaL YAML, slime or OpenRLHF launch script")
-    im.add_argument("overrides", nargs="*", help="options after the file's: key=value (verl, AReaL), or after -- "
+    im.add_argument("overrides", nargs="*", default=[], help="options after the file's: key=value (verl, AReaL), or after -- "
                                                  "the --name value arguments (slime, OpenRLHF)")
     im.add_argument("--framework", choices=_FW, default=None, help="detected from the file when not given")
     im.add_argument("--gpu", default=None, help="the accelerator (rollsim.hardware.ACCELERATORS): adds the deployment")
@@ -99,7 +99,7 @@ def add_parsers(sub: Any) -> None:
                            ("whatif", "calibrate on a run's metrics, then predict alternatives with intervals")):
         p = sub.add_parser(name, help=helptext, description=descriptions[name])
         p.add_argument("--config", required=True, help="the run's config (as for rollsim import)")
-        p.add_argument("overrides", nargs="*", help="options of the config after the file's, as for rollsim import: "
+        p.add_argument("overrides", nargs="*", default=[], help="options of the config after the file's, as for rollsim import: "
                                                     "key=value (verl, AReaL), or after -- the --name value arguments "
                                                     "(slime, OpenRLHF)")
         p.add_argument("--metrics", required=True, help="per-step metrics: CSV, JSONL, JSON or parquet")
