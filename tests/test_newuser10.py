@@ -198,3 +198,19 @@ def test_whatif_footnote_names_the_over_sampling_that_drops_the_longest_answers(
     assert out[3].split()[0] == "baseline" and out[3].split()[-2] == "-"  # staleness_long undefined
     assert ("; a batch pipeline over-sampling by 0.5 (the config's) trains each batch's first-finished answers and "
             "drops the longest unfinished; ") in out[-1]
+
+
+def test_agentic_deployment_line_says_the_decode_table_is_priced_at_one_turns_context(capsys):
+    base = ["run", "--model", "Qwen3-32B", "--gpu", "H100", "--rollout-gpus", "8", "--rollout-tp", "2",
+            "--horizon-s", "300"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rollsim.NoTrainingStepWarning)  # 300 s: no step, the line is what counts
+        assert main([*base, "--agentic-preset", "swe-agent", "--pipeline", "fully-async"]) == 0
+    err = capsys.readouterr().err
+    assert ("at the mean context 200 tokens (prompt + half the mean answer; of one turn: a trajectory's later turns "
+            "decode at its longer context, which rollsim.hardware.Deployment.scenario(context='per_token') prices "
+            "per token): ") in err
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rollsim.NoTrainingStepWarning)
+        assert main(base) == 0
+    assert "of one turn" not in capsys.readouterr().err
