@@ -753,7 +753,10 @@ def deployment_words(d: Any, sc: Scenario) -> str:
     n, top = table[-1] if table else (sc.slots_per_instance, math.nan)
     decode = (f"decode table from specs (rollsim.hardware.serving, {d.engine}) at "
               + ("no context, plus decode_s_per_context_token" if per_token else
-                 f"the mean context {ctx:,.0f} tokens (prompt + half the mean answer)")
+                 f"the mean context {ctx:,.0f} tokens (prompt + half the mean answer"
+                 + ("; of one turn: a trajectory's later turns decode at its longer context, which "
+                    "rollsim.hardware.Deployment.scenario(context='per_token') prices per token)" if sc.agentic is not None
+                    else ")"))
               + f": {sc.decode_tokens_per_s:.1f} tokens/s for 1 sequence, {top:,.0f} tokens/s per instance at {n}")
     if sc.prefill_mode == "shared":
         prefill = f"prefill shared with the decode steps at {sc.prefill_tokens_per_s:,.0f} tokens/s per instance"

@@ -304,6 +304,11 @@ def _variant(cal: Calibrated, sc: Scenario, v: dict[str, Any], scale: str = "poi
     cadence = _cadence(cal, sc, v)
     pipeline = (cadence.pipeline() if cadence is not None else
                 _variant_pipeline(v["pipeline"]) if "pipeline" in v else sc.pipeline)
+    if cadence is None and "pipeline" in v and isinstance(pipeline, OffPolicy) and isinstance(sc.pipeline, OffPolicy):
+        # the config's rollout options (slime --over-sampling-batch-size / --partial-rollout, verl
+        # over_sample_rate) are no choice of pipeline: a batch pipeline named by a variant keeps them
+        pipeline = dataclasses.replace(pipeline, over_sampling=sc.pipeline.over_sampling,
+                                       keep_partial=sc.pipeline.keep_partial)
     if "max_staleness" in v or "admission_eta" in v:
         if not isinstance(pipeline, FullyAsync):
             key = "max_staleness" if "max_staleness" in v else "admission_eta"

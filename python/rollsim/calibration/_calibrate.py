@@ -18,7 +18,7 @@ from rollsim.scenario import Scenario
 
 from ._fit import _apply, _expected_longest, fit, PARAMS, _shifted, _stream_rows, UNITS
 from ._metrics import (_detect, _families, FRAMEWORK_METRICS, _gen_reading, _normalized, inside_step, read_metrics,
-                       _screen, _slime_wait, _unprefixed, _unread)
+                       _screen, _slime_wait, merge_parts, _unprefixed, _unread)
 from ._notes import _notes, _pause_notes, plausibility_notes, _profile_notes
 from ._result import Calibrated
 from ._simulate import (_Incomplete, _length_bias, _makespans, _pause_inference, pause_on_critical_path, _PauseFit,
@@ -131,6 +131,7 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
                           f"{base.framework}: the metrics are most likely of another run; give the "
                           f"{base.framework} run's metrics, or framework={detected!r} (rollsim calibrate / whatif: "
                           f"--metric-names {detected}) to fit them on this config anyway")
+    table, merged = merge_parts(table, framework)
     table, fw, notes, resolved = _screen(table, framework, renames)  # the columns resolved once, here
     for note in notes:
         warnings.warn(note, MetricsRowsSkippedWarning, stacklevel=2)
@@ -144,7 +145,7 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
                  "part of the pipeline's step)"]
     for note in near:
         warnings.warn(note, MetricNearMissWarning, stacklevel=2)
-    notes = [*mapped, *notes, *near, *unread]
+    notes = [*mapped, *merged, *notes, *near, *unread]
     kw: dict[str, Any] = dict(bootstrap=bootstrap, seed=seed, model=model, gpu=gpu, backend=backend,
                               train_options=train_options, steps_per_row=steps_per_row)
     if isinstance(base, Deployment):

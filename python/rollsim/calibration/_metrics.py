@@ -295,11 +295,15 @@ _WANDB_UI = re.compile(r"^(?P<run>.+?) - (?P<name>.+?)(?P<ext>__MIN|__MAX)?$")
 
 
 def _wandb_ui(df: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, str], list[str]]:
-    """``df`` without a wandb UI export's run-name prefixes when every column but ``Step`` has one
+    """``df`` without a wandb UI export's run-name prefixes when every column but the x axis (the first:
+    ``Step``, or a step metric such as slime's ``rollout/step``) has one
     (:data:`_WANDB_UI`): the renames ``{metric: given}``, the ``__MIN`` / ``__MAX`` columns dropped, and a
     note saying so. A table of several runs is refused (which one to calibrate cannot be told)."""
     known = _known_names()
-    rest = [c for c in df.columns if c != "Step"]
+    # the chart's x axis, first and without a run prefix: Step, or the run's own step metric (slime's
+    # rollout/step, set by wandb.define_metric) when the chart is drawn over it
+    axis = df.columns[0] if df.columns and not _WANDB_UI.match(df.columns[0]) else "Step"
+    rest = [c for c in df.columns if c != axis]
     found = {c: _WANDB_UI.match(c) for c in rest}
     if not rest or not all(found.values()) or not any(m and m["name"] in known for m in found.values()):
         return df, {}, []
@@ -309,12 +313,15 @@ def _wandb_ui(df: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, str], list[str]
                                  " keep the columns of the one run to calibrate")
     extremes = [c for c, m in found.items() if m and m["ext"]]
     renames = {m["name"]: c for c, m in found.items() if m and not m["ext"]}
-    if "Step" in df.columns:
-        renames["step"] = "Step"
+    step_axis = axis in df.columns and axis not in ("_runtime", "_timestamp")  # wall time is no step
+    if step_axis and axis not in known:
+        renames["step"] = axis
     out = df.drop(extremes).rename({given: new for new, given in renames.items()})
     note = (f"metrics: a wandb chart export of run {runs[0]!r}: its '{runs[0]} - ' prefix left off"
             + (f", the chart's bucket extremes not read ({_list(extremes)})" if extremes else "")
-            + (", the step read from Step" if "Step" in df.columns else ""))
+            + (f", the step read from {axis}" if step_axis else "")
+            + (f"; its x axis {axis} is wall time, not a step: rows counted in order" if axis in df.columns
+               and not step_axis else ""))
     return out, renames, [note]
 
 
@@ -334,11 +341,17 @@ def _unprefixed(df: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, str], list[st
     known = _known_names()
     have = set(df.columns)
     renames: dict[str, str] = {}
+    # a framework's own step counter beside train/step (slime: rollout/step, its trainer's rows over
+    # train/step): train/step is then that trainer's optimizer-step counter, not a prefixed step
+    own_step = any(n in have for m in FRAMEWORK_METRICS.values() for alt in m.get("step", []) for n in alt
+                   if n != "step")
     for c in df.columns:
         if c in known:
             continue
         for pre in _LOGGER_PREFIXES:
             bare = c[len(pre):]
+            if bare == "step" and own_step:
+                continue
             if c.startswith(pre) and bare in known:
                 if bare in have:
                     raise invalid("metrics", f"the columns {c!r} and {bare!r} are both metric {bare} (one with a "
@@ -435,6 +448,10 @@ def _raw(df: pl.DataFrame, name: str) -> np.ndarray:
     return s.cast(pl.Float64).fill_null(float("nan")).to_numpy().astype(float)
 
 
+#: wandb's own columns of a run's history: one value per logged row, never a metric of the step.
+_WANDB_OWN = ("_step", "_runtime", "_timestamp")
+
+
 def _unread(columns: list[str], used: list[str], fw: str,
             renames: dict[str, str] | None) -> tuple[list[str], list[str]]:
     """Notes naming the columns :func:`calibrate` does not read (as the table names them): ``(near,
@@ -449,7 +466,7 @@ def _unread(columns: list[str], used: list[str], fw: str,
         if c in used or c in ("_runtime", "_timestamp"):
             continue
         shown = (renames or {}).get(c, c)
-        near = closest(c, absent, 0.85)
+        near = closest(c, absent, 0.85) if c not in _WANDB_OWN else None  # wandb's _step is no misspelt step
         (meant if near else unread).append(f"{shown} (a misspelling of {near}?)" if near else shown)
     return ([f"metrics: not read, near misses of metrics calibrate reads: {', '.join(meant)}"] if meant else [],
             [f"metrics: not read (no metric calibrate uses): {_list(unread)}"] if unread else [])
@@ -457,6 +474,57 @@ def _unread(columns: list[str], used: list[str], fw: str,
 
 def _list(labels: list[str], most: int = 10) -> str:
     return ", ".join(labels[:most]) + (f" ... ({len(labels)} in all)" if len(labels) > most else "")
+
+
+def merge_parts(df: pl.DataFrame, framework: str | None) -> tuple[pl.DataFrame, list[str]]:
+    """``df`` with each step's rows merged into one where a step's metrics were logged in separate rows
+    that do not disagree (:func:`_merge_parts`), and a note saying so (none when nothing was merged)."""
+    src = _resolve(df.columns, _framework(df, framework))
+    key = src.get("step", [None])[0]
+    if key is None:
+        return df, []
+    notes: list[str] = []
+    metrics = sorted({c for g, cs in src.items() if g != "step" for c in cs})
+    def null(c: str) -> np.ndarray:
+        col = df[c]
+        return (col.fill_nan(None) if col.dtype.is_float() else col).is_null().to_numpy()
+
+    no_step = null(key)
+    if metrics and no_step.any() and not no_step.all():
+        blank = no_step & np.all([null(c) for c in metrics], axis=0)
+        if blank.any():  # rows of another log call over another step counter: nothing calibrate reads
+            notes.append(f"metrics: left out {int(blank.sum())} rows without a {key} and without any metric calibrate "
+                         f"reads (rows of other log calls, such as slime's train/* rows logged over train/step)")
+            df = df.filter(pl.Series(~blank))
+    merged = _merge_parts(df, key)
+    if merged is None:
+        return df, notes
+    return merged, [*notes, f"metrics: {df.height} rows merged into {merged.height} steps by {key} (each step's "
+                    "metrics were logged in separate rows, as a wandb history export of slime's rollout and training "
+                    "processes gives them; no metric had two values in a step)"]
+
+
+def _merge_parts(df: pl.DataFrame, key: str) -> pl.DataFrame | None:
+    """The table with each step's rows merged into one, when a step's metrics were logged in separate
+    rows (slime logs its rollout's and its trainer's metrics from two processes, each ``wandb.log`` a
+    row of the history, both with ``rollout/step``): None when every step has one row, when a step
+    has no value, or when two rows of a step both give a column a value (a resumed run's steps logged
+    again, or a row repeated: refused by the caller). wandb's own columns keep the step's first row's
+    value."""
+    if (df[key].fill_nan(None) if df[key].dtype.is_float() else df[key]).null_count() or df[key].n_unique() == df.height:
+        return None
+    def clean(c: str) -> pl.Expr:
+        e = pl.col(c)
+        return e.fill_nan(None) if df[c].dtype.is_float() else e
+    others = [c for c in df.columns if c != key and c not in _WANDB_OWN]
+    if others:
+        counts = df.group_by(key).agg([clean(c).drop_nulls().len().alias(c) for c in others])
+        if bool(counts.select(pl.max_horizontal(others)).to_series().max() > 1):  # type: ignore[operator]
+            return None
+    merged = df.group_by(key, maintain_order=True).agg(
+        [clean(c).drop_nulls().first().alias(c) if c not in _WANDB_OWN else pl.col(c).first() for c in df.columns
+         if c != key])
+    return merged.select(df.columns)
 
 
 def _screen(df: pl.DataFrame, framework: str | None,
@@ -593,6 +661,7 @@ def normalize(df: pl.DataFrame, framework: str | None = None) -> tuple[pl.DataFr
         shorter than the mean, an infinite value), ``metrics: needs at least 3 steps ...``.
     """
     df, renames, _ = _unprefixed(df)
+    df, _ = merge_parts(df, framework)
     df, fw, notes, src = _screen(df, framework, renames)
     for note in notes:
         warnings.warn(note, MetricsRowsSkippedWarning, stacklevel=2)

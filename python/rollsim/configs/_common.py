@@ -502,14 +502,24 @@ def split_command(text: str) -> list[str]:
     joined = re.sub(r"\\\r?\n", " ", text)
     env: dict[str, str] = {}
     words: list[str] = []
-    for line in joined.splitlines():
-        s = line.strip()
+    lines = joined.splitlines()
+    i = 0
+    while i < len(lines):
+        s = lines[i].strip()
+        i += 1
         if not s or s.startswith("#"):
             continue
-        try:
-            parts = shlex.split(_arith_line(s, env), comments=True)
-        except ValueError as e:
-            raise invalid("config", f"cannot split the command line {s[:60]!r}: {e}") from None
+        first = s
+        while True:  # a quoted string may span lines (slime's RUNTIME_ENV_JSON="{ ... }"): join them
+            try:
+                parts = shlex.split(_arith_line(s, env), comments=True)
+                break
+            except ValueError as e:
+                if "closing quotation" not in str(e) or i >= len(lines):
+                    end = " (a quote opened on this line is not closed by the end of the file)" if s != first else ""
+                    raise invalid("config", f"cannot split the command line {first[:60]!r}: {e}{end}") from None
+                s = s + "\n" + lines[i]
+                i += 1
         if parts and parts[0] == "export":
             parts = parts[1:]
         if len(parts) == 1 and _ASSIGN.match(parts[0]) and not parts[0].endswith("=("):

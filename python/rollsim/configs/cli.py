@@ -49,7 +49,7 @@ def threshold_list(s: str) -> list[float]:
     return out
 
 
-def staleness_list(s: str) -> list[int | None]:
+def staleness_list(s: str, flag: str = "--max-staleness") -> list[int | None]:
     """argparse type: ``"1,2,none"`` -> ``[1, 2, None]``."""
     out: list[int | None] = []
     for part in s.split(","):
@@ -59,9 +59,13 @@ def staleness_list(s: str) -> list[int | None]:
         elif p.isdigit():
             out.append(int(p))
         else:
-            raise argparse.ArgumentTypeError(f"--max-staleness: must be integers >= 0 or 'none' separated by commas, "
-                                             f"got {s!r}")
+            raise argparse.ArgumentTypeError(f"{flag}: must be integers >= 0 or 'none' separated by commas, got {s!r}")
     return out
+
+
+def eta_list(s: str) -> list[int | None]:
+    """argparse type of ``--admission-eta``: as :func:`staleness_list`."""
+    return staleness_list(s, "--admission-eta")
 
 
 def add_parsers(sub: Any) -> None:
@@ -70,7 +74,7 @@ def add_parsers(sub: Any) -> None:
                         description="Prints the scenario a framework's config becomes (as TOML with --toml) and a "
                                     "note for every option read, defaulted, assumed or ignored.")
     im.add_argument("file", help="the config: verl YAML or launch script, AReaL YAML, slime or OpenRLHF launch script")
-    im.add_argument("overrides", nargs="*", help="options after the file's: key=value (verl, AReaL), or after -- "
+    im.add_argument("overrides", nargs="*", default=[], help="options after the file's: key=value (verl, AReaL), or after -- "
                                                  "the --name value arguments (slime, OpenRLHF)")
     im.add_argument("--framework", choices=_FW, default=None, help="detected from the file when not given")
     im.add_argument("--gpu", default=None, help="the accelerator (rollsim.hardware.ACCELERATORS): adds the deployment")
@@ -95,7 +99,7 @@ def add_parsers(sub: Any) -> None:
                            ("whatif", "calibrate on a run's metrics, then predict alternatives with intervals")):
         p = sub.add_parser(name, help=helptext, description=descriptions[name])
         p.add_argument("--config", required=True, help="the run's config (as for rollsim import)")
-        p.add_argument("overrides", nargs="*", help="options of the config after the file's, as for rollsim import: "
+        p.add_argument("overrides", nargs="*", default=[], help="options of the config after the file's, as for rollsim import: "
                                                     "key=value (verl, AReaL), or after -- the --name value arguments "
                                                     "(slime, OpenRLHF)")
         p.add_argument("--metrics", required=True, help="per-step metrics: CSV, JSONL, JSON or parquet")
@@ -115,7 +119,12 @@ def add_parsers(sub: Any) -> None:
             p.add_argument("--pipeline", default=None, help="comma-separated: sync, one-step, k-step:K, fully-async, "
                                                             "verl-fully-async (verl's trainer cadence)")
             p.add_argument("--max-staleness", type=staleness_list, default=None,
-                           help="comma-separated caps for fully-async (none: no cap)")
+                           help="comma-separated caps for fully-async (none: no cap): samples older than the cap "
+                                "are dropped when the trainer takes them")
+            p.add_argument("--admission-eta", type=eta_list, default=None,
+                           help="comma-separated admission bounds for fully-async (AReaL's max_head_offpolicyness; "
+                                "none: no bound): a group starts only while it can train within eta versions, "
+                                "nothing dropped")
             p.add_argument("--trigger-parameter-sync-step", type=int_list("--trigger-parameter-sync-step"),
                            default=None, help="comma-separated local updates per parameter sync (verl's fully async "
                                               "cadence: --pipeline verl-fully-async, or a verl fully_async config)")
@@ -225,6 +234,10 @@ def _whatif_nan_notes(sc: Any) -> dict[str, str]:
     few = "fewer than 3 training steps completed (the first two are warm-up); raise --steps"
     long = (f"no trained answer was longer than {LONG_TOKENS} tokens, the bound of staleness_long (rollsim.LONG_TOKENS)"
             f"; a fully async run's longest answers are the stalest, dropped by its cap or still in flight")
+    over = getattr(sc.pipeline, "over_sampling", 0.0) or 0.0
+    if over > 0:  # the config's over-sampling (slime --over-sampling-batch-size, verl over_sample_rate)
+        long += (f"; a batch pipeline over-sampling by {over:g} (the config's) trains each batch's first-finished "
+                 "answers and drops the longest unfinished")
     L = sc.lengths
     if isinstance(L, LogNormal):
         if L.max_tokens <= LONG_TOKENS:
@@ -273,7 +286,7 @@ def _cmd_whatif(a: argparse.Namespace) -> int:
     if a.pipeline is not None:
         axes["pipeline"] = [p.strip() for p in a.pipeline.split(",") if p.strip()]
     cadence = ("trigger_parameter_sync_step", "require_batches", "staleness_threshold")
-    for key in ("max_staleness", "rollout_gpus", "train_gpus", "prompts", "group_size", "max_response_tokens",
+    for key in ("max_staleness", "admission_eta", "rollout_gpus", "train_gpus", "prompts", "group_size", "max_response_tokens",
                 *cadence):
         if getattr(a, key) is not None:
             axes[key] = getattr(a, key)
@@ -284,15 +297,18 @@ def _cmd_whatif(a: argparse.Namespace) -> int:
     if given and not verl:  # the grid leaves them out of other pipelines: given alone they would be lost
         raise invalid("--" + given[0].replace("_", "-"), "is verl's fully async cadence: it needs --pipeline "
                       "verl-fully-async (or a verl fully_async config without --pipeline)")
-    if "max_staleness" in axes and "pipeline" in axes and not any(
-            isinstance(_variant_pipeline(p), FullyAsync) for p in axes["pipeline"]):
-        # the grid gives the caps to the fully asynchronous pipelines only: with none of them they would be lost
-        raise invalid("--max-staleness", f"applies to the fully asynchronous pipelines only (--pipeline fully-async or "
-                      f"verl-fully-async), got --pipeline {a.pipeline}")
-    if "max_staleness" in axes and "pipeline" not in axes and not isinstance(cal.scenario.pipeline, FullyAsync):
-        # a fully async base takes the cap on its own pipeline
-        raise invalid("--max-staleness", f"needs --pipeline fully-async (the cap applies to that pipeline; the "
-                                         f"config's is {type(cal.scenario.pipeline).__name__})")
+    for key in ("max_staleness", "admission_eta"):
+        flag = "--" + key.replace("_", "-")
+        if key in axes and "pipeline" in axes and not any(
+                isinstance(_variant_pipeline(p), FullyAsync) for p in axes["pipeline"]):
+            # the grid gives the caps to the fully asynchronous pipelines only: with none of them they would be lost
+            raise invalid(flag, f"applies to the fully asynchronous pipelines only (--pipeline fully-async or "
+                          f"verl-fully-async), got --pipeline {a.pipeline}")
+        if key in axes and "pipeline" not in axes and not isinstance(cal.scenario.pipeline, FullyAsync):
+            # a fully async base takes the cap on its own pipeline
+            raise invalid(flag, f"needs --pipeline fully-async (the {'cap' if key == 'max_staleness' else 'bound'} "
+                                f"applies to that pipeline; the "
+                                f"config's is {type(cal.scenario.pipeline).__name__})")
     with warnings.catch_warnings():
         if a.format == "table":  # the table says it, naming the flag (csv / json: the warning, and cannot_train)
             warnings.simplefilter("ignore", StalenessCapLivelockWarning)

@@ -6,7 +6,8 @@ Option names and defaults: ``slime/utils/arguments.py`` and ``slime/backends/sgl
 the fully asynchronous rollout is ``slime/rollout/fully_async_rollout.py`` (``examples/fully_async/``),
 all in THUDM/slime. The entry point decides the pipeline: ``train.py`` synchronous, ``train_async.py``
 one-step overlap (it refuses ``--colocate``), ``train_async.py`` with ``--rollout-function-path
-slime.rollout.fully_async_rollout.generate_rollout_fully_async`` fully asynchronous.
+slime.rollout.fully_async_rollout.generate_rollout_fully_async`` (or ``fully_async_rollout.generate_rollout_fully_async``,
+the module of ``examples/fully_async/`` on the path, as its README and scripts give it) fully asynchronous.
 
 Option names: ``slime_options.txt`` beside this module lists slime's own options and those of the
 Megatron-LM parser slime extends, read from the repositories (its header names the files and commits;
@@ -25,6 +26,7 @@ one weight update: rollsim's step (one policy version) is the whole rollout.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import re
@@ -34,12 +36,21 @@ from typing import Any
 from rollsim.errors import invalid
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 
-from ._common import (UNKNOWN_OPTION, ImportedConfig, Layout, Reader, build, known_options, scalar, split_command,
+from ._common import (UNKNOWN_OPTION, ImportedConfig, Layout, Note, Reader, build, known_options, scalar, split_command,
                       unknown_option_notes)
 
 __all__ = ["load", "parse_argv"]
 
 FULLY_ASYNC_ROLLOUT = "slime.rollout.fully_async_rollout.generate_rollout_fully_async"
+
+
+def is_fully_async_rollout(path: str) -> bool:
+    """``--rollout-function-path`` names slime's fully asynchronous rollout function: its module
+    ``fully_async_rollout`` in any package (``slime.rollout.``, or none: THUDM/slime
+    ``examples/fully_async/README.md`` runs ``fully_async_rollout.generate_rollout_fully_async`` with that
+    directory on ``PYTHONPATH``)."""
+    return path == "fully_async_rollout.generate_rollout_fully_async" or path.endswith(
+        ".fully_async_rollout.generate_rollout_fully_async")
 
 
 def parse_argv(words: list[str], *, dashes_to_dots: bool = False, multi: bool = False) -> dict[str, Any]:
@@ -188,8 +199,17 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | Non
     more = parse_argv(list(overrides), multi=True)
     opts.update(given)
     opts.update(more)
-    return _build(opts, entry, str(path), explicit=_entry(words) is not None, gpu=gpu, checked=[*given, *more],
-                  repeated=_repeats(cmd + [w for w in overrides if isinstance(w, str)]))
+    imp = _build(opts, entry, str(path), explicit=_entry(words) is not None, gpu=gpu, checked=[*given, *more],
+                 repeated=_repeats(cmd + [w for w in overrides if isinstance(w, str)]))
+    arrays = {w[:-2] for w in words if w.endswith("=(")}
+    unset = list(dict.fromkeys(w for w in cmd if w.startswith("$") and not (
+        (m := re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}", w)) and m.group(1) in arrays)))
+    if not unset:
+        return imp
+    extra = tuple(Note(w, "-", "not read: the script does not set it (a file it sources, such as slime's "
+                       "scripts/models/*.sh for MODEL_ARGS, or the environment), so its arguments are not part of "
+                       "the import", "ignored") for w in unset)
+    return dataclasses.replace(imp, notes=imp.notes + extra)
 
 
 def _build(o: dict[str, Any], entry: str, source: str, *, explicit: bool, gpu: str | None = None,
@@ -202,8 +222,16 @@ def _build(o: dict[str, Any], entry: str, source: str, *, explicit: bool, gpu: s
         for v in earlier:
             r.note(name, v, f"ignored: given again later in the command; slime's argparse keeps the last value, "
                    f"{o.get(name)!r}", "ignored")
-    fn, _ = r.get("--rollout-function-path", "slime.rollout.sglang_rollout.generate_rollout", kind=str)
-    fully = entry == "train_async.py" and fn == FULLY_ASYNC_ROLLOUT
+    default_fn = "slime.rollout.sglang_rollout.generate_rollout"
+    fn, given_fn = r.get("--rollout-function-path", default_fn, kind=str)
+    fully = entry == "train_async.py" and is_fully_async_rollout(fn)
+    if given_fn:
+        r.note("--rollout-function-path", fn, "the fully asynchronous rollout function (a worker that never stops): "
+               "FullyAsync" + ("" if entry == "train_async.py" else ", but only with train_async.py: the entry point "
+                               "decides") if is_fully_async_rollout(fn) else
+               "the default rollout function" if fn == default_fn else
+               "a custom rollout function: read as the default one (a batch per call; the entry point decides the "
+               "pipeline)", "read" if fn == default_fn or is_fully_async_rollout(fn) else "assumed")
     r.note("(entry point)", entry, ("train_async.py + fully async rollout function: fully asynchronous pipeline" if fully
                                    else {"train.py": "synchronous pipeline",
                                          "train_async.py": "one-step overlap (one-step off-policy) pipeline"}[entry])

@@ -16,6 +16,7 @@ from typing import Any
 
 from rollsim import _check
 from rollsim.errors import invalid
+from rollsim._text import closest
 
 __all__ = [
     "Precision",
@@ -495,9 +496,16 @@ class Cluster:
         for name, cls in (("model", ModelSpec), ("train", TrainLayout), ("infer", InferLayout), ("hardware", Hardware),
                           ("software", SoftwareStack)):
             if not isinstance(getattr(self, name), cls):
-                raise invalid(name, f"must be a {cls.__name__}, got {type(getattr(self, name)).__name__}")
+                how = {"model": " (rollsim.sync.model(name) builds one: rollsim.sync.MODELS or a model of "
+                                "rollsim.hardware.specs)",
+                       "hardware": " (rollsim.sync.Hardware.from_accelerator(name) builds one from an accelerator)"}
+                given = getattr(self, name)
+                hint = how.get(name, "") if isinstance(given, str) else ""
+                raise invalid(name, f"must be a {cls.__name__}, got {type(given).__name__}{hint}")
         if self.topology not in TOPOLOGIES:
-            raise invalid("topology", f"must be one of {', '.join(TOPOLOGIES)}, got {self.topology!r}")
+            near = closest(str(self.topology), list(TOPOLOGIES), 0.75)
+            raise invalid("topology", f"must be one of {', '.join(TOPOLOGIES)}, got {self.topology!r}"
+                          + (f"; did you mean {near!r}?" if near else ""))
         _int(self, "", "fanout")
 
     def replace(self, **kw) -> Cluster:
