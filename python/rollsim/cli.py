@@ -1397,13 +1397,10 @@ def _train_state_gpus(d: Any) -> tuple[int, str]:
     :data:`rollsim.hardware.switching.TRAIN_STATE_BYTES_PER_PARAM`, sharded over them, activations
     not counted: a lower bound) in G's memory, and the words that say so in an exclusion; ``d`` the
     deployment the split priced (its model and accelerator, not read from the flags again)."""
-    from rollsim.hardware.switching import TRAIN_STATE_BYTES_PER_PARAM, train_state_gpus
+    from rollsim.hardware.switching import train_state_words
 
-    m, g = d.spec, d.accelerator
-    state, need = train_state_gpus(m, g)
-    return need, (f" (the training state of {m.name}, {m.total_params / 1e9:.1f}B parameters x "
-                  f"{TRAIN_STATE_BYTES_PER_PARAM:g} bytes = {state / 2**30:,.0f} GiB, needs {need} x {g.name} "
-                  f"{g.hbm_gib:g} GiB before activations; a trainer that offloads it: --min-train-gpus 1)")
+    need, words = train_state_words(d.spec, d.accelerator)
+    return need, f" ({words}; a trainer that offloads it: --min-train-gpus 1)"
 
 
 def _split_deployment(a: argparse.Namespace, base: Scenario, pipeline: Any) -> tuple[Scenario, float, float, Any]:

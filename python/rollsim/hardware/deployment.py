@@ -231,16 +231,13 @@ class Deployment:
         18 bytes per parameter sharded over them, activations not counted); else what it needs, the
         words of the :class:`rollsim.DeploymentWarning` that :meth:`train_step_s` and
         :meth:`scenario` give (they price the step anyway: a trainer may offload the state)."""
-        from .switching import TRAIN_STATE_BYTES_PER_PARAM, train_state_gpus
+        from .switching import train_state_words
 
-        state, need = train_state_gpus(self.spec, self.accelerator)
+        need, words = train_state_words(self.spec, self.accelerator, self.train_gpus)
         if self.train_gpus >= need:
             return None
-        return (f"train_gpus: {self.train_gpus} x {self.accelerator.name} ({self.accelerator.hbm_gib:g} GiB each) cannot "
-                f"hold the training state of {self.spec.name} ({self.spec.total_params / 1e9:.1f}B parameters x "
-                f"{TRAIN_STATE_BYTES_PER_PARAM:g} bytes = {state / 2**30:,.0f} GiB: weights, gradients, Adam; "
-                f"{state / self.train_gpus / 2**30:,.1f} GiB per GPU before activations): it needs at least {need} "
-                f"training GPUs, or a trainer that offloads it (priced as if it fit)")
+        return (f"train_gpus: {self.train_gpus} x {self.accelerator.name} cannot hold {words}, or a trainer that "
+                "offloads it (priced as if it fit)")
 
     def _warn_train_state(self) -> None:
         words = self.train_state_words()
