@@ -52,3 +52,92 @@ def test_the_training_state_words_are_built_once(capsys):
     assert main(["hardware", "--model", "Qwen3-30B-A3B", "--gpu", "H100", "--rollout-gpus", "8", "--train-gpus", "4",
                  "--train-tokens", "1e5"]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == f"  {words}: does not fit (or a trainer that offloads it)"
+
+
+# ---------------------------------------------------------------------------------------- split and compare agree
+
+
+def test_split_rates_are_compares_over_the_same_horizon():
+    """split's tokens_trained_per_s divided each run's tokens by its own end: the colocated synchronous
+    row, whose last step ends after the horizon, and a fully async step still training at the horizon
+    were counted beyond what the other rows could finish. Now every row is compare's rate."""
+    import polars as pl
+
+    from rollsim import FullyAsync, Scenario, Synchronous, compare, resources, simulate
+
+    sc = Scenario(horizon_s=3 * 3600.0, pipeline=FullyAsync(max_staleness=2))
+    kw = dict(gpus_per_instance=1, slots_per_instance=16, gpu_s_per_token=0.004, train_fixed_s=5.0)
+    res = resources.gpu_split(sc, 16, rollout_gpus=[6], colocated_switch_s=15.0, **kw)
+    split_row, co = res.table.row(0, named=True), res.table.row(1, named=True)
+    one = resources.disaggregated(sc, rollout_gpus=6, train_gpus=10, **kw)
+    both = resources.colocated(sc.replace(pipeline=Synchronous()), 15.0, 0.0, gpus=16, **kw)
+    assert split_row["tokens_trained_per_s"] == compare(one, [("fa", one.pipeline)])["tokens_trained_per_s"][0]
+    assert co["tokens_trained_per_s"] == compare(both, [("sync", Synchronous())])["tokens_trained_per_s"][0]
+    assert (round(split_row["tokens_trained_per_s"]), round(co["tokens_trained_per_s"])) == (2302, 1461)
+    assert split_row["tokens_per_s_per_gpu"] == split_row["tokens_trained_per_s"] / 16
+    # before: over each run's own end, 2,443 and 1,519
+    own = []
+    for row, sc1 in ((split_row, one), (co, both)):
+        run = simulate(sc1, record="summary")
+        assert run.summary["end_s"] >= sc1.horizon_s
+        done = run.steps.filter(pl.col("completed") & (pl.col("end_s") <= sc1.horizon_s))
+        assert row["steps_by_horizon"] == done.height
+        own.append(round(run.summary["tokens_trained"] / run.summary["end_s"]))
+    assert own == [2443, 1519]
+
+
+# ---------------------------------------------------------------------------------------- Megatron's expert grid
+
+
+def test_expert_parallel_folds_over_tensor_context_and_data_parallel():
+    """Megatron-Core's MoE parallel folding: the expert grid is expert TP x EP x expert DP x PP over the same GPUs
+    (NVIDIA/Megatron-LM megatron/core/parallel_state.py, initialize_model_parallel; expert TP defaults to TP). EP 8
+    needed 8 data-parallel ranks: TP 1 x CP 2 and TP 2 with expert TP 1 on 8 GPUs were refused; Megatron runs them."""
+    from rollsim.hardware import training as tr
+
+    kw = dict(tokens=512 * 4096.0, sequences=512, backend="megatron")
+    plain = tr.train_step_s("Qwen3-30B-A3B", "H100", train_gpus=8, expert_parallel=8, **kw)
+    cp = tr.train_step_s("Qwen3-30B-A3B", "H100", train_gpus=8, context_parallel=2, expert_parallel=8, **kw)
+    etp1 = tr.train_step_s("Qwen3-30B-A3B", "H100", train_gpus=8, tensor_parallel=2, expert_parallel=8,
+                           expert_tensor_parallel=1, **kw)
+    # each GPU sends its share of its rank's tokens to the 8 GPUs of its node: the same all-to-all in all three
+    assert round(plain["ep_comm"], 3) == round(cp["ep_comm"], 3) == round(etp1["ep_comm"], 3) == 5.708
+    assert (round(plain["total"], 3), round(etp1["total"], 3)) == (28.127, 30.571)  # TP 2's all-reduces: 2.443 s
+    assert round(etp1["tp_comm"], 3) == 2.443
+    lay = tr.parallel_layout(8, tensor_parallel=2, expert_parallel=8, expert_tensor_parallel=1)
+    assert (lay.data_parallel, lay.expert_data_parallel, lay.model_parallel) == (4, 1, 2)
+    # on 16 GPUs, expert TP 2 spreads the EP 8 group over two nodes (ranks 2 GPUs apart): the NIC carries it
+    wide = tr.train_step_s("Qwen3-30B-A3B", "H100", train_gpus=16, tensor_parallel=2, expert_parallel=8, **kw)
+    near = tr.train_step_s("Qwen3-30B-A3B", "H100", train_gpus=16, tensor_parallel=2, expert_parallel=8,
+                           expert_tensor_parallel=1, **kw)
+    assert (round(wide["ep_comm"], 3), round(near["ep_comm"], 3)) == (5.481, 2.854)
+    with pytest.raises(ValueError, match=r"^expert_parallel: expert_tensor_parallel x expert_parallel x "
+                                         r"pipeline_parallel \(2 x 8 x 1 = 16; expert_tensor_parallel defaults"):
+        tr.train_step_s("Qwen3-30B-A3B", "H100", train_gpus=8, tensor_parallel=2, expert_parallel=8, **kw)
+
+
+def test_a_config_layout_is_derived_once(tmp_path, monkeypatch):
+    """build checked the layout by pricing a dummy training step on the deployment and sync_cluster derived the
+    data-parallel size again: now one parallel_layout, which both take; slime's --expert-tensor-parallel-size
+    reaches it."""
+    from rollsim import configs
+    from rollsim.hardware import Deployment
+    from rollsim.hardware import training as tr
+
+    calls: list[dict] = []
+    real = tr.parallel_layout
+
+    def counted(*a, **k):
+        calls.append(k)
+        return real(*a, **k)
+
+    monkeypatch.setattr(tr, "parallel_layout", counted)
+    monkeypatch.setattr(Deployment, "train_step_s", lambda *a, **k: pytest.fail("a dummy training step was priced"))
+    p = tmp_path / "s.sh"
+    p.write_text("python3 train.py --hf-checkpoint /root/Qwen3-30B-A3B --actor-num-gpus-per-node 8 "
+                 "--rollout-batch-size 8 --tensor-model-parallel-size 2 --expert-model-parallel-size 8 "
+                 "--expert-tensor-parallel-size 1\n")
+    imp = configs.load(p, gpu="H100")
+    assert len(calls) == 1 and calls[0]["expert_tensor_parallel"] == 1
+    assert imp.deployment.train_options == {"tensor_parallel": 2, "expert_parallel": 8, "expert_tensor_parallel": 1}
+    assert (imp.sync.train.tp, imp.sync.train.ep, imp.sync.train.dp) == (2, 8, 4)

@@ -29,8 +29,8 @@ __all__ = ["Deployment", "DERIVED_FIELDS"]
 
 
 #: The training options (and their derived counts) whose layout needs more than one training GPU.
-MODEL_PARALLEL_OPTIONS = frozenset({"tensor_parallel", "pipeline_parallel", "expert_parallel", "context_parallel",
-                                    "model_parallel", "virtual_pipeline", "train_gpus"})
+MODEL_PARALLEL_OPTIONS = frozenset({"tensor_parallel", "pipeline_parallel", "expert_parallel", "expert_tensor_parallel",
+                                    "context_parallel", "model_parallel", "virtual_pipeline", "train_gpus"})
 
 
 #: The :class:`rollsim.Scenario` fields :meth:`Deployment.scenario` derives from the deployment (the
