@@ -141,3 +141,44 @@ def test_a_config_layout_is_derived_once(tmp_path, monkeypatch):
     assert len(calls) == 1 and calls[0]["expert_tensor_parallel"] == 1
     assert imp.deployment.train_options == {"tensor_parallel": 2, "expert_parallel": 8, "expert_tensor_parallel": 1}
     assert (imp.sync.train.tp, imp.sync.train.ep, imp.sync.train.dp) == (2, 8, 4)
+
+
+# ---------------------------------------------------------------------------------------- the colocated switch
+
+
+def test_split_colocated_switch_auto_reuses_the_deployment(tmp_path, monkeypatch):
+    """``split --hf-config F --colocated-switch-s auto`` built the deployment from the flags a second time for
+    the switch, reading F again; now the switch is priced on the deployment the split built (one read), and
+    is the same seconds as that deployment's colocated switch."""
+    import json
+
+    from rollsim import resources
+    from rollsim.cli import main
+    from rollsim.hardware import Deployment, specs
+
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(specs.HF_CONFIGS["Qwen3-8B"][1]))
+    reads: list[str] = []
+    real = specs.model_from_hf_config
+
+    def counted(path, *a, **k):
+        reads.append(str(path))
+        return real(path, *a, **k)
+
+    seen: dict = {}
+
+    class Seen(Exception):
+        pass
+
+    def capture(base, gpus, **kw):
+        seen.update(kw)
+        raise Seen
+
+    monkeypatch.setattr(specs, "model_from_hf_config", counted)
+    monkeypatch.setattr(resources, "gpu_split", capture)
+    with pytest.raises(Seen):
+        main(["split", "--gpus", "16", "--hf-config", str(cfg), "--gpu", "H100", "--colocated-switch-s", "auto"])
+    assert reads == [str(cfg)]
+    want = Deployment(model=real(cfg), gpu="H100", rollout_gpus=16, rollout_tp=1, train_gpus=16,
+                      colocated=True).switch_s()["total"]
+    assert seen["colocated_switch_s"] == want and 0.1 < want < 10

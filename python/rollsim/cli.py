@@ -1270,7 +1270,7 @@ def _cmd_split(a: argparse.Namespace) -> int:
         raise ScenarioError("--gpu-s-per-token: required without --model and --gpu (which derive it from specs)")
     spi = base.slots_per_instance or a.slots_per_instance
     if a.colocated_switch_s == "auto":
-        a.colocated_switch_s = _colocated_switch(a)
+        a.colocated_switch_s = _colocated_switch(a, dep)
     kwargs = dict(gpus_per_instance=a.gpus_per_instance, slots_per_instance=spi,
                   gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s, train_gpu_s_per_step=gpu_s_per_step,
                   colocated_switch_s=a.colocated_switch_s, max_drop_fraction=a.max_drop_fraction,
@@ -1378,17 +1378,20 @@ _DEPLOYMENT_WORDS = re.compile("|".join(rf"(?<![\w-]){re.escape(k)}(?![\w])" if 
                                         rf"(?<![\w-]){re.escape(k)}" for k in _DEPLOYMENT_FLAGS))
 
 
-def _colocated_switch(a: argparse.Namespace) -> float:
+def _colocated_switch(a: argparse.Namespace, dep: Any) -> float:
     """``split --colocated-switch-s auto``: the seconds per step of the colocated deployment's switch
-    on all ``--gpus`` (:meth:`rollsim.hardware.Deployment.switch_s`, engines of ``--gpus-per-instance``)."""
-    if a.model is None and a.hf_config is None:
+    on all ``--gpus`` (:meth:`rollsim.hardware.Deployment.switch_s`, engines of ``--gpus-per-instance``);
+    ``dep`` the deployment the split priced (its model, accelerator, engine and trainer: the flags are
+    not resolved again, an ``--hf-config`` file not read again), None without ``--model``."""
+    import dataclasses
+
+    if dep is None:
         raise invalid("--colocated-switch-s", "auto needs --model and --gpu (the deployment prices the switch); "
                       "without them give the seconds per step")
-    from rollsim.hardware.cli import deployment_from_args
-
     gi = _check.integer("--gpus-per-instance", a.gpus_per_instance, 1)
     gpus = _check.integer("--gpus", a.gpus, 1)
-    d = deployment_from_args(a, rollout_gpus=max(gi, gpus // gi * gi), rollout_tp=gi, train_gpus=gpus, colocated=True)
+    d = dataclasses.replace(dep, rollout_gpus=max(gi, gpus // gi * gi), rollout_tp=gi, train_gpus=gpus, colocated=True,
+                            train_offload=False)
     return float(d.switch_s()["total"])
 
 
