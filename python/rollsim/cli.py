@@ -776,6 +776,9 @@ def deployment_words(d: Any, sc: Scenario) -> str:
              f"{sc.rollout_slots} slots), training on {count(d.train_gpus, 'GPU')} ({d.train_backend}"
              + "".join(f", {k}={v}" for k, v in sorted(d.train_options.items())) + f"): {decode}; KV capacity "
              f"{sc.kv_cache_tokens:,.0f} tokens per instance; {prefill}; train step {_step_words(sc)}; {switch}; {sync}")
+    defaults = d.defaults_words(sc.max_num_batched_tokens if sc.prefill_mode == "shared" else None)
+    if defaults:
+        words += f"; engine defaults: {defaults}"
     if sc.agentic is not None:
         mt = sc.agentic.max_trajectories
         words += (f"; agentic.max_trajectories {mt if mt is not None else 'none (unbounded)'}"
