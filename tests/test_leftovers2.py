@@ -182,3 +182,41 @@ def test_split_colocated_switch_auto_reuses_the_deployment(tmp_path, monkeypatch
     want = Deployment(model=real(cfg), gpu="H100", rollout_gpus=16, rollout_tp=1, train_gpus=16,
                       colocated=True).switch_s()["total"]
     assert seen["colocated_switch_s"] == want and 0.1 < want < 10
+
+
+# ---------------------------------------------------------------------------------------- vLLM's defaults per GPU
+
+
+@pytest.mark.parametrize("gpu, seqs, budget", [("H100", 1024, 8192), ("H20", 1024, 8192), ("A800", 1024, 8192),
+                                               ("A100-80G", 256, 2048), ("A100-40G", 256, 2048), ("L40S", 256, 2048)])
+def test_deployment_takes_vllms_defaults_for_its_gpu(gpu, seqs, budget):
+    """vLLM's API server takes max_num_seqs 1024 and max_num_batched_tokens 8192 on GPUs of 70 GiB or more that
+    are not A100s, 256 and 2048 on the rest (vllm/engine/arg_utils.py, EngineArgs._set_default_args); the
+    deployment took 1024 and 8192 on every GPU."""
+    from rollsim import LogNormal
+    from rollsim.hardware import Deployment
+
+    d = Deployment("Qwen3-8B", gpu, rollout_gpus=2, train_gpus=4)
+    sc = d.scenario(lengths=LogNormal(6.0, 0.5, 4096.0), prompts_per_step=8, group_size=8, prompt_tokens=256.0)
+    assert (d.slots_per_instance, sc.slots_per_instance, sc.max_num_batched_tokens) == (seqs, seqs, budget)
+    assert sc.rollout_slots == 2 * seqs
+    words = d.defaults_words(sc.max_num_batched_tokens)
+    assert words.startswith(f"max_num_seqs {seqs} and max_num_batched_tokens {budget:,}, vLLM's API-server defaults "
+                            f"on {d.accelerator.name} (")
+    assert words.endswith("256 and 2048 on the rest: vllm/engine/arg_utils.py, EngineArgs._set_default_args)")
+    given = Deployment("Qwen3-8B", gpu, rollout_gpus=2, train_gpus=4, max_num_seqs=512)
+    gs = given.scenario(lengths=LogNormal(6.0, 0.5, 4096.0), prompts_per_step=8, group_size=8, prompt_tokens=256.0,
+                        max_num_batched_tokens=4096)
+    assert (gs.slots_per_instance, gs.max_num_batched_tokens) == (512, 4096)   # given: kept
+    assert given.defaults_words(4096) == ""
+
+
+def test_run_model_says_which_defaults_it_took(capsys):
+    from rollsim.cli import main
+
+    assert main(["run", "--model", "Qwen3-8B", "--gpu", "A100-80G", "--rollout-gpus", "1", "--train-gpus", "2",
+                 "--horizon-s", "600", "--batch-size", "64", "--group-size", "8"]) == 0
+    err = capsys.readouterr().err
+    assert "(1 vllm instance of TP 1 x 256 slots = 256 slots)" in err
+    assert ("; engine defaults: max_num_seqs 256 and max_num_batched_tokens 2,048, vLLM's API-server defaults on "
+            "A100-80G (an A100; vLLM takes 1024 sequences") in err
