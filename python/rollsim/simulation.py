@@ -20,7 +20,7 @@ from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
 
 __all__ = ["Result", "simulate", "compare", "estimate_size", "SHORT_TOKENS", "LONG_TOKENS", "DEFAULT_MAX_SAMPLES",
-           "DEFAULT_MAX_EVENTS", "EVENTS_PER_S", "SUMMARY_KEYS", "staleness_cap_livelock"]
+           "DEFAULT_MAX_EVENTS", "EVENTS_PER_S", "SUMMARY_KEYS", "staleness_cap_livelock", "horizon_rates"]
 
 #: Answers shorter than this are "short" in ``summary["staleness_mean_short"]`` (the chapter's < 1K).
 SHORT_TOKENS = 1000
