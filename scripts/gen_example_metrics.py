@@ -28,7 +28,7 @@ from pathlib import Path
 import polars as pl
 
 from rollsim import configs
-from rollsim.calibration import synthetic_metrics
+from rollsim.calibration import FRAMEWORK_METRICS, synthetic_metrics
 
 EX = Path(__file__).resolve().parent.parent / "python" / "rollsim" / "examples" / "configs"
 
@@ -40,10 +40,6 @@ TRUE = {
                   weight_sync_s=4.0, **{"lengths.mu": 6.8, "lengths.sigma": 0.6}),
 }
 PROMPT_TOKENS = 256.0  # AReaL's ppo_actor/prompt_len/avg (the example's prompts; free to prefill in its scenario)
-SLIME = {"step": "rollout/step", "step_s": "perf/step_time", "gen_s": "perf/rollout_time",
-         "train_s": "perf/actor_train_time", "sync_s": "perf/update_weights_time",
-         "response_mean": "rollout/response_len/mean", "response_max": "rollout/response_len/max",
-         "response_clip_ratio": "rollout/truncated_ratio"}
 
 
 def areal() -> pl.DataFrame:
@@ -57,7 +53,9 @@ def slime() -> pl.DataFrame:
     imp = configs.load(EX / "slime_async.sh")
     m = synthetic_metrics(imp.scenario.replace(**TRUE["slime"]), 24, drift=0.015, noise=0.02, seed=11)
     m = m.with_columns(step_s=pl.max_horizontal("gen_s", pl.col("train_s") + pl.col("sync_s")))
-    return m.select([pl.col(c).alias(n) for c, n in SLIME.items()])
+    # slime's names as rollsim.calibrate reads them (the first name of each column's first alternative)
+    names = FRAMEWORK_METRICS["slime"]
+    return m.select([pl.col(c).alias(names[c][0][0]) for c in m.columns])
 
 
 def main(out: Path) -> None:

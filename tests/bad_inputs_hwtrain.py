@@ -9,7 +9,8 @@ import rollsim.hardware.training  # noqa: F401  (the rows reach rollsim.hardware
 _T = "rollsim.hardware.training.train_step_s('Llama-3.1-8B', 'H100', train_gpus=16, tokens=1e6, sequences=128, "
 _ERR = "exit 2: rollsim: error: "
 _OPTS = ("ppo_epochs, recompute_logprob, reference, critic, mini_batches, model_parallel, tensor_parallel, "
-         "pipeline_parallel, virtual_pipeline, context_parallel, expert_parallel, dispatch, max_tokens_per_gpu, precision, "
+         "pipeline_parallel, virtual_pipeline, context_parallel, expert_parallel, expert_tensor_parallel, dispatch, "
+         "max_tokens_per_gpu, precision, "
          "activation_checkpointing, tp_overlap, ep_overlap, expert_routing, overlap_rollout, mfu")
 
 ROWS: list[tuple[str, str, str, str]] = [

@@ -8,17 +8,20 @@ LOAD = "rollsim.configs.load"
 _S = "python3 train.py --hf-checkpoint /root/Qwen3-30B-A3B --actor-num-gpus-per-node 8 --rollout-batch-size 8 "
 
 ROWS: list[tuple[str, str, str, str]] = [
-    # TP2 x PP3 does not divide 8 training GPUs: refused by the weight-sync layout, with or without an accelerator
+    # TP2 x PP3 does not divide 8 training GPUs: refused by the one layout check, with or without an accelerator
     ("config", f"{LOAD}(write('s.sh', {_S + '--tensor-model-parallel-size 2 --pipeline-model-parallel-size 3'!r}"
      " + '\\n'))", "ScenarioError",
-     "--tensor-model-parallel-size, --pipeline-model-parallel-size: the training layout (tensor x context x pipeline "
-     "parallel = 6) must divide the 8 training GPUs, got 8 / 6 = 1.33333 data-parallel replicas"),
-    # EP8 over the 4 data-parallel ranks of TP2 on 8 GPUs: refused by the deployment's training model
+     "--tensor-model-parallel-size, --pipeline-model-parallel-size: the training layout (tensor_parallel 2, "
+     "pipeline_parallel 3 on 8 training GPUs) is refused: tensor_parallel: tensor_parallel x pipeline_parallel (2 x 3) "
+     "must divide train_gpus (8), got 6"),
+    # EP8 with TP2 on 8 GPUs: Megatron-Core's expert grid is expert TP (default: TP) x EP x PP = 16 GPUs
     ("config", f"{LOAD}(write('s.sh', {_S + '--tensor-model-parallel-size 2 --expert-model-parallel-size 8'!r}"
      " + '\\n'), gpu='H100')", "ScenarioError",
      "--tensor-model-parallel-size, --expert-model-parallel-size: the training layout (tensor_parallel 2, "
-     "expert_parallel 8 on 8 training GPUs) is refused: expert_parallel: must divide the data-parallel ranks "
-     "(train_gpus / model_parallel = 4), got 8"),
+     "expert_parallel 8 on 8 training GPUs) is refused: expert_parallel: expert_tensor_parallel x expert_parallel x "
+     "pipeline_parallel (2 x 8 x 1 = 16; expert_tensor_parallel defaults to tensor_parallel) must divide train_gpus "
+     "(8), got 8: Megatron-Core folds the expert group over the tensor, context and data-parallel GPUs of each "
+     "pipeline stage (megatron/core/parallel_state.py, initialize_model_parallel); expert_tensor_parallel=1 allows it"),
     # a pipeline's name where a pipeline goes: the error points at the one parser of names
     ("scenario", "rollsim.Scenario(pipeline='fully-async')", "ScenarioError",
      "pipeline: must be Synchronous(), OneStepAsync(), OffPolicy(k) or FullyAsync(...), got 'fully-async' (a name, "

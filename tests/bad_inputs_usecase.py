@@ -12,8 +12,10 @@ ROWS: list[tuple[str, str, str, str]] = [
      "got 8 (on 1 training GPU; no training group of 2 to 3 GPUs, which --gpus 4 leaves beside one rollout instance, "
      "allows these --train-option values either)"),
     ("split", _DEPLOY + "'--train-backend', 'megatron', '--train-option', 'expert_parallel=8')", "CliExit",
-     "exit 2: rollsim: error: expert_parallel: must divide the data-parallel ranks (train_gpus / model_parallel = 1), "
-     "got 8 (on 1 training GPU; no training group of 2 to 3 GPUs, which --gpus 4 leaves beside one rollout instance, "
+     "exit 2: rollsim: error: expert_parallel: expert_tensor_parallel x expert_parallel x pipeline_parallel (1 x 8 x "
+     "1 = 8) must divide train_gpus (1), got 8: Megatron-Core folds the expert group over the tensor, context and "
+     "data-parallel GPUs of each pipeline stage (megatron/core/parallel_state.py, initialize_model_parallel) (on 1 "
+     "training GPU; no training group of 2 to 3 GPUs, which --gpus 4 leaves beside one rollout instance, "
      "allows these --train-option values either)"),
 ]
 ROWS += [

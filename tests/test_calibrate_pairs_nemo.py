@@ -157,15 +157,15 @@ def _v06(name: str, model: str, gpu: str, gpus: int, rollout_tp: int, parallel: 
          prompts: int, group: int, max_tokens: float, step_s: float, tok_per_gpu: float, mean_tokens: float,
          rollout_gpus: int) -> tuple[Pair, int]:
     """A v0.6 synchronous baseline (the page's row: Generation TP, Training [TP, CP, EP, PP], the step, the
-    mean) and its one-step variant's rollout GPUs (the -async-1off recipe's generation nodes). rollsim's
-    training model places the experts within the data-parallel ranks (Megatron also uses the context-parallel
-    ones): where the published EP exceeds the data-parallel ranks of either GPU count, it is capped at them."""
+    mean) and its one-step variant's rollout GPUs (the -async-1off recipe's generation nodes). Megatron-Core
+    folds the expert group over the tensor, context and data-parallel GPUs (expert tensor parallel = TP, the
+    default: TP x EP x PP must divide the GPUs; rollsim.hardware.training.parallel_layout): where the published
+    EP exceeds what either GPU count allows, it is capped at it."""
     tp, cp, ep, pp = parallel
-    mp = tp * cp * pp
     # NeMo RL's tokens/s/GPU counts prompt + answer tokens: the step's tokens per answer less the mean answer is
     # the mean prompt, and max_total_sequence_length bounds prompt + answer
     prompt = tok_per_gpu * step_s * gpus / (prompts * group) - mean_tokens
-    ep = min(ep, gpus // mp, (gpus - rollout_gpus) // mp)
+    ep = min(ep, gpus // (tp * pp), (gpus - rollout_gpus) // (tp * pp))
     opts = {"tensor_parallel": tp, "context_parallel": cp, "expert_parallel": ep, "pipeline_parallel": pp,
             "mini_batches": prompts * group // 512}  # T-GBS 512 in every row
     return Pair(name, model, "megatron", gpus, rollout_tp, opts, prompts, group, max_tokens - prompt, step_s,

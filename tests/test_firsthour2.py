@@ -16,17 +16,18 @@ def _split(horizon_s: float) -> resources.SplitResult:
 
 
 def test_split_best_needs_six_completed_steps():
-    # 800 s: every split completes at most 5 steps; the 7-GPU one trains the most tokens per second
-    # (9976) but over 5 steps of the pipeline's fill: no split is recommended, and each says why
+    # 800 s: every split completes at most 5 steps; the 6-GPU one trains the most tokens per second by the
+    # horizon (8258; the 7-GPU one's 9976 over its own end counted a 6th step still training at 800 s) but
+    # over 5 steps of the pipeline's fill: no split is recommended, and each says why
     res = _split(800.0)
     t = res.table
     assert t["steps"].to_list() == [0, 1, 2, 3, 4, 5, 5]
     assert res.best is None and t["rank"].null_count() == 7
-    assert res.nearest is not None and res.nearest["rollout_gpus"] == 7
+    assert res.nearest is not None and res.nearest["rollout_gpus"] == 6
     assert t["excluded_because"][6] == ("only 5 training steps completed (fewer than 6: too few to trust its rates; "
                                         "a longer horizon_s)")
     assert res.verdict.startswith("no split meets the limits (at least 6 training steps, generation does not outrun "
-                                  "training, drop_fraction <= 5.0%); nearest: 7 rollout + 1 training GPU, 9976 tokens "
+                                  "training, drop_fraction <= 5.0%); nearest: 6 rollout + 2 training GPUs, 8258 tokens "
                                   "trained/s, excluded because only 5 training steps completed")
 
 

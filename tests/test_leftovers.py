@@ -33,9 +33,9 @@ def test_deployment_warns_when_the_training_gpus_cannot_hold_the_training_state(
     from rollsim.hardware import Deployment
 
     small = Deployment("Qwen3-30B-A3B", "H100", rollout_gpus=8, train_gpus=4)
-    words = ("train_gpus: 4 x H100 (80 GiB each) cannot hold the training state of Qwen3-30B-A3B (30.5B parameters x "
-             "18 bytes = 512 GiB: weights, gradients, Adam; 128.0 GiB per GPU before activations): it needs at least "
-             "7 training GPUs, or a trainer that offloads it (priced as if it fit)")
+    words = ("train_gpus: 4 x H100 cannot hold the training state of Qwen3-30B-A3B (30.5B parameters x 18 bytes = "
+             "512 GiB: weights, gradients, Adam; 128.0 GiB per GPU on 4 GPUs; it needs at least 7 x H100 of 80 GiB, "
+             "before activations), or a trainer that offloads it (priced as if it fit)")
     assert small.train_state_words() == words
     with pytest.warns(rollsim.DeploymentWarning) as got:
         step = small.train_step_s(tokens=64 * 2000.0, sequences=64)

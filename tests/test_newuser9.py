@@ -97,8 +97,8 @@ def test_split_model_sets_the_training_state_limit(monkeypatch):
     assert seen["min_train_gpus"] == math.ceil(state / (80 * 2**30)) == 7
     assert seen["names"]["min_train_gpus"] == "--min-train-gpus"
     assert seen["names"]["min_train_gpus_why"] == (
-        " (the training state of Qwen3-30B-A3B, 30.5B parameters x 18 bytes = 512 GiB, needs 7 x H100 80 GiB before "
-        "activations; a trainer that offloads it: --min-train-gpus 1)")
+        " (the training state of Qwen3-30B-A3B (30.5B parameters x 18 bytes = 512 GiB: weights, gradients, Adam; it "
+        "needs at least 7 x H100 of 80 GiB, before activations); a trainer that offloads it: --min-train-gpus 1)")
     seen.clear()
     with pytest.raises(Seen):  # given: kept, without the words of the default
         main(["split", "--gpus", "32", "--model", "Qwen3-30B-A3B", "--gpu", "H100", "--min-train-gpus", "1"])
@@ -160,10 +160,12 @@ def test_hardware_says_whether_the_training_state_fits(capsys):
     base = ["hardware", "--model", "Qwen3-30B-A3B", "--gpu", "H100", "--rollout-gpus", "16", "--train-tokens", "1.6e6"]
     assert main([*base, "--train-gpus", "5"]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == (
-        "  training state: 512 GiB (30.5B parameters x 18 bytes: weights, gradients, Adam), 102.4 GiB per GPU of "
-        "80 GiB before activations: does not fit: at least 7 training GPUs, or a trainer that offloads it")
+        "  the training state of Qwen3-30B-A3B (30.5B parameters x 18 bytes = 512 GiB: weights, gradients, Adam; "
+        "102.4 GiB per GPU on 5 GPUs; it needs at least 7 x H100 of 80 GiB, before activations): does not fit (or a "
+        "trainer that offloads it)")
     assert main([*base, "--train-gpus", "16"]) == 0
-    assert capsys.readouterr().out.splitlines()[-1].endswith("32.0 GiB per GPU of 80 GiB before activations: fits")
+    assert capsys.readouterr().out.splitlines()[-1].endswith(
+        "32.0 GiB per GPU on 16 GPUs; it needs at least 7 x H100 of 80 GiB, before activations): fits")
 
 
 def test_validate_help_lists_the_case_names(capsys):

@@ -95,7 +95,7 @@ def test_split_cli(capsys):
     assert all("  excluded: only " in ln and "(fewer than 6: too few to trust its rates" in ln for ln in lines[1:8])
     assert all("generation outruns training" in ln for ln in lines[2:8])
     assert lines[-1].startswith("no split meets the limits (at least 6 training steps, generation does not outrun "
-                                "training, drop_fraction <= 5.0%); nearest: 1 rollout + 7 training GPUs, 788 tokens "
+                                "training, drop_fraction <= 5.0%); nearest: 1 rollout + 7 training GPUs, 0 tokens "
                                 "trained/s, excluded because only 0 training steps completed")
 
 
@@ -114,7 +114,7 @@ def test_gpu_split_does_not_recommend_a_runaway_split(capsys):
     assert fastest["excluded_because"] == ("generation outruns training (ready queue +42 samples per step: staleness "
                                            "grows without bound)")
     assert res.best is not None and res.best["rollout_gpus"] == 1 and not res.best["runaway"]
-    assert res.best["tokens_trained_per_s"] == pytest.approx(1730.42, abs=0.01)
+    assert res.best["tokens_trained_per_s"] == pytest.approx(1730.67, abs=0.01)
     assert t["runaway"].to_list() == [False] + [True] * 14 and t["rank"].to_list() == [1] + [None] * 14
     # 14 and 15 rollout GPUs train 3 and 2 steps: too few to call the growth runaway, predicted from the ratio
     assert t["generation_outruns_training"].to_list()[-2:] == [False, False]
@@ -122,7 +122,7 @@ def test_gpu_split_does_not_recommend_a_runaway_split(capsys):
         "only 2 training steps completed (fewer than 6: too few to trust its rates; a longer horizon_s); generation "
         "outruns training (throughput_ratio 115.20 > 1; the ready queue grew by 31905 samples per step over 2 steps, "
         "too few to call it growth without bound; run a longer horizon_s to see it)")
-    assert res.verdict == ("best: 1 rollout + 15 training GPUs, 1730 tokens trained/s at mean staleness 0.53 (limits: "
+    assert res.verdict == ("best: 1 rollout + 15 training GPUs, 1731 tokens trained/s at mean staleness 0.53 (limits: "
                            "at least 6 training steps, generation does not outrun training, drop_fraction <= 5.0%)")
     # asked for explicitly, the runaway splits compete
     loose = resources.gpu_split(Scenario(), 16, gpus_per_instance=1, slots_per_instance=64, gpu_s_per_token=0.004,
@@ -162,7 +162,7 @@ def test_gpu_split_says_when_no_split_qualifies():
     assert res.nearest is not None and res.nearest["rollout_gpus"] == 3   # the slowest-growing queue
     assert res.verdict == ("no split meets the limits (at least 6 training steps, generation does not outrun "
                            "training, drop_fraction <= 5.0%); "
-                           "nearest: 3 rollout + 13 training GPUs, 3202 tokens trained/s, excluded because generation "
+                           "nearest: 3 rollout + 13 training GPUs, 2990 tokens trained/s, excluded because generation "
                            "outruns training (ready queue +362 samples per step: staleness grows without bound)")
 
 
@@ -222,7 +222,11 @@ def test_gpu_split_with_the_colocated_baseline(capsys):
     # the colocated step: generation + training + the 15 s switch (synchronous: trainer waits for all)
     direct = simulate(resources.colocated(sc.replace(pipeline=Synchronous()), 15.0, 0.0, gpus=16, slots_per_instance=16,
                                           gpu_s_per_token=0.004, train_fixed_s=5.0))
-    assert co["tokens_trained_per_s"] == pytest.approx(direct.summary["tokens_trained"] / direct.summary["end_s"])
+    # over the same 3 h as every split (rollsim.compare's rate), not over its own end after the horizon
+    done = direct.steps.filter(pl.col("completed") & (pl.col("end_s") <= sc.horizon_s))
+    assert direct.summary["end_s"] > sc.horizon_s
+    assert co["tokens_trained_per_s"] == pytest.approx(done["tokens"].sum() / sc.horizon_s)
+    assert co["steps_by_horizon"] == done.height == co["steps"] - 1
     assert main(["split", "--gpus", "4", "--gpu-s-per-token", "0.004", "--horizon-s", "1800",
                  "--slots-per-instance", "32", "--colocated-switch-s", "10"]) == 0
     out = capsys.readouterr().out
@@ -273,6 +277,6 @@ def test_cli_resource_flags(capsys):
     lines = capsys.readouterr().out.splitlines()  # 1800 s: under 6 steps each, so none is recommended
     assert len(lines) == 6 and lines[-1].startswith("no split meets the limits (at least 6 training steps, "
                                                     "drop_fraction <= 5.0%); nearest: 2 rollout + 2 training GPUs, "
-                                                    "774 tokens trained/s")
+                                                    "0 tokens trained/s")
     assert main(["split", "--gpus", "4", "--gpu-s-per-token", "0.004", "--train-s-per-token", "1e-5"]) == 2
     assert "split: --train-s-per-token cannot be set" in capsys.readouterr().err

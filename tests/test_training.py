@@ -281,6 +281,7 @@ def test_expert_parallel_gathers_only_the_dense_part_across_ranks():
     without = tr.train_step_s("DeepSeek-V3", "H100", **kw)
     assert with_ep["collectives"] == 0.0 < without["collectives"]
     assert with_ep["actor"] == without["actor"]
-    with pytest.raises(ScenarioError, match=r"^expert_parallel: must divide the data-parallel ranks "
-                       r"\(train_gpus / model_parallel = 64\), got 48$"):
+    with pytest.raises(ScenarioError, match=r"^expert_parallel: expert_tensor_parallel x expert_parallel x "
+                       r"pipeline_parallel \(1 x 48 x 4 = 192\) "
+                       r"must divide train_gpus \(256\), got 48: Megatron-Core folds"):
         tr.train_step_s("DeepSeek-V3", "H100", expert_parallel=48, **kw)

@@ -90,13 +90,13 @@ def test_weights_are_replicated_across_context_parallel_gpus():
     # Megatron's distributed optimizer: reduce-scatter gradients + all-gather parameters, 2 x 2 bytes a
     # parameter of the shard, (n - 1) / n of it over 75 % of NVLink, n the shard's replicas. 8 GPUs,
     # CP 2: the shard is the whole model (1e9 parameters), replicated 8 times (4 ranks x 2)
-    cp = tr._exposed_comm(M, G, 8, 2, 1, "megatron", 0.0, None, 0.0, cp=2)
+    cp = tr._exposed_comm(M, G, tr.parallel_layout(8, context_parallel=2), "megatron", 0.0, None, 0.0)
     assert cp == pytest.approx(2 * 2e9 * 7 / 8 / 0.75e11, rel=1e-12)
     # TP 2 instead: the shard is half the model, 4 replicas
-    tp = tr._exposed_comm(M, G, 8, 2, 1, "megatron", 0.0, None, 0.0)
+    tp = tr._exposed_comm(M, G, tr.parallel_layout(8, tensor_parallel=2), "megatron", 0.0, None, 0.0)
     assert tp == pytest.approx(2 * 1e9 * 3 / 4 / 0.75e11, rel=1e-12)
     # one replica of one shard: nothing to reduce
-    assert tr._exposed_comm(M, G, 2, 2, 1, "megatron", 0.0, None, 0.0, cp=1) == 0.0
+    assert tr._exposed_comm(M, G, tr.parallel_layout(2, tensor_parallel=2), "megatron", 0.0, None, 0.0) == 0.0
 
 
 def test_fp8_prices_attention_at_bf16():

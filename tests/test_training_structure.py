@@ -103,10 +103,12 @@ def test_expert_all_to_all_by_hand():
     fake = tr.train_step_s(MOE, G, expert_parallel=4, expert_routing="consecutive", **KW)
     assert fake["ep_comm"] == pytest.approx(ph["ep_comm"] / ranks, rel=1e-12)
     assert tr._touched(256, 8, 64, "consecutive") == 2.0 and tr._touched(384, 8, 32, "consecutive") == pytest.approx(4 / 3)
-    # EP 8 of 16 GPUs spans two nodes: the NIC carries one copy per other node the token's experts are on
-    two = tr.train_step_s(MOE, G, expert_parallel=16, **{**KW, "train_gpus": 16})
-    nodes = tr._touched(8, 2, 2, "random") * 1 / 2
-    inside = 128 * tr._touched(8, 2, 16, "random") * 7 / 16 / 0.75e11
+    # EP 16 of 16 GPUs spans two nodes: the NIC carries one copy per other node the token's experts are on (16
+    # experts: Megatron needs at least one per expert-parallel rank)
+    moe16 = SimpleNamespace(**{**vars(MOE), "experts": 16})
+    two = tr.train_step_s(moe16, G, expert_parallel=16, **{**KW, "train_gpus": 16})
+    nodes = tr._touched(16, 2, 2, "random") * 1 / 2
+    inside = 128 * tr._touched(16, 2, 16, "random") * 7 / 16 / 0.75e11
     outside = 128 * nodes / 0.75e10
     assert two["ep_comm"] == pytest.approx(1e6 / 16 * 2 * 2 * max(inside, outside) * 2, rel=1e-12)
     assert tr.train_step_s(M, G, expert_parallel=4, **KW)["ep_comm"] == 0.0  # a dense model has none

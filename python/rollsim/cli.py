@@ -779,6 +779,9 @@ def deployment_words(d: Any, sc: Scenario) -> str:
              f"{sc.rollout_slots} slots), training on {count(d.train_gpus, 'GPU')} ({d.train_backend}"
              + "".join(f", {k}={v}" for k, v in sorted(d.train_options.items())) + f"): {decode}; KV capacity "
              f"{sc.kv_cache_tokens:,.0f} tokens per instance; {prefill}; train step {_step_words(sc)}; {switch}; {sync}")
+    defaults = d.defaults_words(sc.max_num_batched_tokens if sc.prefill_mode == "shared" else None)
+    if defaults:
+        words += f"; engine defaults: {defaults}"
     if sc.agentic is not None:
         mt = sc.agentic.max_trajectories
         words += (f"; agentic.max_trajectories {mt if mt is not None else 'none (unbounded)'}"
@@ -1273,7 +1276,7 @@ def _cmd_split(a: argparse.Namespace) -> int:
         raise ScenarioError("--gpu-s-per-token: required without --model and --gpu (which derive it from specs)")
     spi = base.slots_per_instance or a.slots_per_instance
     if a.colocated_switch_s == "auto":
-        a.colocated_switch_s = _colocated_switch(a)
+        a.colocated_switch_s = _colocated_switch(a, dep)
     kwargs = dict(gpus_per_instance=a.gpus_per_instance, slots_per_instance=spi,
                   gpu_s_per_token=gpu_s_per_token, train_fixed_s=train_fixed_s, train_gpu_s_per_step=gpu_s_per_step,
                   colocated_switch_s=a.colocated_switch_s, max_drop_fraction=a.max_drop_fraction,
@@ -1381,17 +1384,20 @@ _DEPLOYMENT_WORDS = re.compile("|".join(rf"(?<![\w-]){re.escape(k)}(?![\w])" if 
                                         rf"(?<![\w-]){re.escape(k)}" for k in _DEPLOYMENT_FLAGS))
 
 
-def _colocated_switch(a: argparse.Namespace) -> float:
+def _colocated_switch(a: argparse.Namespace, dep: Any) -> float:
     """``split --colocated-switch-s auto``: the seconds per step of the colocated deployment's switch
-    on all ``--gpus`` (:meth:`rollsim.hardware.Deployment.switch_s`, engines of ``--gpus-per-instance``)."""
-    if a.model is None and a.hf_config is None:
+    on all ``--gpus`` (:meth:`rollsim.hardware.Deployment.switch_s`, engines of ``--gpus-per-instance``);
+    ``dep`` the deployment the split priced (its model, accelerator, engine and trainer: the flags are
+    not resolved again, an ``--hf-config`` file not read again), None without ``--model``."""
+    import dataclasses
+
+    if dep is None:
         raise invalid("--colocated-switch-s", "auto needs --model and --gpu (the deployment prices the switch); "
                       "without them give the seconds per step")
-    from rollsim.hardware.cli import deployment_from_args
-
     gi = _check.integer("--gpus-per-instance", a.gpus_per_instance, 1)
     gpus = _check.integer("--gpus", a.gpus, 1)
-    d = deployment_from_args(a, rollout_gpus=max(gi, gpus // gi * gi), rollout_tp=gi, train_gpus=gpus, colocated=True)
+    d = dataclasses.replace(dep, rollout_gpus=max(gi, gpus // gi * gi), rollout_tp=gi, train_gpus=gpus, colocated=True,
+                            train_offload=False)
     return float(d.switch_s()["total"])
 
 
@@ -1400,13 +1406,10 @@ def _train_state_gpus(d: Any) -> tuple[int, str]:
     :data:`rollsim.hardware.switching.TRAIN_STATE_BYTES_PER_PARAM`, sharded over them, activations
     not counted: a lower bound) in G's memory, and the words that say so in an exclusion; ``d`` the
     deployment the split priced (its model and accelerator, not read from the flags again)."""
-    from rollsim.hardware.switching import TRAIN_STATE_BYTES_PER_PARAM, train_state_gpus
+    from rollsim.hardware.switching import train_state_words
 
-    m, g = d.spec, d.accelerator
-    state, need = train_state_gpus(m, g)
-    return need, (f" (the training state of {m.name}, {m.total_params / 1e9:.1f}B parameters x "
-                  f"{TRAIN_STATE_BYTES_PER_PARAM:g} bytes = {state / 2**30:,.0f} GiB, needs {need} x {g.name} "
-                  f"{g.hbm_gib:g} GiB before activations; a trainer that offloads it: --min-train-gpus 1)")
+    need, words = train_state_words(d.spec, d.accelerator)
+    return need, f" ({words}; a trainer that offloads it: --min-train-gpus 1)"
 
 
 def _split_deployment(a: argparse.Namespace, base: Scenario, pipeline: Any) -> tuple[Scenario, float, float, Any]:

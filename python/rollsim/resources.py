@@ -44,7 +44,7 @@ from rollsim.pipelines import FullyAsync, Synchronous, is_synchronous
 from rollsim.scenario import Scenario
 from rollsim.errors import RunLimitError
 from rollsim.simulation import (DEFAULT_MAX_EVENTS, Result, check_max_events, duration_words, estimate_size,
-                                simulate)
+                                horizon_rates, simulate)
 
 __all__ = ["colocated", "disaggregated", "gpu_split", "run_metrics", "SplitResult", "Gpu", "Model", "GPUS", "MODELS",
            "roofline_decode", "utilization_over_time", "generation_span_s", "MAX_DROP_FRACTION"]
@@ -273,11 +273,15 @@ class SplitResult:
     table : polars.DataFrame
         One row per split, in the order run (``rollout_gpus`` ascending, then the colocated row):
         ``placement``, ``rollout_gpus``, ``train_gpus``, ``rollout_slots``, ``steps`` (training
-        steps completed within ``horizon_s``), ``step_time_s``,
+        steps completed: a batch pipeline's last one ends after ``horizon_s``, as the colocated
+        row's does), ``steps_by_horizon`` (those ended by ``horizon_s``), ``step_time_s``,
         ``trainer_wait_s``, ``trainer_idle_fraction``, ``rollout_utilization`` (the share of slot
         time with a request: decoding, prefilling, paused or waiting for KV), ``kv_wait_fraction``
         (the share of slot time a request waited for KV, within ``rollout_utilization``: so
-        ``rollout_utilization - kv_wait_fraction`` is the share doing work), ``tokens_trained_per_s``, ``tokens_per_s_per_gpu``, ``drop_fraction`` (dropped /
+        ``rollout_utilization - kv_wait_fraction`` is the share doing work), ``tokens_trained_per_s`` (the
+        answer tokens of the steps ended by ``horizon_s`` over ``horizon_s``: the same time for every
+        split, as :func:`rollsim.compare`'s rows; :func:`rollsim.simulation.horizon_rates`),
+        ``tokens_per_s_per_gpu`` (those over ``total_gpus``), ``drop_fraction`` (dropped /
         (trained + dropped)), ``staleness_mean``, ``staleness_max``, ``generation_outruns_training``
         (the summary's flag: the ready queue grows without bound, staleness rises with the
         horizon), ``ready_queue_growth_per_step``, ``throughput_ratio``, ``runaway`` (the flag, or,
@@ -564,14 +568,16 @@ def gpu_split(scenario: Scenario, total_gpus: int, *, gpus_per_instance: int, sl
             warnings.simplefilter("ignore")  # splits with too many rollout GPUs outrun training: reported
             res = simulate(sc, record="summary")
         m = run_metrics(res, gpus=total)
+        rates = horizon_rates(res)  # over the same horizon for every split, as rollsim.compare's rows
         s = res.summary
         row = {
             "placement": placement, "rollout_gpus": r, "train_gpus": t, "rollout_slots": sc.rollout_slots,
-            "steps": s["steps"], "step_time_s": m["step_time_s"], "trainer_wait_s": m["trainer_wait_s"],
+            "steps": s["steps"], "steps_by_horizon": rates["steps_by_horizon"], "step_time_s": m["step_time_s"], "trainer_wait_s": m["trainer_wait_s"],
             "trainer_idle_fraction": s["trainer_idle_s"] / s["end_s"],
             "rollout_utilization": s["rollout_utilization"],
             "kv_wait_fraction": s["kv_wait_s"] / (sc.rollout_slots * s["end_s"]) if s["end_s"] > 0 else 0.0,
-            "tokens_trained_per_s": m["tokens_trained_per_s"], "tokens_per_s_per_gpu": m["tokens_per_s_per_gpu"],
+            "tokens_trained_per_s": rates["tokens_trained_per_s"],
+            "tokens_per_s_per_gpu": rates["tokens_trained_per_s"] / total,
             "drop_fraction": s["drop_fraction"], "staleness_mean": s["staleness_mean"],
             "staleness_max": s["staleness_max"], "generation_outruns_training": s["generation_outruns_training"],
             "ready_queue_growth_per_step": s["ready_queue_growth_per_step"], "throughput_ratio": s["throughput_ratio"],

@@ -20,7 +20,7 @@ from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
 
 __all__ = ["Result", "simulate", "compare", "estimate_size", "SHORT_TOKENS", "LONG_TOKENS", "DEFAULT_MAX_SAMPLES",
-           "DEFAULT_MAX_EVENTS", "EVENTS_PER_S", "SUMMARY_KEYS", "staleness_cap_livelock"]
+           "DEFAULT_MAX_EVENTS", "EVENTS_PER_S", "SUMMARY_KEYS", "staleness_cap_livelock", "horizon_rates"]
 
 #: Answers shorter than this are "short" in ``summary["staleness_mean_short"]`` (the chapter's < 1K).
 SHORT_TOKENS = 1000
@@ -816,6 +816,19 @@ def simulate_labelled(label: str, scenario: Scenario, **kwargs: Any) -> Result:
     return res
 
 
+def horizon_rates(res: Result) -> dict[str, float]:
+    """A run's rates over its scenario's ``horizon_s``, the same time for every run compared
+    (:func:`compare`'s rows, :func:`rollsim.resources.gpu_split`'s splits): ``steps_by_horizon`` (the
+    steps ended by ``horizon_s``), ``steps_per_hour`` (those per hour of ``horizon_s``) and
+    ``tokens_trained_per_s`` (the answer tokens of those steps over ``horizon_s``). A batch pipeline's
+    run ends with its last step, after the horizon: over its own end time, a run that ends later
+    would count a step the others could not finish."""
+    horizon = res.scenario.horizon_s
+    by = res.steps.filter(pl.col("completed") & (pl.col("end_s") <= horizon))
+    return {"steps_by_horizon": by.height, "steps_per_hour": by.height * 3600.0 / horizon,
+            "tokens_trained_per_s": float(by["tokens"].sum()) / horizon}
+
+
 def compare(
     scenario: Scenario | None = None,
     pipelines: Iterable[tuple[str, Any]] = CHAPTER_PIPELINES,
@@ -828,8 +841,8 @@ def compare(
     Returns a frame, one row per pipeline: ``pipeline`` (str), ``steps``, ``rollout_utilization``,
     ``staleness_mean``, ``staleness_max``, ``drop_fraction``, ``staleness_mean_short`` (< 1K tokens),
     ``staleness_mean_long`` (> 8K tokens), ``samples_trained``, ``samples_dropped``,
-    ``tokens_wasted``, ``end_s``, and the rates over the same time for every pipeline, the horizon:
-    ``steps_by_horizon`` (steps ended by ``horizon_s``), ``steps_per_hour`` (those per hour of
+    ``tokens_wasted``, ``end_s``, and the rates over the same time for every pipeline, the horizon
+    (:func:`horizon_rates`): ``steps_by_horizon`` (steps ended by ``horizon_s``), ``steps_per_hour`` (those per hour of
     ``horizon_s``) and ``tokens_trained_per_s`` (the answer tokens of those steps over
     ``horizon_s``). ``steps`` counts every completed step, and a batch pipeline's run ends with its
     last step, after the horizon (``end_s``): compared as counts, a pipeline that ends later looks
@@ -850,11 +863,8 @@ def compare(
         res = simulate_labelled(name, sc.replace(pipeline=pipeline), record="summary", max_samples=max_samples,
                                 max_events=max_events)
         s = res.summary
-        by = res.steps.filter(pl.col("completed") & (pl.col("end_s") <= sc.horizon_s))
         rows.append({"pipeline": name} | {k: s[k] for k in (
             "steps", "rollout_utilization", "staleness_mean", "staleness_max", "drop_fraction",
             "staleness_mean_short", "staleness_mean_long", "samples_trained", "samples_dropped",
-            "tokens_wasted", "end_s")} | {
-            "steps_by_horizon": by.height, "steps_per_hour": by.height * 3600.0 / sc.horizon_s,
-            "tokens_trained_per_s": float(by["tokens"].sum()) / sc.horizon_s})
+            "tokens_wasted", "end_s")} | horizon_rates(res))
     return pl.DataFrame(rows)

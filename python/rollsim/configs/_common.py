@@ -8,12 +8,12 @@ import functools
 import math
 import re
 import shlex
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rollsim.errors import DeploymentWarning, ScenarioError, invalid
+from rollsim._text import count
+from rollsim.errors import ScenarioError, invalid
 from rollsim.lengths import LogNormal
 from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
@@ -570,10 +570,19 @@ def build(r: Reader, *, framework: str, source: str, prompts: int, group: int, m
            "assumed")
     if prompt_tokens is not None:
         sc_kw["prompt_tokens"] = float(prompt_tokens)
-    try:  # a training layout the GPUs do not divide into: the deployment's refusal below names it best
-        sync, sync_error = sync_cluster(model, layout, r, train_backend, train_options), None
-    except ScenarioError as e:
-        sync, sync_error = None, e
+    opts = train_options or {}
+    names = {**({"gpu_memory_utilization": memory_option} if memory_option else {}), **(deployment_names or {})}
+    try:
+        deployment = _deployment(r, model, gpu, layout, engine, gpu_memory_utilization, train_backend,
+                                 {name: value for name, value in opts.values()})
+    except ScenarioError as e:  # the deployment's argument names, as the config's options
+        if not names:
+            raise
+        words = re.compile("|".join(rf"(?<![\w.-]){re.escape(k)}(?![\w])" for k in sorted(names, key=len, reverse=True)))
+        raise ScenarioError(words.sub(lambda m: names[m.group(0)], str(e))) from None
+    # the training layout, derived once: the deployment's training model and the weight sync both take it
+    par = train_layout(layout, train_backend, opts, None if deployment is None else deployment.spec)
+    sync = sync_cluster(model, layout, r, train_backend, par)
     if sync is not None:
         from rollsim.sync import estimate
 
@@ -589,26 +598,6 @@ def build(r: Reader, *, framework: str, source: str, prompts: int, group: int, m
         r.note("(horizon)", "-", f"horizon_s = {horizon:g} s (rollsim's default; the config asks for {steps} steps)",
                "assumed")
     sc = Scenario(horizon_s=horizon, **sc_kw)
-    opts = train_options or {}
-    names = {**({"gpu_memory_utilization": memory_option} if memory_option else {}), **(deployment_names or {})}
-    try:
-        deployment = _deployment(r, model, gpu, layout, engine, gpu_memory_utilization, train_backend,
-                                 {name: value for name, value in opts.values()})
-    except ScenarioError as e:  # the deployment's argument names, as the config's options
-        if not names:
-            raise
-        words = re.compile("|".join(rf"(?<![\w.-]){re.escape(k)}(?![\w])" for k in sorted(names, key=len, reverse=True)))
-        raise ScenarioError(words.sub(lambda m: names[m.group(0)], str(e))) from None
-    if deployment is not None and opts:  # the layout is checked on the config's own GPUs, naming its options
-        try:
-            with warnings.catch_warnings():  # the layout's refusal only: its memory is the deployment's warning
-                warnings.simplefilter("ignore", DeploymentWarning)
-                deployment.train_step_s(tokens=float(batch) * 1000.0, sequences=batch)
-        except ScenarioError as e:
-            raise invalid(", ".join(opts), f"the training layout ({', '.join(f'{n} {v}' for n, v in opts.values())} "
-                          f"on {deployment.train_gpus} training GPUs) is refused: {e}") from None
-    if sync_error is not None:
-        raise sync_error
     for option, (name, value) in opts.items():
         _deployment_option(r, option, value, f"deployment.train_options[{name!r}] = {value} (the deployment's "
                            "training model: a what-if's training GPU change keeps the layout)", gpu, deployment)
@@ -651,19 +640,40 @@ _SYNC_NAMES = {
 }
 
 
-#: The hardware training model's Megatron options and the sync layout's size each is (:class:`rollsim.sync.TrainLayout`).
-_SYNC_TRAIN_SIZES = {"tensor_parallel": "tp", "pipeline_parallel": "pp", "context_parallel": "cp",
-                     "expert_parallel": "ep"}
+#: The hardware training model's Megatron options that are parallel sizes (:func:`rollsim.hardware.training.parallel_layout`).
+_LAYOUT_OPTIONS = ("tensor_parallel", "pipeline_parallel", "context_parallel", "expert_parallel", "expert_tensor_parallel")
+
+
+def train_layout(layout: Layout, train_backend: str | None, train_options: dict[str, tuple[str, Any]] | None,
+                 spec: Any = None) -> Any:
+    """The training job's parallel layout on the config's training GPUs
+    (:class:`rollsim.hardware.training.ParallelLayout`, checked by
+    :func:`rollsim.hardware.training.parallel_layout` as Megatron-Core checks it): with the Megatron
+    backend its sizes (``train_options``, as ``build`` takes them), else None (FSDP over every training
+    GPU). ``spec`` (the deployment's model, when there is one) adds the model's checks (pipeline stages
+    at most its layers, expert parallel dividing its experts). Derived once, for the deployment's
+    training model and the weight-sync cluster (:func:`sync_cluster`); a layout the training GPUs
+    cannot hold is refused, naming the config's options."""
+    if train_backend != "megatron":
+        return None
+    from rollsim.hardware.training import parallel_layout
+
+    opts = {o: (n, v) for o, (n, v) in (train_options or {}).items() if n in _LAYOUT_OPTIONS}
+    gpus = max(1, layout.train_gpus)
+    try:
+        return parallel_layout(gpus, **{n: int(v) for n, v in opts.values()}, model=spec)
+    except ScenarioError as e:
+        raise invalid(", ".join(opts), f"the training layout ({', '.join(f'{n} {v}' for n, v in opts.values())} on "
+                      f"{count(gpus, 'training GPU')}) is refused: {e}") from None
 
 
 def sync_cluster(model: str | None, layout: Layout, r: Reader, train_backend: str | None = None,
-                 train_options: dict[str, tuple[str, Any]] | None = None):
+                 par: Any = None):
     """A :class:`rollsim.sync.Cluster` for a model named in :data:`rollsim.sync.MODELS` (matched on the
     last path component, case-insensitive), else None. The training side is the config's: FSDP over
-    every training GPU, or with the Megatron backend its parallel sizes (``train_options``, as ``build``
-    takes them) and ``dp = train_gpus / (tp x cp x pp)`` replicas, which hold whole copies of their
-    shard (the distributed optimizer shards only the optimizer state); a layout the training GPUs do
-    not divide into is refused, naming the config's options."""
+    every training GPU, or with the Megatron backend its parallel layout ``par`` (:func:`train_layout`:
+    ``dp = train_gpus / (tp x cp x pp)`` replicas, which hold whole copies of their shard; the
+    distributed optimizer shards only the optimizer state)."""
     if not model:
         return None
     leaf = str(model).rstrip("/").rsplit("/", 1)[-1].lower()
@@ -674,17 +684,12 @@ def sync_cluster(model: str | None, layout: Layout, r: Reader, train_backend: st
 
     topology = "colocated" if layout.colocated else "broadcast"
     gpus = max(1, layout.train_gpus)
-    if train_backend == "megatron":
-        opts = train_options or {}
-        sizes = {_SYNC_TRAIN_SIZES[n]: int(v) for n, v in opts.values() if n in _SYNC_TRAIN_SIZES}
-        shard = sizes.get("tp", 1) * sizes.get("cp", 1) * sizes.get("pp", 1)
-        if gpus % shard:
-            raise invalid(", ".join(o for o, (n, _) in opts.items() if n in _SYNC_TRAIN_SIZES),
-                          f"the training layout (tensor x context x pipeline parallel = {shard}) must divide the "
-                          f"{gpus} training GPUs, got {gpus} / {shard} = {gpus / shard:g} data-parallel replicas")
-        train = TrainLayout(dp=gpus // shard, fsdp=False, **sizes)
-        words = "train " + " ".join([f"{k.upper()}{v}" for k, v in sizes.items() if v > 1]
-                                    + [f"dp={gpus // shard} Megatron"])
+    if train_backend == "megatron" and par is not None:
+        sizes = {k: v for k, v in (("tp", par.tensor_parallel), ("pp", par.pipeline_parallel),
+                                   ("cp", par.context_parallel), ("ep", par.expert_parallel)) if v > 1}
+        train = TrainLayout(dp=par.data_parallel, fsdp=False, **sizes)
+        words = "train " + " ".join([f"{k.upper()}{v}" for k, v in sizes.items()]
+                                    + [f"dp={par.data_parallel} Megatron"])
     else:
         train = TrainLayout(dp=gpus, fsdp=True)
         words = f"train dp={gpus} FSDP"

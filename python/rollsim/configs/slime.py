@@ -334,7 +334,8 @@ def _build(o: dict[str, Any], entry: str, source: str, *, explicit: bool, gpu: s
 #: Megatron-LM's parallel sizes that slime's Megatron backend passes through (megatron/training/arguments.py,
 #: each default 1) and the hardware training model's option each is.
 MEGATRON_LAYOUT = {"--tensor-model-parallel-size": "tensor_parallel", "--pipeline-model-parallel-size": "pipeline_parallel",
-                   "--context-parallel-size": "context_parallel", "--expert-model-parallel-size": "expert_parallel"}
+                   "--context-parallel-size": "context_parallel", "--expert-model-parallel-size": "expert_parallel",
+                   "--expert-tensor-parallel-size": "expert_tensor_parallel"}
 
 
 def _megatron_layout(r: Reader) -> dict[str, tuple[str, int]]:

@@ -505,7 +505,8 @@ def _build(flat: dict[str, Any], recipe: str, source: str, gpu: str | None = Non
 #: verl/trainer/config/_generated_ppo_megatron_trainer.yaml) and the hardware training model's option each is.
 MEGATRON_LAYOUT = {"tensor_model_parallel_size": "tensor_parallel", "pipeline_model_parallel_size": "pipeline_parallel",
                    "virtual_pipeline_model_parallel_size": "virtual_pipeline",
-                   "context_parallel_size": "context_parallel", "expert_model_parallel_size": "expert_parallel"}
+                   "context_parallel_size": "context_parallel", "expert_model_parallel_size": "expert_parallel",
+                   "expert_tensor_parallel_size": "expert_tensor_parallel"}
 
 
 def _megatron_layout(r: Reader) -> dict[str, tuple[str, int]]:

@@ -34,60 +34,9 @@ from rollsim import _check
 from rollsim.errors import DeploymentWarning, invalid
 from rollsim.lengths import Empirical, LogNormal
 
-from .specs import Accelerator, accelerator
+from .serving import default_max_num_batched_tokens, default_max_num_seqs
 
 __all__ = ["serving_benchmark", "default_max_num_batched_tokens", "default_max_num_seqs"]
-
-_GIB = 2.0**30
-
-
-def default_max_num_batched_tokens(engine: str, gpu: Accelerator | str) -> int:
-    """The token budget of one engine step an API server uses by default on ``gpu``.
-
-    * vLLM (V1 engine, ``vllm serve``): 8192 on GPUs of at least 70 GiB that are not A100s, else
-      2048 (``vllm/engine/arg_utils.py``, ``EngineArgs`` batch defaults by usage context
-      ``OPENAI_API_SERVER``; A100s keep the small budget after vllm-project/vllm PR 17885).
-    * SGLang (``chunked_prefill_size``): 2048 under 35 GiB, 4096 under 60 GiB, 8192 under
-      160 GiB, else 16384 (``python/sglang/srt/server_args.py``, by GPU memory).
-
-    Raises
-    ------
-    ScenarioError
-        For an engine other than "vllm" and "sglang", or an unknown GPU.
-    """
-    g = accelerator(gpu)
-    mem = g.hbm_bytes
-    e = engine.lower() if isinstance(engine, str) else engine
-    if e == "vllm":
-        return 8192 if mem >= 70 * _GIB and "a100" not in g.name.lower() else 2048
-    if e == "sglang":
-        if mem < 35 * _GIB:
-            return 2048
-        if mem < 60 * _GIB:
-            return 4096
-        return 8192 if mem < 160 * _GIB else 16384
-    raise invalid("engine", f"must be 'vllm' or 'sglang', got {engine!r}")
-
-
-def default_max_num_seqs(engine: str, gpu: Accelerator | str) -> int | None:
-    """vLLM's default ``max_num_seqs`` on ``gpu`` for an API server: 1024 on GPUs of at least 70 GiB
-    that are not A100s, else 256 (``vllm/engine/arg_utils.py``, the same table as
-    :func:`default_max_num_batched_tokens`); None for SGLang (its ``max_running_requests`` follows
-    from the KV pool: the deployment's own default stands).
-
-    Raises
-    ------
-    ScenarioError
-        For an engine other than "vllm" and "sglang", or an unknown GPU.
-    """
-    g = accelerator(gpu)
-    e = engine.lower() if isinstance(engine, str) else engine
-    if e == "vllm":
-        return 1024 if g.hbm_bytes >= 70 * _GIB and "a100" not in g.name.lower() else 256
-    if e == "sglang":
-        return None
-    raise invalid("engine", f"must be 'vllm' or 'sglang', got {engine!r}")
-
 
 def serving_benchmark(deployment: Any, *, requests: int, input_tokens: float,
                       output_tokens: float | LogNormal | Empirical, max_num_batched_tokens: int | None = None,

@@ -12,7 +12,7 @@ from rollsim import _check
 from rollsim._text import count
 from rollsim.errors import DeploymentWarning
 
-from .switching import train_state_gpus
+from .switching import train_state_words
 
 __all__ = ["add_parser", "add_deployment_args", "deployment_from_args", "deployment_flags_given",
            "deployment_of_layout", "layout_words", "run", "print_resource_validation", "parse_train_options"]
@@ -196,15 +196,8 @@ def train_state_line(model: Any, gpu: Any, train_gpus: int) -> str:
     """Whether the training GPUs hold the model's training state (weights, gradients, Adam moments:
     :data:`rollsim.hardware.switching.TRAIN_STATE_BYTES_PER_PARAM` per parameter, sharded over them;
     activations not counted), as a line of ``rollsim hardware --train-tokens``."""
-    from .switching import TRAIN_STATE_BYTES_PER_PARAM
-
-    state, need = train_state_gpus(model, gpu)
-    per = state / train_gpus / 2**30
-    verdict = ("fits" if train_gpus >= need else
-               f"does not fit: at least {need} training GPUs, or a trainer that offloads it")
-    return (f"  training state: {state / 2**30:,.0f} GiB ({model.total_params / 1e9:.1f}B parameters x "
-            f"{TRAIN_STATE_BYTES_PER_PARAM:g} bytes: weights, gradients, Adam), {per:,.1f} GiB per GPU of "
-            f"{gpu.hbm_gib:g} GiB before activations: {verdict}")
+    need, words = train_state_words(model, gpu, train_gpus)
+    return f"  {words}: " + ("fits" if train_gpus >= need else "does not fit (or a trainer that offloads it)")
 
 
 def print_resource_validation(*, fit: bool = False, fmt: str = "table", cases: list[str] | None = None) -> None:

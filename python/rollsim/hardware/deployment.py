@@ -29,8 +29,8 @@ __all__ = ["Deployment", "DERIVED_FIELDS"]
 
 
 #: The training options (and their derived counts) whose layout needs more than one training GPU.
-MODEL_PARALLEL_OPTIONS = frozenset({"tensor_parallel", "pipeline_parallel", "expert_parallel", "context_parallel",
-                                    "model_parallel", "virtual_pipeline", "train_gpus"})
+MODEL_PARALLEL_OPTIONS = frozenset({"tensor_parallel", "pipeline_parallel", "expert_parallel", "expert_tensor_parallel",
+                                    "context_parallel", "model_parallel", "virtual_pipeline", "train_gpus"})
 
 
 #: The :class:`rollsim.Scenario` fields :meth:`Deployment.scenario` derives from the deployment (the
@@ -77,7 +77,9 @@ class Deployment:
     gpu_memory_utilization : float, optional
         Fraction of device memory the engine may use, in (0, 1]; default the engine's (0.9 vLLM).
     max_num_seqs : int, optional
-        Running sequences per instance at most; default the engine's (1024).
+        Running sequences per instance at most; default the engine's for the GPU
+        (:func:`rollsim.hardware.serving.default_max_num_seqs`: vLLM's API-server default, 1024 on GPUs
+        of 70 GiB or more that are not A100s, 256 on A100s and smaller GPUs; SGLang 1024).
     colocated : bool
         Rollout and training take turns on the same GPUs (needs ``rollout_gpus == train_gpus``):
         every step pays :meth:`switch_s`.
@@ -178,8 +180,40 @@ class Deployment:
 
     @property
     def slots_per_instance(self) -> int:
-        """Running sequences one instance admits at most (``max_num_seqs``)."""
-        return self.max_num_seqs or serving.engine_params(self.engine).max_num_seqs
+        """Running sequences one instance admits at most (``max_num_seqs``; default the engine's for the
+        GPU, :func:`rollsim.hardware.serving.default_max_num_seqs`: vLLM's 1024 on GPUs of 70 GiB or more
+        that are not A100s, 256 on the rest; SGLang's 1024)."""
+        return (self.max_num_seqs or serving.default_max_num_seqs(self.engine, self.accelerator)
+                or serving.engine_params(self.engine).max_num_seqs)
+
+    def default_batched_tokens(self) -> int:
+        """The step budget :meth:`scenario` takes without ``max_num_batched_tokens``: the engine's
+        API-server default for the GPU (:func:`rollsim.hardware.serving.default_max_num_batched_tokens`),
+        or twice :attr:`slots_per_instance` when that is more."""
+        return max(serving.default_max_num_batched_tokens(self.engine, self.accelerator), 2 * self.slots_per_instance)
+
+    def defaults_words(self, max_num_batched_tokens: int | None = None) -> str:
+        """Which engine defaults the deployment took and why, for what it says it assumed
+        (``rollsim run --model``'s line): ``max_num_seqs`` when not given, and the step budget when
+        ``max_num_batched_tokens`` is the default (:meth:`default_batched_tokens`); ``""`` for neither."""
+        parts = []
+        if self.max_num_seqs is None:
+            parts.append(f"max_num_seqs {self.slots_per_instance}")
+        if max_num_batched_tokens is not None and max_num_batched_tokens == self.default_batched_tokens():
+            parts.append(f"max_num_batched_tokens {max_num_batched_tokens:,}")
+        if not parts:
+            return ""
+        g = self.accelerator
+        if self.engine == "vllm":
+            a100 = "a100" in g.name.lower()
+            kind = "an A100" if a100 else "70 GiB or more, not an A100" if g.hbm_bytes >= 70 * 2**30 else "under 70 GiB"
+            why = (f"vLLM's API-server defaults on {g.name} ({kind}; vLLM takes 1024 sequences and 8192 tokens a step "
+                   f"on GPUs of 70 GiB or more that are not A100s, 256 and 2048 on the rest: vllm/engine/arg_utils.py, "
+                   f"EngineArgs._set_default_args)")
+        else:
+            why = (f"SGLang's defaults on {g.name} (max_num_seqs: rollsim's 1024, SGLang sizes it from the KV pool; "
+                   f"chunked_prefill_size by GPU memory, python/sglang/srt/server_args.py)")
+        return " and ".join(parts) + ", " + why
 
     def step_breakdown(self, batch: float, context_tokens: float, prefill_tokens: float = 0.0) -> dict[str, float]:
         """The terms of one engine step (:func:`rollsim.hardware.serving.step_time`), seconds."""
@@ -231,16 +265,13 @@ class Deployment:
         18 bytes per parameter sharded over them, activations not counted); else what it needs, the
         words of the :class:`rollsim.DeploymentWarning` that :meth:`train_step_s` and
         :meth:`scenario` give (they price the step anyway: a trainer may offload the state)."""
-        from .switching import TRAIN_STATE_BYTES_PER_PARAM, train_state_gpus
+        from .switching import train_state_words
 
-        state, need = train_state_gpus(self.spec, self.accelerator)
+        need, words = train_state_words(self.spec, self.accelerator, self.train_gpus)
         if self.train_gpus >= need:
             return None
-        return (f"train_gpus: {self.train_gpus} x {self.accelerator.name} ({self.accelerator.hbm_gib:g} GiB each) cannot "
-                f"hold the training state of {self.spec.name} ({self.spec.total_params / 1e9:.1f}B parameters x "
-                f"{TRAIN_STATE_BYTES_PER_PARAM:g} bytes = {state / 2**30:,.0f} GiB: weights, gradients, Adam; "
-                f"{state / self.train_gpus / 2**30:,.1f} GiB per GPU before activations): it needs at least {need} "
-                f"training GPUs, or a trainer that offloads it (priced as if it fit)")
+        return (f"train_gpus: {self.train_gpus} x {self.accelerator.name} cannot hold {words}, or a trainer that "
+                "offloads it (priced as if it fit)")
 
     def _warn_train_state(self) -> None:
         words = self.train_state_words()
@@ -350,10 +381,13 @@ class Deployment:
         prefill_mode : "shared" | "per_slot", optional
             Default ``"shared"`` (``"per_slot"`` with ``agentic``); see above.
         max_num_batched_tokens : int, optional
-            Tokens per engine step with ``prefill_mode="shared"`` (vLLM's name). Default 8192, its
-            API-server default on H100-class GPUs, or twice ``slots_per_instance`` when that is more
-            (vLLM refuses a budget below ``max_num_seqs``; a step holds every decoding sequence's
-            token and prompt chunks in the rest).
+            Tokens per engine step with ``prefill_mode="shared"`` (vLLM's name). Default the
+            engine's API-server default for the GPU
+            (:func:`rollsim.hardware.serving.default_max_num_batched_tokens`: vLLM 8192 on GPUs of
+            70 GiB or more that are not A100s, 2048 on the rest; SGLang's ``chunked_prefill_size`` by
+            GPU memory), or twice ``slots_per_instance`` when that is more (vLLM refuses a budget
+            below ``max_num_seqs``; a step holds every decoding sequence's token and prompt chunks in
+            the rest).
         context : "mean" | "per_token"
             ``"mean"`` (default): the table at the mean context. ``"per_token"``: see above.
         **scenario_fields
@@ -435,7 +469,7 @@ class Deployment:
             fields["prefill_tokens_per_s"] = c / self.prefill_s(c)
         if shared:
             if max_num_batched_tokens is None:
-                max_num_batched_tokens = max(8192, 2 * spi)
+                max_num_batched_tokens = self.default_batched_tokens()
             fields.update(prefill_mode="shared", max_num_batched_tokens=max_num_batched_tokens,
                           prefill_tokens_per_s=self.prefill_tokens_per_s(pt, max_num_batched_tokens))
         fields.update(scenario_fields)

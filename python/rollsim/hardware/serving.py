@@ -60,7 +60,7 @@ from rollsim.errors import invalid
 
 from .specs import Accelerator, ModelSpec, accelerator, model
 
-__all__ = ["EngineParams", "ENGINES", "engine_params", "expected_experts", "step_time", "decode_step_s",
+__all__ = ["EngineParams", "ENGINES", "engine_params", "default_max_num_batched_tokens", "default_max_num_seqs", "expected_experts", "step_time", "decode_step_s",
            "prefill_s", "kv_capacity_tokens", "max_batch", "decode_throughput_table", "allreduce_s", "FIT_TERMS", "FIT_LOWER",
            "VLLM_NON_KV_GIB", "AMPERE_COMPUTE_FACTOR", "AMPERE_FACTOR_TOKENS", "VIDUR_LINEAR_LAYERS",
            "ampere_compute_factor", "AIC_AMPERE_TABLES", "aiconfigurator_ampere_factor",
@@ -338,6 +338,57 @@ ENGINES: dict[str, EngineParams] = {
 #: kinds of kernel; no separate SGLang benchmark is used).
 ENGINES["sglang"] = replace(ENGINES["vllm"], engine="sglang", gpu_memory_utilization=0.88, max_num_seqs=1024,
                             activation_reserve_gib=0.5)
+
+
+def default_max_num_batched_tokens(engine: str, gpu: Accelerator | str) -> int:
+    """The token budget of one engine step an API server uses by default on ``gpu``.
+
+    * vLLM (V1 engine, ``vllm serve``): 8192 on GPUs of at least 70 GiB that are not A100s, else
+      2048 (vllm-project/vllm ``vllm/engine/arg_utils.py`` at commit 99d7eb5d,
+      ``EngineArgs._set_default_args``: the batch defaults by usage context ``OPENAI_API_SERVER``; A100s
+      keep the small budget after vllm-project/vllm PR 17885). A :class:`rollsim.hardware.Deployment`'s
+      default and :func:`rollsim.hardware.serving_benchmark`'s.
+    * SGLang (``chunked_prefill_size``): 2048 under 35 GiB, 4096 under 60 GiB, 8192 under
+      160 GiB, else 16384 (``python/sglang/srt/server_args.py``, by GPU memory).
+
+    Raises
+    ------
+    ScenarioError
+        For an engine other than "vllm" and "sglang", or an unknown GPU.
+    """
+    g = accelerator(gpu)
+    mem = g.hbm_bytes
+    e = engine.lower() if isinstance(engine, str) else engine
+    if e == "vllm":
+        return 8192 if mem >= 70 * 2.0**30 and "a100" not in g.name.lower() else 2048
+    if e == "sglang":
+        if mem < 35 * 2.0**30:
+            return 2048
+        if mem < 60 * 2.0**30:
+            return 4096
+        return 8192 if mem < 160 * 2.0**30 else 16384
+    raise invalid("engine", f"must be 'vllm' or 'sglang', got {engine!r}")
+
+
+def default_max_num_seqs(engine: str, gpu: Accelerator | str) -> int | None:
+    """vLLM's default ``max_num_seqs`` on ``gpu`` for an API server: 1024 on GPUs of at least 70 GiB
+    that are not A100s, else 256 (``vllm/engine/arg_utils.py``, the same table as
+    :func:`default_max_num_batched_tokens`; vLLM takes the smaller of it and the step budget, never
+    smaller here); None for SGLang (its ``max_running_requests`` follows from the KV pool: the engine's
+    :data:`ENGINES` default, 1024, stands). A :class:`rollsim.hardware.Deployment`'s default.
+
+    Raises
+    ------
+    ScenarioError
+        For an engine other than "vllm" and "sglang", or an unknown GPU.
+    """
+    g = accelerator(gpu)
+    e = engine.lower() if isinstance(engine, str) else engine
+    if e == "vllm":
+        return 1024 if g.hbm_bytes >= 70 * 2.0**30 and "a100" not in g.name.lower() else 256
+    if e == "sglang":
+        return None
+    raise invalid("engine", f"must be 'vllm' or 'sglang', got {engine!r}")
 
 
 def engine_params(engine: str | EngineParams) -> EngineParams:

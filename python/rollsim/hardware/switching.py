@@ -59,7 +59,8 @@ from rollsim import _check
 from rollsim.errors import invalid
 
 __all__ = ["ENGINES", "SLEEP_FIXED_S", "WAKE_FIXED_S", "PAGEABLE_BYTES_PER_S", "PINNED_EFFICIENCY",
-           "UNPIN_BYTES_PER_S", "MAP_BYTES_PER_S", "TRAIN_STATE_BYTES_PER_PARAM", "train_state_gpus", "host_link_share", "switch_s", "train_offload_s", "CALIBRATION",
+           "UNPIN_BYTES_PER_S", "MAP_BYTES_PER_S", "TRAIN_STATE_BYTES_PER_PARAM", "train_state_gpus", "train_state_words",
+           "host_link_share", "switch_s", "train_offload_s", "CALIBRATION",
            "fit", "calibration_report", "switch_validation_rows", "table_rows"]
 
 ENGINES = ("vllm", "vllm-level2", "sglang")
@@ -99,6 +100,21 @@ def train_state_gpus(model: Any, gpu: Any) -> tuple[float, int]:
     :meth:`rollsim.hardware.Deployment.gpu_split` recommend no split with fewer training GPUs."""
     state = model.total_params * TRAIN_STATE_BYTES_PER_PARAM
     return state, max(1, math.ceil(state / gpu.hbm_bytes))
+
+
+def train_state_words(model: Any, gpu: Any, train_gpus: int | None = None) -> tuple[int, str]:
+    """``(GPUs, words)``: the GPUs of ``gpu`` that hold ``model``'s training state (:func:`train_state_gpus`)
+    and the words every message about it uses (the deployment's warning, ``rollsim split --model``'s
+    exclusion, ``rollsim hardware --train-tokens``' line): ``"the training state of Qwen3-30B-A3B (30.5B
+    parameters x 18 bytes = 512 GiB: weights, gradients, Adam; 128.0 GiB per GPU on 4 GPUs; it needs at least
+    7 x H100 of 80 GiB, before activations)"``, the share per GPU only with ``train_gpus``."""
+    from rollsim._text import count
+
+    state, need = train_state_gpus(model, gpu)
+    per = "" if train_gpus is None else f"{state / train_gpus / 2**30:,.1f} GiB per GPU on {count(train_gpus, 'GPU')}; "
+    return need, (f"the training state of {model.name} ({model.total_params / 1e9:.1f}B parameters x "
+                  f"{TRAIN_STATE_BYTES_PER_PARAM:g} bytes = {state / 2**30:,.0f} GiB: weights, gradients, Adam; {per}"
+                  f"it needs at least {need} x {gpu.name} of {gpu.hbm_gib:g} GiB, before activations)")
 
 
 def _constants() -> dict[str, float]:

@@ -75,7 +75,7 @@ __all__ = ["MFU", "MFU_FAMILY", "TRAIN_FAMILIES", "train_family", "achieved_mfu"
            "engine_train_params", "engine_train_ranks", "expected_slowest_fraction", "group_lengths", "CALIBRATION", "HELD_OUT", "fit",
            "calibration_report", "training_validation_rows", "COLLECTIVE_EFFICIENCY", "table_rows", "AC_MODES",
            "ACTIVATION_CHECKPOINTING", "SELECTIVE_RECOMPUTE", "ACTIVATION_BYTES", "linear_flops_split",
-           "EXPERT_ROUTINGS", "train_option_names", "cp_exchange_s"]
+           "EXPERT_ROUTINGS", "train_option_names", "cp_exchange_s", "ParallelLayout", "parallel_layout"]
 
 
 class _Model(Protocol):
@@ -535,7 +535,7 @@ def _link(gpu: _Gpu, span: int) -> float:
 
 def _plan(model: _Model, gpu: _Gpu, *, backend: str, mp: int, tp: int, pp: int, vp: int, ep: int, precision: str,
           mfu: float | None, ac: str, epochs: int, flags: dict[str, bool], critic_scale: float, micro: int,
-          tp_overlap: float, ep_overlap: float, expert_routing: str = "random") -> _Plan:
+          tp_overlap: float, ep_overlap: float, expert_routing: str = "random", etp: int | None = None) -> _Plan:
     eff = _mfu(backend, mfu, gpu)
     r_lin = mp * _peak(gpu, precision) * eff
     r_bf16 = mp * float(gpu.bf16_flops) * eff
@@ -569,7 +569,10 @@ def _plan(model: _Model, gpu: _Gpu, *, backend: str, mp: int, tp: int, pp: int, 
     moe_layers = int(getattr(model, "moe_layers", 0) or 0)
     if ep > 1 and moe_layers:  # per MoE layer and forward pass, dispatch + combine of each token's activation
         one = hidden * ACTIVATION_BYTES / (tp * cp)  # each GPU sends its share of the rank's tokens
-        local = max(1, min(ep, int(gpu.gpus_per_node) // (tp * cp)))  # the group's ranks on one node
+        # the group's ranks on one node: Megatron-Core's expert grid (tp-ep-dp-pp, MoE parallel folding) puts an
+        # expert-parallel group's ranks expert_tensor_parallel GPUs apart (tensor_parallel x context_parallel
+        # before the folding: the same where expert_tensor_parallel = tensor_parallel and there is no cp)
+        local = max(1, min(ep, int(gpu.gpus_per_node) // (tp if etp is None else etp)))
         nodes = -(-ep // local)
         k = int(getattr(model, "experts_per_token", 1) or 1)
         experts = int(getattr(model, "experts", 0) or 0) or k * ep
@@ -638,11 +641,11 @@ def train_option_names() -> list[str]:
 
 
 #: The parallelism sizes' short names in Megatron-LM and the RL frameworks' configs (``tp``, ``pp``,
-#: ``vpp``, ``cp``, ``ep``: Megatron's ``--tensor-model-parallel-size``, ``--pipeline-model-parallel-size``,
-#: ``--num-layers-per-virtual-pipeline-stage``, ``--context-parallel-size``, ``--expert-model-parallel-size``)
-#: as the training options they are.
+#: ``vpp``, ``cp``, ``ep``, ``etp``: Megatron's ``--tensor-model-parallel-size``, ``--pipeline-model-parallel-size``,
+#: ``--num-layers-per-virtual-pipeline-stage``, ``--context-parallel-size``, ``--expert-model-parallel-size``,
+#: ``--expert-tensor-parallel-size``) as the training options they are.
 OPTION_SHORT_NAMES: dict[str, str] = {"tp": "tensor_parallel", "pp": "pipeline_parallel", "vpp": "virtual_pipeline",
-                                      "cp": "context_parallel", "ep": "expert_parallel"}
+                                      "cp": "context_parallel", "ep": "expert_parallel", "etp": "expert_tensor_parallel"}
 
 
 def option_hint(name: str, known: list[str]) -> str:
@@ -658,6 +661,97 @@ def option_hint(name: str, known: list[str]) -> str:
     return did_you_mean(word, known)
 
 
+# ---------------------------------------------------------------- the parallel layout
+@dataclass(frozen=True)
+class ParallelLayout:
+    """A training job's parallel layout on ``train_gpus`` GPUs, as :func:`parallel_layout` checked it.
+
+    The dense layers' grid is ``tensor_parallel x context_parallel x data_parallel x
+    pipeline_parallel``; the MoE layers' grid is Megatron-Core's folded one (MoE parallel folding):
+    ``expert_tensor_parallel x expert_parallel x expert_data_parallel x pipeline_parallel`` over the
+    same GPUs, so the expert group spans the GPUs the dense layers give to tensor, context and data
+    parallelism (NVIDIA/Megatron-LM ``megatron/core/parallel_state.py``, ``initialize_model_parallel``)."""
+
+    train_gpus: int
+    tensor_parallel: int = 1
+    pipeline_parallel: int = 1
+    context_parallel: int = 1
+    expert_parallel: int = 1
+    expert_tensor_parallel: int = 1
+
+    @property
+    def model_parallel(self) -> int:
+        """GPUs per data-parallel rank of the dense layers: ``tp x pp x cp``."""
+        return self.tensor_parallel * self.pipeline_parallel * self.context_parallel
+
+    @property
+    def data_parallel(self) -> int:
+        """Data-parallel ranks of the dense layers: ``train_gpus / model_parallel``."""
+        return self.train_gpus // self.model_parallel
+
+    @property
+    def expert_data_parallel(self) -> int:
+        """Replicas of each routed expert: ``train_gpus / (expert_tensor_parallel x expert_parallel x pp)``."""
+        return self.train_gpus // (self.expert_tensor_parallel * self.expert_parallel * self.pipeline_parallel)
+
+
+def parallel_layout(train_gpus: int, *, tensor_parallel: int = 1, pipeline_parallel: int = 1,
+                    context_parallel: int | None = None, model_parallel: int | None = None, expert_parallel: int = 1,
+                    expert_tensor_parallel: int | None = None, model: Any = None) -> ParallelLayout:
+    """The parallel layout of a training job, checked as Megatron-Core checks it
+    (``initialize_model_parallel``): ``tp x pp x cp`` must divide the GPUs (the dense layers' ranks),
+    and ``expert_tensor_parallel x expert_parallel x pp`` must divide them too (the MoE layers' folded
+    grid; ``expert_tensor_parallel`` defaults to ``tensor_parallel``, as in
+    ``megatron/training/arguments.py``): expert parallel 8 with tensor parallel 2 on 8 GPUs needs
+    ``expert_tensor_parallel=1``. With ``model``, ``pp`` must be at most its layers and
+    ``expert_parallel`` must divide its routed experts (``arguments.py``: "Number of experts should be
+    a multiple of expert model parallel_size"). The one derivation of :func:`train_step_s` and of the
+    config importers' layout (``rollsim.configs``: the weight-sync cluster and the deployment's check).
+
+    Raises
+    ------
+    ScenarioError (ValueError)
+        Naming the argument, the sizes and the rule."""
+    gpus = _check.integer("train_gpus", train_gpus, 1, _MAX_GPUS)
+    tp = _check.integer("tensor_parallel", tensor_parallel, 1, _MAX_GPUS)
+    pp = _check.integer("pipeline_parallel", pipeline_parallel, 1, _MAX_GPUS)
+    cpg = None if context_parallel is None else _check.integer("context_parallel", context_parallel, 1, _MAX_GPUS)
+    mp = (tp * pp * (cpg or 1) if model_parallel is None
+          else _check.integer("model_parallel", model_parallel, 1, _MAX_GPUS))
+    if mp % (tp * pp):
+        raise invalid("model_parallel", f"must be a multiple of tensor_parallel x pipeline_parallel ({tp} x {pp}), "
+                      f"got {mp}")
+    if cpg is not None and mp != tp * pp * cpg:
+        raise invalid("context_parallel", f"must be model_parallel / (tensor_parallel x pipeline_parallel) = "
+                      f"{mp} / ({tp} x {pp}) = {mp // (tp * pp)}, got {cpg}")
+    if gpus % mp:
+        if model_parallel is not None:
+            raise invalid("model_parallel", f"must divide train_gpus ({gpus}), got {mp}")
+        if cpg is not None and cpg > 1:
+            raise invalid("context_parallel", f"tensor_parallel x pipeline_parallel x context_parallel ({tp} x {pp} x "
+                          f"{cpg}) must divide train_gpus ({gpus}), got {mp}")
+        raise invalid("tensor_parallel", f"tensor_parallel x pipeline_parallel ({tp} x {pp}) must divide train_gpus "
+                      f"({gpus}), got {mp}")
+    if model is not None and pp > int(model.layers):
+        raise invalid("pipeline_parallel", f"must be at most the model's {model.layers} layers, got {pp}")
+    ep = _check.integer("expert_parallel", expert_parallel, 1, _MAX_GPUS)
+    etp = tp if expert_tensor_parallel is None else _check.integer("expert_tensor_parallel", expert_tensor_parallel,
+                                                                   1, _MAX_GPUS)
+    if gpus % (etp * ep * pp):
+        given = "; expert_tensor_parallel defaults to tensor_parallel" if expert_tensor_parallel is None and etp > 1 \
+            else ""
+        way = "; expert_tensor_parallel=1 allows it" if etp > 1 and gpus % (ep * pp) == 0 else ""
+        raise invalid("expert_parallel", f"expert_tensor_parallel x expert_parallel x pipeline_parallel ({etp} x {ep} "
+                      f"x {pp} = {etp * ep * pp}{given}) must divide train_gpus ({gpus}), got {ep}: Megatron-Core "
+                      f"folds the expert group over the tensor, context and data-parallel GPUs of each pipeline "
+                      f"stage (megatron/core/parallel_state.py, initialize_model_parallel){way}")
+    experts = int(getattr(model, "experts", 0) or 0) if model is not None else 0
+    if ep > 1 and experts and experts % ep:
+        raise invalid("expert_parallel", f"must divide the model's {experts} routed experts (Megatron-LM: "
+                      f"megatron/training/arguments.py), got {ep}")
+    return ParallelLayout(gpus, tp, pp, mp // (tp * pp), ep, etp)
+
+
 # ---------------------------------------------------------------- the step
 def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str = "fsdp2",
                  tokens: float | None = None, sequences: int | None = None, lengths: Any = None,
@@ -665,6 +759,7 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
                  critic: bool = False, critic_model: Any = None, mini_batches: int = 1,
                  model_parallel: int | None = None, tensor_parallel: int = 1, pipeline_parallel: int = 1,
                  virtual_pipeline: int = 1, context_parallel: int | None = None, expert_parallel: int = 1,
+                 expert_tensor_parallel: int | None = None,
                  dispatch: str = "balanced", max_tokens_per_gpu: float | None = None, precision: str = "bf16",
                  activation_checkpointing: str | None = None, tp_overlap: float = 0.0, ep_overlap: float = 0.0,
                  expert_routing: str = "random", overlap_rollout: bool = False,
@@ -735,12 +830,18 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
         it overlaps does not hide (:func:`cp_exchange_s`). Default None: ``model_parallel / (tp x
         pp)`` (1 without ``model_parallel``); given with ``model_parallel``, the two must agree.
     expert_parallel : int
-        Data-parallel ranks a MoE layer's routed experts are split over (they are then gathered
-        only among the ``ranks / expert_parallel`` replicas of each shard); must divide the
-        data-parallel ranks. Each GPU sends its tokens' ``top_k`` copies (``hidden x 2`` bytes
+        GPU groups a MoE layer's routed experts are split over (Megatron ``--expert-model-parallel-size``;
+        they are then gathered only among the ``expert_data_parallel`` replicas of each shard).
+        Megatron-Core folds the expert group over the tensor, context and data-parallel GPUs (MoE parallel
+        folding, :func:`parallel_layout`): ``expert_tensor_parallel x expert_parallel x pipeline_parallel``
+        must divide ``train_gpus``, and ``expert_parallel`` the model's routed experts. Each GPU sends its tokens' ``top_k`` copies (``hidden x 2`` bytes
         each) to the experts' ranks and gets them back (dispatch and combine) per MoE layer and
         forward pass, a backward as many again (and a full recompute): the ``ep_comm`` phase, over
         NVLink to the group's ranks on its node and over the NIC to the rest (the slower of the two).
+    expert_tensor_parallel : int, optional
+        GPUs each routed expert's weights are split over (Megatron ``--expert-tensor-parallel-size``),
+        in [1, 2**20]; default None: ``tensor_parallel``, as Megatron. An expert-parallel group's ranks
+        are this many GPUs apart (its ranks on one node: ``gpus_per_node / expert_tensor_parallel``).
     dispatch : {"contiguous", "round_robin", "balanced", "balanced_minibatch", "lpt", "packed"}
         How samples reach ranks (only matters with ``lengths``).
     max_tokens_per_gpu : float, optional
@@ -791,33 +892,12 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
     1e15 FLOP/s at MFU 0.5 spend ``6e15 (1 + attention) / 4e15`` seconds in the actor pass.
     """
     model, accelerator = _resolve(model, accelerator)
-    gpus = _check.integer("train_gpus", train_gpus, 1, _MAX_GPUS)
-    tp = _check.integer("tensor_parallel", tensor_parallel, 1, _MAX_GPUS)
-    pp = _check.integer("pipeline_parallel", pipeline_parallel, 1, _MAX_GPUS)
+    lay = parallel_layout(train_gpus, tensor_parallel=tensor_parallel, pipeline_parallel=pipeline_parallel,
+                          context_parallel=context_parallel, model_parallel=model_parallel,
+                          expert_parallel=expert_parallel, expert_tensor_parallel=expert_tensor_parallel, model=model)
+    gpus, tp, pp, mp, ep, etp = (lay.train_gpus, lay.tensor_parallel, lay.pipeline_parallel, lay.model_parallel,
+                                 lay.expert_parallel, lay.expert_tensor_parallel)
     vp = _check.integer("virtual_pipeline", virtual_pipeline, 1, 1024)
-    cpg = None if context_parallel is None else _check.integer("context_parallel", context_parallel, 1, _MAX_GPUS)
-    mp = (tp * pp * (cpg or 1) if model_parallel is None
-          else _check.integer("model_parallel", model_parallel, 1, _MAX_GPUS))
-    if mp % (tp * pp):
-        raise invalid("model_parallel", f"must be a multiple of tensor_parallel x pipeline_parallel ({tp} x {pp}), "
-                      f"got {mp}")
-    if cpg is not None and mp != tp * pp * cpg:
-        raise invalid("context_parallel", f"must be model_parallel / (tensor_parallel x pipeline_parallel) = "
-                      f"{mp} / ({tp} x {pp}) = {mp // (tp * pp)}, got {cpg}")
-    if gpus % mp:
-        if model_parallel is not None:
-            raise invalid("model_parallel", f"must divide train_gpus ({gpus}), got {mp}")
-        if cpg is not None and cpg > 1:
-            raise invalid("context_parallel", f"tensor_parallel x pipeline_parallel x context_parallel ({tp} x {pp} x "
-                          f"{cpg}) must divide train_gpus ({gpus}), got {mp}")
-        raise invalid("tensor_parallel", f"tensor_parallel x pipeline_parallel ({tp} x {pp}) must divide train_gpus "
-                      f"({gpus}), got {mp}")
-    if pp > model.layers:
-        raise invalid("pipeline_parallel", f"must be at most the model's {model.layers} layers, got {pp}")
-    ep = _check.integer("expert_parallel", expert_parallel, 1, _MAX_GPUS)
-    if (gpus // mp) % ep:
-        raise invalid("expert_parallel", f"must divide the data-parallel ranks (train_gpus / model_parallel = "
-                      f"{gpus // mp}), got {ep}")
     epochs = _check.integer("ppo_epochs", ppo_epochs, 1, 1000)
     m = _check.integer("mini_batches", mini_batches, 1, 1 << 24)
     flags = {k: _check.flag(k, v) for k, v in (("recompute_logprob", recompute_logprob), ("reference", reference),
@@ -841,7 +921,7 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
         # the balancing dispatches balance each sequence's seconds, as the engine's ranks do
         probe = _plan(model, accelerator, backend=backend, mp=mp, tp=tp, pp=pp, vp=vp, ep=ep, precision=precision,
                       mfu=mfu, ac=ac, epochs=epochs, flags=flags, critic_scale=critic_scale, micro=1,
-                      tp_overlap=tpo, ep_overlap=epo, expert_routing=expert_routing)
+                      tp_overlap=tpo, ep_overlap=epo, expert_routing=expert_routing, etp=etp)
         work: np.ndarray | None = None
         if ac != "none" or tp > 1 or ep > 1 or not single:
             work = np.sum(list(probe.phases(t, t * t).values()), axis=0)
@@ -867,7 +947,7 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
         micro = max(1, math.ceil(n_seq / (dp * m)))  # one sequence per micro-batch
     plan = _plan(model, accelerator, backend=backend, mp=mp, tp=tp, pp=pp, vp=vp, ep=ep, precision=precision,
                  mfu=mfu, ac=ac, epochs=epochs, flags=flags, critic_scale=critic_scale, micro=micro, tp_overlap=tpo,
-                 ep_overlap=epo, expert_routing=expert_routing)
+                 ep_overlap=epo, expert_routing=expert_routing, etp=etp)
     if lengths is not None:
         sq = loads.sq_tokens
         assert sq is not None
@@ -889,27 +969,30 @@ def train_step_s(model: Any, accelerator: Any, *, train_gpus: int, backend: str 
     steps = epochs * m
     phases["optimizer"] = steps * opt_one * (1.0 + (critic_scale if flags["critic"] else 0.0))
     hide = (run["actor"] + run["recompute"]) / (epochs * m)
-    phases["collectives"] = steps * _exposed_comm(model, accelerator, gpus, mp, ep, backend, mb_tokens,
-                                                  max_tokens_per_gpu, hide, cp=mp // (tp * pp))
+    phases["collectives"] = steps * _exposed_comm(model, accelerator, lay, backend, mb_tokens, max_tokens_per_gpu,
+                                                  hide)
     for k in ("recompute", "tp_comm", "ep_comm", "cp_comm", "pipeline_bubble"):
         phases[k] = run[k]
     phases["total"] = sum(phases.values())
     return phases
 
 
-def _exposed_comm(model: _Model, gpu: _Gpu, gpus: int, mp: int, ep: int, backend: str, mb_tokens: float,
-                  max_tokens_per_gpu: float | None, compute_s: float, cp: int = 1) -> float:
+def _exposed_comm(model: _Model, gpu: _Gpu, lay: ParallelLayout, backend: str, mb_tokens: float,
+                  max_tokens_per_gpu: float | None, compute_s: float) -> float:
     """Seconds of one optimizer step's data-parallel traffic not hidden behind its compute. The
-    ``cp`` context-parallel GPUs of a rank hold the same weights: each shard (of ``mp / cp`` GPUs)
-    has ``dp x cp`` replicas, among which its gradients are reduced and its parameters gathered."""
-    dp = gpus // mp * cp
-    if dp == 1:
+    ``cp`` context-parallel GPUs of a rank hold the same weights: each dense shard (of ``tp x pp``
+    GPUs) has ``dp x cp`` replicas, among which its gradients are reduced and its parameters
+    gathered; each routed expert's shard (of ``expert_tensor_parallel x expert_parallel x pp`` GPUs,
+    Megatron-Core's folded grid) has ``expert_data_parallel`` replicas."""
+    gpus = lay.train_gpus
+    dp = lay.data_parallel * lay.context_parallel
+    if dp == 1 and lay.expert_data_parallel == 1:
         return 0.0
-    shard = mp // cp
+    shard = lay.tensor_parallel * lay.pipeline_parallel
     routed = float(getattr(model, "routed_params", 0.0))
     dense_bytes = 2.0 * (float(model.total_params) - routed) / shard
-    expert_bytes = 2.0 * routed / (shard * ep)
-    replicas = dp // ep
+    expert_bytes = 2.0 * routed / (lay.expert_tensor_parallel * lay.expert_parallel * lay.pipeline_parallel)
+    replicas = lay.expert_data_parallel
     link = gpu.scale_up_bytes_per_s if gpus <= gpu.gpus_per_node else gpu.nic_bytes_per_s
     one = dense_bytes * (dp - 1) / dp + expert_bytes * (replicas - 1) / replicas  # one gather or reduce-scatter
     if backend == "fsdp2":
@@ -973,7 +1056,9 @@ def engine_train_ranks(model: Any, accelerator: Any, *, train_gpus: int, batch_s
                        recompute_logprob: bool = True, reference: bool = True, critic: bool = False,
                        critic_model: Any = None, mini_batches: int = 1, model_parallel: int | None = None,
                        tensor_parallel: int = 1, pipeline_parallel: int = 1, virtual_pipeline: int = 1,
-                       context_parallel: int | None = None, expert_parallel: int = 1, max_tokens_per_gpu: float | None = None, precision: str = "bf16",
+                       context_parallel: int | None = None, expert_parallel: int = 1,
+                       expert_tensor_parallel: int | None = None, max_tokens_per_gpu: float | None = None,
+                       precision: str = "bf16",
                        activation_checkpointing: str | None = None, tp_overlap: float = 0.0,
                        ep_overlap: float = 0.0, expert_routing: str = "random", overlap_rollout: bool = False,
                        mfu: float | None = None) -> dict[str, Any]:
@@ -998,8 +1083,8 @@ def engine_train_ranks(model: Any, accelerator: Any, *, train_gpus: int, batch_s
     ----------
     model, accelerator, train_gpus, backend, dispatch, ppo_epochs, recompute_logprob, reference,
     critic, critic_model, mini_batches, model_parallel, tensor_parallel, pipeline_parallel,
-    virtual_pipeline, context_parallel, expert_parallel, max_tokens_per_gpu, precision, activation_checkpointing,
-    tp_overlap, ep_overlap, expert_routing, overlap_rollout, mfu
+    virtual_pipeline, context_parallel, expert_parallel, expert_tensor_parallel, max_tokens_per_gpu, precision,
+    activation_checkpointing, tp_overlap, ep_overlap, expert_routing, overlap_rollout, mfu
         As for :func:`train_step_s`.
     batch_size : int
         Sequences per training step, in [1, 2**24].
@@ -1027,7 +1112,7 @@ def engine_train_ranks(model: Any, accelerator: Any, *, train_gpus: int, batch_s
                 critic=critic, critic_model=critic_model, mini_batches=mini_batches, model_parallel=model_parallel,
                 tensor_parallel=tensor_parallel, pipeline_parallel=pipeline_parallel,
                 virtual_pipeline=virtual_pipeline, context_parallel=context_parallel, expert_parallel=expert_parallel,
-                max_tokens_per_gpu=max_tokens_per_gpu, precision=precision,
+                expert_tensor_parallel=expert_tensor_parallel, max_tokens_per_gpu=max_tokens_per_gpu, precision=precision,
                 activation_checkpointing=activation_checkpointing, tp_overlap=tp_overlap, ep_overlap=ep_overlap,
                 expert_routing=expert_routing, overlap_rollout=overlap_rollout, mfu=mfu)
     ph = train_step_s(model, accelerator, train_gpus=train_gpus, tokens=mean * n, sequences=n, **opts)  # checks all
@@ -1051,7 +1136,8 @@ def engine_train_ranks(model: Any, accelerator: Any, *, train_gpus: int, batch_s
     plan = _plan(model, accelerator, backend=backend, mp=mp, tp=tp, pp=pp, vp=int(virtual_pipeline),
                  ep=int(expert_parallel), precision=precision, mfu=mfu, ac=_ac_mode(backend, activation_checkpointing),
                  epochs=int(ppo_epochs), flags=flags, critic_scale=critic_scale, micro=micro,
-                 tp_overlap=float(tp_overlap), ep_overlap=float(ep_overlap), expert_routing=expert_routing)
+                 tp_overlap=float(tp_overlap), ep_overlap=float(ep_overlap), expert_routing=expert_routing,
+                 etp=None if expert_tensor_parallel is None else int(expert_tensor_parallel))
     rate = mp * _peak(accelerator, precision) * _mfu(backend, mfu, accelerator)
     attn = 2.0 * model.layers * model.attention_heads * model.head_dim
     if plan.fwd_b * rate == attn:  # one rate (BF16): the forward as it always was
