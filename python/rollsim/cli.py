@@ -748,12 +748,16 @@ def deployment_words(d: Any, sc: Scenario) -> str:
     from rollsim._text import count
 
     table = sc.decode_throughput_table or ()
-    ctx = sc.prompt_tokens + sc.lengths.mean_tokens() / 2.0
+    from rollsim.hardware.deployment import decode_context_tokens
+
+    ctx = decode_context_tokens(sc.prompt_tokens, sc.lengths, sc.agentic)
     per_token = sc.decode_s_per_context_token > 0
     n, top = table[-1] if table else (sc.slots_per_instance, math.nan)
     decode = (f"decode table from specs (rollsim.hardware.serving, {d.engine}) at "
               + ("no context, plus decode_s_per_context_token" if per_token else
-                 f"the mean context {ctx:,.0f} tokens (prompt + half the mean answer)")
+                 f"the mean context {ctx:,.0f} tokens " + ("(prompt + half the mean answer)" if sc.agentic is None else
+                                                           "(a turn's, over the trajectory: prompt + earlier turns and "
+                                                           "observations + half a turn)"))
               + f": {sc.decode_tokens_per_s:.1f} tokens/s for 1 sequence, {top:,.0f} tokens/s per instance at {n}")
     if sc.prefill_mode == "shared":
         prefill = f"prefill shared with the decode steps at {sc.prefill_tokens_per_s:,.0f} tokens/s per instance"
@@ -768,9 +772,18 @@ def deployment_words(d: Any, sc: Scenario) -> str:
         switch = f"colocated switch {d.switch_s()['total']:.2f} s per step, in weight_sync_s ({sc.weight_sync_s:.2f} s)"
     else:
         switch = "no switch (rollout and training on their own GPUs)"
-    sync = ("weight sync not priced (0 s per update: give --weight-sync-s and --rollout-pause-s, e.g. from "
-            "rollsim sync)" if sc.weight_sync is None and sc.weight_sync_s == 0 and sc.rollout_pause_s == 0 else
-            f"weight sync {sc.weight_sync_s:g} s per update")
+    if sc.weight_sync is None and sc.weight_sync_s == 0 and sc.rollout_pause_s == 0:
+        sync = ("weight sync not priced (0 s per update: give --weight-sync-s and --rollout-pause-s, e.g. from "
+                "rollsim sync)")
+    else:
+        # both parts: the transfer (weight_sync_s, in the trainer's step, decoding goes on) and the pause the
+        # rollout sees (rollout_pause_s); a cluster's estimate may put all of it in the pause
+        ws = sc.weight_sync
+        source = "" if ws is None else (f", from [weight_sync]: " + (f"stack {ws.stack.name}" if ws.stack is not None
+                                                                      else f"topology {ws.cluster.topology}"))
+        sync = (f"weight sync {sc.weight_sync_s + sc.rollout_pause_s:.3g} s per update ({sc.weight_sync_s:.3g} s "
+                f"of transfer in the trainer's step{' with the colocated switch' if d.colocated else ''}, "
+                f"{sc.rollout_pause_s:.3g} s of rollout pause{source})")
     words = (f"deployment {d.spec.name} on {d.rollout_gpus} x {d.accelerator.name} "
              f"({count(d.instances, d.engine + ' instance')} of TP {d.rollout_tp} x {d.slots_per_instance} slots = "
              f"{sc.rollout_slots} slots), training on {count(d.train_gpus, 'GPU')} ({d.train_backend}"

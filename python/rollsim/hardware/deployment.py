@@ -25,7 +25,7 @@ from rollsim.lengths import Empirical, LogNormal
 from . import serving
 from .specs import Accelerator, ModelSpec, accelerator, model
 
-__all__ = ["Deployment", "DERIVED_FIELDS"]
+__all__ = ["Deployment", "DERIVED_FIELDS", "decode_context_tokens"]
 
 
 #: The training options (and their derived counts) whose layout needs more than one training GPU.
@@ -50,6 +50,39 @@ def _max_length(lengths: LogNormal | Empirical) -> float:
         return float(lengths.max_tokens)
     top = float(np.max(lengths.values))
     return min(top, float(lengths.max_tokens)) if lengths.max_tokens is not None else top
+
+
+def decode_context_tokens(prompt_tokens: float, lengths: LogNormal | Empirical, agentic: Any = None) -> float:
+    """The mean context, tokens, at which :meth:`Deployment.scenario` prices its decode table.
+
+    Single-turn: prompt + half the mean answer. A multi-turn trajectory (``agentic``, a
+    :class:`rollsim.Agentic`) decodes its later turns on top of its earlier turns and observations, so
+    the mean is over its decoded tokens of prompt + the earlier turns and observations + half the turn,
+    from the means: turn ``k`` (``k < max_turns``) decodes ``mean answer x turn_scale[k]`` tokens and is
+    reached with probability ``(1 - stop_prob)^k``; a turn whose context would start at
+    ``max_context_tokens`` is not reached, and a context is capped there. A 30-turn SWE trajectory's
+    turns decode at tens of thousands of tokens of context, not at the prompt + half a turn the table
+    was priced at before (whose KV reads it left out).
+    """
+    pt = float(prompt_tokens)
+    a = lengths.mean_tokens()
+    if agentic is None:
+        return pt + a / 2.0
+    obs = agentic.observation_tokens
+    o = float(obs) if isinstance(obs, (int, float)) else obs.mean_tokens()
+    cap = math.inf if agentic.max_context_tokens is None else float(agentic.max_context_tokens)
+    scale = tuple(agentic.turn_scale) or (1.0,)
+    num = den = 0.0
+    start, reach = pt, 1.0
+    for k in range(agentic.max_turns):
+        if (k > 0 and start >= cap) or reach < 1e-12:
+            break
+        ak = a * scale[min(k, len(scale) - 1)]
+        num += reach * ak * min(start + ak / 2.0, cap)
+        den += reach * ak
+        start += ak + o
+        reach *= 1.0 - agentic.stop_prob
+    return num / den if den > 0 else pt + a / 2.0
 
 
 @dataclass(frozen=True)
@@ -290,7 +323,8 @@ class Deployment:
 
         * rollout: ``instances x slots_per_instance`` slots in instances of ``slots_per_instance``
           (``max_num_seqs``); ``decode_throughput_table`` from the serving model at the mean
-          context (prompt + half the mean answer); ``kv_cache_tokens`` from memory (the engine's KV
+          context (prompt + half the mean answer; agentic, a turn's over the trajectory, earlier turns
+          and observations included: :func:`decode_context_tokens`); ``kv_cache_tokens`` from memory (the engine's KV
           preemption applies). By default (``prefill_mode=None``: ``"shared"``, or ``"per_slot"``
           with ``agentic``) the engine prefills in the steps each instance shares with decoding
           (:attr:`rollsim.Scenario.prefill_mode` ``"shared"``, chunked prefill) at
@@ -386,7 +420,7 @@ class Deployment:
             raise invalid("pipeline", f"a colocated deployment runs rollout and training in turns: it needs "
                                       f"Synchronous(), got {pipeline!r}")
         mean = lengths.mean_tokens()
-        ctx = pt + mean / 2.0
+        ctx = decode_context_tokens(pt, lengths, scenario_fields.get("agentic"))
         spi = self.slots_per_instance
         kv = self.kv_capacity_tokens(context_tokens=ctx)
         need = pt + _max_length(lengths) + 1
