@@ -359,6 +359,8 @@ class Deployment:
           so make it for this deployment's ``instances * slots_per_instance`` slots (``rollsim run
           --model ... --agentic-preset NAME`` does) or replace the bound. A bound below the
           deployment's slots (at most that many are ever busy) gets a :class:`rollsim.DeploymentWarning`.
+        * ``weight_sync=`` (a cluster, :class:`rollsim.sync.WeightSync`) must be this deployment's: the
+          same model, inference GPUs (instances x TP), training GPUs and placement, else it is refused.
         * training GPUs that cannot hold the model's training state get a
           :class:`rollsim.DeploymentWarning` (:meth:`train_state_words`); the step is priced all the same.
         * ``context="per_token"``: the table is the step without context (no KV read, no attention
@@ -476,6 +478,7 @@ class Deployment:
         if self.colocated:
             fields["weight_sync_s"] = fields.get("weight_sync_s", 0.0) + self.switch_s()["total"]
         sc = Scenario(**fields)
+        self._check_weight_sync(sc.weight_sync)
         self._warn_train_state()
         mt = None if sc.agentic is None else sc.agentic.max_trajectories
         if mt is not None and mt < sc.rollout_slots:
@@ -486,6 +489,29 @@ class Deployment:
                 f"code_interpreter_math(Scenario(rollout_slots={sc.rollout_slots})) makes it for this one), or set "
                 f"max_trajectories (None: unbounded)"), stacklevel=2)
         return sc
+
+    def _check_weight_sync(self, ws: Any) -> None:
+        """A cluster given as the scenario's ``weight_sync`` prices this deployment's sync: the same model,
+        rollout and training GPUs and placement, else the sync it prices is another deployment's (it was
+        taken as given: a DeepSeek-V3 cluster's seconds on a Qwen3-8B deployment)."""
+        if ws is None:
+            return
+        cl = ws.cluster
+        diffs = []
+        if cl.model.name.lower() != self.spec.name.lower():
+            diffs.append(f"model {cl.model.name} (the deployment's is {self.spec.name})")
+        if cl.infer.gpus != self.rollout_gpus:
+            diffs.append(f"{cl.infer.instances} inference instances x TP {cl.infer.tp} = {count(cl.infer.gpus, 'GPU')} "
+                         f"(the deployment's rollout: {count(self.rollout_gpus, 'GPU')})")
+        if cl.train.gpus != self.train_gpus:
+            diffs.append(f"{count(cl.train.gpus, 'training GPU')} (the deployment's: {self.train_gpus})")
+        if cl.hardware.colocated != self.colocated:
+            diffs.append(f"hardware.colocated = {str(cl.hardware.colocated).lower()} (the deployment's colocated = "
+                         f"{self.colocated})")
+        if diffs:
+            raise invalid("weight_sync", f"the cluster prices another deployment's sync: {'; '.join(diffs)}; give the "
+                                         f"cluster of this deployment (rollsim.sync.Cluster, a cluster file's [train], "
+                                         f"[infer], [model]), or the sync as weight_sync_s and rollout_pause_s")
 
     def split_inputs(self, base: Any, total_gpus: int) -> tuple[Any, dict[str, Any], Deployment]:
         """What ``rollsim split --model`` searches with, for :func:`rollsim.resources.gpu_split`: one
