@@ -501,7 +501,7 @@ class Deployment:
         if cl.model.name.lower() != self.spec.name.lower():
             diffs.append(f"model {cl.model.name} (the deployment's is {self.spec.name})")
         if cl.infer.gpus != self.rollout_gpus:
-            diffs.append(f"{cl.infer.instances} inference instances x TP {cl.infer.tp} = {count(cl.infer.gpus, 'GPU')} "
+            diffs.append(f"{count(cl.infer.instances, 'inference instance')} x TP {cl.infer.tp} = {count(cl.infer.gpus, 'GPU')} "
                          f"(the deployment's rollout: {count(self.rollout_gpus, 'GPU')})")
         if cl.train.gpus != self.train_gpus:
             diffs.append(f"{count(cl.train.gpus, 'training GPU')} (the deployment's: {self.train_gpus})")
