@@ -186,3 +186,20 @@ def test_swe_run_python_and_cli_agree(tmp_path, capsys):
                  "2", "--train-gpus", "32", "--max-num-seqs", "256", "--group-size", "8", "--batch-size", "512"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["steps"] == want["steps"] and got["gpu_decode_s"] == pytest.approx(want["gpu_decode_s"], rel=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::rollsim.NoTrainingStepWarning")
+def test_observations_do_not_count_in_the_engines_kv():
+    """A known limit, as the README says: a trajectory's KV in the engine is prompt + decoded tokens. Four
+    trajectories of three 3,000-token turns on one 10,000-token instance preempt; the same with 100-token turns
+    and 3,000-token tool outputs (contexts of 6,400 tokens, 25,600 held) preempts nothing."""
+    def run(turn, obs):
+        sc = Scenario(rollout_slots=4, slots_per_instance=4, kv_cache_tokens=10000, prompt_tokens=100.0,
+                      lengths=Empirical([turn]), batch_size=4, group_size=1, horizon_s=600.0, train_step_s=1.0,
+                      agentic=Agentic(max_turns=3, stop_prob=0.0, tool_latency_s=1.0, observation_tokens=obs,
+                                      kv_policy="hold", max_context_tokens=9999.0, max_trajectories=4))
+        return simulate(sc, record="summary").summary
+
+    assert run(3000.0, 100.0)["preemptions"] == 5
+    s = run(100.0, 3000.0)
+    assert (s["preemptions"], s["kv_wait_s"], s["steps"]) == (0, 0.0, 50)
