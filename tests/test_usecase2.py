@@ -5,6 +5,9 @@ fully async; Qwen3-8B code-interpreter maths on 16 H100s; an OpenRLHF run's what
   turns and observations included), not at the prompt + half a turn: a 30-turn SWE trajectory on
   Qwen3-30B-A3B decodes at ~14,200 tokens of context, which the table priced at 1,200 (its KV reads left
   out: 7,437 tokens/s per instance at 256 sequences where 2,884 is the speed at that context);
+* the header's training step is a batch of whole trajectories (prompt + every turn), not of prompt + one
+  turn: ~22.5 s per step for 512 30-turn trajectories on 32 H100s, which it printed as ~5.59 s (the simulated
+  steps take 24.7 s on average, waiting for the slowest rank);
 * the deployment header's weight sync names its transfer and its pause: a cluster whose 4.05 s sync is
   all pause was printed "weight sync 0 s per update";
 * a cluster of another deployment given as ``weight_sync`` is refused (it was priced as given);
@@ -22,7 +25,7 @@ import pytest
 from rollsim import Agentic, Empirical, LogNormal, ScenarioError, Scenario, simulate, sync, trajectories
 from rollsim.cli import deployment_words, main
 from rollsim.hardware import Deployment
-from rollsim.hardware.deployment import decode_context_tokens
+from rollsim.hardware.deployment import decode_context_tokens, sequence_tokens
 
 
 def test_decode_context_hand_worked():
@@ -203,3 +206,25 @@ def test_observations_do_not_count_in_the_engines_kv():
     assert run(3000.0, 100.0)["preemptions"] == 5
     s = run(100.0, 3000.0)
     assert (s["preemptions"], s["kv_wait_s"], s["steps"]) == (0, 0.0, 50)
+
+
+@pytest.mark.filterwarnings("ignore::rollsim.DeploymentWarning")
+def test_agentic_training_step_is_a_batch_of_trajectories():
+    from rollsim.cli import _step_words
+
+    ag = Agentic(max_turns=3, stop_prob=0.5, observation_tokens=100.0, tool_latency_s=1.0)
+    assert sequence_tokens(50.0, Empirical([200.0]), ag) == 50.0 + 200.0 * 1.75   # the observations are not trained
+    assert sequence_tokens(50.0, Empirical([200.0]), None) == 250.0
+    d, lengths, ag = _swe()
+    ag = dataclasses.replace(ag, max_trajectories=4096)
+    seq = sequence_tokens(1000.0, lengths, ag)
+    assert seq == pytest.approx(8974.0, abs=1.0)
+    sc = d.scenario(lengths=lengths, prompts_per_step=64, group_size=8, prompt_tokens=1000.0, agentic=ag,
+                    horizon_s=4 * 3600.0)
+    assert _step_words(sc) == ("~22.5 s/step at the mean trajectory (8,974 tokens: prompt + turns) (train per rank: "
+                               "32 ranks)")          # was "~5.59 s/step at the mean length": prompt + one turn
+    r = simulate(sc)
+    steps = r.steps.filter(r.steps["completed"])
+    assert (steps["end_s"] - steps["start_s"]).mean() == pytest.approx(24.7, abs=0.1)
+    trained = r.samples.filter(r.samples["status"] == "trained")["length_tokens"].mean()
+    assert trained == pytest.approx(7940, abs=1)              # decoded tokens of a trained trajectory

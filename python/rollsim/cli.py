@@ -1086,18 +1086,22 @@ def _step_words(sc: Scenario) -> str:
     (``train_s_per_token``, ``logprob_s_per_token``) the step of a batch of mean-length sequences
     and its parts: ``~30.8 s/step at the mean length (0.0651 s + 2e-05 s per token)``, not the fixed
     part alone."""
+    from rollsim.hardware.deployment import sequence_tokens
+
     t = sc.train
     per_token = sc.train_s_per_token + sc.logprob_s_per_token
-    seq = sc.prompt_tokens + sc.lengths.mean_tokens()  # tokens of one sequence, prompt included
+    # tokens of one sequence, prompt included (agentic: a whole trajectory's turns)
+    seq = sequence_tokens(sc.prompt_tokens, sc.lengths, sc.agentic)
+    at = "at the mean length" if sc.agentic is None else f"at the mean trajectory ({seq:,.0f} tokens: prompt + turns)"
     if t is None:
         if per_token == 0:
             return f"{sc.train_step_s:g} s/step"
         step = sc.train_step_s + per_token * sc.batch_size * seq
-        return f"~{step:.3g} s/step at the mean length ({sc.train_step_s:.3g} s + {per_token:.3g} s per token)"
+        return f"~{step:.3g} s/step {at} ({sc.train_step_s:.3g} s + {per_token:.3g} s per token)"
     per_rank = t.mini_batches * t.fixed_s + sc.batch_size / t.dp_ranks * (t.s_per_token * seq
                                                                           + t.s_per_token_sq * seq**2)
     step = sc.train_step_s + (sc.train_s_per_token + sc.logprob_s_per_token) * sc.batch_size * seq + per_rank
-    return f"~{step:.3g} s/step at the mean length (train per rank: {t.dp_ranks} ranks)"
+    return f"~{step:.3g} s/step {at} (train per rank: {t.dp_ranks} ranks)"
 
 
 def split_header(base: Scenario, res: Any, gpus: int, gpus_per_instance: int, gpu_s_per_token: float,

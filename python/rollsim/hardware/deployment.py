@@ -25,7 +25,7 @@ from rollsim.lengths import Empirical, LogNormal
 from . import serving
 from .specs import Accelerator, ModelSpec, accelerator, model
 
-__all__ = ["Deployment", "DERIVED_FIELDS", "decode_context_tokens"]
+__all__ = ["Deployment", "DERIVED_FIELDS", "decode_context_tokens", "sequence_tokens"]
 
 
 #: The training options (and their derived counts) whose layout needs more than one training GPU.
@@ -52,22 +52,14 @@ def _max_length(lengths: LogNormal | Empirical) -> float:
     return min(top, float(lengths.max_tokens)) if lengths.max_tokens is not None else top
 
 
-def decode_context_tokens(prompt_tokens: float, lengths: LogNormal | Empirical, agentic: Any = None) -> float:
-    """The mean context, tokens, at which :meth:`Deployment.scenario` prices its decode table.
-
-    Single-turn: prompt + half the mean answer. A multi-turn trajectory (``agentic``, a
-    :class:`rollsim.Agentic`) decodes its later turns on top of its earlier turns and observations, so
-    the mean is over its decoded tokens of prompt + the earlier turns and observations + half the turn,
-    from the means: turn ``k`` (``k < max_turns``) decodes ``mean answer x turn_scale[k]`` tokens and is
-    reached with probability ``(1 - stop_prob)^k``; a turn whose context would start at
-    ``max_context_tokens`` is not reached, and a context is capped there. A 30-turn SWE trajectory's
-    turns decode at tens of thousands of tokens of context, not at the prompt + half a turn the table
-    was priced at before (whose KV reads it left out).
-    """
+def _turn_sums(prompt_tokens: float, lengths: LogNormal | Empirical, agentic: Any) -> tuple[float, float]:
+    """From the means, over a trajectory's turns: (decoded tokens x the context they decode at, decoded
+    tokens). Turn ``k`` (``k < max_turns``) decodes ``mean answer x turn_scale[k]`` tokens on top of the
+    prompt and the earlier turns and observations, and is reached with probability ``(1 - stop_prob)^k``;
+    a turn whose context would start at ``max_context_tokens`` is not reached, and a context is capped
+    there."""
     pt = float(prompt_tokens)
     a = lengths.mean_tokens()
-    if agentic is None:
-        return pt + a / 2.0
     obs = agentic.observation_tokens
     o = float(obs) if isinstance(obs, (int, float)) else obs.mean_tokens()
     cap = math.inf if agentic.max_context_tokens is None else float(agentic.max_context_tokens)
@@ -82,7 +74,35 @@ def decode_context_tokens(prompt_tokens: float, lengths: LogNormal | Empirical, 
         den += reach * ak
         start += ak + o
         reach *= 1.0 - agentic.stop_prob
-    return num / den if den > 0 else pt + a / 2.0
+    return num, den
+
+
+def decode_context_tokens(prompt_tokens: float, lengths: LogNormal | Empirical, agentic: Any = None) -> float:
+    """The mean context, tokens, at which :meth:`Deployment.scenario` prices its decode table.
+
+    Single-turn: prompt + half the mean answer. A multi-turn trajectory (``agentic``, a
+    :class:`rollsim.Agentic`) decodes its later turns on top of its earlier turns and observations, so
+    the mean is over its decoded tokens of prompt + the earlier turns and observations + half the turn,
+    from the means: turn ``k`` (``k < max_turns``) decodes ``mean answer x turn_scale[k]`` tokens and is
+    reached with probability ``(1 - stop_prob)^k``; a turn whose context would start at
+    ``max_context_tokens`` is not reached, and a context is capped there. A 30-turn SWE trajectory's
+    turns decode at tens of thousands of tokens of context, not at the prompt + half a turn the table
+    was priced at before (whose KV reads it left out).
+    """
+    if agentic is None:
+        return float(prompt_tokens) + lengths.mean_tokens() / 2.0
+    num, den = _turn_sums(prompt_tokens, lengths, agentic)
+    return num / den if den > 0 else float(prompt_tokens) + lengths.mean_tokens() / 2.0
+
+
+def sequence_tokens(prompt_tokens: float, lengths: LogNormal | Empirical, agentic: Any = None) -> float:
+    """The mean tokens of a trained sequence, prompt + answer: with ``agentic``, prompt + the tokens its
+    turns decode (the engine's ``length_tokens``; the observations are not in it), from the means as in
+    :func:`decode_context_tokens`. The length the trainer of :meth:`Deployment.scenario` is priced at
+    (its collectives) and the headers' step "at the mean length" is."""
+    if agentic is None:
+        return float(prompt_tokens) + lengths.mean_tokens()
+    return float(prompt_tokens) + _turn_sums(prompt_tokens, lengths, agentic)[1]
 
 
 @dataclass(frozen=True)
@@ -423,6 +443,7 @@ class Deployment:
                                       f"Synchronous(), got {pipeline!r}")
         mean = lengths.mean_tokens()
         ctx = decode_context_tokens(pt, lengths, scenario_fields.get("agentic"))
+        seq = sequence_tokens(pt, lengths, scenario_fields.get("agentic"))  # a trained sequence: a whole trajectory
         spi = self.slots_per_instance
         kv = self.kv_capacity_tokens(context_tokens=ctx)
         need = pt + _max_length(lengths) + 1
@@ -454,10 +475,10 @@ class Deployment:
         if _check.flag("per_rank", per_rank):
             opts = {"dispatch": "balanced", **self.train_options}
             ranks = engine_train_ranks(self.spec, self.accelerator, train_gpus=self.train_gpus, batch_size=p * g,
-                                       mean_tokens=pt + mean, backend=self.train_backend, **opts)
+                                       mean_tokens=seq, backend=self.train_backend, **opts)
             tr: dict[str, Any] = {"train_step_s": 0.0, "train_s_per_token": 0.0, "train": TrainRanks(**ranks)}
         else:
-            tr = engine_train_params(self.spec, self.accelerator, train_gpus=self.train_gpus, mean_tokens=pt + mean,
+            tr = engine_train_params(self.spec, self.accelerator, train_gpus=self.train_gpus, mean_tokens=seq,
                                      backend=self.train_backend, **self.train_options)
         fields: dict[str, Any] = dict(
             rollout_slots=self.instances * spi, slots_per_instance=spi, decode_tokens_per_s=table[0][1],
