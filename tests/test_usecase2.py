@@ -10,6 +10,8 @@ fully async; Qwen3-8B code-interpreter maths on 16 H100s; an OpenRLHF run's what
   steps take 24.7 s on average, waiting for the slowest rank);
 * the deployment header's weight sync names its transfer and its pause: a cluster whose 4.05 s sync is
   all pause was printed "weight sync 0 s per update";
+* ``rollsim run --model ... --max-staleness 1`` (no ``--pipeline``) dropped the cap: the deployment's default
+  pipeline ran uncapped (as without the flag), where without ``--model`` the flag caps the default pipeline;
 * a cluster of another deployment given as ``weight_sync`` is refused (it was priced as given);
 * ``rollsim whatif`` shows the rollout GPUs beside the training GPUs, and says a colocated baseline's
   GPUs are split (the table showed ``train_gpus 4`` for an 8-GPU colocated run's asynchronous variant).
@@ -228,3 +230,23 @@ def test_agentic_training_step_is_a_batch_of_trajectories():
     assert (steps["end_s"] - steps["start_s"]).mean() == pytest.approx(24.7, abs=0.1)
     trained = r.samples.filter(r.samples["status"] == "trained")["length_tokens"].mean()
     assert trained == pytest.approx(7940, abs=1)              # decoded tokens of a trained trajectory
+
+
+def test_pipeline_field_flag_without_pipeline_applies_with_model(capsys):
+    import json
+
+    flags = ["run", "--model", "Qwen3-8B", "--gpu", "H100", "--rollout-gpus", "1", "--train-gpus", "1",
+             "--horizon-s", "1800"]
+    runs = {}
+    for extra in ((), ("--max-staleness", "1"), ("--pipeline", "fully-async", "--max-staleness", "1")):
+        assert main([*flags, *extra]) == 0
+        out, err = capsys.readouterr()
+        runs[extra] = json.loads(out)
+        assert "(train per rank: 1 rank)" in err          # was "1 ranks"
+    uncapped, capped, explicit = runs.values()
+    assert (uncapped["steps"], uncapped["drop_fraction"]) == (3, 0.0)
+    assert capped == explicit                             # was the uncapped run: the cap dropped
+    assert capped["steps"] == 2 and capped["drop_fraction"] == pytest.approx(0.3216, abs=1e-4)
+    # a colocated deployment (synchronous) refuses the fully async cap rather than dropping it
+    assert main([*flags, "--colocated", "--max-staleness", "1"]) == 2
+    assert capsys.readouterr().err.strip().endswith("it needs Synchronous(), got FullyAsync(max_staleness=1)")

@@ -706,8 +706,11 @@ def _deployment_scenario(a: argparse.Namespace, pipeline: Any = None) -> tuple[S
                 and not any(k in given or k in in_file for k in ("prefill_mode", "agentic", "agentic_preset"))):
             doc["prefill_mode"] = "shared"   # the deployment's default without agentic: its step budget applies
         base = schema.scenario_from_doc(doc, root)
+    # a pipeline field's flag (--max-staleness, --admission-eta, ...) without --pipeline sets the default
+    # pipeline's field, as without --model: it was dropped for the deployment's own default pipeline
+    pipe_flags = getattr(a, "_pipeline_flags", None) or {}
     chosen = pipeline if pipeline is not None else (
-        base.pipeline if "pipeline" in given or "pipeline" in in_file else None)
+        base.pipeline if "pipeline" in given or "pipeline" in in_file or any(k in pipe_flags for k in given) else None)
     fields = {f.name: getattr(base, f.name) for f in dataclasses.fields(Scenario)
               if f.name not in DERIVED_FIELDS + _DEPLOYMENT_ARGS and getattr(base, f.name) != getattr(_DEFAULT, f.name)}
     # the prefill mode and step budget only as given: else the deployment's defaults (shared steps, so that a
@@ -1086,6 +1089,7 @@ def _step_words(sc: Scenario) -> str:
     (``train_s_per_token``, ``logprob_s_per_token``) the step of a batch of mean-length sequences
     and its parts: ``~30.8 s/step at the mean length (0.0651 s + 2e-05 s per token)``, not the fixed
     part alone."""
+    from rollsim._text import count
     from rollsim.hardware.deployment import sequence_tokens
 
     t = sc.train
@@ -1101,7 +1105,7 @@ def _step_words(sc: Scenario) -> str:
     per_rank = t.mini_batches * t.fixed_s + sc.batch_size / t.dp_ranks * (t.s_per_token * seq
                                                                           + t.s_per_token_sq * seq**2)
     step = sc.train_step_s + (sc.train_s_per_token + sc.logprob_s_per_token) * sc.batch_size * seq + per_rank
-    return f"~{step:.3g} s/step {at} (train per rank: {t.dp_ranks} ranks)"
+    return f"~{step:.3g} s/step {at} (train per rank: {count(t.dp_ranks, 'rank')})"
 
 
 def split_header(base: Scenario, res: Any, gpus: int, gpus_per_instance: int, gpu_s_per_token: float,
