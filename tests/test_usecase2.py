@@ -250,3 +250,19 @@ def test_pipeline_field_flag_without_pipeline_applies_with_model(capsys):
     # a colocated deployment (synchronous) refuses the fully async cap rather than dropping it
     assert main([*flags, "--colocated", "--max-staleness", "1"]) == 2
     assert capsys.readouterr().err.strip().endswith("it needs Synchronous(), got FullyAsync(max_staleness=1)")
+
+
+@pytest.mark.filterwarnings("ignore::rollsim.DeploymentWarning")
+def test_split_inputs_of_an_agentic_base_price_the_trajectories():
+    """``Deployment.gpu_split`` / ``split_inputs`` of an agentic base priced its instances and trainer without the
+    trajectories (7,437 tokens/s per instance at 256 sequences, prompt + one turn per trained sequence): the
+    same as the deployment's scenario of that base now."""
+    d, lengths, ag = _swe()
+    base = Scenario(group_size=8, batch_size=512, lengths=lengths, prompt_tokens=1000.0, agentic=ag)
+    one, kw, _ = d.split_inputs(base, 64)
+    sc = dataclasses.replace(d, rollout_gpus=2, train_gpus=1).scenario(
+        lengths=lengths, prompts_per_step=64, group_size=8, prompt_tokens=1000.0, agentic=ag, per_rank=False)
+    assert one.decode_throughput_table == sc.decode_throughput_table
+    assert one.decode_throughput_table[-1][1] == pytest.approx(2884, abs=1)
+    assert (one.prefill_mode, one.prefill_tokens_per_s) == ("per_slot", sc.prefill_tokens_per_s)
+    assert kw["gpu_s_per_token"] == pytest.approx(sc.train_s_per_token, rel=1e-12)

@@ -568,7 +568,9 @@ class Deployment:
                 warnings.simplefilter("ignore", DeploymentWarning)
                 return d, d.scenario(lengths=base.lengths, prompts_per_step=max(1, base.batch_size // base.group_size),
                                      group_size=base.group_size, prompt_tokens=base.prompt_tokens,
-                                     pipeline=base.pipeline, per_rank=False)
+                                     pipeline=base.pipeline, per_rank=False,
+                                     # trajectories: the table at their context, the trainer at their length
+                                     **({} if base.agentic is None else {"agentic": base.agentic}))
 
         try:
             d, s = priced(1)
