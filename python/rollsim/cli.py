@@ -782,7 +782,7 @@ def deployment_words(d: Any, sc: Scenario) -> str:
         # both parts: the transfer (weight_sync_s, in the trainer's step, decoding goes on) and the pause the
         # rollout sees (rollout_pause_s); a cluster's estimate may put all of it in the pause
         ws = sc.weight_sync
-        source = "" if ws is None else (f", from [weight_sync]: " + (f"stack {ws.stack.name}" if ws.stack is not None
+        source = "" if ws is None else (", from [weight_sync]: " + (f"stack {ws.stack.name}" if ws.stack is not None
                                                                       else f"topology {ws.cluster.topology}"))
         sync = (f"weight sync {sc.weight_sync_s + sc.rollout_pause_s:.3g} s per update ({sc.weight_sync_s:.3g} s "
                 f"of transfer in the trainer's step{' with the colocated switch' if d.colocated else ''}, "
