@@ -163,11 +163,13 @@ def test_whatif_shows_a_colocated_runs_split(tmp_path, capsys):
     cfg, met = _openrlhf_run(tmp_path)
     assert main(["whatif", "--config", str(cfg), "--metrics", str(met), "--pipeline", "fully-async",
                  "--bootstrap", "0", "--draws", "1"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
     assert lines[1].split()[:4] == ["variant", "rollout_gpus", "train_gpus", "step_s"]
     assert lines[3].split()[:3] == ["baseline", "8", "8"] and lines[4].split()[:3] == ["fully-async", "4", "4"]
-    assert lines[-1] == ("the baseline is colocated: rollout and training take turns on the same 8 GPUs; an "
-                         "asynchronous variant splits them, half each unless --rollout-gpus R (the trainer gets the rest)")
+    assert err.splitlines()[-1] == ("rollsim: note: the baseline is colocated: rollout and training take turns on the "
+                                    "same 8 GPUs; an asynchronous variant splits them, half each unless --rollout-gpus "
+                                    "R (the trainer gets the rest)")
     cal = rollsim.calibrate(met, configs.load(cfg), bootstrap=0)
     df = rollsim.whatif(cal, [{"pipeline": "fully-async", "rollout_gpus": 6}], draws=1)
     assert df.select("rollout_gpus", "train_gpus", "rollout_slots").rows() == [(8, 8, 1024), (6, 2, 768)]

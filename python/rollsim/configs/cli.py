@@ -317,11 +317,12 @@ def _cmd_whatif(a: argparse.Namespace) -> int:
         moved = (df["train_gpus"].drop_nulls().n_unique() > 1 or df["rollout_gpus"].drop_nulls().n_unique() > 1)
         if moved:  # a variant moves the GPUs: show both sides (a colocated run's split was shown as its trainer only)
             cols[1:1] = ["rollout_gpus", "train_gpus"]
-        print(format_table(df.select(cols), _whatif_nan_notes(cal.scenario), _whatif_row_notes(cal, df)))
         lay = cal.layout
         if moved and lay is not None and lay.colocated:
-            print(f"the baseline is colocated: rollout and training take turns on the same {lay.rollout_gpus} GPUs; "
-                  f"an asynchronous variant splits them, half each unless --rollout-gpus R (the trainer gets the rest)")
+            print(f"rollsim: note: the baseline is colocated: rollout and training take turns on the same "
+                  f"{lay.rollout_gpus} GPUs; an asynchronous variant splits them, half each unless --rollout-gpus R (the "
+                  f"trainer gets the rest)", file=sys.stderr)
+        print(format_table(df.select(cols), _whatif_nan_notes(cal.scenario), _whatif_row_notes(cal, df)))
     else:
         _print_frame(df, a.format)
     if a.plot:
