@@ -120,9 +120,14 @@ def test_whatif_table_shows_the_training_gpus_a_variant_moves(capsys):
     args = ["whatif", "--config", str(EX / "verl_grpo.yaml"), "--metrics", str(EX / "verl_grpo_metrics.csv"),
             "--gpu", "H100", "--draws", "2", "--bootstrap", "0"]
     assert main([*args, "--train-gpus", "8"]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[1].split()[:3] == ["variant", "train_gpus", "step_s"]
-    assert lines[3].split()[:2] == ["baseline", "16"] and lines[4].split()[:2] == ["train_gpus=8", "8"]
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    # and the rollout GPUs beside them (the colocated 16 split 8 + 8: the table showed the trainer's 8 only)
+    assert lines[1].split()[:4] == ["variant", "rollout_gpus", "train_gpus", "step_s"]
+    assert lines[3].split()[:3] == ["baseline", "16", "16"] and lines[4].split()[:3] == ["train_gpus=8", "8", "8"]
+    assert err.splitlines()[-1] == ("rollsim: note: the baseline is colocated: rollout and training take turns on the "
+                                    "same 16 GPUs; an asynchronous variant splits them, half each unless --rollout-gpus "
+                                    "R (the trainer gets the rest)")
     assert main([*args, "--prompts", "64"]) == 0
     assert "train_gpus " not in capsys.readouterr().out
 

@@ -200,17 +200,16 @@ def test_whatif_footnote_names_the_over_sampling_that_drops_the_longest_answers(
             "drops the longest unfinished; ") in out[-1]
 
 
-def test_agentic_deployment_line_says_the_decode_table_is_priced_at_one_turns_context(capsys):
+def test_agentic_deployment_line_says_the_decode_table_is_priced_at_a_turns_context_over_the_trajectory(capsys):
     base = ["run", "--model", "Qwen3-32B", "--gpu", "H100", "--rollout-gpus", "8", "--rollout-tp", "2",
             "--horizon-s", "300"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rollsim.NoTrainingStepWarning)  # 300 s: no step, the line is what counts
         assert main([*base, "--agentic-preset", "swe-agent", "--pipeline", "fully-async"]) == 0
     err = capsys.readouterr().err
-    assert ("at the mean context 200 tokens (prompt + half the mean answer; of one turn: a trajectory's later turns "
-            "decode at its longer context, which rollsim.hardware.Deployment.scenario(context='per_token') prices "
-            "per token): ") in err
+    assert ("at the mean context 16,014 tokens (a turn's, over the trajectory: prompt + earlier turns and "
+            "observations + half a turn): ") in err
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rollsim.NoTrainingStepWarning)
         assert main(base) == 0
-    assert "of one turn" not in capsys.readouterr().err
+    assert "(prompt + half the mean answer): " in capsys.readouterr().err

@@ -127,13 +127,22 @@ def test_agentic_deployment_prices_the_later_turns_prefill():
     assert s.prefill_tokens_per_s == pytest.approx(29336, abs=1)
     r = simulate(s, record="summary").summary
     assert r["tokens_prefilled_turns"] > 0 and r["gpu_prefill_s"] > 0
-    # the first-turn prompt is no longer folded into the table as well (no double count): same table at 0 prompt
-    assert s.decode_throughput_table == _scenario(d, **{**kw, "agentic": None}).decode_throughput_table
+    # the first-turn prompt is no longer folded into the table as well (no double count): the table without a
+    # prefill term, at the trajectory's mean turn context (hardware.deployment.decode_context_tokens)
+    from rollsim.hardware import serving
+    from rollsim.hardware.deployment import decode_context_tokens
+
+    def unfolded(prompt):
+        ctx = decode_context_tokens(prompt, ci.lengths, ag)
+        t = serving.decode_throughput_table(d.spec, d.accelerator, tp=1, context_tokens=ctx, max_seqs=d.slots_per_instance,
+                                            engine=d.engine, prefill_tokens_per_token=0.0)
+        return tuple((int(n), float(v)) for n, v in t)
+
+    assert s.decode_throughput_table == unfolded(0.0)
     with_prompt = _scenario(d, **{**kw, "prompt_tokens": 400.0})
     folded = _scenario(d, **{**kw, "prompt_tokens": 400.0, "agentic": None, "prefill_mode": "per_slot"})
     assert with_prompt.decode_throughput_table != folded.decode_throughput_table
-    assert with_prompt.decode_throughput_table == _scenario(d, **{**kw, "agentic": None, "prompt_tokens": 400.0,
-                                                                "prefill_mode": "shared"}).decode_throughput_table
+    assert with_prompt.decode_throughput_table == unfolded(400.0)
     # a speed given is kept (and free prefill is still there on request)
     assert math.isinf(_scenario(d, **kw, prefill_tokens_per_s=math.inf).prefill_tokens_per_s)
     # shared prefill: the engine's shared prefill speed, even with no prompt

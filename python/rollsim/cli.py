@@ -706,8 +706,11 @@ def _deployment_scenario(a: argparse.Namespace, pipeline: Any = None) -> tuple[S
                 and not any(k in given or k in in_file for k in ("prefill_mode", "agentic", "agentic_preset"))):
             doc["prefill_mode"] = "shared"   # the deployment's default without agentic: its step budget applies
         base = schema.scenario_from_doc(doc, root)
+    # a pipeline field's flag (--max-staleness, --admission-eta, ...) without --pipeline sets the default
+    # pipeline's field, as without --model: it was dropped for the deployment's own default pipeline
+    pipe_flags = getattr(a, "_pipeline_flags", None) or {}
     chosen = pipeline if pipeline is not None else (
-        base.pipeline if "pipeline" in given or "pipeline" in in_file else None)
+        base.pipeline if "pipeline" in given or "pipeline" in in_file or any(k in pipe_flags for k in given) else None)
     fields = {f.name: getattr(base, f.name) for f in dataclasses.fields(Scenario)
               if f.name not in DERIVED_FIELDS + _DEPLOYMENT_ARGS and getattr(base, f.name) != getattr(_DEFAULT, f.name)}
     # the prefill mode and step budget only as given: else the deployment's defaults (shared steps, so that a
@@ -748,15 +751,16 @@ def deployment_words(d: Any, sc: Scenario) -> str:
     from rollsim._text import count
 
     table = sc.decode_throughput_table or ()
-    ctx = sc.prompt_tokens + sc.lengths.mean_tokens() / 2.0
+    from rollsim.hardware.deployment import decode_context_tokens
+
+    ctx = decode_context_tokens(sc.prompt_tokens, sc.lengths, sc.agentic)
     per_token = sc.decode_s_per_context_token > 0
     n, top = table[-1] if table else (sc.slots_per_instance, math.nan)
     decode = (f"decode table from specs (rollsim.hardware.serving, {d.engine}) at "
               + ("no context, plus decode_s_per_context_token" if per_token else
-                 f"the mean context {ctx:,.0f} tokens (prompt + half the mean answer"
-                 + ("; of one turn: a trajectory's later turns decode at its longer context, which "
-                    "rollsim.hardware.Deployment.scenario(context='per_token') prices per token)" if sc.agentic is not None
-                    else ")"))
+                 f"the mean context {ctx:,.0f} tokens " + ("(prompt + half the mean answer)" if sc.agentic is None else
+                                                           "(a turn's, over the trajectory: prompt + earlier turns and "
+                                                           "observations + half a turn)"))
               + f": {sc.decode_tokens_per_s:.1f} tokens/s for 1 sequence, {top:,.0f} tokens/s per instance at {n}")
     if sc.prefill_mode == "shared":
         prefill = f"prefill shared with the decode steps at {sc.prefill_tokens_per_s:,.0f} tokens/s per instance"
@@ -771,9 +775,18 @@ def deployment_words(d: Any, sc: Scenario) -> str:
         switch = f"colocated switch {d.switch_s()['total']:.2f} s per step, in weight_sync_s ({sc.weight_sync_s:.2f} s)"
     else:
         switch = "no switch (rollout and training on their own GPUs)"
-    sync = ("weight sync not priced (0 s per update: give --weight-sync-s and --rollout-pause-s, e.g. from "
-            "rollsim sync)" if sc.weight_sync is None and sc.weight_sync_s == 0 and sc.rollout_pause_s == 0 else
-            f"weight sync {sc.weight_sync_s:g} s per update")
+    if sc.weight_sync is None and sc.weight_sync_s == 0 and sc.rollout_pause_s == 0:
+        sync = ("weight sync not priced (0 s per update: give --weight-sync-s and --rollout-pause-s, e.g. from "
+                "rollsim sync)")
+    else:
+        # both parts: the transfer (weight_sync_s, in the trainer's step, decoding goes on) and the pause the
+        # rollout sees (rollout_pause_s); a cluster's estimate may put all of it in the pause
+        ws = sc.weight_sync
+        source = "" if ws is None else (", from [weight_sync]: " + (f"stack {ws.stack.name}" if ws.stack is not None
+                                                                      else f"topology {ws.cluster.topology}"))
+        sync = (f"weight sync {sc.weight_sync_s + sc.rollout_pause_s:.3g} s per update ({sc.weight_sync_s:.3g} s "
+                f"of transfer in the trainer's step{' with the colocated switch' if d.colocated else ''}, "
+                f"{sc.rollout_pause_s:.3g} s of rollout pause{source})")
     words = (f"deployment {d.spec.name} on {d.rollout_gpus} x {d.accelerator.name} "
              f"({count(d.instances, d.engine + ' instance')} of TP {d.rollout_tp} x {d.slots_per_instance} slots = "
              f"{sc.rollout_slots} slots), training on {count(d.train_gpus, 'GPU')} ({d.train_backend}"
@@ -1079,18 +1092,23 @@ def _step_words(sc: Scenario) -> str:
     (``train_s_per_token``, ``logprob_s_per_token``) the step of a batch of mean-length sequences
     and its parts: ``~30.8 s/step at the mean length (0.0651 s + 2e-05 s per token)``, not the fixed
     part alone."""
+    from rollsim._text import count
+    from rollsim.hardware.deployment import sequence_tokens
+
     t = sc.train
     per_token = sc.train_s_per_token + sc.logprob_s_per_token
-    seq = sc.prompt_tokens + sc.lengths.mean_tokens()  # tokens of one sequence, prompt included
+    # tokens of one sequence, prompt included (agentic: a whole trajectory's turns)
+    seq = sequence_tokens(sc.prompt_tokens, sc.lengths, sc.agentic)
+    at = "at the mean length" if sc.agentic is None else f"at the mean trajectory ({seq:,.0f} tokens: prompt + turns)"
     if t is None:
         if per_token == 0:
             return f"{sc.train_step_s:g} s/step"
         step = sc.train_step_s + per_token * sc.batch_size * seq
-        return f"~{step:.3g} s/step at the mean length ({sc.train_step_s:.3g} s + {per_token:.3g} s per token)"
+        return f"~{step:.3g} s/step {at} ({sc.train_step_s:.3g} s + {per_token:.3g} s per token)"
     per_rank = t.mini_batches * t.fixed_s + sc.batch_size / t.dp_ranks * (t.s_per_token * seq
                                                                           + t.s_per_token_sq * seq**2)
     step = sc.train_step_s + (sc.train_s_per_token + sc.logprob_s_per_token) * sc.batch_size * seq + per_rank
-    return f"~{step:.3g} s/step at the mean length (train per rank: {t.dp_ranks} ranks)"
+    return f"~{step:.3g} s/step {at} (train per rank: {count(t.dp_ranks, 'rank')})"
 
 
 def split_header(base: Scenario, res: Any, gpus: int, gpus_per_instance: int, gpu_s_per_token: float,

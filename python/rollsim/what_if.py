@@ -477,6 +477,18 @@ def _train_gpus(cal: Calibrated, sc: Scenario, v: dict[str, Any]) -> int | None:
     return int(v.get("train_gpus", (total - r) if lay.colocated else lay.train_gpus))
 
 
+def _rollout_gpus(cal: Calibrated, sc: Scenario, v: dict[str, Any]) -> int | None:
+    """The rollout GPUs of a variant (None without a layout): the config's, ``rollout_gpus`` given, or
+    half a colocated run's GPUs when an asynchronous variant splits them (as :func:`_variant` does)."""
+    lay = cal.layout
+    if lay is None:
+        return None
+    serial_now = isinstance(sc.pipeline, OffPolicy) and sc.pipeline.k == 0
+    if not ("rollout_gpus" in v or "train_gpus" in v or (lay.colocated and not serial_now)):
+        return lay.rollout_gpus
+    return int(v.get("rollout_gpus", lay.rollout_gpus // 2 if lay.colocated else lay.rollout_gpus))
+
+
 def _measure(sc: Scenario, steps: int, seed: int, per_row: int = 1) -> dict[str, float]:
     """Simulated means of the scenario's steps after two warm-up steps; with ``per_row`` = k > 1,
     over whole rows of k steps (each holding one sync), ``step_s`` and ``trainer_wait_s`` per row."""
@@ -579,7 +591,8 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
     -------
     polars.DataFrame
         One row per variant after a ``baseline`` row: ``variant``, ``pipeline``, ``rollout_slots``,
-        ``sync_every`` (the variant's weight-sync cadence, training steps), ``train_gpus``, ``train_scale`` (with ``_low`` / ``_high``) and ``train_scaling``: the
+        ``sync_every`` (the variant's weight-sync cadence, training steps), ``rollout_gpus`` and
+        ``train_gpus`` (the same GPUs on a colocated row; None without the config's layout), ``train_scale`` (with ``_low`` / ``_high``) and ``train_scaling``: the
         factor on the calibrated training cost and its rule (:class:`TrainScale`), then each of
         :data:`METRICS` (seconds, tokens/s, versions, fraction) with ``_low`` / ``_high`` (over the
         bootstrap draws and the training cost's interval);
@@ -669,7 +682,8 @@ def whatif(calibrated: Calibrated, variants: list[dict[str, Any]] | dict[str, di
             outrun.append((label, max(o["growth"] for o in runaway), max(o["ratio"] for o in runaway)))
         row: dict[str, Any] = dict(variant=label,
                                    pipeline=type(sc.pipeline).__name__, rollout_slots=sc.rollout_slots,
-                                   sync_every=sc.sync_every, train_gpus=gpus, train_scale=ts.factor, train_scale_low=ts.low,
+                                   sync_every=sc.sync_every, rollout_gpus=_rollout_gpus(calibrated, sc, v),
+                                   train_gpus=gpus, train_scale=ts.factor, train_scale_low=ts.low,
                                    train_scale_high=ts.high, train_scaling=ts.rule)
         row.update(steps_per_row=kv, samples_per_row=kv * sc.batch_size)
         for name in METRICS:
@@ -713,7 +727,7 @@ def _livelocked_row(cal: Calibrated, b0: Scenario, sc: Scenario, v: dict[str, An
     ts = (train_scale(cal, gpus, scenario=b0, recompute_logprob=_logprob(cal, v)) if gpus is not None
           else TrainScale(1.0, 1.0, 1.0, "same"))
     row: dict[str, Any] = dict(variant=label, pipeline=type(sc.pipeline).__name__, rollout_slots=sc.rollout_slots,
-                               sync_every=sc.sync_every, train_gpus=gpus, train_scale=ts.factor, train_scale_low=ts.low,
+                               sync_every=sc.sync_every, rollout_gpus=_rollout_gpus(cal, sc, v), train_gpus=gpus, train_scale=ts.factor, train_scale_low=ts.low,
                                train_scale_high=ts.high, train_scaling=ts.rule)
     row.update(steps_per_row=k, samples_per_row=k * sc.batch_size)
     for name in METRICS:

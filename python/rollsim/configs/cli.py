@@ -330,8 +330,14 @@ def _cmd_whatif(a: argparse.Namespace) -> int:
                   "(its trigger_parameter_sync_step local updates, as verl logs it; samples_per_row)")
         if rows_of:
             cols.insert(1, "samples_per_row")
-        if df["train_gpus"].drop_nulls().n_unique() > 1:  # a variant moves the training GPUs: show them
-            cols.insert(1, "train_gpus")
+        moved = (df["train_gpus"].drop_nulls().n_unique() > 1 or df["rollout_gpus"].drop_nulls().n_unique() > 1)
+        if moved:  # a variant moves the GPUs: show both sides (a colocated run's split was shown as its trainer only)
+            cols[1:1] = ["rollout_gpus", "train_gpus"]
+        lay = cal.layout
+        if moved and lay is not None and lay.colocated:
+            print(f"rollsim: note: the baseline is colocated: rollout and training take turns on the same "
+                  f"{lay.rollout_gpus} GPUs; an asynchronous variant splits them, half each unless --rollout-gpus R (the "
+                  f"trainer gets the rest)", file=sys.stderr)
         print(format_table(df.select(cols), _whatif_nan_notes(cal.scenario), _whatif_row_notes(cal, df)))
     else:
         _print_frame(df, a.format)

@@ -25,7 +25,7 @@ from rollsim.lengths import Empirical, LogNormal
 from . import serving
 from .specs import Accelerator, ModelSpec, accelerator, model
 
-__all__ = ["Deployment", "DERIVED_FIELDS"]
+__all__ = ["Deployment", "DERIVED_FIELDS", "decode_context_tokens", "sequence_tokens"]
 
 
 #: The training options (and their derived counts) whose layout needs more than one training GPU.
@@ -50,6 +50,59 @@ def _max_length(lengths: LogNormal | Empirical) -> float:
         return float(lengths.max_tokens)
     top = float(np.max(lengths.values))
     return min(top, float(lengths.max_tokens)) if lengths.max_tokens is not None else top
+
+
+def _turn_sums(prompt_tokens: float, lengths: LogNormal | Empirical, agentic: Any) -> tuple[float, float]:
+    """From the means, over a trajectory's turns: (decoded tokens x the context they decode at, decoded
+    tokens). Turn ``k`` (``k < max_turns``) decodes ``mean answer x turn_scale[k]`` tokens on top of the
+    prompt and the earlier turns and observations, and is reached with probability ``(1 - stop_prob)^k``;
+    a turn whose context would start at ``max_context_tokens`` is not reached, and a context is capped
+    there."""
+    pt = float(prompt_tokens)
+    a = lengths.mean_tokens()
+    obs = agentic.observation_tokens
+    o = float(obs) if isinstance(obs, (int, float)) else obs.mean_tokens()
+    cap = math.inf if agentic.max_context_tokens is None else float(agentic.max_context_tokens)
+    scale = tuple(agentic.turn_scale) or (1.0,)
+    num = den = 0.0
+    start, reach = pt, 1.0
+    for k in range(agentic.max_turns):
+        if (k > 0 and start >= cap) or reach < 1e-12:
+            break
+        ak = a * scale[min(k, len(scale) - 1)]
+        num += reach * ak * min(start + ak / 2.0, cap)
+        den += reach * ak
+        start += ak + o
+        reach *= 1.0 - agentic.stop_prob
+    return num, den
+
+
+def decode_context_tokens(prompt_tokens: float, lengths: LogNormal | Empirical, agentic: Any = None) -> float:
+    """The mean context, tokens, at which :meth:`Deployment.scenario` prices its decode table.
+
+    Single-turn: prompt + half the mean answer. A multi-turn trajectory (``agentic``, a
+    :class:`rollsim.Agentic`) decodes its later turns on top of its earlier turns and observations, so
+    the mean is over its decoded tokens of prompt + the earlier turns and observations + half the turn,
+    from the means: turn ``k`` (``k < max_turns``) decodes ``mean answer x turn_scale[k]`` tokens and is
+    reached with probability ``(1 - stop_prob)^k``; a turn whose context would start at
+    ``max_context_tokens`` is not reached, and a context is capped there. A 30-turn SWE trajectory's
+    turns decode at tens of thousands of tokens of context, not at the prompt + half a turn the table
+    was priced at before (whose KV reads it left out).
+    """
+    if agentic is None:
+        return float(prompt_tokens) + lengths.mean_tokens() / 2.0
+    num, den = _turn_sums(prompt_tokens, lengths, agentic)
+    return num / den if den > 0 else float(prompt_tokens) + lengths.mean_tokens() / 2.0
+
+
+def sequence_tokens(prompt_tokens: float, lengths: LogNormal | Empirical, agentic: Any = None) -> float:
+    """The mean tokens of a trained sequence, prompt + answer: with ``agentic``, prompt + the tokens its
+    turns decode (the engine's ``length_tokens``; the observations are not in it), from the means as in
+    :func:`decode_context_tokens`. The length the trainer of :meth:`Deployment.scenario` is priced at
+    (its collectives) and the headers' step "at the mean length" is."""
+    if agentic is None:
+        return float(prompt_tokens) + lengths.mean_tokens()
+    return float(prompt_tokens) + _turn_sums(prompt_tokens, lengths, agentic)[1]
 
 
 @dataclass(frozen=True)
@@ -321,7 +374,8 @@ class Deployment:
 
         * rollout: ``instances x slots_per_instance`` slots in instances of ``slots_per_instance``
           (``max_num_seqs``); ``decode_throughput_table`` from the serving model at the mean
-          context (prompt + half the mean answer); ``kv_cache_tokens`` from memory (the engine's KV
+          context (prompt + half the mean answer; agentic, a turn's over the trajectory, earlier turns
+          and observations included: :func:`decode_context_tokens`); ``kv_cache_tokens`` from memory (the engine's KV
           preemption applies). By default (``prefill_mode=None``: ``"shared"``, or ``"per_slot"``
           with ``agentic``) the engine prefills in the steps each instance shares with decoding
           (:attr:`rollsim.Scenario.prefill_mode` ``"shared"``, chunked prefill) at
@@ -356,6 +410,8 @@ class Deployment:
           so make it for this deployment's ``instances * slots_per_instance`` slots (``rollsim run
           --model ... --agentic-preset NAME`` does) or replace the bound. A bound below the
           deployment's slots (at most that many are ever busy) gets a :class:`rollsim.DeploymentWarning`.
+        * ``weight_sync=`` (a cluster, :class:`rollsim.sync.WeightSync`) must be this deployment's: the
+          same model, inference GPUs (instances x TP), training GPUs and placement, else it is refused.
         * training GPUs that cannot hold the model's training state get a
           :class:`rollsim.DeploymentWarning` (:meth:`train_state_words`); the step is priced all the same.
         * ``context="per_token"``: the table is the step without context (no KV read, no attention
@@ -420,7 +476,8 @@ class Deployment:
             raise invalid("pipeline", f"a colocated deployment runs rollout and training in turns: it needs "
                                       f"Synchronous(), got {pipeline!r}")
         mean = lengths.mean_tokens()
-        ctx = pt + mean / 2.0
+        ctx = decode_context_tokens(pt, lengths, scenario_fields.get("agentic"))
+        seq = sequence_tokens(pt, lengths, scenario_fields.get("agentic"))  # a trained sequence: a whole trajectory
         spi = self.slots_per_instance
         kv = self.kv_capacity_tokens(context_tokens=ctx)
         need = pt + _max_length(lengths) + 1
@@ -452,10 +509,10 @@ class Deployment:
         if _check.flag("per_rank", per_rank):
             opts = {"dispatch": "balanced", **self.train_options}
             ranks = engine_train_ranks(self.spec, self.accelerator, train_gpus=self.train_gpus, batch_size=p * g,
-                                       mean_tokens=pt + mean, backend=self.train_backend, **opts)
+                                       mean_tokens=seq, backend=self.train_backend, **opts)
             tr: dict[str, Any] = {"train_step_s": 0.0, "train_s_per_token": 0.0, "train": TrainRanks(**ranks)}
         else:
-            tr = engine_train_params(self.spec, self.accelerator, train_gpus=self.train_gpus, mean_tokens=pt + mean,
+            tr = engine_train_params(self.spec, self.accelerator, train_gpus=self.train_gpus, mean_tokens=seq,
                                      backend=self.train_backend, **self.train_options)
         fields: dict[str, Any] = dict(
             rollout_slots=self.instances * spi, slots_per_instance=spi, decode_tokens_per_s=table[0][1],
@@ -476,6 +533,7 @@ class Deployment:
         if self.colocated:
             fields["weight_sync_s"] = fields.get("weight_sync_s", 0.0) + self.switch_s()["total"]
         sc = Scenario(**fields)
+        self._check_weight_sync(sc.weight_sync)
         self._warn_train_state()
         mt = None if sc.agentic is None else sc.agentic.max_trajectories
         if mt is not None and mt < sc.rollout_slots:
@@ -486,6 +544,29 @@ class Deployment:
                 f"code_interpreter_math(Scenario(rollout_slots={sc.rollout_slots})) makes it for this one), or set "
                 f"max_trajectories (None: unbounded)"), stacklevel=2)
         return sc
+
+    def _check_weight_sync(self, ws: Any) -> None:
+        """A cluster given as the scenario's ``weight_sync`` prices this deployment's sync: the same model,
+        rollout and training GPUs and placement, else the sync it prices is another deployment's (it was
+        taken as given: a DeepSeek-V3 cluster's seconds on a Qwen3-8B deployment)."""
+        if ws is None:
+            return
+        cl = ws.cluster
+        diffs = []
+        if cl.model.name.lower() != self.spec.name.lower():
+            diffs.append(f"model {cl.model.name} (the deployment's is {self.spec.name})")
+        if cl.infer.gpus != self.rollout_gpus:
+            diffs.append(f"{count(cl.infer.instances, 'inference instance')} x TP {cl.infer.tp} = {count(cl.infer.gpus, 'GPU')} "
+                         f"(the deployment's rollout: {count(self.rollout_gpus, 'GPU')})")
+        if cl.train.gpus != self.train_gpus:
+            diffs.append(f"{count(cl.train.gpus, 'training GPU')} (the deployment's: {self.train_gpus})")
+        if cl.hardware.colocated != self.colocated:
+            diffs.append(f"hardware.colocated = {str(cl.hardware.colocated).lower()} (the deployment's colocated = "
+                         f"{self.colocated})")
+        if diffs:
+            raise invalid("weight_sync", f"the cluster prices another deployment's sync: {'; '.join(diffs)}; give the "
+                                         f"cluster of this deployment (rollsim.sync.Cluster, a cluster file's [train], "
+                                         f"[infer], [model]), or the sync as weight_sync_s and rollout_pause_s")
 
     def split_inputs(self, base: Any, total_gpus: int) -> tuple[Any, dict[str, Any], Deployment]:
         """What ``rollsim split --model`` searches with, for :func:`rollsim.resources.gpu_split`: one
@@ -521,7 +602,9 @@ class Deployment:
                 warnings.simplefilter("ignore", DeploymentWarning)
                 return d, d.scenario(lengths=base.lengths, prompts_per_step=max(1, base.batch_size // base.group_size),
                                      group_size=base.group_size, prompt_tokens=base.prompt_tokens,
-                                     pipeline=base.pipeline, per_rank=False)
+                                     pipeline=base.pipeline, per_rank=False,
+                                     # trajectories: the table at their context, the trainer at their length
+                                     **({} if base.agentic is None else {"agentic": base.agentic}))
 
         try:
             d, s = priced(1)
