@@ -84,7 +84,9 @@ def test_whatif_cli_warns_once(capsys):
                  str(EXAMPLES / "verl_grpo_metrics.csv"), "--pipeline", "fully-async", "--rollout-gpus", "8,12",
                  "--draws", "3", "--bootstrap", "20"]) == 0
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 1 and err[0].startswith("rollsim: warning: generation outruns training in 2 of 3 rows")
+    warned = [line for line in err if line.startswith("rollsim: warning:")]
+    assert len(warned) == 1 and warned[0].startswith("rollsim: warning: generation outruns training in 2 of 3 rows")
+    assert len(err) == 2 and "the same 16 GPUs" in err[1]  # and the colocated baseline's split note, once
 
 
 def test_config_typo_is_said_on_stderr(tmp_path, capsys):
