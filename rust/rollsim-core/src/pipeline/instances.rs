@@ -739,8 +739,11 @@ impl Instances {
             let served = dt * self.prefill_rate(i);
             self.shared.as_deref_mut().expect("shared prefill").left[i] -= served;
         }
-        self.st[i].clock = self.clock_at(i, t);
-        self.st[i].clock_t = t;
+        let clock = self.clock_at(i, t);
+        // one look-up for both stores (a store through one index reloads the `Vec` for the next)
+        let s = &mut self.st[i];
+        s.clock = clock;
+        s.clock_t = t;
     }
 
     /// Instance `i` now runs `n` requests (its clock is up to date).
@@ -753,8 +756,10 @@ impl Instances {
     /// `set_n` beside a heap change of instance `i` (`push_on`, `remove_on`), which marks it.
     #[inline(always)]
     fn set_n_unmarked(&mut self, i: usize, n: u32) {
-        self.st[i].n = n;
-        self.st[i].batch_rate = self.speed_by_batch[(n.max(1) - 1) as usize];
+        let rate = self.speed_by_batch[(n.max(1) - 1) as usize];
+        let s = &mut self.st[i];
+        s.n = n;
+        s.batch_rate = rate;
     }
 
     /// Instance `i` now has `occ` occupied slots.
@@ -870,12 +875,19 @@ impl Instances {
             self.fill_hole();
         }
         let base = i * self.per;
-        let last = self.st[i].len as usize - 1;
         let p = self.position(i, slot);
-        self.st[i].len -= 1;
-        self.mark(i);
+        // the instance's record looked up once (a store through one index reloads the `Vec`
+        // for the next), and marked as `mark` does
+        let s = &mut self.st[i];
+        let last = s.len as usize - 1;
+        s.len -= 1;
+        let len = s.len;
+        let was = s.dirty;
+        s.dirty = true;
+        self.dirty_list[self.n_dirty] = i as u32;
+        self.n_dirty += !was as usize;
         if let Some(cx) = self.ctx.as_deref_mut() {
-            cx.k0[i] = if self.st[i].len == 0 { 0.0 } else { cx.k0[i] - cx.term[slot as usize] };
+            cx.k0[i] = if len == 0 { 0.0 } else { cx.k0[i] - cx.term[slot as usize] };
         }
         if let Some(kv) = &mut self.kv {
             let (ks, ki) = (&mut kv.slot[slot as usize], &mut kv.inst[i]);
@@ -889,7 +901,7 @@ impl Instances {
                 ki.a_sum_ds -= ks.ds;
             }
             ki.a_updates += 1;
-            if self.st[i].len == 0 || ki.a_updates >= kv.resync_every {
+            if len == 0 || ki.a_updates >= kv.resync_every {
                 self.resync(i, p);
             }
         }
@@ -907,7 +919,7 @@ impl Instances {
         if p > 0 && moved < self.heap[base + (p - 1) / 2] {
             self.sift_up(i, p);
         } else {
-            self.sift_down(i, p);
+            self.sift_down_in(base, len as usize, p);
         }
     }
 
@@ -954,9 +966,13 @@ impl Instances {
     }
 
     #[inline(always)]
-    fn sift_down(&mut self, i: usize, mut p: usize) {
-        let base = i * self.per;
-        let len = self.st[i].len as usize;
+    fn sift_down(&mut self, i: usize, p: usize) {
+        self.sift_down_in(i * self.per, self.st[i].len as usize, p);
+    }
+
+    /// `sift_down` of the heap of `len` entries at `base`.
+    #[inline(always)]
+    fn sift_down_in(&mut self, base: usize, len: usize, mut p: usize) {
         // the instance's entries and the one after them (the next instance's first or the
         // padding): the children read below are in it without a check
         let h = &mut self.heap[base..base + len + 1];
