@@ -813,13 +813,22 @@ impl Instances {
     /// `push` of `slot` on its instance `i`.
     #[inline(always)]
     fn push_on(&mut self, i: usize, slot: u32, target: f64, id: u32, kv_base: f64, decode_start: f64) {
+        // the instance's record looked up once (a store through one index reloads the `Vec` for
+        // the next): its clock, its heap grown by one, marked as `mark` does
+        let s = &mut self.st[i];
+        let (clock, p) = (s.clock, s.len as usize);
+        s.len += 1;
+        let was = s.dirty;
+        s.dirty = true;
+        self.dirty_list[self.n_dirty] = i as u32;
+        self.n_dirty += !was as usize;
         if let Some(kv) = &mut self.kv {
             let ks = &mut kv.slot[slot as usize];
             (ks.base, ks.ds, ks.seq) = (kv_base, decode_start, kv.next_seq);
             kv.next_seq += 1;
             let ki = &mut kv.inst[i];
             ki.a_held += kv_base;
-            if decode_start > self.st[i].clock {
+            if decode_start > clock {
                 kv.approx.prefill[i].push(slot);
                 ks.in_prefill = true;
             } else {
@@ -833,20 +842,16 @@ impl Instances {
             cx.term[slot as usize] = term;
             cx.k0[i] += term;
         }
+        let base = i * self.per;
         if self.hole == i {
             // the new request takes the place of the removed top
             self.hole = NO_HOLE;
-            self.st[i].len += 1;
-            self.heap[i * self.per] = entry(target, id, slot);
-            self.sift_down(i, 0);
-            self.mark(i);
+            self.heap[base] = entry(target, id, slot);
+            self.sift_down_in(base, p + 1, 0);
             return;
         }
-        let p = self.st[i].len as usize;
-        self.st[i].len += 1;
-        self.heap[i * self.per + p] = entry(target, id, slot);
+        self.heap[base + p] = entry(target, id, slot);
         self.sift_up(i, p);
-        self.mark(i);
     }
 
     /// Completes the removal of the top of the heap that has a hole there: its last entry moves up.
