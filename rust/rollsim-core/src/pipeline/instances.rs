@@ -1008,15 +1008,15 @@ impl Instances {
         while self.n_dirty > 0 {
             self.n_dirty -= 1;
             let i = self.dirty_list[self.n_dirty] as usize;
-            self.st[i].dirty = false;
+            // (nothing below marks an instance: its record's flags are written once, at the end)
             let (mut k, mut slot) = self.next_of(i);
-            self.st[i].preempt = false;
+            let mut preempt = false;
             if self.kv.is_some() && !self.kv_below_cap_until_next_finish(i) {
                 if let Some((t_full, victim, id)) = self.kv_full(i) {
                     // a finish at the same time goes first (it frees KV)
                     if k == NONE || t_full < key_value(k) {
                         (k, slot) = (key(t_full, id), victim);
-                        self.st[i].preempt = true;
+                        preempt = true;
                     }
                 }
             }
@@ -1031,7 +1031,7 @@ impl Instances {
                 });
                 if let Some((kp, h)) = due {
                     (k, slot) = (kp, h);
-                    self.st[i].preempt = true; // the pool hands it back (`Placement::internal`)
+                    preempt = true; // the pool hands it back (`Placement::internal`)
                 }
                 self.shared.as_deref_mut().expect("shared prefill").due[i] = due.is_some();
             }
@@ -1041,7 +1041,7 @@ impl Instances {
                     cx.due[i] = kr < k;
                     if kr < k {
                         (k, slot) = (kr, s);
-                        self.st[i].preempt = true; // the pool hands it back (`Placement::internal`)
+                        preempt = true; // the pool hands it back (`Placement::internal`)
                         if let Some(sh) = self.shared.as_deref_mut() {
                             sh.due[i] = false;
                         }
@@ -1051,7 +1051,8 @@ impl Instances {
                 }
             }
             self.top.set(i, top_value(k, i));
-            self.st[i].top_slot = slot;
+            let s = &mut self.st[i];
+            (s.dirty, s.preempt, s.top_slot) = (false, preempt, slot);
         }
     }
 
