@@ -1614,9 +1614,16 @@ impl Placement for Instances {
             }
             sh.ds[s] = self.st[i].clock;
         }
-        self.set_n_unmarked(i, self.st[i].n + 1);
+        // `set_n_unmarked(i, n + 1)`, then `st[i].clock + prefill_s * rate(i)`, with the
+        // instance's record looked up once (a store through one index reloads the `Vec`)
+        let n = self.st[i].n + 1;
+        let batch_rate = self.speed_by_batch[(n.max(1) - 1) as usize];
+        let st = &mut self.st[i];
+        (st.n, st.batch_rate) = (n, batch_rate);
+        let clock = st.clock;
+        let rate = if self.ctx.is_none() && self.shared.is_none() { batch_rate } else { self.rate_slow(i) };
         // prefill charged in clock tokens at the speed with this request on board
-        r.decode_start = self.st[i].clock + prefill_s * self.rate(i);
+        r.decode_start = clock + prefill_s * rate;
         let kv_base = self.prompt + r.done;
         self.push_on(i, slot, r.decode_start + (r.length - r.done), r.id, kv_base, r.decode_start);
     }
