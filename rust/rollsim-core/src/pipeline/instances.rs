@@ -734,6 +734,17 @@ impl Instances {
     }
     #[inline(always)]
     pub fn advance(&mut self, i: usize, t: f64) {
+        if self.ctx.is_none() && self.shared.is_none() {
+            // `clock_at` with the speed of the batch, through one look-up of the record (its
+            // other path calls `rate_slow`, after which the `Vec` is read again)
+            let paused = self.paused_until;
+            let s = &mut self.st[i];
+            if !(s.clock_t == t && paused <= t) {
+                s.clock += (t - s.clock_t.max(paused)).max(0.0) * s.batch_rate;
+            }
+            s.clock_t = t;
+            return;
+        }
         if self.shared.as_deref().is_some_and(|sh| !sh.queue[i].is_empty()) {
             let dt = (t - self.st[i].clock_t.max(self.paused_until)).max(0.0);
             let served = dt * self.prefill_rate(i);
@@ -1397,7 +1408,12 @@ impl Instances {
     /// The request on `slot` stops decoding (or prefilling) at `t`.
     #[inline(always)]
     fn stop_running(&mut self, slot: usize, t: f64) {
-        let i = self.inst(slot);
+        self.stop_running_on(slot, self.inst(slot), t);
+    }
+
+    /// `stop_running` of `slot` on its instance `i`.
+    #[inline(always)]
+    fn stop_running_on(&mut self, slot: usize, i: usize, t: f64) {
         self.advance(i, t);
         if self.shared.as_deref().is_some_and(|sh| sh.ds[slot] == f64::INFINITY) {
             self.stop_prefilling(slot, i);
@@ -1442,7 +1458,7 @@ impl Instances {
                 kv.wait_change(t, -1);
                 self.mark(i);
             }
-            _ => self.stop_running(slot, t),
+            _ => self.stop_running_on(slot, i, t),
         }
     }
 }
