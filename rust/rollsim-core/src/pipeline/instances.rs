@@ -881,12 +881,14 @@ impl Instances {
     /// Takes the request on `slot` out of its instance's heap.
     #[cfg(test)]
     pub fn remove(&mut self, slot: u32) {
-        self.remove_on(self.inst(slot as usize), slot);
+        self.remove_on::<false>(self.inst(slot as usize), slot);
     }
 
     /// `remove` of `slot` from its instance `i`.
     #[inline(always)]
-    fn remove_on(&mut self, i: usize, slot: u32) {
+    /// `STOP`: its request stops running, so that the instance runs one request fewer
+    /// (`set_n_unmarked`, done here with the same look-up of the instance's record).
+    fn remove_on<const STOP: bool>(&mut self, i: usize, slot: u32) {
         if self.hole != NO_HOLE {
             self.fill_hole();
         }
@@ -895,6 +897,10 @@ impl Instances {
         // the instance's record looked up once (a store through one index reloads the `Vec`
         // for the next), and marked as `mark` does
         let s = &mut self.st[i];
+        if STOP {
+            s.n -= 1;
+            s.batch_rate = self.speed_by_batch[(s.n.max(1) - 1) as usize];
+        }
         let last = s.len as usize - 1;
         s.len -= 1;
         let len = s.len;
@@ -1419,8 +1425,7 @@ impl Instances {
             self.stop_prefilling(slot, i);
             return;
         }
-        self.remove_on(i, slot as u32);
-        self.set_n_unmarked(i, self.st[i].n - 1);
+        self.remove_on::<true>(i, slot as u32);
     }
 
     /// `stop_running` of a request in its instance `i`'s shared prefill queue.
