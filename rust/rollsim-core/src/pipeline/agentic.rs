@@ -247,27 +247,25 @@ impl AgenticConfig {
     }
 }
 
-/// Per trajectory (`Agent::traj`, at the position `Agent::index` gives its sample id).
+/// Per trajectory (`Agent::traj`, at the position `Agent::index` gives its sample id): what the
+/// run's events read, in two cache lines (the request in the first, the rest in the second; a
+/// record of 160 bytes straddled three). The sums kept only for the per-sample columns are in
+/// `TrajCold`.
 #[derive(Clone, Copy)]
+#[repr(C, align(64))]
 struct Traj {
     /// The request while it is in a tool call.
     req: Req,
-    turns: u32,
     observed: f64,
-    tool_s: f64,
-    env_wait_s: f64,
-    prefill: f64,
-    retries: u32,
     /// The call in progress: its start (in an environment) and return.
     call_start: f64,
     ret: f64,
-    /// The slot of its last turn (held during the call with `KvPolicy::Hold`).
-    slot: u32,
-    /// When its current turn was placed on a slot.
-    turn_start: f64,
     /// Prefill tokens of the next turn if it lands on the instance of `slot` (KV hit) or not.
     hit: f64,
     miss: f64,
+    turns: u32,
+    /// The slot of its last turn (held during the call with `KvPolicy::Hold`).
+    slot: u32,
     in_tool: bool,
     returning: bool,
     call_fails: bool,
@@ -275,6 +273,20 @@ struct Traj {
     cut: bool,
     truncated: bool,
     failed: bool,
+}
+
+const _: () = assert!(std::mem::size_of::<Traj>() == 128);
+
+/// Per trajectory, what only the per-sample columns and the per-turn rows read (kept with those
+/// recorded, at the same position as its `Traj`).
+#[derive(Clone, Copy, Default)]
+struct TrajCold {
+    tool_s: f64,
+    env_wait_s: f64,
+    prefill: f64,
+    /// When its current turn was placed on a slot.
+    turn_start: f64,
+    retries: u32,
 }
 
 /// Per-trajectory columns (`sample_id` = row index).
@@ -354,6 +366,8 @@ pub(crate) struct Agent {
     /// read them from main memory. With the columns (built from every record at the end)
     /// nothing is reused and `index[id] == id`.
     traj: Vec<Traj>,
+    /// With per-sample columns (`!reuse`): the records' column sums, at the same positions.
+    cold: Vec<TrajCold>,
     index: Vec<u32>,
     free: Vec<u32>,
     /// Records of finished trajectories are reused (no per-sample columns).
@@ -375,6 +389,7 @@ impl Agent {
         Some(Box::new(Agent {
             rng: FastRng::new(sc.seed ^ 0xA6E4_71C0_5EED_0001),
             traj: Vec::new(),
+            cold: Vec::new(),
             index: Vec::new(),
             free: Vec::new(),
             reuse: !record_turns,
@@ -397,11 +412,12 @@ impl Agent {
     #[cold]
     fn push_turn_row(&mut self, id: u32, slot: u32, version: u32, t: f64, call_end: f64) {
         if let Some(c) = &mut self.turns {
-            let tr = &self.traj[self.index[id as usize] as usize];
+            let k = self.index[id as usize] as usize;
+            let tr = &self.traj[k];
             c.sample_id.push(id);
             c.turn.push(tr.turns - 1);
             c.slot.push(slot);
-            c.start_s.push(tr.turn_start);
+            c.start_s.push(self.cold[k].turn_start);
             c.end_s.push(t);
             c.version.push(version);
             c.call_end_s.push(call_end);
@@ -424,14 +440,9 @@ impl Agent {
             req: *r,
             turns: 0,
             observed: 0.0,
-            tool_s: 0.0,
-            env_wait_s: 0.0,
-            prefill: 0.0,
-            retries: 0,
             call_start: 0.0,
             ret: 0.0,
             slot,
-            turn_start: t,
             hit: 0.0,
             miss: 0.0,
             in_tool: false,
@@ -445,6 +456,9 @@ impl Agent {
             self.traj.push(tr);
         } else {
             self.traj[k as usize] = tr;
+        }
+        if !self.reuse {
+            self.cold.push(TrajCold { turn_start: t, ..TrajCold::default() });
         }
         self.index.push(k);
     }
@@ -475,9 +489,12 @@ impl Agent {
         self.s.tool_calls += 1;
         self.s.env_busy_s += service;
         self.s.env_wait_s += start - t;
+        if !self.reuse {
+            let c = &mut self.cold[k as usize];
+            c.tool_s += ret - t;
+            c.env_wait_s += start - t;
+        }
         let tr = &mut self.traj[k as usize];
-        tr.tool_s += ret - t;
-        tr.env_wait_s += start - t;
         tr.call_start = start;
         tr.ret = ret;
         tr.call_fails = fails;
@@ -492,9 +509,12 @@ impl Agent {
     pub fn landing_prefill(&mut self, k: u32, inst: u32, instance_of: impl Fn(u32) -> u32, t: f64) -> Option<f64> {
         let tr = Some(&mut self.traj[k as usize]).filter(|t| t.returning)?;
         tr.returning = false;
-        tr.turn_start = t;
         let tokens = if inst == instance_of(tr.slot) { tr.hit } else { tr.miss };
-        tr.prefill += tokens;
+        if !self.reuse {
+            let c = &mut self.cold[k as usize];
+            c.turn_start = t;
+            c.prefill += tokens;
+        }
         self.s.tokens_prefilled_turns += tokens;
         Some(tokens)
     }
@@ -618,7 +638,9 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
             }
         }
         if fails && !cancelled && cfg.on_failure == OnFailure::Retry {
-            tr.retries += 1;
+            if !a.reuse {
+                a.cold[k as usize].retries += 1;
+            }
             a.s.tool_retries += 1;
             let ret = a.call(cfg, k, t);
             if hold {
@@ -746,13 +768,13 @@ impl<D: Draw, P: Placement> Pool<'_, D, P> {
             if cfg.env_slots > 0 && t > 0.0 { a.s.env_busy_s / (cfg.env_slots as f64 * t) } else { f64::NAN };
         let columns = self.rec.samples.is_some().then(|| {
             let mut c = AgenticColumns::default();
-            for tr in &a.traj {
+            for (tr, cold) in a.traj.iter().zip(&a.cold) {
                 c.turns.push(tr.turns);
                 c.tokens_observed.push(tr.observed);
-                c.tool_s.push(tr.tool_s);
-                c.env_wait_s.push(tr.env_wait_s);
-                c.prefill_tokens.push(tr.prefill);
-                c.tool_retries.push(tr.retries);
+                c.tool_s.push(cold.tool_s);
+                c.env_wait_s.push(cold.env_wait_s);
+                c.prefill_tokens.push(cold.prefill);
+                c.tool_retries.push(cold.retries);
                 c.truncated.push(tr.truncated);
                 c.failed.push(tr.failed);
             }

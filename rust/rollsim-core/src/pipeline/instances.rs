@@ -734,13 +734,27 @@ impl Instances {
     }
     #[inline(always)]
     pub fn advance(&mut self, i: usize, t: f64) {
+        if self.ctx.is_none() && self.shared.is_none() {
+            // `clock_at` with the speed of the batch, through one look-up of the record (its
+            // other path calls `rate_slow`, after which the `Vec` is read again)
+            let paused = self.paused_until;
+            let s = &mut self.st[i];
+            if !(s.clock_t == t && paused <= t) {
+                s.clock += (t - s.clock_t.max(paused)).max(0.0) * s.batch_rate;
+            }
+            s.clock_t = t;
+            return;
+        }
         if self.shared.as_deref().is_some_and(|sh| !sh.queue[i].is_empty()) {
             let dt = (t - self.st[i].clock_t.max(self.paused_until)).max(0.0);
             let served = dt * self.prefill_rate(i);
             self.shared.as_deref_mut().expect("shared prefill").left[i] -= served;
         }
-        self.st[i].clock = self.clock_at(i, t);
-        self.st[i].clock_t = t;
+        let clock = self.clock_at(i, t);
+        // one look-up for both stores (a store through one index reloads the `Vec` for the next)
+        let s = &mut self.st[i];
+        s.clock = clock;
+        s.clock_t = t;
     }
 
     /// Instance `i` now runs `n` requests (its clock is up to date).
@@ -753,8 +767,10 @@ impl Instances {
     /// `set_n` beside a heap change of instance `i` (`push_on`, `remove_on`), which marks it.
     #[inline(always)]
     fn set_n_unmarked(&mut self, i: usize, n: u32) {
-        self.st[i].n = n;
-        self.st[i].batch_rate = self.speed_by_batch[(n.max(1) - 1) as usize];
+        let rate = self.speed_by_batch[(n.max(1) - 1) as usize];
+        let s = &mut self.st[i];
+        s.n = n;
+        s.batch_rate = rate;
     }
 
     /// Instance `i` now has `occ` occupied slots.
@@ -808,13 +824,22 @@ impl Instances {
     /// `push` of `slot` on its instance `i`.
     #[inline(always)]
     fn push_on(&mut self, i: usize, slot: u32, target: f64, id: u32, kv_base: f64, decode_start: f64) {
+        // the instance's record looked up once (a store through one index reloads the `Vec` for
+        // the next): its clock, its heap grown by one, marked as `mark` does
+        let s = &mut self.st[i];
+        let (clock, p) = (s.clock, s.len as usize);
+        s.len += 1;
+        let was = s.dirty;
+        s.dirty = true;
+        self.dirty_list[self.n_dirty] = i as u32;
+        self.n_dirty += !was as usize;
         if let Some(kv) = &mut self.kv {
             let ks = &mut kv.slot[slot as usize];
             (ks.base, ks.ds, ks.seq) = (kv_base, decode_start, kv.next_seq);
             kv.next_seq += 1;
             let ki = &mut kv.inst[i];
             ki.a_held += kv_base;
-            if decode_start > self.st[i].clock {
+            if decode_start > clock {
                 kv.approx.prefill[i].push(slot);
                 ks.in_prefill = true;
             } else {
@@ -828,20 +853,16 @@ impl Instances {
             cx.term[slot as usize] = term;
             cx.k0[i] += term;
         }
+        let base = i * self.per;
         if self.hole == i {
             // the new request takes the place of the removed top
             self.hole = NO_HOLE;
-            self.st[i].len += 1;
-            self.heap[i * self.per] = entry(target, id, slot);
-            self.sift_down(i, 0);
-            self.mark(i);
+            self.heap[base] = entry(target, id, slot);
+            self.sift_down_in(base, p + 1, 0);
             return;
         }
-        let p = self.st[i].len as usize;
-        self.st[i].len += 1;
-        self.heap[i * self.per + p] = entry(target, id, slot);
+        self.heap[base + p] = entry(target, id, slot);
         self.sift_up(i, p);
-        self.mark(i);
     }
 
     /// Completes the removal of the top of the heap that has a hole there: its last entry moves up.
@@ -860,22 +881,35 @@ impl Instances {
     /// Takes the request on `slot` out of its instance's heap.
     #[cfg(test)]
     pub fn remove(&mut self, slot: u32) {
-        self.remove_on(self.inst(slot as usize), slot);
+        self.remove_on::<false>(self.inst(slot as usize), slot);
     }
 
     /// `remove` of `slot` from its instance `i`.
     #[inline(always)]
-    fn remove_on(&mut self, i: usize, slot: u32) {
+    /// `STOP`: its request stops running, so that the instance runs one request fewer
+    /// (`set_n_unmarked`, done here with the same look-up of the instance's record).
+    fn remove_on<const STOP: bool>(&mut self, i: usize, slot: u32) {
         if self.hole != NO_HOLE {
             self.fill_hole();
         }
         let base = i * self.per;
-        let last = self.st[i].len as usize - 1;
         let p = self.position(i, slot);
-        self.st[i].len -= 1;
-        self.mark(i);
+        // the instance's record looked up once (a store through one index reloads the `Vec`
+        // for the next), and marked as `mark` does
+        let s = &mut self.st[i];
+        if STOP {
+            s.n -= 1;
+            s.batch_rate = self.speed_by_batch[(s.n.max(1) - 1) as usize];
+        }
+        let last = s.len as usize - 1;
+        s.len -= 1;
+        let len = s.len;
+        let was = s.dirty;
+        s.dirty = true;
+        self.dirty_list[self.n_dirty] = i as u32;
+        self.n_dirty += !was as usize;
         if let Some(cx) = self.ctx.as_deref_mut() {
-            cx.k0[i] = if self.st[i].len == 0 { 0.0 } else { cx.k0[i] - cx.term[slot as usize] };
+            cx.k0[i] = if len == 0 { 0.0 } else { cx.k0[i] - cx.term[slot as usize] };
         }
         if let Some(kv) = &mut self.kv {
             let (ks, ki) = (&mut kv.slot[slot as usize], &mut kv.inst[i]);
@@ -889,7 +923,7 @@ impl Instances {
                 ki.a_sum_ds -= ks.ds;
             }
             ki.a_updates += 1;
-            if self.st[i].len == 0 || ki.a_updates >= kv.resync_every {
+            if len == 0 || ki.a_updates >= kv.resync_every {
                 self.resync(i, p);
             }
         }
@@ -907,7 +941,7 @@ impl Instances {
         if p > 0 && moved < self.heap[base + (p - 1) / 2] {
             self.sift_up(i, p);
         } else {
-            self.sift_down(i, p);
+            self.sift_down_in(base, len as usize, p);
         }
     }
 
@@ -954,9 +988,13 @@ impl Instances {
     }
 
     #[inline(always)]
-    fn sift_down(&mut self, i: usize, mut p: usize) {
-        let base = i * self.per;
-        let len = self.st[i].len as usize;
+    fn sift_down(&mut self, i: usize, p: usize) {
+        self.sift_down_in(i * self.per, self.st[i].len as usize, p);
+    }
+
+    /// `sift_down` of the heap of `len` entries at `base`.
+    #[inline(always)]
+    fn sift_down_in(&mut self, base: usize, len: usize, mut p: usize) {
         // the instance's entries and the one after them (the next instance's first or the
         // padding): the children read below are in it without a check
         let h = &mut self.heap[base..base + len + 1];
@@ -987,15 +1025,15 @@ impl Instances {
         while self.n_dirty > 0 {
             self.n_dirty -= 1;
             let i = self.dirty_list[self.n_dirty] as usize;
-            self.st[i].dirty = false;
+            // (nothing below marks an instance: its record's flags are written once, at the end)
             let (mut k, mut slot) = self.next_of(i);
-            self.st[i].preempt = false;
+            let mut preempt = false;
             if self.kv.is_some() && !self.kv_below_cap_until_next_finish(i) {
                 if let Some((t_full, victim, id)) = self.kv_full(i) {
                     // a finish at the same time goes first (it frees KV)
                     if k == NONE || t_full < key_value(k) {
                         (k, slot) = (key(t_full, id), victim);
-                        self.st[i].preempt = true;
+                        preempt = true;
                     }
                 }
             }
@@ -1010,7 +1048,7 @@ impl Instances {
                 });
                 if let Some((kp, h)) = due {
                     (k, slot) = (kp, h);
-                    self.st[i].preempt = true; // the pool hands it back (`Placement::internal`)
+                    preempt = true; // the pool hands it back (`Placement::internal`)
                 }
                 self.shared.as_deref_mut().expect("shared prefill").due[i] = due.is_some();
             }
@@ -1020,7 +1058,7 @@ impl Instances {
                     cx.due[i] = kr < k;
                     if kr < k {
                         (k, slot) = (kr, s);
-                        self.st[i].preempt = true; // the pool hands it back (`Placement::internal`)
+                        preempt = true; // the pool hands it back (`Placement::internal`)
                         if let Some(sh) = self.shared.as_deref_mut() {
                             sh.due[i] = false;
                         }
@@ -1030,7 +1068,8 @@ impl Instances {
                 }
             }
             self.top.set(i, top_value(k, i));
-            self.st[i].top_slot = slot;
+            let s = &mut self.st[i];
+            (s.dirty, s.preempt, s.top_slot) = (false, preempt, slot);
         }
     }
 
@@ -1375,14 +1414,18 @@ impl Instances {
     /// The request on `slot` stops decoding (or prefilling) at `t`.
     #[inline(always)]
     fn stop_running(&mut self, slot: usize, t: f64) {
-        let i = self.inst(slot);
+        self.stop_running_on(slot, self.inst(slot), t);
+    }
+
+    /// `stop_running` of `slot` on its instance `i`.
+    #[inline(always)]
+    fn stop_running_on(&mut self, slot: usize, i: usize, t: f64) {
         self.advance(i, t);
         if self.shared.as_deref().is_some_and(|sh| sh.ds[slot] == f64::INFINITY) {
             self.stop_prefilling(slot, i);
             return;
         }
-        self.remove_on(i, slot as u32);
-        self.set_n_unmarked(i, self.st[i].n - 1);
+        self.remove_on::<true>(i, slot as u32);
     }
 
     /// `stop_running` of a request in its instance `i`'s shared prefill queue.
@@ -1420,7 +1463,7 @@ impl Instances {
                 kv.wait_change(t, -1);
                 self.mark(i);
             }
-            _ => self.stop_running(slot, t),
+            _ => self.stop_running_on(slot, i, t),
         }
     }
 }
@@ -1592,9 +1635,16 @@ impl Placement for Instances {
             }
             sh.ds[s] = self.st[i].clock;
         }
-        self.set_n_unmarked(i, self.st[i].n + 1);
+        // `set_n_unmarked(i, n + 1)`, then `st[i].clock + prefill_s * rate(i)`, with the
+        // instance's record looked up once (a store through one index reloads the `Vec`)
+        let n = self.st[i].n + 1;
+        let batch_rate = self.speed_by_batch[(n.max(1) - 1) as usize];
+        let st = &mut self.st[i];
+        (st.n, st.batch_rate) = (n, batch_rate);
+        let clock = st.clock;
+        let rate = if self.ctx.is_none() && self.shared.is_none() { batch_rate } else { self.rate_slow(i) };
         // prefill charged in clock tokens at the speed with this request on board
-        r.decode_start = self.st[i].clock + prefill_s * self.rate(i);
+        r.decode_start = clock + prefill_s * rate;
         let kv_base = self.prompt + r.done;
         self.push_on(i, slot, r.decode_start + (r.length - r.done), r.id, kv_base, r.decode_start);
     }
