@@ -16,8 +16,13 @@ pub struct RunOptions {
     pub record_samples: bool,
     /// Refuse to start more samples than this (a memory guard): `Error::TooManySamples`.
     pub max_samples: u64,
-    /// Call the interrupt check every this many events.
+    /// Call the interrupt check every this many events (and every this many of the pool's own
+    /// events inside one step of the loop: KV preemptions, evictions, shared-prefill ends, speed
+    /// refreshes).
     pub check_every: u64,
+    /// Stop with `Error::TooManyEvents` when the run processes more events than this, the pool's
+    /// own included (the finishes, turn ends and tool returns of `Summary::events`, not the steps).
+    pub max_events: u64,
     /// Run the general streaming engine even where the specialized fully-asynchronous fast path
     /// applies (for cross-checking the two).
     pub general_engine: bool,
@@ -25,7 +30,13 @@ pub struct RunOptions {
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { record_samples: true, max_samples: 50_000_000, check_every: 1 << 16, general_engine: false }
+        RunOptions {
+            record_samples: true,
+            max_samples: 50_000_000,
+            check_every: 1 << 16,
+            max_events: u64::MAX,
+            general_engine: false,
+        }
     }
 }
 
@@ -101,8 +112,15 @@ fn with_pipeline<D: Draw>(
     if sc.train.is_some() {
         rec.steps.ranks = Some(Default::default()); // its columns even when no step starts
     }
-    let mut ctl =
-        Control { interrupt, max_samples: opts.max_samples, check_every: opts.check_every.max(1), next_check: 0 };
+    let mut ctl = Control {
+        interrupt,
+        max_samples: opts.max_samples,
+        check_every: opts.check_every.max(1),
+        next_check: 0,
+        max_events: opts.max_events,
+        inner: 0,
+        next_inner: 0,
+    };
     let batched = sc.decode_is_batched();
     let (end_s, outrun) = match &sc.pipeline {
         Pipeline::OffPolicy { k, partial } if batched => {
@@ -143,6 +161,12 @@ pub(crate) struct Control<'a> {
     max_samples: u64,
     check_every: u64,
     next_check: u64,
+    max_events: u64,
+    /// The pool's own events so far (inside `Pool::next_event`: KV preemptions, evictions,
+    /// shared-prefill ends, speed refreshes), which `Recorder`'s `events` does not count, and when
+    /// they are checked next.
+    inner: u64,
+    next_inner: u64,
 }
 
 impl Control<'_> {
@@ -159,11 +183,33 @@ impl Control<'_> {
     #[inline]
     pub fn tick(&mut self, events: u64) -> Result<()> {
         if events >= self.next_check {
-            self.next_check = events + self.check_every;
-            if (self.interrupt)() {
-                return Err(Error::Interrupted);
-            }
+            self.next_check = events + self.check(events)?;
         }
         Ok(())
+    }
+
+    /// Called for each of the pool's own events (`events`: the recorded count, for the budget).
+    #[inline]
+    pub fn tick_inner(&mut self, events: u64) -> Result<()> {
+        self.inner += 1;
+        if self.inner >= self.next_inner {
+            self.next_inner = self.inner + self.check(events)?;
+        }
+        Ok(())
+    }
+
+    /// The event budget and the interrupt check; returns the events until the next check.
+    #[cold]
+    #[inline(never)]
+    fn check(&mut self, events: u64) -> Result<u64> {
+        let total = events.saturating_add(self.inner);
+        if total > self.max_events {
+            return Err(Error::TooManyEvents { limit: self.max_events });
+        }
+        if (self.interrupt)() {
+            return Err(Error::Interrupted);
+        }
+        // the next check comes at the latest with the first event past the budget
+        Ok(self.check_every.min((self.max_events - total).saturating_add(1)))
     }
 }

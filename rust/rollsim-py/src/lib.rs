@@ -31,7 +31,7 @@ import_exception!(rollsim.errors, RunLimitError);
 fn to_py_err(e: Error) -> PyErr {
     match e {
         Error::Interrupted => PyKeyboardInterrupt::new_err("rollsim run interrupted"),
-        Error::TooManySamples { .. } => RunLimitError::new_err(e.to_string()),
+        Error::TooManySamples { .. } | Error::TooManyEvents { .. } => RunLimitError::new_err(e.to_string()),
         other => ScenarioError::new_err(other.to_string()),
     }
 }

@@ -713,7 +713,14 @@ impl Instances {
         }
         let (delta, _) = self.context_window(i);
         let (_, slot) = split(self.heap[i * self.per]);
-        let t = self.run_from(i) + delta / self.rate(i);
+        let run = self.run_from(i);
+        let mut t = run + delta / self.rate(i);
+        if t <= run {
+            // the interval is below the time's resolution at `run` (t + interval == t): the refresh
+            // comes at the next representable time, so that the clock moves on (refreshed at the
+            // same time, nothing would change, and it would be due again at once, forever)
+            t = run.next_up();
+        }
         Some((key(t, (self.heap[i * self.per] >> 32) as u32), slot))
     }
 
