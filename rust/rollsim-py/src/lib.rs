@@ -1132,17 +1132,19 @@ fn decode_speed(scenario: &Bound<'_, PyDict>, n: u32) -> PyResult<f64> {
 
 /// Runs one scenario (a dict built by `rollsim.Scenario.to_dict()`), with the GIL released.
 /// Returns `{"summary": dict, "samples": dict of numpy arrays | None, "steps": dict of numpy arrays}`.
-/// Raises ScenarioError (a ValueError) on bad input, KeyboardInterrupt on Ctrl-C.
+/// Raises ScenarioError (a ValueError) on bad input, KeyboardInterrupt on Ctrl-C, RunLimitError past
+/// `max_samples` or `max_events` (None: no event budget).
 #[pyfunction]
-#[pyo3(signature = (scenario, record_samples=true, max_samples=50_000_000, general_engine=false))]
+#[pyo3(signature = (scenario, record_samples=true, max_samples=50_000_000, general_engine=false, max_events=None))]
 fn simulate<'py>(
     py: Python<'py>,
     scenario: &Bound<'py, PyDict>,
     record_samples: bool,
     max_samples: u64,
     general_engine: bool,
+    max_events: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    guard(|| simulate_inner(py, scenario, record_samples, max_samples, general_engine))
+    guard(|| simulate_inner(py, scenario, record_samples, max_samples, general_engine, max_events))
 }
 
 fn simulate_inner<'py>(
@@ -1151,9 +1153,11 @@ fn simulate_inner<'py>(
     record_samples: bool,
     max_samples: u64,
     general_engine: bool,
+    max_events: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sc = scenario_from_dict(scenario)?;
-    let opts = RunOptions { record_samples, max_samples, general_engine, ..RunOptions::default() };
+    let max_events = max_events.unwrap_or(u64::MAX);
+    let opts = RunOptions { record_samples, max_samples, general_engine, max_events, ..RunOptions::default() };
     let res = py.detach(|| {
         catch_unwind(AssertUnwindSafe(|| {
             rollsim_core::run(&sc, &opts, &mut || Python::attach(|py| py.check_signals().is_err()))
