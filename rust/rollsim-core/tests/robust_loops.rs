@@ -88,3 +88,27 @@ fn a_speed_refresh_below_the_time_resolution_still_moves_the_clock() {
     let finish = &starts.finish_s;
     assert!(finish[4..].iter().all(|&t| t > 9e11 && t < 9e11 + 1.0), "{finish:?}");
 }
+
+/// Context-dependent speed where the instance's clock is beyond one token's resolution: the idle
+/// instance's clock runs on at 1e9 tokens/s through the first batch's 1e7-s step, to about 1e16
+/// tokens (one ulp: 2 tokens), where the second batch's answer of e = 2.7 tokens decodes and the
+/// refresh interval is one token.
+#[test]
+fn a_speed_refresh_below_the_clock_resolution_still_moves_the_clock() {
+    let sc = Scenario {
+        rollout_slots: 1,
+        batch_size: 1,
+        decode_tokens_per_s: 1e9,
+        train_step_s: 1e7,
+        horizon_s: 2e7,
+        pipeline: Pipeline::OffPolicy { k: 0, partial: PartialRollout::default() },
+        decode: Decode { slots_per_instance: 1, s_per_context_token: 1e-4, ..Decode::default() },
+        lengths: Lengths::LogNormal { mu: 1.0, sigma: 0.0, max_tokens: 4096.0, group_correlation: 0.0 },
+        ..Scenario::default()
+    };
+    let r = run_simple(&sc, &RunOptions { max_events: 1_000_000, ..RunOptions::default() }).unwrap();
+    assert_eq!((r.summary.samples_finished, r.summary.steps), (2, 2));
+    let finish = &r.samples.as_ref().unwrap().finish_s;
+    // 2.7 tokens at about 1 / (1e-4 s x 1.4 tokens of context) = 7,000 tokens/s: well under 0.01 s
+    assert!(finish[1] > 1e7 && finish[1] < 1e7 + 0.01, "{finish:?}");
+}

@@ -714,6 +714,12 @@ impl Instances {
         let (delta, _) = self.context_window(i);
         let (_, slot) = split(self.heap[i * self.per]);
         let run = self.run_from(i);
+        // At least two units in the last place of the clock: where the clock is so large (an idle
+        // instance's clock runs on, e.g. to 1e16 tokens over 1e7 s at 1e9 tokens/s) that one token
+        // is below its resolution, the refresh still moves it on; refreshed with the clock where it
+        // was, the speed would stay, and the finish ahead would stay ahead, forever.
+        let c = self.st[i].clock;
+        let delta = delta.max(2.0 * (c.next_up() - c));
         let mut t = run + delta / self.rate(i);
         if t <= run {
             // the interval is below the time's resolution at `run` (t + interval == t): the refresh
