@@ -161,8 +161,8 @@ def _step_s(sc: Scenario) -> float:
     """Seconds of one training step: ``train_step_s + weight_sync_s`` and the per-token costs of a
     batch of mean answers."""
     per_token = sc.train_s_per_token + sc.logprob_s_per_token
-    tokens = sc.batch_size * sc.lengths.mean_tokens()
-    return sc.train_step_s + sc.weight_sync_s + (per_token * tokens if per_token > 0 else 0.0)
+    mean_tokens = sc.lengths.mean_tokens()
+    return sc.train_step_s + sc.weight_sync_s + (per_token * sc.batch_size * mean_tokens if per_token > 0 else 0.0)
 
 
 def _batch_cycles(sc: Scenario, per_answer: float, step_s: float) -> tuple[float, float, float | None]:
