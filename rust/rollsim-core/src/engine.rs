@@ -20,8 +20,9 @@ pub struct RunOptions {
     /// events inside one step of the loop: KV preemptions, evictions, shared-prefill ends, speed
     /// refreshes).
     pub check_every: u64,
-    /// Stop with `Error::TooManyEvents` when the run processes more events than this, the pool's
-    /// own included (the finishes, turn ends and tool returns of `Summary::events`, not the steps).
+    /// Stop with `Error::TooManyEvents` when the run has processed more events than this, the
+    /// pool's own and the steps included (checked with the interrupt: within `check_every` events
+    /// of it).
     pub max_events: u64,
     /// Run the general streaming engine even where the specialized fully-asynchronous fast path
     /// applies (for cross-checking the two).
@@ -183,7 +184,13 @@ impl Control<'_> {
     #[inline]
     pub fn tick(&mut self, events: u64) -> Result<()> {
         if events >= self.next_check {
-            self.next_check = events + self.check(events)?;
+            self.next_check = events + self.check_every;
+            if (self.interrupt)() {
+                return Err(Error::Interrupted);
+            }
+            if events.saturating_add(self.inner) > self.max_events {
+                return Err(Error::TooManyEvents { limit: self.max_events });
+            }
         }
         Ok(())
     }
@@ -193,23 +200,14 @@ impl Control<'_> {
     pub fn tick_inner(&mut self, events: u64) -> Result<()> {
         self.inner += 1;
         if self.inner >= self.next_inner {
-            self.next_inner = self.inner + self.check(events)?;
+            self.next_inner = self.inner + self.check_every;
+            if (self.interrupt)() {
+                return Err(Error::Interrupted);
+            }
+            if events.saturating_add(self.inner) > self.max_events {
+                return Err(Error::TooManyEvents { limit: self.max_events });
+            }
         }
         Ok(())
-    }
-
-    /// The event budget and the interrupt check; returns the events until the next check.
-    #[cold]
-    #[inline(never)]
-    fn check(&mut self, events: u64) -> Result<u64> {
-        let total = events.saturating_add(self.inner);
-        if total > self.max_events {
-            return Err(Error::TooManyEvents { limit: self.max_events });
-        }
-        if (self.interrupt)() {
-            return Err(Error::Interrupted);
-        }
-        // the next check comes at the latest with the first event past the budget
-        Ok(self.check_every.min((self.max_events - total).saturating_add(1)))
     }
 }

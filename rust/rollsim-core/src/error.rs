@@ -33,7 +33,7 @@ impl fmt::Display for Error {
             ),
             Error::TooManyEvents { limit } => write!(
                 f,
-                "max_events: the run processed more than {limit} events (finishes, tool returns and the pool's own: KV \
+                "max_events: the run processed more than {limit} events (finishes, tool returns, steps and the pool's own: KV \
                  preemptions, evictions, shared-prefill ends, speed refreshes) and had not ended; shorten horizon_s \
                  or raise max_events"
             ),

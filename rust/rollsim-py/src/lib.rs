@@ -1142,9 +1142,22 @@ fn simulate<'py>(
     record_samples: bool,
     max_samples: u64,
     general_engine: bool,
-    max_events: Option<u64>,
+    max_events: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    guard(|| simulate_inner(py, scenario, record_samples, max_samples, general_engine, max_events))
+    guard(|| {
+        let max_events = event_budget(max_events)?;
+        simulate_inner(py, scenario, record_samples, max_samples, general_engine, max_events)
+    })
+}
+
+/// `max_events`: an integer >= 1, or None (no budget: `u64::MAX`).
+fn event_budget(v: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+    let Some(v) = v.filter(|v| !v.is_none()) else { return Ok(u64::MAX) };
+    let n = if v.is_instance_of::<PyBool>() { None } else { v.extract::<u64>().ok().filter(|n| *n >= 1) };
+    n.ok_or_else(|| {
+        let got = v.repr().map(|r| r.to_string()).unwrap_or_else(|_| "?".into());
+        ScenarioError::new_err(format!("max_events: must be an integer >= 1 or None (no limit), got {got}"))
+    })
 }
 
 fn simulate_inner<'py>(
@@ -1153,10 +1166,9 @@ fn simulate_inner<'py>(
     record_samples: bool,
     max_samples: u64,
     general_engine: bool,
-    max_events: Option<u64>,
+    max_events: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sc = scenario_from_dict(scenario)?;
-    let max_events = max_events.unwrap_or(u64::MAX);
     let opts = RunOptions { record_samples, max_samples, general_engine, max_events, ..RunOptions::default() };
     let res = py.detach(|| {
         catch_unwind(AssertUnwindSafe(|| {
