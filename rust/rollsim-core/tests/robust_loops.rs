@@ -5,15 +5,15 @@
 use rollsim_core::scenario::{Decode, PartialRollout};
 use rollsim_core::{run, run_simple, Error, Lengths, Pipeline, RunOptions, Scenario};
 
-/// One instance of 20,000 slots with KV for about 200 requests: every slot starts at once (one
-/// token each fits) and about 19,800 are preempted one at a time within the first seconds, all in
-/// the first call of the pool's `next_event` (no request finishes before them).
+/// One instance of 5,000 slots with KV for about 125 requests after 2 s: every slot starts at once
+/// (one token each fits) and they are preempted one at a time, all in the first call of the pool's
+/// `next_event` (no request finishes before them).
 fn cascade() -> Scenario {
     Scenario {
-        rollout_slots: 20_000,
-        batch_size: 20_000,
+        rollout_slots: 5_000,
+        batch_size: 5_000,
         horizon_s: 2.0,
-        decode: Decode { slots_per_instance: 20_000, kv_cache_tokens: 30_000.0, ..Decode::default() },
+        decode: Decode { slots_per_instance: 5_000, kv_cache_tokens: 7_500.0, ..Decode::default() },
         lengths: Lengths::LogNormal { mu: 5.0, sigma: 0.1, max_tokens: 1000.0, group_correlation: 0.0 },
         ..Scenario::default()
     }
@@ -26,7 +26,7 @@ fn the_preemption_cascade_is_interruptible_and_counts_toward_the_budget() {
     let s = &full.summary;
     // every slot started; the first finish (answers of ~150 tokens at 30 tokens/s) comes after the
     // horizon and ends the run, its slot refilled
-    assert_eq!((s.samples_started, s.samples_finished, s.events), (20_001, 1, 1));
+    assert_eq!((s.samples_started, s.samples_finished, s.events), (5_001, 1, 1));
 
     // the interrupt check is called inside the cascade: every 1,000 of its preemptions
     let mut calls = 0u64;
@@ -44,14 +44,14 @@ fn the_preemption_cascade_is_interruptible_and_counts_toward_the_budget() {
     })
     .unwrap();
     // at the first preemption, every 1,000 preemptions after it, and at the first finish
-    assert_eq!(s.preemptions, 19_726);
+    assert_eq!(s.preemptions, 4_932);
     assert_eq!(calls, 1 + (s.preemptions - 1) / 1000 + 1);
 
     // and the budget stops it, whoever counts the events (checked every 1,000 here)
-    let capped = RunOptions { record_samples: false, max_events: 5000, check_every: 1000, ..RunOptions::default() };
+    let capped = RunOptions { record_samples: false, max_events: 2000, check_every: 1000, ..RunOptions::default() };
     let e = run_simple(&sc, &capped).unwrap_err();
-    assert_eq!(e, Error::TooManyEvents { limit: 5000 });
-    assert!(e.to_string().starts_with("max_events: the run processed more than 5000 events"), "{e}");
+    assert_eq!(e, Error::TooManyEvents { limit: 2000 });
+    assert!(e.to_string().starts_with("max_events: the run processed more than 2000 events"), "{e}");
     let enough = RunOptions { max_events: s.preemptions + s.events, ..capped };
     assert_eq!(run_simple(&sc, &enough).unwrap().summary.preemptions, s.preemptions);
 }
