@@ -163,9 +163,10 @@ pub(crate) struct Control<'a> {
     check_every: u64,
     next_check: u64,
     max_events: u64,
-    /// The pool's own events so far (inside `Pool::next_event`: KV preemptions, evictions,
-    /// shared-prefill ends, speed refreshes), which `Recorder`'s `events` does not count, and when
-    /// they are checked next.
+    /// The events `Recorder`'s `events` does not count while running (`tick_inner`): the pool's own
+    /// (inside `Pool::next_event`: KV preemptions, evictions, shared-prefill ends, speed refreshes)
+    /// and the steps (a batch's start, a step's end; the summary adds the steps at the end); and
+    /// when they are checked next.
     inner: u64,
     next_inner: u64,
 }
