@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from rollsim import FullyAsync, LogNormal, Scenario, Synchronous, simulate
+from rollsim import FullyAsync, LogNormal, OffPolicy, Scenario, Synchronous, simulate
 from rollsim.simulation import KV_SUMS_PER_EVENT, estimate_size, kv_preemption_events
 
 # these runs stop long before a batch fills, on purpose (the preemption cascade at the start is measured)
@@ -97,3 +97,20 @@ def test_a_batch_pipeline_preempts_only_its_batch():
     fa = sc.replace(pipeline=FullyAsync(), horizon_s=10.0)
     assert simulate(fa, record="summary").summary["preemptions"] == 35
     assert kv_preemption_events(fa) == pytest.approx((40.0**2 - 5.0**2) / 2.0 / KV_SUMS_PER_EVENT, rel=1e-12)
+
+
+def test_unbounded_over_sampling_fills_every_slot():
+    """``over_sampling=inf`` submits groups without end: every slot of the instance starts, as with the
+    fully asynchronous pipeline (n0 = 40), once per batch."""
+    sc = Scenario(rollout_slots=40, slots_per_instance=40, batch_size=10, kv_cache_tokens=50.0,
+                  decode_tokens_per_s=1.0, lengths=LogNormal(mu=math.log(10.0), sigma=0.0, max_tokens=10.0),
+                  pipeline=OffPolicy(k=0, over_sampling=math.inf), train_step_s=1.0, horizon_s=1.0)
+    per_batch = (40.0**2 - 5.0**2) / 2.0 / KV_SUMS_PER_EVENT
+    assert kv_preemption_events(sc) / per_batch == pytest.approx(estimate_batches(sc), rel=1e-12)
+    assert kv_preemption_events(sc) > per_batch
+
+
+def estimate_batches(sc: Scenario) -> float:
+    from rollsim.simulation import _batch_cycles, _per_answer_s, _step_s
+
+    return _batch_cycles(sc, _per_answer_s(sc), _step_s(sc))[0]

@@ -237,7 +237,8 @@ def kv_preemption_events(scenario: Scenario) -> float:
         need = sc.batch_size // sc.group_size
         o = p.over_sampling
         groups = need if o is None else (math.inf if math.isinf(o) else need + math.ceil(need * o))
-        n0 = min(n0, math.ceil(groups * sc.group_size / instances))
+        share = groups * sc.group_size / instances
+        n0 = min(n0, math.ceil(share) if math.isfinite(share) else share)
         context = sc.lengths.mean_tokens()
         cascades = _batch_cycles(sc, _per_answer_s(sc), _step_s(sc))[0]
     n1 = cap / (prompt + context) if prompt + context > 0 else math.inf
