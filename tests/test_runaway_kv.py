@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from rollsim import Scenario, simulate
+from rollsim import FullyAsync, LogNormal, OffPolicy, Scenario, Synchronous, simulate
 from rollsim.simulation import KV_SUMS_PER_EVENT, estimate_size, kv_preemption_events
 
 # these runs stop long before a batch fills, on purpose (the preemption cascade at the start is measured)
@@ -69,3 +69,48 @@ def test_the_guard_refuses_what_the_first_preemptions_alone_make_too_long():
     with pytest.raises(RunLimitError, match="first KV preemptions"):
         simulate(sc, record="summary")
     assert runaway_error(sc, None, "summary", 10**11) is None
+
+
+def test_a_batch_pipeline_preempts_only_its_batch():
+    """A batch pipeline starts only its batch's requests at once, not every slot (the model counted
+    every slot: 35 preemptions where the engine makes 5). Hand-worked: one batch of 10 answers of
+    exactly 10 tokens at 1 token/s on one 40-slot instance with 50 tokens of KV. All 10 start (n0 =
+    min(40, 50 / 1, 10) = 10); their KV, 10 x clock, fills at clock 5 and the last admitted is
+    preempted, then at 50 / 9 = 5.56, 50 / 8 = 6.25, 50 / 7 = 7.14 and 50 / 6 = 8.33, until n1 = 50 / 10
+    = 5 are left, which finish at clock 10 as their KV fills: 5 preemptions. The readmitted five
+    (8.33 + 7.14 + 6.25 + 5.56 + 5 = 32.3 tokens, 1.67-5 to go) never fill the 50 again."""
+    sc = Scenario(rollout_slots=40, slots_per_instance=40, batch_size=10, kv_cache_tokens=50.0,
+                  decode_tokens_per_s=1.0, lengths=LogNormal(mu=math.log(10.0), sigma=0.0, max_tokens=10.0),
+                  pipeline=Synchronous(), train_step_s=1.0, horizon_s=1.0)
+    s = simulate(sc, record="summary").summary
+    assert (s["samples_started"], s["steps"], s["preemptions"]) == (10, 1, 5)
+    # the model: n0 - n1 = 10 - 5 preemptions per batch, (10**2 - 5**2) / 2 terms each, and batches
+    # 1 + horizon / (generation 10 s + step 1 s) = 1 + 1 / 11 (the guard's estimate of the batches)
+    want = (1.0 + 1.0 / 11.0) * (10.0**2 - 5.0**2) / 2.0 / KV_SUMS_PER_EVENT
+    assert kv_preemption_events(sc) == pytest.approx(want, rel=1e-12)
+    # a batch the KV keeps whole preempts nothing, in the engine and in the model (the model counted
+    # the 40 slots: (40**2 - 5**2) / 2 terms)
+    small = sc.replace(batch_size=5)
+    assert simulate(small, record="summary").summary["preemptions"] == 0
+    assert kv_preemption_events(small) == 0.0
+    # the fully asynchronous pipeline fills every slot: n0 = 40, and 35 preemptions in the engine
+    fa = sc.replace(pipeline=FullyAsync(), horizon_s=10.0)
+    assert simulate(fa, record="summary").summary["preemptions"] == 35
+    assert kv_preemption_events(fa) == pytest.approx((40.0**2 - 5.0**2) / 2.0 / KV_SUMS_PER_EVENT, rel=1e-12)
+
+
+def test_unbounded_over_sampling_fills_every_slot():
+    """``over_sampling=inf`` submits groups without end: every slot of the instance starts, as with the
+    fully asynchronous pipeline (n0 = 40), once per batch."""
+    sc = Scenario(rollout_slots=40, slots_per_instance=40, batch_size=10, kv_cache_tokens=50.0,
+                  decode_tokens_per_s=1.0, lengths=LogNormal(mu=math.log(10.0), sigma=0.0, max_tokens=10.0),
+                  pipeline=OffPolicy(k=0, over_sampling=math.inf), train_step_s=1.0, horizon_s=1.0)
+    per_batch = (40.0**2 - 5.0**2) / 2.0 / KV_SUMS_PER_EVENT
+    assert kv_preemption_events(sc) / per_batch == pytest.approx(estimate_batches(sc), rel=1e-12)
+    assert kv_preemption_events(sc) > per_batch
+
+
+def estimate_batches(sc: Scenario) -> float:
+    from rollsim.simulation import _batch_cycles, _per_answer_s, _step_s
+
+    return _batch_cycles(sc, _per_answer_s(sc), _step_s(sc))[0]

@@ -37,10 +37,14 @@ def simulate(
     record_samples: bool = True,
     max_samples: int = 50_000_000,
     general_engine: bool = False,
+    max_events: int | None = None,
 ) -> dict[str, Any]:
     """Runs one scenario dict (``Scenario.to_dict()``); returns ``{"summary", "samples", "segments",
     "steps"}`` (``samples`` and ``segments`` are None without ``record_samples``). ``general_engine``
-    forces the general streaming engine where the fully-asynchronous fast path applies. The keys are
+    forces the general streaming engine where the fully-asynchronous fast path applies.
+    ``max_events``: the engine's event budget (None: none), RunLimitError naming ``max_events`` past
+    it; it counts the summary's ``events`` and the pool's own events (KV preemptions, evictions,
+    shared-prefill ends, speed refreshes), which a run can process many of between two finishes. The keys are
     the fields of ``SCHEMA["scenario"]`` (absent or None: the schema's default), e.g.
     ``decode_throughput_table`` (a list of ``[running sequences, tokens/s]`` pairs) and
     ``kv_cache_tokens`` (None: unlimited; 0 is refused); the engine validates them again."""

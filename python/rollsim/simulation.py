@@ -16,7 +16,7 @@ from rollsim import _check, _rollsim
 from rollsim.errors import (GenerationOutrunsTrainingWarning, NoTrainingStepWarning, RunStalledWarning,
                             StalenessCapLivelockWarning, invalid)
 from rollsim.lengths import LogNormal
-from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
+from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
 
 __all__ = ["Result", "simulate", "compare", "estimate_size", "SHORT_TOKENS", "LONG_TOKENS", "DEFAULT_MAX_SAMPLES",
@@ -115,14 +115,8 @@ def estimate_size(scenario: Scenario, record: Literal["samples", "summary"] = "s
     so a trained sample costs ``1 / P(group survives)`` started (:func:`group_survival`), and the
     first batch runs past ``horizon_s`` until its groups have survived."""
     sc = scenario
-    mean_tokens = sc.lengths.mean_tokens()
-    per_answer = mean_tokens / sc.decode_tokens_per_s
-    if math.isfinite(sc.prefill_tokens_per_s) and sc.prompt_tokens > 0:
-        prefill = sc.prompt_tokens / sc.prefill_tokens_per_s
-        per_answer += prefill / sc.group_size if sc.prefix_sharing else prefill
+    per_answer, step_s = _per_answer_s(sc), _step_s(sc)
     slots, batch, horizon = sc.rollout_slots, sc.batch_size, sc.horizon_s
-    per_token = sc.train_s_per_token + sc.logprob_s_per_token
-    step_s = sc.train_step_s + sc.weight_sync_s + (per_token * batch * mean_tokens if per_token > 0 else 0.0)
     train_steps = horizon / step_s if step_s > 0 else math.inf
     pool = slots * (horizon / per_answer + 1) if per_answer > 0 else math.inf
     p = sc.pipeline
@@ -135,26 +129,11 @@ def estimate_size(scenario: Scenario, record: Literal["samples", "summary"] = "s
             samples = min(samples, p.max_lag_samples + steps_max * batch)
         if p.on_update == "abort_drop":
             samples += steps_max * slots
-    else:  # OffPolicy(k): a batch's generation takes its longest answer, or the pool's work if longer
-        # (with over-sampling, the batch ends when batch_size answers have finished)
+    else:  # OffPolicy(k)
         surv = group_survival(sc)
-        # agentic with failures dropped: a trained sample costs 1 / P(group survives) started, and a
-        # batch's generation runs past the horizon until its groups survive
-        started = 1.0 if surv is None else (1.0 / surv[1] if surv[1] > 0 else math.inf)
-        if surv is not None:
-            assert sc.agentic is not None
-            # slot time of a started trajectory: it also ends at its first failing call
-            a = sc.agentic
-            cut = dataclasses.replace(a, stop_prob=1.0 - (1.0 - a.stop_prob) * (1.0 - a.failure_rate), failure_rate=0.0)
-            traj_s = per_answer * _trajectory_turns(cut)[1]
-            pool = slots * (horizon / traj_s + 1) if traj_s > 0 else math.inf
-            gen = batch * started * traj_s / slots
-        else:
-            gen = batch * per_answer / slots
-        if p.over_sampling is None:
-            gen = max(gen, _longest(sc.lengths, batch) / sc.decode_tokens_per_s)
-        cycle = gen + step_s if p.k == 0 else max(gen, step_s)
-        batches = (horizon / cycle if cycle > 0 else math.inf) + p.k + 1
+        batches, started, agentic_pool = _batch_cycles(sc, per_answer, step_s)
+        if agentic_pool is not None:
+            pool = agentic_pool
         if surv is not None:
             samples = max(min(pool, batches * batch * started), batch * started)
         elif p.over_sampling is None:
@@ -168,6 +147,54 @@ def estimate_size(scenario: Scenario, record: Literal["samples", "summary"] = "s
             "bytes": samples * per_sample + steps * BYTES_PER_STEP}
 
 
+def _per_answer_s(sc: Scenario) -> float:
+    """Slot seconds of one answer: its mean tokens at ``decode_tokens_per_s``, plus its prompt's
+    prefill (a group's share of it with ``prefix_sharing``)."""
+    per_answer = sc.lengths.mean_tokens() / sc.decode_tokens_per_s
+    if math.isfinite(sc.prefill_tokens_per_s) and sc.prompt_tokens > 0:
+        prefill = sc.prompt_tokens / sc.prefill_tokens_per_s
+        per_answer += prefill / sc.group_size if sc.prefix_sharing else prefill
+    return per_answer
+
+
+def _step_s(sc: Scenario) -> float:
+    """Seconds of one training step: ``train_step_s + weight_sync_s`` and the per-token costs of a
+    batch of mean answers."""
+    per_token = sc.train_s_per_token + sc.logprob_s_per_token
+    mean_tokens = sc.lengths.mean_tokens()
+    return sc.train_step_s + sc.weight_sync_s + (per_token * sc.batch_size * mean_tokens if per_token > 0 else 0.0)
+
+
+def _batch_cycles(sc: Scenario, per_answer: float, step_s: float) -> tuple[float, float, float | None]:
+    """A batch pipeline's batches that start within ``horizon_s``, the samples started per sample
+    trained, and (agentic with failures dropped) the pool's samples over the horizon, else None.
+
+    A batch's generation takes its longest answer, or the pool's work if longer (with
+    over-sampling, the batch ends when ``batch_size`` answers have finished); agentic with failures
+    dropped: a trained sample costs ``1 / P(group survives)`` started, and a batch's generation runs
+    past the horizon until its groups survive."""
+    p = sc.pipeline
+    assert isinstance(p, OffPolicy)
+    slots, batch, horizon = sc.rollout_slots, sc.batch_size, sc.horizon_s
+    surv = group_survival(sc)
+    started = 1.0 if surv is None else (1.0 / surv[1] if surv[1] > 0 else math.inf)
+    pool = None
+    if surv is not None:
+        assert sc.agentic is not None
+        # slot time of a started trajectory: it also ends at its first failing call
+        a = sc.agentic
+        cut = dataclasses.replace(a, stop_prob=1.0 - (1.0 - a.stop_prob) * (1.0 - a.failure_rate), failure_rate=0.0)
+        traj_s = per_answer * _trajectory_turns(cut)[1]
+        pool = slots * (horizon / traj_s + 1) if traj_s > 0 else math.inf
+        gen = batch * started * traj_s / slots
+    else:
+        gen = batch * per_answer / slots
+    if p.over_sampling is None:
+        gen = max(gen, _longest(sc.lengths, batch) / sc.decode_tokens_per_s)
+    cycle = gen + step_s if p.k == 0 else max(gen, step_s)
+    return (horizon / cycle if cycle > 0 else math.inf) + p.k + 1, started, pool
+
+
 def kv_preemption_events(scenario: Scenario) -> float:
     """The work of the KV preemptions at the start of a run, in events (of :data:`EVENTS_PER_S`), for
     instances that admit more requests than their KV can keep decoding; 0 otherwise.
@@ -177,7 +204,12 @@ def kv_preemption_events(scenario: Scenario) -> float:
     KV grows one token per request per token decoded, so requests are preempted, the most recently
     admitted first, one preemption at a time, until ``n1 = kv_cache_tokens / (prompt_tokens +
     context)`` are left, ``context`` the smaller of ``mean_tokens`` and what one sequence decodes in
-    ``horizon_s`` at ``decode_tokens_per_s``. Each preemption sums the KV of the requests still
+    ``horizon_s`` at ``decode_tokens_per_s``: ``n0 - n1`` preemptions. The batch pipelines
+    (``OffPolicy``) start only a batch's requests at once (``batch_size``, more with over-sampling),
+    spread evenly over the instances (the least loaded first), so ``n0`` is also at most an
+    instance's share of them; they run a batch to its end whatever the horizon (``context`` is
+    ``mean_tokens``), and every batch starts on an idle pool, so each batch that starts within the
+    horizon preempts so again. Each preemption sums the KV of the requests still
     running (``Instances::kv_full`` in ``rust/rollsim-core/src/pipeline/instances.rs``: a sum in the
     order of the instance's heap, kept for bit-identical results), so the instances do about
     ``(n0**2 - n1**2) / 2`` such terms each, :data:`KV_SUMS_PER_EVENT` per event. Counted in
@@ -194,13 +226,25 @@ def kv_preemption_events(scenario: Scenario) -> float:
     per, cap = sc.slots_per_instance, sc.kv_cache_tokens
     if not per or cap is None:
         return 0.0
-    prompt = sc.prompt_tokens
-    context = min(sc.lengths.mean_tokens(), sc.decode_tokens_per_s * sc.horizon_s)
+    prompt, instances = sc.prompt_tokens, sc.rollout_slots / per
     n0 = min(float(per), cap / (prompt + 1.0))
+    p = sc.pipeline
+    if isinstance(p, FullyAsync):
+        context = min(sc.lengths.mean_tokens(), sc.decode_tokens_per_s * sc.horizon_s)
+        cascades = 1.0
+    else:
+        # the groups a batch submits (the engine's `submit`), their requests evenly over the instances
+        need = sc.batch_size // sc.group_size
+        o = p.over_sampling
+        groups = need if o is None else (math.inf if math.isinf(o) else need + math.ceil(need * o))
+        share = groups * sc.group_size / instances
+        n0 = min(n0, math.ceil(share) if math.isfinite(share) else share)
+        context = sc.lengths.mean_tokens()
+        cascades = _batch_cycles(sc, _per_answer_s(sc), _step_s(sc))[0]
     n1 = cap / (prompt + context) if prompt + context > 0 else math.inf
     if not n0 > n1:
         return 0.0
-    return sc.rollout_slots / per * (n0 * n0 - n1 * n1) / 2.0 / KV_SUMS_PER_EVENT
+    return cascades * instances * (n0 * n0 - n1 * n1) / 2.0 / KV_SUMS_PER_EVENT
 
 
 def _trajectory_turns(a: Any) -> tuple[float, float, float]:

@@ -16,8 +16,14 @@ pub struct RunOptions {
     pub record_samples: bool,
     /// Refuse to start more samples than this (a memory guard): `Error::TooManySamples`.
     pub max_samples: u64,
-    /// Call the interrupt check every this many events.
+    /// Call the interrupt check every this many events (and every this many of the pool's own
+    /// events inside one step of the loop: KV preemptions, evictions, shared-prefill ends, speed
+    /// refreshes).
     pub check_every: u64,
+    /// Stop with `Error::TooManyEvents` when the run has processed more events than this, the
+    /// pool's own and the steps included (checked with the interrupt: within `check_every` events
+    /// of it).
+    pub max_events: u64,
     /// Run the general streaming engine even where the specialized fully-asynchronous fast path
     /// applies (for cross-checking the two).
     pub general_engine: bool,
@@ -25,7 +31,13 @@ pub struct RunOptions {
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { record_samples: true, max_samples: 50_000_000, check_every: 1 << 16, general_engine: false }
+        RunOptions {
+            record_samples: true,
+            max_samples: 50_000_000,
+            check_every: 1 << 16,
+            max_events: u64::MAX,
+            general_engine: false,
+        }
     }
 }
 
@@ -101,8 +113,15 @@ fn with_pipeline<D: Draw>(
     if sc.train.is_some() {
         rec.steps.ranks = Some(Default::default()); // its columns even when no step starts
     }
-    let mut ctl =
-        Control { interrupt, max_samples: opts.max_samples, check_every: opts.check_every.max(1), next_check: 0 };
+    let mut ctl = Control {
+        interrupt,
+        max_samples: opts.max_samples,
+        check_every: opts.check_every.max(1),
+        next_check: 0,
+        max_events: opts.max_events,
+        inner: 0,
+        next_inner: 0,
+    };
     let batched = sc.decode_is_batched();
     let (end_s, outrun) = match &sc.pipeline {
         Pipeline::OffPolicy { k, partial } if batched => {
@@ -143,6 +162,13 @@ pub(crate) struct Control<'a> {
     max_samples: u64,
     check_every: u64,
     next_check: u64,
+    max_events: u64,
+    /// The events `Recorder`'s `events` does not count while running (`tick_inner`): the pool's own
+    /// (inside `Pool::next_event`: KV preemptions, evictions, shared-prefill ends, speed refreshes)
+    /// and the steps (a batch's start, a step's end; the summary adds the steps at the end); and
+    /// when they are checked next.
+    inner: u64,
+    next_inner: u64,
 }
 
 impl Control<'_> {
@@ -162,6 +188,25 @@ impl Control<'_> {
             self.next_check = events + self.check_every;
             if (self.interrupt)() {
                 return Err(Error::Interrupted);
+            }
+            if events.saturating_add(self.inner) > self.max_events {
+                return Err(Error::TooManyEvents { limit: self.max_events });
+            }
+        }
+        Ok(())
+    }
+
+    /// Called for each of the pool's own events (`events`: the recorded count, for the budget).
+    #[inline]
+    pub fn tick_inner(&mut self, events: u64) -> Result<()> {
+        self.inner += 1;
+        if self.inner >= self.next_inner {
+            self.next_inner = self.inner + self.check_every;
+            if (self.interrupt)() {
+                return Err(Error::Interrupted);
+            }
+            if events.saturating_add(self.inner) > self.max_events {
+                return Err(Error::TooManyEvents { limit: self.max_events });
             }
         }
         Ok(())

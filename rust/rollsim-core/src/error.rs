@@ -10,6 +10,9 @@ pub enum Error {
     InvalidField { field: &'static str, message: String },
     /// The run would exceed `max_samples` started samples (a guard against runaway memory use).
     TooManySamples { limit: u64 },
+    /// The run processed `RunOptions::max_events` events without ending (a guard against a run
+    /// that would not end, or would take far longer than expected).
+    TooManyEvents { limit: u64 },
     /// The caller's interrupt check asked the run to stop (e.g. Ctrl-C in Python).
     Interrupted,
 }
@@ -27,6 +30,12 @@ impl fmt::Display for Error {
             Error::TooManySamples { limit } => write!(
                 f,
                 "max_samples: the run would start more than {limit} samples; shorten horizon_s or raise max_samples"
+            ),
+            Error::TooManyEvents { limit } => write!(
+                f,
+                "max_events: the run processed more than {limit} events (finishes, tool returns, steps and the pool's own: KV \
+                 preemptions, evictions, shared-prefill ends, speed refreshes) and had not ended; shorten horizon_s \
+                 or raise max_events"
             ),
             Error::Interrupted => write!(f, "interrupted"),
         }

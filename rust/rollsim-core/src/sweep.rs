@@ -102,7 +102,7 @@ pub const STATUS_INTERRUPTED: u8 = 3;
 pub fn status_of(e: &Error) -> u8 {
     match e {
         Error::InvalidField { .. } => STATUS_SCENARIO_ERROR,
-        Error::TooManySamples { .. } => STATUS_RUN_LIMIT,
+        Error::TooManySamples { .. } | Error::TooManyEvents { .. } => STATUS_RUN_LIMIT,
         Error::Interrupted => STATUS_INTERRUPTED,
     }
 }

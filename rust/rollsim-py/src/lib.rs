@@ -31,7 +31,7 @@ import_exception!(rollsim.errors, RunLimitError);
 fn to_py_err(e: Error) -> PyErr {
     match e {
         Error::Interrupted => PyKeyboardInterrupt::new_err("rollsim run interrupted"),
-        Error::TooManySamples { .. } => RunLimitError::new_err(e.to_string()),
+        Error::TooManySamples { .. } | Error::TooManyEvents { .. } => RunLimitError::new_err(e.to_string()),
         other => ScenarioError::new_err(other.to_string()),
     }
 }
@@ -1132,17 +1132,32 @@ fn decode_speed(scenario: &Bound<'_, PyDict>, n: u32) -> PyResult<f64> {
 
 /// Runs one scenario (a dict built by `rollsim.Scenario.to_dict()`), with the GIL released.
 /// Returns `{"summary": dict, "samples": dict of numpy arrays | None, "steps": dict of numpy arrays}`.
-/// Raises ScenarioError (a ValueError) on bad input, KeyboardInterrupt on Ctrl-C.
+/// Raises ScenarioError (a ValueError) on bad input, KeyboardInterrupt on Ctrl-C, RunLimitError past
+/// `max_samples` or `max_events` (None: no event budget).
 #[pyfunction]
-#[pyo3(signature = (scenario, record_samples=true, max_samples=50_000_000, general_engine=false))]
+#[pyo3(signature = (scenario, record_samples=true, max_samples=50_000_000, general_engine=false, max_events=None))]
 fn simulate<'py>(
     py: Python<'py>,
     scenario: &Bound<'py, PyDict>,
     record_samples: bool,
     max_samples: u64,
     general_engine: bool,
+    max_events: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    guard(|| simulate_inner(py, scenario, record_samples, max_samples, general_engine))
+    guard(|| {
+        let max_events = event_budget(max_events)?;
+        simulate_inner(py, scenario, record_samples, max_samples, general_engine, max_events)
+    })
+}
+
+/// `max_events`: an integer >= 1, or None (no budget: `u64::MAX`).
+fn event_budget(v: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+    let Some(v) = v.filter(|v| !v.is_none()) else { return Ok(u64::MAX) };
+    let n = if v.is_instance_of::<PyBool>() { None } else { v.extract::<u64>().ok().filter(|n| *n >= 1) };
+    n.ok_or_else(|| {
+        let got = v.repr().map(|r| r.to_string()).unwrap_or_else(|_| "?".into());
+        ScenarioError::new_err(format!("max_events: must be an integer >= 1 or None (no limit), got {got}"))
+    })
 }
 
 fn simulate_inner<'py>(
@@ -1151,9 +1166,10 @@ fn simulate_inner<'py>(
     record_samples: bool,
     max_samples: u64,
     general_engine: bool,
+    max_events: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sc = scenario_from_dict(scenario)?;
-    let opts = RunOptions { record_samples, max_samples, general_engine, ..RunOptions::default() };
+    let opts = RunOptions { record_samples, max_samples, general_engine, max_events, ..RunOptions::default() };
     let res = py.detach(|| {
         catch_unwind(AssertUnwindSafe(|| {
             rollsim_core::run(&sc, &opts, &mut || Python::attach(|py| py.check_signals().is_err()))

@@ -67,6 +67,9 @@ pub(crate) fn run<'a, D: Draw, P: Placement>(
             tool_returned(&mut pool, &mut tools, timer.id)?;
         }
         pool.advance(g);
+        // a batch and its step (`Summary::events` counts the steps at the end of the run): a batch
+        // that finishes nothing still counts toward the budget
+        pool.ctl.tick_inner(pool.rec.s.events)?;
         // Newest version available at g: the steps whose end comes before the batch's start.
         while timers.peek() < event::key(g, EventKind::BatchStart, 0) {
             let timer = timers.pop().expect("a timer");
@@ -79,12 +82,13 @@ pub(crate) fn run<'a, D: Draw, P: Placement>(
         pool.fill_idle()?;
         while (done_groups.len() as u64) < need {
             let next_tool = tools.peek();
-            let ev = match pool.next_event(next_tool) {
+            let ev = match pool.next_event(next_tool)? {
                 Some(ev) if ev.key < next_tool => ev,
                 _ if next_tool != NEVER => {
                     let timer = tools.pop().expect("a tool call");
                     pool.advance(timer.time);
                     tool_returned(&mut pool, &mut tools, timer.id)?;
+                    pool.ctl.tick(pool.rec.s.events)?;
                     continue;
                 }
                 _ => {

@@ -161,6 +161,18 @@ fn split(e: u128) -> (u128, u32) {
     (key(f64::from_bits((e >> 64) as u64), (e >> 32) as u32), e as u32)
 }
 
+/// The next representable value above `x`, for a finite `x >= 0` (a clock or a time; `f64::next_up`
+/// is newer than the crate's minimum Rust version).
+#[inline]
+fn next_up(x: f64) -> f64 {
+    debug_assert!(x >= 0.0 && x.is_finite(), "{x}");
+    if x == 0.0 {
+        f64::from_bits(1)
+    } else {
+        f64::from_bits(x.to_bits() + 1)
+    }
+}
+
 /// `Instances::hole` when no heap has a hole at its top.
 const NO_HOLE: usize = usize::MAX;
 
@@ -713,7 +725,20 @@ impl Instances {
         }
         let (delta, _) = self.context_window(i);
         let (_, slot) = split(self.heap[i * self.per]);
-        let t = self.run_from(i) + delta / self.rate(i);
+        let run = self.run_from(i);
+        // At least two units in the last place of the clock: where the clock is so large (an idle
+        // instance's clock runs on, e.g. to 1e16 tokens over 1e7 s at 1e9 tokens/s) that one token
+        // is below its resolution, the refresh still moves it on; refreshed with the clock where it
+        // was, the speed would stay, and the finish ahead would stay ahead, forever.
+        let c = self.st[i].clock;
+        let delta = delta.max(2.0 * (next_up(c) - c));
+        let mut t = run + delta / self.rate(i);
+        if t <= run {
+            // the interval is below the time's resolution at `run` (t + interval == t): the refresh
+            // comes at the next representable time, so that the clock moves on (refreshed at the
+            // same time, nothing would change, and it would be due again at once, forever)
+            t = next_up(run);
+        }
         Some((key(t, (self.heap[i * self.per] >> 32) as u32), slot))
     }
 

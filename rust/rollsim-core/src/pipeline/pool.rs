@@ -231,19 +231,22 @@ impl<'a, D: Draw, P: Placement> Pool<'a, D, P> {
     /// The next finish event: its time, sample id and slot; `None` when no request can finish.
     /// With KV capacity, the pool's own events that come before the event `limit` (preemptions,
     /// and the admissions they and earlier changes allow) are processed first; a slot event after
-    /// `limit` (the next timer's key) is returned as is.
+    /// `limit` (the next timer's key) is returned as is. Each of the pool's own events counts
+    /// toward the event budget and the interrupt check (`Control::tick_inner`): one call may
+    /// process many (an instance of many slots whose KV fills preempts them one at a time).
     #[inline(always)]
-    pub fn next_event(&mut self, limit: Key) -> Option<Event> {
+    pub fn next_event(&mut self, limit: Key) -> Result<Option<Event>> {
         let mut admit = true;
         loop {
             if admit && self.placement.has_kv() {
                 self.admit_waiting();
             }
             admit = true;
-            let (ev, preempt) = self.placement.peek()?;
+            let Some((ev, preempt)) = self.placement.peek() else { return Ok(None) };
             if !preempt || ev.key > limit {
-                return Some(ev);
+                return Ok(Some(ev));
             }
+            self.ctl.tick_inner(self.rec.s.events)?;
             self.advance(ev.time);
             if self.placement.internal(ev.slot, ev.time) {
                 continue; // a shared prefill ended: its request decodes now

@@ -89,7 +89,7 @@ impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
         let horizon = self.pool.sc.horizon_s;
         while self.pool.t < horizon {
             let next_timer = self.timers.peek();
-            match self.pool.next_event(next_timer) {
+            match self.pool.next_event(next_timer)? {
                 Some(ev) if ev.key < next_timer => {
                     self.pool.advance(ev.time);
                     let completed = self.slot_finished(ev.slot)?;
@@ -102,8 +102,15 @@ impl<'a, D: Draw, P: Placement> StreamingPipeline<'a, D, P> {
                     let timer = self.timers.pop_inline().expect("a timer");
                     self.pool.advance(timer.time);
                     match timer.kind {
-                        EventKind::StepEnd => self.step_ended()?,
-                        EventKind::ToolReturn => self.pool.tool_return(timer.id, &mut self.timers)?,
+                        EventKind::StepEnd => {
+                            // a step (`Summary::events` counts them at the end of the run)
+                            self.pool.ctl.tick_inner(self.pool.rec.s.events)?;
+                            self.step_ended()?
+                        }
+                        EventKind::ToolReturn => {
+                            self.pool.tool_return(timer.id, &mut self.timers)?;
+                            self.pool.ctl.tick(self.pool.rec.s.events)?;
+                        }
                         k => unreachable!("no {k:?} timers in the streaming pipeline"),
                     }
                     self.maybe_batch()?;
