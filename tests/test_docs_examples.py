@@ -46,7 +46,7 @@ def test_sync_python_blocks_run(doc, marker, tmp_path, monkeypatch):
     if "python/rollsim/" in block:   # a checkout's path
         (tmp_path / "python").symlink_to(PYTHON_DIR)
     ns: dict = {}
-    exec(compile(block, doc, "exec"), ns)  # noqa: S102 - the docs' own example
+    exec(compile(block, doc, "exec"), ns)
     if "cal" in ns:
         fitted = ns["cal"].fitted
         assert fitted == {"efficiency": pytest.approx(0.23551, abs=1e-5)}   # 12 s measured on the example cluster
@@ -62,7 +62,7 @@ def test_plots_blocks_run(tmp_path, monkeypatch, capsys):
     block = _block("plots.md", "python", "read_sweep(")
     _no_placeholders(block)
     ns: dict = {}
-    exec(compile(block, "plots.md", "exec"), ns)  # noqa: S102 - the docs' own example
+    exec(compile(block, "plots.md", "exec"), ns)
     assert ns["frame"].height == 4 * 3 * 3 and (tmp_path / "heat.png").stat().st_size > 0
     (tmp_path / "python").symlink_to(PYTHON_DIR)
     lines = [ln.split("#")[0].strip() for ln in _block("plots.md", "sh", "rollsim sweep").splitlines()]
