@@ -666,8 +666,7 @@ def rank_designs(cluster: Cluster, stacks: dict | None = None) -> pl.DataFrame:
         row). Row 1 is the design to run: unlike :func:`rollsim.sync.rank_topologies` with
         ideal software, every stack here is one a user can deploy.
     """
-    from .validation import stack_check
-
+    stack_check = _CHECK[0]   # rollsim.sync.validation.stack_check, registered on its import
     cands = dict(stacks if stacks is not None else STACKS)
     if stacks is None and not cluster.hardware.colocated:
         cands.pop("cuda-ipc", None)
@@ -708,3 +707,6 @@ def stack(name: str) -> Stack:
 # The stacks themselves (fitted values and their rows) live in rollsim.sync.validation, which
 # fills this registry on import.
 STACKS: dict[str, Stack] = {}
+#: How far to trust a stack's estimate (``rank_designs``' ``checked_on``, ``low_s``, ``high_s``):
+#: rollsim.sync.validation registers its ``stack_check`` here on import (it needs the published rows).
+_CHECK: list[Any] = []

@@ -20,6 +20,7 @@ import polars as pl
 from .calibration import CKPT, ISSUE_169, MOE_16B_TENSORS, NEMO, NEMO_PLAN_GROUPS, SGL, VERL, _ckpt_engine, _nemo
 from .cluster import Cluster, InferLayout, ModelSpec, TrainLayout
 from .presets import HARDWARE, MODELS
+from . import stacks as stacks_module
 from .stacks import STACKS, Stack, _coefficients, estimate_stack
 
 __all__ = ["Row", "ROWS", "BASE_STACKS", "CALIBRATION", "fitted_stacks", "validation_table", "summary", "stack_check"]
@@ -240,7 +241,6 @@ def _register() -> None:
         STACKS[k] = STACKS[parent].replace(name=k, calibrated_on=(), **kw)
 
 
-_register()
 
 
 def stack_check(name: str, total_s: float) -> dict:
@@ -272,3 +272,7 @@ def stack_check(name: str, total_s: float) -> dict:
     else:
         text = "not a stack of rollsim.sync.STACKS: no published timing checked"
     return dict(checked_on=text, low_s=None, high_s=None)
+
+
+_register()
+stacks_module._CHECK[:] = [stack_check]
