@@ -288,6 +288,13 @@ def test_cli_cluster_names_the_fastest_topology(capsys):
     # the example's training and inference GPUs are apart: colocated is shown last, not ranked
     assert lines[i + 2].split()[:7] == ["relay", "13.676", "s", "(software_s)", "5.096", "s", "slower:"]
     assert lines[i + 5].split()[:5] == ["colocated", "11.354", "s", "not", "ranked:"]
-    assert lines[-1] == ("fastest topology for this cluster: parallel (8.580 s); the configured relay is 5.096 s slower: "
-                         "software_s +5.099 s (91985 tensors charged per_tensor_s on the busiest rank, against 46859 for "
-                         "parallel)")
+    assert lines[-3] == ("fastest topology with software 'nemo-rl-reshard' for this cluster: parallel (8.580 s); the "
+                         "configured relay is 5.096 s slower: software_s +5.099 s (91985 tensors charged per_tensor_s on "
+                         "the busiest rank, against 46859 for parallel)")
+    # the recommendation is a stack a user can run, with the interval its prediction rows give; the
+    # ideal software is a lower bound said as such (before, the last line recommended the topology)
+    assert lines[-2] == ("lower bound (ideal software: every link at full bandwidth, no per-tensor, per-bucket, "
+                         "per-update or pause costs; not a stack to run): parallel 0.866 s")
+    assert lines[-1] == ("recommended: stack rdma-write (rdma-write), 1.713 s per update (1.463-1.713 s: its 1 "
+                         "prediction of published timings off by +17.1 %, rollsim sync --validate); the fastest "
+                         "calibrated stack on this cluster")

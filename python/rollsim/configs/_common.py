@@ -18,7 +18,7 @@ from rollsim.lengths import LogNormal
 from rollsim.pipelines import FullyAsync, OffPolicy, OneStepAsync, Synchronous
 from rollsim.scenario import Scenario
 
-__all__ = ["Note", "ImportedConfig", "Layout", "Reader", "build", "read_yaml", "split_command", "MISSING",
+__all__ = ["Note", "ImportedConfig", "Layout", "Reader", "build", "read_yaml", "split_command", "script_commands", "trainer_command", "MISSING",
            "known_options", "unknown_option_notes", "UNKNOWN_OPTION", "CONFIG_NOT_FOUND"]
 
 MISSING = object()
@@ -498,10 +498,16 @@ def split_command(text: str) -> list[str]:
     """The words of a launch script's training command: line continuations joined, comments
     dropped, shell variable assignments (``NAME=value``, ``export NAME=value``) applied to the words
     after them (``$NAME``, ``${NAME}``, ``${NAME:-default}``, ``$((integer arithmetic))``), then
-    ``shlex`` splitting. Variables the script does not set are kept as written (``$NNODES``)."""
+    ``shlex`` splitting. Variables the script does not set are kept as written (``$NNODES``).
+    Every command's words, one after another: :func:`script_commands` keeps them apart."""
+    return [w for line in _script_lines(text) for w in line]
+
+
+def _script_lines(text: str):
+    """The words of each logical line of a script (continuations and multi-line quotes joined), with
+    its variable assignments applied and consumed."""
     joined = re.sub(r"\\\r?\n", " ", text)
     env: dict[str, str] = {}
-    words: list[str] = []
     lines = joined.splitlines()
     i = 0
     while i < len(lines):
@@ -526,8 +532,105 @@ def split_command(text: str) -> list[str]:
             key, _, val = parts[0].partition("=")
             env[key] = _expand(val, env)
             continue
-        words.extend(_expand(w, env) for w in parts)
-    return words
+        yield [_expand(w, env) for w in parts]
+
+
+#: Shell control operators that end a command (as words of their own after ``shlex`` splitting).
+_CONTROL = frozenset({"|", "||", "&&", ";", "&", "|&", ";;", "(", ")", "{", "}"})
+#: Shell keywords that may start a command's words (``then python train.py ...``).
+_KEYWORDS = frozenset({"then", "do", "else", "elif", "exec", "nohup", "time", "!"})
+_ARRAY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\(")
+
+
+def script_commands(text: str) -> list[list[str]]:
+    """A launch script split into its commands, each a list of words (as :func:`split_command`
+    reads them): a new line, ``;``, ``&&``, ``||``, ``|``, ``&`` and a subshell's parentheses end a
+    command; backslash continuations and multi-line quotes do not, nor does a shell array's
+    ``NAME=( ... )`` over several lines (one command: its words, brackets included). Leading shell
+    keywords (``then``, ``do``, ``nohup``, ...) are dropped."""
+    commands: list[list[str]] = []
+    cur: list[str] = []
+    in_array = False
+    sub = 0   # open subshells
+
+    def close() -> None:
+        nonlocal cur
+        while cur and cur[0] in _KEYWORDS:
+            cur = cur[1:]
+        if cur:
+            commands.append(cur)
+        cur = []
+
+    for line in _script_lines(text):
+        for w in line:
+            if in_array:
+                cur.append(w)
+                if w.endswith(")"):
+                    in_array = False
+                    close()
+                continue
+            if w in _CONTROL:
+                sub = max(0, sub + {"(": 1, ")": -1}.get(w, 0))
+                close()
+                continue
+            if not cur and w.startswith("(") and not w.startswith("(("):   # ``(cd dir && ...)``: a subshell
+                w, sub = w[1:], sub + 1
+                if not w:
+                    continue
+            ends = w.endswith(";") and len(w) > 1
+            if ends:
+                w = w[:-1]
+            if sub and w.endswith(")") and w.count("(") < w.count(")"):   # the subshell's closing bracket
+                w, sub, ends = w[:-1], sub - 1, True
+                if not w:
+                    close()
+                    continue
+            cur.append(w)
+            if _ARRAY.match(w) and not (w.endswith(")") and len(w) > w.index("(") + 1):
+                in_array = True
+            elif ends:
+                close()
+        if not in_array:
+            close()
+    close()
+    return commands
+
+
+def trainer_command(commands: list[list[str]], is_entry) -> tuple[list[str] | None, list[list[str]]]:
+    """``(the first command with a word for which is_entry(word) holds, the other commands)``;
+    ``(None, commands)`` when none has one."""
+    at = next((k for k, c in enumerate(commands) if any(is_entry(w) for w in c)), None)
+    if at is None:
+        return None, commands
+    return commands[at], commands[:at] + commands[at + 1:]
+
+
+#: What a launch script's other commands became: one note (``(other commands)``).
+OTHER_COMMANDS = "(other commands)"
+
+
+def other_commands_note(others: list[list[str]], trainer: str, launcher: list[str] | None = None) -> Note | None:
+    """One ``ignored`` note naming the script's other commands (by their first words), which are not
+    read: only the trainer's command is the run's; ``launcher``: the words before the trainer in its
+    own command (``ray job submit --address ... --``), not read either."""
+    launcher = [w for w in (launcher or []) if not _ASSIGN.match(w)]
+    while launcher and (launcher[-1] in ("--", "-u", "-m") or launcher[-1].rsplit("/", 1)[-1].startswith("python")):
+        launcher = launcher[:-1]
+    if not others and not launcher:
+        return None
+    heads = []
+    for c in others:
+        h = c[0] if _ASSIGN.match(c[0]) else c[0].rsplit("/", 1)[-1]
+        if _ASSIGN.match(h):   # ``NAME=$(command ...)``: named by the variable
+            h = h.partition("=")[0] + "=..."
+        if h in ("ray", "python", "python3", "pip", "git", "docker") and len(c) > 1:
+            h += " " + c[1]
+        if h not in heads:
+            heads.append(h)
+    count = f"{len(others)} other command{'' if len(others) == 1 else 's'} of the script" if others else ""
+    launch = f"the launcher before the trainer ({' '.join(launcher[:3])} ...)" if launcher else ""
+    return Note(OTHER_COMMANDS, ", ".join(heads) or "-", f"not read: {' and '.join(x for x in (count, launch) if x)}; "
+                f"only the trainer's command ({trainer}) is read", "ignored")
 
 
 def default_lengths(max_response: float, r: Reader) -> LogNormal:

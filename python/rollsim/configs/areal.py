@@ -107,7 +107,31 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | Non
     return _build(resolve(flat), str(path), gpu, checked=checked)
 
 
+#: The AReaL commit whose ``areal/api/cli_args.py`` the field types below are read from.
+AREAL_COMMIT = "inclusionAI/AReaL 4aef98d8d818af55b43621aaadba047ae10f4e77"
+
+#: Options rollsim reads whose AReaL field is not Optional (``name: int = default``): AReaL refuses a
+#: YAML null for them. Its field, as declared.
+NOT_OPTIONAL = {
+    "gconfig.n_samples": "GenerationHyperparameters.n_samples: int = 1",
+    "gconfig.max_new_tokens": "GenerationHyperparameters.max_new_tokens: int = 16384",
+    "train_dataset.batch_size": "_DatasetConfig.batch_size: int = 1",
+    "rollout.consumer_batch_size": "InferenceEngineConfig.consumer_batch_size: int = 1",
+    "rollout.max_head_offpolicyness": "InferenceEngineConfig.max_head_offpolicyness: int = 0",
+    "cluster.n_gpus_per_node": "ClusterSpecConfig.n_gpus_per_node: int = 8",
+    "cluster.n_nodes": "ClusterSpecConfig.n_nodes: int = 32",
+    "vllm.max_num_seqs": "vLLMConfig.max_num_seqs: int = 256",
+}
+
+
 def _build(flat: dict[str, Any], source: str, gpu: str | None = None, *, checked: list[str] | tuple[str, ...] = ()) -> ImportedConfig:
+    for name in NOT_OPTIONAL:
+        if name in flat and flat[name] is None:
+            # AReaL merges the YAML into its dataclasses with OmegaConf (to_structured_cfg in
+            # areal/api/cli_args.py), which refuses None for a field that is not Optional: a null is no default
+            raise invalid(name, f"is null, which AReaL refuses: its field is {NOT_OPTIONAL[name]} (not Optional; "
+                          f"areal/api/cli_args.py, {AREAL_COMMIT}) and OmegaConf's merge raises ValidationError "
+                          "\"Incompatible value 'None'\"; give a number, or leave the line out for AReaL's default")
     r = Reader(flat, "the AReaL config")
     # AReaL merges the YAML and the overrides into its dataclasses (areal/api/cli_args.py): a name they do not have
     # is an error there, a typo here

@@ -12,13 +12,16 @@ version, one weight sync) is one rollout batch.
 
 from __future__ import annotations
 
+import dataclasses
+
 from pathlib import Path
 from typing import Any
 
 from rollsim.errors import invalid
 from rollsim.pipelines import OffPolicy, OneStepAsync, Synchronous
 
-from ._common import ImportedConfig, Layout, Reader, build, split_command, unknown_option_notes
+from ._common import (ImportedConfig, Layout, Reader, build, other_commands_note, script_commands, trainer_command,
+                      unknown_option_notes)
 from .slime import parse_argv
 
 __all__ = ["load"]
@@ -66,16 +69,25 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | Non
     ScenarioError
         An option of the wrong type or out of range (naming it).
     """
-    words = split_command(path.read_text())
-    opts = parse_argv(words)
+    # only train_ppo_ray's command is read (``ray stop``, ``ray job submit --address ...``, ``pkill`` and the
+    # script's other commands are not); a script without it is a bare argument list
+    commands = script_commands(path.read_text())
+    cmd, others = trainer_command(commands, _is_entry)
+    words = [w for c in commands for w in c] if cmd is None else cmd
+    entry = next((i for i, w in enumerate(words) if _is_entry(w)), None)
+    own = words if entry is None else words[entry + 1:]
     more = parse_argv(list(overrides))
-    opts.update(more)
-    # the names given to train_ppo_ray (after its module; all of them in a bare argument list), checked against
-    # its argparse options, which refuse any other name
-    entry = next((i for i, w in enumerate(words) if w.endswith("openrlhf.cli.train_ppo_ray")
-                  or w.endswith("openrlhf/cli/train_ppo_ray.py")), None)
-    given = [*parse_argv(words if entry is None else words[entry + 1:]), *more]
-    return _build(opts, str(path), gpu, checked=given)
+    opts = {**parse_argv(own), **more}
+    # the names given to train_ppo_ray, checked against its argparse options, which refuse any other name
+    given = [*parse_argv(own), *more]
+    imp = _build(opts, str(path), gpu, checked=given)
+    note = None if cmd is None else other_commands_note(others, "openrlhf.cli.train_ppo_ray",
+                                                        launcher=words[:entry])
+    return imp if note is None else dataclasses.replace(imp, notes=imp.notes + (note,))
+
+
+def _is_entry(word: str) -> bool:
+    return word.endswith("openrlhf.cli.train_ppo_ray") or word.endswith("openrlhf/cli/train_ppo_ray.py")
 
 
 def _build(o: dict[str, Any], source: str, gpu: str | None = None, *, checked: list[str] | tuple[str, ...] = ()) -> ImportedConfig:

@@ -36,7 +36,8 @@ from typing import Any
 from rollsim.errors import invalid
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 
-from ._common import (UNKNOWN_OPTION, ImportedConfig, Layout, Note, Reader, build, known_options, scalar, split_command,
+from ._common import (UNKNOWN_OPTION, ImportedConfig, Layout, Note, Reader, build, known_options, other_commands_note,
+                      scalar, script_commands, trainer_command,
                       unknown_option_notes)
 
 __all__ = ["load", "parse_argv"]
@@ -160,6 +161,32 @@ def _pairs(words: list[str]) -> list[tuple[str, Any]]:
     return out
 
 
+def _is_entry(word: str) -> bool:
+    return word.rsplit("/", 1)[-1] in ("train.py", "train_async.py")
+
+
+def trainer_words(text: str) -> tuple[list[str], Note | None]:
+    """The words of a slime launch script that are the run's: the shell arrays the training command
+    expands (``${ARGS[@]}``; every array when it expands none) and that command (the one running
+    ``train.py`` / ``train_async.py``), and one note for the script's other commands (``ray stop``,
+    ``pkill``, ``ray start``, ``source``, ...), which are not read. A script without an entry
+    point is an argument list: every word is the command's."""
+    commands = script_commands(text)
+    cmd, others = trainer_command(commands, _is_entry)
+    if cmd is None:
+        return [w for c in commands for w in c], None
+    arrays = {c[0].partition("=")[0]: c for c in others if _ARRAY_START.match(c[0])}
+    used = [n for n in arrays if any(f"${{{n}[@]}}" in w or f"${{{n}[*]}}" in w for w in cmd)]
+    keep = [arrays[n] for n in (used or list(arrays))]
+    rest = [c for c in others if not any(c is k for k in keep)]
+    at = next(k for k, w in enumerate(cmd) if _is_entry(w))
+    return ([w for c in keep for w in c] + cmd,
+            other_commands_note(rest, "train.py / train_async.py", launcher=cmd[:at]))
+
+
+_ARRAY_START = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\(")
+
+
 def _entry(words: list[str]) -> str | None:
     for w in words:
         leaf = w.rsplit("/", 1)[-1]
@@ -191,16 +218,16 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | Non
         A missing ``--rollout-batch-size``, ``--colocate`` with ``train_async.py``, or an option of
         the wrong type or out of range (naming it).
     """
-    words = split_command(path.read_text())
+    words, other_note = trainer_words(path.read_text())
     entry = _entry(words) or "train.py"
-    cmd, other = command_words(words)
-    opts = parse_argv(other)
+    cmd, _launcher = command_words(words)   # the launcher's words (ray job submit ... --) are not read
     given = parse_argv(cmd, multi=True)
     more = parse_argv(list(overrides), multi=True)
-    opts.update(given)
-    opts.update(more)
+    opts = {**given, **more}
     imp = _build(opts, entry, str(path), explicit=_entry(words) is not None, gpu=gpu, checked=[*given, *more],
                  repeated=_repeats(cmd + [w for w in overrides if isinstance(w, str)]))
+    if other_note is not None:
+        imp = dataclasses.replace(imp, notes=imp.notes + (other_note,))
     arrays = {w[:-2] for w in words if w.endswith("=(")}
     unset = list(dict.fromkeys(w for w in cmd if w.startswith("$") and not (
         (m := re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}", w)) and m.group(1) in arrays)))

@@ -38,7 +38,8 @@ from rollsim.errors import invalid
 from rollsim.pipelines import FullyAsync, OneStepAsync, Synchronous
 
 from ._common import (CONFIG_NOT_FOUND, ImportedConfig, Layout, Note, Reader, build, flatten, known_options, read_yaml,
-                      resolve, scalar, split_command, unknown_option_notes)
+                      other_commands_note, resolve, scalar, script_commands, trainer_command,
+                      unknown_option_notes)
 
 __all__ = ["load", "from_overrides", "parse_overrides", "ENTRY_POINTS", "FullyAsyncCadence"]
 
@@ -161,6 +162,11 @@ class FullyAsyncCadence:
                                  concurrent_samples_per_replica=concurrent_samples_per_replica, n=n)
 
 
+def _is_entry(word: str) -> bool:
+    """A verl trainer's entry module (``-m verl.trainer.main_ppo``'s word) or its script path."""
+    return word in ENTRY_POINTS or any(word.endswith(m.replace(".", "/") + ".py") for m in ENTRY_POINTS)
+
+
 def parse_overrides(words: list[str], checked: list[str] | None = None) -> tuple[dict[str, Any], str | None, list[str]]:
     """Hydra overrides of a verl command line: ``key=value``, ``+key=value``, ``++key=value``
     (``~key`` deletes). Returns ``(overrides, recipe or None, config files named by --config-path /
@@ -247,6 +253,7 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | Non
     own: set[str] = set()  # keys the user's own YAML files define (Hydra accepts overrides of them)
     file_keys: list[str] = []  # the options those files set, checked like the overrides (a typo there is one too)
     missing: list[str] = []  # config files the script names (--config-path / --config-name) that are not there
+    other_note = None   # the script's other commands: one note
     if path.suffix in (".yaml", ".yml"):
         tree = read_yaml(path)
         flat = flatten(tree)
@@ -260,7 +267,15 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | Non
                 isinstance(tree.get("rollout"), dict) and "nnodes" in tree["rollout"]):
             recipe = "one_step_off_policy"
     else:
-        ov, recipe, files = parse_overrides(split_command(text), checked)
+        # only the verl trainer's command is read (``ray stop``, ``pkill``, ``ray job submit ...`` before it and
+        # the script's other commands are not); a script without one is a bare list of overrides
+        commands = script_commands(text)
+        cmd, others = trainer_command(commands, _is_entry)
+        ov, recipe, files = parse_overrides([w for c in commands for w in c] if cmd is None else cmd, checked)
+        if cmd is not None:
+            at = next(i for i, w in enumerate(cmd) if _is_entry(w))
+            other_note = other_commands_note(others, "python -m verl.trainer.main_ppo or another verl entry point",
+                                             launcher=cmd[:at])
         for f in files:
             p = (path.parent / f) if not Path(f).is_absolute() else Path(f)
             if not p.is_file():
@@ -281,6 +296,8 @@ def load(path: Path, overrides: list[str] | tuple[str, ...] = (), gpu: str | Non
         recipe = "fully_async_policy" if any(k.startswith("async_training.") for k in flat) else "ppo"
     flat = resolve(flat)
     imp = _build(flat, recipe, str(path), gpu, checked=checked, own=own, file_keys=file_keys)
+    if other_note is not None:
+        imp = replace(imp, notes=imp.notes + (other_note,))
     if missing:
         # the run read that file; without it every option it sets is verl's default here: said, not silently lost
         extra = tuple(Note("--config-name", repr(f), f"{CONFIG_NOT_FOUND} (--config-path is relative to the script): "

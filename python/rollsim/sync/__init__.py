@@ -10,6 +10,8 @@ calibration and the leave-one-out table: ``docs/sync_stacks.md``.
 2.5
 """
 
+from pathlib import Path
+
 from .cluster import (
     BF16,
     FP8_BLOCK128,
@@ -34,7 +36,13 @@ from .stacks import (STACK_TERMS, STACKS, TRANSPORTS, Calibration, Stack, StackE
 from .validation import validation_table
 from .pipeline import WeightSync, pipeline_fields
 
+#: The cluster files shipped with the package: ``cluster.toml`` (with a ``[stack]``, for
+#: :func:`load_weight_sync` and ``rollsim sync FILE``) and ``cluster_only.toml`` (no ``[stack]`` or
+#: ``pause_s``, for :func:`load_cluster`).
+EXAMPLES = Path(__file__).resolve().parent / "examples"
+
 __all__ = [
+    "EXAMPLES",
     "pipeline_fields",
     "WeightSync",
     "BF16",

@@ -101,12 +101,56 @@ def _cluster(path: str) -> None:
             print(f"  {t:<10}{r['total_s']:>10.3f} s  ({r['dominant_term']})  {_why_slower(r, best)}")
     if not can_colocate:
         print(f"  {'colocated':<10}{_colocated(c)}  {_COLOCATED_APART}")
-    _designs(c)
-    line = f"fastest topology for this cluster: {best['topology']} ({best['total_s']:.3f} s)"
+    designs = _designs(c)
+    ideal = _is_ideal(c.software)
+    line = (f"fastest topology {'(ideal software: a lower bound, not a stack to run)' if ideal else f'with software {c.software.name!r}'}"
+            f" for this cluster: {best['topology']} ({best['total_s']:.3f} s)")
     own = ranked.filter(ranked["topology"] == c.topology).row(0, named=True)
     if own["topology"] != best["topology"] and own["error"] is None:
         line += f"; the configured {own['topology']} is {_why_slower(own, best)}"
     print(line)
+    top = designs.row(0, named=True)
+    if not ideal:
+        print(_lower_bound(c, [t for t in TOPOLOGIES if can_colocate or t != "colocated"], top))
+    print(_recommendation(top))
+
+
+def _is_ideal(sw) -> bool:
+    """Whether a SoftwareStack is the ideal one: full link bandwidth and no software overheads."""
+    return (sw.efficiency == 1.0 and sw.per_tensor_s == 0 and sw.per_bucket_s == 0 and sw.per_update_s == 0
+            and sw.pause_resume_s == 0 and not sw.source_on_host)
+
+
+#: What the ideal software of the lower bound leaves out (``rollsim sync FILE``).
+IDEAL_WORDS = "every link at full bandwidth, no per-tensor, per-bucket, per-update or pause costs"
+
+
+def _lower_bound(c, topologies: list[str], top: dict) -> str:
+    """The fastest topology on ``c`` with ideal software (the cluster's bucket size and quantization
+    throughput kept): a lower bound, said as such (and said not to be one if the fastest calibrated
+    stack ``top`` is faster, which its own transport can be)."""
+    import dataclasses
+
+    from .cluster import SoftwareStack
+    from .estimator import rank_topologies
+
+    sw = SoftwareStack(bucket_bytes=c.software.bucket_bytes, quant_bytes_per_s=c.software.quant_bytes_per_s)
+    r = rank_topologies(dataclasses.replace(c, software=sw), topologies).row(0, named=True)
+    if r["total_s"] > top["total_s"]:
+        return (f"ideal software ({IDEAL_WORDS}): {r['topology']} {r['total_s']:.3f} s, not a lower bound here: "
+                f"the stack {top['stack']} ({top['transport']}) is faster")
+    return (f"lower bound (ideal software: {IDEAL_WORDS}; not a stack to run): "
+            f"{r['topology']} {r['total_s']:.3f} s")
+
+
+def _recommendation(r: dict) -> str:
+    """The last line of ``rollsim sync FILE``: the fastest calibrated stack, with how far to trust it."""
+    text = f"recommended: stack {r['stack']} ({r['transport']}), {r['total_s']:.3f} s per update"
+    if r["low_s"] is not None:
+        text += f" ({r['low_s']:.3f}-{r['high_s']:.3f} s: its {r['checked_on']}, rollsim sync --validate)"
+    else:
+        text += f" ({r['checked_on']})"
+    return text + "; the fastest calibrated stack on this cluster"
 
 
 #: How ``rollsim sync FILE`` shows colocated on a cluster whose training and inference GPUs are apart.
@@ -138,7 +182,7 @@ def _stack(st, c) -> None:
             print(f"  {k:<16}{v:>10.4f} s {v / e.total_s * 100:>6.1f} %")
 
 
-def _designs(c) -> None:
+def _designs(c):
     from .stacks import rank_designs
 
     ranked = rank_designs(c)
@@ -148,6 +192,7 @@ def _designs(c) -> None:
             "as fast (a tie)" if r["slower_because"] is None
             else f"{r['slower_by_s']:.3f} s slower: {r['slower_because']} +{r['slower_because_s']:.3f} s")
         print(f"  {r['stack']:<26}{r['transport']:<16}{r['total_s']:>10.3f} s  ({r['dominant_term']})  {why}")
+    return ranked
 
 
 def _validate() -> None:

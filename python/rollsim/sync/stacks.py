@@ -658,9 +658,15 @@ def rank_designs(cluster: Cluster, stacks: dict | None = None) -> pl.DataFrame:
     polars.DataFrame
         ``rank`` (i64), ``stack`` (str), ``transport`` (str), ``total_s`` (f64),
         ``dominant_term`` (str), ``slower_by_s`` (f64), ``slower_because`` (str or null: the term
-        with the largest excess over the fastest), ``slower_because_s`` (f64 or null), and every
-        term of :data:`STACK_TERMS`.
+        with the largest excess over the fastest), ``slower_because_s`` (f64 or null), every term
+        of :data:`STACK_TERMS`, and how far to trust the row: ``checked_on`` (str: the errors of
+        the stack's prediction rows in ``rollsim sync --validate``, or why it has none) and
+        ``low_s`` / ``high_s`` (f64 or null: the interval those errors give ``total_s``,
+        ``total_s / (1 + error)`` together with ``total_s`` itself; null without a prediction
+        row). Row 1 is the design to run: unlike :func:`rollsim.sync.rank_topologies` with
+        ideal software, every stack here is one a user can deploy.
     """
+    stack_check = _CHECK[0]   # rollsim.sync.validation.stack_check, registered on its import
     cands = dict(stacks if stacks is not None else STACKS)
     if stacks is None and not cluster.hardware.colocated:
         cands.pop("cuda-ipc", None)
@@ -676,10 +682,12 @@ def rank_designs(cluster: Cluster, stacks: dict | None = None) -> pl.DataFrame:
         because = worst if slower > 0 and diff[worst] > 0 else None
         rows.append({"rank": i + 1, "stack": k, "transport": e.stack.transport, "total_s": e.total_s,
                      "dominant_term": e.dominant_term, "slower_by_s": slower, "slower_because": because,
-                     "slower_because_s": diff[worst] if because else None, **e.breakdown})
+                     "slower_because_s": diff[worst] if because else None, **e.breakdown,
+                     **stack_check(k, e.total_s)})
     schema = {"rank": pl.Int64, "stack": pl.String, "transport": pl.String, "total_s": pl.Float64,
               "dominant_term": pl.String, "slower_by_s": pl.Float64, "slower_because": pl.String,
-              "slower_because_s": pl.Float64, **dict.fromkeys(STACK_TERMS, pl.Float64)}
+              "slower_because_s": pl.Float64, **dict.fromkeys(STACK_TERMS, pl.Float64),
+              "checked_on": pl.String, "low_s": pl.Float64, "high_s": pl.Float64}
     return pl.DataFrame(rows, schema=schema)
 
 
@@ -699,3 +707,6 @@ def stack(name: str) -> Stack:
 # The stacks themselves (fitted values and their rows) live in rollsim.sync.validation, which
 # fills this registry on import.
 STACKS: dict[str, Stack] = {}
+#: How far to trust a stack's estimate (``rank_designs``' ``checked_on``, ``low_s``, ``high_s``):
+#: rollsim.sync.validation registers its ``stack_check`` here on import (it needs the published rows).
+_CHECK: list[Any] = []

@@ -20,9 +20,10 @@ import polars as pl
 from .calibration import CKPT, ISSUE_169, MOE_16B_TENSORS, NEMO, NEMO_PLAN_GROUPS, SGL, VERL, _ckpt_engine, _nemo
 from .cluster import Cluster, InferLayout, ModelSpec, TrainLayout
 from .presets import HARDWARE, MODELS
+from . import stacks as stacks_module
 from .stacks import STACKS, Stack, _coefficients, estimate_stack
 
-__all__ = ["Row", "ROWS", "BASE_STACKS", "CALIBRATION", "fitted_stacks", "validation_table", "summary"]
+__all__ = ["Row", "ROWS", "BASE_STACKS", "CALIBRATION", "fitted_stacks", "validation_table", "summary", "stack_check"]
 
 GiB = 2**30
 PPLX = "Perplexity research, \"Weight Transfer for RL Post-Training in under 2 seconds\" (2025-09-24); arXiv 2510.27656"
@@ -240,4 +241,38 @@ def _register() -> None:
         STACKS[k] = STACKS[parent].replace(name=k, calibrated_on=(), **kw)
 
 
+
+
+def stack_check(name: str, total_s: float) -> dict:
+    """How well ``rollsim sync --validate`` checked stack ``name`` on published timings, and the
+    interval its prediction rows' errors give an estimate of ``total_s`` seconds.
+
+    Returns
+    -------
+    dict
+        ``checked_on`` (str: the prediction rows' errors, or why there are none), ``low_s`` and
+        ``high_s`` (float or None: ``total_s / (1 + error)`` over the stack's prediction rows, and
+        ``total_s`` itself; None without a prediction row).
+    """
+    t = validation_table().filter(pl.col("stack") == name)
+    pred = t.filter(pl.col("role") == "prediction")
+    if pred.height:
+        errs = sorted(pred["error"].to_list())
+        rng = f"{errs[0] * 100:+.1f} %" if len(errs) == 1 else f"{errs[0] * 100:+.1f} % to {errs[-1] * 100:+.1f} %"
+        rows = "prediction" if len(errs) == 1 else "predictions"
+        return dict(checked_on=f"{len(errs)} {rows} of published timings off by {rng}",
+                    low_s=min(total_s, total_s / (1 + errs[-1])), high_s=max(total_s, total_s / (1 + errs[0])))
+    if t.height:
+        rows = "timing" if t.height == 1 else "timings"
+        text = f"fitted on {t.height} published {rows}, no prediction checked"
+    elif name in VARIANTS:
+        text = f"{VARIANTS[name][0]}'s fitted values, no published timing of its own"
+    elif name in STACKS:
+        text = "not calibrated: no published timing (assumed values)"
+    else:
+        text = "not a stack of rollsim.sync.STACKS: no published timing checked"
+    return dict(checked_on=text, low_s=None, high_s=None)
+
+
 _register()
+stacks_module._CHECK[:] = [stack_check]
