@@ -131,8 +131,8 @@ def calibrate(metrics: Any, base: Any, *, framework: str | None = None, bootstra
                           f"{base.framework}: the metrics are most likely of another run; give the "
                           f"{base.framework} run's metrics, or framework={detected!r} (rollsim calibrate / whatif: "
                           f"--metric-names {detected}) to fit them on this config anyway")
-    table, merged = merge_parts(table, framework)
-    table, fw, notes, resolved = _screen(table, framework, renames)  # the columns resolved once, here
+    table, merged, columns = merge_parts(table, framework)
+    table, fw, notes, resolved = _screen(table, framework, renames, columns)  # the columns resolved once, by merge_parts
     for note in notes:
         warnings.warn(note, MetricsRowsSkippedWarning, stacklevel=2)
     inside = inside_step(fw, table.columns, resolved)  # verl's validation and checkpoint timers, in its step

@@ -476,13 +476,15 @@ def _list(labels: list[str], most: int = 10) -> str:
     return ", ".join(labels[:most]) + (f" ... ({len(labels)} in all)" if len(labels) > most else "")
 
 
-def merge_parts(df: pl.DataFrame, framework: str | None) -> tuple[pl.DataFrame, list[str]]:
+def merge_parts(df: pl.DataFrame, framework: str | None) -> tuple[pl.DataFrame, list[str], dict[str, list[str]]]:
     """``df`` with each step's rows merged into one where a step's metrics were logged in separate rows
-    that do not disagree (:func:`_merge_parts`), and a note saying so (none when nothing was merged)."""
+    that do not disagree (:func:`_merge_parts`), a note saying so (none when nothing was merged), and the
+    columns' resolution (:func:`_resolve`: the columns are the same before and after, so
+    :func:`_screen` takes it instead of resolving them again)."""
     src = _resolve(df.columns, _framework(df, framework))
     key = src.get("step", [None])[0]
     if key is None:
-        return df, []
+        return df, [], src
     notes: list[str] = []
     metrics = sorted({c for g, cs in src.items() if g != "step" for c in cs})
     def null(c: str) -> np.ndarray:
@@ -498,10 +500,10 @@ def merge_parts(df: pl.DataFrame, framework: str | None) -> tuple[pl.DataFrame, 
             df = df.filter(pl.Series(~blank))
     merged = _merge_parts(df, key)
     if merged is None:
-        return df, notes
+        return df, notes, src
     return merged, [*notes, f"metrics: {df.height} rows merged into {merged.height} steps by {key} (each step's "
                     "metrics were logged in separate rows, as a wandb history export of slime's rollout and training "
-                    "processes gives them; no metric had two values in a step)"]
+                    "processes gives them; no metric had two values in a step)"], src
 
 
 def _merge_parts(df: pl.DataFrame, key: str) -> pl.DataFrame | None:
@@ -527,8 +529,8 @@ def _merge_parts(df: pl.DataFrame, key: str) -> pl.DataFrame | None:
     return merged.select(df.columns)
 
 
-def _screen(df: pl.DataFrame, framework: str | None,
-            renames: dict[str, str] | None = None) -> tuple[pl.DataFrame, str, list[str], dict[str, list[str]]]:
+def _screen(df: pl.DataFrame, framework: str | None, renames: dict[str, str] | None = None,
+            resolved: dict[str, list[str]] | None = None) -> tuple[pl.DataFrame, str, list[str], dict[str, list[str]]]:
     """Checks every metric :func:`normalize` uses and leaves out what cannot be used, saying so.
 
     Returns ``(rows, framework, notes, sources)``: the table's rows without those with a missing value
@@ -546,7 +548,7 @@ def _screen(df: pl.DataFrame, framework: str | None,
     """
     fw = _framework(df, framework)
     notes: list[str] = []
-    src = _resolve(df.columns, fw)
+    src = resolved if resolved is not None else _resolve(df.columns, fw)  # ``resolved``: of these columns
     used = sorted({c for cs in src.values() for c in cs})
     raw = {c: _raw(df, c) for c in used}
     empty = [c for c in used if np.all(np.isnan(raw[c]))]
@@ -661,8 +663,8 @@ def normalize(df: pl.DataFrame, framework: str | None = None) -> tuple[pl.DataFr
         shorter than the mean, an infinite value), ``metrics: needs at least 3 steps ...``.
     """
     df, renames, _ = _unprefixed(df)
-    df, _ = merge_parts(df, framework)
-    df, fw, notes, src = _screen(df, framework, renames)
+    df, _, resolved = merge_parts(df, framework)
+    df, fw, notes, src = _screen(df, framework, renames, resolved)
     for note in notes:
         warnings.warn(note, MetricsRowsSkippedWarning, stacklevel=2)
     out, fw, sources = _normalized(df, fw, src)
