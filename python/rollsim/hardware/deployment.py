@@ -95,6 +95,25 @@ def decode_context_tokens(prompt_tokens: float, lengths: LogNormal | Empirical, 
     return num / den if den > 0 else float(prompt_tokens) + lengths.mean_tokens() / 2.0
 
 
+def _check_ranks_divide(prompts_per_step: int, group_size: int, dp: int, train_gpus: int) -> None:
+    """Refuses, in the deployment's own terms, a batch that its data-parallel training ranks cannot
+    share evenly (the engine's ``train.dp_ranks must divide batch_size``), with values that work."""
+    n = prompts_per_step * group_size
+    if n % dp == 0:
+        return
+    mp = train_gpus // dp
+    step = dp // math.gcd(dp, group_size)
+    lo = max(step, prompts_per_step // step * step)
+    prompts = sorted({lo, lo + step})
+    gpus = [d * mp for d in range(dp + 1, n + 1) if n % d == 0][:2]  # more ranks: the training state still fits
+    where = f"train_gpus={train_gpus}" + (f" / model parallel {mp}" if mp > 1 else "")
+    alt = f" or train_gpus={' / '.join(map(str, gpus))}" if gpus else ""
+    raise invalid("prompts_per_step", f"prompts_per_step x group_size = {prompts_per_step} x {group_size} = {n} "
+                  f"sample{'s' if n != 1 else ''} per step must split evenly over the {dp} data-parallel training ranks ({where}): "
+                  f"every rank trains as many samples; give prompts_per_step="
+                  f"{' or '.join(map(str, prompts))}{alt}, or per_rank=False (one trainer time for the batch)")
+
+
 def sequence_tokens(prompt_tokens: float, lengths: LogNormal | Empirical, agentic: Any = None) -> float:
     """The mean tokens of a trained sequence, prompt + answer: with ``agentic``, prompt + the tokens its
     turns decode (the engine's ``length_tokens``; the observations are not in it), from the means as in
@@ -510,6 +529,7 @@ class Deployment:
             opts = {"dispatch": "balanced", **self.train_options}
             ranks = engine_train_ranks(self.spec, self.accelerator, train_gpus=self.train_gpus, batch_size=p * g,
                                        mean_tokens=seq, backend=self.train_backend, **opts)
+            _check_ranks_divide(p, g, int(ranks["dp_ranks"]), self.train_gpus)
             tr: dict[str, Any] = {"train_step_s": 0.0, "train_s_per_token": 0.0, "train": TrainRanks(**ranks)}
         else:
             tr = engine_train_params(self.spec, self.accelerator, train_gpus=self.train_gpus, mean_tokens=seq,
