@@ -32,3 +32,10 @@ def test_suggested_values_work(train_gpus, options, prompts, group):
         assert sc.batch_size % sc.train.dp_ranks == 0
     sc = Deployment(**dep).scenario(lengths=LogNormal(), prompts_per_step=prompts, group_size=group, per_rank=False)
     assert sc.train is None and sc.batch_size == prompts * group
+
+
+def test_a_batch_out_of_range_is_named_as_such_first():
+    # 16,777,214 x 64 samples: above batch_size's [1, 16777216] and not a multiple of 3 ranks
+    with pytest.raises(ScenarioError, match=r"^batch_size: must be in \[1, 16777216\], got 1073741696$"):
+        Deployment(model="Qwen3-8B", gpu="H100", rollout_gpus=8, train_gpus=3).scenario(
+            lengths=LogNormal(), prompts_per_step=2**24 - 2, group_size=64)

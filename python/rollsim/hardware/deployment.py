@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from rollsim import _check
+from rollsim import _check, _rollsim
 from rollsim._text import count
 from rollsim.errors import DeploymentWarning, invalid
 from rollsim.lengths import Empirical, LogNormal
@@ -95,17 +95,24 @@ def decode_context_tokens(prompt_tokens: float, lengths: LogNormal | Empirical, 
     return num / den if den > 0 else float(prompt_tokens) + lengths.mean_tokens() / 2.0
 
 
+#: The largest ``batch_size`` a scenario takes (its schema).
+_BATCH_SIZE_HI = next(int(f["hi"]) for f in _rollsim.SCHEMA["scenario"] if f["name"] == "batch_size")
+
+
 def _check_ranks_divide(prompts_per_step: int, group_size: int, dp: int, train_gpus: int) -> None:
     """Refuses, in the deployment's own terms, a batch that its data-parallel training ranks cannot
     share evenly (the engine's ``train.dp_ranks must divide batch_size``), with values that work."""
     n = prompts_per_step * group_size
-    if n % dp == 0:
+    if n % dp == 0 or n > _BATCH_SIZE_HI:  # too large a batch: the scenario's batch_size range says so
         return
     mp = train_gpus // dp
     step = dp // math.gcd(dp, group_size)
     lo = max(step, prompts_per_step // step * step)
-    prompts = sorted({lo, lo + step})
-    gpus = [d * mp for d in range(dp + 1, n + 1) if n % d == 0][:2]  # more ranks: the training state still fits
+    prompts = (lo, lo + step)
+    # the two smallest rank counts above dp that divide n (more ranks: the training state still fits),
+    # from n's divisors in O(sqrt(n)): n reaches 2^24 prompts x the group size
+    divisors = sorted({d for i in range(1, math.isqrt(n) + 1) if n % i == 0 for d in (i, n // i)})
+    gpus = [d * mp for d in divisors if d > dp][:2]
     where = f"train_gpus={train_gpus}" + (f" / model parallel {mp}" if mp > 1 else "")
     alt = f" or train_gpus={' / '.join(map(str, gpus))}" if gpus else ""
     raise invalid("prompts_per_step", f"prompts_per_step x group_size = {prompts_per_step} x {group_size} = {n} "
